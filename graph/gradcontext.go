@@ -1,0 +1,49 @@
+package graph
+
+import "fmt"
+
+// GradContext is what an op's Backward sees: its inputs and outputs (the
+// forward values it may reuse, PyTorch's saved tensors, are these nodes) and
+// which inputs need a gradient.
+type GradContext struct {
+	node  *Node
+	needs []bool
+	err   error
+}
+
+// NewGradContext is called by the differentiation driver: node is the op
+// node (any output of a multi-output op), needs[i] whether input i needs a
+// gradient.
+func NewGradContext(node *Node, needs []bool) *GradContext {
+	return &GradContext{node: node, needs: needs}
+}
+
+// Graph returns the graph being differentiated, for building constants.
+func (c *GradContext) Graph() *Graph { return c.node.g }
+
+// Inputs returns the op's input nodes.
+func (c *GradContext) Inputs() []*Node { return c.node.inputs }
+
+// Input returns input i.
+func (c *GradContext) Input(i int) *Node { return c.node.inputs[i] }
+
+// Output returns the op's output node (the first, for a multi-output op).
+func (c *GradContext) Output() *Node { return c.node.Outputs()[0] }
+
+// Outputs returns all the op's output nodes.
+func (c *GradContext) Outputs() []*Node { return c.node.Outputs() }
+
+// NeedsGrad reports whether input i needs a gradient; Backward may return
+// nil for inputs that do not, and skip building their gradient.
+func (c *GradContext) NeedsGrad(i int) bool { return i >= 0 && i < len(c.needs) && c.needs[i] }
+
+// Errorf records that the gradient cannot be built (the op cannot be
+// differentiated here, say); the driver reports it as its error.
+func (c *GradContext) Errorf(format string, args ...any) {
+	if c.err == nil {
+		c.err = fmt.Errorf(format, args...)
+	}
+}
+
+// Err returns the error recorded by Errorf, if any.
+func (c *GradContext) Err() error { return c.err }

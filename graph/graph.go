@@ -1,0 +1,185 @@
+package graph
+
+import (
+	"fmt"
+	"strings"
+
+	"gorgonia.org/tensor"
+)
+
+// Graph is a static expression graph: an append-only list of nodes in
+// creation (and so topological) order, plus the first build error, if any.
+// A Graph is not safe for concurrent building.
+type Graph struct {
+	nodes []*Node
+	err   error
+	scope *Scope
+}
+
+// New returns an empty graph.
+func New() *Graph { return &Graph{} }
+
+// Err returns the first error recorded while building the graph, or nil.
+func (g *Graph) Err() error { return g.err }
+
+// Nodes returns the graph's nodes in creation order. The slice must not be
+// modified; nodes appended later are not in it.
+func (g *Graph) Nodes() []*Node { return g.nodes[:len(g.nodes):len(g.nodes)] }
+
+// Len is the number of nodes in the graph.
+func (g *Graph) Len() int { return len(g.nodes) }
+
+// Node returns the node with the given ID, or nil.
+func (g *Graph) Node(id int) *Node {
+	if id < 0 || id >= len(g.nodes) {
+		return nil
+	}
+	return g.nodes[id]
+}
+
+// Fail records err on the graph (if it has no error yet) and returns a
+// poisoned node carrying the graph's first error. Packages that build on
+// the graph (compile, nn) use it to report a mistake found while building.
+func (g *Graph) Fail(err error) *Node {
+	if g.err == nil {
+		g.err = err
+	}
+	return &Node{g: g, err: g.err}
+}
+
+func (g *Graph) fail(op string, s site, format string, args ...any) *Node {
+	return g.Fail(newError(op, s, format, args...))
+}
+
+// Scope is a named group of nodes, nested by its parent (nn modules and
+// differentiation name theirs); DOT export draws scopes as clusters.
+type Scope struct {
+	Name   string
+	Parent *Scope
+}
+
+// Path is the scope's full name, outermost first, joined with "/".
+func (s *Scope) Path() string {
+	if s == nil {
+		return ""
+	}
+	if s.Parent == nil {
+		return s.Name
+	}
+	return s.Parent.Path() + "/" + s.Name
+}
+
+// Scope opens a scope named name, nested in the current one: nodes built
+// until the returned function is called belong to it.
+//
+//	defer g.Scope("encoder")()
+func (g *Graph) Scope(name string) (end func()) {
+	outer := g.scope
+	g.scope = &Scope{Name: name, Parent: outer}
+	return func() { g.scope = outer }
+}
+
+// CurrentScope returns the scope new nodes are recorded in (nil at top level).
+func (g *Graph) CurrentScope() *Scope { return g.scope }
+
+// Kind tells leaves from op nodes.
+type Kind uint8
+
+// The kinds of node.
+const (
+	KindOp    Kind = iota // the result of applying an op
+	KindInput             // fed at each run
+	KindParam             // lives in the machine across runs
+	KindConst             // known when the graph is built
+)
+
+func (k Kind) String() string {
+	return [...]string{"op", "input", "param", "const"}[k]
+}
+
+func (g *Graph) add(n *Node) *Node {
+	n.g = g
+	n.id = len(g.nodes)
+	n.scope = g.scope
+	g.nodes = append(g.nodes, n)
+	return n
+}
+
+// Input adds a node fed with a value of the given dtype and shape at each run.
+func (g *Graph) Input(name string, dtype tensor.Dtype, shape ...int) *Node {
+	s := callers()
+	if g.err != nil {
+		return &Node{g: g, err: g.err}
+	}
+	t := TypeOf(dtype, shape...)
+	if err := checkLeafType(t); err != nil {
+		return g.fail("Input", s, "%q: %v", name, err)
+	}
+	return g.add(&Node{kind: KindInput, typ: t, name: name, site: s})
+}
+
+// Param adds a parameter: a value that lives in the machine across runs,
+// starting at a copy of init. Parameters are what training updates.
+func (g *Graph) Param(name string, init *tensor.Dense) *Node {
+	return g.leaf(KindParam, "Param", name, init, callers())
+}
+
+// Const adds a constant holding a copy of value.
+func (g *Graph) Const(value *tensor.Dense) *Node {
+	return g.leaf(KindConst, "Const", "", value, callers())
+}
+
+// Scalar adds a scalar constant of the given dtype.
+func (g *Graph) Scalar(v float64, dtype tensor.Dtype) *Node {
+	s := callers()
+	if g.err != nil {
+		return &Node{g: g, err: g.err}
+	}
+	if !IsFloat(dtype) {
+		return g.fail("Scalar", s, "dtype %v is not supported (float32 or float64)", dtype)
+	}
+	t := NewDense(dtype)
+	SetFloat(t, 0, v)
+	return g.add(&Node{kind: KindConst, typ: TypeOf(dtype), value: t, site: s})
+}
+
+func (g *Graph) leaf(kind Kind, builder, name string, value *tensor.Dense, s site) *Node {
+	if g.err != nil {
+		return &Node{g: g, err: g.err}
+	}
+	if value == nil {
+		return g.fail(builder, s, "%q: value is nil", name)
+	}
+	t := TypeOf(value.Dtype(), value.Shape()...)
+	if err := checkLeafType(t); err != nil {
+		return g.fail(builder, s, "%q: %v", name, err)
+	}
+	c, err := CloneDense(value)
+	if err != nil {
+		return g.fail(builder, s, "%q: %v", name, err)
+	}
+	return g.add(&Node{kind: kind, typ: t, name: name, value: c, site: s})
+}
+
+func checkLeafType(t Type) error {
+	if !IsFloat(t.DType) {
+		return fmt.Errorf("dtype %v is not supported (float32 or float64)", t.DType)
+	}
+	for _, d := range t.Shape {
+		if d < 0 {
+			return fmt.Errorf("negative dimension in shape %s", ShapeString(t.Shape))
+		}
+	}
+	return nil
+}
+
+// String is a one-line description of the graph's size, for debugging.
+func (g *Graph) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "graph(%d nodes", len(g.nodes))
+	if g.err != nil {
+		fmt.Fprintf(&b, ", error: %v", g.err)
+	}
+	b.WriteByte(')')
+	return b.String()
+}

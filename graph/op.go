@@ -1,0 +1,188 @@
+package graph
+
+import (
+	"fmt"
+	"reflect"
+
+	"gorgonia.org/tensor"
+)
+
+// Op is an operation with one output. Built-in ops (package ops) and users'
+// custom ops implement it alike and enter a graph through Apply.
+//
+// An op's non-tensor parameters are fields of its type (a scale factor, an
+// axis). Its identity, for common-subexpression elimination and DOT, is its
+// type and field values: keep op types comparable, or implement Keyer. Two
+// ops that differ in a parameter must never compare equal.
+type Op interface {
+	// Name names the op in errors and DOT, e.g. "MatMul".
+	Name() string
+	// Type infers the output's type from the inputs' types, or says why
+	// the inputs do not fit. It is called once, when the node is built.
+	Type(in []Type) (Type, error)
+	// Forward computes the output into out, a buffer of the inferred type,
+	// from inputs of the types Type was given. It must not modify in.
+	Forward(out *tensor.Dense, in []*tensor.Dense) error
+}
+
+// Differentiable is implemented by ops with a symbolic gradient.
+type Differentiable interface {
+	// Backward builds, with graph ops, the gradient of the loss with
+	// respect to each input, given gradOut, the gradient with respect to the
+	// op's output. It returns one entry per input; nil means no gradient
+	// (a non-differentiable input, or ctx.NeedsGrad(i) is false). A gradient
+	// may have the output's shape where the op broadcast an input: the
+	// differentiation driver sums it back to the input's shape. Because it
+	// is built from graph ops, the gradient can be differentiated again.
+	Backward(ctx *GradContext, gradOut *Node) []*Node
+}
+
+// MultiOp is an operation with several outputs (values and indices, say).
+// ApplyMulti enters it into a graph as one node per output.
+type MultiOp interface {
+	// Name names the op in errors and DOT.
+	Name() string
+	// Types infers the outputs' types from the inputs' types.
+	Types(in []Type) ([]Type, error)
+	// Forward computes every output into out from the inputs.
+	Forward(out []*tensor.Dense, in []*tensor.Dense) error
+}
+
+// MultiDifferentiable is implemented by multi-output ops with a symbolic
+// gradient. gradOuts has one entry per output; nil for an output that does
+// not reach the loss.
+type MultiDifferentiable interface {
+	Backward(ctx *GradContext, gradOuts []*Node) []*Node
+}
+
+// Keyer is implemented by ops whose type is not comparable (it holds a
+// slice, say). Key must encode every parameter that affects the result.
+type Keyer interface {
+	Key() string
+}
+
+// OpKey returns a comparable value identifying op's type and parameters:
+// two applications of ops with equal keys to the same inputs compute the
+// same value. It is the op itself when its type is comparable.
+func OpKey(op any) any {
+	if k, ok := op.(Keyer); ok {
+		return struct {
+			t   reflect.Type
+			key string
+		}{reflect.TypeOf(op), k.Key()}
+	}
+	if op != nil && reflect.TypeOf(op).Comparable() {
+		return op
+	}
+	// Not comparable and no Key: a fresh identity, never equal to another.
+	return new(int)
+}
+
+// Apply adds a node applying op to inputs and returns it. Type inference runs
+// now: if the inputs do not fit, the first error is recorded on the graph
+// (naming the op, the inputs' types and the caller's file:line) and a
+// poisoned node is returned. Apply short-circuits on poisoned or nil inputs.
+func Apply(op Op, inputs ...*Node) *Node {
+	return apply(nil, op, nil, inputs, callers())[0]
+}
+
+// Apply is the package-level Apply for ops that may take no inputs.
+func (g *Graph) Apply(op Op, inputs ...*Node) *Node {
+	return apply(g, op, nil, inputs, callers())[0]
+}
+
+// ApplyMulti adds one node per output of a multi-output op. On error every
+// returned node is poisoned; the slice has one entry even when the op's
+// outputs could not be inferred.
+func ApplyMulti(op MultiOp, inputs ...*Node) []*Node {
+	return apply(nil, nil, op, inputs, callers())
+}
+
+func apply(g *Graph, op Op, multi MultiOp, inputs []*Node, s site) []*Node {
+	name := "Apply"
+	switch {
+	case op != nil:
+		name = op.Name()
+	case multi != nil:
+		name = multi.Name()
+	}
+	for _, in := range inputs {
+		if in != nil && in.g != nil {
+			g = in.g
+			break
+		}
+	}
+	if g == nil {
+		err := error(newError(name, s, "no graph: every input is nil or poisoned"))
+		if p := Poisoned(inputs...); p != nil && p.err != nil {
+			err = p.err
+		}
+		return []*Node{{err: err}}
+	}
+	if g.err != nil {
+		return []*Node{{g: g, err: g.err}}
+	}
+	if op == nil && multi == nil {
+		return []*Node{g.fail(name, s, "op is nil")}
+	}
+	types := make([]Type, len(inputs))
+	for i, in := range inputs {
+		switch {
+		case in == nil:
+			return []*Node{g.fail(name, s, "input %d is nil", i)}
+		case in.err != nil:
+			return []*Node{g.Fail(in.err)}
+		case in.g != g:
+			return []*Node{g.fail(name, s, "input %d (%v) belongs to another graph", i, in)}
+		}
+		types[i] = in.typ
+	}
+	outTypes, err := inferTypes(op, multi, types)
+	if err != nil {
+		return []*Node{g.fail(name, s, "%v (inputs %s)", err, TypesString(types))}
+	}
+	ins := append([]*Node(nil), inputs...)
+	if op != nil {
+		return []*Node{g.add(&Node{op: op, inputs: ins, typ: outTypes[0], site: s})}
+	}
+	group := make([]*Node, len(outTypes))
+	for i, t := range outTypes {
+		group[i] = g.add(&Node{multi: multi, index: i, inputs: ins, typ: t, site: s})
+	}
+	for _, n := range group {
+		n.group = group
+	}
+	return group
+}
+
+// inferTypes calls the op's type inference, turning a panic into an error
+// and checking what it returns.
+func inferTypes(op Op, multi MultiOp, in []Type) (out []Type, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("type inference panicked: %v", r)
+		}
+	}()
+	if op != nil {
+		t, err := op.Type(in)
+		if err != nil {
+			return nil, err
+		}
+		out = []Type{t}
+	} else {
+		out, err = multi.Types(in)
+		if err != nil {
+			return nil, err
+		}
+		if len(out) == 0 {
+			return nil, fmt.Errorf("type inference returned no outputs")
+		}
+	}
+	for i, t := range out {
+		if err := checkLeafType(t); err != nil {
+			return nil, fmt.Errorf("type inference returned %v for output %d: %v", t, i, err)
+		}
+		out[i] = TypeOf(t.DType, t.Shape...) // never alias the op's slices
+	}
+	return out, nil
+}

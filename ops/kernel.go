@@ -1,0 +1,116 @@
+package ops
+
+import (
+	"fmt"
+	"unsafe"
+
+	"gorgonia.org/tensor"
+
+	"github.com/nabla-go/nabla/graph"
+)
+
+// float is the element type kernels are generic over.
+type float interface{ ~float32 | ~float64 }
+
+// floats returns t's backing slice as []T without copying or allocating; T
+// must match t's dtype (kernels dispatch on it with forFloat).
+func floats[T float](t *tensor.Dense) []T {
+	var z T
+	if unsafe.Sizeof(z) == 4 {
+		f := t.Float32s()
+		return unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(f))), len(f))
+	}
+	f := t.Float64s()
+	return unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(f))), len(f))
+}
+
+// forFloat runs the float32 or float64 instantiation of a kernel, by dtype.
+func forFloat(dtype tensor.Dtype, f32 func() error, f64 func() error) error {
+	switch dtype {
+	case graph.Float32:
+		return f32()
+	case graph.Float64:
+		return f64()
+	}
+	return fmt.Errorf("dtype %v is not supported (float32 or float64)", dtype)
+}
+
+// maxRank bounds the rank of broadcasting ops, so that their kernels keep
+// index arithmetic on the stack and run without allocating.
+const maxRank = 8
+
+// walker visits the rows (runs along the last axis) of an output of shape
+// out and, for each, the matching offsets into up to three inputs that
+// broadcast to it. An input's stride along an axis is 0 where it is
+// broadcast, so one inner loop serves every case.
+type walker struct {
+	rank    int
+	shape   [maxRank]int
+	strides [3][maxRank]int
+	inner   [3]int // each input's stride along the last axis (0 or 1)
+}
+
+func newWalker(out []int, ins ...[]int) walker {
+	w := walker{rank: len(out)}
+	copy(w.shape[:], out)
+	for k, in := range ins {
+		stride := 1
+		for i := len(in) - 1; i >= 0; i-- {
+			axis := i + len(out) - len(in)
+			if in[i] != 1 {
+				w.strides[k][axis] = stride
+			}
+			stride *= in[i]
+		}
+		if w.rank > 0 {
+			w.inner[k] = w.strides[k][w.rank-1]
+		}
+	}
+	return w
+}
+
+// rows calls fn once per output row with the row's output offset, its
+// length and each input's offset.
+func (w *walker) rows(fn func(out, n int, off [3]int)) {
+	if w.rank == 0 {
+		fn(0, 1, [3]int{})
+		return
+	}
+	n := w.shape[w.rank-1]
+	total := 1
+	for _, d := range w.shape[:w.rank] {
+		total *= d
+	}
+	if n == 0 || total == 0 {
+		return
+	}
+	var idx [maxRank]int
+	var off [3]int
+	for o := 0; o < total; o += n {
+		fn(o, n, off)
+		// Advance the multi-index over the outer axes, odometer style.
+		for a := w.rank - 2; a >= 0; a-- {
+			idx[a]++
+			for k := range off {
+				off[k] += w.strides[k][a]
+			}
+			if idx[a] < w.shape[a] {
+				break
+			}
+			for k := range off {
+				off[k] -= w.strides[k][a] * idx[a]
+			}
+			idx[a] = 0
+		}
+	}
+}
+
+// checkRank rejects shapes beyond maxRank for broadcasting ops.
+func checkRank(in []graph.Type) error {
+	for _, t := range in {
+		if t.Rank() > maxRank {
+			return fmt.Errorf("rank %d is above the supported %d", t.Rank(), maxRank)
+		}
+	}
+	return nil
+}
