@@ -340,3 +340,19 @@ func FuzzReadSafetensors(f *testing.F) {
 		}
 	})
 }
+
+func ExampleWriteSafetensors() {
+	w := tensor.New(tensor.WithShape(2, 2), tensor.WithBacking([]float32{1, 2, 3, 4}))
+	var file bytes.Buffer
+	if err := WriteSafetensors(&file, map[string]*tensor.Dense{"layer1.W": w}, map[string]string{"epoch": "10"}); err != nil {
+		fmt.Println(err)
+		return
+	}
+	tensors, metadata, err := ReadSafetensors(&file)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(tensors["layer1.W"].Shape(), tensors["layer1.W"].Float32s(), metadata["epoch"])
+	// Output: (2, 2) [1 2 3 4] 10
+}

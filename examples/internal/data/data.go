@@ -24,6 +24,7 @@ func (d Dataset) Len() int { return len(d.Y) }
 // Split returns a random split of d's rows: round(testFraction*Len()) rows
 // go to test and the rest to train, after a shuffle seeded with seed. Both
 // hold copies of the rows; d is unchanged. testFraction is clamped to [0, 1].
+// X must hold Len()×Features values, as the loaders of this package give.
 func (d Dataset) Split(testFraction float64, seed uint64) (train, test Dataset) {
 	if math.IsNaN(testFraction) {
 		testFraction = 0
@@ -50,7 +51,8 @@ func (d Dataset) rows(idx []int) Dataset {
 }
 
 // Shuffle permutes d's rows in place (X and Y together), with a shuffle
-// seeded with seed: call it with a new seed before each epoch.
+// seeded with seed: call it with a new seed before each epoch. X must hold
+// Len()×Features values.
 func (d Dataset) Shuffle(seed uint64) {
 	f := d.Features
 	newRand(seed).Shuffle(d.Len(), func(i, j int) {
@@ -76,13 +78,15 @@ func (d Dataset) Batches(size int) int {
 // and every batch is full, as a graph with a static batch size needs. x and
 // y are the caller's, reused from batch to batch. It returns an error, and
 // fills nothing, if i is negative, size is not positive, d is empty, or x or
-// y has the wrong length.
+// y has the wrong length, or d's X does not hold Len()×Features values.
 func (d Dataset) Batch(i, size int, x, y []float64) error {
 	switch {
 	case i < 0 || size <= 0:
 		return fmt.Errorf("data: batch %d of size %d: want a batch index ≥ 0 and a size > 0", i, size)
 	case d.Len() == 0:
 		return fmt.Errorf("data: batch %d: the data set is empty", i)
+	case d.Features < 0 || len(d.X) != d.Len()*d.Features:
+		return fmt.Errorf("data: the data set holds %d values for %d rows of %d features", len(d.X), d.Len(), d.Features)
 	case len(x) != size*d.Features || len(y) != size:
 		return fmt.Errorf("data: batch of %d rows of %d features needs x of length %d and y of length %d, got %d and %d",
 			size, d.Features, size*d.Features, size, len(x), len(y))

@@ -152,6 +152,7 @@ func TestBatchErrors(t *testing.T) {
 		{"negative index", d, -1, 2, 4, 2, "want a batch index ≥ 0 and a size > 0"},
 		{"zero size", d, 0, 0, 0, 0, "want a batch index ≥ 0 and a size > 0"},
 		{"empty data set", Dataset{Features: 2}, 0, 2, 4, 2, "the data set is empty"},
+		{"inconsistent data set", Dataset{X: make([]float64, 3), Y: []int{0, 1}, Features: 2}, 0, 1, 2, 1, "holds 3 values for 2 rows of 2 features"},
 		{"short x", d, 0, 2, 3, 2, "needs x of length 4 and y of length 2, got 3 and 2"},
 		{"long y", d, 0, 2, 4, 3, "needs x of length 4 and y of length 2, got 4 and 3"},
 	} {
