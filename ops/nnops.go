@@ -73,6 +73,19 @@ func (op softmaxOp) Forward(out *tensor.Dense, in []*tensor.Dense) error {
 		})
 }
 
+// Backward, with y the output: softmax's Jacobian-vector product is
+// y*(g - sum(g*y)); log-softmax's is g - exp(y)*sum(g), sums along the axis.
+func (op softmaxOp) Backward(ctx *graph.GradContext, g *graph.Node) []*graph.Node {
+	if !ctx.NeedsGrad(0) {
+		return []*graph.Node{nil}
+	}
+	y := ctx.Output()
+	if op.log {
+		return []*graph.Node{Sub(g, Mul(Exp(y), SumKeepDims(g, op.axis)))}
+	}
+	return []*graph.Node{Mul(y, Sub(g, SumKeepDims(Mul(g, y), op.axis)))}
+}
+
 // splitAxis views shape as (outer, n, inner) around axis: the elements along
 // the axis sit inner apart.
 func splitAxis(shape []int, axis int) (outer, n, inner int) {

@@ -3,6 +3,7 @@ package ops
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"strings"
 	"testing"
 
@@ -232,5 +233,27 @@ func BenchmarkNNForward(b *testing.B) {
 				}
 			})
 		}
+	}
+}
+
+func TestNNBackward(t *testing.T) {
+	rng := rand.New(rand.NewPCG(2, 2))
+	m34 := constArg{[]int{3, 4}, randomVals(rng, 12)}
+	t234 := constArg{[]int{2, 3, 4}, randomVals(rng, 24)}
+	softmaxAt := func(axis int, log bool) func(xs ...*graph.Node) *graph.Node {
+		return func(xs ...*graph.Node) *graph.Node { return softmax(xs[0], axis, log) }
+	}
+	for _, c := range []backwardCase{
+		{name: "Softmax 1", in: []constArg{m34}, build: softmaxAt(1, false)},
+		{name: "Softmax 0", in: []constArg{m34}, build: softmaxAt(0, false)},
+		{name: "Softmax middle axis", in: []constArg{t234}, build: softmaxAt(-2, false)},
+		{name: "Softmax size-1 axis", in: []constArg{{[]int{3, 1}, []float64{1, 2, 3}}}, build: softmaxAt(1, false)},
+		{name: "Softmax large", in: []constArg{{[]int{1, 3}, []float64{1000, 1001, 999}}}, build: softmaxAt(1, false)},
+		{name: "LogSoftmax 1", in: []constArg{m34}, build: softmaxAt(1, true)},
+		{name: "LogSoftmax 0", in: []constArg{m34}, build: softmaxAt(0, true)},
+		{name: "LogSoftmax middle axis", in: []constArg{t234}, build: softmaxAt(1, true)},
+		{name: "LogSoftmax needs no gradient", in: []constArg{m34}, build: softmaxAt(1, true), noGrad: []int{0}},
+	} {
+		t.Run(c.name, func(t *testing.T) { checkBackwardFD(t, c) })
 	}
 }
