@@ -201,6 +201,17 @@ func crossEntropyKernel[T float](out, logits, labels []T, classes int) error {
 	return nil
 }
 
+// Backward: d loss_i/d logits_i = softmax(logits_i) - onehot(label_i),
+// scaled by the example's output gradient; labels get none.
+func (crossEntropyOp) Backward(ctx *graph.GradContext, g *graph.Node) []*graph.Node {
+	if !ctx.NeedsGrad(0) {
+		return []*graph.Node{nil, nil}
+	}
+	logits, labels := ctx.Input(0), ctx.Input(1)
+	n, c := logits.Shape()[0], logits.Shape()[1]
+	return []*graph.Node{Mul(Sub(Softmax(logits, 1), OneHot(labels, c)), Reshape(g, n, 1)), nil}
+}
+
 // classIndex checks that label v, at position i, is an integer class index
 // in [0,classes).
 func classIndex(v float64, classes, i int) (int, error) {
@@ -272,6 +283,22 @@ func crossEntropyOneHotKernel[T float](out, logits, target []T, classes int) {
 	}
 }
 
+// Backward: with p = softmax(logits) and s_i the sum of target row i,
+// d loss_i/d logits_i = p_i*s_i - target_i and d loss_i/d target_i =
+// -log_softmax(logits_i), each scaled by the example's output gradient.
+func (crossEntropyOneHotOp) Backward(ctx *graph.GradContext, g *graph.Node) []*graph.Node {
+	logits, target := ctx.Input(0), ctx.Input(1)
+	gcol := Reshape(g, logits.Shape()[0], 1)
+	grads := make([]*graph.Node, 2)
+	if ctx.NeedsGrad(0) {
+		grads[0] = Mul(gcol, Sub(Mul(Softmax(logits, 1), SumKeepDims(target, 1)), target))
+	}
+	if ctx.NeedsGrad(1) {
+		grads[1] = Neg(Mul(gcol, LogSoftmax(logits, 1)))
+	}
+	return grads
+}
+
 // oneHotOp expands class indices into one-hot rows.
 type oneHotOp struct{ classes int }
 
@@ -319,4 +346,10 @@ func oneHotKernel[T float](out, labels []T, classes int) error {
 		out[i*classes+c] = 1
 	}
 	return nil
+}
+
+// Backward: a one-hot encoding is piecewise constant in its labels, so
+// they get no gradient.
+func (oneHotOp) Backward(*graph.GradContext, *graph.Node) []*graph.Node {
+	return []*graph.Node{nil}
 }

@@ -17,10 +17,10 @@ func TestSoftmaxForward(t *testing.T) {
 	// log-softmax (k-3) - log S.
 	s := 1 + math.Exp(-1) + math.Exp(-2)
 	logS := math.Log(s)
-	m23 := constArg{[]int{2, 3}, []float64{1, 2, 3, 1, 1, 1}}
-	cols := constArg{[]int{2, 3}, []float64{1, 2, 3, 4, 5, 6}} // columns differ by 3
+	m23 := values{[]int{2, 3}, []float64{1, 2, 3, 1, 1, 1}}
+	cols := values{[]int{2, 3}, []float64{1, 2, 3, 4, 5, 6}} // columns differ by 3
 	// t222[i][j][k] = 4i+2j+k: along j the pairs are (v, v+2).
-	t222 := constArg{[]int{2, 2, 2}, upTo(8)}
+	t222 := arange(2, 2, 2)
 	lo, hi := 1/(1+math.Exp(2)), math.Exp(2)/(1+math.Exp(2))
 	softmaxAt := func(axis int) func(xs ...*graph.Node) *graph.Node {
 		return func(xs ...*graph.Node) *graph.Node { return Softmax(xs[0], axis) }
@@ -29,76 +29,76 @@ func TestSoftmaxForward(t *testing.T) {
 		return func(xs ...*graph.Node) *graph.Node { return LogSoftmax(xs[0], axis) }
 	}
 	third := 1.0 / 3
-	runValueCases(t, []valueCase{
-		{"Softmax last axis", []constArg{m23}, softmaxAt(1), []int{2, 3},
+	runForward(t, []forwardCase{
+		{"Softmax last axis", []values{m23}, softmaxAt(1), []int{2, 3},
 			[]float64{math.Exp(-2) / s, math.Exp(-1) / s, 1 / s, third, third, third}},
-		{"Softmax -1", []constArg{m23}, softmaxAt(-1), []int{2, 3},
+		{"Softmax -1", []values{m23}, softmaxAt(-1), []int{2, 3},
 			[]float64{math.Exp(-2) / s, math.Exp(-1) / s, 1 / s, third, third, third}},
 		// each column (v, v+3): 1/(1+e^3), e^3/(1+e^3)
-		{"Softmax axis 0", []constArg{cols}, softmaxAt(0), []int{2, 3},
+		{"Softmax axis 0", []values{cols}, softmaxAt(0), []int{2, 3},
 			[]float64{1 / (1 + math.Exp(3)), 1 / (1 + math.Exp(3)), 1 / (1 + math.Exp(3)),
 				1 / (1 + math.Exp(-3)), 1 / (1 + math.Exp(-3)), 1 / (1 + math.Exp(-3))}},
-		{"Softmax middle axis", []constArg{t222}, softmaxAt(1), []int{2, 2, 2}, []float64{lo, lo, hi, hi, lo, lo, hi, hi}},
-		{"Softmax vector", []constArg{{[]int{3}, []float64{1, 2, 3}}}, softmaxAt(0), []int{3},
+		{"Softmax middle axis", []values{t222}, softmaxAt(1), []int{2, 2, 2}, []float64{lo, lo, hi, hi, lo, lo, hi, hi}},
+		{"Softmax vector", []values{{[]int{3}, []float64{1, 2, 3}}}, softmaxAt(0), []int{3},
 			[]float64{math.Exp(-2) / s, math.Exp(-1) / s, 1 / s}},
 		// (1000, 1001): 1/(1+e), e/(1+e), no overflow
-		{"Softmax large", []constArg{{[]int{1, 2}, []float64{1000, 1001}}}, softmaxAt(1), []int{1, 2},
+		{"Softmax large", []values{{[]int{1, 2}, []float64{1000, 1001}}}, softmaxAt(1), []int{1, 2},
 			[]float64{1 / (1 + math.E), math.E / (1 + math.E)}},
 		// e^-1000 underflows to 0, not NaN
-		{"Softmax -large", []constArg{{[]int{1, 2}, []float64{-1000, 0}}}, softmaxAt(1), []int{1, 2}, []float64{0, 1}},
-		{"Softmax size-1 axis", []constArg{{[]int{2, 1}, []float64{-7, 5}}}, softmaxAt(1), []int{2, 1}, []float64{1, 1}},
-		{"Softmax empty axis", []constArg{{[]int{2, 0}, nil}}, softmaxAt(1), []int{2, 0}, nil},
-		{"Softmax empty batch", []constArg{{[]int{0, 3}, nil}}, softmaxAt(1), []int{0, 3}, nil},
+		{"Softmax -large", []values{{[]int{1, 2}, []float64{-1000, 0}}}, softmaxAt(1), []int{1, 2}, []float64{0, 1}},
+		{"Softmax size-1 axis", []values{{[]int{2, 1}, []float64{-7, 5}}}, softmaxAt(1), []int{2, 1}, []float64{1, 1}},
+		{"Softmax empty axis", []values{{[]int{2, 0}, nil}}, softmaxAt(1), []int{2, 0}, nil},
+		{"Softmax empty batch", []values{{[]int{0, 3}, nil}}, softmaxAt(1), []int{0, 3}, nil},
 
-		{"LogSoftmax last axis", []constArg{m23}, logSoftmaxAt(1), []int{2, 3},
+		{"LogSoftmax last axis", []values{m23}, logSoftmaxAt(1), []int{2, 3},
 			[]float64{-2 - logS, -1 - logS, -logS, -math.Log(3), -math.Log(3), -math.Log(3)}},
 		// column (v, v+3): -log(1+e^3), 3-log(1+e^3)
-		{"LogSoftmax axis -2", []constArg{cols}, logSoftmaxAt(-2), []int{2, 3},
+		{"LogSoftmax axis -2", []values{cols}, logSoftmaxAt(-2), []int{2, 3},
 			[]float64{-math.Log1p(math.Exp(3)), -math.Log1p(math.Exp(3)), -math.Log1p(math.Exp(3)),
 				3 - math.Log1p(math.Exp(3)), 3 - math.Log1p(math.Exp(3)), 3 - math.Log1p(math.Exp(3))}},
-		{"LogSoftmax middle axis", []constArg{t222}, logSoftmaxAt(1), []int{2, 2, 2},
+		{"LogSoftmax middle axis", []values{t222}, logSoftmaxAt(1), []int{2, 2, 2},
 			[]float64{math.Log(lo), math.Log(lo), math.Log(hi), math.Log(hi), math.Log(lo), math.Log(lo), math.Log(hi), math.Log(hi)}},
 		// (1000, 1001): -log(1+e), 1-log(1+e)
-		{"LogSoftmax large", []constArg{{[]int{2}, []float64{1000, 1001}}}, logSoftmaxAt(0), []int{2},
+		{"LogSoftmax large", []values{{[]int{2}, []float64{1000, 1001}}}, logSoftmaxAt(0), []int{2},
 			[]float64{-math.Log1p(math.E), 1 - math.Log1p(math.E)}},
 		// log(e^-1000/(1+e^-1000)) = -1000, where log(softmax) would be -Inf
-		{"LogSoftmax -large", []constArg{{[]int{2}, []float64{-1000, 0}}}, logSoftmaxAt(0), []int{2}, []float64{-1000, 0}},
-		{"LogSoftmax size-1 axis", []constArg{{[]int{2, 1}, []float64{-7, 5}}}, logSoftmaxAt(-1), []int{2, 1}, []float64{0, 0}},
+		{"LogSoftmax -large", []values{{[]int{2}, []float64{-1000, 0}}}, logSoftmaxAt(0), []int{2}, []float64{-1000, 0}},
+		{"LogSoftmax size-1 axis", []values{{[]int{2, 1}, []float64{-7, 5}}}, logSoftmaxAt(-1), []int{2, 1}, []float64{0, 0}},
 	})
 }
 
 func TestCrossEntropyForward(t *testing.T) {
 	logS := math.Log(1 + math.Exp(-1) + math.Exp(-2))
-	logits := constArg{[]int{2, 3}, []float64{1, 2, 3, 1, 1, 1}}
+	logits := values{[]int{2, 3}, []float64{1, 2, 3, 1, 1, 1}}
 	ce := func(xs ...*graph.Node) *graph.Node { return CrossEntropy(xs[0], xs[1]) }
 	ceOneHot := func(xs ...*graph.Node) *graph.Node { return CrossEntropyOneHot(xs[0], xs[1]) }
-	runValueCases(t, []valueCase{
+	runForward(t, []forwardCase{
 		// row 0: log(e+e^2+e^3) - 3 = log S; row 1: log(3e) - 1 = log 3
-		{"CrossEntropy", []constArg{logits, {[]int{2}, []float64{2, 0}}}, ce, []int{2}, []float64{logS, math.Log(3)}},
+		{"CrossEntropy", []values{logits, {[]int{2}, []float64{2, 0}}}, ce, []int{2}, []float64{logS, math.Log(3)}},
 		// log(e^1+e^2+e^3) - 1 = 2 + log S
-		{"CrossEntropy class 0", []constArg{logits, {[]int{2}, []float64{0, 1}}}, ce, []int{2}, []float64{2 + logS, math.Log(3)}},
+		{"CrossEntropy class 0", []values{logits, {[]int{2}, []float64{0, 1}}}, ce, []int{2}, []float64{2 + logS, math.Log(3)}},
 		// log(e^1000+e^0) - 0 = 1000 (+ log(1+e^-1000), lost to rounding)
-		{"CrossEntropy large", []constArg{{[]int{2, 2}, []float64{1000, 0, 1000, 0}}, {[]int{2}, []float64{1, 0}}}, ce,
+		{"CrossEntropy large", []values{{[]int{2, 2}, []float64{1000, 0, 1000, 0}}, {[]int{2}, []float64{1, 0}}}, ce,
 			[]int{2}, []float64{1000, 0}},
-		{"CrossEntropy one class", []constArg{{[]int{2, 1}, []float64{5, -5}}, {[]int{2}, []float64{0, 0}}}, ce,
+		{"CrossEntropy one class", []values{{[]int{2, 1}, []float64{5, -5}}, {[]int{2}, []float64{0, 0}}}, ce,
 			[]int{2}, []float64{0, 0}},
-		{"CrossEntropy empty batch", []constArg{{[]int{0, 3}, nil}, {[]int{0}, nil}}, ce, []int{0}, nil},
+		{"CrossEntropy empty batch", []values{{[]int{0, 3}, nil}, {[]int{0}, nil}}, ce, []int{0}, nil},
 
-		{"CrossEntropyOneHot", []constArg{logits, {[]int{2, 3}, []float64{0, 0, 1, 1, 0, 0}}}, ceOneHot,
+		{"CrossEntropyOneHot", []values{logits, {[]int{2, 3}, []float64{0, 0, 1, 1, 0, 0}}}, ceOneHot,
 			[]int{2}, []float64{logS, math.Log(3)}},
 		// row 0: 0.5(3+logS-1) + 0.5(3+logS-2) = 1.5 + logS; row 1: log 3 (targets sum to 1)
-		{"CrossEntropyOneHot probabilities", []constArg{logits, {[]int{2, 3}, []float64{0.5, 0.5, 0, 0.25, 0.25, 0.5}}},
+		{"CrossEntropyOneHot probabilities", []values{logits, {[]int{2, 3}, []float64{0.5, 0.5, 0, 0.25, 0.25, 0.5}}},
 			ceOneHot, []int{2}, []float64{1.5 + logS, math.Log(3)}},
 		// an unnormalised target scales the loss: 2(3+logS-3)
-		{"CrossEntropyOneHot scaled", []constArg{logits, {[]int{2, 3}, []float64{0, 0, 2, 0, 0, 0}}},
+		{"CrossEntropyOneHot scaled", []values{logits, {[]int{2, 3}, []float64{0, 0, 2, 0, 0, 0}}},
 			ceOneHot, []int{2}, []float64{2 * logS, 0}},
 		// a -Inf logit with a zero target adds nothing (no 0*Inf NaN)
-		{"CrossEntropyOneHot -Inf logit", []constArg{{[]int{1, 2}, []float64{math.Inf(-1), 0}}, {[]int{1, 2}, []float64{0, 1}}},
+		{"CrossEntropyOneHot -Inf logit", []values{{[]int{1, 2}, []float64{math.Inf(-1), 0}}, {[]int{1, 2}, []float64{0, 1}}},
 			ceOneHot, []int{1}, []float64{0}},
-		{"CrossEntropyOneHot large", []constArg{{[]int{1, 2}, []float64{1000, 0}}, {[]int{1, 2}, []float64{0, 1}}},
+		{"CrossEntropyOneHot large", []values{{[]int{1, 2}, []float64{1000, 0}}, {[]int{1, 2}, []float64{0, 1}}},
 			ceOneHot, []int{1}, []float64{1000}},
-		{"CrossEntropyOneHot no classes", []constArg{{[]int{2, 0}, nil}, {[]int{2, 0}, nil}}, ceOneHot, []int{2}, []float64{0, 0}},
-		{"CrossEntropyOneHot empty batch", []constArg{{[]int{0, 3}, nil}, {[]int{0, 3}, nil}}, ceOneHot, []int{0}, nil},
+		{"CrossEntropyOneHot no classes", []values{{[]int{2, 0}, nil}, {[]int{2, 0}, nil}}, ceOneHot, []int{2}, []float64{0, 0}},
+		{"CrossEntropyOneHot empty batch", []values{{[]int{0, 3}, nil}, {[]int{0, 3}, nil}}, ceOneHot, []int{0}, nil},
 	})
 }
 
@@ -106,13 +106,13 @@ func TestOneHotForward(t *testing.T) {
 	oneHot := func(classes int) func(xs ...*graph.Node) *graph.Node {
 		return func(xs ...*graph.Node) *graph.Node { return OneHot(xs[0], classes) }
 	}
-	runValueCases(t, []valueCase{
-		{"OneHot", []constArg{{[]int{3}, []float64{2, 0, 1}}}, oneHot(3), []int{3, 3}, []float64{0, 0, 1, 1, 0, 0, 0, 1, 0}},
-		{"OneHot repeated labels", []constArg{{[]int{2}, []float64{1, 1}}}, oneHot(4), []int{2, 4}, []float64{0, 1, 0, 0, 0, 1, 0, 0}},
-		{"OneHot scalar", []constArg{{nil, []float64{1}}}, oneHot(2), []int{2}, []float64{0, 1}},
-		{"OneHot matrix", []constArg{{[]int{2, 1}, []float64{0, 1}}}, oneHot(2), []int{2, 1, 2}, []float64{1, 0, 0, 1}},
-		{"OneHot one class", []constArg{{[]int{2}, []float64{0, 0}}}, oneHot(1), []int{2, 1}, []float64{1, 1}},
-		{"OneHot empty", []constArg{{[]int{0}, nil}}, oneHot(4), []int{0, 4}, nil},
+	runForward(t, []forwardCase{
+		{"OneHot", []values{{[]int{3}, []float64{2, 0, 1}}}, oneHot(3), []int{3, 3}, []float64{0, 0, 1, 1, 0, 0, 0, 1, 0}},
+		{"OneHot repeated labels", []values{{[]int{2}, []float64{1, 1}}}, oneHot(4), []int{2, 4}, []float64{0, 1, 0, 0, 0, 1, 0, 0}},
+		{"OneHot scalar", []values{{nil, []float64{1}}}, oneHot(2), []int{2}, []float64{0, 1}},
+		{"OneHot matrix", []values{{[]int{2, 1}, []float64{0, 1}}}, oneHot(2), []int{2, 1, 2}, []float64{1, 0, 0, 1}},
+		{"OneHot one class", []values{{[]int{2}, []float64{0, 0}}}, oneHot(1), []int{2, 1}, []float64{1, 1}},
+		{"OneHot empty", []values{{[]int{0}, nil}}, oneHot(4), []int{0, 4}, nil},
 	})
 }
 
@@ -156,37 +156,37 @@ func TestLabelErrors(t *testing.T) {
 func TestNNBuildErrors(t *testing.T) {
 	m23 := func(g *graph.Graph) *graph.Node { return const64(t, g, []int{2, 3}, 1, 2, 3, 4, 5, 6) }
 	vec := func(g *graph.Graph, n int) *graph.Node { return const64(t, g, []int{n}, make([]float64, n)...) }
-	runBadBuildCases(t, []badBuildCase{
+	runErrors(t, []errorCase{
 		{"Softmax axis", func(g *graph.Graph) *graph.Node { return Softmax(m23(g), 2) },
-			[]string{"Softmax:", "axis 2 out of range for rank 2", "float64(2,3)"}},
+			"Softmax", []string{"axis 2 out of range for rank 2", "float64(2,3)"}},
 		{"LogSoftmax negative axis", func(g *graph.Graph) *graph.Node { return LogSoftmax(m23(g), -3) },
-			[]string{"LogSoftmax:", "axis -3 out of range for rank 2", "float64(2,3)"}},
+			"LogSoftmax", []string{"axis -3 out of range for rank 2", "float64(2,3)"}},
 		{"Softmax of scalar", func(g *graph.Graph) *graph.Node { return Softmax(g.Scalar(1, graph.Float64), 0) },
-			[]string{"Softmax:", "axis 0 out of range for rank 0", "float64()"}},
+			"Softmax", []string{"axis 0 out of range for rank 0", "float64()"}},
 		{"CrossEntropy label count", func(g *graph.Graph) *graph.Node { return CrossEntropy(m23(g), vec(g, 3)) },
-			[]string{"CrossEntropy:", "labels must be (2) for logits (2,3), got (3)", "float64(2,3) and float64(3)"}},
+			"CrossEntropy", []string{"labels must be (2) for logits (2,3), got (3)", "float64(2,3) and float64(3)"}},
 		{"CrossEntropy label rank", func(g *graph.Graph) *graph.Node {
 			return CrossEntropy(m23(g), const64(t, g, []int{2, 1}, 0, 1))
-		}, []string{"CrossEntropy:", "labels must be (2) for logits (2,3), got (2,1)", "float64(2,3) and float64(2,1)"}},
+		}, "CrossEntropy", []string{"labels must be (2) for logits (2,3), got (2,1)", "float64(2,3) and float64(2,1)"}},
 		{"CrossEntropy one-hot labels", func(g *graph.Graph) *graph.Node { return CrossEntropy(m23(g), m23(g)) },
-			[]string{"CrossEntropy:", "labels must be (2) for logits (2,3), got (2,3)"}},
+			"CrossEntropy", []string{"labels must be (2) for logits (2,3), got (2,3)"}},
 		{"CrossEntropy logits rank", func(g *graph.Graph) *graph.Node { return CrossEntropy(vec(g, 3), vec(g, 3)) },
-			[]string{"CrossEntropy:", "logits must be (N,C), got (3)", "float64(3) and float64(3)"}},
+			"CrossEntropy", []string{"logits must be (N,C), got (3)", "float64(3) and float64(3)"}},
 		{"CrossEntropy no classes", func(g *graph.Graph) *graph.Node {
 			return CrossEntropy(const64(t, g, []int{2, 0}), vec(g, 2))
-		}, []string{"CrossEntropy:", "logits (2,0) have no classes"}},
+		}, "CrossEntropy", []string{"logits (2,0) have no classes"}},
 		{"CrossEntropy dtypes", func(g *graph.Graph) *graph.Node {
 			return CrossEntropy(m23(g), g.Const(dense(t, graph.Float32, []int{2}, 0, 1)))
-		}, []string{"CrossEntropy:", "dtypes differ", "float64(2,3) and float32(2)"}},
+		}, "CrossEntropy", []string{"dtypes differ", "float64(2,3) and float32(2)"}},
 		{"CrossEntropy nil labels", func(g *graph.Graph) *graph.Node { return CrossEntropy(m23(g), nil) },
-			[]string{"CrossEntropy:", "input 1 is nil"}},
+			"CrossEntropy", []string{"input 1 is nil"}},
 		{"CrossEntropyOneHot target shape", func(g *graph.Graph) *graph.Node {
 			return CrossEntropyOneHot(m23(g), const64(t, g, []int{2, 2}, 1, 0, 0, 1))
-		}, []string{"CrossEntropyOneHot:", "target must have the logits' shape (2,3), got (2,2)", "float64(2,3) and float64(2,2)"}},
+		}, "CrossEntropyOneHot", []string{"target must have the logits' shape (2,3), got (2,2)", "float64(2,3) and float64(2,2)"}},
 		{"CrossEntropyOneHot class labels", func(g *graph.Graph) *graph.Node { return CrossEntropyOneHot(m23(g), vec(g, 2)) },
-			[]string{"CrossEntropyOneHot:", "got (2)"}},
+			"CrossEntropyOneHot", []string{"got (2)"}},
 		{"OneHot classes", func(g *graph.Graph) *graph.Node { return OneHot(vec(g, 3), 0) },
-			[]string{"OneHot:", "classes must be at least 1, got 0", "float64(3)"}},
+			"OneHot", []string{"classes must be at least 1, got 0", "float64(3)"}},
 	})
 }
 
@@ -238,21 +238,41 @@ func BenchmarkNNForward(b *testing.B) {
 
 func TestNNBackward(t *testing.T) {
 	rng := rand.New(rand.NewPCG(2, 2))
-	m34 := constArg{[]int{3, 4}, randomVals(rng, 12)}
-	t234 := constArg{[]int{2, 3, 4}, randomVals(rng, 24)}
+	m34 := values{[]int{3, 4}, randomVals(rng, 12)}
+	t234 := values{[]int{2, 3, 4}, randomVals(rng, 24)}
 	softmaxAt := func(axis int, log bool) func(xs ...*graph.Node) *graph.Node {
 		return func(xs ...*graph.Node) *graph.Node { return softmax(xs[0], axis, log) }
 	}
-	for _, c := range []backwardCase{
-		{name: "Softmax 1", in: []constArg{m34}, build: softmaxAt(1, false)},
-		{name: "Softmax 0", in: []constArg{m34}, build: softmaxAt(0, false)},
-		{name: "Softmax middle axis", in: []constArg{t234}, build: softmaxAt(-2, false)},
-		{name: "Softmax size-1 axis", in: []constArg{{[]int{3, 1}, []float64{1, 2, 3}}}, build: softmaxAt(1, false)},
-		{name: "Softmax large", in: []constArg{{[]int{1, 3}, []float64{1000, 1001, 999}}}, build: softmaxAt(1, false)},
-		{name: "LogSoftmax 1", in: []constArg{m34}, build: softmaxAt(1, true)},
-		{name: "LogSoftmax 0", in: []constArg{m34}, build: softmaxAt(0, true)},
-		{name: "LogSoftmax middle axis", in: []constArg{t234}, build: softmaxAt(1, true)},
-		{name: "LogSoftmax needs no gradient", in: []constArg{m34}, build: softmaxAt(1, true), noGrad: []int{0}},
+	crossEntropy := func(xs ...*graph.Node) *graph.Node { return CrossEntropy(xs[0], xs[1]) }
+	crossEntropyOneHot := func(xs ...*graph.Node) *graph.Node { return CrossEntropyOneHot(xs[0], xs[1]) }
+	labels3 := values{[]int{3}, []float64{0, 3, 1}}
+	// rows of positive weights summing to 1
+	probs := []float64{0.1, 0.2, 0.3, 0.4, 0.25, 0.25, 0.25, 0.25, 0.7, 0, 0.3, 0}
+	for _, c := range []fdCase{
+		{name: "Softmax 1", in: []values{m34}, build: softmaxAt(1, false)},
+		{name: "Softmax 0", in: []values{m34}, build: softmaxAt(0, false)},
+		{name: "Softmax middle axis", in: []values{t234}, build: softmaxAt(-2, false)},
+		{name: "Softmax size-1 axis", in: []values{{[]int{3, 1}, []float64{1, 2, 3}}}, build: softmaxAt(1, false)},
+		{name: "Softmax large", in: []values{{[]int{1, 3}, []float64{1000, 1001, 999}}}, build: softmaxAt(1, false)},
+		{name: "LogSoftmax 1", in: []values{m34}, build: softmaxAt(1, true)},
+		{name: "LogSoftmax 0", in: []values{m34}, build: softmaxAt(0, true)},
+		{name: "LogSoftmax middle axis", in: []values{t234}, build: softmaxAt(1, true)},
+		{name: "LogSoftmax needs no gradient", in: []values{m34}, build: softmaxAt(1, true), skip: []int{0}},
+
+		{name: "CrossEntropy", in: []values{m34, labels3}, build: crossEntropy, noGrad: []int{1}},
+		{name: "CrossEntropy large", in: []values{{[]int{2, 3}, []float64{1000, 1001, 999, -1000, 0, 2}}, {[]int{2}, []float64{2, 0}}},
+			build: crossEntropy, noGrad: []int{1}},
+		{name: "CrossEntropy one class", in: []values{{[]int{2, 1}, []float64{3, -1}}, {[]int{2}, []float64{0, 0}}},
+			build: crossEntropy, noGrad: []int{1}},
+		{name: "CrossEntropy needs no gradient", in: []values{m34, labels3}, build: crossEntropy, noGrad: []int{1}, skip: []int{0}},
+		{name: "CrossEntropyOneHot one-hot", in: []values{m34, {[]int{3, 4}, []float64{1, 0, 0, 0, 0, 0, 0, 1, 0, 1, 0, 0}}},
+			build: crossEntropyOneHot},
+		{name: "CrossEntropyOneHot probabilities", in: []values{m34, {[]int{3, 4}, probs}}, build: crossEntropyOneHot},
+		{name: "CrossEntropyOneHot large", in: []values{{[]int{1, 3}, []float64{1000, 1001, 999}}, {[]int{1, 3}, []float64{0.2, 0.3, 0.5}}},
+			build: crossEntropyOneHot},
+		{name: "CrossEntropyOneHot logits only", in: []values{m34, {[]int{3, 4}, probs}}, build: crossEntropyOneHot, skip: []int{1}},
+		{name: "CrossEntropyOneHot target only", in: []values{m34, {[]int{3, 4}, probs}}, build: crossEntropyOneHot, skip: []int{0}},
+		{name: "OneHot", in: []values{labels3}, build: func(xs ...*graph.Node) *graph.Node { return OneHot(xs[0], 4) }, noGrad: []int{0}},
 	} {
 		t.Run(c.name, func(t *testing.T) { checkBackwardFD(t, c) })
 	}

@@ -210,28 +210,16 @@ func (op reduceOp) Forward(out *tensor.Dense, in []*tensor.Dense) error {
 // reduceKernel is the one reduction engine: it walks x row by row in memory
 // order, with the output broadcast along the reduced axes (stride 0), so
 // each row either folds into one output (last axis reduced) or combines
-// elementwise into a row of outputs. Mean scales a sum; LogSumExp is a
-// maximum followed by a second, output-major pass.
+// elementwise into a row of outputs. Sum shares SumTo's kernel; Mean scales
+// a sum; LogSumExp is a maximum followed by a second, output-major pass.
 func reduceKernel[T float](op reduceOp, out, x []T, shape []int) {
 	var buf [maxRank]int
 	w := newWalker(shape, keepShape(&buf, shape, op.axes))
 	switch op.kind {
 	case reduceSum, reduceMean:
-		clear(out)
-		w.rows(func(i, n int, off [3]int) {
-			if w.inner[0] == 0 {
-				s := out[off[0]]
-				for _, v := range x[i : i+n] {
-					s += v
-				}
-				out[off[0]] = s
-				return
-			}
-			dst := out[off[0] : off[0]+n]
-			for j, v := range x[i : i+n] {
-				dst[j] += v
-			}
-		})
+		// A keep-dims sum is SumTo the keep-dims shape; dropping the
+		// size-1 axes does not move any element.
+		sumToKernel(&w, out, x)
 		if count := reducedCount(shape, op.axes); op.kind == reduceMean && count > 0 {
 			scale := 1 / T(count)
 			for j := range out {
@@ -335,4 +323,40 @@ func outputMajorWalker(shape []int, axes uint64) walker {
 		w.inner[0], w.inner[1] = w.strides[0][w.rank-1], w.strides[1][w.rank-1]
 	}
 	return w
+}
+
+// Backward: each rule first views the output gradient (and, where needed,
+// the output) in the keep-dims shape, so that it broadcasts against x.
+func (op reduceOp) Backward(ctx *graph.GradContext, gradOut *graph.Node) []*graph.Node {
+	if !ctx.NeedsGrad(0) {
+		return []*graph.Node{nil}
+	}
+	x := ctx.Input(0)
+	var buf [maxRank]int
+	keep := keepShape(&buf, x.Shape(), op.axes)
+	asKeep := func(n *graph.Node) *graph.Node {
+		if op.keep {
+			return n
+		}
+		return Reshape(n, keep...)
+	}
+	g := asKeep(gradOut)
+	var grad *graph.Node
+	switch op.kind {
+	case reduceSum:
+		grad = BroadcastTo(g, x.Shape()...)
+	case reduceMean:
+		scale := 1.0
+		if count := reducedCount(x.Shape(), op.axes); count > 0 {
+			scale = 1 / float64(count)
+		}
+		grad = Scale(BroadcastTo(g, x.Shape()...), scale)
+	case reduceMax:
+		mask := Equal(x, asKeep(ctx.Output()))
+		ties := graph.Apply(reduceOp{kind: reduceSum, axes: op.axes, keep: true}, mask)
+		grad = Mul(mask, Div(g, ties))
+	case reduceLogSumExp:
+		grad = Mul(g, Exp(Sub(x, asKeep(ctx.Output()))))
+	}
+	return []*graph.Node{grad}
 }
