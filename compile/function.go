@@ -9,11 +9,11 @@ import (
 // function is the compiler's own copy of the part of a graph a program
 // needs. Passes rewrite it freely; the user's graph is never modified.
 type function struct {
-	values  []*value // in topological order
+	values   []*value // in topological order
 	outputs  []*value
 	outNodes []*graph.Node // the user's output nodes, parallel to outputs
 	updates  []update
-	byNode  map[*graph.Node]*value // user node -> the value that computes it
+	byNode   map[*graph.Node]*value // user node -> the value that computes it
 }
 
 // value is one node of a function. It keeps the graph node it came from

@@ -113,11 +113,12 @@ func apply(g *Graph, op Op, multi MultiOp, inputs []*Node, s site) []*Node {
 		}
 	}
 	if g == nil {
-		err := error(newError(name, s, "no graph: every input is nil or poisoned"))
-		if p := Poisoned(inputs...); p != nil && p.err != nil {
-			err = p.err
+		for _, in := range inputs {
+			if in != nil && in.err != nil {
+				return []*Node{{err: in.err}}
+			}
 		}
-		return []*Node{{err: err}}
+		return []*Node{{err: newError(name, s, "no graph: every input is nil")}}
 	}
 	if g.err != nil {
 		return []*Node{{g: g, err: g.err}}
