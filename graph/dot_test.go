@@ -12,6 +12,7 @@ import (
 
 	"gorgonia.org/tensor"
 
+	"github.com/nabla-go/nabla/compile"
 	"github.com/nabla-go/nabla/graph"
 	"github.com/nabla-go/nabla/internal/dottest"
 	"github.com/nabla-go/nabla/ops"
@@ -23,28 +24,27 @@ func param(g *graph.Graph, name string, shape ...int) *graph.Node {
 	return g.Param(name, graph.NewDense(f64, shape...))
 }
 
-// forwardGraph is a one-layer network: h = tanh(x*W + b), loss = h*h*0.5.
+// forwardGraph is a one-layer network: h = tanh(x·W + b), loss = mean(h²)·0.5.
 func forwardGraph() (*graph.Graph, *graph.Node) {
 	g := graph.New()
 	x := g.Input("x", f64, 2, 3)
-	W := param(g, "W", 2, 3)
-	b := param(g, "b", 3)
-	h := ops.Tanh(ops.Add(ops.Mul(x, W), b)).SetName("h")
-	loss := ops.Mul(ops.Square(h), g.Scalar(0.5, f64)).SetName("loss")
+	W := param(g, "W", 3, 4)
+	b := param(g, "b", 4)
+	h := ops.Tanh(ops.Add(ops.MatMul(x, W), b)).SetName("h")
+	loss := ops.Mul(ops.Mean(ops.Square(h)), g.Scalar(0.5, f64)).SetName("loss")
 	return g, loss
 }
 
-// gradientGraph adds to forwardGraph's graph, in a scope named as
-// differentiation names its own, the gradient of loss with respect to b
-// before its broadcast is summed away: d(0.5 h²)/db = 2h·0.5·(1 - h²).
-func gradientGraph() (*graph.Graph, *graph.Node) {
-	g, loss := forwardGraph()
-	h, half := loss.Inputs()[0].Inputs()[0], loss.Inputs()[1]
-	end := g.Scope("∇ w.r.t. b")
-	dh := ops.Mul(ops.Scale(h, 2), half)
-	gb := ops.Mul(dh, ops.Sub(g.Scalar(1, f64), ops.Square(h))).SetName("∂loss/∂b")
-	end()
-	return g, gb
+// gradientGraph differentiates forwardGraph's loss with respect to W and b
+// in a scope "train": the gradient cluster nests in it.
+func gradientGraph() (g *graph.Graph, loss *graph.Node, grads []*graph.Node) {
+	g, loss = forwardGraph()
+	defer g.Scope("train")()
+	grads, err := compile.Grad(loss, g.Node(1), g.Node(2))
+	if err != nil {
+		g.Fail(err)
+	}
+	return g, loss, grads
 }
 
 // customOp multiplies by a constant and labels itself with it.
@@ -54,16 +54,6 @@ func (customOp) Name() string                                        { return "M
 func (o customOp) DotLabel() string                                  { return fmt.Sprintf("MulConst ×%g", o.c) }
 func (customOp) Type(in []graph.Type) (graph.Type, error)            { return in[0], graph.CheckArity(in, 1) }
 func (customOp) Forward(out *tensor.Dense, in []*tensor.Dense) error { return nil }
-
-// splitOp has two outputs, the halves of a vector.
-type splitOp struct{}
-
-func (splitOp) Name() string { return "Split" }
-func (splitOp) Types(in []graph.Type) ([]graph.Type, error) {
-	half := in[0].WithShape(in[0].Shape[0] / 2)
-	return []graph.Type{half, half}, nil
-}
-func (splitOp) Forward(out []*tensor.Dense, in []*tensor.Dense) error { return nil }
 
 // tricky holds every character DOT or Graphviz might misread in a name.
 const tricky = "say \"hi\" {a|b} <c> \\N\\l C:\\dir\\ end\\"
@@ -86,85 +76,103 @@ var dotCases = []dotCase{
 			if got := d.Attrs["label"]; got != "one layer" {
 				t.Errorf("title: got %q, want %q", got, "one layer")
 			}
-			wantLabels := map[string]string{
+			checkLabels(t, d, map[string]string{
 				"n0": "x\ninput\nfloat64(2,3)",
-				"n1": "W\nparam\nfloat64(2,3)",
-				"n3": "Mul\nfloat64(2,3)",
-				"n5": "h\nTanh\nfloat64(2,3)",
-				"n7": "const 0.5\nfloat64()",
-				"n8": "loss\nMul\nfloat64(2,3)",
-			}
-			checkLabels(t, d, wantLabels)
-			wantShapes := map[string]string{"n0": "invhouse", "n1": "box3d", "n7": "note", "n5": "ellipse"}
+				"n1": "W\nparam\nfloat64(3,4)",
+				"n3": "MatMul\nfloat64(2,4)",
+				"n5": "h\nTanh\nfloat64(2,4)",
+				"n8": "const 0.5\nfloat64()",
+				"n9": "loss\nMul\nfloat64()",
+			})
+			wantShapes := map[string]string{"n0": "invhouse", "n1": "box3d", "n8": "note", "n5": "ellipse"}
 			for id, want := range wantShapes {
 				if got := d.Node(id).Attrs["shape"]; got != want {
 					t.Errorf("case %s: got shape %q, want %q", id, got, want)
 				}
 			}
-			// b (3) broadcasts into Add: the edge says so.
-			if e := findEdge(d, "n2", "n4"); e == nil || e.Attrs["label"] != "(3)" {
-				t.Errorf("edge n2 -> n4: got %+v, want label (3)", e)
+			// b (4) broadcasts into Add: the edge says so.
+			if e := findEdge(d, "n2", "n4"); e == nil || e.Attrs["label"] != "(4)" {
+				t.Errorf("edge n2 -> n4: got %+v, want label (4)", e)
 			}
 		},
 	},
 	{
 		name: "gradients",
 		build: func() (*graph.Graph, graph.DotOptions) {
-			g, _ := gradientGraph()
+			g, _, _ := gradientGraph()
 			return g, graph.DotOptions{}
 		},
 		check: func(t *testing.T, g *graph.Graph, d *dottest.Graph) {
 			checkAllDrawn(t, g, d)
 			for _, n := range g.Nodes() {
 				var want []string
-				if n.Scope() != nil {
-					want = []string{"∇ w.r.t. b"}
+				if n.ID() > lossID {
+					want = []string{"train", "∇ w.r.t. W, b"}
 				}
 				if got := d.Node(nodeID(n)).Clusters; !slices.Equal(got, want) {
 					t.Errorf("case %v: got clusters %q, want %q", n, got, want)
 				}
 			}
+			checkClusterStyles(t, d, map[string]string{"train": "rounded", "∇ w.r.t. W, b": "filled,dashed"})
 		},
 	},
 	{
 		name: "gradients_collapsed",
 		build: func() (*graph.Graph, graph.DotOptions) {
-			g, gb := gradientGraph()
-			loss := g.Node(8)
-			return g, graph.DotOptions{Outputs: []*graph.Node{loss, gb}, CollapseGradients: true}
+			g, loss, grads := gradientGraph()
+			return g, graph.DotOptions{Outputs: append([]*graph.Node{loss}, grads...), CollapseGradients: true}
 		},
 		check: func(t *testing.T, g *graph.Graph, d *dottest.Graph) {
-			// Forward nodes 0-8, one box for the gradient scope, and the
-			// output ∂loss/∂b drawn beside it.
-			gb := g.Nodes()[g.Len()-1]
-			var want []string
-			for i := range 9 {
-				want = append(want, fmt.Sprint("n", i))
+			// Every node the outputs need is drawn, as itself or, inside
+			// the gradient scope, as the box; the gradients themselves are
+			// drawn beside the box.
+			_, loss, grads := gradientGraph()
+			outputs := append([]*graph.Node{loss}, grads...)
+			drawnAs := func(n *graph.Node) string {
+				if n.ID() > lossID && !slices.ContainsFunc(outputs, func(o *graph.Node) bool { return o.ID() == n.ID() }) {
+					return "grad0"
+				}
+				return nodeID(n)
 			}
-			want = append(want, "grad0", nodeID(gb))
-			if got := nodeIDs(d); !slices.Equal(got, want) {
-				t.Fatalf("got nodes %v, want %v", got, want)
-			}
+			need := ancestors(outputs)
+			wantNodes := map[string]bool{}
+			wantEdges := map[[2]string]int{}
 			inside := 0
 			for _, n := range g.Nodes() {
-				if n.Scope() != nil && n != gb {
+				if !need[n.ID()] {
+					continue
+				}
+				to := drawnAs(n)
+				if to == "grad0" {
 					inside++
 				}
+				wantNodes[to] = true
+				for _, in := range n.Inputs() {
+					from := drawnAs(in)
+					switch {
+					case from == to:
+					case from == "grad0" || to == "grad0":
+						wantEdges[[2]string{from, to}] = 1
+					default:
+						wantEdges[[2]string{from, to}]++
+					}
+				}
 			}
-			checkLabels(t, d, map[string]string{"grad0": fmt.Sprintf("∇ w.r.t. b\n%d nodes", inside)})
-			if got := d.Node(nodeID(gb)).Attrs["shape"]; got != "doubleoctagon" {
-				t.Errorf("output shape: got %q, want doubleoctagon", got)
+			var want []string
+			for id := range wantNodes {
+				want = append(want, id)
 			}
-			// h feeds the box twice but the edge is drawn once; the box
-			// feeds the output; no edge joins the box to itself.
-			if got := countEdges(d, "n5", "grad0"); got != 1 {
-				t.Errorf("edges n5 -> grad0: got %d, want 1", got)
+			checkDrawn(t, d, want, wantEdges)
+			checkLabels(t, d, map[string]string{"grad0": fmt.Sprintf("∇ w.r.t. W, b\n%d nodes", inside)})
+			for _, gr := range grads {
+				if got := d.Node(nodeID(gr)).Attrs["shape"]; got != "doubleoctagon" {
+					t.Errorf("case %v: got shape %q, want doubleoctagon", gr, got)
+				}
 			}
-			if got := countEdges(d, "grad0", nodeID(gb)); got != 1 {
-				t.Errorf("edges grad0 -> output: got %d, want 1", got)
-			}
-			if got := countEdges(d, "grad0", "grad0"); got != 0 {
-				t.Errorf("self edges on the box: got %d, want 0", got)
+			for _, id := range []string{"grad0", nodeID(grads[0]), nodeID(grads[1])} {
+				if got, want := d.Node(id).Clusters, []string{"train"}; !slices.Equal(got, want) {
+					t.Errorf("case %s: got clusters %q, want %q", id, got, want)
+				}
 			}
 		},
 	},
@@ -233,7 +241,7 @@ var dotCases = []dotCase{
 		name: "custom",
 		build: func() (*graph.Graph, graph.DotOptions) {
 			g := graph.New()
-			x := g.Input("x", f64, 4)
+			x := g.Input("x", f64, 2, 4)
 			halves := graph.ApplyMulti(splitOp{}, graph.Apply(customOp{c: 2.5}, x))
 			ops.Add(halves[0], halves[1])
 			g.Scalar(0.1, graph.Float32) // unused, but drawn: no Outputs
@@ -242,9 +250,9 @@ var dotCases = []dotCase{
 		check: func(t *testing.T, g *graph.Graph, d *dottest.Graph) {
 			checkAllDrawn(t, g, d)
 			checkLabels(t, d, map[string]string{
-				"n1": "MulConst ×2.5\nfloat64(4)",
-				"n2": "Split[0]\nfloat64(2)",
-				"n3": "Split[1]\nfloat64(2)",
+				"n1": "MulConst ×2.5\nfloat64(2,4)",
+				"n2": "Split[0]\nfloat64(2,1)",
+				"n3": "Split[1]\nfloat64(2,3)",
 				"n5": "const 0.1\nfloat32()", // float32's shortest form, not 0.10000000149011612
 			})
 		},
@@ -252,9 +260,8 @@ var dotCases = []dotCase{
 	{
 		name: "outputs",
 		build: func() (*graph.Graph, graph.DotOptions) {
-			g, loss := forwardGraph()
-			h := loss.Inputs()[0].Inputs()[0]
-			return g, graph.DotOptions{Outputs: []*graph.Node{h}}
+			g, _ := forwardGraph()
+			return g, graph.DotOptions{Outputs: []*graph.Node{g.Node(5)}} // h
 		},
 		check: func(t *testing.T, g *graph.Graph, d *dottest.Graph) {
 			if got, want := nodeIDs(d), []string{"n0", "n1", "n2", "n3", "n4", "n5"}; !slices.Equal(got, want) {
@@ -322,7 +329,7 @@ func TestWriteDotDeterministic(t *testing.T) {
 
 // TestWriteDotSVG renders a graph with Graphviz and counts its nodes.
 func TestWriteDotSVG(t *testing.T) {
-	g, _ := gradientGraph()
+	g, _, _ := gradientGraph()
 	var buf bytes.Buffer
 	if err := graph.WriteDot(&buf, g, graph.DotOptions{EdgeShapes: true}); err != nil {
 		t.Fatal(err)
@@ -437,18 +444,43 @@ func nodeIDs(d *dottest.Graph) []string {
 	return ids
 }
 
-// checkAllDrawn checks that d draws every node of g once, in creation
-// order, and every input of every node as an edge.
+// lossID is the ID of forwardGraph's loss: later nodes are gradients.
+const lossID = 9
+
+// ancestors marks, by ID, the nodes that outputs need.
+func ancestors(outputs []*graph.Node) map[int]bool {
+	need := map[int]bool{}
+	stack := slices.Clone(outputs)
+	for len(stack) > 0 {
+		n := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if !need[n.ID()] {
+			need[n.ID()] = true
+			stack = append(stack, n.Inputs()...)
+		}
+	}
+	return need
+}
+
+// checkAllDrawn checks that d draws every node of g once and every input
+// of every node as an edge.
 func checkAllDrawn(t *testing.T, g *graph.Graph, d *dottest.Graph) {
 	t.Helper()
 	var ids []string
-	wantEdges := map[[2]string]int{}
+	edges := map[[2]string]int{}
 	for _, n := range g.Nodes() {
 		ids = append(ids, nodeID(n))
 		for _, in := range n.Inputs() {
-			wantEdges[[2]string{nodeID(in), nodeID(n)}]++
+			edges[[2]string{nodeID(in), nodeID(n)}]++
 		}
 	}
+	checkDrawn(t, d, ids, edges)
+}
+
+// checkDrawn checks that d draws exactly the nodes ids, once each, and the
+// edges counted.
+func checkDrawn(t *testing.T, d *dottest.Graph, ids []string, edges map[[2]string]int) {
+	t.Helper()
 	got := nodeIDs(d)
 	slices.Sort(got)
 	slices.Sort(ids)
@@ -459,8 +491,23 @@ func checkAllDrawn(t *testing.T, g *graph.Graph, d *dottest.Graph) {
 	for _, e := range d.Edges {
 		gotEdges[[2]string{e.From, e.To}]++
 	}
-	if fmt.Sprint(gotEdges) != fmt.Sprint(wantEdges) {
-		t.Errorf("got edges %v, want %v", gotEdges, wantEdges)
+	if fmt.Sprint(gotEdges) != fmt.Sprint(edges) {
+		t.Errorf("got edges %v, want %v", gotEdges, edges)
+	}
+}
+
+// checkClusterStyles checks the style of the clusters labelled as given.
+func checkClusterStyles(t *testing.T, d *dottest.Graph, want map[string]string) {
+	t.Helper()
+	for label, style := range want {
+		i := slices.IndexFunc(d.Clusters, func(c dottest.Cluster) bool { return c.Attrs["label"] == label })
+		if i < 0 {
+			t.Errorf("case %s: no such cluster", label)
+			continue
+		}
+		if got := d.Clusters[i].Attrs["style"]; got != style {
+			t.Errorf("case %s: got style %q, want %q", label, got, style)
+		}
 	}
 }
 

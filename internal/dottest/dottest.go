@@ -27,9 +27,16 @@ var update = flag.Bool("update", false, "rewrite the golden DOT files in testdat
 // Graph is a parsed DOT digraph: its node and edge statements, with
 // attribute values as Graphviz reads them (see Unquote).
 type Graph struct {
-	Attrs map[string]string // graph attributes at the top level
-	Nodes []Node            // node statements, in order
-	Edges []Edge            // edge statements, in order
+	Attrs    map[string]string // graph attributes at the top level
+	Nodes    []Node            // node statements, in order
+	Edges    []Edge            // edge statements, in order
+	Clusters []Cluster         // cluster subgraphs, in order of their end
+}
+
+// Cluster is a cluster subgraph and its attributes.
+type Cluster struct {
+	ID    string
+	Attrs map[string]string
 }
 
 // Node is a node statement.
@@ -113,6 +120,7 @@ func (g *Graph) collect(stmts []ast.Stmt, clusters []string, attrs map[string]st
 			if !strings.HasPrefix(s.ID, "cluster") {
 				return fmt.Errorf("subgraph %s is not a cluster", s.ID)
 			}
+			g.Clusters = append(g.Clusters, Cluster{ID: s.ID, Attrs: sub})
 			depth := len(clusters)
 			for i := first; i < len(g.Nodes); i++ {
 				g.Nodes[i].Clusters[depth] = sub["label"]
