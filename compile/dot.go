@@ -77,8 +77,8 @@ func instructionLabel(in *Instruction) string {
 
 // slotContents lists, for each slot, the graph nodes it holds in the order
 // they appear (the slot's own node, the nodes instructions write into it,
-// then requested nodes found there, which compilation may have merged into
-// another value), and marks the slots holding requested outputs.
+// then requested outputs, which compilation may have merged into another
+// value), and marks the slots holding requested outputs.
 func (p *Program) slotContents() (held [][]*graph.Node, outputs []bool) {
 	held = make([][]*graph.Node, len(p.slots))
 	outputs = make([]bool, len(p.slots))
@@ -99,20 +99,8 @@ func (p *Program) slotContents() (held [][]*graph.Node, outputs []bool) {
 			}
 		}
 	}
-	if p.graph == nil {
-		return held, outputs
-	}
-	// Only requested outputs, inputs and parameters have a SlotOf; the
-	// inputs and parameters are listed apart.
-	leaves := map[*graph.Node]bool{}
-	for _, n := range p.inputs {
-		leaves[n] = true
-	}
-	for _, n := range p.params {
-		leaves[n] = true
-	}
-	for _, n := range p.graph.Nodes() {
-		if s, ok := p.SlotOf(n); ok && !leaves[n] && s < len(held) {
+	for _, n := range p.outputs {
+		if s, ok := p.SlotOf(n); ok {
 			hold(s, n)
 			outputs[s] = true
 		}

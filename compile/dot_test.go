@@ -75,8 +75,11 @@ func TestWriteDot(t *testing.T) {
 			wantEdges = append(wantEdges, fmt.Sprintf("i%d->s%d", i, s))
 		}
 		want := fmt.Sprintf("#%d %s", i, in.Name())
-		if in.Name() == "Shift" {
+		switch in.Name() {
+		case "Shift":
 			want += " +1" // its DotLabel
+		case "Scale":
+			want = fmt.Sprintf("#%d Scale(0.1)", i)
 		}
 		if got := d.Node(fmt.Sprint("i", i)).Attrs["label"]; got != want {
 			t.Errorf("case instruction %d: got label %q, want %q", i, got, want)
@@ -153,8 +156,9 @@ func TestWriteDotSharedSlot(t *testing.T) {
 			{Op: neg.Op(), Node: neg, In: []int{0}, Out: []int{1}},
 			{Op: exp.Op(), Node: exp, In: []int{1}, Out: []int{1}},
 		},
-		inputs: []*graph.Node{x},
-		nodes:  map[*graph.Node]int{x: 0, exp: 1},
+		inputs:  []*graph.Node{x},
+		nodes:   map[*graph.Node]int{x: 0, exp: 1},
+		outputs: []*graph.Node{exp},
 	}
 	d := dottest.Check(t, writeProgram(t, p))
 	s1 := d.Node("s1")
