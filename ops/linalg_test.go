@@ -55,14 +55,6 @@ func TestMatMul(t *testing.T) {
 	})
 }
 
-// plus adds c to every element.
-func (v values) plus(c float64) values {
-	for i := range v.vals {
-		v.vals[i] += c
-	}
-	return v
-}
-
 func TestMatMulErrors(t *testing.T) {
 	runErrors(t, []errorCase{
 		{"misaligned", func(g *graph.Graph) *graph.Node { return MatMul(f64(g, 64, 784), f64(g, 256, 784)) }, "MatMul",
@@ -88,7 +80,7 @@ func TestMatMulErrors(t *testing.T) {
 // across workers with a plain triple loop, for every transposition.
 func TestMatMulLarge(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 3))
-	for _, dims := range [][3]int{{70, 300, 270}, {20, 150, 600}, {5, 3, 4}} {
+	for _, dims := range [][3]int{{70, 300, 270}, {300, 100, 70}, {20, 150, 600}, {5, 3, 4}} {
 		m, k, n := dims[0], dims[1], dims[2]
 		for _, flags := range [][2]bool{{false, false}, {true, false}, {false, true}, {true, true}} {
 			for _, dtype := range dtypes {
@@ -123,15 +115,6 @@ func TestMatMulLarge(t *testing.T) {
 			}
 		}
 	}
-}
-
-// randomValues is an input of the given shape with values in [-1, 1).
-func randomValues(r *rand.Rand, shape ...int) values {
-	v := values{shape: shape, vals: make([]float64, graph.ShapeSize(shape))}
-	for i := range v.vals {
-		v.vals[i] = 2*r.Float64() - 1
-	}
-	return v
 }
 
 // matrixAt is element (i,j) of the 2-D v, or of its transpose.
@@ -204,3 +187,37 @@ func benchmarkMatMul(b *testing.B, dtype tensor.Dtype) {
 
 func BenchmarkMatMul64x784x256Float64(b *testing.B) { benchmarkMatMul(b, graph.Float64) }
 func BenchmarkMatMul64x784x256Float32(b *testing.B) { benchmarkMatMul(b, graph.Float32) }
+
+// TestMatMulConcurrent runs large products from several goroutines at once,
+// as machines sharing a program do: they share the gemm workers, and each
+// must still get its own exact result.
+func TestMatMulConcurrent(t *testing.T) {
+	want, in := matMulOperands(t, graph.Float64)
+	if err := (MatMulOp{}).Forward(want, in); err != nil {
+		t.Fatal(err)
+	}
+	errs := make(chan error, 4)
+	for range cap(errs) {
+		go func() {
+			out := graph.NewDense(graph.Float64, 64, 256)
+			for range 5 {
+				if err := (MatMulOp{}).Forward(out, in); err != nil {
+					errs <- err
+					return
+				}
+				for i, v := range out.Float64s() {
+					if w := want.Float64s()[i]; v != w {
+						errs <- fmt.Errorf("element %d: got %v, want %v", i, v, w)
+						return
+					}
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range cap(errs) {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+}
