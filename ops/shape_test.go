@@ -195,6 +195,7 @@ func TestSliceAndPad(t *testing.T) {
 	runBackward(t, []backwardCase{
 		{"slice axis 1", [][]int{{2, 3}}, slice(1, 1, 3)},
 		{"slice axis -2", [][]int{{3, 2, 2}}, slice(-2, 0, 1)},
+		{"slice (0,3)", [][]int{{0, 3}}, slice(1, 1, 2)},
 		{"pad axis 0", [][]int{{2, 3}}, pad(0, 2, 1)},
 		{"pad axis 2", [][]int{{2, 1, 2}}, pad(2, 0, 3)},
 	})
