@@ -479,7 +479,8 @@ func (op padOp) Backward(ctx *graph.GradContext, g *graph.Node) []*graph.Node {
 type concatOp struct{ axis int }
 
 // Concat joins xs along axis (negative axes count from the end); their other
-// dimensions must agree.
+// dimensions must agree. With no xs there is no graph to record the error
+// on, and the returned node is poisoned.
 func Concat(axis int, xs ...*graph.Node) *graph.Node {
 	if len(xs) > 0 {
 		axis = canonicalAxis(xs[0], axis)
