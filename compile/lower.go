@@ -1,0 +1,54 @@
+package compile
+
+import (
+	"github.com/nabla-go/nabla/graph"
+)
+
+// lower emits the program: its slots (numbered by an earlier pass) and its
+// instruction list.
+func lower(f *function, g *graph.Graph) *Program {
+	p := &Program{graph: g, nodes: map[*graph.Node]int{}}
+	slotOf := func(v *value) int { return v.slot }
+	for _, v := range f.values {
+		for v.slot >= len(p.slots) {
+			p.slots = append(p.slots, Slot{})
+		}
+		s := &p.slots[v.slot]
+		if s.Node == nil {
+			*s = Slot{Type: v.typ, Kind: v.kind, Node: v.node, Const: v.konst}
+		}
+		switch v.kind {
+		case graph.KindInput:
+			p.inputs = append(p.inputs, v.node)
+			p.nodes[v.node] = v.slot
+		case graph.KindParam:
+			p.params = append(p.params, v.node)
+			p.nodes[v.node] = v.slot
+		case graph.KindOp:
+			if v.multi != nil && v.index > 0 {
+				continue // written by its group's first output
+			}
+			in := mapSlice(v.args, slotOf)
+			out := []int{v.slot}
+			if v.multi != nil {
+				out = mapSlice(v.group, slotOf)
+			}
+			p.instrs = append(p.instrs, Instruction{Op: v.op, Multi: v.multi, Node: v.node, In: in, Out: out})
+		}
+	}
+	for i, n := range f.outNodes {
+		p.nodes[n] = f.outputs[i].slot
+	}
+	for _, u := range f.updates {
+		p.updates = append(p.updates, Update{Param: u.param.node, Slot: u.param.slot, From: u.expr.slot})
+	}
+	return p
+}
+
+func mapSlice[T, U any](xs []T, fn func(T) U) []U {
+	out := make([]U, len(xs))
+	for i, x := range xs {
+		out[i] = fn(x)
+	}
+	return out
+}

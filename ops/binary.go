@@ -1,0 +1,214 @@
+package ops
+
+import (
+	"math"
+
+	"gorgonia.org/tensor"
+
+	"github.com/nabla-go/nabla/graph"
+)
+
+// binaryKind selects an elementwise binary op; binary ops broadcast their
+// inputs the NumPy way.
+type binaryKind uint8
+
+const (
+	addKind binaryKind = iota
+	subKind
+	mulKind
+	divKind
+	powKind
+	maximumKind
+	minimumKind
+	greaterKind
+	lessKind
+	equalKind
+)
+
+var binaryNames = [...]string{"Add", "Sub", "Mul", "Div", "Pow", "Maximum", "Minimum", "Greater", "Less", "Equal"}
+
+// binary is every elementwise binary op; its kind is its only parameter.
+type binary struct{ kind binaryKind }
+
+// Add returns a + b, broadcasting.
+func Add(a, b *graph.Node) *graph.Node { return graph.Apply(binary{addKind}, a, b) }
+
+// Sub returns a - b, broadcasting.
+func Sub(a, b *graph.Node) *graph.Node { return graph.Apply(binary{subKind}, a, b) }
+
+// Mul returns a * b elementwise, broadcasting.
+func Mul(a, b *graph.Node) *graph.Node { return graph.Apply(binary{mulKind}, a, b) }
+
+// Div returns a / b elementwise, broadcasting.
+func Div(a, b *graph.Node) *graph.Node { return graph.Apply(binary{divKind}, a, b) }
+
+// Pow returns a raised to the power b elementwise, broadcasting. Its
+// gradient with respect to b involves log(a), so is defined for a > 0.
+func Pow(a, b *graph.Node) *graph.Node { return graph.Apply(binary{powKind}, a, b) }
+
+// Maximum returns the elementwise larger of a and b, broadcasting. Where they
+// tie, the gradient is shared equally.
+func Maximum(a, b *graph.Node) *graph.Node { return graph.Apply(binary{maximumKind}, a, b) }
+
+// Minimum returns the elementwise smaller of a and b, broadcasting. Where they
+// tie, the gradient is shared equally.
+func Minimum(a, b *graph.Node) *graph.Node { return graph.Apply(binary{minimumKind}, a, b) }
+
+// Greater returns 1 where a > b and 0 elsewhere, broadcasting. A mask has no
+// gradient.
+func Greater(a, b *graph.Node) *graph.Node { return graph.Apply(binary{greaterKind}, a, b) }
+
+// Less returns 1 where a < b and 0 elsewhere, broadcasting. A mask has no
+// gradient.
+func Less(a, b *graph.Node) *graph.Node { return graph.Apply(binary{lessKind}, a, b) }
+
+// Equal returns 1 where a == b and 0 elsewhere, broadcasting. A mask has no
+// gradient.
+func Equal(a, b *graph.Node) *graph.Node { return graph.Apply(binary{equalKind}, a, b) }
+
+func (op binary) Name() string { return binaryNames[op.kind] }
+
+func (op binary) Type(in []graph.Type) (graph.Type, error) { return broadcastType(in, 2) }
+
+// broadcastType checks n inputs of one dtype whose shapes broadcast together
+// and returns the broadcast type.
+func broadcastType(in []graph.Type, n int) (graph.Type, error) {
+	if err := graph.CheckArity(in, n); err != nil {
+		return graph.Type{}, err
+	}
+	dtype, err := graph.SameDType(in)
+	if err != nil {
+		return graph.Type{}, err
+	}
+	if err := checkRank(in); err != nil {
+		return graph.Type{}, err
+	}
+	shapes := make([][]int, n)
+	for i, t := range in {
+		shapes[i] = t.Shape
+	}
+	shape, err := graph.BroadcastShapes(shapes...)
+	if err != nil {
+		return graph.Type{}, err
+	}
+	return graph.TypeOf(dtype, shape...), nil
+}
+
+func (op binary) Forward(out *tensor.Dense, in []*tensor.Dense) error {
+	return forFloat(out.Dtype(),
+		func() error { binaryForward[float32](op.kind, out, in[0], in[1]); return nil },
+		func() error { binaryForward[float64](op.kind, out, in[0], in[1]); return nil })
+}
+
+func binaryForward[T float](k binaryKind, out, a, b *tensor.Dense) {
+	o, x, y := floats[T](out), floats[T](a), floats[T](b)
+	switch {
+	case len(x) == len(o) && len(y) == len(o): // same shape up to leading 1s
+		binaryLoop(k, o, x, 1, y, 1)
+	case len(x) == len(o) && len(y) == 1:
+		binaryLoop(k, o, x, 1, y, 0)
+	case len(x) == 1 && len(y) == len(o):
+		binaryLoop(k, o, x, 0, y, 1)
+	default:
+		w := newWalker(out.Shape(), a.Shape(), b.Shape())
+		w.rows(func(off, n int, in [3]int) {
+			binaryLoop(k, o[off:off+n], x[in[0]:], w.inner[0], y[in[1]:], w.inner[1])
+		})
+	}
+}
+
+// binaryLoop computes o[i] = x[i*sx] op y[i*sy]; strides are 0 or 1.
+func binaryLoop[T float](k binaryKind, o, x []T, sx int, y []T, sy int) {
+	switch k {
+	case addKind:
+		for i := range o {
+			o[i] = x[i*sx] + y[i*sy]
+		}
+	case subKind:
+		for i := range o {
+			o[i] = x[i*sx] - y[i*sy]
+		}
+	case mulKind:
+		for i := range o {
+			o[i] = x[i*sx] * y[i*sy]
+		}
+	case divKind:
+		for i := range o {
+			o[i] = x[i*sx] / y[i*sy]
+		}
+	case powKind:
+		for i := range o {
+			o[i] = T(math.Pow(float64(x[i*sx]), float64(y[i*sy])))
+		}
+	case maximumKind:
+		for i := range o {
+			o[i] = max(x[i*sx], y[i*sy])
+		}
+	case minimumKind:
+		for i := range o {
+			o[i] = min(x[i*sx], y[i*sy])
+		}
+	case greaterKind:
+		for i := range o {
+			o[i] = mask[T](x[i*sx] > y[i*sy])
+		}
+	case lessKind:
+		for i := range o {
+			o[i] = mask[T](x[i*sx] < y[i*sy])
+		}
+	case equalKind:
+		for i := range o {
+			o[i] = mask[T](x[i*sx] == y[i*sy])
+		}
+	}
+}
+
+func mask[T float](b bool) T {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// Backward gives each input's gradient in the output's shape; the driver
+// sums broadcast axes away.
+func (op binary) Backward(ctx *graph.GradContext, g *graph.Node) []*graph.Node {
+	a, b, y := ctx.Input(0), ctx.Input(1), ctx.Output()
+	switch op.kind {
+	case addKind:
+		return []*graph.Node{g, g}
+	case subKind:
+		return []*graph.Node{g, Neg(g)}
+	case mulKind:
+		return []*graph.Node{Mul(g, b), Mul(g, a)}
+	case divKind:
+		// d(a/b)/db = -a/b² = -y/b
+		return []*graph.Node{Div(g, b), Neg(Div(Mul(g, y), b))}
+	case powKind:
+		grads := make([]*graph.Node, 2)
+		if ctx.NeedsGrad(0) {
+			grads[0] = Mul(g, Mul(b, Pow(a, Sub(b, scalarLike(b, 1)))))
+		}
+		if ctx.NeedsGrad(1) {
+			grads[1] = Mul(g, Mul(y, Log(a)))
+		}
+		return grads
+	case maximumKind, minimumKind:
+		// The winner takes the gradient; a tie shares it.
+		wins := Greater(a, b)
+		if op.kind == minimumKind {
+			wins = Less(a, b)
+		}
+		share := Add(wins, Scale(Equal(a, b), 0.5))
+		return []*graph.Node{Mul(g, share), Mul(g, Sub(scalarLike(share, 1), share))}
+	}
+	return []*graph.Node{nil, nil} // masks: no gradient
+}
+
+// scalarLike returns a scalar constant of x's dtype in x's graph.
+func scalarLike(x *graph.Node, v float64) *graph.Node {
+	if p := graph.Poisoned(x); p != nil {
+		return p
+	}
+	return x.Graph().Scalar(v, x.DType())
+}

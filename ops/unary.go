@@ -1,0 +1,210 @@
+package ops
+
+import (
+	"math"
+
+	"gorgonia.org/tensor"
+
+	"github.com/nabla-go/nabla/graph"
+)
+
+// unaryKind selects an elementwise unary op.
+type unaryKind uint8
+
+const (
+	negKind unaryKind = iota
+	expKind
+	logKind
+	log1pKind
+	sqrtKind
+	squareKind
+	absKind
+	signKind
+	sinKind
+	cosKind
+	tanhKind
+	sigmoidKind
+	reluKind
+	softplusKind
+	powConstKind
+	scaleKind
+)
+
+// unaryDef is one row of the unary table: the op's name, its scalar
+// function (c is the op's constant, for PowConst and Scale) and its
+// gradient given the input x, the output y and the output's gradient g.
+type unaryDef struct {
+	name string
+	f    func(x, c float64) float64
+	grad func(x, y, g *graph.Node, c float64) *graph.Node
+}
+
+var unaryDefs = [...]unaryDef{
+	negKind: {"Neg", func(x, _ float64) float64 { return -x },
+		func(_, _, g *graph.Node, _ float64) *graph.Node { return Neg(g) }},
+	expKind: {"Exp", func(x, _ float64) float64 { return math.Exp(x) },
+		func(_, y, g *graph.Node, _ float64) *graph.Node { return Mul(g, y) }},
+	logKind: {"Log", func(x, _ float64) float64 { return math.Log(x) },
+		func(x, _, g *graph.Node, _ float64) *graph.Node { return Div(g, x) }},
+	log1pKind: {"Log1p", func(x, _ float64) float64 { return math.Log1p(x) },
+		func(x, _, g *graph.Node, _ float64) *graph.Node { return Div(g, Add(x, scalarLike(x, 1))) }},
+	sqrtKind: {"Sqrt", func(x, _ float64) float64 { return math.Sqrt(x) },
+		func(_, y, g *graph.Node, _ float64) *graph.Node { return Div(g, Scale(y, 2)) }},
+	squareKind: {"Square", func(x, _ float64) float64 { return x * x },
+		func(x, _, g *graph.Node, _ float64) *graph.Node { return Mul(g, Scale(x, 2)) }},
+	absKind: {"Abs", func(x, _ float64) float64 { return math.Abs(x) },
+		func(x, _, g *graph.Node, _ float64) *graph.Node { return Mul(g, Sign(x)) }},
+	signKind: {"Sign", sign, nil},
+	sinKind: {"Sin", func(x, _ float64) float64 { return math.Sin(x) },
+		func(x, _, g *graph.Node, _ float64) *graph.Node { return Mul(g, Cos(x)) }},
+	cosKind: {"Cos", func(x, _ float64) float64 { return math.Cos(x) },
+		func(x, _, g *graph.Node, _ float64) *graph.Node { return Neg(Mul(g, Sin(x))) }},
+	tanhKind: {"Tanh", func(x, _ float64) float64 { return math.Tanh(x) },
+		func(_, y, g *graph.Node, _ float64) *graph.Node {
+			return Mul(g, Sub(scalarLike(y, 1), Square(y))) // 1 - tanh²
+		}},
+	sigmoidKind: {"Sigmoid", sigmoid,
+		func(_, y, g *graph.Node, _ float64) *graph.Node {
+			return Mul(g, Mul(y, Sub(scalarLike(y, 1), y))) // σ(1-σ)
+		}},
+	reluKind: {"ReLU", func(x, _ float64) float64 { return max(x, 0) },
+		func(x, _, g *graph.Node, _ float64) *graph.Node { return Mul(g, Greater(x, scalarLike(x, 0))) }},
+	softplusKind: {"Softplus", softplus,
+		func(x, _, g *graph.Node, _ float64) *graph.Node { return Mul(g, Sigmoid(x)) }},
+	powConstKind: {"PowConst", math.Pow,
+		func(x, _, g *graph.Node, c float64) *graph.Node { return Mul(g, Scale(PowConst(x, c-1), c)) }},
+	scaleKind: {"Scale", func(x, c float64) float64 { return x * c },
+		func(_, _, g *graph.Node, c float64) *graph.Node { return Scale(g, c) }},
+}
+
+func sign(x, _ float64) float64 {
+	switch {
+	case x > 0:
+		return 1
+	case x < 0:
+		return -1
+	}
+	return x // keeps 0, -0 and NaN
+}
+
+// sigmoid is 1/(1+e^-x), computed without overflow for large |x|.
+func sigmoid(x, _ float64) float64 {
+	if x >= 0 {
+		return 1 / (1 + math.Exp(-x))
+	}
+	e := math.Exp(x)
+	return e / (1 + e)
+}
+
+// softplus is log(1+e^x) = max(x,0) + log1p(e^-|x|), stable for large |x|.
+func softplus(x, _ float64) float64 { return max(x, 0) + math.Log1p(math.Exp(-math.Abs(x))) }
+
+// unary is every elementwise unary op; c is the constant of PowConst and
+// Scale (0 for the others), so ops with different constants never merge.
+type unary struct {
+	kind unaryKind
+	c    float64
+}
+
+// Neg returns -x.
+func Neg(x *graph.Node) *graph.Node { return graph.Apply(unary{kind: negKind}, x) }
+
+// Exp returns e^x elementwise.
+func Exp(x *graph.Node) *graph.Node { return graph.Apply(unary{kind: expKind}, x) }
+
+// Log returns the natural logarithm of x elementwise.
+func Log(x *graph.Node) *graph.Node { return graph.Apply(unary{kind: logKind}, x) }
+
+// Log1p returns log(1+x) elementwise, accurate for small x.
+func Log1p(x *graph.Node) *graph.Node { return graph.Apply(unary{kind: log1pKind}, x) }
+
+// Sqrt returns the square root of x elementwise.
+func Sqrt(x *graph.Node) *graph.Node { return graph.Apply(unary{kind: sqrtKind}, x) }
+
+// Square returns x² elementwise.
+func Square(x *graph.Node) *graph.Node { return graph.Apply(unary{kind: squareKind}, x) }
+
+// Abs returns |x| elementwise; its gradient at 0 is 0.
+func Abs(x *graph.Node) *graph.Node { return graph.Apply(unary{kind: absKind}, x) }
+
+// Sign returns -1, 0 or 1 by the sign of x. Its gradient is zero: it has
+// none.
+func Sign(x *graph.Node) *graph.Node { return graph.Apply(unary{kind: signKind}, x) }
+
+// Sin returns sin(x) elementwise.
+func Sin(x *graph.Node) *graph.Node { return graph.Apply(unary{kind: sinKind}, x) }
+
+// Cos returns cos(x) elementwise.
+func Cos(x *graph.Node) *graph.Node { return graph.Apply(unary{kind: cosKind}, x) }
+
+// Tanh returns tanh(x) elementwise.
+func Tanh(x *graph.Node) *graph.Node { return graph.Apply(unary{kind: tanhKind}, x) }
+
+// Sigmoid returns 1/(1+e^-x) elementwise.
+func Sigmoid(x *graph.Node) *graph.Node { return graph.Apply(unary{kind: sigmoidKind}, x) }
+
+// ReLU returns max(x, 0) elementwise; its gradient at 0 is 0.
+func ReLU(x *graph.Node) *graph.Node { return graph.Apply(unary{kind: reluKind}, x) }
+
+// Softplus returns log(1+e^x) elementwise, without overflow.
+func Softplus(x *graph.Node) *graph.Node { return graph.Apply(unary{kind: softplusKind}, x) }
+
+// PowConst returns x^c elementwise for a constant exponent c.
+func PowConst(x *graph.Node, c float64) *graph.Node {
+	return graph.Apply(unary{kind: powConstKind, c: c}, x)
+}
+
+// Scale returns x·c for a constant c.
+func Scale(x *graph.Node, c float64) *graph.Node {
+	return graph.Apply(unary{kind: scaleKind, c: c}, x)
+}
+
+func (op unary) Name() string { return unaryDefs[op.kind].name }
+
+func (op unary) Type(in []graph.Type) (graph.Type, error) {
+	if err := graph.CheckArity(in, 1); err != nil {
+		return graph.Type{}, err
+	}
+	if _, err := graph.SameDType(in); err != nil {
+		return graph.Type{}, err
+	}
+	return in[0], nil
+}
+
+func (op unary) Forward(out *tensor.Dense, in []*tensor.Dense) error {
+	return forFloat(out.Dtype(),
+		func() error { unaryForward[float32](op, out, in[0]); return nil },
+		func() error { unaryForward[float64](op, out, in[0]); return nil })
+}
+
+func unaryForward[T float](op unary, out, in *tensor.Dense) {
+	o, x := floats[T](out), floats[T](in)
+	switch op.kind { // the cheapest ops skip the table's function call
+	case negKind:
+		for i, v := range x {
+			o[i] = -v
+		}
+	case squareKind:
+		for i, v := range x {
+			o[i] = v * v
+		}
+	case scaleKind:
+		c := T(op.c)
+		for i, v := range x {
+			o[i] = v * c
+		}
+	default:
+		f := unaryDefs[op.kind].f
+		for i, v := range x {
+			o[i] = T(f(float64(v), op.c))
+		}
+	}
+}
+
+func (op unary) Backward(ctx *graph.GradContext, g *graph.Node) []*graph.Node {
+	grad := unaryDefs[op.kind].grad
+	if grad == nil {
+		return []*graph.Node{nil}
+	}
+	return []*graph.Node{grad(ctx.Input(0), ctx.Output(), g, op.c)}
+}

@@ -1,0 +1,52 @@
+package ops
+
+import (
+	"gorgonia.org/tensor"
+
+	"github.com/nabla-go/nabla/graph"
+)
+
+// whereOp selects elementwise from a where cond is non-zero, else from b.
+type whereOp struct{}
+
+// Where returns a where cond is non-zero and b elsewhere, broadcasting all
+// three. cond gets no gradient.
+func Where(cond, a, b *graph.Node) *graph.Node { return graph.Apply(whereOp{}, cond, a, b) }
+
+func (whereOp) Name() string { return "Where" }
+
+func (whereOp) Type(in []graph.Type) (graph.Type, error) { return broadcastType(in, 3) }
+
+func (whereOp) Forward(out *tensor.Dense, in []*tensor.Dense) error {
+	return forFloat(out.Dtype(),
+		func() error { whereForward[float32](out, in); return nil },
+		func() error { whereForward[float64](out, in); return nil })
+}
+
+func whereForward[T float](out *tensor.Dense, in []*tensor.Dense) {
+	o, c, a, b := floats[T](out), floats[T](in[0]), floats[T](in[1]), floats[T](in[2])
+	w := newWalker(out.Shape(), in[0].Shape(), in[1].Shape(), in[2].Shape())
+	w.rows(func(off, n int, at [3]int) {
+		sc, sa, sb := w.inner[0], w.inner[1], w.inner[2]
+		for i := range n {
+			if c[at[0]+i*sc] != 0 {
+				o[off+i] = a[at[1]+i*sa]
+			} else {
+				o[off+i] = b[at[2]+i*sb]
+			}
+		}
+	})
+}
+
+func (whereOp) Backward(ctx *graph.GradContext, g *graph.Node) []*graph.Node {
+	cond := ctx.Input(0)
+	zero := scalarLike(g, 0)
+	grads := []*graph.Node{nil, nil, nil}
+	if ctx.NeedsGrad(1) {
+		grads[1] = Where(cond, g, zero)
+	}
+	if ctx.NeedsGrad(2) {
+		grads[2] = Where(cond, zero, g)
+	}
+	return grads
+}

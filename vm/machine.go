@@ -1,0 +1,281 @@
+package vm
+
+import (
+	"fmt"
+	"math"
+	"slices"
+
+	"gorgonia.org/tensor"
+
+	"github.com/nabla-go/nabla/compile"
+	"github.com/nabla-go/nabla/graph"
+)
+
+// Feeds maps input nodes to the values they take in one run.
+type Feeds map[*graph.Node]*tensor.Dense
+
+// Machine runs one program. It owns the program's buffers and parameter
+// values. A Machine is for one goroutine at a time; the Program it runs
+// may be shared.
+type Machine struct {
+	prog     *compile.Program
+	slots    []*tensor.Dense
+	ins      [][]*tensor.Dense // each instruction's inputs
+	outs     [][]*tensor.Dense // each instruction's outputs
+	staging  []*tensor.Dense   // per update: a copy of its value when it reads an updated parameter
+	checkNaN bool
+	shared   *Machine
+}
+
+// Option configures New.
+type Option func(*Machine)
+
+// SharingParams makes the new machine use other's parameter values for
+// every parameter both programs have (an evaluation program beside a
+// training one, say): an update by either is seen by both.
+func SharingParams(other *Machine) Option { return func(m *Machine) { m.shared = other } }
+
+// WithNaNCheck makes Run check every instruction's outputs and fail at the
+// first NaN or infinity, naming the node that produced it.
+func WithNaNCheck() Option { return func(m *Machine) { m.checkNaN = true } }
+
+// New allocates a machine for p: a buffer for every slot, parameters set to
+// their initial values (or shared, see SharingParams).
+func New(p *compile.Program, opts ...Option) (*Machine, error) {
+	if p == nil {
+		return nil, fmt.Errorf("nabla: vm.New: program is nil")
+	}
+	m := &Machine{prog: p}
+	for _, o := range opts {
+		o(m)
+	}
+	m.slots = make([]*tensor.Dense, len(p.Slots()))
+	for i, s := range p.Slots() {
+		switch s.Kind {
+		case graph.KindConst:
+			m.slots[i] = s.Const
+		case graph.KindParam:
+			if m.shared != nil && m.shared.prog.Graph() == p.Graph() {
+				if j, ok := m.shared.prog.SlotOf(s.Node); ok {
+					m.slots[i] = m.shared.slots[j]
+					continue
+				}
+			}
+			v, err := graph.CloneDense(s.Node.Value())
+			if err != nil {
+				return nil, fmt.Errorf("nabla: vm.New: parameter %v: %v", s.Node, err)
+			}
+			m.slots[i] = v
+		default:
+			m.slots[i] = graph.NewDenseOf(s.Type)
+		}
+	}
+	for _, in := range p.Instructions() {
+		m.ins = append(m.ins, pick(m.slots, in.In))
+		m.outs = append(m.outs, pick(m.slots, in.Out))
+	}
+	updated := map[int]bool{}
+	for _, u := range p.Updates() {
+		updated[u.Slot] = true
+	}
+	m.staging = make([]*tensor.Dense, len(p.Updates()))
+	for i, u := range p.Updates() {
+		if updated[u.From] {
+			m.staging[i] = graph.NewDenseOf(p.Slots()[u.From].Type)
+		}
+	}
+	return m, nil
+}
+
+func pick(slots []*tensor.Dense, idx []int) []*tensor.Dense {
+	out := make([]*tensor.Dense, len(idx))
+	for i, s := range idx {
+		out[i] = slots[s]
+	}
+	return out
+}
+
+// Program returns the program the machine runs.
+func (m *Machine) Program() *compile.Program { return m.prog }
+
+// Run feeds the inputs, executes every instruction and then applies the
+// program's parameter updates. Feeds are copied in; the fed tensors are
+// not modified. After the first run, Run allocates nothing.
+func (m *Machine) Run(feeds Feeds) error {
+	if err := m.feed(feeds); err != nil {
+		return err
+	}
+	if err := m.execute(); err != nil {
+		return err
+	}
+	m.update()
+	return nil
+}
+
+func (m *Machine) feed(feeds Feeds) error {
+	g := m.prog.Graph()
+	for n, t := range feeds {
+		switch {
+		case n == nil:
+			return fmt.Errorf("nabla: Run: feed for a nil node")
+		case n.Graph() != g:
+			return fmt.Errorf("nabla: Run: fed node %v belongs to another graph", n)
+		case n.Kind() != graph.KindInput:
+			return fmt.Errorf("nabla: Run: fed node %v is not an input", n)
+		case t == nil:
+			return fmt.Errorf("nabla: Run: input %q is fed a nil tensor", n.Name())
+		}
+	}
+	for _, n := range m.prog.Inputs() {
+		t, ok := feeds[n]
+		if !ok {
+			return fmt.Errorf("nabla: Run: input %q (%v) is not fed", n.Name(), n.Type())
+		}
+		if err := checkValue(t, n.Type()); err != nil {
+			return fmt.Errorf("nabla: Run: input %q: %v", n.Name(), err)
+		}
+		s, _ := m.prog.SlotOf(n)
+		copyData(m.slots[s], t)
+	}
+	return nil
+}
+
+// checkValue says why a tensor cannot stand for a value of type want.
+func checkValue(t *tensor.Dense, want graph.Type) error {
+	if t.Dtype() != want.DType {
+		return fmt.Errorf("dtype %v, want %v", t.Dtype(), want.DType)
+	}
+	if !slices.Equal([]int(t.Shape()), want.Shape) {
+		return fmt.Errorf("shape %s, want %s", graph.ShapeString(t.Shape()), graph.ShapeString(want.Shape))
+	}
+	if t.RequiresIterator() {
+		return fmt.Errorf("tensor is a non-contiguous view; materialise it first")
+	}
+	return nil
+}
+
+func copyData(dst, src *tensor.Dense) {
+	if dst.Dtype() == graph.Float32 {
+		copy(dst.Float32s(), src.Float32s())
+		return
+	}
+	copy(dst.Float64s(), src.Float64s())
+}
+
+// execute runs the instructions, turning a kernel's error or panic into an
+// error naming the node, its op and where it was built.
+func (m *Machine) execute() (err error) {
+	instrs := m.prog.Instructions()
+	i := 0
+	defer func() {
+		if r := recover(); r != nil {
+			err = instrError(&instrs[i], fmt.Errorf("kernel panicked: %v", r))
+		}
+	}()
+	for ; i < len(instrs); i++ {
+		in := &instrs[i]
+		var kerr error
+		if in.Op != nil {
+			kerr = in.Op.Forward(m.outs[i][0], m.ins[i])
+		} else {
+			kerr = in.Multi.Forward(m.outs[i], m.ins[i])
+		}
+		if kerr != nil {
+			return instrError(in, kerr)
+		}
+		if m.checkNaN {
+			if err := checkFinite(in, m.outs[i]); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func instrError(in *compile.Instruction, err error) error {
+	msg := fmt.Sprintf("nabla: %s (node %v): %v", in.Name(), in.Node, err)
+	if site := in.Node.Site(); site != "" {
+		msg += " (built at " + site + ")"
+	}
+	return fmt.Errorf("%s", msg)
+}
+
+func checkFinite(in *compile.Instruction, outs []*tensor.Dense) error {
+	for _, t := range outs {
+		n := t.DataSize()
+		for j := 0; j < n; j++ {
+			if v := graph.Float(t, j); math.IsNaN(v) || math.IsInf(v, 0) {
+				return instrError(in, fmt.Errorf("output element %d is %v", j, v))
+			}
+		}
+	}
+	return nil
+}
+
+// update writes the parameter updates, all from values computed before any
+// is written.
+func (m *Machine) update() {
+	ups := m.prog.Updates()
+	for i, u := range ups {
+		if m.staging[i] != nil {
+			copyData(m.staging[i], m.slots[u.From])
+		}
+	}
+	for i, u := range ups {
+		src := m.slots[u.From]
+		if m.staging[i] != nil {
+			src = m.staging[i]
+		}
+		if u.From != u.Slot {
+			copyData(m.slots[u.Slot], src)
+		}
+	}
+}
+
+// Value returns the value of a program output, input or parameter after
+// the last run. The tensor is the machine's own buffer: it changes on the
+// next Run; clone it to keep it.
+func (m *Machine) Value(n *graph.Node) (*tensor.Dense, error) {
+	s, ok := m.prog.SlotOf(n)
+	if !ok {
+		return nil, fmt.Errorf("nabla: Value: %v is not an output, input or parameter of the program", n)
+	}
+	return m.slots[s], nil
+}
+
+// Get returns a copy of a parameter's current value.
+func (m *Machine) Get(param *graph.Node) (*tensor.Dense, error) {
+	s, err := m.paramSlot("Get", param)
+	if err != nil {
+		return nil, err
+	}
+	return graph.CloneDense(m.slots[s])
+}
+
+// Set copies value into a parameter. The value must have the parameter's
+// dtype and shape.
+func (m *Machine) Set(param *graph.Node, value *tensor.Dense) error {
+	s, err := m.paramSlot("Set", param)
+	if err != nil {
+		return err
+	}
+	if value == nil {
+		return fmt.Errorf("nabla: Set: value for %v is nil", param)
+	}
+	if err := checkValue(value, param.Type()); err != nil {
+		return fmt.Errorf("nabla: Set: parameter %q: %v", param.Name(), err)
+	}
+	copyData(m.slots[s], value)
+	return nil
+}
+
+func (m *Machine) paramSlot(what string, param *graph.Node) (int, error) {
+	if param.Kind() != graph.KindParam || param.Err() != nil {
+		return 0, fmt.Errorf("nabla: %s: %v is not a parameter", what, param)
+	}
+	s, ok := m.prog.SlotOf(param)
+	if !ok {
+		return 0, fmt.Errorf("nabla: %s: parameter %v is not used by the program", what, param)
+	}
+	return s, nil
+}
