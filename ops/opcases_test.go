@@ -3,6 +3,7 @@ package ops
 import (
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"gorgonia.org/tensor"
@@ -10,16 +11,140 @@ import (
 	"github.com/nabla-go/nabla/graph"
 )
 
+// values is a test input: a shape and its elements.
+type values struct {
+	shape []int
+	vals  []float64
+}
+
+// arange is the input of the given shape holding 0, 1, 2, ... in order, so
+// that x[i,j,k] = i·(d1·d2) + j·d2 + k.
+func arange(shape ...int) values {
+	v := values{shape: shape, vals: make([]float64, graph.ShapeSize(shape))}
+	for i := range v.vals {
+		v.vals[i] = float64(i)
+	}
+	return v
+}
+
+// of is the input of the given shape holding vals.
+func of(shape []int, vals ...float64) values { return values{shape, vals} }
+
+// forwardCase builds a node from constants holding inputs; in both dtypes
+// it must evaluate to want, of shape shape.
+type forwardCase struct {
+	name   string
+	inputs []values
+	build  func(xs ...*graph.Node) *graph.Node
+	shape  []int
+	want   []float64
+}
+
+func runForward(t *testing.T, cases []forwardCase) {
+	t.Helper()
+	for _, c := range cases {
+		for _, dtype := range dtypes {
+			t.Run(c.name+"/"+dtype.String(), func(t *testing.T) {
+				g := graph.New()
+				xs := make([]*graph.Node, len(c.inputs))
+				for i, in := range c.inputs {
+					xs[i] = g.Const(dense(t, dtype, in.shape, in.vals...))
+				}
+				y := c.build(xs...)
+				if err := g.Err(); err != nil {
+					t.Fatalf("case %v: %v", c.name, err)
+				}
+				if y.DType() != dtype {
+					t.Errorf("case %v: dtype: got %v, want %v", c.name, y.DType(), dtype)
+				}
+				assertValues(t, eval(t, y, nil), c.shape, c.want...)
+			})
+		}
+	}
+}
+
+// errorCase builds a node that is wrong; building must not panic, the node
+// must be poisoned, and the graph's error must name the op, contain each of
+// want and point at the test's line.
+type errorCase struct {
+	name  string
+	build func(g *graph.Graph) *graph.Node
+	op    string
+	want  []string
+}
+
+func runErrors(t *testing.T, cases []errorCase) {
+	t.Helper()
+	for _, c := range cases {
+		g := graph.New()
+		y := c.build(g)
+		err := g.Err()
+		if err == nil {
+			t.Errorf("case %v: got no error, want one", c.name)
+			continue
+		}
+		if y.Err() == nil {
+			t.Errorf("case %v: the node is not poisoned", c.name)
+		}
+		text := err.Error()
+		for _, w := range append([]string{"nabla: " + c.op + ": ", "_test.go:"}, c.want...) {
+			if !strings.Contains(text, w) {
+				t.Errorf("case %v: got %q, want it to contain %q", c.name, text, w)
+			}
+		}
+	}
+}
+
+// backwardCase applies an op to random float64 constants of the given
+// shapes; its Backward is checked numerically.
+type backwardCase struct {
+	name   string
+	shapes [][]int
+	build  func(xs ...*graph.Node) *graph.Node
+}
+
+func runBackward(t *testing.T, cases []backwardCase) {
+	t.Helper()
+	r := rand.New(rand.NewPCG(1, 1))
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			g := graph.New()
+			xs := make([]*graph.Node, len(c.shapes))
+			for i, s := range c.shapes {
+				xs[i] = randomConst(t, g, r, s...)
+			}
+			checkBackward(t, c.build(xs...), nil)
+		})
+	}
+}
+
 // randomConst adds a float64 constant of the given shape with values drawn
 // uniformly from [-1, 1).
 func randomConst(t testing.TB, g *graph.Graph, r *rand.Rand, shape ...int) *graph.Node {
 	t.Helper()
-	vals := make([]float64, graph.ShapeSize(shape))
-	for i := range vals {
-		vals[i] = 2*r.Float64() - 1
-	}
-	return g.Const(dense(t, graph.Float64, shape, vals...))
+	v := randomValues(r, shape...)
+	return g.Const(dense(t, graph.Float64, v.shape, v.vals...))
 }
+
+// randomValues is an input of the given shape with values in [-1, 1).
+func randomValues(r *rand.Rand, shape ...int) values {
+	v := values{shape: shape, vals: make([]float64, graph.ShapeSize(shape))}
+	for i := range v.vals {
+		v.vals[i] = 2*r.Float64() - 1
+	}
+	return v
+}
+
+// plus adds c to every element.
+func (v values) plus(c float64) values {
+	for i := range v.vals {
+		v.vals[i] += c
+	}
+	return v
+}
+
+// f64 adds a float64 input of the given shape.
+func f64(g *graph.Graph, shape ...int) *graph.Node { return g.Input("x", graph.Float64, shape...) }
 
 // checkBackward tests the Backward of y's op against central finite
 // differences, without the compiler. y must be a float64 op node whose
