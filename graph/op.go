@@ -56,6 +56,21 @@ type MultiDifferentiable interface {
 	Backward(ctx *GradContext, gradOuts []*Node) []*Node
 }
 
+// BackwardKernel is implemented by ops whose gradient is computed by a
+// numeric kernel rather than built with graph ops (PyTorch's
+// once_differentiable: a fused or external kernel, say). The first
+// derivative works like any other; differentiating that gradient again is
+// an error naming the op. An op that also implements Differentiable is
+// differentiated symbolically.
+type BackwardKernel interface {
+	// Gradient computes into grads[i] the gradient with respect to input i,
+	// given gradOut (the gradient with respect to the output), the inputs in
+	// and the output out. grads[i] is nil when input i needs no gradient;
+	// the others are buffers of input i's type. It must not modify gradOut,
+	// in or out.
+	Gradient(grads []*tensor.Dense, gradOut *tensor.Dense, in []*tensor.Dense, out *tensor.Dense) error
+}
+
 // Keyer is implemented by ops whose type is not comparable (it holds a
 // slice, say). Key must encode every parameter that affects the result.
 type Keyer interface {
@@ -64,7 +79,8 @@ type Keyer interface {
 
 // OpKey returns a comparable value identifying op's type and parameters:
 // two applications of ops with equal keys to the same inputs compute the
-// same value. It is the op itself when its type is comparable.
+// same value. It is the op itself when its type is comparable (and so are
+// the values in its interface fields, for ops wrapping other ops).
 func OpKey(op any) any {
 	if k, ok := op.(Keyer); ok {
 		return struct {
@@ -72,11 +88,40 @@ func OpKey(op any) any {
 			key string
 		}{reflect.TypeOf(op), k.Key()}
 	}
-	if op != nil && reflect.TypeOf(op).Comparable() {
+	if op != nil && hashable(reflect.ValueOf(op)) {
 		return op
 	}
 	// Not comparable and no Key: a fresh identity, never equal to another.
 	return new(int)
+}
+
+// hashable reports whether v can be compared and used as a map key: its
+// type is comparable and so is every value its interface fields hold (an
+// op wrapping another op holds it in an interface field, and comparing two
+// holding a slice-bearing op would panic).
+func hashable(v reflect.Value) bool {
+	if !v.Type().Comparable() {
+		return false
+	}
+	switch v.Kind() {
+	case reflect.Interface:
+		return v.IsNil() || hashable(v.Elem())
+	case reflect.Struct:
+		for i := range v.NumField() {
+			if !hashable(v.Field(i)) {
+				return false
+			}
+		}
+	case reflect.Array:
+		if k := v.Type().Elem().Kind(); k == reflect.Interface || k == reflect.Struct || k == reflect.Array {
+			for i := range v.Len() {
+				if !hashable(v.Index(i)) {
+					return false
+				}
+			}
+		}
+	}
+	return true
 }
 
 // Apply adds a node applying op to inputs and returns it. Type inference runs
