@@ -1,2 +1,50 @@
-// Package nn provides neural-network modules, losses, initialisers, optimisers and checkpoints built on nabla graphs.
+// Package nn provides neural-network modules, losses, initialisers,
+// optimisers and checkpoints built on nabla graphs.
+//
+// # Modules
+//
+// A Module builds its part of a graph in Forward and owns parameters
+// (graph.Param nodes) and buffers. A module's parameters are made when the
+// module is, in the graph it is given, so constructors take the graph and a
+// name:
+//
+//	g := graph.New()
+//	rng := rand.New(rand.NewPCG(1, 1))
+//	model := nn.NewSequential("mlp",
+//		nn.NewLinear(g, "fc1", 64, 32, true, nn.WithRand(rng)),
+//		nn.ReLU{},
+//		nn.NewLinear(g, "fc2", 32, 10, true, nn.WithRand(rng)),
+//	)
+//	logits := model.Forward(x)
+//
+// The name prefixes the parameters' node names ("fc1.weight") and names
+// the graph scope Forward builds in, which DOT export draws as a cluster.
+// Options choose the dtype (WithDType), the random generator the initial
+// values come from (WithRand) and the initialisers (WithInit,
+// WithBiasInit). Construction errors are sticky, as every graph-building
+// error: they are recorded on g and reported by g.Err, the compiler and the
+// machine.
+//
+// NamedParameters finds a module's parameters by walking its fields, child
+// modules, slices and maps included, and names them by their path
+// ("layers.0.weight"); see Module for the rules.
+//
+// # Training
+//
+// An Optimizer (SGD, Adam, AdamW) turns a loss into graph expressions for
+// the parameters' next values; compiled with compile.WithUpdates, one run of
+// the program is one training step. Modules whose mode matters (Dropout)
+// build differently for training and evaluation: build the training pass,
+// call SetTraining(model, false), build the evaluation pass in the same
+// graph, and run its program on a machine made with vm.SharingParams.
+//
+//	loss := nn.CrossEntropy(model.Forward(x), y)
+//	opt := nn.NewAdam(nn.AdamConfig{LR: 1e-3})
+//	updates, err := nn.TrainingUpdates(opt, loss, model)
+//	prog, err := compile.Compile([]*graph.Node{loss}, compile.WithUpdates(updates))
+//
+// # Checkpoints
+//
+// Save and Load write and read the values a machine holds for a module's
+// state (StateOf) and an optimiser's (Optimizer.State) as safetensors files.
 package nn

@@ -1,0 +1,53 @@
+package nn
+
+import (
+	"fmt"
+
+	"github.com/nabla-go/nabla/graph"
+	"github.com/nabla-go/nabla/ops"
+)
+
+// Embedding maps integer indices to learned vectors: row i of its weight
+// is the vector of index i.
+type Embedding struct {
+	Weight *graph.Node // (num, dim)
+	num    int
+	dim    int
+	name   string
+}
+
+// NewEmbedding adds to g the weight ("name.weight", (num, dim), normal with
+// deviation 1 as in PyTorch unless WithInit says otherwise) of an embedding
+// of num indices into dim dimensions.
+func NewEmbedding(g *graph.Graph, name string, num, dim int, opts ...Option) *Embedding {
+	b := newBuilder(g, "Embedding", name, Normal(0, 1), nil, opts)
+	e := &Embedding{num: num, dim: dim, name: b.name}
+	if num <= 0 || dim <= 0 {
+		e.Weight = b.fail("num %d and dim %d must be positive", num, dim)
+		return e
+	}
+	e.Weight = b.param("weight", b.o.weightInit, num, dim, num, dim)
+	return e
+}
+
+// Forward looks up the vectors of indices, a node of any shape holding
+// integer values in [0, num) as floats, giving shape indices.shape ++ (dim).
+// An index out of range fails the run with an error naming it.
+//
+// The lookup is a one-hot matrix times the weight: every op in it has a
+// symbolic gradient, so the embedding differentiates to any order, at a
+// cost of num multiply-adds per looked-up element.
+func (e *Embedding) Forward(indices *graph.Node) *graph.Node {
+	return inScope(indices, e.name, func() *graph.Node {
+		n := indices.Type().Size()
+		rows := ops.MatMul(ops.Reshape(ops.OneHot(indices, e.num), n, e.num), e.Weight)
+		return ops.Reshape(rows, append(append([]int(nil), indices.Shape()...), e.dim)...)
+	})
+}
+
+// Describe gives the embedding's sizes, as PyTorch prints them.
+func (e *Embedding) Describe() string {
+	return fmt.Sprintf("%d, %d", e.num, e.dim)
+}
+
+func (e *Embedding) String() string { return Format(e) }
