@@ -1,0 +1,32 @@
+package nn
+
+import (
+	"github.com/nabla-go/nabla/graph"
+	"github.com/nabla-go/nabla/ops"
+)
+
+// MSE returns the mean squared error between pred and target, which must
+// have the same shape (or broadcast): mean((pred - target)²).
+func MSE(pred, target *graph.Node) *graph.Node {
+	return ops.Mean(ops.Square(ops.Sub(pred, target)))
+}
+
+// CrossEntropy returns the mean softmax cross-entropy of logits (N, C)
+// against labels (N) holding class indices as float values: the mean over
+// the batch of ops.CrossEntropy's per-example losses.
+func CrossEntropy(logits, labels *graph.Node) *graph.Node {
+	return ops.Mean(ops.CrossEntropy(logits, labels))
+}
+
+// BCEWithLogits returns the mean binary cross-entropy of targets y in
+// [0, 1] against probabilities sigmoid(x), from the logits x. It is
+// computed in the stable form max(x, 0) - x·y + log(1 + e^-|x|), which
+// neither overflows for large |x| nor loses the loss to rounding where the
+// sigmoid saturates.
+func BCEWithLogits(logits, targets *graph.Node) *graph.Node {
+	x := logits
+	return ops.Mean(ops.Add(
+		ops.Sub(ops.ReLU(x), ops.Mul(x, targets)),
+		ops.Log1p(ops.Exp(ops.Neg(ops.Abs(x)))),
+	))
+}

@@ -1,0 +1,202 @@
+package nn
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/nabla-go/nabla/graph"
+	"github.com/nabla-go/nabla/ops"
+	"github.com/nabla-go/nabla/vm"
+)
+
+// trainer builds a parameter p starting at init, the loss lossOf(p), and
+// a machine whose every run is one step of opt.
+func trainer(t *testing.T, opt Optimizer, init []float64, lossOf func(p *graph.Node) *graph.Node) (*vm.Machine, *graph.Node) {
+	t.Helper()
+	g := graph.New()
+	p := g.Param("p", dense(t, init, len(init)))
+	loss := lossOf(p)
+	updates, err := opt.Updates(loss, []Named{{"p", p}})
+	require.NoError(t, err)
+	return machine(t, []*graph.Node{loss}, updates), p
+}
+
+func steps(t *testing.T, m *vm.Machine, p *graph.Node, n int) []float64 {
+	t.Helper()
+	for range n {
+		require.NoError(t, m.Run(nil))
+	}
+	v, err := m.Get(p)
+	require.NoError(t, err)
+	return graph.Float64s(v)
+}
+
+// quadratic is f(p) = Σ a_i (p_i - c_i)², minimal at p = c.
+func quadratic(p *graph.Node) *graph.Node {
+	g := p.Graph()
+	av, _ := graph.FromFloat64s(graph.Float64, []float64{1, 3, 0.5}, 3)
+	cv, _ := graph.FromFloat64s(graph.Float64, []float64{1, -2, 3}, 3)
+	a, c := g.Const(av), g.Const(cv)
+	return ops.Sum(ops.Mul(a, ops.Square(ops.Sub(p, c))))
+}
+
+func TestOptimisersConvergeOnAQuadratic(t *testing.T) {
+	start := []float64{5, 5, -5}
+	for _, c := range []struct {
+		name  string
+		opt   Optimizer
+		steps int
+		want  []float64
+	}{
+		{"SGD", NewSGD(SGDConfig{LR: 0.1}), 300, []float64{1, -2, 3}},
+		{"SGD momentum", NewSGD(SGDConfig{LR: 0.02, Momentum: 0.9}), 500, []float64{1, -2, 3}},
+		{"SGD Nesterov", NewSGD(SGDConfig{LR: 0.02, Momentum: 0.9, Nesterov: true}), 500, []float64{1, -2, 3}},
+		// With L2 decay the minimum of f + (wd/2)|p|² is where
+		// 2a(p - c) + wd·p = 0: p = 2ac/(2a + wd), here wd = 1:
+		// 2/3, -12/7, 3/2.
+		{"SGD weight decay", NewSGD(SGDConfig{LR: 0.1, WeightDecay: 1}), 300, []float64{2.0 / 3, -12.0 / 7, 1.5}},
+		{"Adam", NewAdam(AdamConfig{LR: 0.05}), 3000, []float64{1, -2, 3}},
+		{"AdamW", NewAdamW(AdamConfig{LR: 0.05}), 3000, []float64{1, -2, 3}},
+	} {
+		m, p := trainer(t, c.opt, start, quadratic)
+		got := steps(t, m, p, c.steps)
+		assertClose(t, c.name, got, c.want, 1e-4)
+	}
+}
+
+// Two steps of each SGD flavour on f(p) = p², gradient 2p, from p = 1 with
+// LR 0.1 and momentum 0.9.
+func TestSGDByHand(t *testing.T) {
+	square := func(p *graph.Node) *graph.Node { return ops.Sum(ops.Square(p)) }
+	for _, c := range []struct {
+		name string
+		cfg  SGDConfig
+		want [2]float64
+	}{
+		// g = 2, p = 1 - 0.2 = 0.8; g = 1.6, p = 0.8 - 0.16 = 0.64.
+		{"plain", SGDConfig{LR: 0.1}, [2]float64{0.8, 0.64}},
+		// v = 2, p = 0.8; g = 1.6, v = 0.9·2 + 1.6 = 3.4, p = 0.8 - 0.34 = 0.46.
+		{"momentum", SGDConfig{LR: 0.1, Momentum: 0.9}, [2]float64{0.8, 0.46}},
+		// v = 2, step 2 + 0.9·2 = 3.8, p = 0.62; g = 1.24, v = 1.8 + 1.24
+		// = 3.04, step 1.24 + 2.736 = 3.976, p = 0.62 - 0.3976 = 0.2224.
+		{"Nesterov", SGDConfig{LR: 0.1, Momentum: 0.9, Nesterov: true}, [2]float64{0.62, 0.2224}},
+	} {
+		m, p := trainer(t, NewSGD(c.cfg), []float64{1}, square)
+		assertClose(t, c.name+" step 1", steps(t, m, p, 1), c.want[:1], 1e-12)
+		assertClose(t, c.name+" step 2", steps(t, m, p, 1), c.want[1:], 1e-12)
+	}
+}
+
+// Three Adam steps on f(p) = Σ p², gradient 2p, from p = (1, -0.5) with
+// LR 0.1, β1 0.9, β2 0.999, eps 1e-8, worked by hand for p[0]:
+//
+//	t=1: g = 2, m = 0.1·2 = 0.2, v = 0.001·4 = 0.004,
+//	     1-β1¹ = 0.1, 1-β2¹ = 0.001, denominator √0.004/√0.001 + eps = 2 + 1e-8,
+//	     p = 1 - (0.1/0.1)·0.2/(2+1e-8) = 0.9000000005
+//	t=2: g = 1.800000001, m = 0.9·0.2 + 0.1·g = 0.3600000001,
+//	     v = 0.999·0.004 + 0.001·g² = 0.0072360000036,
+//	     1-β1² = 0.19, 1-β2² = 0.001999,
+//	     p = 0.9000000005 - (0.1/0.19)·0.3600000001/(√0.0072360000036/√0.001999 + 1e-8)
+//	       = 0.9000000005 - 0.5263157895·0.3600000001/1.9025817 = 0.80041222869
+//	t=3: g = 1.60082445738, m = 0.9·0.3600000001 + 0.1·g = 0.48408244583,
+//	     v = 0.999·0.0072360000036 + 0.001·g² = 0.00979140295,
+//	     1-β1³ = 0.271, 1-β2³ = 0.002997001,
+//	     p = 0.80041222869 - (0.1/0.271)·0.48408244583/(√0.00979140295/√0.002997001 + 1e-8)
+//	       = 0.70158627295
+//
+// and likewise p[1]: -0.400000001, -0.30118742166, -0.20487125256.
+func TestAdamByHand(t *testing.T) {
+	m, p := trainer(t, NewAdam(AdamConfig{LR: 0.1}), []float64{1, -0.5}, func(p *graph.Node) *graph.Node {
+		return ops.Sum(ops.Square(p))
+	})
+	for i, want := range [][]float64{
+		{0.9000000005, -0.400000001},
+		{0.8004122286917927, -0.3011874216591668},
+		{0.7015862729460302, -0.2048712525602996},
+	} {
+		assertClose(t, "Adam step "+string(rune('1'+i)), steps(t, m, p, 1), want, 1e-10)
+	}
+}
+
+// With a loss whose gradient is zero, only weight decay moves the
+// parameters. Adam folds L2 decay into the gradient, which its moments then
+// normalise: every parameter moves by about LR, whatever its size. AdamW
+// decays each parameter in proportion to it: p·(1 - LR·wd).
+func TestAdamWDecouplesWeightDecay(t *testing.T) {
+	flat := func(p *graph.Node) *graph.Node { return ops.Sum(ops.Scale(p, 0)) }
+	cfg := AdamConfig{LR: 0.1, WeightDecay: 0.1}
+
+	m, p := trainer(t, NewAdam(cfg), []float64{1, 10}, flat)
+	// g = 0.1·p: m̂ = 0.1·p, √v̂ = 0.1·|p|, step 0.1·sign(p).
+	assertClose(t, "Adam with L2", steps(t, m, p, 1), []float64{0.9, 9.9}, 1e-6)
+
+	m, p = trainer(t, NewAdamW(cfg), []float64{1, 10}, flat)
+	// g = 0: no Adam step; p·(1 - 0.1·0.1) = 0.99·p.
+	assertClose(t, "AdamW", steps(t, m, p, 1), []float64{0.99, 9.9}, 1e-12)
+	assertClose(t, "AdamW step 2", steps(t, m, p, 1), []float64{0.99 * 0.99, 9.9 * 0.99}, 1e-12)
+}
+
+func TestOptimiserState(t *testing.T) {
+	g := graph.New()
+	l := NewLinear(g, "fc", 2, 3, true)
+	x := g.Input("x", graph.Float64, 4, 2)
+	loss := ops.Sum(l.Forward(x))
+	opt := NewAdam(AdamConfig{})
+	updates, err := opt.Updates(loss, NamedParameters(l))
+	require.NoError(t, err)
+	require.Equal(t, []string{"step", "exp_avg.weight", "exp_avg_sq.weight", "exp_avg.bias", "exp_avg_sq.bias"}, names(opt.State()))
+	require.Len(t, updates, 2+5)
+	for _, s := range opt.State() {
+		require.Contains(t, updates, s.Node, s.Name)
+	}
+	require.Equal(t, []string{"opt.step", "opt.exp_avg.weight"}, names(Prefix("opt", opt.State()))[:2])
+
+	sgd := NewSGD(SGDConfig{LR: 0.1, Momentum: 0.5})
+	_, err = sgd.Updates(loss, NamedParameters(l))
+	require.NoError(t, err)
+	require.Equal(t, []string{"momentum_buffer.weight", "momentum_buffer.bias"}, names(sgd.State()))
+}
+
+func TestOptimiserErrors(t *testing.T) {
+	g := graph.New()
+	used := g.Param("used", graph.NewDense(graph.Float64, 2))
+	unused := g.Param("unused", graph.NewDense(graph.Float64, 2))
+	stopped := g.Param("stopped", graph.NewDense(graph.Float64, 2))
+	other := graph.New().Param("other", graph.NewDense(graph.Float64, 2))
+	f32 := g.Param("f32", graph.NewDense(graph.Float32, 2))
+	x := g.Input("x", graph.Float64, 2)
+	loss := ops.Sum(ops.Add(ops.Square(used), ops.StopGradient(stopped)))
+	loss = ops.Add(loss, ops.Sum(ops.Mul(x, used)))
+	adam := func() Optimizer { return NewAdam(AdamConfig{}) }
+	for _, c := range []struct {
+		name   string
+		opt    Optimizer
+		loss   *graph.Node
+		params []Named
+		want   string
+	}{
+		{"no path", adam(), loss, []Named{{"layers.0.weight", used}, {"layers.1.bias", unused}}, `parameter "layers.1.bias" has no gradient path to the loss`},
+		{"stopped", adam(), loss, []Named{{"s", stopped}}, "has no gradient"},
+		{"not a parameter", adam(), loss, []Named{{"x", x}}, `"x"`},
+		{"other graph", adam(), loss, []Named{{"o", other}}, "another graph"},
+		{"dtypes", adam(), loss, []Named{{"u", used}, {"f", f32}}, "one optimiser serves one dtype"},
+		{"twice", adam(), loss, []Named{{"a", used}, {"b", used}}, `"b" is also listed as "a"`},
+		{"none", adam(), loss, nil, "no parameters"},
+		{"not scalar", adam(), ops.Square(used), []Named{{"u", used}}, "not a scalar"},
+		{"nil", adam(), loss, []Named{{"n", nil}}, "nil or poisoned"},
+		{"SGD lr", NewSGD(SGDConfig{}), loss, []Named{{"u", used}}, "learning rate 0"},
+		{"SGD momentum", NewSGD(SGDConfig{LR: 1, Momentum: 1}), loss, []Named{{"u", used}}, "momentum 1"},
+		{"SGD Nesterov", NewSGD(SGDConfig{LR: 1, Nesterov: true}), loss, []Named{{"u", used}}, "Nesterov"},
+		{"Adam beta", NewAdam(AdamConfig{Beta2: 1.5}), loss, []Named{{"u", used}}, "beta2 1.5"},
+		{"AdamW decay", NewAdamW(AdamConfig{WeightDecay: -1}), loss, []Named{{"u", used}}, "AdamW: eps"},
+	} {
+		_, err := c.opt.Updates(c.loss, c.params)
+		require.ErrorContains(t, err, c.want, "case %s", c.name)
+	}
+	opt := adam()
+	_, err := opt.Updates(loss, []Named{{"u", used}})
+	require.NoError(t, err)
+	_, err = opt.Updates(loss, []Named{{"u", used}})
+	require.ErrorContains(t, err, "already called")
+}
