@@ -32,8 +32,10 @@ type Dropout struct {
 
 // NewDropout adds to g the step counter ("name.step", a float64 scalar
 // buffer) of a Dropout module with drop probability p in [0, 1]. Its seed is
-// drawn from WithRand's generator, or from the name's. It starts in training
-// mode (see SetTraining).
+// drawn from WithRand's generator, or from the name's; it belongs to the
+// module's construction, not to its checkpointed state, so a model rebuilt
+// the same way and loaded from a checkpoint draws the same masks as the
+// original would have. It starts in training mode (see SetTraining).
 func NewDropout(g *graph.Graph, name string, p float64, opts ...Option) *Dropout {
 	b := newBuilder(g, "Dropout", name, nil, nil, opts)
 	d := &Dropout{p: p, seed: b.o.rng.Uint64(), training: true, name: b.name}

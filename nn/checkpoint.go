@@ -1,0 +1,195 @@
+package nn
+
+import (
+	"encoding/binary"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"maps"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"gorgonia.org/tensor"
+
+	"github.com/nabla-go/nabla/graph"
+)
+
+// ParamStore holds the current values of parameters and buffers: a
+// *vm.Machine is one.
+type ParamStore interface {
+	// Get returns a copy of a parameter's value.
+	Get(param *graph.Node) (*tensor.Dense, error)
+	// Set copies value into a parameter.
+	Set(param *graph.Node, value *tensor.Dense) error
+}
+
+// Save writes the current values in store of every entry of state (say
+// append(StateOf(model), Prefix("optimizer", opt.State())...)) to w as a
+// safetensors file, under the entries' names. The file's metadata holds a
+// checksum of the tensors, which Load verifies: safetensors itself has
+// none, so a flipped bit in the data would otherwise go unnoticed.
+func Save(w io.Writer, store ParamStore, state []Named) error {
+	if err := checkNames(state); err != nil {
+		return err
+	}
+	tensors := make(map[string]*tensor.Dense, len(state))
+	for _, s := range state {
+		v, err := store.Get(s.Node)
+		if err != nil {
+			return fmt.Errorf("nn: Save: %q: %w", s.Name, err)
+		}
+		tensors[s.Name] = v
+	}
+	metadata := map[string]string{checksumKey: checksum(tensors)}
+	if err := WriteSafetensors(w, tensors, metadata); err != nil {
+		return fmt.Errorf("nn: Save: %w", err)
+	}
+	return nil
+}
+
+// LoadOption configures Load.
+type LoadOption func(*loadConfig)
+
+type loadConfig struct{ lenient bool }
+
+// NonStrict lets Load skip entries of state that the file lacks and
+// tensors of the file that state does not name. Tensors whose dtype or
+// shape differ are an error all the same.
+func NonStrict() LoadOption { return func(c *loadConfig) { c.lenient = true } }
+
+// Load reads a safetensors file from r and sets each entry of state in
+// store to the tensor of the same name. By default it is strict: the file
+// must hold exactly the names of state, each with its node's dtype and
+// shape; otherwise it returns a *LoadError listing every difference.
+//
+// Everything is read and checked before anything is written, so a
+// corrupt, truncated or mismatched file leaves store unchanged. A file
+// written by Save must match its checksum; files from other tools, which
+// have none, are read as they are.
+func Load(r io.Reader, store ParamStore, state []Named, opts ...LoadOption) error {
+	var cfg loadConfig
+	for _, o := range opts {
+		o(&cfg)
+	}
+	if err := checkNames(state); err != nil {
+		return err
+	}
+	tensors, metadata, err := ReadSafetensors(r)
+	if err != nil {
+		return fmt.Errorf("nn: Load: %w", err)
+	}
+	if sum, ok := metadata[checksumKey]; ok && sum != checksum(tensors) {
+		return fmt.Errorf("nn: Load: the tensors do not match the file's checksum: the file is corrupt")
+	}
+	var le LoadError
+	want := map[string]bool{}
+	var sets []Named
+	for _, s := range state {
+		want[s.Name] = true
+		t, ok := tensors[s.Name]
+		switch {
+		case !ok:
+			le.Missing = append(le.Missing, s.Name)
+		case t.Dtype() != s.Node.DType() || !slices.Equal([]int(t.Shape()), s.Node.Shape()):
+			le.Mismatched = append(le.Mismatched, Mismatch{
+				Name: s.Name,
+				Want: s.Node.Type(),
+				Got:  graph.TypeOf(t.Dtype(), t.Shape()...),
+			})
+		default:
+			sets = append(sets, s)
+		}
+	}
+	for name := range tensors {
+		if !want[name] {
+			le.Unexpected = append(le.Unexpected, name)
+		}
+	}
+	slices.Sort(le.Unexpected)
+	if cfg.lenient {
+		le.Missing, le.Unexpected = nil, nil // forgiven: only mismatches fail
+	}
+	if len(le.Missing)+len(le.Unexpected)+len(le.Mismatched) > 0 {
+		return &le
+	}
+	// Every target must be in the store before the first is written.
+	for _, s := range sets {
+		if _, err := store.Get(s.Node); err != nil {
+			return fmt.Errorf("nn: Load: %q: %w", s.Name, err)
+		}
+	}
+	for _, s := range sets {
+		if err := store.Set(s.Node, tensors[s.Name]); err != nil {
+			return fmt.Errorf("nn: Load: %q: %w", s.Name, err)
+		}
+	}
+	return nil
+}
+
+// checksumKey names the metadata entry holding Save's checksum.
+const checksumKey = "nabla.crc32c"
+
+// checksum is the CRC-32C of the tensors' names, dtypes, shapes and values
+// in sorted name order, in hexadecimal.
+func checksum(tensors map[string]*tensor.Dense) string {
+	h := crc32.New(crc32.MakeTable(crc32.Castagnoli))
+	var buf [8]byte
+	for _, name := range slices.Sorted(maps.Keys(tensors)) {
+		t := tensors[name]
+		fmt.Fprintf(h, "%q %v %v;", name, t.Dtype(), []int(t.Shape()))
+		for _, v := range graph.Float64s(t) {
+			binary.LittleEndian.PutUint64(buf[:], math.Float64bits(v))
+			h.Write(buf[:])
+		}
+	}
+	return strconv.FormatUint(uint64(h.Sum32()), 16)
+}
+
+// checkNames rejects a state list with an empty or repeated name, or a node
+// that is not a parameter.
+func checkNames(state []Named) error {
+	seen := map[string]bool{}
+	for _, s := range state {
+		switch {
+		case s.Name == "":
+			return fmt.Errorf("nn: checkpoint entry %v has no name", s.Node)
+		case seen[s.Name]:
+			return fmt.Errorf("nn: checkpoint name %q appears twice", s.Name)
+		case s.Node == nil || s.Node.Err() != nil || s.Node.Kind() != graph.KindParam:
+			return fmt.Errorf("nn: checkpoint entry %q is not a parameter or buffer", s.Name)
+		}
+		seen[s.Name] = true
+	}
+	return nil
+}
+
+// Mismatch is a checkpoint tensor whose dtype or shape differs from the
+// node it would be loaded into.
+type Mismatch struct {
+	Name      string
+	Want, Got graph.Type
+}
+
+// LoadError lists how a checkpoint differs from the state it was loaded
+// into. Nothing was loaded.
+type LoadError struct {
+	Missing    []string   // in the state, not in the file
+	Unexpected []string   // in the file, not in the state
+	Mismatched []Mismatch // in both, with another dtype or shape
+}
+
+func (e *LoadError) Error() string {
+	var parts []string
+	if len(e.Missing) > 0 {
+		parts = append(parts, "missing "+strings.Join(e.Missing, ", "))
+	}
+	if len(e.Unexpected) > 0 {
+		parts = append(parts, "unexpected "+strings.Join(e.Unexpected, ", "))
+	}
+	for _, m := range e.Mismatched {
+		parts = append(parts, fmt.Sprintf("%s is %v in the file, want %v", m.Name, m.Got, m.Want))
+	}
+	return "nn: Load: checkpoint does not match (nothing loaded): " + strings.Join(parts, "; ")
+}
