@@ -1,0 +1,320 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"runtime"
+	"time"
+
+	"gorgonia.org/tensor"
+
+	"github.com/nabla-go/nabla/compile"
+	"github.com/nabla-go/nabla/examples/internal/data"
+	"github.com/nabla-go/nabla/graph"
+	"github.com/nabla-go/nabla/nn"
+	"github.com/nabla-go/nabla/ops"
+	"github.com/nabla-go/nabla/vm"
+)
+
+// Config is what to train and how.
+type Config struct {
+	Epochs  int     // passes over the training set
+	Batch   int     // examples per training step
+	LR      float64 // Adam's learning rate
+	Hidden  []int   // sizes of the hidden layers
+	Dropout float64 // drop probability after each hidden layer (0: none)
+	Seed    uint64  // seeds the split, the shuffles, the initial weights and dropout
+
+	// Digits is the UCI digits file; "" finds testdata/digits.csv.gz.
+	Digits string
+	// Fashion trains on Fashion-MNIST from FashionDir ("" for Debian's
+	// dataset-fashion-mnist folder) instead of the digits.
+	Fashion    bool
+	FashionDir string
+	// TestFraction of the digits is held out for testing.
+	TestFraction float64
+
+	Save string // write the trained model and optimiser state here (safetensors)
+	Plot string // draw the training and test loss per epoch here (PNG)
+	Dot  string // draw the training step's graph here (Graphviz DOT)
+}
+
+// DefaultConfig is the configuration the command's flags start from: it
+// reaches a test accuracy above 0.95 on the digits in a few seconds.
+func DefaultConfig() Config {
+	return Config{
+		Epochs:       30,
+		Batch:        32,
+		LR:           2e-3,
+		Hidden:       []int{256, 128},
+		Dropout:      0.2,
+		Seed:         1,
+		TestFraction: 0.2,
+	}
+}
+
+// Result is what a training run measured.
+type Result struct {
+	TrainLoss    []float64 // mean training loss of each epoch
+	TestLoss     []float64 // mean test loss after each epoch
+	TestAccuracy []float64 // test accuracy after each epoch
+	Accuracy     float64   // final test accuracy
+	Duration     time.Duration
+}
+
+// Train trains an MLP classifier as cfg says, reporting each epoch to out,
+// and returns the losses and accuracies it measured. Training is one
+// compiled program that runs the forward pass, the backward pass and the
+// Adam step in one Run; evaluation is a second program whose machine
+// shares the training machine's parameters.
+func Train(cfg Config, out io.Writer) (Result, error) {
+	start := time.Now()
+	if cfg.Epochs <= 0 || cfg.Batch <= 0 {
+		return Result{}, fmt.Errorf("mlp: epochs (%d) and batch size (%d) must be positive", cfg.Epochs, cfg.Batch)
+	}
+	train, test, err := loadData(cfg)
+	if err != nil {
+		return Result{}, err
+	}
+	fmt.Fprintf(out, "%d training and %d test examples, %d features, %d classes\n",
+		train.Len(), test.Len(), train.Features, train.Classes)
+
+	g := graph.New()
+	model := buildModel(g, cfg, train.Features, train.Classes)
+
+	// The training program: loss, gradients and the optimiser step.
+	x := g.Input("x", tensor.Float64, cfg.Batch, train.Features)
+	y := g.Input("y", tensor.Float64, cfg.Batch)
+	nn.SetTraining(model, true)
+	loss := nn.CrossEntropy(model.Forward(x), y)
+	opt := nn.NewAdam(nn.AdamConfig{LR: cfg.LR})
+	updates, err := nn.TrainingUpdates(opt, loss, model)
+	if err != nil {
+		return Result{}, err
+	}
+	trainProg, err := compile.Compile([]*graph.Node{loss}, compile.WithUpdates(updates))
+	if err != nil {
+		return Result{}, err
+	}
+
+	// The evaluation program: the same parameters, dropout off.
+	evalBatch := min(test.Len(), 1000)
+	xe := g.Input("x_eval", tensor.Float64, evalBatch, train.Features)
+	ye := g.Input("y_eval", tensor.Float64, evalBatch)
+	nn.SetTraining(model, false)
+	logits := model.Forward(xe)
+	losses := ops.CrossEntropy(logits, ye)
+	evalProg, err := compile.Compile([]*graph.Node{logits, losses})
+	if err != nil {
+		return Result{}, err
+	}
+
+	trainer, err := vm.New(trainProg)
+	if err != nil {
+		return Result{}, err
+	}
+	evaluator, err := vm.New(evalProg, vm.SharingParams(trainer))
+	if err != nil {
+		return Result{}, err
+	}
+	fmt.Fprintf(out, "model:\n%v\n", model)
+
+	xb, yb := graph.NewDense(tensor.Float64, cfg.Batch, train.Features), graph.NewDense(tensor.Float64, cfg.Batch)
+	feeds := vm.Feeds{x: xb, y: yb}
+	ev := evaluation{m: evaluator, x: xe, y: ye, logits: logits, losses: losses, size: evalBatch}
+	var res Result
+	for epoch := range cfg.Epochs {
+		train.Shuffle(cfg.Seed + uint64(epoch) + 1)
+		batches := train.Batches(cfg.Batch)
+		bar := data.NewProgress(out, batches, fmt.Sprintf("epoch %d/%d", epoch+1, cfg.Epochs))
+		total := 0.0
+		for i := range batches {
+			if err := train.Batch(i, cfg.Batch, xb.Float64s(), yb.Float64s()); err != nil {
+				return Result{}, err
+			}
+			if err := trainer.Run(feeds); err != nil {
+				return Result{}, err
+			}
+			v, err := trainer.Value(loss)
+			if err != nil {
+				return Result{}, err
+			}
+			total += graph.Float(v, 0)
+			bar.Add(1)
+		}
+		testLoss, acc, err := ev.run(test)
+		if err != nil {
+			return Result{}, err
+		}
+		res.TrainLoss = append(res.TrainLoss, total/float64(batches))
+		res.TestLoss = append(res.TestLoss, testLoss)
+		res.TestAccuracy = append(res.TestAccuracy, acc)
+		bar.Finish(fmt.Sprintf("train loss %.4f, test loss %.4f, test accuracy %.4f", res.TrainLoss[epoch], testLoss, acc))
+	}
+	res.Accuracy = res.TestAccuracy[len(res.TestAccuracy)-1]
+
+	drawn := []*graph.Node{loss}
+	for _, n := range nn.Parameters(model) {
+		drawn = append(drawn, updates[n])
+	}
+	if err := writeOutputs(cfg, trainer, model, opt, res, drawn, out); err != nil {
+		return Result{}, err
+	}
+	res.Duration = time.Since(start)
+	fmt.Fprintf(out, "test accuracy: %.4f\n", res.Accuracy)
+	return res, nil
+}
+
+// buildModel makes the MLP: Linear layers with ReLU (and dropout) between
+// them, initialised from one generator seeded with cfg.Seed.
+func buildModel(g *graph.Graph, cfg Config, features, classes int) *nn.Sequential {
+	rng := rand.New(rand.NewPCG(cfg.Seed, 0))
+	var layers []nn.Module
+	in := features
+	for i, h := range cfg.Hidden {
+		layers = append(layers, nn.NewLinear(g, fmt.Sprintf("hidden%d", i+1), in, h, true,
+			nn.WithRand(rng), nn.WithInit(nn.KaimingUniform(nn.GainReLU))))
+		layers = append(layers, nn.ReLU{})
+		if cfg.Dropout > 0 {
+			layers = append(layers, nn.NewDropout(g, fmt.Sprintf("dropout%d", i+1), cfg.Dropout, nn.WithRand(rng)))
+		}
+		in = h
+	}
+	layers = append(layers, nn.NewLinear(g, "output", in, classes, true, nn.WithRand(rng)))
+	return nn.NewSequential("mlp", layers...)
+}
+
+// evaluation computes the test loss and accuracy with the evaluation
+// machine, a batch of size rows at a time.
+type evaluation struct {
+	m              *vm.Machine
+	x, y           *graph.Node
+	logits, losses *graph.Node
+	size           int
+}
+
+func (e evaluation) run(d data.Dataset) (loss, accuracy float64, err error) {
+	xb, yb := graph.NewDense(tensor.Float64, e.size, d.Features), graph.NewDense(tensor.Float64, e.size)
+	feeds := vm.Feeds{e.x: xb, e.y: yb}
+	correct := 0
+	for i := range d.Batches(e.size) {
+		if err := d.Batch(i, e.size, xb.Float64s(), yb.Float64s()); err != nil {
+			return 0, 0, err
+		}
+		if err := e.m.Run(feeds); err != nil {
+			return 0, 0, err
+		}
+		logits, _ := e.m.Value(e.logits)
+		losses, _ := e.m.Value(e.losses)
+		// The last batch wraps around to the first rows: count each row once.
+		rows := min(e.size, d.Len()-i*e.size)
+		classes := logits.Shape()[1]
+		for r := range rows {
+			loss += losses.Float64s()[r]
+			if argmax(logits.Float64s()[r*classes:(r+1)*classes]) == int(yb.Float64s()[r]) {
+				correct++
+			}
+		}
+	}
+	return loss / float64(d.Len()), float64(correct) / float64(d.Len()), nil
+}
+
+func argmax(xs []float64) int {
+	best := 0
+	for i, v := range xs {
+		if v > xs[best] {
+			best = i
+		}
+	}
+	return best
+}
+
+// loadData returns the training and test sets cfg names.
+func loadData(cfg Config) (train, test data.Dataset, err error) {
+	if cfg.Fashion {
+		train, test, err = data.FashionMNIST(cfg.FashionDir)
+		if err != nil {
+			return train, test, fmt.Errorf("mlp: -fashion needs the Fashion-MNIST files: %w", err)
+		}
+		return train, test, nil
+	}
+	path := cfg.Digits
+	if path == "" {
+		path = findDigits()
+	}
+	d, err := data.LoadDigitsCSV(path)
+	if err != nil {
+		return train, test, fmt.Errorf("mlp: %w (give the file with -digits)", err)
+	}
+	if !(cfg.TestFraction > 0 && cfg.TestFraction < 1) {
+		return train, test, fmt.Errorf("mlp: test fraction %v is not in (0, 1)", cfg.TestFraction)
+	}
+	train, test = d.Split(cfg.TestFraction, cfg.Seed)
+	return train, test, nil
+}
+
+// findDigits looks for the shipped digits beside the working directory
+// (go test), under it (go run from the repository) and beside this source
+// file.
+func findDigits() string {
+	candidates := []string{
+		filepath.Join("testdata", "digits.csv.gz"),
+		filepath.Join("examples", "mlp", "testdata", "digits.csv.gz"),
+	}
+	if _, file, _, ok := runtime.Caller(0); ok {
+		candidates = append(candidates, filepath.Join(filepath.Dir(file), "testdata", "digits.csv.gz"))
+	}
+	for _, c := range candidates {
+		if _, err := os.Stat(c); err == nil {
+			return c
+		}
+	}
+	return candidates[0]
+}
+
+// writeOutputs writes the checkpoint, plot and graph drawing cfg asks for.
+// The drawing shows the training step: the loss and the parameters'
+// updates, with each gradient cluster collapsed to a box.
+func writeOutputs(cfg Config, m *vm.Machine, model nn.Module, opt nn.Optimizer, res Result, drawn []*graph.Node, out io.Writer) error {
+	if cfg.Save != "" {
+		state := append(nn.StateOf(model), nn.Prefix("optimizer", opt.State())...)
+		if err := writeFile(cfg.Save, func(w io.Writer) error { return nn.Save(w, m, state) }); err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "saved %d tensors to %s\n", len(state), cfg.Save)
+	}
+	if cfg.Plot != "" {
+		if err := plotLosses(cfg.Plot, res); err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "plotted the losses to %s\n", cfg.Plot)
+	}
+	if cfg.Dot != "" {
+		opts := graph.DotOptions{Outputs: drawn, CollapseGradients: true, Title: "MLP training step"}
+		if err := writeFile(cfg.Dot, func(w io.Writer) error { return graph.WriteDot(w, drawn[0].Graph(), opts) }); err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "wrote the training graph to %s\n", cfg.Dot)
+	}
+	return nil
+}
+
+// writeFile creates path and fills it with write, reporting either's error.
+func writeFile(path string, write func(io.Writer) error) (err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("mlp: %w", err)
+	}
+	defer func() {
+		if cerr := f.Close(); err == nil && cerr != nil {
+			err = fmt.Errorf("mlp: %w", cerr)
+		}
+	}()
+	if err := write(f); err != nil {
+		return fmt.Errorf("mlp: %s: %w", path, err)
+	}
+	return nil
+}

@@ -1,0 +1,106 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"regexp"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/nabla-go/nabla/nn"
+)
+
+// A short run learns: the loss falls and the accuracy is far above chance
+// (0.1 for ten classes), and every output the flags ask for is written.
+func TestTrainShort(t *testing.T) {
+	dir := t.TempDir()
+	cfg := DefaultConfig()
+	cfg.Epochs = 5
+	cfg.Hidden = []int{32}
+	cfg.Save = filepath.Join(dir, "model.safetensors")
+	cfg.Plot = filepath.Join(dir, "loss.png")
+	cfg.Dot = filepath.Join(dir, "graph.dot")
+	var out bytes.Buffer
+	res, err := Train(cfg, &out)
+	require.NoError(t, err)
+
+	require.Len(t, res.TrainLoss, 5)
+	require.Len(t, res.TestLoss, 5)
+	require.Less(t, res.TrainLoss[4], res.TrainLoss[0]/2, "training loss falls: %v", res.TrainLoss)
+	require.Less(t, res.TestLoss[4], res.TestLoss[0]/2, "test loss falls: %v", res.TestLoss)
+	require.Greater(t, res.Accuracy, 0.5, "accuracy far above chance")
+	require.Regexp(t, regexp.MustCompile(`(?m)^epoch 5/5: train loss \d+\.\d{4}, test loss \d+\.\d{4}, test accuracy [01]\.\d{4}$`), out.String())
+	require.Regexp(t, regexp.MustCompile(`\ntest accuracy: [01]\.\d{4}\n$`), out.String())
+
+	for _, path := range []string{cfg.Save, cfg.Plot, cfg.Dot} {
+		info, err := os.Stat(path)
+		require.NoError(t, err)
+		require.NotZero(t, info.Size(), path)
+	}
+	png, err := os.ReadFile(cfg.Plot)
+	require.NoError(t, err)
+	require.Equal(t, "\x89PNG", string(png[:4]))
+	dot, err := os.ReadFile(cfg.Dot)
+	require.NoError(t, err)
+	require.Contains(t, string(dot), "digraph")
+	require.Contains(t, string(dot), "hidden1")
+
+	// The checkpoint holds the model and Adam's state under their names.
+	f, err := os.Open(cfg.Save)
+	require.NoError(t, err)
+	defer f.Close()
+	tensors, _, err := nn.ReadSafetensors(f)
+	require.NoError(t, err)
+	for _, name := range []string{"layers.0.weight", "layers.0.bias", "layers.2.step", "layers.3.weight", "optimizer.step", "optimizer.exp_avg.layers.3.bias"} {
+		require.Contains(t, tensors, name)
+	}
+	require.Equal(t, []int{32, 64}, []int(tensors["layers.0.weight"].Shape()))
+}
+
+// The same seed gives the same run.
+func TestTrainIsReproducible(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Epochs = 1
+	cfg.Hidden = []int{16}
+	var out bytes.Buffer
+	a, err := Train(cfg, &out)
+	require.NoError(t, err)
+	b, err := Train(cfg, &out)
+	require.NoError(t, err)
+	require.Equal(t, a.TrainLoss, b.TrainLoss)
+	require.Equal(t, a.TestAccuracy, b.TestAccuracy)
+}
+
+func TestTrainErrors(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Fashion, cfg.FashionDir = true, t.TempDir()
+	_, err := Train(cfg, &bytes.Buffer{})
+	require.ErrorContains(t, err, "-fashion needs the Fashion-MNIST files")
+	require.ErrorContains(t, err, "apt-get install dataset-fashion-mnist")
+
+	cfg = DefaultConfig()
+	cfg.Digits = filepath.Join(t.TempDir(), "missing.csv.gz")
+	_, err = Train(cfg, &bytes.Buffer{})
+	require.ErrorContains(t, err, "missing.csv.gz")
+
+	cfg = DefaultConfig()
+	cfg.Batch = 0
+	_, err = Train(cfg, &bytes.Buffer{})
+	require.ErrorContains(t, err, "batch size (0) must be positive")
+}
+
+func TestParseInts(t *testing.T) {
+	got, err := parseInts(" 64, 32 ")
+	require.NoError(t, err)
+	require.Equal(t, []int{64, 32}, got)
+	got, err = parseInts("")
+	require.NoError(t, err)
+	require.Empty(t, got)
+	for _, bad := range []string{"64,x", "0", "-3", "64,,32"} {
+		_, err := parseInts(bad)
+		require.Error(t, err, "case %q", bad)
+	}
+	require.Equal(t, "256,128", joinInts([]int{256, 128}))
+}
