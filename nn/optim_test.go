@@ -200,3 +200,12 @@ func TestOptimiserErrors(t *testing.T) {
 	_, err = opt.Updates(loss, []Named{{"u", used}})
 	require.ErrorContains(t, err, "already called")
 }
+
+// One run of a training program (forward, backward, Adam step, dropout
+// counter) allocates nothing after the first.
+func TestTrainingStepAllocatesNothing(t *testing.T) {
+	s := newSetup(t, 1)
+	require.NoError(t, s.m.Run(s.feeds))
+	allocs := testing.AllocsPerRun(20, func() { _ = s.m.Run(s.feeds) })
+	require.Zero(t, allocs)
+}

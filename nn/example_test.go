@@ -1,0 +1,76 @@
+package nn_test
+
+import (
+	"fmt"
+	"math/rand/v2"
+
+	"github.com/nabla-go/nabla/compile"
+	"github.com/nabla-go/nabla/graph"
+	"github.com/nabla-go/nabla/nn"
+	"github.com/nabla-go/nabla/vm"
+)
+
+// Fit y = 2x + 1 with one Linear layer: one compiled program runs the
+// forward pass, the backward pass and the SGD step.
+func Example() {
+	g := graph.New()
+	model := nn.NewLinear(g, "fc", 1, 1, true, nn.WithRand(rand.New(rand.NewPCG(1, 1))))
+	x := g.Input("x", graph.Float64, 4, 1)
+	y := g.Input("y", graph.Float64, 4, 1)
+	loss := nn.MSE(model.Forward(x), y)
+	updates, err := nn.TrainingUpdates(nn.NewSGD(nn.SGDConfig{LR: 0.1, Momentum: 0.5}), loss, model)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	prog, err := compile.Compile([]*graph.Node{loss}, compile.WithUpdates(updates))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	m, err := vm.New(prog)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	xs, _ := graph.FromFloat64s(graph.Float64, []float64{-1, 0, 1, 2}, 4, 1)
+	ys, _ := graph.FromFloat64s(graph.Float64, []float64{-1, 1, 3, 5}, 4, 1)
+	for range 200 {
+		if err := m.Run(vm.Feeds{x: xs, y: ys}); err != nil {
+			fmt.Println(err)
+			return
+		}
+	}
+	for _, p := range nn.NamedParameters(model) {
+		v, _ := m.Get(p.Node)
+		fmt.Printf("%s %.4f\n", p.Name, graph.Float64s(v))
+	}
+	// Output:
+	// weight [2.0000]
+	// bias [1.0000]
+}
+
+func ExampleFormat() {
+	g := graph.New()
+	model := nn.NewSequential("mlp",
+		nn.NewLinear(g, "fc1", 64, 32, true),
+		nn.ReLU{},
+		nn.NewDropout(g, "drop", 0.1),
+		nn.NewLinear(g, "fc2", 32, 10, true),
+	)
+	fmt.Println(nn.Format(model))
+	for _, p := range nn.NamedParameters(model) {
+		fmt.Println(p.Name, p.Node.Type())
+	}
+	// Output:
+	// Sequential(
+	//   (layers.0): Linear(in_features=64, out_features=32, bias=true)
+	//   (layers.1): ReLU()
+	//   (layers.2): Dropout(p=0.1)
+	//   (layers.3): Linear(in_features=32, out_features=10, bias=true)
+	// )
+	// layers.0.weight float64(32,64)
+	// layers.0.bias float64(32)
+	// layers.3.weight float64(10,32)
+	// layers.3.bias float64(10)
+}
