@@ -1,6 +1,8 @@
 package main
 
 import (
+	"fmt"
+
 	"gorgonia.org/tensor"
 
 	"github.com/nabla-go/nabla/graph"
@@ -47,6 +49,9 @@ func scale[T float32 | float64](y, x []T, c T) {
 		y[i] = v * c
 	}
 }
+
+// DotLabel shows the constant in DOT drawings, e.g. "MulConstant ×2.5".
+func (op MulConstant) DotLabel() string { return fmt.Sprintf("MulConstant ×%g", op.C) }
 
 // Backward: dL/dx = g·c. It is built with MulConstant itself, so the
 // gradient can be differentiated again.

@@ -102,3 +102,9 @@ func TestCustomOpChain(t *testing.T) {
 	f := ops.Sum(MulConst(ops.Mul(h, h), 0.7))
 	checkOrders(t, "custom-op chain", f, x, randomValues(3, 6), 3)
 }
+
+func TestMulConstantDotLabel(t *testing.T) {
+	g := graph.New()
+	y := MulConst(g.Input("x", graph.Float64, 2), 2.5)
+	require.Equal(t, "MulConstant ×2.5", graph.DotOpLabel(y))
+}
