@@ -270,7 +270,7 @@ func gradScopeName(wrt []*graph.Node) string {
 			names[i] = fmt.Sprintf("%s#%d", x.OpName(), x.ID())
 		}
 	}
-	return "∇ w.r.t. " + strings.Join(names, ", ")
+	return graph.GradientScopePrefix + "w.r.t. " + strings.Join(names, ", ")
 }
 
 // Jacobian returns the Jacobian of y with respect to x, a node of shape

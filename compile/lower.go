@@ -36,6 +36,7 @@ func lower(f *function, g *graph.Graph) *Program {
 			p.instrs = append(p.instrs, Instruction{Op: v.op, Multi: v.multi, Node: v.node, In: in, Out: out})
 		}
 	}
+	p.outputs = f.outNodes
 	for i, n := range f.outNodes {
 		p.nodes[n] = f.outputs[i].slot
 	}

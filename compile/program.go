@@ -15,6 +15,7 @@ type Program struct {
 	inputs  []*graph.Node
 	params  []*graph.Node
 	nodes   map[*graph.Node]int // requested outputs, inputs and params -> slot
+	outputs []*graph.Node
 	updates []Update
 }
 
@@ -64,6 +65,9 @@ func (p *Program) Slots() []Slot { return p.slots }
 
 // Inputs returns the input nodes a run must feed, in creation order.
 func (p *Program) Inputs() []*graph.Node { return p.inputs }
+
+// Outputs returns the requested output nodes, in the order given to Compile.
+func (p *Program) Outputs() []*graph.Node { return p.outputs }
 
 // Params returns the parameters the program reads or updates.
 func (p *Program) Params() []*graph.Node { return p.params }
