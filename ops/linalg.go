@@ -80,10 +80,7 @@ func (op MatMulOp) dims(sa, sb []int) (matMulDims, error) {
 
 // Type checks that the operands align and infers the product's shape.
 func (op MatMulOp) Type(in []graph.Type) (graph.Type, error) {
-	if err := graph.CheckArity(in, 2); err != nil {
-		return graph.Type{}, err
-	}
-	dtype, err := graph.SameDType(in)
+	dtype, err := graph.CheckInputs(in, 2)
 	if err != nil {
 		return graph.Type{}, err
 	}

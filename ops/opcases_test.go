@@ -3,6 +3,7 @@ package ops
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -157,10 +158,18 @@ func f64(g *graph.Graph, shape ...int) *graph.Node { return g.Input("x", graph.F
 // way, which tests the second derivative of the op.
 func checkBackward(t *testing.T, y *graph.Node, feeds map[*graph.Node]*tensor.Dense) {
 	t.Helper()
-	checkBackwardOrder(t, y, feeds, 2)
+	checkBackwardOrder(t, y, feeds, backwardOptions{order: 2})
 }
 
-func checkBackwardOrder(t *testing.T, y *graph.Node, feeds map[*graph.Node]*tensor.Dense, order int) {
+// backwardOptions tune checkBackwardOrder: how many orders to check, the
+// inputs whose gradient is not asked for (NeedsGrad false) and those that
+// get no gradient even when asked (labels, say).
+type backwardOptions struct {
+	order        int
+	skip, noGrad []int
+}
+
+func checkBackwardOrder(t *testing.T, y *graph.Node, feeds map[*graph.Node]*tensor.Dense, o backwardOptions) {
 	t.Helper()
 	const eps, tol = 1e-6, 1e-6
 	g := y.Graph()
@@ -192,9 +201,12 @@ func checkBackwardOrder(t *testing.T, y *graph.Node, feeds map[*graph.Node]*tens
 	seed := randomConst(t, g, r, y.Shape()...)
 	needs := make([]bool, len(ins))
 	for i := range needs {
-		needs[i] = true
+		needs[i] = !slices.Contains(o.skip, i)
 	}
 	grads := diff.Backward(graph.NewGradContext(y, needs), seed)
+	if err := g.Err(); err != nil {
+		t.Fatalf("%v: Backward: %v", y, err)
+	}
 	if len(grads) != len(ins) {
 		t.Fatalf("%v: Backward returned %d gradients for %d inputs", y, len(grads), len(ins))
 	}
@@ -212,6 +224,12 @@ func checkBackwardOrder(t *testing.T, y *graph.Node, feeds map[*graph.Node]*tens
 	}
 	for i, x := range ins {
 		grad := grads[i]
+		if !needs[i] || slices.Contains(o.noGrad, i) {
+			if grad != nil {
+				t.Errorf("%v: input %d: got gradient %v, want none", y, i, grad)
+			}
+			continue
+		}
 		if grad == nil {
 			t.Errorf("%v: input %d: no gradient", y, i)
 			continue
@@ -236,8 +254,8 @@ func checkBackwardOrder(t *testing.T, y *graph.Node, feeds map[*graph.Node]*tens
 				t.Errorf("%v: input %d, element %d: got %v, want %v", y, i, j, gj, want)
 			}
 		}
-		if order > 1 && onLeaves(grads[i]) {
-			checkBackwardOrder(t, grads[i], feeds, order-1)
+		if o.order > 1 && onLeaves(grads[i]) {
+			checkBackwardOrder(t, grads[i], feeds, backwardOptions{order: o.order - 1})
 		}
 	}
 }

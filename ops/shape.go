@@ -33,10 +33,7 @@ func (s *shapeParam) shape() ([]int, error) {
 
 // singleInput checks that an op has one float input and returns its type.
 func singleInput(in []graph.Type) (graph.Type, error) {
-	if err := graph.CheckArity(in, 1); err != nil {
-		return graph.Type{}, err
-	}
-	if _, err := graph.SameDType(in); err != nil {
+	if _, err := graph.CheckInputs(in, 1); err != nil {
 		return graph.Type{}, err
 	}
 	return in[0], nil
