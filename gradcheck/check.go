@@ -224,7 +224,8 @@ func checkDifferentiable(ys, wrt []*graph.Node) *Error {
 		multi, _ := n.MultiOp()
 		_, single := n.Op().(graph.Differentiable)
 		_, many := multi.(graph.MultiDifferentiable)
-		if !single && !many {
+		_, kernel := n.Op().(graph.BackwardKernel) // once-differentiable: first derivatives only
+		if !single && !many && !kernel {
 			return fail(Misuse, nil, "op %s (%v, built at %s) has no Backward: it does not implement graph.Differentiable, so its derivative cannot be checked",
 				n.OpName(), n, n.Site())
 		}
