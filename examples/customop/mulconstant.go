@@ -24,11 +24,12 @@ func MulConst(x *graph.Node, c float64) *graph.Node {
 func (MulConstant) Name() string { return "MulConstant" }
 
 // Type: one float input; the output has its type.
-func (MulConstant) Type(in []graph.Type) (graph.Type, error) {
-	if err := graph.CheckArity(in, 1); err != nil {
-		return graph.Type{}, err
-	}
-	if _, err := graph.SameDType(in); err != nil {
+func (MulConstant) Type(in []graph.Type) (graph.Type, error) { return elementwiseType(in) }
+
+// elementwiseType is the type inference of the example's elementwise ops:
+// one float input, whose type the output has.
+func elementwiseType(in []graph.Type) (graph.Type, error) {
+	if _, err := graph.CheckInputs(in, 1); err != nil {
 		return graph.Type{}, err
 	}
 	return in[0], nil
