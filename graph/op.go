@@ -38,6 +38,21 @@ type Differentiable interface {
 	Backward(ctx *GradContext, gradOut *Node) []*Node
 }
 
+// BackwardKernel is implemented by ops whose gradient is computed by a
+// numeric kernel rather than built with graph ops (PyTorch's
+// once_differentiable: a fused or external kernel, say). The first
+// derivative works like any other; differentiating that gradient again is
+// an error naming the op. An op that also implements Differentiable is
+// differentiated symbolically.
+type BackwardKernel interface {
+	// Gradient computes into grads[i] the gradient with respect to input i,
+	// given gradOut (the gradient with respect to the output), the inputs in
+	// and the output out. grads[i] is nil when input i needs no gradient;
+	// the others are buffers of input i's type. It must not modify gradOut,
+	// in or out.
+	Gradient(grads []*tensor.Dense, gradOut *tensor.Dense, in []*tensor.Dense, out *tensor.Dense) error
+}
+
 // MultiOp is an operation with several outputs (values and indices, say).
 // ApplyMulti enters it into a graph as one node per output.
 type MultiOp interface {
@@ -54,21 +69,6 @@ type MultiOp interface {
 // not reach the loss.
 type MultiDifferentiable interface {
 	Backward(ctx *GradContext, gradOuts []*Node) []*Node
-}
-
-// BackwardKernel is implemented by ops whose gradient is computed by a
-// numeric kernel rather than built with graph ops (PyTorch's
-// once_differentiable: a fused or external kernel, say). The first
-// derivative works like any other; differentiating that gradient again is
-// an error naming the op. An op that also implements Differentiable is
-// differentiated symbolically.
-type BackwardKernel interface {
-	// Gradient computes into grads[i] the gradient with respect to input i,
-	// given gradOut (the gradient with respect to the output), the inputs in
-	// and the output out. grads[i] is nil when input i needs no gradient;
-	// the others are buffers of input i's type. It must not modify gradOut,
-	// in or out.
-	Gradient(grads []*tensor.Dense, gradOut *tensor.Dense, in []*tensor.Dense, out *tensor.Dense) error
 }
 
 // Keyer is implemented by ops whose type is not comparable (it holds a
