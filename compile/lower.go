@@ -7,7 +7,7 @@ import (
 // lower emits the program: its slots (placed by earlier passes) and its
 // instruction list.
 func lower(f *function, g *graph.Graph) *Program {
-	p := &Program{graph: g, nodes: map[*graph.Node]int{}, outputs: f.outNodes}
+	p := &Program{graph: g, nodes: map[*graph.Node]int{}}
 	slotOf := func(v *value) int { return v.slot }
 	typeOf := func(v *value) graph.Type { return v.typ }
 	for _, v := range f.values {
@@ -42,6 +42,7 @@ func lower(f *function, g *graph.Graph) *Program {
 			})
 		}
 	}
+	p.outputs = f.outNodes
 	for i, n := range f.outNodes {
 		p.nodes[n] = f.outputs[i].slot
 	}

@@ -84,12 +84,11 @@ func (p *Program) SlotNodes(slot int) []*graph.Node {
 	return p.slotNodes[slot]
 }
 
-// Outputs returns the requested output nodes, in the order given to
-// Compile.
-func (p *Program) Outputs() []*graph.Node { return p.outputs }
-
 // Inputs returns the input nodes a run must feed, in creation order.
 func (p *Program) Inputs() []*graph.Node { return p.inputs }
+
+// Outputs returns the requested output nodes, in the order given to Compile.
+func (p *Program) Outputs() []*graph.Node { return p.outputs }
 
 // Params returns the parameters the program reads or updates.
 func (p *Program) Params() []*graph.Node { return p.params }

@@ -3,6 +3,7 @@ package graph
 import (
 	"fmt"
 	"reflect"
+	"strings"
 
 	"gorgonia.org/tensor"
 )
@@ -151,7 +152,7 @@ func apply(g *Graph, op Op, multi MultiOp, inputs []*Node, s site) []*Node {
 	}
 	outTypes, err := inferTypes(op, multi, types)
 	if err != nil {
-		return []*Node{g.fail(name, s, "%v (inputs %s)", err, TypesString(types))}
+		return []*Node{g.fail(name, s, "%s", describeTypeError(err, types))}
 	}
 	ins := append([]*Node(nil), inputs...)
 	if op != nil {
@@ -197,4 +198,16 @@ func inferTypes(op Op, multi MultiOp, in []Type) (out []Type, err error) {
 		out[i] = TypeOf(t.DType, t.Shape...) // never alias the op's slices
 	}
 	return out, nil
+}
+
+// describeTypeError adds the inputs' types to a type-inference error unless
+// it already names every input's shape.
+func describeTypeError(err error, in []Type) string {
+	msg := err.Error()
+	for _, t := range in {
+		if !strings.Contains(msg, ShapeString(t.Shape)) {
+			return msg + " (inputs " + TypesString(in) + ")"
+		}
+	}
+	return msg
 }

@@ -1,6 +1,7 @@
 package ops
 
 import (
+	"fmt"
 	"math"
 
 	"gorgonia.org/tensor"
@@ -211,4 +212,12 @@ func (op unary) Backward(ctx *graph.GradContext, g *graph.Node) []*graph.Node {
 		return []*graph.Node{nil}
 	}
 	return []*graph.Node{grad(ctx.Input(0), ctx.Output(), g, op.c)}
+}
+
+// DotLabel shows the constant of PowConst and Scale in DOT.
+func (op unary) DotLabel() string {
+	if op.kind == powConstKind || op.kind == scaleKind {
+		return fmt.Sprintf("%s(%g)", op.Name(), op.c)
+	}
+	return op.Name()
 }

@@ -1,0 +1,329 @@
+package compile
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/nabla-go/nabla/graph"
+	"github.com/nabla-go/nabla/ops"
+)
+
+// GradOption configures Grad and Gradients.
+type GradOption func(*gradConfig)
+
+type gradConfig struct {
+	zerosIfDisconnected bool
+}
+
+// ZerosIfDisconnected makes the gradient of an input with no path from the
+// outputs a zero constant, instead of an error.
+func ZerosIfDisconnected() GradOption {
+	return func(c *gradConfig) { c.zerosIfDisconnected = true }
+}
+
+// Grad returns the gradients of the scalar y with respect to each node of
+// wrt (inputs, parameters or intermediate nodes), as new nodes appended to
+// y's graph. They are ordinary nodes: compile them, or differentiate them
+// again for higher derivatives.
+func Grad(y *graph.Node, wrt ...*graph.Node) ([]*graph.Node, error) {
+	return grad("Grad", []*graph.Node{y}, nil, wrt, nil)
+}
+
+// GradWith is Grad with options.
+func GradWith(y *graph.Node, wrt []*graph.Node, opts ...GradOption) ([]*graph.Node, error) {
+	return grad("Grad", []*graph.Node{y}, nil, wrt, opts)
+}
+
+// Gradients returns vector–Jacobian products: the gradient with respect to
+// each node of wrt of sum_i <seeds[i], ys[i]>. seeds[i] must have ys[i]'s
+// type; a nil seed stands for 1 and is allowed for a scalar ys[i] only.
+func Gradients(ys, seeds, wrt []*graph.Node, opts ...GradOption) ([]*graph.Node, error) {
+	return grad("Gradients", ys, seeds, wrt, opts)
+}
+
+// grad is reverse-mode differentiation. It walks the graph backwards from
+// ys, keeping each node's gradient contributions in a table local to this
+// call (never on the nodes, so earlier gradients cannot leak into later
+// ones), sums them, and calls each op's symbolic Backward, which appends
+// nodes to the graph.
+func grad(caller string, ys, seeds, wrt []*graph.Node, opts []GradOption) (result []*graph.Node, err error) {
+	var cfg gradConfig
+	for _, o := range opts {
+		o(&cfg)
+	}
+	site := graph.CallerSite()
+	fail := func(format string, args ...any) error {
+		return &graph.Error{Op: caller, Err: fmt.Errorf(format, args...), Site: site}
+	}
+	g, err := checkGradRequest(ys, seeds, wrt, fail)
+	if err != nil {
+		return nil, err
+	}
+	if seeds == nil {
+		seeds = make([]*graph.Node, len(ys))
+	}
+	for i, y := range ys {
+		if seeds[i] == nil {
+			if !y.Type().IsScalar() {
+				return nil, fail("output %v is not a scalar: give a seed gradient", y)
+			}
+		} else if !seeds[i].Type().Equal(y.Type()) {
+			return nil, fail("seed %d has type %v, want %v", i, seeds[i].Type(), y.Type())
+		}
+	}
+	defer g.Scope(gradScopeName(wrt))()
+	defer func() {
+		if r := recover(); r != nil {
+			result, err = nil, fail("differentiation panicked: %v", r)
+		}
+	}()
+
+	last := 0
+	for _, y := range ys {
+		last = max(last, y.ID())
+	}
+	nodes := g.Nodes()[:last+1]
+	// A node needs a gradient when it depends on some wrt node and some
+	// output depends on it.
+	needs := make([]bool, len(nodes))
+	for _, x := range wrt {
+		if x.ID() <= last {
+			needs[x.ID()] = true
+		}
+	}
+	for _, n := range nodes {
+		for _, in := range n.Inputs() {
+			needs[n.ID()] = needs[n.ID()] || needs[in.ID()]
+		}
+	}
+	feeds := make([]bool, len(nodes))
+	for _, y := range ys {
+		feeds[y.ID()] = true
+	}
+	for i := len(nodes) - 1; i >= 0; i-- {
+		if feeds[i] {
+			for _, in := range nodes[i].Inputs() {
+				feeds[in.ID()] = true
+			}
+		}
+	}
+
+	contribs := map[*graph.Node][]*graph.Node{}
+	for i, y := range ys {
+		s := seeds[i]
+		if s == nil {
+			s = g.Scalar(1, y.DType())
+		}
+		contribs[y] = append(contribs[y], s)
+	}
+	for i := len(nodes) - 1; i >= 0; i-- {
+		n := nodes[i]
+		if !needs[i] || !feeds[i] || n.Kind() != graph.KindOp {
+			continue
+		}
+		outs := n.Outputs()
+		if outs[0] != n {
+			continue // a later output of a multi-output op: done with the first
+		}
+		gradOuts := make([]*graph.Node, len(outs))
+		any := false
+		for k, o := range outs {
+			gradOuts[k] = sum(contribs[o])
+			any = any || gradOuts[k] != nil
+		}
+		if !any {
+			continue
+		}
+		inNeeds := make([]bool, len(n.Inputs()))
+		for k, in := range n.Inputs() {
+			inNeeds[k] = needs[in.ID()] && feeds[in.ID()]
+		}
+		grads, err := backward(n, gradOuts, inNeeds)
+		if err != nil {
+			return nil, fail("%v", err)
+		}
+		for k, in := range n.Inputs() {
+			if grads[k] == nil || !inNeeds[k] {
+				continue
+			}
+			gk, err := fitGradient(n, k, grads[k])
+			if err != nil {
+				return nil, fail("%v", err)
+			}
+			contribs[in] = append(contribs[in], gk)
+		}
+		if err := g.Err(); err != nil {
+			return nil, err
+		}
+	}
+
+	result = make([]*graph.Node, len(wrt))
+	for i, x := range wrt {
+		result[i] = sum(contribs[x])
+		if result[i] != nil {
+			continue
+		}
+		if !cfg.zerosIfDisconnected {
+			return nil, fail("%v has no gradient: no path from the output reaches it (use ZerosIfDisconnected for zeros)", x)
+		}
+		result[i] = g.Const(graph.NewDenseOf(x.Type()))
+	}
+	return result, g.Err()
+}
+
+func checkGradRequest(ys, seeds, wrt []*graph.Node, fail func(string, ...any) error) (*graph.Graph, error) {
+	if len(ys) == 0 {
+		return nil, fail("no outputs to differentiate")
+	}
+	if seeds != nil && len(seeds) != len(ys) {
+		return nil, fail("%d seeds for %d outputs", len(seeds), len(ys))
+	}
+	var g *graph.Graph
+	all := append(append(append([]*graph.Node(nil), ys...), wrt...), seeds...)
+	for i, n := range all {
+		if i >= len(ys)+len(wrt) && n == nil {
+			continue // a nil seed
+		}
+		if n == nil {
+			return nil, fail("nil node")
+		}
+		if err := n.Err(); err != nil {
+			return nil, err
+		}
+		if g == nil {
+			g = n.Graph()
+		}
+		if n.Graph() != g {
+			return nil, fail("%v belongs to another graph", n)
+		}
+	}
+	return g, g.Err()
+}
+
+// backward calls the op's symbolic Backward, checking what it returns.
+func backward(n *graph.Node, gradOuts []*graph.Node, needs []bool) (grads []*graph.Node, err error) {
+	ctx := graph.NewGradContext(n, needs)
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("Backward of %s panicked: %v", n.OpName(), r)
+		}
+	}()
+	switch op := n.Op().(type) {
+	case graph.Differentiable:
+		grads = op.Backward(ctx, gradOuts[0])
+	case nil:
+		multi, _ := n.MultiOp()
+		d, ok := multi.(graph.MultiDifferentiable)
+		if !ok {
+			return nil, fmt.Errorf("op %s is not differentiable: it has no Backward", n.OpName())
+		}
+		grads = d.Backward(ctx, gradOuts)
+	default:
+		return nil, fmt.Errorf("op %s is not differentiable: it has no Backward", n.OpName())
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("Backward of %s: %v", n.OpName(), err)
+	}
+	if len(grads) != len(n.Inputs()) {
+		return nil, fmt.Errorf("Backward of %s returned %d gradients for %d inputs", n.OpName(), len(grads), len(n.Inputs()))
+	}
+	return grads, nil
+}
+
+// fitGradient brings the gradient an op returned for input k to the
+// input's shape, summing away axes the op broadcast.
+func fitGradient(n *graph.Node, k int, gk *graph.Node) (*graph.Node, error) {
+	in := n.Inputs()[k]
+	if err := gk.Err(); err != nil {
+		return nil, err
+	}
+	if gk.DType() != in.DType() {
+		return nil, fmt.Errorf("Backward of %s returned a %v gradient for input %d of type %v", n.OpName(), gk.Type(), k, in.Type())
+	}
+	if gk.Type().Equal(in.Type()) {
+		return gk, nil
+	}
+	if b, err := graph.BroadcastShapes(in.Shape(), gk.Shape()); err != nil || !graph.TypeOf(in.DType(), b...).Equal(gk.Type()) {
+		return nil, fmt.Errorf("Backward of %s returned a %v gradient for input %d of type %v", n.OpName(), gk.Type(), k, in.Type())
+	}
+	return ops.SumTo(gk, in.Shape()...), nil
+}
+
+// sum adds gradient contributions; nil when there are none.
+func sum(xs []*graph.Node) *graph.Node {
+	if len(xs) == 0 {
+		return nil
+	}
+	s := xs[0]
+	for _, x := range xs[1:] {
+		s = ops.Add(s, x)
+	}
+	return s
+}
+
+// gradScopeName names the scope gradient nodes are built in, for DOT.
+func gradScopeName(wrt []*graph.Node) string {
+	names := make([]string, len(wrt))
+	for i, x := range wrt {
+		names[i] = x.Name()
+		if names[i] == "" {
+			names[i] = fmt.Sprintf("%s#%d", x.OpName(), x.ID())
+		}
+	}
+	return graph.GradientScopePrefix + "w.r.t. " + strings.Join(names, ", ")
+}
+
+// Jacobian returns the Jacobian of y with respect to x, a node of shape
+// y.shape ++ x.shape: entry (i..., j...) is ∂y[i...]/∂x[j...]. It builds
+// one vector–Jacobian product per element of y.
+func Jacobian(y, x *graph.Node) (*graph.Node, error) {
+	if p := graph.Poisoned(y, x); p != nil {
+		return nil, p.Err()
+	}
+	g := y.Graph()
+	m, n := y.Type().Size(), x.Type().Size()
+	rows := make([]*graph.Node, m)
+	for i := range rows {
+		seed := graph.NewDenseOf(y.Type())
+		graph.SetFloat(seed, i, 1)
+		gi, err := Gradients([]*graph.Node{y}, []*graph.Node{g.Const(seed)}, []*graph.Node{x}, ZerosIfDisconnected())
+		if err != nil {
+			return nil, err
+		}
+		rows[i] = ops.Reshape(gi[0], 1, n)
+	}
+	shape := append(append([]int(nil), y.Shape()...), x.Shape()...)
+	j := ops.Reshape(ops.Concat(0, rows...), shape...)
+	return j, g.Err()
+}
+
+// Hessian returns the Hessian of the scalar f with respect to x, a node of
+// shape x.shape ++ x.shape.
+func Hessian(f, x *graph.Node) (*graph.Node, error) {
+	gr, err := Grad(f, x)
+	if err != nil {
+		return nil, err
+	}
+	return Jacobian(gr[0], x)
+}
+
+// HVP returns the Hessian–vector product H·v of the scalar f with respect
+// to x (v has x's type), by differentiating <∇f, v>: the Hessian itself is
+// never formed.
+func HVP(f, x, v *graph.Node) (*graph.Node, error) {
+	if p := graph.Poisoned(v); p != nil {
+		return nil, p.Err()
+	}
+	if !v.Type().Equal(x.Type()) {
+		return nil, &graph.Error{Op: "HVP", Err: fmt.Errorf("v has type %v, want x's %v", v.Type(), x.Type()), Site: graph.CallerSite()}
+	}
+	gr, err := Grad(f, x)
+	if err != nil {
+		return nil, err
+	}
+	hv, err := GradWith(ops.Sum(ops.Mul(gr[0], v)), []*graph.Node{x}, ZerosIfDisconnected())
+	if err != nil {
+		return nil, err
+	}
+	return hv[0], nil
+}

@@ -1,0 +1,383 @@
+package ops
+
+import (
+	"fmt"
+	"runtime"
+	"sync"
+	"unsafe"
+
+	"gonum.org/v1/gonum/blas/gonum"
+	"gorgonia.org/tensor"
+
+	"github.com/nabla-go/nabla/graph"
+)
+
+// MatMulOp is the matrix product op(A)·op(B), where op transposes its
+// operand when TransA or TransB is set. It multiplies 2-D matrices, batches
+// of them (3-D·3-D, one product per leading index) and a batch by one
+// matrix shared by every product (3-D·2-D or 2-D·3-D). The flags let the
+// gradient use transposed operands without materialising them.
+type MatMulOp struct {
+	TransA, TransB bool
+}
+
+// MatMul returns the matrix product a·b: (m,k)·(k,n) → (m,n), batched
+// (b,m,k)·(b,k,n) → (b,m,n), or a batch times one matrix,
+// (b,m,k)·(k,n) → (b,m,n) (and (m,k)·(b,k,n) → (b,m,n)).
+func MatMul(a, b *graph.Node) *graph.Node { return graph.Apply(MatMulOp{}, a, b) }
+
+// MatMulT returns op(a)·op(b), where op transposes the last two axes of its
+// operand when transA or transB is set, without materialising the transpose:
+// MatMulT(a, b, false, true) is a·bᵀ.
+func MatMulT(a, b *graph.Node, transA, transB bool) *graph.Node {
+	return graph.Apply(MatMulOp{TransA: transA, TransB: transB}, a, b)
+}
+
+// Name is "MatMul" whatever the flags, so errors read the same.
+func (MatMulOp) Name() string { return "MatMul" }
+
+// matMulDims is the geometry of a (batched) product: batch products of an
+// m×k by a k×n matrix; strideA and strideB are the elements between batch
+// entries of each operand, 0 for a matrix shared by the whole batch.
+type matMulDims struct {
+	batch, m, k, n   int
+	strideA, strideB int
+	rank             int // of the output
+}
+
+func (op MatMulOp) dims(sa, sb []int) (matMulDims, error) {
+	ra, rb := len(sa), len(sb)
+	if ra < 2 || rb < 2 || ra > 3 || rb > 3 {
+		return matMulDims{}, fmt.Errorf("shapes %s and %s: ranks %d and %d are not supported (2-D or 3-D operands)",
+			graph.ShapeString(sa), graph.ShapeString(sb), ra, rb)
+	}
+	m, ka := sa[ra-2], sa[ra-1]
+	if op.TransA {
+		m, ka = ka, m
+	}
+	kb, n := sb[rb-2], sb[rb-1]
+	if op.TransB {
+		kb, n = n, kb
+	}
+	if ka != kb {
+		return matMulDims{}, fmt.Errorf("shapes %s and %s do not align (%d != %d)",
+			graph.ShapeString(sa), graph.ShapeString(sb), ka, kb)
+	}
+	d := matMulDims{batch: 1, m: m, k: ka, n: n, rank: max(ra, rb)}
+	if ra == 3 {
+		d.batch, d.strideA = sa[0], m*ka
+	}
+	if rb == 3 {
+		if ra == 3 && sb[0] != sa[0] {
+			return matMulDims{}, fmt.Errorf("shapes %s and %s: batch sizes differ (%d != %d)",
+				graph.ShapeString(sa), graph.ShapeString(sb), sa[0], sb[0])
+		}
+		d.batch, d.strideB = sb[0], ka*n
+	}
+	return d, nil
+}
+
+// Type checks that the operands align and infers the product's shape.
+func (op MatMulOp) Type(in []graph.Type) (graph.Type, error) {
+	if err := graph.CheckArity(in, 2); err != nil {
+		return graph.Type{}, err
+	}
+	dtype, err := graph.SameDType(in)
+	if err != nil {
+		return graph.Type{}, err
+	}
+	d, err := op.dims(in[0].Shape, in[1].Shape)
+	if err != nil {
+		return graph.Type{}, err
+	}
+	if d.rank == 3 {
+		return graph.TypeOf(dtype, d.batch, d.m, d.n), nil
+	}
+	return graph.TypeOf(dtype, d.m, d.n), nil
+}
+
+// Forward multiplies through gonum's BLAS, one product per batch entry.
+func (op MatMulOp) Forward(out *tensor.Dense, in []*tensor.Dense) error {
+	d, err := op.dims(in[0].Shape(), in[1].Shape())
+	if err != nil {
+		return err
+	}
+	if out.Shape().TotalSize() != d.batch*d.m*d.n {
+		return fmt.Errorf("output shape %v, want %d elements", out.Shape(), d.batch*d.m*d.n)
+	}
+	if d.strideB == 0 && !op.TransA {
+		// A batch times one matrix is a single product with batch·m rows.
+		d.m, d.batch = d.batch*d.m, 1
+	}
+	return forFloat(out.Dtype(),
+		func() error {
+			matMulKernel(op, d, floats[float32](out), floats[float32](in[0]), floats[float32](in[1]))
+			return nil
+		},
+		func() error {
+			matMulKernel(op, d, floats[float64](out), floats[float64](in[0]), floats[float64](in[1]))
+			return nil
+		})
+}
+
+func matMulKernel[T float](op MatMulOp, d matMulDims, c, a, b []T) {
+	for i := range d.batch {
+		p := gemm[T]{
+			transA: op.TransA, transB: op.TransB, m: d.m, n: d.n, k: d.k,
+			a: a[i*d.strideA : i*d.strideA+d.m*d.k],
+			b: b[i*d.strideB : i*d.strideB+d.k*d.n],
+			c: c[i*d.m*d.n : (i+1)*d.m*d.n],
+		}
+		p.run()
+	}
+}
+
+// Backward uses C = op(A)·op(B) ⇒ d op(A) = G·op(B)ᵀ and d op(B) = op(A)ᵀ·G,
+// transposed back through the flags when op transposes. Where one operand
+// is shared by a batch, its gradient sums over the batch.
+func (op MatMulOp) Backward(ctx *graph.GradContext, g *graph.Node) []*graph.Node {
+	a, b := ctx.Input(0), ctx.Input(1)
+	grads := make([]*graph.Node, 2)
+	if ctx.NeedsGrad(0) {
+		if op.TransA {
+			grads[0] = MatMulT(b, g, op.TransB, true)
+		} else {
+			grads[0] = MatMulT(g, b, false, !op.TransB)
+		}
+		if a.Type().Rank() < g.Type().Rank() {
+			grads[0] = SumTo(grads[0], a.Shape()...)
+		}
+	}
+	if ctx.NeedsGrad(1) {
+		switch {
+		case b.Type().Rank() < a.Type().Rank() && !op.TransA:
+			// Flatten the batch into rows: one product, no batch sum.
+			k, n := b.Shape()[0], b.Shape()[1]
+			if op.TransB {
+				k, n = n, k
+			}
+			x, y := Reshape(a, -1, k), Reshape(g, -1, n)
+			if op.TransB {
+				x, y = y, x
+			}
+			grads[1] = MatMulT(x, y, true, false)
+		case op.TransB:
+			grads[1] = MatMulT(g, a, true, op.TransA)
+		default:
+			grads[1] = MatMulT(a, g, !op.TransA, false)
+		}
+		if b.Type().Rank() < grads[1].Type().Rank() {
+			grads[1] = SumTo(grads[1], b.Shape()...)
+		}
+	}
+	return grads
+}
+
+// gemm is one product C = op(A)·op(B) on row-major backing slices: C is
+// m×n, k the inner dimension. A is stored m×k (k×m if transA), B k×n (n×k
+// if transB).
+type gemm[T float] struct {
+	transA, transB bool
+	m, n, k        int
+	a, b, c        []T
+}
+
+// Block sizes of the serial kernel: a depth block of B (gemmDepth rows of
+// up to gemmCols) stays in L2 while gemmRows rows of C are updated.
+const (
+	gemmRows  = 64
+	gemmCols  = 256
+	gemmDepth = 128
+	// gemmParallelWork is the m·n·k above which a product is split across
+	// cores; below it handing work over costs more than it saves.
+	gemmParallelWork = 1 << 18
+)
+
+var blasImpl gonum.Implementation
+
+// run computes C, splitting it into bands for the gemm workers when the
+// product is large. gonum's own Dgemm starts goroutines and allocates on
+// every call; the long-lived workers here do not.
+func (p *gemm[T]) run() {
+	clear(p.c)
+	if p.m == 0 || p.n == 0 || p.k == 0 {
+		return
+	}
+	parts := 1
+	if p.m*p.n*p.k >= gemmParallelWork {
+		parts = min(runtime.GOMAXPROCS(0), gemmWorkers()+1, max(p.m, p.n)/16)
+	}
+	if parts <= 1 {
+		p.block(0, p.m, 0, p.n)
+		return
+	}
+	var wg *sync.WaitGroup
+	select {
+	case wg = <-gemmWaitGroups:
+	default: // as many products as workers are already split: stay serial
+		p.block(0, p.m, 0, p.n)
+		return
+	}
+	// Split the longer side of C into bands, one per part; the caller
+	// computes the first itself.
+	side := max(p.m, p.n)
+	for part := parts - 1; part >= 0; part-- {
+		lo, hi := side*part/parts, side*(part+1)/parts
+		band := gemmBand{i1: p.m, j1: p.n}
+		if p.m >= p.n {
+			band.i0, band.i1 = lo, hi
+		} else {
+			band.j0, band.j1 = lo, hi
+		}
+		if part == 0 {
+			p.block(band.i0, band.i1, band.j0, band.j1)
+			break
+		}
+		switch q := any(p).(type) {
+		case *gemm[float64]:
+			band.f64 = *q
+		case *gemm[float32]:
+			band.f32 = *q
+		}
+		band.done = wg
+		wg.Add(1)
+		select {
+		case gemmBands <- band: // an idle worker took it
+		default: // every worker is busy: do it here
+			band.run()
+		}
+	}
+	wg.Wait()
+	gemmWaitGroups <- wg
+}
+
+// block computes rows [i0,i1) and columns [j0,j1) of C, already zeroed,
+// block by block.
+func (p *gemm[T]) block(i0, i1, j0, j1 int) {
+	for ib := i0; ib < i1; ib += gemmRows {
+		for jb := j0; jb < j1; jb += gemmCols {
+			for lb := 0; lb < p.k; lb += gemmDepth {
+				p.tile(ib, min(ib+gemmRows, i1), jb, min(jb+gemmCols, j1), lb, min(lb+gemmDepth, p.k))
+			}
+		}
+	}
+}
+
+// tile adds the contribution of depths [l0,l1) to a tile of C: as dot
+// products of rows when only B is transposed (both operands are then read
+// along rows), otherwise as axpy updates of C's rows.
+func (p *gemm[T]) tile(i0, i1, j0, j1, l0, l1 int) {
+	lda, ldb := p.k, p.n
+	if p.transA {
+		lda = p.m
+	}
+	if p.transB {
+		ldb = p.k
+	}
+	for i := i0; i < i1; i++ {
+		ci := p.c[i*p.n+j0 : i*p.n+j1]
+		if p.transB && !p.transA {
+			ai := p.a[i*lda+l0 : i*lda+l1]
+			for j := range ci {
+				bj := p.b[(j0+j)*ldb+l0 : (j0+j)*ldb+l1]
+				ci[j] += blasDot(ai, bj)
+			}
+			continue
+		}
+		for l := l0; l < l1; l++ {
+			var v T
+			if p.transA {
+				v = p.a[l*lda+i]
+			} else {
+				v = p.a[i*lda+l]
+			}
+			if p.transB {
+				blasAxpy(len(ci), v, p.b[j0*ldb+l:], ldb, ci)
+			} else {
+				blasAxpy(len(ci), v, p.b[l*ldb+j0:], 1, ci)
+			}
+		}
+	}
+}
+
+// blasAxpy is y += alpha·x[0:n·incX:incX] through gonum's Saxpy or Daxpy
+// (which skip alpha == 0, as BLAS's gemm does).
+func blasAxpy[T float](n int, alpha T, x []T, incX int, y []T) {
+	if unsafe.Sizeof(alpha) == 4 {
+		blasImpl.Saxpy(n, float32(alpha), asFloat32s(x), incX, asFloat32s(y), 1)
+		return
+	}
+	blasImpl.Daxpy(n, float64(alpha), asFloat64s(x), incX, asFloat64s(y), 1)
+}
+
+// blasDot is x·y through gonum's Sdot or Ddot.
+func blasDot[T float](x, y []T) T {
+	var z T
+	if unsafe.Sizeof(z) == 4 {
+		return T(blasImpl.Sdot(len(x), asFloat32s(x), 1, asFloat32s(y), 1))
+	}
+	return T(blasImpl.Ddot(len(x), asFloat64s(x), 1, asFloat64s(y), 1))
+}
+
+// asFloat32s and asFloat64s view a []T of the matching size as the
+// concrete slice type gonum wants, without copying.
+func asFloat32s[T float](x []T) []float32 {
+	return unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(x))), len(x))
+}
+
+func asFloat64s[T float](x []T) []float64 {
+	return unsafe.Slice((*float64)(unsafe.Pointer(unsafe.SliceData(x))), len(x))
+}
+
+// gemmBand is a rectangle of one product's C handed to a worker. It holds
+// the product by value (in the field of its dtype) so sending it allocates
+// nothing.
+type gemmBand struct {
+	f64            gemm[float64]
+	f32            gemm[float32]
+	i0, i1, j0, j1 int
+	done           *sync.WaitGroup
+}
+
+func (b *gemmBand) run() {
+	if b.f64.c != nil {
+		b.f64.block(b.i0, b.i1, b.j0, b.j1)
+	} else {
+		b.f32.block(b.i0, b.i1, b.j0, b.j1)
+	}
+	b.done.Done()
+}
+
+// maxGemmWorkers bounds the workers, started on the first large product
+// and idle between products.
+const maxGemmWorkers = 15
+
+var (
+	// gemmBands is unbuffered: a band goes to a worker only if one is idle,
+	// so no product waits behind another's.
+	gemmBands       = make(chan gemmBand)
+	gemmWorkersOnce sync.Once
+	gemmWorkerCount int
+	// gemmWaitGroups lends each split product a WaitGroup from a fixed
+	// set, so waiting for the bands allocates nothing.
+	gemmWaitGroups = make(chan *sync.WaitGroup, maxGemmWorkers)
+	gemmWaitStore  [maxGemmWorkers]sync.WaitGroup
+)
+
+// gemmWorkers starts the workers once and returns how many there are.
+func gemmWorkers() int {
+	gemmWorkersOnce.Do(func() {
+		gemmWorkerCount = min(runtime.NumCPU()-1, maxGemmWorkers)
+		for i := range gemmWaitStore {
+			gemmWaitGroups <- &gemmWaitStore[i]
+		}
+		for range gemmWorkerCount {
+			go func() {
+				for band := range gemmBands {
+					band.run()
+				}
+			}()
+		}
+	})
+	return gemmWorkerCount
+}

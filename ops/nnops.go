@@ -1,0 +1,355 @@
+package ops
+
+import (
+	"fmt"
+	"math"
+	"slices"
+
+	"gorgonia.org/tensor"
+
+	"github.com/nabla-go/nabla/graph"
+)
+
+// softmaxOp normalises exponentials along one axis; with log set it is
+// log-softmax.
+type softmaxOp struct {
+	axis int // in [0, rank)
+	log  bool
+}
+
+// Softmax returns exp(x) / sum(exp(x)) along axis (negative axes count from
+// the end). It subtracts the maximum first, so large inputs do not overflow.
+func Softmax(x *graph.Node, axis int) *graph.Node { return softmax(x, axis, false) }
+
+// LogSoftmax returns x - LogSumExp(x) along axis (negative axes count from
+// the end), computed stably: it never takes the log of a softmax that has
+// underflowed to 0.
+func LogSoftmax(x *graph.Node, axis int) *graph.Node { return softmax(x, axis, true) }
+
+func softmax(x *graph.Node, axis int, log bool) *graph.Node {
+	op := softmaxOp{log: log}
+	if p := graph.Poisoned(x); p != nil {
+		return p
+	}
+	a, err := graph.NormalizeAxis(axis, x.Type().Rank())
+	if err != nil {
+		return failBuilder(op.Name(), err, x)
+	}
+	op.axis = a
+	return graph.Apply(op, x)
+}
+
+func (op softmaxOp) Name() string {
+	if op.log {
+		return "LogSoftmax"
+	}
+	return "Softmax"
+}
+
+func (op softmaxOp) Type(in []graph.Type) (graph.Type, error) {
+	if err := graph.CheckArity(in, 1); err != nil {
+		return graph.Type{}, err
+	}
+	dtype, err := graph.SameDType(in)
+	if err != nil {
+		return graph.Type{}, err
+	}
+	if _, err := graph.NormalizeAxis(op.axis, in[0].Rank()); err != nil {
+		return graph.Type{}, err
+	}
+	return graph.TypeOf(dtype, in[0].Shape...), nil
+}
+
+func (op softmaxOp) Forward(out *tensor.Dense, in []*tensor.Dense) error {
+	outer, n, inner := splitAxis(in[0].Shape(), op.axis)
+	return forFloat(in[0].Dtype(),
+		func() error {
+			softmaxKernel(floats[float32](out), floats[float32](in[0]), outer, n, inner, op.log)
+			return nil
+		},
+		func() error {
+			softmaxKernel(floats[float64](out), floats[float64](in[0]), outer, n, inner, op.log)
+			return nil
+		})
+}
+
+// Backward, with y the output: softmax's Jacobian-vector product is
+// y*(g - sum(g*y)); log-softmax's is g - exp(y)*sum(g), sums along the axis.
+func (op softmaxOp) Backward(ctx *graph.GradContext, g *graph.Node) []*graph.Node {
+	if !ctx.NeedsGrad(0) {
+		return []*graph.Node{nil}
+	}
+	y := ctx.Output()
+	if op.log {
+		return []*graph.Node{Sub(g, Mul(Exp(y), SumKeepDims(g, op.axis)))}
+	}
+	return []*graph.Node{Mul(y, Sub(g, SumKeepDims(Mul(g, y), op.axis)))}
+}
+
+// splitAxis views shape as (outer, n, inner) around axis: the elements along
+// the axis sit inner apart.
+func splitAxis(shape []int, axis int) (outer, n, inner int) {
+	outer, inner = 1, 1
+	for _, d := range shape[:axis] {
+		outer *= d
+	}
+	for _, d := range shape[axis+1:] {
+		inner *= d
+	}
+	return outer, shape[axis], inner
+}
+
+func softmaxKernel[T float](out, x []T, outer, n, inner int, log bool) {
+	for o := range outer {
+		for i := range inner {
+			base := o*n*inner + i
+			if !log {
+				_, s := expSum(out, x, base, n, inner)
+				for k := range n {
+					out[base+k*inner] /= T(s)
+				}
+				continue
+			}
+			m, s := expSum(nil, x, base, n, inner)
+			shift := m + math.Log(s)
+			for k := range n {
+				j := base + k*inner
+				out[j] = T(float64(x[j]) - shift)
+			}
+		}
+	}
+}
+
+// expSum returns the maximum m of the n elements of x starting at base,
+// stride apart, and the sum of their exp(x - m) (in float64); it writes each
+// exp(x - m) at the same place in dst when dst is not nil. Subtracting m
+// keeps every exponential at most 1, so nothing overflows.
+func expSum[T float](dst, x []T, base, n, stride int) (m, sum float64) {
+	m = math.Inf(-1)
+	for k := range n {
+		m = maxNaN(m, float64(x[base+k*stride]))
+	}
+	for k := range n {
+		j := base + k*stride
+		e := math.Exp(float64(x[j]) - m)
+		if dst != nil {
+			dst[j] = T(e)
+		}
+		sum += e
+	}
+	return m, sum
+}
+
+// crossEntropyOp is the softmax cross-entropy of logits (N,C) against
+// integer class labels (N).
+type crossEntropyOp struct{}
+
+// CrossEntropy returns the per-example softmax cross-entropy losses (N) of
+// logits (N,C) against labels (N) holding class indices as float values:
+// loss_i = LogSumExp(logits_i) - logits_i[label_i]. A label that is not an
+// integer in [0,C) makes the run fail with an error naming it. Labels get no
+// gradient.
+func CrossEntropy(logits, labels *graph.Node) *graph.Node {
+	return graph.Apply(crossEntropyOp{}, logits, labels)
+}
+
+func (crossEntropyOp) Name() string { return "CrossEntropy" }
+
+func (crossEntropyOp) Type(in []graph.Type) (graph.Type, error) {
+	if err := graph.CheckArity(in, 2); err != nil {
+		return graph.Type{}, err
+	}
+	dtype, err := graph.SameDType(in)
+	if err != nil {
+		return graph.Type{}, err
+	}
+	logits, labels := in[0], in[1]
+	if logits.Rank() != 2 {
+		return graph.Type{}, fmt.Errorf("logits must be (N,C), got %s", graph.ShapeString(logits.Shape))
+	}
+	n, c := logits.Shape[0], logits.Shape[1]
+	if labels.Rank() != 1 || labels.Shape[0] != n {
+		return graph.Type{}, fmt.Errorf("labels must be (%d) for logits %s, got %s",
+			n, graph.ShapeString(logits.Shape), graph.ShapeString(labels.Shape))
+	}
+	if c == 0 {
+		return graph.Type{}, fmt.Errorf("logits %s have no classes", graph.ShapeString(logits.Shape))
+	}
+	return graph.TypeOf(dtype, n), nil
+}
+
+func (crossEntropyOp) Forward(out *tensor.Dense, in []*tensor.Dense) error {
+	c := in[0].Shape()[1]
+	return forFloat(in[0].Dtype(),
+		func() error {
+			return crossEntropyKernel(floats[float32](out), floats[float32](in[0]), floats[float32](in[1]), c)
+		},
+		func() error {
+			return crossEntropyKernel(floats[float64](out), floats[float64](in[0]), floats[float64](in[1]), c)
+		})
+}
+
+func crossEntropyKernel[T float](out, logits, labels []T, classes int) error {
+	for i, label := range labels {
+		c, err := classIndex(float64(label), classes, i)
+		if err != nil {
+			return err
+		}
+		m, s := expSum(nil, logits, i*classes, classes, 1)
+		out[i] = T(m + math.Log(s) - float64(logits[i*classes+c]))
+	}
+	return nil
+}
+
+// Backward: d loss_i/d logits_i = softmax(logits_i) - onehot(label_i),
+// scaled by the example's output gradient; labels get none.
+func (crossEntropyOp) Backward(ctx *graph.GradContext, g *graph.Node) []*graph.Node {
+	if !ctx.NeedsGrad(0) {
+		return []*graph.Node{nil, nil}
+	}
+	logits, labels := ctx.Input(0), ctx.Input(1)
+	n, c := logits.Shape()[0], logits.Shape()[1]
+	return []*graph.Node{Mul(Sub(Softmax(logits, 1), OneHot(labels, c)), Reshape(g, n, 1)), nil}
+}
+
+// classIndex checks that label v, at position i, is an integer class index
+// in [0,classes).
+func classIndex(v float64, classes, i int) (int, error) {
+	if !(v >= 0 && v < float64(classes)) || v != math.Trunc(v) {
+		return 0, fmt.Errorf("label %v at index %d is not a class index in [0,%d)", v, i, classes)
+	}
+	return int(v), nil
+}
+
+// crossEntropyOneHotOp is the softmax cross-entropy of logits (N,C) against
+// target distributions (N,C).
+type crossEntropyOneHotOp struct{}
+
+// CrossEntropyOneHot returns the per-example softmax cross-entropy losses
+// (N) of logits (N,C) against targets (N,C) holding one-hot rows or
+// probabilities: loss_i = -sum_c target_ic * LogSoftmax(logits)_ic. Classes
+// with a zero target add nothing, even where a logit is -Inf. It is
+// differentiable in both inputs.
+func CrossEntropyOneHot(logits, target *graph.Node) *graph.Node {
+	return graph.Apply(crossEntropyOneHotOp{}, logits, target)
+}
+
+func (crossEntropyOneHotOp) Name() string { return "CrossEntropyOneHot" }
+
+func (crossEntropyOneHotOp) Type(in []graph.Type) (graph.Type, error) {
+	if err := graph.CheckArity(in, 2); err != nil {
+		return graph.Type{}, err
+	}
+	dtype, err := graph.SameDType(in)
+	if err != nil {
+		return graph.Type{}, err
+	}
+	logits, target := in[0], in[1]
+	if logits.Rank() != 2 {
+		return graph.Type{}, fmt.Errorf("logits must be (N,C), got %s", graph.ShapeString(logits.Shape))
+	}
+	if !slices.Equal(target.Shape, logits.Shape) {
+		return graph.Type{}, fmt.Errorf("target must have the logits' shape %s, got %s",
+			graph.ShapeString(logits.Shape), graph.ShapeString(target.Shape))
+	}
+	return graph.TypeOf(dtype, logits.Shape[0]), nil
+}
+
+func (crossEntropyOneHotOp) Forward(out *tensor.Dense, in []*tensor.Dense) error {
+	c := in[0].Shape()[1]
+	return forFloat(in[0].Dtype(),
+		func() error {
+			crossEntropyOneHotKernel(floats[float32](out), floats[float32](in[0]), floats[float32](in[1]), c)
+			return nil
+		},
+		func() error {
+			crossEntropyOneHotKernel(floats[float64](out), floats[float64](in[0]), floats[float64](in[1]), c)
+			return nil
+		})
+}
+
+func crossEntropyOneHotKernel[T float](out, logits, target []T, classes int) {
+	for i := range out {
+		row := i * classes
+		m, s := expSum(nil, logits, row, classes, 1)
+		lse := m + math.Log(s)
+		loss := 0.0
+		for c, t := range target[row : row+classes] {
+			if t != 0 {
+				loss += float64(t) * (lse - float64(logits[row+c]))
+			}
+		}
+		out[i] = T(loss)
+	}
+}
+
+// Backward: with p = softmax(logits) and s_i the sum of target row i,
+// d loss_i/d logits_i = p_i*s_i - target_i and d loss_i/d target_i =
+// -log_softmax(logits_i), each scaled by the example's output gradient.
+func (crossEntropyOneHotOp) Backward(ctx *graph.GradContext, g *graph.Node) []*graph.Node {
+	logits, target := ctx.Input(0), ctx.Input(1)
+	gcol := Reshape(g, logits.Shape()[0], 1)
+	grads := make([]*graph.Node, 2)
+	if ctx.NeedsGrad(0) {
+		grads[0] = Mul(gcol, Sub(Mul(Softmax(logits, 1), SumKeepDims(target, 1)), target))
+	}
+	if ctx.NeedsGrad(1) {
+		grads[1] = Neg(Mul(gcol, LogSoftmax(logits, 1)))
+	}
+	return grads
+}
+
+// oneHotOp expands class indices into one-hot rows.
+type oneHotOp struct{ classes int }
+
+// OneHot returns, for labels (N) holding class indices as float values, the
+// (N,classes) matrix whose row i is 1 at column labels[i] and 0 elsewhere
+// (labels of any shape gain a last axis of size classes). A label that is
+// not an integer in [0,classes) makes the run fail with an error naming it.
+// It has no gradient.
+func OneHot(labels *graph.Node, classes int) *graph.Node {
+	if p := graph.Poisoned(labels); p != nil {
+		return p
+	}
+	if classes < 1 {
+		return failBuilder("OneHot", fmt.Errorf("classes must be at least 1, got %d", classes), labels)
+	}
+	return graph.Apply(oneHotOp{classes: classes}, labels)
+}
+
+func (oneHotOp) Name() string { return "OneHot" }
+
+func (op oneHotOp) Type(in []graph.Type) (graph.Type, error) {
+	if err := graph.CheckArity(in, 1); err != nil {
+		return graph.Type{}, err
+	}
+	dtype, err := graph.SameDType(in)
+	if err != nil {
+		return graph.Type{}, err
+	}
+	return graph.TypeOf(dtype, append(append([]int(nil), in[0].Shape...), op.classes)...), nil
+}
+
+func (op oneHotOp) Forward(out *tensor.Dense, in []*tensor.Dense) error {
+	return forFloat(in[0].Dtype(),
+		func() error { return oneHotKernel(floats[float32](out), floats[float32](in[0]), op.classes) },
+		func() error { return oneHotKernel(floats[float64](out), floats[float64](in[0]), op.classes) })
+}
+
+func oneHotKernel[T float](out, labels []T, classes int) error {
+	clear(out)
+	for i, label := range labels {
+		c, err := classIndex(float64(label), classes, i)
+		if err != nil {
+			return err
+		}
+		out[i*classes+c] = 1
+	}
+	return nil
+}
+
+// Backward: a one-hot encoding is piecewise constant in its labels, so
+// they get no gradient.
+func (oneHotOp) Backward(*graph.GradContext, *graph.Node) []*graph.Node {
+	return []*graph.Node{nil}
+}

@@ -1,0 +1,543 @@
+package ops
+
+import (
+	"fmt"
+
+	"gorgonia.org/tensor"
+
+	"github.com/nabla-go/nabla/graph"
+)
+
+// shapeParam is a shape held by an op in a comparable form, so that ops
+// differing in it never merge. A shape of rank above maxRank keeps only its
+// rank, and the op's Type rejects it.
+type shapeParam struct {
+	rank int
+	dims [maxRank]int
+}
+
+func newShapeParam(shape []int) shapeParam {
+	s := shapeParam{rank: len(shape)}
+	if s.rank <= maxRank {
+		copy(s.dims[:], shape)
+	}
+	return s
+}
+
+func (s *shapeParam) shape() ([]int, error) {
+	if s.rank > maxRank {
+		return nil, fmt.Errorf("rank %d is above the supported %d", s.rank, maxRank)
+	}
+	return s.dims[:s.rank], nil
+}
+
+// singleInput checks that an op has one float input and returns its type.
+func singleInput(in []graph.Type) (graph.Type, error) {
+	if err := graph.CheckArity(in, 1); err != nil {
+		return graph.Type{}, err
+	}
+	if _, err := graph.SameDType(in); err != nil {
+		return graph.Type{}, err
+	}
+	return in[0], nil
+}
+
+// copyForward is the kernel of ops that only relabel their input's data
+// (Reshape, Identity): out's elements are in's, in order.
+func copyForward(out, in *tensor.Dense) error {
+	return forFloat(out.Dtype(),
+		func() error { return copyKernel(floats[float32](out), floats[float32](in)) },
+		func() error { return copyKernel(floats[float64](out), floats[float64](in)) })
+}
+
+func copyKernel[T float](out, in []T) error {
+	if copy(out, in) != len(out) || len(in) != len(out) {
+		return fmt.Errorf("%d input elements for %d outputs", len(in), len(out))
+	}
+	return nil
+}
+
+// axisSpan splits a shape around axis: the product of the dimensions
+// before it, its size, and the product of those after it.
+func axisSpan(shape []int, axis int) (outer, dim, inner int) {
+	return graph.ShapeSize(shape[:axis]), shape[axis], graph.ShapeSize(shape[axis+1:])
+}
+
+type reshapeOp struct{ to shapeParam }
+
+// Reshape returns x's elements, in order, in the given shape. One dimension
+// may be -1: it is inferred from x's size.
+func Reshape(x *graph.Node, shape ...int) *graph.Node {
+	return graph.Apply(reshapeOp{newShapeParam(shape)}, x)
+}
+
+func (reshapeOp) Name() string { return "Reshape" }
+
+func (op reshapeOp) Type(in []graph.Type) (graph.Type, error) {
+	x, err := singleInput(in)
+	if err != nil {
+		return graph.Type{}, err
+	}
+	spec, err := op.to.shape()
+	if err != nil {
+		return graph.Type{}, err
+	}
+	shape := make([]int, len(spec))
+	known, infer := 1, -1
+	for i, d := range spec {
+		switch {
+		case d == -1 && infer < 0:
+			infer = i
+			continue
+		case d == -1:
+			return graph.Type{}, fmt.Errorf("cannot reshape %s to %s: only one dimension may be -1",
+				graph.ShapeString(x.Shape), graph.ShapeString(spec))
+		case d < 0:
+			return graph.Type{}, fmt.Errorf("cannot reshape %s to %s: bad dimension %d",
+				graph.ShapeString(x.Shape), graph.ShapeString(spec), d)
+		}
+		shape[i] = d
+		known *= d
+	}
+	if infer >= 0 {
+		if known == 0 {
+			return graph.Type{}, fmt.Errorf("cannot reshape %s to %s: -1 is ambiguous next to a zero dimension",
+				graph.ShapeString(x.Shape), graph.ShapeString(spec))
+		}
+		shape[infer] = x.Size() / known
+	}
+	if graph.ShapeSize(shape) != x.Size() {
+		return graph.Type{}, fmt.Errorf("cannot reshape %s (%d elements) to %s",
+			graph.ShapeString(x.Shape), x.Size(), graph.ShapeString(spec))
+	}
+	return x.WithShape(shape...), nil
+}
+
+func (reshapeOp) Forward(out *tensor.Dense, in []*tensor.Dense) error { return copyForward(out, in[0]) }
+
+// Backward reshapes the gradient back to the input's shape.
+func (reshapeOp) Backward(ctx *graph.GradContext, g *graph.Node) []*graph.Node {
+	return []*graph.Node{Reshape(g, ctx.Input(0).Shape()...)}
+}
+
+// broadcastsTo reports an error unless from broadcasts to shape to by NumPy's
+// rules: aligned on the right, each dimension equal or 1.
+func broadcastsTo(from, to []int) error {
+	if len(from) <= len(to) {
+		off := len(to) - len(from)
+		ok := true
+		for i, d := range from {
+			ok = ok && (d == to[off+i] || d == 1)
+		}
+		if ok {
+			return nil
+		}
+	}
+	return fmt.Errorf("%s does not broadcast to %s", graph.ShapeString(from), graph.ShapeString(to))
+}
+
+// broadcastTypes checks the single input of BroadcastTo or SumTo and the
+// op's target shape, returning the input type and the target.
+func broadcastTypes(in []graph.Type, target shapeParam) (graph.Type, []int, error) {
+	x, err := singleInput(in)
+	if err != nil {
+		return graph.Type{}, nil, err
+	}
+	if err := checkRank(in); err != nil {
+		return graph.Type{}, nil, err
+	}
+	to, err := target.shape()
+	return x, to, err
+}
+
+type broadcastToOp struct{ to shapeParam }
+
+// BroadcastTo repeats x along new leading axes and along its axes of size 1
+// to the given shape, by NumPy's broadcasting rules.
+func BroadcastTo(x *graph.Node, shape ...int) *graph.Node {
+	return graph.Apply(broadcastToOp{newShapeParam(shape)}, x)
+}
+
+func (broadcastToOp) Name() string { return "BroadcastTo" }
+
+func (op broadcastToOp) Type(in []graph.Type) (graph.Type, error) {
+	x, to, err := broadcastTypes(in, op.to)
+	if err != nil {
+		return graph.Type{}, err
+	}
+	if err := broadcastsTo(x.Shape, to); err != nil {
+		return graph.Type{}, fmt.Errorf("cannot broadcast: %v", err)
+	}
+	return x.WithShape(to...), nil
+}
+
+func (op broadcastToOp) Forward(out *tensor.Dense, in []*tensor.Dense) error {
+	w := newWalker(out.Shape(), in[0].Shape())
+	return forFloat(out.Dtype(),
+		func() error { broadcastKernel(&w, floats[float32](out), floats[float32](in[0])); return nil },
+		func() error { broadcastKernel(&w, floats[float64](out), floats[float64](in[0])); return nil })
+}
+
+func broadcastKernel[T float](w *walker, out, x []T) {
+	w.rows(func(o, n int, off [3]int) {
+		row := out[o : o+n]
+		if w.inner[0] == 0 {
+			v := x[off[0]]
+			for j := range row {
+				row[j] = v
+			}
+			return
+		}
+		copy(row, x[off[0]:off[0]+n])
+	})
+}
+
+// Backward sums the gradient over the broadcast axes.
+func (broadcastToOp) Backward(ctx *graph.GradContext, g *graph.Node) []*graph.Node {
+	return []*graph.Node{SumTo(g, ctx.Input(0).Shape()...)}
+}
+
+type sumToOp struct{ to shapeParam }
+
+// SumTo sums x down to the given shape, one x could have been broadcast
+// from: over x's extra leading axes and over the axes where shape has 1.
+// It undoes BroadcastTo in gradients.
+func SumTo(x *graph.Node, shape ...int) *graph.Node {
+	return graph.Apply(sumToOp{newShapeParam(shape)}, x)
+}
+
+func (sumToOp) Name() string { return "SumTo" }
+
+func (op sumToOp) Type(in []graph.Type) (graph.Type, error) {
+	x, to, err := broadcastTypes(in, op.to)
+	if err != nil {
+		return graph.Type{}, err
+	}
+	if err := broadcastsTo(to, x.Shape); err != nil {
+		return graph.Type{}, fmt.Errorf("cannot sum %s to %s: %v", graph.ShapeString(x.Shape), graph.ShapeString(to), err)
+	}
+	return x.WithShape(to...), nil
+}
+
+// Forward walks x's rows, adding each into the output row it broadcasts
+// from (or into one element, where the output's last axis has size 1).
+func (op sumToOp) Forward(out *tensor.Dense, in []*tensor.Dense) error {
+	w := newWalker(in[0].Shape(), out.Shape())
+	return forFloat(out.Dtype(),
+		func() error { sumToKernel(&w, floats[float32](out), floats[float32](in[0])); return nil },
+		func() error { sumToKernel(&w, floats[float64](out), floats[float64](in[0])); return nil })
+}
+
+func sumToKernel[T float](w *walker, out, x []T) {
+	clear(out)
+	w.rows(func(o, n int, off [3]int) {
+		row := x[o : o+n]
+		if w.inner[0] == 0 {
+			out[off[0]] += sumFloats(row)
+			return
+		}
+		blasAxpy(n, 1, row, 1, out[off[0]:off[0]+n])
+	})
+}
+
+// sumFloats adds xs with four accumulators, which lets the CPU overlap the
+// additions.
+func sumFloats[T float](xs []T) T {
+	var s0, s1, s2, s3 T
+	i := 0
+	for ; i+4 <= len(xs); i += 4 {
+		s0 += xs[i]
+		s1 += xs[i+1]
+		s2 += xs[i+2]
+		s3 += xs[i+3]
+	}
+	for ; i < len(xs); i++ {
+		s0 += xs[i]
+	}
+	return (s0 + s1) + (s2 + s3)
+}
+
+// Backward broadcasts the gradient back to the input's shape.
+func (sumToOp) Backward(ctx *graph.GradContext, g *graph.Node) []*graph.Node {
+	return []*graph.Node{BroadcastTo(g, ctx.Input(0).Shape()...)}
+}
+
+type transposeOp struct{ perm shapeParam }
+
+// Transpose permutes x's axes: output axis i is input axis perm[i]. With no
+// perm it reverses the axes (a matrix's transpose).
+func Transpose(x *graph.Node, perm ...int) *graph.Node {
+	if p := graph.Poisoned(x); p != nil {
+		return p
+	}
+	if len(perm) == 0 {
+		rank := x.Type().Rank()
+		perm = make([]int, rank)
+		for i := range perm {
+			perm[i] = rank - 1 - i
+		}
+	}
+	return graph.Apply(transposeOp{newShapeParam(perm)}, x)
+}
+
+func (transposeOp) Name() string { return "Transpose" }
+
+func (op transposeOp) Type(in []graph.Type) (graph.Type, error) {
+	x, err := singleInput(in)
+	if err != nil {
+		return graph.Type{}, err
+	}
+	perm, err := op.perm.shape()
+	if err != nil {
+		return graph.Type{}, err
+	}
+	var seen [maxRank]bool
+	valid := len(perm) == x.Rank()
+	for _, p := range perm {
+		valid = valid && p >= 0 && p < len(perm) && !seen[p]
+		if valid {
+			seen[p] = true
+		}
+	}
+	if !valid {
+		return graph.Type{}, fmt.Errorf("%v is not a permutation of the axes of %s", perm, graph.ShapeString(x.Shape))
+	}
+	shape := make([]int, len(perm))
+	for i, p := range perm {
+		shape[i] = x.Shape[p]
+	}
+	return x.WithShape(shape...), nil
+}
+
+// Forward walks the output's rows; along a row the input is read with the
+// stride of the axis that became the last one.
+func (op transposeOp) Forward(out *tensor.Dense, in []*tensor.Dense) error {
+	xShape := in[0].Shape()
+	w := walker{rank: op.perm.rank}
+	stride := 1
+	var strides [maxRank]int
+	for a := len(xShape) - 1; a >= 0; a-- {
+		strides[a] = stride
+		stride *= xShape[a]
+	}
+	for i, p := range op.perm.dims[:op.perm.rank] {
+		w.shape[i] = xShape[p]
+		w.strides[0][i] = strides[p]
+	}
+	if w.rank > 0 {
+		w.inner[0] = w.strides[0][w.rank-1]
+	}
+	return forFloat(out.Dtype(),
+		func() error { transposeKernel(&w, floats[float32](out), floats[float32](in[0])); return nil },
+		func() error { transposeKernel(&w, floats[float64](out), floats[float64](in[0])); return nil })
+}
+
+func transposeKernel[T float](w *walker, out, x []T) {
+	s := w.inner[0]
+	w.rows(func(o, n int, off [3]int) {
+		row, i := out[o:o+n], off[0]
+		for j := range row {
+			row[j] = x[i]
+			i += s
+		}
+	})
+}
+
+// Backward transposes the gradient by the inverse permutation.
+func (op transposeOp) Backward(ctx *graph.GradContext, g *graph.Node) []*graph.Node {
+	inv := make([]int, op.perm.rank)
+	for i, p := range op.perm.dims[:op.perm.rank] {
+		inv[p] = i
+	}
+	return []*graph.Node{Transpose(g, inv...)}
+}
+
+type sliceOp struct{ axis, start, end int }
+
+// Slice returns the elements of x with index in [start, end) along axis
+// (negative axes count from the end); the other axes are kept whole.
+func Slice(x *graph.Node, axis, start, end int) *graph.Node {
+	return graph.Apply(sliceOp{canonicalAxis(x, axis), start, end}, x)
+}
+
+// canonicalAxis maps a negative axis to its index in x when it is valid, so
+// that equal slices get equal ops; an invalid axis is kept for Type to report.
+func canonicalAxis(x *graph.Node, axis int) int {
+	if graph.Poisoned(x) == nil {
+		if a, err := graph.NormalizeAxis(axis, x.Type().Rank()); err == nil {
+			return a
+		}
+	}
+	return axis
+}
+
+func (sliceOp) Name() string { return "Slice" }
+
+func (op sliceOp) Type(in []graph.Type) (graph.Type, error) {
+	x, err := singleInput(in)
+	if err != nil {
+		return graph.Type{}, err
+	}
+	axis, err := graph.NormalizeAxis(op.axis, x.Rank())
+	if err != nil {
+		return graph.Type{}, fmt.Errorf("shape %s: %v", graph.ShapeString(x.Shape), err)
+	}
+	if op.start < 0 || op.start > op.end || op.end > x.Shape[axis] {
+		return graph.Type{}, fmt.Errorf("slice [%d:%d] is out of range for axis %d of shape %s",
+			op.start, op.end, axis, graph.ShapeString(x.Shape))
+	}
+	shape := append([]int(nil), x.Shape...)
+	shape[axis] = op.end - op.start
+	return x.WithShape(shape...), nil
+}
+
+// Forward copies, for each index over the axes before axis, one contiguous
+// run of the input.
+func (op sliceOp) Forward(out *tensor.Dense, in []*tensor.Dense) error {
+	outer, dim, inner := axisSpan(in[0].Shape(), op.axis)
+	return forFloat(out.Dtype(),
+		func() error { return sliceKernel(op, floats[float32](out), floats[float32](in[0]), outer, dim, inner) },
+		func() error { return sliceKernel(op, floats[float64](out), floats[float64](in[0]), outer, dim, inner) })
+}
+
+func sliceKernel[T float](op sliceOp, out, x []T, outer, dim, inner int) error {
+	n := (op.end - op.start) * inner
+	return copyRuns(out, x, outer, n, dim*inner, op.start*inner, n)
+}
+
+// copyRuns copies count runs of n elements, run i from src[from+i·srcStride:]
+// to dst[i·dstStride:]. Slice, Pad and Concat move their data with it.
+func copyRuns[T float](dst, src []T, count, n, srcStride, from, dstStride int) error {
+	if count > 0 && n > 0 && (len(dst) < (count-1)*dstStride+n || len(src) < from+(count-1)*srcStride+n) {
+		return fmt.Errorf("%d runs of %d elements do not fit %d inputs and %d outputs", count, n, len(src), len(dst))
+	}
+	for i := range count {
+		copy(dst[i*dstStride:i*dstStride+n], src[from+i*srcStride:from+i*srcStride+n])
+	}
+	return nil
+}
+
+// Backward pads the gradient with zeros back to the input's shape.
+func (op sliceOp) Backward(ctx *graph.GradContext, g *graph.Node) []*graph.Node {
+	dim := ctx.Input(0).Shape()[op.axis]
+	return []*graph.Node{Pad(g, op.axis, op.start, dim-op.end)}
+}
+
+type padOp struct{ axis, before, after int }
+
+// Pad adds before zeros ahead of x and after zeros behind it along axis
+// (negative axes count from the end).
+func Pad(x *graph.Node, axis, before, after int) *graph.Node {
+	return graph.Apply(padOp{canonicalAxis(x, axis), before, after}, x)
+}
+
+func (padOp) Name() string { return "Pad" }
+
+func (op padOp) Type(in []graph.Type) (graph.Type, error) {
+	x, err := singleInput(in)
+	if err != nil {
+		return graph.Type{}, err
+	}
+	axis, err := graph.NormalizeAxis(op.axis, x.Rank())
+	if err != nil {
+		return graph.Type{}, fmt.Errorf("shape %s: %v", graph.ShapeString(x.Shape), err)
+	}
+	if op.before < 0 || op.after < 0 {
+		return graph.Type{}, fmt.Errorf("negative padding (%d, %d) for shape %s", op.before, op.after, graph.ShapeString(x.Shape))
+	}
+	shape := append([]int(nil), x.Shape...)
+	shape[axis] += op.before + op.after
+	return x.WithShape(shape...), nil
+}
+
+func (op padOp) Forward(out *tensor.Dense, in []*tensor.Dense) error {
+	outer, dim, inner := axisSpan(in[0].Shape(), op.axis)
+	return forFloat(out.Dtype(),
+		func() error { return padKernel(op, floats[float32](out), floats[float32](in[0]), outer, dim, inner) },
+		func() error { return padKernel(op, floats[float64](out), floats[float64](in[0]), outer, dim, inner) })
+}
+
+func padKernel[T float](op padOp, out, x []T, outer, dim, inner int) error {
+	clear(out)
+	span := (op.before + dim + op.after) * inner
+	return copyRuns(out[op.before*inner:], x, outer, dim*inner, dim*inner, 0, span)
+}
+
+// Backward slices the padding off the gradient.
+func (op padOp) Backward(ctx *graph.GradContext, g *graph.Node) []*graph.Node {
+	dim := ctx.Input(0).Shape()[op.axis]
+	return []*graph.Node{Slice(g, op.axis, op.before, op.before+dim)}
+}
+
+type concatOp struct{ axis int }
+
+// Concat joins xs along axis (negative axes count from the end); their other
+// dimensions must agree.
+func Concat(axis int, xs ...*graph.Node) *graph.Node {
+	if len(xs) > 0 {
+		axis = canonicalAxis(xs[0], axis)
+	}
+	return graph.Apply(concatOp{axis}, xs...)
+}
+
+func (concatOp) Name() string { return "Concat" }
+
+func (op concatOp) Type(in []graph.Type) (graph.Type, error) {
+	dtype, err := graph.SameDType(in)
+	if err != nil {
+		return graph.Type{}, err
+	}
+	first := in[0].Shape
+	axis, err := graph.NormalizeAxis(op.axis, len(first))
+	if err != nil {
+		return graph.Type{}, fmt.Errorf("shape %s: %v", graph.ShapeString(first), err)
+	}
+	shape := append([]int(nil), first...)
+	shape[axis] = 0
+	for _, t := range in {
+		match := len(t.Shape) == len(first)
+		for i := 0; match && i < len(first); i++ {
+			match = i == axis || t.Shape[i] == first[i]
+		}
+		if !match {
+			return graph.Type{}, fmt.Errorf("shapes %s and %s differ off axis %d",
+				graph.ShapeString(first), graph.ShapeString(t.Shape), axis)
+		}
+		shape[axis] += t.Shape[axis]
+	}
+	return graph.TypeOf(dtype, shape...), nil
+}
+
+// Forward copies each input's runs to their place in the output's rows.
+func (op concatOp) Forward(out *tensor.Dense, in []*tensor.Dense) error {
+	outer, dim, inner := axisSpan(out.Shape(), op.axis)
+	return forFloat(out.Dtype(),
+		func() error { return concatKernel[float32](out, in, op.axis, outer, dim*inner) },
+		func() error { return concatKernel[float64](out, in, op.axis, outer, dim*inner) })
+}
+
+func concatKernel[T float](out *tensor.Dense, in []*tensor.Dense, axis, outer, rowLen int) error {
+	o, at := floats[T](out), 0
+	for _, t := range in {
+		_, dim, inner := axisSpan(t.Shape(), axis)
+		if err := copyRuns(o[at:], floats[T](t), outer, dim*inner, dim*inner, 0, rowLen); err != nil {
+			return err
+		}
+		at += dim * inner
+	}
+	return nil
+}
+
+// Backward gives each input its slice of the gradient.
+func (op concatOp) Backward(ctx *graph.GradContext, g *graph.Node) []*graph.Node {
+	grads := make([]*graph.Node, len(ctx.Inputs()))
+	at := 0
+	for i, x := range ctx.Inputs() {
+		d := x.Shape()[op.axis]
+		if ctx.NeedsGrad(i) {
+			grads[i] = Slice(g, op.axis, at, at+d)
+		}
+		at += d
+	}
+	return grads
+}
