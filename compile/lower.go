@@ -43,8 +43,14 @@ func lower(f *function, g *graph.Graph) *Program {
 		}
 	}
 	p.outputs = f.outNodes
+	merged := map[*graph.Node]bool{} // outputs whose value another node computes
 	for i, n := range f.outNodes {
-		p.nodes[n] = f.outputs[i].slot
+		v := f.outputs[i]
+		p.nodes[n] = v.slot
+		if v.node != n && !merged[n] {
+			merged[n] = true
+			p.slotNodes[v.slot] = append(p.slotNodes[v.slot], n)
+		}
 	}
 	for _, u := range f.updates {
 		p.updates = append(p.updates, Update{Param: u.param.node, Slot: u.param.slot, From: u.expr.slot})

@@ -76,7 +76,9 @@ func (p *Program) Instructions() []Instruction { return p.instrs }
 func (p *Program) Slots() []Slot { return p.slots }
 
 // SlotNodes returns the graph nodes whose values the slot holds in turn
-// during a run, in execution order. The slice must not be modified.
+// during a run, in execution order, then the requested outputs that
+// compilation found equal to one of them (x·1 is x). The slice must not be
+// modified.
 func (p *Program) SlotNodes(slot int) []*graph.Node {
 	if slot < 0 || slot >= len(p.slotNodes) {
 		return nil
@@ -106,14 +108,16 @@ func (p *Program) SlotOf(n *graph.Node) (int, bool) {
 // String lists the program, one instruction a line, then its outputs and
 // updates:
 //
-//	%0 = Exp(x)
-//	%1 = Mul(%0, 2)
-//	return %1
+//	%0 = Exp x
+//	%1 = Scale(0.5) %0
+//	%0 = Mul %0 2
+//	return %1 %0
 //	w ← %0
 //
-// Inputs and parameters go by name, scalar constants by value, and
-// computed slots are numbered %0, %1, … as they are first written: an
-// instruction writing a slot again reuses its storage.
+// Ops show their DOT label (graph.DotLabeler) or name; inputs and
+// parameters go by name, scalar constants by value, and computed slots are
+// numbered %0, %1, … as they are first written: an instruction writing a
+// slot already named reuses its storage.
 func (p *Program) String() string {
 	var b strings.Builder
 	names := make([]string, len(p.slots))
@@ -138,15 +142,20 @@ func (p *Program) String() string {
 		}
 		return names[slot]
 	}
-	list := func(slots []int) string {
-		return strings.Join(mapSlice(slots, name), ", ")
+	list := func(slots []int, sep string) string {
+		return strings.Join(mapSlice(slots, name), sep)
 	}
-	for _, in := range p.instrs {
-		args := list(in.In)
-		fmt.Fprintf(&b, "%s = %s(%s)\n", list(in.Out), in.Name(), args)
+	for i := range p.instrs {
+		in := &p.instrs[i]
+		args := list(in.In, " ") // named first: in place, an input is an output
+		fmt.Fprintf(&b, "%s = %s", list(in.Out, ", "), instructionLabel(in))
+		if args != "" {
+			b.WriteString(" " + args)
+		}
+		b.WriteByte('\n')
 	}
 	if len(p.outputs) > 0 {
-		b.WriteString("return " + list(mapSlice(p.outputs, func(n *graph.Node) int { return p.nodes[n] })) + "\n")
+		b.WriteString("return " + list(mapSlice(p.outputs, func(n *graph.Node) int { return p.nodes[n] }), " ") + "\n")
 	}
 	for _, u := range p.updates {
 		fmt.Fprintf(&b, "%s ← %s\n", name(u.Slot), name(u.From))

@@ -6,10 +6,17 @@ import (
 )
 
 // simplify removes the algebraic no-ops that symbolic gradients are full
-// of: x·1, 1·x, x/1, x+0, 0+x, x-0, Scale(x, 1), -(-x), and folds
-// Scale(Scale(x, a), b) into Scale(x, a·b). A value is only replaced by one
-// of exactly its type: a broadcasting x+0 is not x. (x+0 is x but for the
-// sign of a zero x; x·0 is not 0 when x is infinite, so it stays.)
+// of: x+0, 0+x, x-0, x/1, Scale(x, 1), -(-x), Identity and StopGradient,
+// Reshape, BroadcastTo and SumTo to x's own shape, and the identity
+// Transpose. It turns x·c, for a constant c with all elements equal, into
+// Scale(x, c) (x·1 into x), and merges Scale(Scale(x, a), b) into
+// Scale(x, a·b), a negated Scale into a Scale, a Reshape of a Reshape into
+// one, and a Transpose of a Transpose into one.
+//
+// A value is only replaced by one of exactly its type: a broadcasting x+0
+// is not x. x+0 is x but for the sign of a zero x, and Scale(x, a·b)
+// rounds once where the two Scales rounded twice; x·0 is not 0 when x is
+// infinite, so it stays.
 func simplify(f *function) error {
 	s := simplifier{uniform: map[*value]uniformity{}}
 	f.rewrite(s.value)
@@ -36,74 +43,127 @@ func (s *simplifier) value(v *value) *value {
 }
 
 // step applies one rule to v. It returns a replacement for v, or v itself
-// and whether v was changed in place.
+// and whether v was rewritten in place.
 func (s *simplifier) step(v *value) (*value, bool) {
-	if v.op == nil {
+	op := v.op
+	if op == nil {
 		return v, false
 	}
-	same := func(w *value) *value {
-		if w.typ.Equal(v.typ) {
-			return w
-		}
-		return v
+	if c, ok := ops.IsScale(op); ok {
+		return s.scale(v, c)
 	}
-	op, args := v.op, v.args
+	if perm, ok := ops.IsTranspose(op); ok {
+		return s.transpose(v, perm)
+	}
+	x := v.args[0]
 	switch {
 	case ops.IsMul(op):
-		if s.is(args[1], 1) {
-			return same(args[0]), false
+		y := v.args[1]
+		if c, ok := s.constant(y); ok && x.typ.Equal(v.typ) {
+			return rewrite(v, ops.ScaleOp(c), x)
 		}
-		if s.is(args[0], 1) {
-			return same(args[1]), false
+		if c, ok := s.constant(x); ok && y.typ.Equal(v.typ) {
+			return rewrite(v, ops.ScaleOp(c), y)
 		}
 	case ops.IsAdd(op):
-		if s.is(args[1], 0) {
-			return same(args[0]), false
+		if s.is(v.args[1], 0) {
+			return same(v, x), false
 		}
-		if s.is(args[0], 0) {
-			return same(args[1]), false
+		if s.is(x, 0) {
+			return same(v, v.args[1]), false
 		}
 	case ops.IsSub(op):
-		if s.is(args[1], 0) {
-			return same(args[0]), false
+		if s.is(v.args[1], 0) {
+			return same(v, x), false
 		}
 	case ops.IsDiv(op):
-		if s.is(args[1], 1) {
-			return same(args[0]), false
+		if s.is(v.args[1], 1) {
+			return same(v, x), false
 		}
 	case ops.IsNeg(op):
-		if x := args[0]; x.op != nil && ops.IsNeg(x.op) {
-			return same(x.args[0]), false
+		if x.op != nil && ops.IsNeg(x.op) {
+			return same(v, x.args[0]), false
 		}
-	}
-	if c, ok := ops.IsScale(op); ok {
-		if c == 1 {
-			return same(args[0]), false
+		if c, ok := ops.IsScale(x.op); ok { // -(x·c) is x·(-c) exactly
+			return rewrite(v, ops.ScaleOp(-c), x.args[0])
 		}
-		if x := args[0]; x.op != nil {
-			if a, ok := ops.IsScale(x.op); ok {
-				v.op, v.args = ops.ScaleOp(a*c), []*value{x.args[0]}
-				return v, true
-			}
-		}
+	case ops.IsReshape(op) && ops.IsReshape(x.op):
+		return rewrite(v, op, x.args[0])
+	case ops.IsIdentityLike(op):
+		return same(v, x), false
 	}
 	return v, false
 }
 
+// scale simplifies v, x scaled by c.
+func (s *simplifier) scale(v *value, c float64) (*value, bool) {
+	x := v.args[0]
+	if c == 1 {
+		return same(v, x), false
+	}
+	if a, ok := ops.IsScale(x.op); ok {
+		return rewrite(v, ops.ScaleOp(a*c), x.args[0])
+	}
+	if ops.IsNeg(x.op) {
+		return rewrite(v, ops.ScaleOp(-c), x.args[0])
+	}
+	return v, false
+}
+
+// transpose simplifies v, x transposed by perm: the identity permutation
+// is x, and a transpose of a transpose is one transpose.
+func (s *simplifier) transpose(v *value, perm []int) (*value, bool) {
+	x := v.args[0]
+	if inner, ok := ops.IsTranspose(x.op); ok {
+		// Output axis i is the inner output's axis perm[i], which is
+		// x's axis inner[perm[i]].
+		for i, p := range perm {
+			perm[i] = inner[p]
+		}
+		return rewrite(v, ops.TransposeOp(perm), x.args[0])
+	}
+	for i, p := range perm {
+		if p != i {
+			return v, false
+		}
+	}
+	return same(v, x), false
+}
+
+// same returns w to stand for v when it has v's type, else v.
+func same(v, w *value) *value {
+	if w.typ.Equal(v.typ) {
+		return w
+	}
+	return v
+}
+
+// rewrite makes v apply op to args, in place.
+func rewrite(v *value, op graph.Op, args ...*value) (*value, bool) {
+	v.op, v.args = op, args
+	return v, true
+}
+
 // is reports whether v is a constant whose every element is c.
 func (s *simplifier) is(v *value, c float64) bool {
+	u, ok := s.constant(v)
+	return ok && u == c
+}
+
+// constant reports whether v is a constant whose elements are all equal,
+// and to what.
+func (s *simplifier) constant(v *value) (float64, bool) {
 	if v.kind != graph.KindConst {
-		return false
+		return 0, false
 	}
 	u, ok := s.uniform[v]
 	if !ok {
 		u = uniformOf(v)
 		s.uniform[v] = u
 	}
-	return u.ok && u.c == c
+	return u.c, u.ok
 }
 
-// uniformOf finds whether a constant's elements are all equal, and to what.
 func uniformOf(v *value) uniformity {
 	n := v.typ.Size()
 	if n == 0 {

@@ -31,3 +31,34 @@ func IsScale(op graph.Op) (c float64, ok bool) {
 
 // ScaleOp returns the op that Scale(x, c) applies to x.
 func ScaleOp(c float64) graph.Op { return unary{kind: scaleKind, c: c} }
+
+// IsIdentityLike reports whether op returns its one input unchanged
+// whenever its output has the input's type: Identity, StopGradient (once
+// differentiation is done), and Reshape, BroadcastTo and SumTo to the
+// input's own shape.
+func IsIdentityLike(op graph.Op) bool {
+	switch op.(type) {
+	case identityOp, stopGradientOp, reshapeOp, broadcastToOp, sumToOp:
+		return true
+	}
+	return false
+}
+
+// IsReshape reports whether op is the op of Reshape.
+func IsReshape(op graph.Op) bool {
+	_, ok := op.(reshapeOp)
+	return ok
+}
+
+// IsTranspose reports whether op is the op of Transpose, and its
+// permutation.
+func IsTranspose(op graph.Op) (perm []int, ok bool) {
+	t, ok := op.(transposeOp)
+	if !ok || t.perm.rank > maxRank {
+		return nil, false
+	}
+	return append([]int(nil), t.perm.dims[:t.perm.rank]...), true
+}
+
+// TransposeOp returns the op that Transpose(x, perm...) applies to x.
+func TransposeOp(perm []int) graph.Op { return transposeOp{newShapeParam(perm)} }

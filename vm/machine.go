@@ -118,7 +118,11 @@ func (m *Machine) view(slot int, shape []int) *tensor.Dense {
 	k := view{slot, graph.ShapeString(shape)}
 	t, ok := m.views[k]
 	if !ok {
-		t = tensor.New(tensor.WithShape(shape...), tensor.WithBacking(base.Data()))
+		var backing any = base.Float64s()
+		if base.Dtype() == graph.Float32 {
+			backing = base.Float32s()
+		}
+		t = tensor.New(tensor.WithShape(shape...), tensor.WithBacking(backing))
 		m.views[k] = t
 	}
 	return t
@@ -231,7 +235,7 @@ func instrError(in *compile.Instruction, err error) error {
 
 func checkFinite(in *compile.Instruction, outs []*tensor.Dense) error {
 	for _, t := range outs {
-		n := t.DataSize()
+		n := graph.ShapeSize(t.Shape()) // DataSize is 0 for a scalar
 		for j := 0; j < n; j++ {
 			if v := graph.Float(t, j); math.IsNaN(v) || math.IsInf(v, 0) {
 				return instrError(in, fmt.Errorf("output element %d is %v", j, v))
