@@ -73,10 +73,7 @@ func (op binary) Type(in []graph.Type) (graph.Type, error) { return broadcastTyp
 // broadcastType checks n inputs of one dtype whose shapes broadcast together
 // and returns the broadcast type.
 func broadcastType(in []graph.Type, n int) (graph.Type, error) {
-	if err := graph.CheckArity(in, n); err != nil {
-		return graph.Type{}, err
-	}
-	dtype, err := graph.SameDType(in)
+	dtype, err := graph.CheckInputs(in, n)
 	if err != nil {
 		return graph.Type{}, err
 	}

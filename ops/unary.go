@@ -162,15 +162,7 @@ func Scale(x *graph.Node, c float64) *graph.Node {
 
 func (op unary) Name() string { return unaryDefs[op.kind].name }
 
-func (op unary) Type(in []graph.Type) (graph.Type, error) {
-	if err := graph.CheckArity(in, 1); err != nil {
-		return graph.Type{}, err
-	}
-	if _, err := graph.SameDType(in); err != nil {
-		return graph.Type{}, err
-	}
-	return in[0], nil
-}
+func (op unary) Type(in []graph.Type) (graph.Type, error) { return singleInput(in) }
 
 func (op unary) Forward(out *tensor.Dense, in []*tensor.Dense) error {
 	return forFloat(out.Dtype(),
