@@ -20,10 +20,7 @@ func constfold(f *function) error {
 		if v.kind != graph.KindOp || v != v.instr() || len(v.args) == 0 {
 			continue
 		}
-		outs := []*value{v}
-		if v.multi != nil {
-			outs = v.group
-		}
+		outs := v.results()
 		if !foldable(v.args, outs) {
 			continue
 		}

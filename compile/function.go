@@ -155,3 +155,12 @@ func (v *value) instr() *value {
 	}
 	return v
 }
+
+// results returns the values v's instruction writes: the group of a
+// multi-output op, or v alone.
+func (v *value) results() []*value {
+	if v.multi != nil {
+		return v.group
+	}
+	return []*value{v}
+}

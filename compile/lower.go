@@ -1,6 +1,8 @@
 package compile
 
 import (
+	"slices"
+
 	"github.com/nabla-go/nabla/graph"
 )
 
@@ -31,10 +33,7 @@ func lower(f *function, g *graph.Graph) *Program {
 			if v != v.instr() {
 				continue // written by its group's first output
 			}
-			outs := []*value{v}
-			if v.multi != nil {
-				outs = v.group
-			}
+			outs := v.results()
 			p.instrs = append(p.instrs, Instruction{
 				Op: v.op, Multi: v.multi, Node: v.node,
 				In: mapSlice(v.args, slotOf), Out: mapSlice(outs, slotOf),
@@ -42,8 +41,8 @@ func lower(f *function, g *graph.Graph) *Program {
 			})
 		}
 	}
-	p.outputs = f.outNodes
-	merged := map[*graph.Node]bool{} // outputs whose value another node computes
+	p.outputs = slices.Clone(f.outNodes) // the caller may reuse its slice
+	merged := map[*graph.Node]bool{}     // outputs whose value another node computes
 	for i, n := range f.outNodes {
 		v := f.outputs[i]
 		p.nodes[n] = v.slot

@@ -40,10 +40,7 @@ func memory(f *function) error {
 			continue // placed with its group's first output
 		}
 		t := lv.def[v]
-		outs := []*value{v}
-		if v.multi != nil {
-			outs = v.group
-		}
+		outs := v.results()
 		over := inPlaceArg(v, lv)
 		if over != nil {
 			v.slot = over.slot

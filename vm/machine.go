@@ -84,9 +84,11 @@ func New(p *compile.Program, opts ...Option) (*Machine, error) {
 		m.ins = append(m.ins, m.pick(in.In, in.InTypes))
 		m.outs = append(m.outs, m.pick(in.Out, in.OutTypes))
 	}
-	for _, n := range append(append(p.Outputs(), p.Inputs()...), p.Params()...) {
-		s, _ := p.SlotOf(n)
-		m.values[n] = m.view(s, n.Shape())
+	for _, nodes := range [][]*graph.Node{p.Outputs(), p.Inputs(), p.Params()} {
+		for _, n := range nodes {
+			s, _ := p.SlotOf(n)
+			m.values[n] = m.view(s, n.Shape())
+		}
 	}
 	updated := map[int]bool{}
 	for _, u := range p.Updates() {
