@@ -71,6 +71,17 @@ type MultiDifferentiable interface {
 	Backward(ctx *GradContext, gradOuts []*Node) []*Node
 }
 
+// InPlacer is implemented by ops whose kernel may write its output over one
+// of its inputs' buffers, sparing the memory of a fresh buffer. InPlace
+// returns that input's index, or -1 for none. Forward must then compute the
+// right output when out shares its buffer with in[InPlace()] (and with any
+// other input that is the same value): a plain elementwise loop, reading
+// element i before writing element i, is. The compiler uses it only where
+// that input has the output's type and no later instruction reads it.
+type InPlacer interface {
+	InPlace() int
+}
+
 // Keyer is implemented by ops whose type is not comparable (it holds a
 // slice, say). Key must encode every parameter that affects the result.
 type Keyer interface {
