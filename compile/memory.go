@@ -102,7 +102,7 @@ func liveness(f *function) lifetimes {
 	lv := lifetimes{def: make(map[*value]int, len(f.values)), last: make(map[*value]int, len(f.values))}
 	for i, v := range f.values {
 		t := i
-		if v.multi != nil {
+		if v != v.instr() {
 			t = lv.def[v.instr()] // the group's first output comes first
 		}
 		lv.def[v], lv.last[v] = t, t
