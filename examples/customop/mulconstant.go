@@ -51,6 +51,10 @@ func scale[T float32 | float64](y, x []T, c T) {
 	}
 }
 
+// InPlace lets the compiler write y over x when nothing reads x later:
+// scale reads each element before writing it.
+func (MulConstant) InPlace() int { return 0 }
+
 // DotLabel shows the constant in DOT drawings, e.g. "MulConstant ×2.5".
 func (op MulConstant) DotLabel() string { return fmt.Sprintf("MulConstant ×%g", op.C) }
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"math"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -107,4 +108,24 @@ func TestMulConstantDotLabel(t *testing.T) {
 	g := graph.New()
 	y := MulConst(g.Input("x", graph.Float64, 2), 2.5)
 	require.Equal(t, "MulConstant ×2.5", graph.DotOpLabel(y))
+}
+
+// TestMulConstantInPlace: where x dies at MulConstant, the compiled
+// program writes y over x's slot, and the values are still right:
+// tanh(0.5, -1)·3 = (1.3864, -2.2848).
+func TestMulConstantInPlace(t *testing.T) {
+	g := graph.New()
+	x := g.Input("x", graph.Float64, 2)
+	y := MulConst(ops.Tanh(x), 3)
+	m := machine(t, y)
+	var found bool
+	for _, in := range m.Program().Instructions() {
+		if in.Name() == "MulConstant" {
+			found = true
+			require.Equal(t, in.In[0], in.Out[0], "MulConstant runs in place")
+		}
+	}
+	require.True(t, found)
+	got := evaluate(t, []*graph.Node{y}, x, []float64{0.5, -1})[0]
+	requireClose(t, []float64{3 * math.Tanh(0.5), 3 * math.Tanh(-1)}, got, 1e-12, "3·tanh(x)")
 }
