@@ -2,6 +2,7 @@ package graph
 
 import (
 	"fmt"
+	"math"
 	"reflect"
 	"strings"
 
@@ -100,6 +101,16 @@ func OpKey(op any) any {
 		}{reflect.TypeOf(op), k.Key()}
 	}
 	if op != nil && hashable(reflect.ValueOf(op)) {
+		// == says 0 == -0, but an op scaling by -0 computes other values
+		// (1/x·-0 is -Inf): tell signed zeros apart.
+		var zeros signedZeros
+		zeros.find(reflect.ValueOf(op))
+		if zeros.mask != 0 {
+			return struct {
+				op    any
+				zeros uint64
+			}{op, zeros.mask}
+		}
 		return op
 	}
 	// Not comparable and no Key: a fresh identity, never equal to another.
@@ -255,4 +266,33 @@ func describeTypeError(err error, in []Type) string {
 		}
 	}
 	return msg
+}
+
+// signedZeros marks, in visiting order, the float fields of an op that
+// hold -0 (the first 64 floats are told apart; ops have a handful).
+type signedZeros struct {
+	mask uint64
+	n    int
+}
+
+func (z *signedZeros) find(v reflect.Value) {
+	switch v.Kind() {
+	case reflect.Float32, reflect.Float64:
+		if f := v.Float(); f == 0 && math.Signbit(f) && z.n < 64 {
+			z.mask |= 1 << z.n
+		}
+		z.n++
+	case reflect.Interface:
+		if !v.IsNil() {
+			z.find(v.Elem())
+		}
+	case reflect.Struct:
+		for i := range v.NumField() {
+			z.find(v.Field(i))
+		}
+	case reflect.Array:
+		for i := range v.Len() {
+			z.find(v.Index(i))
+		}
+	}
 }
