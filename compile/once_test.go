@@ -123,3 +123,18 @@ func TestOnceKernelErrorNamesTheNode(t *testing.T) {
 	require.ErrorContains(t, err, "KernelMulGradient")
 	require.ErrorContains(t, err, "kernel refused")
 }
+
+// TestOnceGradientMemoryPlan: the kernel node is a multi-output
+// instruction; the memory plan must count it as running where it sits, so
+// that a slot freed before it can hold its output (the invariant checker
+// verifies the plan).
+func TestOnceGradientMemoryPlan(t *testing.T) {
+	g := graph.New()
+	x := g.Input("x", graph.Float64, 2)
+	y := g.Const(tensorOf(t, x.Type(), []float64{2, -1}))
+	f := ops.Sum(ops.Mul(ops.Tanh(graph.Apply(kernelMul{asked: new([2]bool)}, ops.Square(x), y)), x))
+	d, err := compile.Grad(f, x)
+	require.NoError(t, err)
+	x0 := []float64{0.3, -0.7}
+	requireClose(t, numericGrad(t, f, x, x0), run(t, d, x, x0)[0], 1e-7, "first derivative")
+}

@@ -2,6 +2,7 @@ package graph
 
 import (
 	"fmt"
+	"math"
 	"reflect"
 	"strings"
 
@@ -38,6 +39,21 @@ type Differentiable interface {
 	Backward(ctx *GradContext, gradOut *Node) []*Node
 }
 
+// BackwardKernel is implemented by ops whose gradient is computed by a
+// numeric kernel rather than built with graph ops (PyTorch's
+// once_differentiable: a fused or external kernel, say). The first
+// derivative works like any other; differentiating that gradient again is
+// an error naming the op. An op that also implements Differentiable is
+// differentiated symbolically.
+type BackwardKernel interface {
+	// Gradient computes into grads[i] the gradient with respect to input i,
+	// given gradOut (the gradient with respect to the output), the inputs in
+	// and the output out. grads[i] is nil when input i needs no gradient;
+	// the others are buffers of input i's type. It must not modify gradOut,
+	// in or out.
+	Gradient(grads []*tensor.Dense, gradOut *tensor.Dense, in []*tensor.Dense, out *tensor.Dense) error
+}
+
 // MultiOp is an operation with several outputs (values and indices, say).
 // ApplyMulti enters it into a graph as one node per output.
 type MultiOp interface {
@@ -56,19 +72,15 @@ type MultiDifferentiable interface {
 	Backward(ctx *GradContext, gradOuts []*Node) []*Node
 }
 
-// BackwardKernel is implemented by ops whose gradient is computed by a
-// numeric kernel rather than built with graph ops (PyTorch's
-// once_differentiable: a fused or external kernel, say). The first
-// derivative works like any other; differentiating that gradient again is
-// an error naming the op. An op that also implements Differentiable is
-// differentiated symbolically.
-type BackwardKernel interface {
-	// Gradient computes into grads[i] the gradient with respect to input i,
-	// given gradOut (the gradient with respect to the output), the inputs in
-	// and the output out. grads[i] is nil when input i needs no gradient;
-	// the others are buffers of input i's type. It must not modify gradOut,
-	// in or out.
-	Gradient(grads []*tensor.Dense, gradOut *tensor.Dense, in []*tensor.Dense, out *tensor.Dense) error
+// InPlacer is implemented by ops whose kernel may write its output over one
+// of its inputs' buffers, sparing the memory of a fresh buffer. InPlace
+// returns that input's index, or -1 for none. Forward must then compute the
+// right output when out shares its buffer with in[InPlace()] (and with any
+// other input that is the same value): a plain elementwise loop, reading
+// element i before writing element i, is. The compiler uses it only where
+// that input has the output's type and no later instruction reads it.
+type InPlacer interface {
+	InPlace() int
 }
 
 // Keyer is implemented by ops whose type is not comparable (it holds a
@@ -89,6 +101,16 @@ func OpKey(op any) any {
 		}{reflect.TypeOf(op), k.Key()}
 	}
 	if op != nil && hashable(reflect.ValueOf(op)) {
+		// == says 0 == -0, but an op scaling by -0 computes other values
+		// (1/x·-0 is -Inf): tell signed zeros apart.
+		var zeros signedZeros
+		zeros.find(reflect.ValueOf(op))
+		if zeros.mask != 0 {
+			return struct {
+				op    any
+				zeros uint64
+			}{op, zeros.mask}
+		}
 		return op
 	}
 	// Not comparable and no Key: a fresh identity, never equal to another.
@@ -244,4 +266,33 @@ func describeTypeError(err error, in []Type) string {
 		}
 	}
 	return msg
+}
+
+// signedZeros marks, in visiting order, the float fields of an op that
+// hold -0 (the first 64 floats are told apart; ops have a handful).
+type signedZeros struct {
+	mask uint64
+	n    int
+}
+
+func (z *signedZeros) find(v reflect.Value) {
+	switch v.Kind() {
+	case reflect.Float32, reflect.Float64:
+		if f := v.Float(); f == 0 && math.Signbit(f) && z.n < 64 {
+			z.mask |= 1 << z.n
+		}
+		z.n++
+	case reflect.Interface:
+		if !v.IsNil() {
+			z.find(v.Elem())
+		}
+	case reflect.Struct:
+		for i := range v.NumField() {
+			z.find(v.Field(i))
+		}
+	case reflect.Array:
+		for i := range v.Len() {
+			z.find(v.Index(i))
+		}
+	}
 }

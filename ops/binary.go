@@ -167,6 +167,11 @@ func mask[T float](b bool) T {
 	return 0
 }
 
+// InPlace lets the output overwrite the first input where they have the
+// same shape: each element is read before it is written. In gradients the
+// first input is usually the incoming gradient, which dies there.
+func (binary) InPlace() int { return 0 }
+
 // Backward gives each input's gradient in the output's shape; the driver
 // sums broadcast axes away.
 func (op binary) Backward(ctx *graph.GradContext, g *graph.Node) []*graph.Node {

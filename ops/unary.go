@@ -194,6 +194,10 @@ func unaryForward[T float](op unary, out, in *tensor.Dense) {
 	}
 }
 
+// InPlace lets the output overwrite the input: each element is read
+// before it is written.
+func (unary) InPlace() int { return 0 }
+
 func (op unary) Backward(ctx *graph.GradContext, g *graph.Node) []*graph.Node {
 	grad := unaryDefs[op.kind].grad
 	if grad == nil {

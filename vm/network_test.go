@@ -82,3 +82,20 @@ func TestTrainingStepDoesNotAllocate(t *testing.T) {
 		require.Zero(t, allocs, "%v: allocations per training step", dtype.DType)
 	}
 }
+
+// TestEmptyBatch: a zero-size input is fed and computed like any other.
+func TestEmptyBatch(t *testing.T) {
+	g := graph.New()
+	x := g.Input("x", graph.Float64, 0, 3)
+	w := g.Param("w", dense(t, graph.Float64, []int{3, 2}, 1, 2, 3, 4, 5, 6))
+	y := ops.MatMul(x, w)
+	s := ops.Sum(y)
+	m := machine(t, []*graph.Node{y, s})
+	require.NoError(t, m.Run(vm.Feeds{x: graph.NewDense(graph.Float64, 0, 3)}))
+	yv, err := m.Value(y)
+	require.NoError(t, err)
+	require.Equal(t, []int{0, 2}, []int(yv.Shape()))
+	sv, err := m.Value(s)
+	require.NoError(t, err)
+	require.Equal(t, []float64{0}, sv.Float64s())
+}

@@ -32,7 +32,7 @@ func (MaxWithIndexOp) Name() string { return "MaxWithIndex" }
 
 // Types: values and indices both have x's shape without the axis.
 func (op MaxWithIndexOp) Types(in []graph.Type) ([]graph.Type, error) {
-	x, err := MulConstant{}.Type(in)
+	x, err := elementwiseType(in)
 	if err != nil {
 		return nil, err
 	}

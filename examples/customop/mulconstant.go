@@ -1,6 +1,8 @@
 package main
 
 import (
+	"fmt"
+
 	"gorgonia.org/tensor"
 
 	"github.com/nabla-go/nabla/graph"
@@ -22,11 +24,12 @@ func MulConst(x *graph.Node, c float64) *graph.Node {
 func (MulConstant) Name() string { return "MulConstant" }
 
 // Type: one float input; the output has its type.
-func (MulConstant) Type(in []graph.Type) (graph.Type, error) {
-	if err := graph.CheckArity(in, 1); err != nil {
-		return graph.Type{}, err
-	}
-	if _, err := graph.SameDType(in); err != nil {
+func (MulConstant) Type(in []graph.Type) (graph.Type, error) { return elementwiseType(in) }
+
+// elementwiseType is the type inference of the example's elementwise ops:
+// one float input, whose type the output has.
+func elementwiseType(in []graph.Type) (graph.Type, error) {
+	if _, err := graph.CheckInputs(in, 1); err != nil {
 		return graph.Type{}, err
 	}
 	return in[0], nil
@@ -47,6 +50,13 @@ func scale[T float32 | float64](y, x []T, c T) {
 		y[i] = v * c
 	}
 }
+
+// InPlace lets the compiler write y over x when nothing reads x later:
+// scale reads each element before writing it.
+func (MulConstant) InPlace() int { return 0 }
+
+// DotLabel shows the constant in DOT drawings, e.g. "MulConstant ×2.5".
+func (op MulConstant) DotLabel() string { return fmt.Sprintf("MulConstant ×%g", op.C) }
 
 // Backward: dL/dx = g·c. It is built with MulConstant itself, so the
 // gradient can be differentiated again.

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"math"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -101,4 +102,58 @@ func TestCustomOpChain(t *testing.T) {
 	h := Log1pExp(Polynomial(nn.LinearFunc(x, w, b), 0.5, -1, 0.25, 0.1))
 	f := ops.Sum(MulConst(ops.Mul(h, h), 0.7))
 	checkOrders(t, "custom-op chain", f, x, randomValues(3, 6), 3)
+}
+
+func TestMulConstantDotLabel(t *testing.T) {
+	g := graph.New()
+	y := MulConst(g.Input("x", graph.Float64, 2), 2.5)
+	require.Equal(t, "MulConstant ×2.5", graph.DotOpLabel(y))
+}
+
+// TestMulConstantInPlace: where x dies at MulConstant, the compiled
+// program writes y over x's slot, and the values are still right:
+// tanh(0.5, -1)·3 = (1.3864, -2.2848).
+func TestMulConstantInPlace(t *testing.T) {
+	g := graph.New()
+	x := g.Input("x", graph.Float64, 2)
+	y := MulConst(ops.Tanh(x), 3)
+	m := machine(t, y)
+	var found bool
+	for _, in := range m.Program().Instructions() {
+		if in.Name() == "MulConstant" {
+			found = true
+			require.Equal(t, in.In[0], in.Out[0], "MulConstant runs in place")
+		}
+	}
+	require.True(t, found)
+	got := evaluate(t, []*graph.Node{y}, x, []float64{0.5, -1})[0]
+	requireClose(t, []float64{3 * math.Tanh(0.5), 3 * math.Tanh(-1)}, got, 1e-12, "3·tanh(x)")
+}
+
+// cubeOp is y = x³, whose Backward, 3·g·x², is built from two other custom
+// ops: MulConstant and Polynomial.
+type cubeOp struct{}
+
+func (cubeOp) Name() string                             { return "Cube" }
+func (cubeOp) Type(in []graph.Type) (graph.Type, error) { return elementwiseType(in) }
+func (cubeOp) Forward(out *tensor.Dense, in []*tensor.Dense) error {
+	return PolynomialOp{Coeffs: []float64{0, 0, 0, 1}}.Forward(out, in)
+}
+func (cubeOp) Backward(ctx *graph.GradContext, g *graph.Node) []*graph.Node {
+	return []*graph.Node{MulConst(ops.Mul(g, Polynomial(ctx.Input(0), 0, 0, 1)), 3)}
+}
+
+// TestBackwardFromOtherCustomOps: derivatives up to the third of
+// sum(sin(x³)·x) through cubeOp match finite differences, and at x = 1.2
+// the first is 3x³cos(x³) + sin(x³).
+func TestBackwardFromOtherCustomOps(t *testing.T) {
+	g := graph.New()
+	x := g.Input("x", graph.Float64, 3)
+	f := ops.Sum(ops.Mul(ops.Sin(graph.Apply(cubeOp{}, x)), x))
+	checkOrders(t, "Cube", f, x, []float64{1.2, -0.4, 0.9}, 3)
+	d, err := compileGrad(f, x)
+	require.NoError(t, err)
+	c := 1.2 * 1.2 * 1.2
+	got := evaluate(t, []*graph.Node{d}, x, []float64{1.2, 0, 0})[0]
+	requireClose(t, []float64{3*c*math.Cos(c) + math.Sin(c), 0, 0}, got, 1e-12, "first derivative")
 }

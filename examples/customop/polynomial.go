@@ -40,7 +40,7 @@ func (PolynomialOp) Name() string { return "Polynomial" }
 
 // Type: one float input; the output has its type.
 func (PolynomialOp) Type(in []graph.Type) (graph.Type, error) {
-	return MulConstant{}.Type(in)
+	return elementwiseType(in)
 }
 
 // Forward evaluates the polynomial by Horner's rule.

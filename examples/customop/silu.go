@@ -21,7 +21,7 @@ func SiLU(x *graph.Node) *graph.Node { return graph.Apply(SiLUOp{}, x) }
 func (SiLUOp) Name() string { return "SiLU" }
 
 // Type: one float input; the output has its type.
-func (SiLUOp) Type(in []graph.Type) (graph.Type, error) { return MulConstant{}.Type(in) }
+func (SiLUOp) Type(in []graph.Type) (graph.Type, error) { return elementwiseType(in) }
 
 // Forward computes x·σ(x).
 func (SiLUOp) Forward(out *tensor.Dense, in []*tensor.Dense) error {
