@@ -11,12 +11,15 @@ import (
 )
 
 // guideSources are the files the Go blocks of extending.md are quoted
-// from: the example's sources, the seed op and the graph package's
-// interfaces.
+// from: the examples' sources, the seed op, the graph package's interfaces,
+// and nn's Module and Linear.
 func guideSources(t *testing.T) []string {
 	t.Helper()
 	var files []string
-	for _, pattern := range []string{"../examples/customop/*.go", "../nn/linear_function.go", "../graph/*.go"} {
+	for _, pattern := range []string{
+		"../examples/customop/*.go", "../nn/linear_function.go", "../graph/*.go",
+		"../nn/module.go", "../nn/linear.go", "../examples/custommodule/*.go",
+	} {
 		matches, err := filepath.Glob(pattern)
 		if err != nil || len(matches) == 0 {
 			t.Fatalf("no source file matches %s (%v)", pattern, err)
@@ -78,8 +81,9 @@ func drifted(md string, sources []string) []string {
 }
 
 // TestExtendingGuideQuotesCompiledCode: every Go block of extending.md is
-// a verbatim excerpt of the example, of nn/linear_function.go or of package
-// graph, which compile and are tested, so the guide cannot drift from the
+// a verbatim excerpt of the examples, of nn/linear_function.go,
+// nn/module.go, nn/linear.go or of package graph, which compile and are
+// tested, so the guide cannot drift from the
 // API.
 func TestExtendingGuideQuotesCompiledCode(t *testing.T) {
 	md, err := os.ReadFile("extending.md")
