@@ -8,6 +8,7 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/nabla-go/nabla/compile"
+	"github.com/nabla-go/nabla/gradcheck"
 	"github.com/nabla-go/nabla/graph"
 	"github.com/nabla-go/nabla/vm"
 )
@@ -54,31 +55,12 @@ func assertClose(t *testing.T, what string, got, want []float64, tol float64) {
 	}
 }
 
-// checkGradient compares the symbolic gradient of the scalar loss with
-// respect to the parameter p against central finite differences, both
-// computed by machines at p's initial value.
-func checkGradient(t *testing.T, loss, p *graph.Node, feeds vm.Feeds) {
+// checkGradients checks the first and second derivatives of fn against
+// finite differences at inputs, with respect to the inputs listed (all if
+// none are).
+func checkGradients(t *testing.T, fn func(in []*graph.Node) *graph.Node, inputs []*tensor.Dense, wrt ...int) {
 	t.Helper()
-	grads, err := compile.Grad(loss, p)
-	require.NoError(t, err)
-	m := machine(t, []*graph.Node{loss, grads[0]}, nil)
-	require.NoError(t, m.Run(feeds))
-	symbolic := value(t, m, grads[0])
-	p0, err := m.Get(p)
-	require.NoError(t, err)
-	const h = 1e-6
-	at := func(i int, delta float64) float64 {
-		q, err := graph.CloneDense(p0)
-		require.NoError(t, err)
-		graph.SetFloat(q, i, graph.Float(q, i)+delta)
-		require.NoError(t, m.Set(p, q))
-		require.NoError(t, m.Run(feeds))
-		return value(t, m, loss)[0]
-	}
-	numeric := make([]float64, p0.DataSize())
-	for i := range numeric {
-		numeric[i] = (at(i, h) - at(i, -h)) / (2 * h)
-	}
-	require.NoError(t, m.Set(p, p0))
-	assertClose(t, "gradient of "+p.Name(), symbolic, numeric, 1e-6)
+	opts := gradcheck.Options{Inputs: wrt}
+	require.NoError(t, gradcheck.Check(fn, inputs, opts))
+	require.NoError(t, gradcheck.GradGradCheck(fn, inputs, opts))
 }

@@ -46,7 +46,18 @@ func TestLinearForward(t *testing.T) {
 	// Row [1,0,-1]: 1-3+0.5 = -1.5, 4-6-1 = -3.
 	// Row [2,1,0]: 2+2+0.5 = 4.5, 8+5-1 = 12.
 	assertClose(t, "Linear", value(t, m, y), []float64{-1.5, -3, 4.5, 12}, 1e-12)
-	checkGradient(t, weighted(y), l.Weight, vm.Feeds{x: dense(t, []float64{1, 0, -1, 2, 1, 0}, 2, 3)})
+
+	// The module's gradients are LinearFunction's: checked with its
+	// parameters swapped for gradcheck's inputs.
+	checkGradients(t, func(in []*graph.Node) *graph.Node {
+		l := NewLinear(in[0].Graph(), "fc", 3, 2, true)
+		l.Weight, l.Bias = in[1], in[2]
+		return weighted(l.Forward(in[0]))
+	}, []*tensor.Dense{
+		dense(t, []float64{1, 0, -1, 2, 1, 0}, 2, 3),
+		dense(t, []float64{1, 2, 3, 4, 5, 6}, 2, 3),
+		dense(t, []float64{0.5, -1}, 2),
+	})
 }
 
 func TestLayerNormForward(t *testing.T) {
@@ -66,16 +77,17 @@ func TestLayerNormForward(t *testing.T) {
 }
 
 func TestLayerNormGradients(t *testing.T) {
-	g := graph.New()
 	rng := rand.New(rand.NewPCG(1, 2))
-	ln := NewLayerNorm(g, "ln", 4, 1e-5, WithRand(rng), WithInit(Normal(1, 0.5)), WithBiasInit(Normal(0, 0.5)))
-	x0 := graph.NewDense(graph.Float64, 3, 4)
-	require.NoError(t, Normal(0, 2)(rng, x0, 1, 1))
-	x := g.Param("x", x0) // a parameter, so that finite differences can move it
-	loss := weighted(ln.Forward(x))
-	for _, p := range []*graph.Node{x, ln.Weight, ln.Bias} {
-		checkGradient(t, loss, p, nil)
+	draw := func(mean, std float64, shape ...int) *tensor.Dense {
+		v := graph.NewDense(graph.Float64, shape...)
+		require.NoError(t, Normal(mean, std)(rng, v, 1, 1))
+		return v
 	}
+	checkGradients(t, func(in []*graph.Node) *graph.Node {
+		ln := NewLayerNorm(in[0].Graph(), "ln", 4, 1e-5)
+		ln.Weight, ln.Bias = in[1], in[2]
+		return weighted(ln.Forward(in[0]))
+	}, []*tensor.Dense{draw(0, 2, 3, 4), draw(1, 0.5, 4), draw(0, 0.5, 4)})
 }
 
 func TestEmbedding(t *testing.T) {
@@ -90,7 +102,11 @@ func TestEmbedding(t *testing.T) {
 	// Rows 3, 0, 1, 1 of [[0,1],[2,3],[4,5],[6,7]].
 	assertClose(t, "Embedding", value(t, m, y), []float64{6, 7, 0, 1, 2, 3, 2, 3}, 0)
 
-	checkGradient(t, weighted(y), e.Weight, feeds)
+	checkGradients(t, func(in []*graph.Node) *graph.Node {
+		e := NewEmbedding(in[0].Graph(), "emb", 4, 2)
+		e.Weight = in[1]
+		return weighted(e.Forward(in[0]))
+	}, []*tensor.Dense{feeds[idx], dense(t, []float64{0, 1, 2, 3, 4, 5, 6, 7}, 4, 2)}, 1)
 
 	err := m.Run(vm.Feeds{idx: dense(t, []float64{0, 4, 1, 1}, 2, 2)})
 	require.ErrorContains(t, err, "label 4 at index 1 is not a class index in [0,4)")
