@@ -180,6 +180,7 @@ type LoadError struct {
 	Mismatched []Mismatch // in both, with another dtype or shape
 }
 
+// Error lists the differences on one line.
 func (e *LoadError) Error() string {
 	var parts []string
 	if len(e.Missing) > 0 {

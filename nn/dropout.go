@@ -77,6 +77,7 @@ func (d *Dropout) StateUpdates() map[*graph.Node]*graph.Node { return d.updates 
 // Describe gives the drop probability, as PyTorch prints it.
 func (d *Dropout) Describe() string { return fmt.Sprintf("p=%v", d.p) }
 
+// String prints the module as a tree (see Format).
 func (d *Dropout) String() string { return Format(d) }
 
 // dropoutMaskOp draws a dropout mask of a fixed type from a scalar step.
@@ -96,6 +97,7 @@ func DropoutMask(step *graph.Node, p float64, seed uint64, dtype tensor.Dtype, s
 	return graph.Apply(dropoutMaskOp{p: p, seed: seed, dtype: dtype, shape: append([]int(nil), shape...)}, step)
 }
 
+// Name is "DropoutMask".
 func (dropoutMaskOp) Name() string { return "DropoutMask" }
 
 // Key identifies the op by all its parameters (its shape is a slice).
@@ -103,6 +105,7 @@ func (op dropoutMaskOp) Key() string {
 	return fmt.Sprintf("%v/%d/%v%s", op.p, op.seed, op.dtype, graph.ShapeString(op.shape))
 }
 
+// Type checks that the step is a scalar and gives the mask's type.
 func (op dropoutMaskOp) Type(in []graph.Type) (graph.Type, error) {
 	if err := graph.CheckArity(in, 1); err != nil {
 		return graph.Type{}, err
@@ -118,6 +121,7 @@ func (op dropoutMaskOp) Type(in []graph.Type) (graph.Type, error) {
 	return graph.TypeOf(op.dtype, op.shape...), nil
 }
 
+// Forward fills the mask for the step's value.
 func (op dropoutMaskOp) Forward(out *tensor.Dense, in []*tensor.Dense) error {
 	step := math.Float64bits(graph.Float(in[0], 0))
 	if out.Dtype() == graph.Float32 {

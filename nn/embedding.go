@@ -50,4 +50,5 @@ func (e *Embedding) Describe() string {
 	return fmt.Sprintf("%d, %d", e.num, e.dim)
 }
 
+// String prints the module as a tree (see Format).
 func (e *Embedding) String() string { return Format(e) }

@@ -50,4 +50,5 @@ func (l *Linear) Describe() string {
 	return fmt.Sprintf("in_features=%d, out_features=%d, bias=%t", l.in, l.out, l.Bias != nil)
 }
 
+// String prints the module as a tree (see Format).
 func (l *Linear) String() string { return Format(l) }

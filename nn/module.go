@@ -367,6 +367,9 @@ func join(prefix, name string) string {
 //	  (layers.1): ReLU()
 //	)
 func Format(m Module) string {
+	if m == nil {
+		return "<nil>"
+	}
 	var b strings.Builder
 	format(&b, m, "", map[uintptr]bool{})
 	return b.String()
@@ -380,6 +383,10 @@ func format(b *strings.Builder, m Module, indent string, seen map[uintptr]bool) 
 	}
 	b.WriteString(t.Name())
 	b.WriteByte('(')
+	if v.Kind() == reflect.Pointer && v.IsNil() {
+		b.WriteByte(')')
+		return
+	}
 	desc := ""
 	if d, ok := m.(Describer); ok {
 		desc = d.Describe()

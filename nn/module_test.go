@@ -149,6 +149,8 @@ func TestFormat(t *testing.T) {
 )`
 	require.Equal(t, want, model.String())
 	require.Equal(t, "Linear(in_features=64, out_features=32, bias=true)", model.Layers[0].(*Linear).String())
+	require.Equal(t, "<nil>", Format(nil))
+	require.Equal(t, "Linear()", Format((*Linear)(nil)), "a nil module prints without panicking")
 }
 
 func TestModulesBuildInScopes(t *testing.T) {

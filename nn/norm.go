@@ -53,4 +53,5 @@ func (l *LayerNorm) Describe() string {
 	return fmt.Sprintf("(%d,), eps=%v, elementwise_affine=true", l.features, l.eps)
 }
 
+// String prints the module as a tree (see Format).
 func (l *LayerNorm) String() string { return Format(l) }

@@ -34,6 +34,9 @@ type Optimizer interface {
 // updates of m's parameters to decrease loss, and m's own buffer updates
 // (see StateUpdates). Pass them to compile.WithUpdates.
 func TrainingUpdates(opt Optimizer, loss *graph.Node, m Module) (map[*graph.Node]*graph.Node, error) {
+	if opt == nil || m == nil {
+		return nil, fmt.Errorf("nn: TrainingUpdates: the optimiser and the module must not be nil")
+	}
 	updates, err := opt.Updates(loss, NamedParameters(m))
 	if err != nil {
 		return nil, err

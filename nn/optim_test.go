@@ -199,6 +199,8 @@ func TestOptimiserErrors(t *testing.T) {
 	require.NoError(t, err)
 	_, err = opt.Updates(loss, []Named{{"u", used}})
 	require.ErrorContains(t, err, "already called")
+	_, err = TrainingUpdates(nil, loss, ReLU{})
+	require.ErrorContains(t, err, "must not be nil")
 }
 
 // One run of a training program (forward, backward, Adam step, dropout

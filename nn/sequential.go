@@ -37,6 +37,7 @@ func (s *Sequential) Forward(x *graph.Node) *graph.Node {
 	})
 }
 
+// String prints the module as a tree (see Format).
 func (s *Sequential) String() string { return Format(s) }
 
 // fail records a module's error on x's graph, naming the user's code.
