@@ -1,6 +1,8 @@
 package compile
 
 import (
+	"fmt"
+
 	"gorgonia.org/tensor"
 
 	"github.com/nabla-go/nabla/graph"
@@ -28,7 +30,7 @@ type value struct {
 	args  []*value
 	typ   graph.Type
 	konst *tensor.Dense // a constant's value
-	slot  int
+	slot  int           // -1 until a memory pass places the value
 }
 
 // update writes expr into param after a run.
@@ -65,7 +67,7 @@ func newFunction(outputs []*graph.Node, updates [][2]*graph.Node) *function {
 		g = updates[0][0].Graph()
 	}
 	for _, n := range g.Nodes()[:last+1] {
-		v := &value{node: n, kind: n.Kind(), op: n.Op(), typ: n.Type()}
+		v := &value{node: n, kind: n.Kind(), op: n.Op(), typ: n.Type(), slot: -1}
 		v.multi, v.index = n.MultiOp()
 		if v.kind == graph.KindConst {
 			v.konst = n.Value()
@@ -93,4 +95,72 @@ func newFunction(outputs []*graph.Node, updates [][2]*graph.Node) *function {
 		f.updates = append(f.updates, update{param: f.byNode[u[0]], expr: f.byNode[u[1]]})
 	}
 	return f
+}
+
+// rewrite visits the values in order. It first points each value's
+// arguments at their replacements, then asks fn for the value's own: fn
+// returns v to keep it (possibly changed in place, computing the same
+// result from arguments before it) or an earlier value of the same type to
+// stand for it. Replaced values are dropped; outputs and updates follow
+// the replacements.
+func (f *function) rewrite(fn func(v *value) *value) {
+	// An output must not become a parameter that an update writes: after a
+	// run, the parameter's slot holds its new value, not the one the
+	// output was computed from.
+	output := make(map[*value]bool, len(f.outputs))
+	for _, o := range f.outputs {
+		output[o] = true
+	}
+	updated := make(map[*value]bool, len(f.updates))
+	for _, u := range f.updates {
+		updated[u.param] = true
+	}
+	repl := map[*value]*value{}
+	follow := func(v *value) *value {
+		if r, ok := repl[v]; ok {
+			return r
+		}
+		return v
+	}
+	kept := f.values[:0]
+	for _, v := range f.values {
+		for j, a := range v.args {
+			v.args[j] = follow(a)
+		}
+		w := fn(v)
+		if w != v && !(output[v] && updated[w]) {
+			if !w.typ.Equal(v.typ) {
+				panic(fmt.Sprintf("%s of type %v replaced by %s of type %v", v.opName(), v.typ, w.opName(), w.typ))
+			}
+			repl[v] = w
+			continue
+		}
+		kept = append(kept, v)
+	}
+	clear(f.values[len(kept):])
+	f.values = kept
+	for i, o := range f.outputs {
+		f.outputs[i] = follow(o)
+	}
+	for i, u := range f.updates {
+		f.updates[i].expr = follow(u.expr)
+	}
+}
+
+// instr returns the value whose position is the instruction computing v:
+// the first output of a multi-output op, or v itself.
+func (v *value) instr() *value {
+	if v.multi != nil {
+		return v.group[0]
+	}
+	return v
+}
+
+// results returns the values v's instruction writes: the group of a
+// multi-output op, or v alone.
+func (v *value) results() []*value {
+	if v.multi != nil {
+		return v.group
+	}
+	return []*value{v}
 }

@@ -200,7 +200,8 @@ func checkGradRequest(ys, seeds, wrt []*graph.Node, fail func(string, ...any) er
 	return g, g.Err()
 }
 
-// backward calls the op's symbolic Backward, checking what it returns.
+// backward calls the op's symbolic Backward, checking what it returns, or
+// builds the node that runs its backward kernel.
 func backward(n *graph.Node, gradOuts []*graph.Node, needs []bool) (grads []*graph.Node, err error) {
 	ctx := graph.NewGradContext(n, needs)
 	defer func() {
@@ -211,6 +212,8 @@ func backward(n *graph.Node, gradOuts []*graph.Node, needs []bool) (grads []*gra
 	switch op := n.Op().(type) {
 	case graph.Differentiable:
 		grads = op.Backward(ctx, gradOuts[0])
+	case graph.BackwardKernel:
+		return onceGradients(n, gradOuts[0], needs)
 	case nil:
 		multi, _ := n.MultiOp()
 		d, ok := multi.(graph.MultiDifferentiable)
@@ -270,7 +273,7 @@ func gradScopeName(wrt []*graph.Node) string {
 			names[i] = fmt.Sprintf("%s#%d", x.OpName(), x.ID())
 		}
 	}
-	return "∇ w.r.t. " + strings.Join(names, ", ")
+	return graph.GradientScopePrefix + "w.r.t. " + strings.Join(names, ", ")
 }
 
 // Jacobian returns the Jacobian of y with respect to x, a node of shape

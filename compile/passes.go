@@ -11,5 +11,34 @@ type pass struct {
 // own; WithoutPass switches off the optional ones.
 var passes = [...]pass{
 	{name: "deadcode", fn: deadcode},
+	{name: "constfold", fn: constfold},
+	{name: "simplify", fn: simplify},
+	{name: "cse", fn: cse},
+	{name: "late deadcode", fn: deadcode},
+	{name: "memory", fn: memory},
 	{name: "allocslots", fn: allocslots, required: true},
 }
+
+// passOrder lists constraints on the order of passes: a must run before b
+// (when both run). A test checks the table against it.
+var passOrder = [...]constraint{
+	// Fold only what is needed: dead code costs time and may not even fold.
+	{"deadcode", "constfold"},
+	// Simplification sees folded constants: x·(2-1) is x·1.
+	{"constfold", "simplify"},
+	// Simplification exposes equal expressions: -(-x)·y and x·y.
+	{"simplify", "cse"},
+	// Folding, simplification and merging leave values nothing reads.
+	{"constfold", "late deadcode"},
+	{"simplify", "late deadcode"},
+	{"cse", "late deadcode"},
+	// Plan memory for the values that remain, and only for them.
+	{"late deadcode", "memory"},
+	{"constfold", "memory"},
+	{"simplify", "memory"},
+	{"cse", "memory"},
+	// allocslots places what memory did not place.
+	{"memory", "allocslots"},
+}
+
+type constraint struct{ a, b string }

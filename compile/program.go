@@ -1,6 +1,10 @@
 package compile
 
 import (
+	"fmt"
+	"strconv"
+	"strings"
+
 	"gorgonia.org/tensor"
 
 	"github.com/nabla-go/nabla/graph"
@@ -9,23 +13,30 @@ import (
 // Program is a compiled graph: instructions over numbered slots, ready for
 // vm.New. It is immutable and may be shared across goroutines.
 type Program struct {
-	graph   *graph.Graph
-	instrs  []Instruction
-	slots   []Slot
-	inputs  []*graph.Node
-	params  []*graph.Node
-	nodes   map[*graph.Node]int // requested outputs, inputs and params -> slot
-	updates []Update
+	graph     *graph.Graph
+	instrs    []Instruction
+	slots     []Slot
+	slotNodes [][]*graph.Node // the nodes each slot holds, in turn
+	inputs    []*graph.Node
+	params    []*graph.Node
+	outputs   []*graph.Node
+	nodes     map[*graph.Node]int // requested outputs, inputs and params -> slot
+	updates   []Update
 }
 
 // Instruction computes one op application: it reads the In slots and
-// writes the Out slots (several for a multi-output op).
+// writes the Out slots (several for a multi-output op). A slot may hold
+// values of different shapes in turn (of one dtype and size), so each
+// operand comes with the type it has at this instruction. An Out slot may
+// also be an In slot, when the op computes in place (graph.InPlacer).
 type Instruction struct {
-	Op    graph.Op      // a single-output op, or nil
-	Multi graph.MultiOp // a multi-output op, or nil
-	Node  *graph.Node   // the graph node it computes, for errors and DOT
-	In    []int
-	Out   []int
+	Op       graph.Op      // a single-output op, or nil
+	Multi    graph.MultiOp // a multi-output op, or nil
+	Node     *graph.Node   // the graph node it computes, for errors and DOT
+	In       []int
+	Out      []int
+	InTypes  []graph.Type // the types of In's values
+	OutTypes []graph.Type // the types of Out's values
 }
 
 // Name is the instruction's op name.
@@ -36,11 +47,13 @@ func (in *Instruction) Name() string {
 	return in.Multi.Name()
 }
 
-// Slot is one value's storage in a machine.
+// Slot is storage in a machine for one value at a time: several computed
+// values whose lifetimes do not overlap may share a slot (see SlotNodes).
+// They have the same dtype and number of elements.
 type Slot struct {
-	Type  graph.Type
+	Type  graph.Type    // the type of the slot's first value
 	Kind  graph.Kind    // input, param and const slots are not computed
-	Node  *graph.Node   // the (first) graph node held in the slot
+	Node  *graph.Node   // the first graph node held in the slot
 	Const *tensor.Dense // a constant slot's value
 }
 
@@ -62,8 +75,22 @@ func (p *Program) Instructions() []Instruction { return p.instrs }
 // Slots returns the program's slots. The slice must not be modified.
 func (p *Program) Slots() []Slot { return p.slots }
 
+// SlotNodes returns the graph nodes whose values the slot holds in turn
+// during a run, in execution order, then the requested outputs that
+// compilation found equal to one of them (x·1 is x). The slice must not be
+// modified.
+func (p *Program) SlotNodes(slot int) []*graph.Node {
+	if slot < 0 || slot >= len(p.slotNodes) {
+		return nil
+	}
+	return p.slotNodes[slot]
+}
+
 // Inputs returns the input nodes a run must feed, in creation order.
 func (p *Program) Inputs() []*graph.Node { return p.inputs }
+
+// Outputs returns the requested output nodes, in the order given to Compile.
+func (p *Program) Outputs() []*graph.Node { return p.outputs }
 
 // Params returns the parameters the program reads or updates.
 func (p *Program) Params() []*graph.Node { return p.params }
@@ -76,4 +103,62 @@ func (p *Program) Updates() []Update { return p.updates }
 func (p *Program) SlotOf(n *graph.Node) (int, bool) {
 	s, ok := p.nodes[n]
 	return s, ok
+}
+
+// String lists the program, one instruction a line, then its outputs and
+// updates:
+//
+//	%0 = Exp x
+//	%1 = Scale(0.5) %0
+//	%0 = Mul %0 2
+//	return %1 %0
+//	w ← %0
+//
+// Ops show their DOT label (graph.DotLabeler) or name; inputs and
+// parameters go by name, scalar constants by value, and computed slots are
+// numbered %0, %1, … as they are first written: an instruction writing a
+// slot already named reuses its storage.
+func (p *Program) String() string {
+	var b strings.Builder
+	names := make([]string, len(p.slots))
+	temps := 0
+	name := func(slot int) string {
+		if names[slot] != "" {
+			return names[slot]
+		}
+		s := p.slots[slot]
+		switch {
+		case s.Kind == graph.KindConst && s.Type.IsScalar():
+			names[slot] = strconv.FormatFloat(graph.Float(s.Const, 0), 'g', -1, 64)
+		case s.Kind == graph.KindConst:
+			names[slot] = "const" + graph.ShapeString(s.Type.Shape)
+		case s.Kind != graph.KindOp && s.Node.Name() != "":
+			names[slot] = s.Node.Name()
+		case s.Kind != graph.KindOp:
+			names[slot] = fmt.Sprintf("%v#%d", s.Kind, s.Node.ID())
+		default:
+			names[slot] = "%" + strconv.Itoa(temps)
+			temps++
+		}
+		return names[slot]
+	}
+	list := func(slots []int, sep string) string {
+		return strings.Join(mapSlice(slots, name), sep)
+	}
+	for i := range p.instrs {
+		in := &p.instrs[i]
+		args := list(in.In, " ") // named first: in place, an input is an output
+		fmt.Fprintf(&b, "%s = %s", list(in.Out, ", "), instructionLabel(in))
+		if args != "" {
+			b.WriteString(" " + args)
+		}
+		b.WriteByte('\n')
+	}
+	if len(p.outputs) > 0 {
+		b.WriteString("return " + list(mapSlice(p.outputs, func(n *graph.Node) int { return p.nodes[n] }), " ") + "\n")
+	}
+	for _, u := range p.updates {
+		fmt.Fprintf(&b, "%s ← %s\n", name(u.Slot), name(u.From))
+	}
+	return b.String()
 }

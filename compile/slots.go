@@ -1,10 +1,18 @@
 package compile
 
-// allocslots gives every value a slot of its own: the simplest memory
-// plan, and the one to compare a sharing plan against.
+// allocslots gives every value that has no slot yet a slot of its own. It
+// is the whole plan when the memory pass is switched off: the simplest
+// one, and the one to compare a sharing plan against.
 func allocslots(f *function) error {
-	for i, v := range f.values {
-		v.slot = i
+	n := 0
+	for _, v := range f.values {
+		n = max(n, v.slot+1)
+	}
+	for _, v := range f.values {
+		if v.slot < 0 {
+			v.slot = n
+			n++
+		}
 	}
 	return nil
 }

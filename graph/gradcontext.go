@@ -6,26 +6,27 @@ import "fmt"
 // forward values it may reuse, PyTorch's saved tensors, are these nodes) and
 // which inputs need a gradient.
 type GradContext struct {
-	node  *Node
-	needs []bool
-	err   error
+	node   *Node
+	inputs []*Node // the inputs Backward sees: node's, or its first few for a composite
+	needs  []bool
+	err    error
 }
 
 // NewGradContext is called by the differentiation driver: node is the op
 // node (any output of a multi-output op), needs[i] whether input i needs a
 // gradient.
 func NewGradContext(node *Node, needs []bool) *GradContext {
-	return &GradContext{node: node, needs: needs}
+	return &GradContext{node: node, inputs: node.inputs, needs: needs}
 }
 
 // Graph returns the graph being differentiated, for building constants.
 func (c *GradContext) Graph() *Graph { return c.node.g }
 
 // Inputs returns the op's input nodes.
-func (c *GradContext) Inputs() []*Node { return c.node.inputs }
+func (c *GradContext) Inputs() []*Node { return c.inputs }
 
 // Input returns input i.
-func (c *GradContext) Input(i int) *Node { return c.node.inputs[i] }
+func (c *GradContext) Input(i int) *Node { return c.inputs[i] }
 
 // Output returns the op's output node (the first, for a multi-output op).
 func (c *GradContext) Output() *Node { return c.node.Outputs()[0] }

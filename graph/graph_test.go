@@ -2,6 +2,7 @@ package graph_test
 
 import (
 	"errors"
+	"math"
 	"strings"
 	"testing"
 
@@ -198,6 +199,8 @@ func TestOpKey(t *testing.T) {
 	type scaled struct{ c float64 }
 	require.Equal(t, graph.OpKey(scaled{2}), graph.OpKey(scaled{2}))
 	require.NotEqual(t, graph.OpKey(scaled{2}), graph.OpKey(scaled{3}))
+	require.NotEqual(t, graph.OpKey(scaled{0}), graph.OpKey(scaled{math.Copysign(0, -1)}), "x·0 and x·-0 differ")
+	require.Equal(t, graph.OpKey(scaled{math.Copysign(0, -1)}), graph.OpKey(scaled{math.Copysign(0, -1)}))
 	type sliced struct{ s []int }
 	require.True(t, graph.OpKey(sliced{[]int{1}}) != graph.OpKey(sliced{[]int{1}}), "an op that is not comparable and has no Key never merges")
 }

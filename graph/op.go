@@ -2,7 +2,9 @@ package graph
 
 import (
 	"fmt"
+	"math"
 	"reflect"
+	"strings"
 
 	"gorgonia.org/tensor"
 )
@@ -37,6 +39,21 @@ type Differentiable interface {
 	Backward(ctx *GradContext, gradOut *Node) []*Node
 }
 
+// BackwardKernel is implemented by ops whose gradient is computed by a
+// numeric kernel rather than built with graph ops (PyTorch's
+// once_differentiable: a fused or external kernel, say). The first
+// derivative works like any other; differentiating that gradient again is
+// an error naming the op. An op that also implements Differentiable is
+// differentiated symbolically.
+type BackwardKernel interface {
+	// Gradient computes into grads[i] the gradient with respect to input i,
+	// given gradOut (the gradient with respect to the output), the inputs in
+	// and the output out. grads[i] is nil when input i needs no gradient;
+	// the others are buffers of input i's type. It must not modify gradOut,
+	// in or out.
+	Gradient(grads []*tensor.Dense, gradOut *tensor.Dense, in []*tensor.Dense, out *tensor.Dense) error
+}
+
 // MultiOp is an operation with several outputs (values and indices, say).
 // ApplyMulti enters it into a graph as one node per output.
 type MultiOp interface {
@@ -55,6 +72,17 @@ type MultiDifferentiable interface {
 	Backward(ctx *GradContext, gradOuts []*Node) []*Node
 }
 
+// InPlacer is implemented by ops whose kernel may write its output over one
+// of its inputs' buffers, sparing the memory of a fresh buffer. InPlace
+// returns that input's index, or -1 for none. Forward must then compute the
+// right output when out shares its buffer with in[InPlace()] (and with any
+// other input that is the same value): a plain elementwise loop, reading
+// element i before writing element i, is. The compiler uses it only where
+// that input has the output's type and no later instruction reads it.
+type InPlacer interface {
+	InPlace() int
+}
+
 // Keyer is implemented by ops whose type is not comparable (it holds a
 // slice, say). Key must encode every parameter that affects the result.
 type Keyer interface {
@@ -63,7 +91,8 @@ type Keyer interface {
 
 // OpKey returns a comparable value identifying op's type and parameters:
 // two applications of ops with equal keys to the same inputs compute the
-// same value. It is the op itself when its type is comparable.
+// same value. It is the op itself when its type is comparable (and so are
+// the values in its interface fields, for ops wrapping other ops).
 func OpKey(op any) any {
 	if k, ok := op.(Keyer); ok {
 		return struct {
@@ -71,11 +100,50 @@ func OpKey(op any) any {
 			key string
 		}{reflect.TypeOf(op), k.Key()}
 	}
-	if op != nil && reflect.TypeOf(op).Comparable() {
+	if op != nil && hashable(reflect.ValueOf(op)) {
+		// == says 0 == -0, but an op scaling by -0 computes other values
+		// (1/x·-0 is -Inf): tell signed zeros apart.
+		var zeros signedZeros
+		zeros.find(reflect.ValueOf(op))
+		if zeros.mask != 0 {
+			return struct {
+				op    any
+				zeros uint64
+			}{op, zeros.mask}
+		}
 		return op
 	}
 	// Not comparable and no Key: a fresh identity, never equal to another.
 	return new(int)
+}
+
+// hashable reports whether v can be compared and used as a map key: its
+// type is comparable and so is every value its interface fields hold (an
+// op wrapping another op holds it in an interface field, and comparing two
+// holding a slice-bearing op would panic).
+func hashable(v reflect.Value) bool {
+	if !v.Type().Comparable() {
+		return false
+	}
+	switch v.Kind() {
+	case reflect.Interface:
+		return v.IsNil() || hashable(v.Elem())
+	case reflect.Struct:
+		for i := range v.NumField() {
+			if !hashable(v.Field(i)) {
+				return false
+			}
+		}
+	case reflect.Array:
+		if k := v.Type().Elem().Kind(); k == reflect.Interface || k == reflect.Struct || k == reflect.Array {
+			for i := range v.Len() {
+				if !hashable(v.Index(i)) {
+					return false
+				}
+			}
+		}
+	}
+	return true
 }
 
 // Apply adds a node applying op to inputs and returns it. Type inference runs
@@ -140,7 +208,7 @@ func apply(g *Graph, op Op, multi MultiOp, inputs []*Node, s site) []*Node {
 	}
 	outTypes, err := inferTypes(op, multi, types)
 	if err != nil {
-		return []*Node{g.fail(name, s, "%v (inputs %s)", err, TypesString(types))}
+		return []*Node{g.fail(name, s, "%s", describeTypeError(err, types))}
 	}
 	ins := append([]*Node(nil), inputs...)
 	if op != nil {
@@ -186,4 +254,45 @@ func inferTypes(op Op, multi MultiOp, in []Type) (out []Type, err error) {
 		out[i] = TypeOf(t.DType, t.Shape...) // never alias the op's slices
 	}
 	return out, nil
+}
+
+// describeTypeError adds the inputs' types to a type-inference error unless
+// it already names every input's shape.
+func describeTypeError(err error, in []Type) string {
+	msg := err.Error()
+	for _, t := range in {
+		if !strings.Contains(msg, ShapeString(t.Shape)) {
+			return msg + " (inputs " + TypesString(in) + ")"
+		}
+	}
+	return msg
+}
+
+// signedZeros marks, in visiting order, the float fields of an op that
+// hold -0 (the first 64 floats are told apart; ops have a handful).
+type signedZeros struct {
+	mask uint64
+	n    int
+}
+
+func (z *signedZeros) find(v reflect.Value) {
+	switch v.Kind() {
+	case reflect.Float32, reflect.Float64:
+		if f := v.Float(); f == 0 && math.Signbit(f) && z.n < 64 {
+			z.mask |= 1 << z.n
+		}
+		z.n++
+	case reflect.Interface:
+		if !v.IsNil() {
+			z.find(v.Elem())
+		}
+	case reflect.Struct:
+		for i := range v.NumField() {
+			z.find(v.Field(i))
+		}
+	case reflect.Array:
+		for i := range v.Len() {
+			z.find(v.Index(i))
+		}
+	}
 }

@@ -119,6 +119,16 @@ func CheckArity(in []Type, n int) error {
 	return nil
 }
 
+// CheckInputs checks that there are exactly n input types, all of one
+// supported dtype, and returns that dtype: the start of most ops' type
+// inference.
+func CheckInputs(in []Type, n int) (tensor.Dtype, error) {
+	if err := CheckArity(in, n); err != nil {
+		return tensor.Dtype{}, err
+	}
+	return SameDType(in)
+}
+
 // NormalizeAxis maps a possibly negative axis (-1 is the last) into [0, rank),
 // or returns an error.
 func NormalizeAxis(axis, rank int) (int, error) {

@@ -73,10 +73,7 @@ func (op binary) Type(in []graph.Type) (graph.Type, error) { return broadcastTyp
 // broadcastType checks n inputs of one dtype whose shapes broadcast together
 // and returns the broadcast type.
 func broadcastType(in []graph.Type, n int) (graph.Type, error) {
-	if err := graph.CheckArity(in, n); err != nil {
-		return graph.Type{}, err
-	}
-	dtype, err := graph.SameDType(in)
+	dtype, err := graph.CheckInputs(in, n)
 	if err != nil {
 		return graph.Type{}, err
 	}
@@ -169,6 +166,11 @@ func mask[T float](b bool) T {
 	}
 	return 0
 }
+
+// InPlace lets the output overwrite the first input where they have the
+// same shape: each element is read before it is written. In gradients the
+// first input is usually the incoming gradient, which dies there.
+func (binary) InPlace() int { return 0 }
 
 // Backward gives each input's gradient in the output's shape; the driver
 // sums broadcast axes away.

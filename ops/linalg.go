@@ -42,7 +42,8 @@ func (MatMulOp) Name() string { return "MatMul" }
 type matMulDims struct {
 	batch, m, k, n   int
 	strideA, strideB int
-	rank             int // of the output
+	sharedB          bool // B is 2-D (A may still be batched)
+	rank             int  // of the output
 }
 
 func (op MatMulOp) dims(sa, sb []int) (matMulDims, error) {
@@ -63,7 +64,7 @@ func (op MatMulOp) dims(sa, sb []int) (matMulDims, error) {
 		return matMulDims{}, fmt.Errorf("shapes %s and %s do not align (%d != %d)",
 			graph.ShapeString(sa), graph.ShapeString(sb), ka, kb)
 	}
-	d := matMulDims{batch: 1, m: m, k: ka, n: n, rank: max(ra, rb)}
+	d := matMulDims{batch: 1, m: m, k: ka, n: n, sharedB: rb == 2, rank: max(ra, rb)}
 	if ra == 3 {
 		d.batch, d.strideA = sa[0], m*ka
 	}
@@ -79,10 +80,7 @@ func (op MatMulOp) dims(sa, sb []int) (matMulDims, error) {
 
 // Type checks that the operands align and infers the product's shape.
 func (op MatMulOp) Type(in []graph.Type) (graph.Type, error) {
-	if err := graph.CheckArity(in, 2); err != nil {
-		return graph.Type{}, err
-	}
-	dtype, err := graph.SameDType(in)
+	dtype, err := graph.CheckInputs(in, 2)
 	if err != nil {
 		return graph.Type{}, err
 	}
@@ -105,7 +103,7 @@ func (op MatMulOp) Forward(out *tensor.Dense, in []*tensor.Dense) error {
 	if out.Shape().TotalSize() != d.batch*d.m*d.n {
 		return fmt.Errorf("output shape %v, want %d elements", out.Shape(), d.batch*d.m*d.n)
 	}
-	if d.strideB == 0 && !op.TransA {
+	if d.sharedB && !op.TransA {
 		// A batch times one matrix is a single product with batch·m rows.
 		d.m, d.batch = d.batch*d.m, 1
 	}
@@ -152,11 +150,11 @@ func (op MatMulOp) Backward(ctx *graph.GradContext, g *graph.Node) []*graph.Node
 		switch {
 		case b.Type().Rank() < a.Type().Rank() && !op.TransA:
 			// Flatten the batch into rows: one product, no batch sum.
-			k, n := b.Shape()[0], b.Shape()[1]
+			rows, k, n := a.Shape()[0]*a.Shape()[1], b.Shape()[0], b.Shape()[1]
 			if op.TransB {
 				k, n = n, k
 			}
-			x, y := Reshape(a, -1, k), Reshape(g, -1, n)
+			x, y := Reshape(a, rows, k), Reshape(g, rows, n)
 			if op.TransB {
 				x, y = y, x
 			}

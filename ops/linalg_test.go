@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"gorgonia.org/tensor"
@@ -55,14 +56,6 @@ func TestMatMul(t *testing.T) {
 	})
 }
 
-// plus adds c to every element.
-func (v values) plus(c float64) values {
-	for i := range v.vals {
-		v.vals[i] += c
-	}
-	return v
-}
-
 func TestMatMulErrors(t *testing.T) {
 	runErrors(t, []errorCase{
 		{"misaligned", func(g *graph.Graph) *graph.Node { return MatMul(f64(g, 64, 784), f64(g, 256, 784)) }, "MatMul",
@@ -84,39 +77,58 @@ func TestMatMulErrors(t *testing.T) {
 	})
 }
 
-// TestMatMulLarge compares products big enough to be blocked and split
-// across workers with a plain triple loop, for every transposition.
-func TestMatMulLarge(t *testing.T) {
+// mmGeometry is a product of batchA·(m,k) by batchB·(k,n) matrices; a batch
+// of -1 is a 2-D operand.
+type mmGeometry struct{ batchA, batchB, m, k, n int }
+
+// TestMatMulAgainstLoops compares products with plain loops, for every
+// transposition: small ones of every combination of ranks and of sizes 0,
+// 1 and 2, and large ones that are blocked and split across workers.
+func TestMatMulAgainstLoops(t *testing.T) {
+	geometries := []mmGeometry{
+		{-1, -1, 70, 300, 270}, {-1, -1, 300, 100, 70}, {-1, -1, 20, 150, 600},
+		{3, -1, 40, 100, 90}, {-1, 2, 30, 100, 200}, {2, 2, 100, 50, 80},
+	}
+	for _, batches := range [][2]int{{-1, -1}, {0, 0}, {1, 1}, {2, 2}, {0, -1}, {2, -1}, {-1, 0}, {-1, 2}} {
+		for size := range 27 {
+			geometries = append(geometries, mmGeometry{batches[0], batches[1], size / 9, size / 3 % 3, size % 3})
+		}
+	}
 	r := rand.New(rand.NewPCG(3, 3))
-	for _, dims := range [][3]int{{70, 300, 270}, {20, 150, 600}, {5, 3, 4}} {
-		m, k, n := dims[0], dims[1], dims[2]
+	for _, geo := range geometries {
 		for _, flags := range [][2]bool{{false, false}, {true, false}, {false, true}, {true, true}} {
 			for _, dtype := range dtypes {
-				name := fmt.Sprintf("(%d,%d)·(%d,%d) trans %v %v", m, k, k, n, flags[0], flags[1])
+				name := fmt.Sprintf("%+v trans %v %v %v", geo, flags[0], flags[1], dtype)
+				a := randomValues(r, matrixShape(geo.batchA, geo.m, geo.k, flags[0])...)
+				b := randomValues(r, matrixShape(geo.batchB, geo.k, geo.n, flags[1])...)
 				g := graph.New()
-				aShape, bShape := []int{m, k}, []int{k, n}
-				if flags[0] {
-					aShape = []int{k, m}
-				}
-				if flags[1] {
-					bShape = []int{n, k}
-				}
-				a, b := randomValues(r, aShape...), randomValues(r, bShape...)
 				y := MatMulT(g.Const(dense(t, dtype, a.shape, a.vals...)), g.Const(dense(t, dtype, b.shape, b.vals...)),
 					flags[0], flags[1])
-				got := graph.Float64s(eval(t, y, nil))
-				for i := range m {
-					for j := range n {
-						want := 0.0
-						for l := range k {
-							want += matrixAt(a, flags[0], i, l) * matrixAt(b, flags[1], l, j)
-						}
-						tol := 1e-12 * float64(k)
-						if dtype == graph.Float32 {
-							tol = 1e-6 * float64(k)
-						}
-						if g := got[i*n+j]; math.Abs(g-want) > tol {
-							t.Fatalf("case %v %v [%d,%d]: got %v, want %v", name, dtype, i, j, g, want)
+				got := eval(t, y, nil)
+				batch := max(geo.batchA, geo.batchB)
+				if want := matrixShape(batch, geo.m, geo.n, false); !slices.Equal(got.Shape(), want) {
+					t.Fatalf("case %v: got shape %v, want %v", name, got.Shape(), want)
+				}
+				tol := 1e-12 * float64(geo.k)
+				if dtype == graph.Float32 {
+					tol = 1e-6 * float64(geo.k)
+				}
+				vals := graph.Float64s(got)
+				products := batch
+				if batch < 0 {
+					products = 1
+				}
+				for p := range products {
+					for i := range geo.m {
+						for j := range geo.n {
+							want := 0.0
+							for l := range geo.k {
+								want += matrixAt(a, geo.batchA >= 0, p, flags[0], i, l) *
+									matrixAt(b, geo.batchB >= 0, p, flags[1], l, j)
+							}
+							if v := vals[(p*geo.m+i)*geo.n+j]; math.Abs(v-want) > tol {
+								t.Fatalf("case %v [%d,%d,%d]: got %v, want %v", name, p, i, j, v, want)
+							}
 						}
 					}
 				}
@@ -125,21 +137,29 @@ func TestMatMulLarge(t *testing.T) {
 	}
 }
 
-// randomValues is an input of the given shape with values in [-1, 1).
-func randomValues(r *rand.Rand, shape ...int) values {
-	v := values{shape: shape, vals: make([]float64, graph.ShapeSize(shape))}
-	for i := range v.vals {
-		v.vals[i] = 2*r.Float64() - 1
+// matrixShape is the stored shape of a batch (-1: none) of rows×cols
+// matrices, transposed or not.
+func matrixShape(batch, rows, cols int, trans bool) []int {
+	if trans {
+		rows, cols = cols, rows
 	}
-	return v
+	if batch < 0 {
+		return []int{rows, cols}
+	}
+	return []int{batch, rows, cols}
 }
 
-// matrixAt is element (i,j) of the 2-D v, or of its transpose.
-func matrixAt(v values, trans bool, i, j int) float64 {
+// matrixAt is element (i,j) of matrix p of v (of its only matrix if v is
+// not batched), or of its transpose.
+func matrixAt(v values, batched bool, p int, trans bool, i, j int) float64 {
+	rows, cols := v.shape[len(v.shape)-2], v.shape[len(v.shape)-1]
+	if !batched {
+		p = 0
+	}
 	if trans {
 		i, j = j, i
 	}
-	return v.vals[i*v.shape[1]+j]
+	return v.vals[p*rows*cols+i*cols+j]
 }
 
 func TestMatMulBackward(t *testing.T) {
@@ -165,6 +185,8 @@ func TestMatMulBackward(t *testing.T) {
 			backwardCase{"3-D by 2-D" + name, shapes([]int{2, 3, 2}, []int{2, 3}), build},
 			backwardCase{"2-D by 3-D" + name, shapes([]int{3, 2}, []int{2, 2, 3}), build},
 			backwardCase{"(1,1)·(1,1)" + name, shapes([]int{1, 1}, []int{1, 1}), build},
+			backwardCase{"3-D by 2-D, k = 0" + name, shapes([]int{2, 3, 0}, []int{0, 2}), build},
+			backwardCase{"3-D by 2-D, m = 0" + name, shapes([]int{2, 0, 3}, []int{3, 2}), build},
 		)
 	}
 	runBackward(t, cases)
@@ -204,3 +226,37 @@ func benchmarkMatMul(b *testing.B, dtype tensor.Dtype) {
 
 func BenchmarkMatMul64x784x256Float64(b *testing.B) { benchmarkMatMul(b, graph.Float64) }
 func BenchmarkMatMul64x784x256Float32(b *testing.B) { benchmarkMatMul(b, graph.Float32) }
+
+// TestMatMulConcurrent runs large products from several goroutines at once,
+// as machines sharing a program do: they share the gemm workers, and each
+// must still get its own exact result.
+func TestMatMulConcurrent(t *testing.T) {
+	want, in := matMulOperands(t, graph.Float64)
+	if err := (MatMulOp{}).Forward(want, in); err != nil {
+		t.Fatal(err)
+	}
+	errs := make(chan error, 4)
+	for range cap(errs) {
+		go func() {
+			out := graph.NewDense(graph.Float64, 64, 256)
+			for range 5 {
+				if err := (MatMulOp{}).Forward(out, in); err != nil {
+					errs <- err
+					return
+				}
+				for i, v := range out.Float64s() {
+					if w := want.Float64s()[i]; v != w {
+						errs <- fmt.Errorf("element %d: got %v, want %v", i, v, w)
+						return
+					}
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range cap(errs) {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+}

@@ -47,10 +47,7 @@ func (op softmaxOp) Name() string {
 }
 
 func (op softmaxOp) Type(in []graph.Type) (graph.Type, error) {
-	if err := graph.CheckArity(in, 1); err != nil {
-		return graph.Type{}, err
-	}
-	dtype, err := graph.SameDType(in)
+	dtype, err := graph.CheckInputs(in, 1)
 	if err != nil {
 		return graph.Type{}, err
 	}
@@ -156,10 +153,7 @@ func CrossEntropy(logits, labels *graph.Node) *graph.Node {
 func (crossEntropyOp) Name() string { return "CrossEntropy" }
 
 func (crossEntropyOp) Type(in []graph.Type) (graph.Type, error) {
-	if err := graph.CheckArity(in, 2); err != nil {
-		return graph.Type{}, err
-	}
-	dtype, err := graph.SameDType(in)
+	dtype, err := graph.CheckInputs(in, 2)
 	if err != nil {
 		return graph.Type{}, err
 	}
@@ -237,10 +231,7 @@ func CrossEntropyOneHot(logits, target *graph.Node) *graph.Node {
 func (crossEntropyOneHotOp) Name() string { return "CrossEntropyOneHot" }
 
 func (crossEntropyOneHotOp) Type(in []graph.Type) (graph.Type, error) {
-	if err := graph.CheckArity(in, 2); err != nil {
-		return graph.Type{}, err
-	}
-	dtype, err := graph.SameDType(in)
+	dtype, err := graph.CheckInputs(in, 2)
 	if err != nil {
 		return graph.Type{}, err
 	}
@@ -320,10 +311,7 @@ func OneHot(labels *graph.Node, classes int) *graph.Node {
 func (oneHotOp) Name() string { return "OneHot" }
 
 func (op oneHotOp) Type(in []graph.Type) (graph.Type, error) {
-	if err := graph.CheckArity(in, 1); err != nil {
-		return graph.Type{}, err
-	}
-	dtype, err := graph.SameDType(in)
+	dtype, err := graph.CheckInputs(in, 1)
 	if err != nil {
 		return graph.Type{}, err
 	}

@@ -164,14 +164,14 @@ func TestNNBuildErrors(t *testing.T) {
 		{"Softmax of scalar", func(g *graph.Graph) *graph.Node { return Softmax(g.Scalar(1, graph.Float64), 0) },
 			"Softmax", []string{"axis 0 out of range for rank 0", "float64()"}},
 		{"CrossEntropy label count", func(g *graph.Graph) *graph.Node { return CrossEntropy(m23(g), vec(g, 3)) },
-			"CrossEntropy", []string{"labels must be (2) for logits (2,3), got (3)", "float64(2,3) and float64(3)"}},
+			"CrossEntropy", []string{"labels must be (2) for logits (2,3), got (3)"}},
 		{"CrossEntropy label rank", func(g *graph.Graph) *graph.Node {
 			return CrossEntropy(m23(g), const64(t, g, []int{2, 1}, 0, 1))
-		}, "CrossEntropy", []string{"labels must be (2) for logits (2,3), got (2,1)", "float64(2,3) and float64(2,1)"}},
+		}, "CrossEntropy", []string{"labels must be (2) for logits (2,3), got (2,1)"}},
 		{"CrossEntropy one-hot labels", func(g *graph.Graph) *graph.Node { return CrossEntropy(m23(g), m23(g)) },
 			"CrossEntropy", []string{"labels must be (2) for logits (2,3), got (2,3)"}},
 		{"CrossEntropy logits rank", func(g *graph.Graph) *graph.Node { return CrossEntropy(vec(g, 3), vec(g, 3)) },
-			"CrossEntropy", []string{"logits must be (N,C), got (3)", "float64(3) and float64(3)"}},
+			"CrossEntropy", []string{"logits must be (N,C), got (3)"}},
 		{"CrossEntropy no classes", func(g *graph.Graph) *graph.Node {
 			return CrossEntropy(const64(t, g, []int{2, 0}), vec(g, 2))
 		}, "CrossEntropy", []string{"logits (2,0) have no classes"}},
@@ -182,7 +182,7 @@ func TestNNBuildErrors(t *testing.T) {
 			"CrossEntropy", []string{"input 1 is nil"}},
 		{"CrossEntropyOneHot target shape", func(g *graph.Graph) *graph.Node {
 			return CrossEntropyOneHot(m23(g), const64(t, g, []int{2, 2}, 1, 0, 0, 1))
-		}, "CrossEntropyOneHot", []string{"target must have the logits' shape (2,3), got (2,2)", "float64(2,3) and float64(2,2)"}},
+		}, "CrossEntropyOneHot", []string{"target must have the logits' shape (2,3), got (2,2)"}},
 		{"CrossEntropyOneHot class labels", func(g *graph.Graph) *graph.Node { return CrossEntropyOneHot(m23(g), vec(g, 2)) },
 			"CrossEntropyOneHot", []string{"got (2)"}},
 		{"OneHot classes", func(g *graph.Graph) *graph.Node { return OneHot(vec(g, 3), 0) },

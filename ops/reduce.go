@@ -149,10 +149,7 @@ func reducedCount(shape []int, axes uint64) int {
 func (op reduceOp) Name() string { return reduceNames[op.kind] }
 
 func (op reduceOp) Type(in []graph.Type) (graph.Type, error) {
-	if err := graph.CheckArity(in, 1); err != nil {
-		return graph.Type{}, err
-	}
-	dtype, err := graph.SameDType(in)
+	dtype, err := graph.CheckInputs(in, 1)
 	if err != nil {
 		return graph.Type{}, err
 	}

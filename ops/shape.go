@@ -33,10 +33,7 @@ func (s *shapeParam) shape() ([]int, error) {
 
 // singleInput checks that an op has one float input and returns its type.
 func singleInput(in []graph.Type) (graph.Type, error) {
-	if err := graph.CheckArity(in, 1); err != nil {
-		return graph.Type{}, err
-	}
-	if _, err := graph.SameDType(in); err != nil {
+	if _, err := graph.CheckInputs(in, 1); err != nil {
 		return graph.Type{}, err
 	}
 	return in[0], nil
@@ -336,6 +333,10 @@ func transposeKernel[T float](w *walker, out, x []T) {
 	s := w.inner[0]
 	w.rows(func(o, n int, off [3]int) {
 		row, i := out[o:o+n], off[0]
+		if s == 1 { // the last axis stays last
+			copy(row, x[i:i+n])
+			return
+		}
 		for j := range row {
 			row[j] = x[i]
 			i += s
@@ -402,17 +403,20 @@ func (op sliceOp) Forward(out *tensor.Dense, in []*tensor.Dense) error {
 
 func sliceKernel[T float](op sliceOp, out, x []T, outer, dim, inner int) error {
 	n := (op.end - op.start) * inner
-	return copyRuns(out, x, outer, n, dim*inner, op.start*inner, n)
+	return copyRuns(out, 0, n, x, op.start*inner, dim*inner, outer, n)
 }
 
 // copyRuns copies count runs of n elements, run i from src[from+i·srcStride:]
-// to dst[i·dstStride:]. Slice, Pad and Concat move their data with it.
-func copyRuns[T float](dst, src []T, count, n, srcStride, from, dstStride int) error {
-	if count > 0 && n > 0 && (len(dst) < (count-1)*dstStride+n || len(src) < from+(count-1)*srcStride+n) {
+// to dst[to+i·dstStride:]. Slice, Pad and Concat move their data with it.
+func copyRuns[T float](dst []T, to, dstStride int, src []T, from, srcStride int, count, n int) error {
+	if count == 0 || n == 0 {
+		return nil
+	}
+	if len(dst) < to+(count-1)*dstStride+n || len(src) < from+(count-1)*srcStride+n {
 		return fmt.Errorf("%d runs of %d elements do not fit %d inputs and %d outputs", count, n, len(src), len(dst))
 	}
 	for i := range count {
-		copy(dst[i*dstStride:i*dstStride+n], src[from+i*srcStride:from+i*srcStride+n])
+		copy(dst[to+i*dstStride:to+i*dstStride+n], src[from+i*srcStride:from+i*srcStride+n])
 	}
 	return nil
 }
@@ -460,7 +464,7 @@ func (op padOp) Forward(out *tensor.Dense, in []*tensor.Dense) error {
 func padKernel[T float](op padOp, out, x []T, outer, dim, inner int) error {
 	clear(out)
 	span := (op.before + dim + op.after) * inner
-	return copyRuns(out[op.before*inner:], x, outer, dim*inner, dim*inner, 0, span)
+	return copyRuns(out, op.before*inner, span, x, 0, dim*inner, outer, dim*inner)
 }
 
 // Backward slices the padding off the gradient.
@@ -472,7 +476,8 @@ func (op padOp) Backward(ctx *graph.GradContext, g *graph.Node) []*graph.Node {
 type concatOp struct{ axis int }
 
 // Concat joins xs along axis (negative axes count from the end); their other
-// dimensions must agree.
+// dimensions must agree. With no xs there is no graph to record the error
+// on, and the returned node is poisoned.
 func Concat(axis int, xs ...*graph.Node) *graph.Node {
 	if len(xs) > 0 {
 		axis = canonicalAxis(xs[0], axis)
@@ -520,7 +525,7 @@ func concatKernel[T float](out *tensor.Dense, in []*tensor.Dense, axis, outer, r
 	o, at := floats[T](out), 0
 	for _, t := range in {
 		_, dim, inner := axisSpan(t.Shape(), axis)
-		if err := copyRuns(o[at:], floats[T](t), outer, dim*inner, dim*inner, 0, rowLen); err != nil {
+		if err := copyRuns(o, at, rowLen, floats[T](t), 0, dim*inner, outer, dim*inner); err != nil {
 			return err
 		}
 		at += dim * inner

@@ -2,122 +2,12 @@ package ops
 
 import (
 	"math/rand/v2"
-	"strings"
 	"testing"
 
 	"gorgonia.org/tensor"
 
 	"github.com/nabla-go/nabla/graph"
 )
-
-// values is a test input: a shape and its elements.
-type values struct {
-	shape []int
-	vals  []float64
-}
-
-// arange is the input of the given shape holding 0, 1, 2, ... in order, so
-// that x[i,j,k] = i·(d1·d2) + j·d2 + k.
-func arange(shape ...int) values {
-	v := values{shape: shape, vals: make([]float64, graph.ShapeSize(shape))}
-	for i := range v.vals {
-		v.vals[i] = float64(i)
-	}
-	return v
-}
-
-// of is the input of the given shape holding vals.
-func of(shape []int, vals ...float64) values { return values{shape, vals} }
-
-// forwardCase builds a node from constants holding inputs; in both dtypes
-// it must evaluate to want, of shape shape.
-type forwardCase struct {
-	name   string
-	inputs []values
-	build  func(xs ...*graph.Node) *graph.Node
-	shape  []int
-	want   []float64
-}
-
-func runForward(t *testing.T, cases []forwardCase) {
-	t.Helper()
-	for _, c := range cases {
-		for _, dtype := range dtypes {
-			t.Run(c.name+"/"+dtype.String(), func(t *testing.T) {
-				g := graph.New()
-				xs := make([]*graph.Node, len(c.inputs))
-				for i, in := range c.inputs {
-					xs[i] = g.Const(dense(t, dtype, in.shape, in.vals...))
-				}
-				y := c.build(xs...)
-				if err := g.Err(); err != nil {
-					t.Fatalf("case %v: %v", c.name, err)
-				}
-				if y.DType() != dtype {
-					t.Errorf("case %v: dtype: got %v, want %v", c.name, y.DType(), dtype)
-				}
-				assertValues(t, eval(t, y, nil), c.shape, c.want...)
-			})
-		}
-	}
-}
-
-// errorCase builds a node that is wrong; building must not panic, the node
-// must be poisoned, and the graph's error must name the op, contain each of
-// want and point at the test's line.
-type errorCase struct {
-	name  string
-	build func(g *graph.Graph) *graph.Node
-	op    string
-	want  []string
-}
-
-func runErrors(t *testing.T, cases []errorCase) {
-	t.Helper()
-	for _, c := range cases {
-		g := graph.New()
-		y := c.build(g)
-		err := g.Err()
-		if err == nil {
-			t.Errorf("case %v: got no error, want one", c.name)
-			continue
-		}
-		if y.Err() == nil {
-			t.Errorf("case %v: the node is not poisoned", c.name)
-		}
-		text := err.Error()
-		for _, w := range append([]string{"nabla: " + c.op + ": ", "_test.go:"}, c.want...) {
-			if !strings.Contains(text, w) {
-				t.Errorf("case %v: got %q, want it to contain %q", c.name, text, w)
-			}
-		}
-	}
-}
-
-// backwardCase applies an op to random float64 constants of the given
-// shapes; its Backward is checked numerically.
-type backwardCase struct {
-	name   string
-	shapes [][]int
-	build  func(xs ...*graph.Node) *graph.Node
-}
-
-func runBackward(t *testing.T, cases []backwardCase) {
-	t.Helper()
-	r := rand.New(rand.NewPCG(1, 1))
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			g := graph.New()
-			xs := make([]*graph.Node, len(c.shapes))
-			for i, s := range c.shapes {
-				xs[i] = randomConst(t, g, r, s...)
-			}
-			checkBackward(t, c.build(xs...), nil)
-		})
-	}
-}
-
-func f64(g *graph.Graph, shape ...int) *graph.Node { return g.Input("x", graph.Float64, shape...) }
 
 func TestReshape(t *testing.T) {
 	reshape := func(shape ...int) func(xs ...*graph.Node) *graph.Node {
@@ -283,6 +173,8 @@ func TestSliceAndPad(t *testing.T) {
 		{"pad (2,2) axis 0 (1,0)", []values{arange(2, 2)}, pad(0, 1, 0), []int{3, 2}, []float64{0, 0, 0, 1, 2, 3}},
 		{"pad (2,2) axis -1 (0,0)", []values{arange(2, 2)}, pad(-1, 0, 0), []int{2, 2}, []float64{0, 1, 2, 3}},
 		{"pad (0,2) axis 0 (1,1)", []values{arange(0, 2)}, pad(0, 1, 1), []int{2, 2}, []float64{0, 0, 0, 0}},
+		{"pad (0,2) axis 1 (1,1)", []values{arange(0, 2)}, pad(1, 1, 1), []int{0, 4}, nil},
+		{"pad (2,0) axis 1 (1,0)", []values{arange(2, 0)}, pad(1, 1, 0), []int{2, 1}, []float64{0, 0}},
 	})
 	runErrors(t, []errorCase{
 		{"end past axis", func(g *graph.Graph) *graph.Node { return Slice(f64(g, 2, 3), 1, 2, 4) }, "Slice",
@@ -303,6 +195,7 @@ func TestSliceAndPad(t *testing.T) {
 	runBackward(t, []backwardCase{
 		{"slice axis 1", [][]int{{2, 3}}, slice(1, 1, 3)},
 		{"slice axis -2", [][]int{{3, 2, 2}}, slice(-2, 0, 1)},
+		{"slice (0,3)", [][]int{{0, 3}}, slice(1, 1, 2)},
 		{"pad axis 0", [][]int{{2, 3}}, pad(0, 2, 1)},
 		{"pad axis 2", [][]int{{2, 1, 2}}, pad(2, 0, 3)},
 	})
@@ -320,6 +213,7 @@ func TestConcat(t *testing.T) {
 		{"three, one empty", []values{arange(2, 1, 2), arange(2, 2, 2), arange(2, 0, 2)}, concat(1), []int{2, 3, 2},
 			[]float64{0, 1, 0, 1, 2, 3, 2, 3, 4, 5, 6, 7}},
 		{"one input", []values{arange(3)}, concat(0), []int{3}, []float64{0, 1, 2}},
+		{"zero rows", []values{arange(0, 2), arange(0, 3)}, concat(1), []int{0, 5}, nil},
 	})
 	runErrors(t, []errorCase{
 		{"off-axis mismatch", func(g *graph.Graph) *graph.Node { return Concat(1, f64(g, 2, 3), f64(g, 3, 3)) }, "Concat",

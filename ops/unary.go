@@ -1,6 +1,7 @@
 package ops
 
 import (
+	"fmt"
 	"math"
 
 	"gorgonia.org/tensor"
@@ -161,15 +162,7 @@ func Scale(x *graph.Node, c float64) *graph.Node {
 
 func (op unary) Name() string { return unaryDefs[op.kind].name }
 
-func (op unary) Type(in []graph.Type) (graph.Type, error) {
-	if err := graph.CheckArity(in, 1); err != nil {
-		return graph.Type{}, err
-	}
-	if _, err := graph.SameDType(in); err != nil {
-		return graph.Type{}, err
-	}
-	return in[0], nil
-}
+func (op unary) Type(in []graph.Type) (graph.Type, error) { return singleInput(in) }
 
 func (op unary) Forward(out *tensor.Dense, in []*tensor.Dense) error {
 	return forFloat(out.Dtype(),
@@ -201,10 +194,22 @@ func unaryForward[T float](op unary, out, in *tensor.Dense) {
 	}
 }
 
+// InPlace lets the output overwrite the input: each element is read
+// before it is written.
+func (unary) InPlace() int { return 0 }
+
 func (op unary) Backward(ctx *graph.GradContext, g *graph.Node) []*graph.Node {
 	grad := unaryDefs[op.kind].grad
 	if grad == nil {
 		return []*graph.Node{nil}
 	}
 	return []*graph.Node{grad(ctx.Input(0), ctx.Output(), g, op.c)}
+}
+
+// DotLabel shows the constant of PowConst and Scale in DOT.
+func (op unary) DotLabel() string {
+	if op.kind == powConstKind || op.kind == scaleKind {
+		return fmt.Sprintf("%s(%g)", op.Name(), op.c)
+	}
+	return op.Name()
 }

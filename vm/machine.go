@@ -19,12 +19,20 @@ type Feeds map[*graph.Node]*tensor.Dense
 // may be shared.
 type Machine struct {
 	prog     *compile.Program
-	slots    []*tensor.Dense
-	ins      [][]*tensor.Dense // each instruction's inputs
-	outs     [][]*tensor.Dense // each instruction's outputs
-	staging  []*tensor.Dense   // per update: a copy of its value when it reads an updated parameter
+	slots    []*tensor.Dense               // each slot's storage, in its first value's shape
+	views    map[view]*tensor.Dense        // a slot's storage seen in another shape
+	values   map[*graph.Node]*tensor.Dense // what Value returns
+	ins      [][]*tensor.Dense             // each instruction's inputs
+	outs     [][]*tensor.Dense             // each instruction's outputs
+	staging  []*tensor.Dense               // per update: a copy of its value when it reads an updated parameter
 	checkNaN bool
 	shared   *Machine
+}
+
+// view names a slot's storage seen in one shape.
+type view struct {
+	slot  int
+	shape string
 }
 
 // Option configures New.
@@ -40,12 +48,14 @@ func SharingParams(other *Machine) Option { return func(m *Machine) { m.shared =
 func WithNaNCheck() Option { return func(m *Machine) { m.checkNaN = true } }
 
 // New allocates a machine for p: a buffer for every slot, parameters set to
-// their initial values (or shared, see SharingParams).
+// their initial values (or shared, see SharingParams). Values sharing a
+// slot share its buffer, each through a tensor of its own shape made here,
+// so that Run allocates nothing.
 func New(p *compile.Program, opts ...Option) (*Machine, error) {
 	if p == nil {
 		return nil, fmt.Errorf("nabla: vm.New: program is nil")
 	}
-	m := &Machine{prog: p}
+	m := &Machine{prog: p, views: map[view]*tensor.Dense{}, values: map[*graph.Node]*tensor.Dense{}}
 	for _, o := range opts {
 		o(m)
 	}
@@ -71,8 +81,14 @@ func New(p *compile.Program, opts ...Option) (*Machine, error) {
 		}
 	}
 	for _, in := range p.Instructions() {
-		m.ins = append(m.ins, pick(m.slots, in.In))
-		m.outs = append(m.outs, pick(m.slots, in.Out))
+		m.ins = append(m.ins, m.pick(in.In, in.InTypes))
+		m.outs = append(m.outs, m.pick(in.Out, in.OutTypes))
+	}
+	for _, nodes := range [][]*graph.Node{p.Outputs(), p.Inputs(), p.Params()} {
+		for _, n := range nodes {
+			s, _ := p.SlotOf(n)
+			m.values[n] = m.view(s, n.Shape())
+		}
 	}
 	updated := map[int]bool{}
 	for _, u := range p.Updates() {
@@ -87,12 +103,31 @@ func New(p *compile.Program, opts ...Option) (*Machine, error) {
 	return m, nil
 }
 
-func pick(slots []*tensor.Dense, idx []int) []*tensor.Dense {
-	out := make([]*tensor.Dense, len(idx))
-	for i, s := range idx {
-		out[i] = slots[s]
+func (m *Machine) pick(slots []int, types []graph.Type) []*tensor.Dense {
+	out := make([]*tensor.Dense, len(slots))
+	for i, s := range slots {
+		out[i] = m.view(s, types[i].Shape)
 	}
 	return out
+}
+
+// view returns slot's storage as a tensor of the given shape, made once.
+func (m *Machine) view(slot int, shape []int) *tensor.Dense {
+	base := m.slots[slot]
+	if slices.Equal([]int(base.Shape()), shape) {
+		return base
+	}
+	k := view{slot, graph.ShapeString(shape)}
+	t, ok := m.views[k]
+	if !ok {
+		var backing any = base.Float64s()
+		if base.Dtype() == graph.Float32 {
+			backing = base.Float32s()
+		}
+		t = tensor.New(tensor.WithShape(shape...), tensor.WithBacking(backing))
+		m.views[k] = t
+	}
+	return t
 }
 
 // Program returns the program the machine runs.
@@ -148,7 +183,7 @@ func checkValue(t *tensor.Dense, want graph.Type) error {
 	if !slices.Equal([]int(t.Shape()), want.Shape) {
 		return fmt.Errorf("shape %s, want %s", graph.ShapeString(t.Shape()), graph.ShapeString(want.Shape))
 	}
-	if t.RequiresIterator() {
+	if t.RequiresIterator() && want.Size() > 0 { // gorgonia says so of every empty tensor
 		return fmt.Errorf("tensor is a non-contiguous view; materialise it first")
 	}
 	return nil
@@ -202,7 +237,7 @@ func instrError(in *compile.Instruction, err error) error {
 
 func checkFinite(in *compile.Instruction, outs []*tensor.Dense) error {
 	for _, t := range outs {
-		n := t.DataSize()
+		n := graph.ShapeSize(t.Shape()) // DataSize is 0 for a scalar
 		for j := 0; j < n; j++ {
 			if v := graph.Float(t, j); math.IsNaN(v) || math.IsInf(v, 0) {
 				return instrError(in, fmt.Errorf("output element %d is %v", j, v))
@@ -236,11 +271,11 @@ func (m *Machine) update() {
 // the last run. The tensor is the machine's own buffer: it changes on the
 // next Run; clone it to keep it.
 func (m *Machine) Value(n *graph.Node) (*tensor.Dense, error) {
-	s, ok := m.prog.SlotOf(n)
+	v, ok := m.values[n]
 	if !ok {
 		return nil, fmt.Errorf("nabla: Value: %v is not an output, input or parameter of the program", n)
 	}
-	return m.slots[s], nil
+	return v, nil
 }
 
 // Get returns a copy of a parameter's current value.

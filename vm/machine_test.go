@@ -171,3 +171,43 @@ func TestSetGet(t *testing.T) {
 	_, err = m.Value(g.Input("z", graph.Float64))
 	require.ErrorContains(t, err, "is not an output")
 }
+
+// TestSharedSlotShapes: values of different shapes sharing a slot are
+// each seen in their own shape, by kernels and by Value.
+func TestSharedSlotShapes(t *testing.T) {
+	g := graph.New()
+	x := g.Input("x", graph.Float64, 2, 3)
+	c := ops.Reshape(ops.Reshape(ops.Neg(x), 6), 3, 2)
+	d := ops.Transpose(c)
+	// Without simplification the two Reshapes stay, and the plan moves the
+	// values between two slots: d, (2,3), lands in the slot made for the
+	// first Reshape, (6).
+	p, err := compile.Compile([]*graph.Node{d}, compile.WithChecks(), compile.WithoutPass("simplify"))
+	require.NoError(t, err)
+	require.Equal(t, "%0 = Neg x\n%1 = Reshape %0\n%0 = Reshape %1\n%1 = Transpose %0\nreturn %1\n", p.String())
+	s, _ := p.SlotOf(d)
+	require.Equal(t, []int{6}, p.Slots()[s].Type.Shape)
+
+	m, err := vm.New(p)
+	require.NoError(t, err)
+	require.NoError(t, m.Run(vm.Feeds{x: dense(t, graph.Float64, []int{2, 3}, 1, 2, 3, 4, 5, 6)}))
+	v, err := m.Value(d)
+	require.NoError(t, err)
+	require.Equal(t, []int{2, 3}, []int(v.Shape()))
+	// -x as (3,2) is ((-1,-2),(-3,-4),(-5,-6)); its transpose is
+	// ((-1,-3,-5),(-2,-4,-6)).
+	require.Equal(t, []float64{-1, -3, -5, -2, -4, -6}, v.Float64s())
+}
+
+// TestNaNCheckScalar: a scalar output is checked too.
+func TestNaNCheckScalar(t *testing.T) {
+	g := graph.New()
+	x := g.Input("x", graph.Float64)
+	y := ops.Log(x).SetName("logx")
+	p, err := compile.Compile([]*graph.Node{y})
+	require.NoError(t, err)
+	m, err := vm.New(p, vm.WithNaNCheck())
+	require.NoError(t, err)
+	err = m.Run(vm.Feeds{x: dense(t, graph.Float64, nil, -1)})
+	require.ErrorContains(t, err, `Log "logx"`)
+}

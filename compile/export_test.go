@@ -1,0 +1,17 @@
+package compile
+
+// Every compilation in this package's tests checks the invariants after
+// every pass.
+func init() { checkEveryPass = true }
+
+// OptionalPasses names the passes WithoutPass switches off, in order, for
+// the tests of package compile_test.
+func OptionalPasses() []string {
+	var names []string
+	for _, p := range passes {
+		if !p.required {
+			names = append(names, p.name)
+		}
+	}
+	return names
+}

@@ -1,0 +1,123 @@
+package main
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"gorgonia.org/tensor"
+
+	"github.com/nabla-go/nabla/compile"
+	"github.com/nabla-go/nabla/graph"
+	"github.com/nabla-go/nabla/ops"
+	"github.com/nabla-go/nabla/vm"
+)
+
+func tensorOf(t testing.TB, typ graph.Type, vals ...float64) *tensor.Dense {
+	t.Helper()
+	d, err := graph.FromFloat64s(typ.DType, vals, typ.Shape...)
+	require.NoError(t, err)
+	return d
+}
+
+// randomValues draws n values uniformly from [-1, 1) with a fixed seed.
+func randomValues(seed uint64, n int) []float64 {
+	r := rand.New(rand.NewPCG(seed, 11))
+	v := make([]float64, n)
+	for i := range v {
+		v[i] = 2*r.Float64() - 1
+	}
+	return v
+}
+
+// machine compiles outputs into a fresh machine.
+func machine(t testing.TB, outputs ...*graph.Node) *vm.Machine {
+	t.Helper()
+	p, err := compile.Compile(outputs, compile.WithChecks())
+	require.NoError(t, err)
+	m, err := vm.New(p)
+	require.NoError(t, err)
+	return m
+}
+
+// evaluate runs outputs once with x fed x0 (x may be nil) and returns
+// their values.
+func evaluate(t testing.TB, outputs []*graph.Node, x *graph.Node, x0 []float64) [][]float64 {
+	t.Helper()
+	m := machine(t, outputs...)
+	feeds := vm.Feeds{}
+	if x != nil {
+		feeds[x] = tensorOf(t, x.Type(), x0...)
+	}
+	require.NoError(t, m.Run(feeds))
+	vals := make([][]float64, len(outputs))
+	for i, o := range outputs {
+		v, err := m.Value(o)
+		require.NoError(t, err)
+		vals[i] = graph.Float64s(v)
+	}
+	return vals
+}
+
+// numericGrad is the central-difference gradient of the scalar y with
+// respect to the input x at x0.
+func numericGrad(t testing.TB, y, x *graph.Node, x0 []float64) []float64 {
+	t.Helper()
+	const eps = 1e-5
+	m := machine(t, y)
+	at := func(xs []float64) float64 {
+		require.NoError(t, m.Run(vm.Feeds{x: tensorOf(t, x.Type(), xs...)}))
+		v, _ := m.Value(y)
+		return graph.Float(v, 0)
+	}
+	grad := make([]float64, len(x0))
+	xs := append([]float64(nil), x0...)
+	for i := range xs {
+		xs[i] = x0[i] + eps
+		hi := at(xs)
+		xs[i] = x0[i] - eps
+		lo := at(xs)
+		xs[i] = x0[i]
+		grad[i] = (hi - lo) / (2 * eps)
+	}
+	return grad
+}
+
+func requireClose(t testing.TB, want, got []float64, tol float64, what string) {
+	t.Helper()
+	require.Len(t, got, len(want), what)
+	for i := range want {
+		if math.Abs(want[i]-got[i]) > tol*math.Max(1, math.Abs(want[i])) {
+			t.Fatalf("%s: element %d: got %v, want %v\ngot  %v\nwant %v", what, i, got[i], want[i], got, want)
+		}
+	}
+}
+
+// checkOrders checks derivatives of the scalar f with respect to the input
+// x at x0 up to the given order against finite differences: F1 = f,
+// F(k+1) = <∇Fk, Vk> for random directions Vk, and ∇Fk must match the
+// numeric gradient of Fk.
+func checkOrders(t testing.TB, name string, f, x *graph.Node, x0 []float64, orders int) {
+	t.Helper()
+	g := x.Graph()
+	require.NoError(t, g.Err(), name)
+	for order := 1; order <= orders; order++ {
+		gr, err := compile.Grad(f, x)
+		require.NoError(t, err, "%s: order %d", name, order)
+		got := evaluate(t, gr, x, x0)[0]
+		requireClose(t, numericGrad(t, f, x, x0), got, 1e-6, fmt.Sprintf("%s: derivative of order %d", name, order))
+		v := g.Const(tensorOf(t, x.Type(), randomValues(uint64(order), len(x0))...))
+		f = ops.Sum(ops.Mul(gr[0], v))
+	}
+}
+
+// compileGrad is compile.Grad of one node.
+func compileGrad(y, x *graph.Node) (*graph.Node, error) {
+	d, err := compile.Grad(y, x)
+	if err != nil {
+		return nil, err
+	}
+	return d[0], nil
+}

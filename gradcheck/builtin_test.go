@@ -1,0 +1,416 @@
+package gradcheck_test
+
+import (
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+
+	"gorgonia.org/tensor"
+
+	"github.com/nabla-go/nabla/compile"
+	"github.com/nabla-go/nabla/gradcheck"
+	"github.com/nabla-go/nabla/graph"
+	"github.com/nabla-go/nabla/ops"
+)
+
+// opCase is one row of the built-in op table: a builder of package ops
+// applied to sample inputs. Every builder has at least one row (see
+// TestEveryBuilderHasARow); every row goes through CheckOp, so to first
+// and second order, and through GradGradCheck of its gradient, so to third
+// order, with the op taken from a node the builder built, so
+// builders with non-tensor parameters (axes, shapes, constants) are
+// checked through CheckOp too.
+type opCase struct {
+	builder string // the ops builder the row covers
+	variant string // what this row's inputs exercise
+	build   func(in []*graph.Node) *graph.Node
+	inputs  []*tensor.Dense
+	// checked lists the inputs whose derivatives are checked (nil: all).
+	checked []int
+	// noGrad says why the op gives no gradient for the inputs in
+	// noGradInputs; the test checks that its Backward returns nil for
+	// them, rather than skipping them.
+	noGrad       string
+	noGradInputs []int
+	// stopsGradient marks StopGradient, whose missing gradient finite
+	// differences do see: CheckOp must report it.
+	stopsGradient bool
+}
+
+func (c opCase) name() string { return c.builder + "/" + c.variant }
+
+func unaryRow(name, variant string, f func(*graph.Node) *graph.Node, x *tensor.Dense) opCase {
+	return opCase{builder: name, variant: variant, build: func(in []*graph.Node) *graph.Node { return f(in[0]) },
+		inputs: []*tensor.Dense{x}}
+}
+
+func binaryRow(name, variant string, f func(a, b *graph.Node) *graph.Node, a, b *tensor.Dense) opCase {
+	return opCase{builder: name, variant: variant, build: func(in []*graph.Node) *graph.Node { return f(in[0], in[1]) },
+		inputs: []*tensor.Dense{a, b}}
+}
+
+func row(name, variant string, build func(in []*graph.Node) *graph.Node, inputs ...*tensor.Dense) opCase {
+	return opCase{builder: name, variant: variant, build: build, inputs: inputs}
+}
+
+const maskNoGrad = "a mask is piecewise constant: its gradient is zero away from ties, so Backward returns none"
+
+// builtinTable is the table of every built-in op. Sample inputs stay away
+// from kinks (0 for Abs, ReLU and Sign; ties for Maximum, Minimum and Max)
+// and inside domains (positive for Log, Sqrt and Pow's base).
+func builtinTable() []opCase {
+	v := newValues(1)
+	var rows []opCase
+
+	// Elementwise binary ops, each with equal shapes, two-sided
+	// broadcasting and a scalar operand.
+	type shapes struct {
+		variant string
+		a, b    []int
+	}
+	layouts := []shapes{{"same", []int{2, 3}, []int{2, 3}}, {"broadcast", []int{2, 1}, []int{1, 3}}, {"scalar", nil, []int{2, 3}},
+		{"rank 3 broadcast", []int{2, 1, 3}, []int{2, 1}}}
+	binaries := []struct {
+		name string
+		f    func(a, b *graph.Node) *graph.Node
+		a, b func(shape ...int) *tensor.Dense
+	}{
+		{"Add", ops.Add, v.signed, v.signed},
+		{"Sub", ops.Sub, v.signed, v.signed},
+		{"Mul", ops.Mul, v.signed, v.signed},
+		{"Div", ops.Div, v.signed, v.signed},
+		{"Pow", ops.Pow, v.positive, v.signed},
+		{"Maximum", ops.Maximum, v.signed, v.signed},
+		{"Minimum", ops.Minimum, v.signed, v.signed},
+	}
+	for _, b := range binaries {
+		for _, l := range layouts {
+			rows = append(rows, binaryRow(b.name, l.variant, b.f, b.a(l.a...), b.b(l.b...)))
+		}
+	}
+	for _, m := range []struct {
+		name string
+		f    func(a, b *graph.Node) *graph.Node
+	}{{"Greater", ops.Greater}, {"Less", ops.Less}, {"Equal", ops.Equal}} {
+		for _, l := range layouts {
+			r := binaryRow(m.name, l.variant, m.f, v.signed(l.a...), v.signed(l.b...))
+			r.noGrad, r.noGradInputs = maskNoGrad, []int{0, 1}
+			rows = append(rows, r)
+		}
+	}
+
+	// Elementwise unary ops.
+	unaries := []struct {
+		name string
+		f    func(*graph.Node) *graph.Node
+		x    func(shape ...int) *tensor.Dense
+	}{
+		{"Neg", ops.Neg, v.signed},
+		{"Exp", ops.Exp, v.signed},
+		{"Log", ops.Log, v.positive},
+		{"Log1p", ops.Log1p, func(s ...int) *tensor.Dense { return v.uniform(-0.5, 1.5, s...) }},
+		{"Sqrt", ops.Sqrt, v.positive},
+		{"Square", ops.Square, v.signed},
+		{"Abs", ops.Abs, v.signed},
+		{"Sin", ops.Sin, v.signed},
+		{"Cos", ops.Cos, v.signed},
+		{"Tanh", ops.Tanh, v.signed},
+		{"Sigmoid", ops.Sigmoid, v.signed},
+		{"ReLU", ops.ReLU, v.signed},
+		{"Softplus", ops.Softplus, v.signed},
+		{"PowConst", func(x *graph.Node) *graph.Node { return ops.PowConst(x, 2.5) }, v.positive},
+		{"PowConst", func(x *graph.Node) *graph.Node { return ops.PowConst(x, -3) }, v.signed},
+		{"Scale", func(x *graph.Node) *graph.Node { return ops.Scale(x, -1.7) }, v.signed},
+	}
+	for _, u := range unaries {
+		rows = append(rows, unaryRow(u.name, "matrix", u.f, u.x(2, 3)), unaryRow(u.name, "scalar", u.f, u.x()))
+	}
+	sign := unaryRow("Sign", "matrix", ops.Sign, v.signed(2, 3))
+	sign.noGrad, sign.noGradInputs = "Sign is piecewise constant: its gradient is zero away from 0, so Backward returns none", []int{0}
+	rows = append(rows, sign)
+
+	where := row("Where", "broadcast", func(in []*graph.Node) *graph.Node { return ops.Where(in[0], in[1], in[2]) },
+		tensorOf([]int{2, 3}, 1, 0, 0, 1, 1, 0), v.signed(2, 3), v.signed(3))
+	where.checked = []int{1, 2}
+	where.noGrad, where.noGradInputs = "the condition only selects: it gets no gradient (and finite differences of a 0/1 mask jump)", []int{0}
+	whereScalar := row("Where", "scalar branch", where.build, tensorOf([]int{3}, 0, 1, 1), v.signed(), v.signed(3))
+	whereScalar.checked, whereScalar.noGrad, whereScalar.noGradInputs = where.checked, where.noGrad, where.noGradInputs
+	rows = append(rows, where, whereScalar)
+
+	rows = append(rows, row("Identity", "matrix", func(in []*graph.Node) *graph.Node { return ops.Identity(in[0]) }, v.signed(2, 3)))
+	stop := row("StopGradient", "matrix", func(in []*graph.Node) *graph.Node { return ops.StopGradient(in[0]) }, v.signed(2, 3))
+	stop.noGrad, stop.noGradInputs, stop.stopsGradient = "StopGradient blocks the gradient on purpose", []int{0}, true
+	rows = append(rows, stop)
+
+	// Linear algebra: plain, batched, a batch times a shared matrix (both
+	// ways) and every transpose flag.
+	matmul := func(in []*graph.Node) *graph.Node { return ops.MatMul(in[0], in[1]) }
+	matmulT := func(ta, tb bool) func(in []*graph.Node) *graph.Node {
+		return func(in []*graph.Node) *graph.Node { return ops.MatMulT(in[0], in[1], ta, tb) }
+	}
+	rows = append(rows,
+		row("MatMul", "matrix", matmul, v.signed(2, 3), v.signed(3, 4)),
+		row("MatMul", "batched", matmul, v.signed(2, 2, 3), v.signed(2, 3, 2)),
+		row("MatMul", "batch times matrix", matmul, v.signed(2, 2, 3), v.signed(3, 2)),
+		row("MatMul", "matrix times batch", matmul, v.signed(2, 3), v.signed(2, 3, 2)),
+		row("MatMulT", "transA", matmulT(true, false), v.signed(3, 2), v.signed(3, 4)),
+		row("MatMulT", "transB", matmulT(false, true), v.signed(2, 3), v.signed(4, 3)),
+		row("MatMulT", "both", matmulT(true, true), v.signed(3, 2), v.signed(4, 3)),
+		row("MatMulT", "batched transA", matmulT(true, false), v.signed(2, 3, 2), v.signed(2, 3, 4)),
+		row("MatMulT", "batched transB", matmulT(false, true), v.signed(2, 2, 3), v.signed(2, 4, 3)),
+		row("MatMulT", "batched both", matmulT(true, true), v.signed(2, 3, 2), v.signed(2, 4, 3)),
+		row("MatMulT", "batch times matrix transB", matmulT(false, true), v.signed(2, 2, 3), v.signed(4, 3)),
+		row("MatMulT", "batch times matrix transA", matmulT(true, false), v.signed(2, 3, 2), v.signed(3, 2)),
+		row("MatMulT", "batch times matrix both", matmulT(true, true), v.signed(2, 3, 2), v.signed(4, 3)),
+		row("MatMulT", "matrix times batch transA", matmulT(true, false), v.signed(3, 2), v.signed(2, 3, 4)),
+		row("MatMulT", "matrix times batch transB", matmulT(false, true), v.signed(2, 3), v.signed(2, 4, 3)),
+		row("MatMulT", "matrix times batch both", matmulT(true, true), v.signed(3, 2), v.signed(2, 4, 3)),
+	)
+
+	// Neural-network ops.
+	for _, s := range []struct {
+		name string
+		f    func(*graph.Node, int) *graph.Node
+	}{{"Softmax", ops.Softmax}, {"LogSoftmax", ops.LogSoftmax}} {
+		rows = append(rows,
+			row(s.name, "last axis", func(in []*graph.Node) *graph.Node { return s.f(in[0], 1) }, v.signed(2, 3)),
+			row(s.name, "axis 0", func(in []*graph.Node) *graph.Node { return s.f(in[0], 0) }, v.signed(3, 2)),
+			row(s.name, "middle axis of rank 3", func(in []*graph.Node) *graph.Node { return s.f(in[0], -2) }, v.signed(2, 3, 2)),
+		)
+	}
+	ce := row("CrossEntropy", "labels", func(in []*graph.Node) *graph.Node { return ops.CrossEntropy(in[0], in[1]) },
+		v.signed(3, 4), tensorOf([]int{3}, 0, 3, 1))
+	ce.checked, ce.noGrad, ce.noGradInputs = []int{0}, "labels are class indices: discrete, no gradient", []int{1}
+	rows = append(rows, ce,
+		row("CrossEntropyOneHot", "probabilities", func(in []*graph.Node) *graph.Node { return ops.CrossEntropyOneHot(in[0], in[1]) },
+			v.signed(3, 4), v.uniform(0.1, 0.6, 3, 4)))
+	oneHot := row("OneHot", "labels", func(in []*graph.Node) *graph.Node { return ops.OneHot(in[0], 3) }, tensorOf([]int{4}, 2, 0, 1, 2))
+	oneHot.checked = []int{} // the kernel alone: a label moved by ±Eps is no class index
+	oneHot.noGrad, oneHot.noGradInputs = "labels are class indices: discrete, no gradient", []int{0}
+	rows = append(rows, oneHot)
+
+	// Reductions, over one axis, a negative one, several and all.
+	reductions := []struct {
+		name string
+		f    func(*graph.Node, ...int) *graph.Node
+	}{
+		{"Sum", ops.Sum}, {"SumKeepDims", ops.SumKeepDims},
+		{"Mean", ops.Mean}, {"MeanKeepDims", ops.MeanKeepDims},
+		{"Max", ops.Max}, {"MaxKeepDims", ops.MaxKeepDims},
+		{"LogSumExp", ops.LogSumExp}, {"LogSumExpKeepDims", ops.LogSumExpKeepDims},
+	}
+	for _, r := range reductions {
+		for _, axes := range []struct {
+			variant string
+			axes    []int
+		}{{"axis 1", []int{1}}, {"axis -1", []int{-1}}, {"axes 0 and 2", []int{0, 2}}, {"all", nil}} {
+			rows = append(rows, row(r.name, axes.variant, func(in []*graph.Node) *graph.Node { return r.f(in[0], axes.axes...) }, v.signed(2, 3, 2)))
+		}
+	}
+
+	// Shape ops.
+	rows = append(rows,
+		row("Reshape", "matrix", func(in []*graph.Node) *graph.Node { return ops.Reshape(in[0], 3, 2) }, v.signed(2, 3)),
+		row("Reshape", "inferred dimension", func(in []*graph.Node) *graph.Node { return ops.Reshape(in[0], -1, 2) }, v.signed(6)),
+		row("Reshape", "to scalar", func(in []*graph.Node) *graph.Node { return ops.Reshape(in[0]) }, v.signed(1, 1)),
+		row("Transpose", "matrix", func(in []*graph.Node) *graph.Node { return ops.Transpose(in[0]) }, v.signed(2, 3)),
+		row("Transpose", "rank 3", func(in []*graph.Node) *graph.Node { return ops.Transpose(in[0], 1, 2, 0) }, v.signed(2, 3, 2)),
+		row("BroadcastTo", "new axis", func(in []*graph.Node) *graph.Node { return ops.BroadcastTo(in[0], 2, 3) }, v.signed(3)),
+		row("BroadcastTo", "size-1 axis", func(in []*graph.Node) *graph.Node { return ops.BroadcastTo(in[0], 2, 3) }, v.signed(2, 1)),
+		row("BroadcastTo", "scalar", func(in []*graph.Node) *graph.Node { return ops.BroadcastTo(in[0], 2, 2) }, v.signed()),
+		row("SumTo", "leading axis", func(in []*graph.Node) *graph.Node { return ops.SumTo(in[0], 3) }, v.signed(2, 3)),
+		row("SumTo", "size-1 axis", func(in []*graph.Node) *graph.Node { return ops.SumTo(in[0], 2, 1) }, v.signed(2, 3)),
+		row("SumTo", "scalar", func(in []*graph.Node) *graph.Node { return ops.SumTo(in[0]) }, v.signed(2, 3)),
+		row("Slice", "last axis", func(in []*graph.Node) *graph.Node { return ops.Slice(in[0], 1, 1, 3) }, v.signed(3, 4)),
+		row("Slice", "negative axis", func(in []*graph.Node) *graph.Node { return ops.Slice(in[0], -2, 0, 2) }, v.signed(3, 4)),
+		row("Pad", "last axis", func(in []*graph.Node) *graph.Node { return ops.Pad(in[0], 1, 1, 2) }, v.signed(2, 3)),
+		row("Pad", "axis 0", func(in []*graph.Node) *graph.Node { return ops.Pad(in[0], -2, 2, 0) }, v.signed(2, 3)),
+		row("Concat", "axis 0", func(in []*graph.Node) *graph.Node { return ops.Concat(0, in...) }, v.signed(1, 3), v.signed(2, 3)),
+		row("Concat", "three on the last axis", func(in []*graph.Node) *graph.Node { return ops.Concat(-1, in...) },
+			v.signed(2, 1), v.signed(2, 2), v.signed(2, 3)),
+	)
+	return rows
+}
+
+// checkCase runs a row through CheckOp, with the op taken from a node its
+// builder built on a scratch graph: builders with non-tensor parameters
+// (axes, shapes, constants) are checked through CheckOp like the others,
+// with the op carrying the parameters the builder gave it.
+func checkCase(c opCase, fast bool) error {
+	op, err := opOf(c)
+	if err != nil {
+		return err
+	}
+	return gradcheck.CheckOp(op, c.inputs, gradcheck.Options{Inputs: c.checked, Fast: fast})
+}
+
+// opOf builds the row on a scratch graph and returns the op of the node
+// the builder returned, which must apply it to the inputs directly.
+func opOf(c opCase) (graph.Op, error) {
+	g := graph.New()
+	xs := make([]*graph.Node, len(c.inputs))
+	for i, x := range c.inputs {
+		xs[i] = g.Input("x", x.Dtype(), x.Shape()...)
+	}
+	y := c.build(xs)
+	if err := g.Err(); err != nil {
+		return nil, err
+	}
+	if y.Op() == nil || !slices.Equal(y.Inputs(), xs) {
+		return nil, fmt.Errorf("%s does not apply one op to its inputs: give its row a check of its own", c.builder)
+	}
+	return y.Op(), nil
+}
+
+// thirdOrder returns the scalar ⟨∇⟨w, f⟩, c⟩ of a row's gradient, with
+// fixed w and c: GradGradCheck of it checks f's third derivatives.
+func thirdOrder(c opCase) func(in []*graph.Node) *graph.Node {
+	return func(in []*graph.Node) *graph.Node {
+		g := in[0].Graph()
+		y := c.build(in)
+		v := newValues(3)
+		grads, err := compile.GradWith(ops.Sum(ops.Mul(y, g.Const(v.signed(y.Shape()...)))), in, compile.ZerosIfDisconnected())
+		if err != nil {
+			return g.Fail(err)
+		}
+		var s *graph.Node
+		for _, gr := range grads {
+			term := ops.Sum(ops.Mul(gr, g.Const(v.signed(gr.Shape()...))))
+			if s == nil {
+				s = term
+			} else {
+				s = ops.Add(s, term)
+			}
+		}
+		return s
+	}
+}
+
+func TestBuiltinOps(t *testing.T) {
+	for _, c := range builtinTable() {
+		t.Run(c.name(), func(t *testing.T) {
+			err := checkCase(c, false)
+			if c.stopsGradient {
+				if err == nil {
+					t.Fatalf("case %v: got no error, want a first-derivative mismatch (StopGradient has no gradient)", c.name())
+				}
+				if e := asCheckError(t, err); e.Problem != gradcheck.FirstDerivative {
+					t.Fatalf("case %v: got %v, want a first-derivative mismatch", c.name(), err)
+				}
+			} else if err != nil {
+				t.Fatalf("case %v: %v", c.name(), err)
+			}
+			if c.noGrad != "" {
+				checkNoGradient(t, c)
+			}
+			if c.noGrad == "" && !c.stopsGradient {
+				if err := gradcheck.GradGradCheck(thirdOrder(c), c.inputs, gradcheck.Options{}); err != nil {
+					t.Fatalf("case %v: third order: %v", c.name(), err)
+				}
+			}
+		})
+	}
+}
+
+// checkNoGradient checks that the row's op returns no gradient for the
+// inputs the table says have none, calling Backward directly.
+func checkNoGradient(t *testing.T, c opCase) {
+	t.Helper()
+	g := graph.New()
+	xs := make([]*graph.Node, len(c.inputs))
+	needs := make([]bool, len(c.inputs))
+	for i, x := range c.inputs {
+		xs[i] = g.Input("x", x.Dtype(), x.Shape()...)
+		needs[i] = true
+	}
+	y := c.build(xs)
+	d, ok := y.Op().(graph.Differentiable)
+	if !ok {
+		t.Fatalf("case %v: op %s has no Backward", c.name(), y.OpName())
+	}
+	grads := d.Backward(graph.NewGradContext(y, needs), g.Input("g", y.DType(), y.Shape()...))
+	for _, i := range c.noGradInputs {
+		if i >= len(grads) || grads[i] != nil {
+			t.Errorf("case %v: input %d: got a gradient, want none (%s)", c.name(), i, c.noGrad)
+		}
+	}
+}
+
+// TestEveryBuilderHasARow parses package ops and fails naming every
+// exported function returning *graph.Node that the table does not cover:
+// adding an op without a row fails this test.
+func TestEveryBuilderHasARow(t *testing.T) {
+	builders := opsBuilders(t)
+	if len(builders) < 40 {
+		t.Fatalf("found %d builders in package ops; the parse is broken", len(builders))
+	}
+	covered := map[string]bool{}
+	for _, c := range builtinTable() {
+		covered[c.builder] = true
+	}
+	var missing []string
+	for _, b := range builders {
+		if !covered[b] {
+			missing = append(missing, b)
+		}
+		delete(covered, b)
+	}
+	if len(missing) > 0 {
+		t.Errorf("builders of package ops with no row in builtinTable: %s", strings.Join(missing, ", "))
+	}
+	for b := range covered {
+		t.Errorf("table row for %q, which is not a builder of package ops", b)
+	}
+}
+
+// opsBuilders lists the exported functions of package ops (test files
+// aside) that return a *graph.Node.
+func opsBuilders(t *testing.T) []string {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join("..", "ops", "*.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fset := token.NewFileSet()
+	var names []string
+	for _, path := range files {
+		if strings.HasSuffix(path, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range f.Decls {
+			fn, ok := d.(*ast.FuncDecl)
+			if ok && fn.Recv == nil && fn.Name.IsExported() && returnsNode(fn.Type) {
+				names = append(names, fn.Name.Name)
+			}
+		}
+	}
+	sort.Strings(names)
+	return names
+}
+
+// returnsNode reports whether a function's only result is *graph.Node.
+func returnsNode(ft *ast.FuncType) bool {
+	if ft.Results == nil || len(ft.Results.List) != 1 || len(ft.Results.List[0].Names) > 1 {
+		return false
+	}
+	star, ok := ft.Results.List[0].Type.(*ast.StarExpr)
+	if !ok {
+		return false
+	}
+	sel, ok := star.X.(*ast.SelectorExpr)
+	if !ok {
+		return false
+	}
+	pkg, ok := sel.X.(*ast.Ident)
+	return ok && pkg.Name == "graph" && sel.Sel.Name == "Node"
+}
