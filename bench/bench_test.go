@@ -47,10 +47,7 @@ func loss(tb testing.TB, m *vm.Machine, n *graph.Node) float64 {
 
 // TestTrainingStepDoesNotAllocate asserts the VM's promise on the largest
 // program here: after a warm-up run, a whole training step (forward,
-// backward and the SGD update) allocates nothing. (The Go runtime itself
-// allocates a waiter record, a sudog, a few times per hundred steps when
-// the caller blocks on the GEMM workers and its per-P cache of them has
-// run dry; AllocsPerRun's whole-number average rounds those to 0.)
+// backward and the SGD update) allocates nothing.
 func TestTrainingStepDoesNotAllocate(t *testing.T) {
 	for _, dtype := range dtypes {
 		m, machine := newNablaStep(t, dtype)
