@@ -282,4 +282,3 @@ func checkBackwardResult(outs, xs []*graph.Node) *Error {
 	}
 	return nil
 }
-
