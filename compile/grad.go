@@ -138,7 +138,7 @@ func grad(caller string, ys, seeds, wrt []*graph.Node, opts []GradOption) (resul
 		for k, in := range n.Inputs() {
 			inNeeds[k] = needs[in.ID()] && feeds[in.ID()]
 		}
-		grads, err := backward(n, gradOuts, inNeeds)
+		grads, err := Backward(n, gradOuts, inNeeds)
 		if err != nil {
 			return nil, fail("%v", err)
 		}
@@ -200,13 +200,18 @@ func checkGradRequest(ys, seeds, wrt []*graph.Node, fail func(string, ...any) er
 	return g, g.Err()
 }
 
-// backward calls the op's symbolic Backward, checking what it returns, or
-// builds the node that runs its backward kernel.
-func backward(n *graph.Node, gradOuts []*graph.Node, needs []bool) (grads []*graph.Node, err error) {
+// Backward calls the symbolic gradient rule of node n's op — Backward,
+// a multi-output op's Backward, or the gradient node of a once-differentiable
+// op's BackwardKernel — with the output gradients gradOuts (one per output
+// of n's op; nil where an output has none) and needs[i] telling whether
+// input i needs a gradient. It returns one gradient per input, turning a
+// panic, a ctx.Errorf or a wrong count into an error naming the op.
+// Differentiation calls it for every op; gradcheck calls it to check one.
+func Backward(n *graph.Node, gradOuts []*graph.Node, needs []bool) (grads []*graph.Node, err error) {
 	ctx := graph.NewGradContext(n, needs)
 	defer func() {
 		if r := recover(); r != nil {
-			err = fmt.Errorf("Backward of %s panicked: %v", n.OpName(), r)
+			grads, err = nil, fmt.Errorf("Backward of %s panicked: %v", n.OpName(), r)
 		}
 	}()
 	switch op := n.Op().(type) {
@@ -228,7 +233,7 @@ func backward(n *graph.Node, gradOuts []*graph.Node, needs []bool) (grads []*gra
 		return nil, fmt.Errorf("Backward of %s: %v", n.OpName(), err)
 	}
 	if len(grads) != len(n.Inputs()) {
-		return nil, fmt.Errorf("Backward of %s returned %d gradients for %d inputs", n.OpName(), len(grads), len(n.Inputs()))
+		return nil, fmt.Errorf("Backward of %s returned %d gradients for %d inputs: it must return one per input, nil for an input without one", n.OpName(), len(grads), len(n.Inputs()))
 	}
 	return grads, nil
 }

@@ -2,6 +2,7 @@ package compile_test
 
 import (
 	"fmt"
+	"github.com/nabla-go/nabla/internal/fdtest"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -12,97 +13,14 @@ import (
 	"github.com/nabla-go/nabla/compile"
 	"github.com/nabla-go/nabla/graph"
 	"github.com/nabla-go/nabla/ops"
-	"github.com/nabla-go/nabla/vm"
 )
 
-// run compiles outputs and runs them once with x fed x0.
-func run(t *testing.T, outputs []*graph.Node, x *graph.Node, x0 []float64) [][]float64 {
-	t.Helper()
-	p, err := compile.Compile(outputs, compile.WithChecks())
-	require.NoError(t, err)
-	m, err := vm.New(p)
-	require.NoError(t, err)
-	feeds := vm.Feeds{}
-	if x != nil {
-		feeds[x] = tensorOf(t, x.Type(), x0)
-	}
-	require.NoError(t, m.Run(feeds))
-	vals := make([][]float64, len(outputs))
-	for i, o := range outputs {
-		v, err := m.Value(o)
-		require.NoError(t, err)
-		vals[i] = graph.Float64s(v)
-	}
-	return vals
-}
-
-func tensorOf(t *testing.T, typ graph.Type, vals []float64) *tensor.Dense {
-	t.Helper()
-	d, err := graph.FromFloat64s(typ.DType, vals, typ.Shape...)
-	require.NoError(t, err)
-	return d
-}
-
-// numericGrad is the central-difference gradient of the scalar y with
-// respect to the input x at x0.
-func numericGrad(t *testing.T, y, x *graph.Node, x0 []float64) []float64 {
-	t.Helper()
-	const eps = 1e-5
-	p, err := compile.Compile([]*graph.Node{y})
-	require.NoError(t, err)
-	m, err := vm.New(p)
-	require.NoError(t, err)
-	at := func(xs []float64) float64 {
-		require.NoError(t, m.Run(vm.Feeds{x: tensorOf(t, x.Type(), xs)}))
-		v, _ := m.Value(y)
-		return graph.Float(v, 0)
-	}
-	grad := make([]float64, len(x0))
-	xs := append([]float64(nil), x0...)
-	for i := range xs {
-		xs[i] = x0[i] + eps
-		hi := at(xs)
-		xs[i] = x0[i] - eps
-		lo := at(xs)
-		xs[i] = x0[i]
-		grad[i] = (hi - lo) / (2 * eps)
-	}
-	return grad
-}
-
-func requireClose(t *testing.T, want, got []float64, tol float64, msg string, args ...any) {
-	t.Helper()
-	require.Len(t, got, len(want))
-	label := fmt.Sprintf(msg, args...)
-	for i := range want {
-		if math.Abs(want[i]-got[i]) > tol*math.Max(1, math.Abs(want[i])) {
-			t.Fatalf("%s: element %d: got %v, want %v\ngot  %v\nwant %v", label, i, got[i], want[i], got, want)
-		}
-	}
-}
-
 // checkOrders checks the first three derivatives of the scalar function
-// build at x0 against finite differences: F0 = build(x), F(k+1) = <∇Fk, Vk>
-// for random directions Vk, and ∇Fk must match the numeric gradient of Fk.
+// build at x0 against finite differences (see fdtest.CheckOrders).
 func checkOrders(t *testing.T, name string, shape []int, x0 []float64, build func(x *graph.Node) *graph.Node) {
 	t.Helper()
-	rng := rand.New(rand.NewPCG(1, 2))
-	g := graph.New()
-	x := g.Input("x", graph.Float64, shape...)
-	f := build(x)
-	require.NoError(t, g.Err(), name)
-	for order := 1; order <= 3; order++ {
-		gr, err := compile.Grad(f, x)
-		require.NoError(t, err, "%s: order %d", name, order)
-		got := run(t, []*graph.Node{gr[0]}, x, x0)[0]
-		want := numericGrad(t, f, x, x0)
-		requireClose(t, want, got, 1e-6, "%s: derivative of order %d", name, order)
-		v := make([]float64, len(x0))
-		for i := range v {
-			v[i] = rng.Float64()*2 - 1
-		}
-		f = ops.Sum(ops.Mul(gr[0], g.Const(tensorOf(t, x.Type(), v))))
-	}
+	x := graph.New().Input("x", graph.Float64, shape...)
+	fdtest.CheckOrders(t, name, build(x), x, x0, 3)
 }
 
 // TestCubeDerivatives: d/dx x³ = 3x², d²/dx² = 6x (7.8 at 1.3, where
@@ -117,11 +35,11 @@ func TestCubeDerivatives(t *testing.T) {
 	require.NoError(t, err)
 	d3, err := compile.Grad(d2[0], x)
 	require.NoError(t, err)
-	got := run(t, []*graph.Node{y, d1[0], d2[0], d3[0]}, x, []float64{1.3})
-	requireClose(t, []float64{2.197}, got[0], 1e-12, "x³")
-	requireClose(t, []float64{3 * 1.69}, got[1], 1e-12, "3x²")
-	requireClose(t, []float64{7.8}, got[2], 1e-12, "6x")
-	requireClose(t, []float64{6}, got[3], 1e-12, "6")
+	got := fdtest.Evaluate(t, []*graph.Node{y, d1[0], d2[0], d3[0]}, x, []float64{1.3})
+	fdtest.RequireClose(t, []float64{2.197}, got[0], 1e-12, "x³")
+	fdtest.RequireClose(t, []float64{3 * 1.69}, got[1], 1e-12, "3x²")
+	fdtest.RequireClose(t, []float64{7.8}, got[2], 1e-12, "6x")
+	fdtest.RequireClose(t, []float64{6}, got[3], 1e-12, "6")
 }
 
 // TestSinCubeHandDerivatives compares sin(x)·x³ with its derivatives
@@ -148,9 +66,9 @@ func TestSinCubeHandDerivatives(t *testing.T) {
 			-v*v*v*s + 6*v*v*c + 6*v*s,
 			-v*v*v*c - 9*v*v*s + 18*v*c + 6*s,
 		}
-		got := run(t, outs, x, []float64{v})
+		got := fdtest.Evaluate(t, outs, x, []float64{v})
 		for k := range want {
-			requireClose(t, want[k:k+1], got[k], 1e-10, "order %d at %v", k, v)
+			fdtest.RequireClose(t, want[k:k+1], got[k], 1e-10, fmt.Sprintf("order %d at %v", k, v))
 		}
 	}
 }
@@ -165,7 +83,7 @@ func TestComposedFunctions(t *testing.T) {
 		for i := range vals {
 			vals[i] = rng.Float64()*2 - 1
 		}
-		return x.Graph().Const(tensorOf(t, x.Type().WithShape(shape...), vals))
+		return x.Graph().Const(fdtest.TensorOf(t, x.Type().WithShape(shape...), vals...))
 	}
 	cases := []struct {
 		name  string
@@ -178,7 +96,7 @@ func TestComposedFunctions(t *testing.T) {
 			return ops.Sum(ops.Mul(ops.Softmax(x, 1), constOf(x, []int{2, 3}, 1)))
 		}},
 		{"log-softmax cross-entropy", []int{2, 3}, func(x *graph.Node) *graph.Node {
-			labels := x.Graph().Const(tensorOf(t, x.Type().WithShape(2), []float64{2, 0}))
+			labels := x.Graph().Const(fdtest.TensorOf(t, x.Type().WithShape(2), 2, 0))
 			return ops.Mean(ops.CrossEntropy(x, labels))
 		}},
 		{"log-softmax one-hot", []int{2, 3}, func(x *graph.Node) *graph.Node {
@@ -247,10 +165,10 @@ func TestGradTwiceInAnyOrder(t *testing.T) {
 			second[i] = d[0]
 		}
 		v := 1.3
-		got := run(t, []*graph.Node{firsts[0], firsts[1], second[0], second[1], d[0]}, x, []float64{v})
+		got := fdtest.Evaluate(t, []*graph.Node{firsts[0], firsts[1], second[0], second[1], d[0]}, x, []float64{v})
 		want := []float64{3 * v * v, math.Cos(v), 6 * v, -math.Sin(v), 6*v*math.Cos(v) - 3*v*v*math.Sin(v)}
 		for k := range want {
-			requireClose(t, want[k:k+1], got[k], 1e-12, "order %v, result %d", order, k)
+			fdtest.RequireClose(t, want[k:k+1], got[k], 1e-12, fmt.Sprintf("order %v, result %d", order, k))
 		}
 	}
 }
@@ -264,15 +182,15 @@ func TestGradientPenalty(t *testing.T) {
 	}
 	g := graph.New()
 	w := g.Input("W", graph.Float64, 3, 4)
-	x := g.Const(tensorOf(t, graph.TypeOf(graph.Float64, 4, 1), []float64{0.5, -0.3, 0.8, 0.1}))
+	x := g.Const(fdtest.TensorOf(t, graph.TypeOf(graph.Float64, 4, 1), 0.5, -0.3, 0.8, 0.1))
 	f := ops.Sum(ops.Tanh(ops.MatMul(w, x)))
 	dx, err := compile.Grad(f, x)
 	require.NoError(t, err)
 	penalty := ops.Sum(ops.Square(dx[0]))
 	dw, err := compile.Grad(penalty, w)
 	require.NoError(t, err)
-	got := run(t, []*graph.Node{dw[0]}, w, w0)[0]
-	requireClose(t, numericGrad(t, penalty, w, w0), got, 1e-6, "gradient penalty")
+	got := fdtest.Evaluate(t, []*graph.Node{dw[0]}, w, w0)[0]
+	fdtest.RequireClose(t, fdtest.NumericGrad(t, penalty, w, w0), got, 1e-6, "gradient penalty")
 }
 
 // TestHessianOfTanhNetwork: the Hessian of sum(tanh(W2 tanh(W1 x))) with
@@ -286,7 +204,7 @@ func TestHessianOfTanhNetwork(t *testing.T) {
 		for i := range vals {
 			vals[i] = rng.NormFloat64() / math.Sqrt(n)
 		}
-		return tensorOf(t, graph.TypeOf(graph.Float64, n, n), vals)
+		return fdtest.TensorOf(t, graph.TypeOf(graph.Float64, n, n), vals...)
 	}
 	x0 := make([]float64, n)
 	for i := range x0 {
@@ -301,7 +219,7 @@ func TestHessianOfTanhNetwork(t *testing.T) {
 	require.Equal(t, []int{n, 1, n, 1}, h.Shape())
 	gr, err := compile.Grad(f, x)
 	require.NoError(t, err)
-	hv := run(t, []*graph.Node{h}, x, x0)[0]
+	hv := fdtest.Evaluate(t, []*graph.Node{h}, x, x0)[0]
 	for i := range n {
 		for j := range i {
 			require.InDelta(t, hv[i*n+j], hv[j*n+i], 1e-12, "H[%d,%d] vs H[%d,%d]", i, j, j, i)
@@ -310,7 +228,7 @@ func TestHessianOfTanhNetwork(t *testing.T) {
 	// Row i of H is the gradient of ∂f/∂x_i.
 	for _, i := range []int{0, 17, 63} {
 		gi := ops.Sum(ops.Slice(gr[0], 0, i, i+1))
-		requireClose(t, numericGrad(t, gi, x, x0), hv[i*n:(i+1)*n], 1e-6, "Hessian row %d", i)
+		fdtest.RequireClose(t, fdtest.NumericGrad(t, gi, x, x0), hv[i*n:(i+1)*n], 1e-6, fmt.Sprintf("Hessian row %d", i))
 	}
 }
 
@@ -319,13 +237,13 @@ func TestHVP(t *testing.T) {
 	g := graph.New()
 	x := g.Input("x", graph.Float64, 3)
 	f := ops.Sum(ops.Mul(ops.Sin(x), ops.PowConst(x, 3)))
-	v := g.Const(tensorOf(t, x.Type(), []float64{1, -2, 0.5}))
+	v := g.Const(fdtest.TensorOf(t, x.Type(), 1, -2, 0.5))
 	hv, err := compile.HVP(f, x, v)
 	require.NoError(t, err)
 	h, err := compile.Hessian(f, x)
 	require.NoError(t, err)
 	x0 := []float64{0.5, -1.2, 2}
-	got := run(t, []*graph.Node{hv, h}, x, x0)
+	got := fdtest.Evaluate(t, []*graph.Node{hv, h}, x, x0)
 	// f is a sum of functions of one coordinate, so H is diagonal with
 	// entries -x³ sin x + 6x² cos x + 6x sin x.
 	vs := []float64{1, -2, 0.5}
@@ -347,11 +265,11 @@ func TestHVP(t *testing.T) {
 func TestJacobian(t *testing.T) {
 	g := graph.New()
 	x := g.Input("x", graph.Float64, 2)
-	y := ops.Mul(ops.Exp(x), g.Const(tensorOf(t, x.Type(), []float64{2, 3})))
+	y := ops.Mul(ops.Exp(x), g.Const(fdtest.TensorOf(t, x.Type(), 2, 3)))
 	j, err := compile.Jacobian(y, x)
 	require.NoError(t, err)
-	got := run(t, []*graph.Node{j}, x, []float64{0, 1})[0]
-	requireClose(t, []float64{2, 0, 0, 3 * math.E}, got, 1e-12, "Jacobian")
+	got := fdtest.Evaluate(t, []*graph.Node{j}, x, []float64{0, 1})[0]
+	fdtest.RequireClose(t, []float64{2, 0, 0, 3 * math.E}, got, 1e-12, "Jacobian")
 }
 
 func TestGradErrors(t *testing.T) {
@@ -364,7 +282,7 @@ func TestGradErrors(t *testing.T) {
 	require.ErrorContains(t, err, "no path")
 	zs, err := compile.GradWith(y, []*graph.Node{unused}, compile.ZerosIfDisconnected())
 	require.NoError(t, err)
-	require.Equal(t, []float64{0, 0}, run(t, zs, nil, nil)[0])
+	require.Equal(t, []float64{0, 0}, fdtest.Evaluate(t, zs, nil, nil)[0])
 
 	_, err = compile.Grad(ops.Exp(x), x)
 	require.ErrorContains(t, err, "not a scalar")
@@ -373,7 +291,7 @@ func TestGradErrors(t *testing.T) {
 	d, err := compile.Grad(stopped, x)
 	require.NoError(t, err)
 	// d/dx sum(stop(x)·x) = stop(x) = x.
-	require.Equal(t, []float64{3, 4}, run(t, d, x, []float64{3, 4})[0])
+	require.Equal(t, []float64{3, 4}, fdtest.Evaluate(t, d, x, []float64{3, 4})[0])
 	_, err = compile.Grad(ops.Sum(ops.StopGradient(x)), x)
 	require.ErrorContains(t, err, "no path")
 }

@@ -9,7 +9,7 @@ import (
 // lower emits the program: its slots (placed by earlier passes) and its
 // instruction list.
 func lower(f *function, g *graph.Graph) *Program {
-	p := &Program{graph: g, nodes: map[*graph.Node]int{}}
+	p := &Program{graph: g, nodes: map[*graph.Node]int{}, instrs: make([]Instruction, 0, len(f.values))}
 	slotOf := func(v *value) int { return v.slot }
 	typeOf := func(v *value) graph.Type { return v.typ }
 	for _, v := range f.values {

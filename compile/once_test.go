@@ -2,6 +2,7 @@ package compile_test
 
 import (
 	"errors"
+	"github.com/nabla-go/nabla/internal/fdtest"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -60,13 +61,13 @@ func (k kernelMul) Gradient(grads []*tensor.Dense, g *tensor.Dense, in []*tensor
 func TestOnceDifferentiable(t *testing.T) {
 	g := graph.New()
 	x := g.Input("x", graph.Float64, 3)
-	y := g.Const(tensorOf(t, x.Type(), []float64{2, -1, 0.5}))
+	y := g.Const(fdtest.TensorOf(t, x.Type(), 2, -1, 0.5))
 	var asked [2]bool
 	f := ops.Sum(ops.Sin(graph.Apply(kernelMul{asked: &asked}, ops.Square(x), y)))
 	d, err := compile.Grad(f, x)
 	require.NoError(t, err)
 	x0 := []float64{0.3, -0.7, 1.1}
-	requireClose(t, numericGrad(t, f, x, x0), run(t, d, x, x0)[0], 1e-7, "first derivative")
+	fdtest.RequireClose(t, fdtest.NumericGrad(t, f, x, x0), fdtest.Evaluate(t, d, x, x0)[0], 1e-7, "first derivative")
 	require.Equal(t, [2]bool{true, false}, asked, "the constant y needs no gradient")
 
 	p, err := compile.Compile(d)
@@ -90,7 +91,7 @@ func TestOnceDifferentiable(t *testing.T) {
 	require.NoError(t, err)
 	m, err := vm.New(p)
 	require.NoError(t, err)
-	xv, wv := tensorOf(t, x.Type(), []float64{1, 2, 3}), tensorOf(t, x.Type(), []float64{4, 5, 6})
+	xv, wv := fdtest.TensorOf(t, x.Type(), 1, 2, 3), fdtest.TensorOf(t, x.Type(), 4, 5, 6)
 	require.NoError(t, m.Run(vm.Feeds{x: xv, w: wv}))
 	gx, _ := m.Value(both[0])
 	gw, _ := m.Value(both[1])
@@ -119,7 +120,7 @@ func TestOnceKernelErrorNamesTheNode(t *testing.T) {
 	require.NoError(t, err)
 	m, err := vm.New(p)
 	require.NoError(t, err)
-	err = m.Run(vm.Feeds{x: tensorOf(t, x.Type(), []float64{1, 2})})
+	err = m.Run(vm.Feeds{x: fdtest.TensorOf(t, x.Type(), 1, 2)})
 	require.ErrorContains(t, err, "KernelMulGradient")
 	require.ErrorContains(t, err, "kernel refused")
 }
@@ -131,10 +132,10 @@ func TestOnceKernelErrorNamesTheNode(t *testing.T) {
 func TestOnceGradientMemoryPlan(t *testing.T) {
 	g := graph.New()
 	x := g.Input("x", graph.Float64, 2)
-	y := g.Const(tensorOf(t, x.Type(), []float64{2, -1}))
+	y := g.Const(fdtest.TensorOf(t, x.Type(), 2, -1))
 	f := ops.Sum(ops.Mul(ops.Tanh(graph.Apply(kernelMul{asked: new([2]bool)}, ops.Square(x), y)), x))
 	d, err := compile.Grad(f, x)
 	require.NoError(t, err)
 	x0 := []float64{0.3, -0.7}
-	requireClose(t, numericGrad(t, f, x, x0), run(t, d, x, x0)[0], 1e-7, "first derivative")
+	fdtest.RequireClose(t, fdtest.NumericGrad(t, f, x, x0), fdtest.Evaluate(t, d, x, x0)[0], 1e-7, "first derivative")
 }

@@ -126,8 +126,8 @@ func declaredGradients(n *graph.Node) []bool {
 	for k, o := range outs {
 		gradOuts[k] = g.Input("g", o.DType(), o.Shape()...)
 	}
-	grads, err := callBackward(outs[0], declared, gradOuts)
-	if err != nil || len(grads) != len(declared) {
+	grads, err := compile.Backward(outs[0], gradOuts, declared)
+	if err != nil {
 		return declared
 	}
 	for i, gr := range grads {

@@ -8,6 +8,7 @@ import (
 
 	"gorgonia.org/tensor"
 
+	"github.com/nabla-go/nabla/compile"
 	"github.com/nabla-go/nabla/graph"
 )
 
@@ -259,13 +260,9 @@ func checkBackwardResult(outs, xs []*graph.Node) *Error {
 	for k, o := range outs {
 		gradOuts[k] = g.Input(fmt.Sprintf("grad%d", k), o.DType(), o.Shape()...)
 	}
-	grads, err := callBackward(outs[0], needs, gradOuts)
+	grads, err := compile.Backward(outs[0], gradOuts, needs)
 	if err != nil {
 		return fail(BackwardResult, err, "Backward failed")
-	}
-	if len(grads) != len(xs) {
-		return fail(BackwardResult, nil, "Backward returned %d gradients for %d inputs: it must return one entry per input (nil for an input without a gradient)",
-			len(grads), len(xs))
 	}
 	for i, gr := range grads {
 		if gr == nil {
@@ -284,32 +281,4 @@ func checkBackwardResult(outs, xs []*graph.Node) *Error {
 		}
 	}
 	return nil
-}
-
-// callBackward calls the Backward of node's op through a fresh
-// GradContext, turning a panic or a recorded error into an error.
-func callBackward(node *graph.Node, needs []bool, gradOuts []*graph.Node) (grads []*graph.Node, err error) {
-	ctx := graph.NewGradContext(node, append([]bool(nil), needs...))
-	defer func() {
-		if r := recover(); r != nil {
-			grads, err = nil, fmt.Errorf("Backward panicked: %v", r)
-		}
-	}()
-	switch op := node.Op().(type) {
-	case graph.Differentiable:
-		grads = op.Backward(ctx, gradOuts[0])
-	case nil:
-		multi, _ := node.MultiOp()
-		d, ok := multi.(graph.MultiDifferentiable)
-		if !ok {
-			return nil, fmt.Errorf("op %s has no Backward", node.OpName())
-		}
-		grads = d.Backward(ctx, gradOuts)
-	default:
-		return nil, fmt.Errorf("op %s has no Backward", node.OpName())
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	return grads, nil
 }

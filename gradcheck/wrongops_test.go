@@ -129,7 +129,7 @@ func wrongOps() []wrongOp {
 			backward: func(ctx *graph.GradContext, g *graph.Node) []*graph.Node {
 				return []*graph.Node{ops.Mul(g, ctx.Input(1))}
 			}},
-			[]*tensor.Dense{x, v.signed(2, 3)}, gradcheck.BackwardResult, "Backward returned 1 gradients for 2 inputs"},
+			[]*tensor.Dense{x, v.signed(2, 3)}, gradcheck.BackwardResult, "returned 1 gradients for 2 inputs: it must return one per input"},
 	}
 }
 

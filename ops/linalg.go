@@ -2,8 +2,6 @@ package ops
 
 import (
 	"fmt"
-	"runtime"
-	"sync"
 	"unsafe"
 
 	"gonum.org/v1/gonum/blas/gonum"
@@ -186,67 +184,20 @@ const (
 	gemmRows  = 64
 	gemmCols  = 256
 	gemmDepth = 128
-	// gemmParallelWork is the m·n·k above which a product is split across
-	// cores; below it handing work over costs more than it saves.
-	gemmParallelWork = 1 << 18
 )
 
 var blasImpl gonum.Implementation
 
-// run computes C, splitting it into bands for the gemm workers when the
-// product is large. gonum's own Dgemm starts goroutines and allocates on
-// every call; the long-lived workers here do not.
+// run computes C on the calling goroutine. gonum's own Dgemm starts
+// goroutines and allocates on every call; splitting the product across
+// long-lived workers here measured no faster on two shared cores, so the
+// kernel stays serial and allocation-free.
 func (p *gemm[T]) run() {
 	clear(p.c)
 	if p.m == 0 || p.n == 0 || p.k == 0 {
 		return
 	}
-	parts := 1
-	if p.m*p.n*p.k >= gemmParallelWork {
-		parts = min(runtime.GOMAXPROCS(0), gemmWorkers()+1, max(p.m, p.n)/16)
-	}
-	if parts <= 1 {
-		p.block(0, p.m, 0, p.n)
-		return
-	}
-	var wg *sync.WaitGroup
-	select {
-	case wg = <-gemmWaitGroups:
-	default: // as many products as workers are already split: stay serial
-		p.block(0, p.m, 0, p.n)
-		return
-	}
-	// Split the longer side of C into bands, one per part; the caller
-	// computes the first itself.
-	side := max(p.m, p.n)
-	for part := parts - 1; part >= 0; part-- {
-		lo, hi := side*part/parts, side*(part+1)/parts
-		band := gemmBand{i1: p.m, j1: p.n}
-		if p.m >= p.n {
-			band.i0, band.i1 = lo, hi
-		} else {
-			band.j0, band.j1 = lo, hi
-		}
-		if part == 0 {
-			p.block(band.i0, band.i1, band.j0, band.j1)
-			break
-		}
-		switch q := any(p).(type) {
-		case *gemm[float64]:
-			band.f64 = *q
-		case *gemm[float32]:
-			band.f32 = *q
-		}
-		band.done = wg
-		wg.Add(1)
-		select {
-		case gemmBands <- band: // an idle worker took it
-		default: // every worker is busy: do it here
-			band.run()
-		}
-	}
-	wg.Wait()
-	gemmWaitGroups <- wg
+	p.block(0, p.m, 0, p.n)
 }
 
 // block computes rows [i0,i1) and columns [j0,j1) of C, already zeroed,
@@ -325,57 +276,4 @@ func asFloat32s[T float](x []T) []float32 {
 
 func asFloat64s[T float](x []T) []float64 {
 	return unsafe.Slice((*float64)(unsafe.Pointer(unsafe.SliceData(x))), len(x))
-}
-
-// gemmBand is a rectangle of one product's C handed to a worker. It holds
-// the product by value (in the field of its dtype) so sending it allocates
-// nothing.
-type gemmBand struct {
-	f64            gemm[float64]
-	f32            gemm[float32]
-	i0, i1, j0, j1 int
-	done           *sync.WaitGroup
-}
-
-func (b *gemmBand) run() {
-	if b.f64.c != nil {
-		b.f64.block(b.i0, b.i1, b.j0, b.j1)
-	} else {
-		b.f32.block(b.i0, b.i1, b.j0, b.j1)
-	}
-	b.done.Done()
-}
-
-// maxGemmWorkers bounds the workers, started on the first large product
-// and idle between products.
-const maxGemmWorkers = 15
-
-var (
-	// gemmBands is unbuffered: a band goes to a worker only if one is idle,
-	// so no product waits behind another's.
-	gemmBands       = make(chan gemmBand)
-	gemmWorkersOnce sync.Once
-	gemmWorkerCount int
-	// gemmWaitGroups lends each split product a WaitGroup from a fixed
-	// set, so waiting for the bands allocates nothing.
-	gemmWaitGroups = make(chan *sync.WaitGroup, maxGemmWorkers)
-	gemmWaitStore  [maxGemmWorkers]sync.WaitGroup
-)
-
-// gemmWorkers starts the workers once and returns how many there are.
-func gemmWorkers() int {
-	gemmWorkersOnce.Do(func() {
-		gemmWorkerCount = min(runtime.NumCPU()-1, maxGemmWorkers)
-		for i := range gemmWaitStore {
-			gemmWaitGroups <- &gemmWaitStore[i]
-		}
-		for range gemmWorkerCount {
-			go func() {
-				for band := range gemmBands {
-					band.run()
-				}
-			}()
-		}
-	})
-	return gemmWorkerCount
 }

@@ -83,7 +83,7 @@ type mmGeometry struct{ batchA, batchB, m, k, n int }
 
 // TestMatMulAgainstLoops compares products with plain loops, for every
 // transposition: small ones of every combination of ranks and of sizes 0,
-// 1 and 2, and large ones that are blocked and split across workers.
+// 1 and 2, and large ones that are blocked.
 func TestMatMulAgainstLoops(t *testing.T) {
 	geometries := []mmGeometry{
 		{-1, -1, 70, 300, 270}, {-1, -1, 300, 100, 70}, {-1, -1, 20, 150, 600},
@@ -228,8 +228,7 @@ func BenchmarkMatMul64x784x256Float64(b *testing.B) { benchmarkMatMul(b, graph.F
 func BenchmarkMatMul64x784x256Float32(b *testing.B) { benchmarkMatMul(b, graph.Float32) }
 
 // TestMatMulConcurrent runs large products from several goroutines at once,
-// as machines sharing a program do: they share the gemm workers, and each
-// must still get its own exact result.
+// as machines sharing a program do: each must get its own exact result.
 func TestMatMulConcurrent(t *testing.T) {
 	want, in := matMulOperands(t, graph.Float64)
 	if err := (MatMulOp{}).Forward(want, in); err != nil {

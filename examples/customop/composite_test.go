@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/nabla-go/nabla/internal/fdtest"
 	"math"
 	"testing"
 
@@ -23,7 +24,7 @@ func TestLog1pExpStableGradient(t *testing.T) {
 	require.NoError(t, err)
 	naive, err := compile.Grad(ops.Sum(Log1pExpOp{}.Build([]*graph.Node{x})), x)
 	require.NoError(t, err)
-	got := evaluate(t, []*graph.Node{y, d[0], naive[0]}, x, []float64{0, 800})
+	got := fdtest.Evaluate(t, []*graph.Node{y, d[0], naive[0]}, x, []float64{0, 800})
 	require.InDelta(t, math.Ln2, got[0][0], 1e-15)
 	require.True(t, math.IsInf(got[0][1], 1), "the forward overflows: got %v", got[0][1])
 	require.Equal(t, []float64{0.5, 1}, got[1])
@@ -36,7 +37,7 @@ func TestLog1pExpHigherOrders(t *testing.T) {
 	g := graph.New()
 	x := g.Input("x", graph.Float64, 5)
 	f := ops.Sum(ops.Mul(Log1pExp(x), ops.Sin(x)))
-	checkOrders(t, "Log1pExp", f, x, []float64{-3, -0.5, 0, 0.7, 2.5}, 3)
+	fdtest.CheckOrders(t, "Log1pExp", f, x, []float64{-3, -0.5, 0, 0.7, 2.5}, 3)
 }
 
 // TestClipGradient: the forward is the identity; d/dx sum(c·clip(x)) is c
@@ -44,15 +45,15 @@ func TestLog1pExpHigherOrders(t *testing.T) {
 func TestClipGradient(t *testing.T) {
 	g := graph.New()
 	x := g.Input("x", graph.Float64, 3)
-	c := g.Const(tensorOf(t, x.Type(), 3, -0.25, -8))
+	c := g.Const(fdtest.TensorOf(t, x.Type(), 3, -0.25, -8))
 	y := ClipGradient(x, 1)
 	d, err := compile.Grad(ops.Sum(ops.Mul(c, y)), x)
 	require.NoError(t, err)
-	got := evaluate(t, []*graph.Node{y, d[0]}, x, []float64{0.5, 2, -4})
+	got := fdtest.Evaluate(t, []*graph.Node{y, d[0]}, x, []float64{0.5, 2, -4})
 	require.Equal(t, []float64{0.5, 2, -4}, got[0])
 	require.Equal(t, []float64{1, -0.25, -1}, got[1])
 
 	// Where nothing is clipped, ClipGradient is transparent to all orders.
 	f := ops.Sum(ops.Sin(ClipGradient(ops.Mul(x, x), 100)))
-	checkOrders(t, "ClipGradient", f, x, []float64{0.3, -1.1, 0.8}, 3)
+	fdtest.CheckOrders(t, "ClipGradient", f, x, []float64{0.3, -1.1, 0.8}, 3)
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/nabla-go/nabla/internal/fdtest"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -24,14 +25,14 @@ import (
 func TestLinearFunctionValues(t *testing.T) {
 	for _, dtype := range []graph.Type{graph.TypeOf(graph.Float64), graph.TypeOf(graph.Float32)} {
 		g := graph.New()
-		x := g.Const(tensorOf(t, dtype.WithShape(2, 3), 1, 2, 3, 4, 5, 6))
-		w := g.Const(tensorOf(t, dtype.WithShape(2, 3), 1, 0, 1, 0, 1, 0))
-		b := g.Const(tensorOf(t, dtype.WithShape(2), 10, 20))
+		x := g.Const(fdtest.TensorOf(t, dtype.WithShape(2, 3), 1, 2, 3, 4, 5, 6))
+		w := g.Const(fdtest.TensorOf(t, dtype.WithShape(2, 3), 1, 0, 1, 0, 1, 0))
+		b := g.Const(fdtest.TensorOf(t, dtype.WithShape(2), 10, 20))
 		y := nn.LinearFunc(x, w, b)
 		noBias := nn.LinearFunc(x, w, nil)
 		grads, err := compile.Grad(ops.Sum(ops.Square(y)), x, w, b)
 		require.NoError(t, err)
-		got := evaluate(t, append([]*graph.Node{y, noBias}, grads...), nil, nil)
+		got := fdtest.Evaluate(t, append([]*graph.Node{y, noBias}, grads...), nil, nil)
 		want := [][]float64{
 			{14, 22, 20, 25},
 			{4, 2, 10, 5},
@@ -40,7 +41,7 @@ func TestLinearFunctionValues(t *testing.T) {
 			{68, 94},
 		}
 		for i := range want {
-			requireClose(t, want[i], got[i], 1e-6, dtype.DType.String())
+			fdtest.RequireClose(t, want[i], got[i], 1e-6, dtype.DType.String())
 		}
 	}
 }
@@ -87,16 +88,16 @@ func TestLinearFunctionHigherOrders(t *testing.T) {
 				if name == wrt {
 					return g.Input(name, graph.Float64, shape...)
 				}
-				return g.Const(tensorOf(t, typ, randomValues(seed, typ.Size())...))
+				return g.Const(fdtest.TensorOf(t, typ, fdtest.RandomValues(seed, typ.Size())...))
 			}
 			x, w, b := leaf("x", 1), leaf("w", 2), leaf("b", 3)
 			if !bias {
 				b = nil
 			}
 			y := nn.LinearFunc(x, w, b)
-			f := ops.Sum(ops.Mul(ops.Tanh(y), g.Const(tensorOf(t, y.Type(), randomValues(4, y.Type().Size())...))))
+			f := ops.Sum(ops.Mul(ops.Tanh(y), g.Const(fdtest.TensorOf(t, y.Type(), fdtest.RandomValues(4, y.Type().Size())...))))
 			in := map[string]*graph.Node{"x": x, "w": w, "b": b}[wrt]
-			checkOrders(t, "LinearFunction w.r.t. "+wrt, f, in, randomValues(5, graph.ShapeSize(shape)), 3)
+			fdtest.CheckOrders(t, "LinearFunction w.r.t. "+wrt, f, in, fdtest.RandomValues(5, graph.ShapeSize(shape)), 3)
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/nabla-go/nabla/internal/fdtest"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -26,7 +27,7 @@ func TestMaxWithIndexForward(t *testing.T) {
 		x := g.Input("x", graph.Float64, 2, 3)
 		values, indices := MaxWithIndex(x, c.axis)
 		require.NoError(t, g.Err())
-		m := machine(t, values, indices)
+		m := fdtest.Machine(t, values, indices)
 		var multi int
 		for _, in := range m.Program().Instructions() {
 			if in.Multi != nil {
@@ -36,7 +37,7 @@ func TestMaxWithIndexForward(t *testing.T) {
 			}
 		}
 		require.Equal(t, 1, multi, "case %v", c.axis)
-		got := evaluate(t, []*graph.Node{values, indices}, x, []float64{1, 5, 5, 7, -2, 0})
+		got := fdtest.Evaluate(t, []*graph.Node{values, indices}, x, []float64{1, 5, 5, 7, -2, 0})
 		require.Equal(t, c.values, got[0], "case %v: values", c.axis)
 		require.Equal(t, c.indices, got[1], "case %v: indices", c.axis)
 	}
@@ -69,9 +70,9 @@ func TestMaxWithIndexGradients(t *testing.T) {
 			f := u.build(MaxWithIndex(ops.Tanh(x), axis))
 			d, err := compile.GradWith(f, []*graph.Node{x}, compile.ZerosIfDisconnected())
 			require.NoError(t, err)
-			requireClose(t, numericGrad(t, f, x, x0), evaluate(t, d, x, x0)[0], 1e-6, u.name)
+			fdtest.RequireClose(t, fdtest.NumericGrad(t, f, x, x0), fdtest.Evaluate(t, d, x, x0)[0], 1e-6, u.name)
 			if u.name != "indices" {
-				checkOrders(t, u.name, f, x, x0, 2)
+				fdtest.CheckOrders(t, u.name, f, x, x0, 2)
 			}
 		}
 	}

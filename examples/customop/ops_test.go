@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/nabla-go/nabla/internal/fdtest"
 	"math"
 	"testing"
 
@@ -57,14 +58,14 @@ func TestOpIdentity(t *testing.T) {
 func TestMulConstant(t *testing.T) {
 	for _, dtype := range []tensor.Dtype{graph.Float64, graph.Float32} {
 		g := graph.New()
-		x := g.Const(tensorOf(t, graph.TypeOf(dtype, 3), 1, -2, 0.5))
-		got := evaluate(t, []*graph.Node{MulConst(x, 2.5)}, nil, nil)[0]
-		requireClose(t, []float64{2.5, -5, 1.25}, got, 1e-7, "2.5·x")
+		x := g.Const(fdtest.TensorOf(t, graph.TypeOf(dtype, 3), 1, -2, 0.5))
+		got := fdtest.Evaluate(t, []*graph.Node{MulConst(x, 2.5)}, nil, nil)[0]
+		fdtest.RequireClose(t, []float64{2.5, -5, 1.25}, got, 1e-7, "2.5·x")
 	}
 	g := graph.New()
 	x := g.Input("x", graph.Float64, 2, 2)
 	y := MulConst(x, -1.5)
-	checkOrders(t, "MulConstant", ops.Sum(ops.Sin(y)), x, []float64{0.3, -1, 2, 0.7}, 3)
+	fdtest.CheckOrders(t, "MulConstant", ops.Sum(ops.Sin(y)), x, []float64{0.3, -1, 2, 0.7}, 3)
 	require.ErrorContains(t, graph.Apply(MulConstant{C: 2}, x, x).Err(), "takes 1 inputs, got 2")
 }
 
@@ -81,14 +82,14 @@ func TestPolynomial(t *testing.T) {
 		require.NoError(t, err)
 		outs = append(outs, d)
 	}
-	got := evaluate(t, outs, x, []float64{2})
+	got := fdtest.Evaluate(t, outs, x, []float64{2})
 	for k, want := range []float64{21, 34, 36, 18, 0} {
-		requireClose(t, []float64{want}, got[k], 1e-12, "derivative")
+		fdtest.RequireClose(t, []float64{want}, got[k], 1e-12, "derivative")
 	}
 	for _, o := range outs[1:4] {
 		require.Equal(t, "Polynomial", o.Inputs()[1].OpName(), "g·p'(x): the derivative is a custom op")
 	}
-	require.Equal(t, []float64{0}, evaluate(t, []*graph.Node{Polynomial(x)}, x, []float64{2})[0], "no coefficients: 0")
+	require.Equal(t, []float64{0}, fdtest.Evaluate(t, []*graph.Node{Polynomial(x)}, x, []float64{2})[0], "no coefficients: 0")
 }
 
 // TestCustomOpChain: a function built only of custom ops — LinearFunction,
@@ -97,11 +98,11 @@ func TestPolynomial(t *testing.T) {
 func TestCustomOpChain(t *testing.T) {
 	g := graph.New()
 	x := g.Input("x", graph.Float64, 3, 2)
-	w := g.Const(tensorOf(t, graph.TypeOf(graph.Float64, 4, 2), randomValues(1, 8)...))
-	b := g.Const(tensorOf(t, graph.TypeOf(graph.Float64, 4), randomValues(2, 4)...))
+	w := g.Const(fdtest.TensorOf(t, graph.TypeOf(graph.Float64, 4, 2), fdtest.RandomValues(1, 8)...))
+	b := g.Const(fdtest.TensorOf(t, graph.TypeOf(graph.Float64, 4), fdtest.RandomValues(2, 4)...))
 	h := Log1pExp(Polynomial(nn.LinearFunc(x, w, b), 0.5, -1, 0.25, 0.1))
 	f := ops.Sum(MulConst(ops.Mul(h, h), 0.7))
-	checkOrders(t, "custom-op chain", f, x, randomValues(3, 6), 3)
+	fdtest.CheckOrders(t, "custom-op chain", f, x, fdtest.RandomValues(3, 6), 3)
 }
 
 func TestMulConstantDotLabel(t *testing.T) {
@@ -117,7 +118,7 @@ func TestMulConstantInPlace(t *testing.T) {
 	g := graph.New()
 	x := g.Input("x", graph.Float64, 2)
 	y := MulConst(ops.Tanh(x), 3)
-	m := machine(t, y)
+	m := fdtest.Machine(t, y)
 	var found bool
 	for _, in := range m.Program().Instructions() {
 		if in.Name() == "MulConstant" {
@@ -126,8 +127,8 @@ func TestMulConstantInPlace(t *testing.T) {
 		}
 	}
 	require.True(t, found)
-	got := evaluate(t, []*graph.Node{y}, x, []float64{0.5, -1})[0]
-	requireClose(t, []float64{3 * math.Tanh(0.5), 3 * math.Tanh(-1)}, got, 1e-12, "3·tanh(x)")
+	got := fdtest.Evaluate(t, []*graph.Node{y}, x, []float64{0.5, -1})[0]
+	fdtest.RequireClose(t, []float64{3 * math.Tanh(0.5), 3 * math.Tanh(-1)}, got, 1e-12, "3·tanh(x)")
 }
 
 // cubeOp is y = x³, whose Backward, 3·g·x², is built from two other custom
@@ -150,10 +151,10 @@ func TestBackwardFromOtherCustomOps(t *testing.T) {
 	g := graph.New()
 	x := g.Input("x", graph.Float64, 3)
 	f := ops.Sum(ops.Mul(ops.Sin(graph.Apply(cubeOp{}, x)), x))
-	checkOrders(t, "Cube", f, x, []float64{1.2, -0.4, 0.9}, 3)
+	fdtest.CheckOrders(t, "Cube", f, x, []float64{1.2, -0.4, 0.9}, 3)
 	d, err := compileGrad(f, x)
 	require.NoError(t, err)
 	c := 1.2 * 1.2 * 1.2
-	got := evaluate(t, []*graph.Node{d}, x, []float64{1.2, 0, 0})[0]
-	requireClose(t, []float64{3*c*math.Cos(c) + math.Sin(c), 0, 0}, got, 1e-12, "first derivative")
+	got := fdtest.Evaluate(t, []*graph.Node{d}, x, []float64{1.2, 0, 0})[0]
+	fdtest.RequireClose(t, []float64{3*c*math.Cos(c) + math.Sin(c), 0, 0}, got, 1e-12, "first derivative")
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/nabla-go/nabla/internal/fdtest"
 	"math"
 	"testing"
 
@@ -21,13 +22,13 @@ func TestSiLU(t *testing.T) {
 	d, err := compile.Grad(ops.Sum(y), x)
 	require.NoError(t, err)
 	ln3 := math.Log(3)
-	got := evaluate(t, []*graph.Node{y, d[0]}, x, []float64{0, ln3})
-	requireClose(t, []float64{0, 0.75 * ln3}, got[0], 1e-12, "SiLU")
-	requireClose(t, []float64{0.5, 0.75 * (1 + ln3/4)}, got[1], 1e-12, "SiLU'")
+	got := fdtest.Evaluate(t, []*graph.Node{y, d[0]}, x, []float64{0, ln3})
+	fdtest.RequireClose(t, []float64{0, 0.75 * ln3}, got[0], 1e-12, "SiLU")
+	fdtest.RequireClose(t, []float64{0.5, 0.75 * (1 + ln3/4)}, got[1], 1e-12, "SiLU'")
 
 	// Inside a larger function, the first derivative matches finite differences.
 	f := ops.Sum(ops.Mul(ops.Tanh(SiLU(ops.Square(x))), x))
-	checkOrders(t, "through SiLU", f, x, []float64{0.8, -1.3}, 1)
+	fdtest.CheckOrders(t, "through SiLU", f, x, []float64{0.8, -1.3}, 1)
 }
 
 // TestSiLUIsOnceDifferentiable: a second derivative through SiLU is an
