@@ -3,7 +3,12 @@ module github.com/nabla-go/nabla
 go 1.26
 
 require (
+	github.com/schollz/progressbar/v3 v3.14.6
 	github.com/stretchr/testify v1.9.0
+	golang.org/x/term v0.25.0
+	gonum.org/v1/gonum v0.15.1
+	gonum.org/v1/plot v0.14.0
+	gorgonia.org/gorgonia v0.9.18
 	gorgonia.org/tensor v0.9.24
 )
 
@@ -29,21 +34,16 @@ require (
 	github.com/pkg/errors v0.9.1 // indirect
 	github.com/pmezard/go-difflib v1.0.0 // indirect
 	github.com/rivo/uniseg v0.4.7 // indirect
-	github.com/schollz/progressbar/v3 v3.14.6 // indirect
 	github.com/xtgo/set v1.0.0 // indirect
-	go4.org/unsafe/assume-no-moving-gc v0.0.0-20231121144256-b99613f794b6 // indirect
+	go4.org/unsafe/assume-no-moving-gc v0.0.0-20231121144256-b99613f794b6 // indirect; pinned: older versions make gorgonia.org/tensor panic at start under Go 1.26
 	golang.org/x/image v0.14.0 // indirect
 	golang.org/x/sys v0.26.0 // indirect
-	golang.org/x/term v0.25.0 // indirect
 	golang.org/x/text v0.14.0 // indirect
 	golang.org/x/xerrors v0.0.0-20200804184101-5ec99f83aff1 // indirect
-	gonum.org/v1/gonum v0.15.1 // indirect
-	gonum.org/v1/plot v0.14.0 // indirect
 	google.golang.org/protobuf v1.28.0 // indirect
 	gopkg.in/yaml.v3 v3.0.1 // indirect
 	gorgonia.org/cu v0.9.4 // indirect
 	gorgonia.org/dawson v1.2.0 // indirect
-	gorgonia.org/gorgonia v0.9.18 // indirect
 	gorgonia.org/vecf32 v0.9.0 // indirect
 	gorgonia.org/vecf64 v0.9.0 // indirect
 )
