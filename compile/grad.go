@@ -85,17 +85,7 @@ func grad(caller string, ys, seeds, wrt []*graph.Node, opts []GradOption) (resul
 	nodes := g.Nodes()[:last+1]
 	// A node needs a gradient when it depends on some wrt node and some
 	// output depends on it.
-	needs := make([]bool, len(nodes))
-	for _, x := range wrt {
-		if x.ID() <= last {
-			needs[x.ID()] = true
-		}
-	}
-	for _, n := range nodes {
-		for _, in := range n.Inputs() {
-			needs[n.ID()] = needs[n.ID()] || needs[in.ID()]
-		}
-	}
+	needs := g.Descendants(wrt, last)
 	feeds := make([]bool, len(nodes))
 	for _, y := range ys {
 		feeds[y.ID()] = true

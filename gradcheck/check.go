@@ -245,17 +245,7 @@ func dependents(ys, wrt []*graph.Node) []*graph.Node {
 		last = max(last, y.ID())
 	}
 	nodes := g.Nodes()[:last+1]
-	needs := make([]bool, len(nodes))
-	for _, x := range wrt {
-		if x.ID() <= last {
-			needs[x.ID()] = true
-		}
-	}
-	for _, n := range nodes {
-		for _, x := range n.Inputs() {
-			needs[n.ID()] = needs[n.ID()] || needs[x.ID()]
-		}
-	}
+	needs := g.Descendants(wrt, last)
 	feeds := ancestors(ys)
 	var out []*graph.Node
 	for _, n := range nodes {

@@ -183,3 +183,21 @@ func (g *Graph) String() string {
 	b.WriteByte(')')
 	return b.String()
 }
+
+// Descendants marks, by node ID from 0 to last, the nodes that depend on
+// some node of from (those nodes included). Creation order is topological,
+// so one forward sweep finds them all.
+func (g *Graph) Descendants(from []*Node, last int) []bool {
+	marks := make([]bool, last+1)
+	for _, n := range from {
+		if id := n.ID(); id >= 0 && id <= last {
+			marks[id] = true
+		}
+	}
+	for _, n := range g.nodes[:last+1] {
+		for _, in := range n.inputs {
+			marks[n.id] = marks[n.id] || marks[in.id]
+		}
+	}
+	return marks
+}

@@ -1,7 +1,6 @@
 package ops
 
 import (
-	"fmt"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -212,29 +211,9 @@ func labelsFor(x *graph.Node) *graph.Node {
 	return x.Graph().Const(labels)
 }
 
-func TestNNForwardAllocs(t *testing.T) {
-	for _, dt := range dtypes {
-		for _, c := range nnAllocCases {
-			if n, _ := forwardAllocs(t, dt, c, 20); n != 0 {
-				t.Errorf("case %v/%s: got %v allocations per Forward, want 0", dt, c.name, n)
-			}
-		}
-	}
-}
+func TestNNForwardAllocs(t *testing.T) { checkForwardAllocs(t, nnAllocCases) }
 
-func BenchmarkNNForward(b *testing.B) {
-	for _, dt := range dtypes {
-		for _, c := range nnAllocCases {
-			b.Run(fmt.Sprintf("%v/%s", dt, c.name), func(b *testing.B) {
-				_, run := forwardAllocs(b, dt, c, 1)
-				b.ReportAllocs()
-				for b.Loop() {
-					run()
-				}
-			})
-		}
-	}
-}
+func BenchmarkNNForward(b *testing.B) { benchmarkForward(b, nnAllocCases) }
 
 func TestNNBackward(t *testing.T) {
 	rng := rand.New(rand.NewPCG(2, 2))

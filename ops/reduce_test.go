@@ -258,9 +258,15 @@ var reduceAllocCases = []allocsCase{
 	{"LogSumExp 1", func(x *graph.Node) *graph.Node { return LogSumExp(x, 1) }},
 }
 
-func TestReduceForwardAllocs(t *testing.T) {
+func TestReduceForwardAllocs(t *testing.T) { checkForwardAllocs(t, reduceAllocCases) }
+
+func BenchmarkReduceForward(b *testing.B) { benchmarkForward(b, reduceAllocCases) }
+
+// checkForwardAllocs asserts each case's Forward allocates nothing, in
+// both dtypes.
+func checkForwardAllocs(t *testing.T, cases []allocsCase) {
 	for _, dt := range dtypes {
-		for _, c := range reduceAllocCases {
+		for _, c := range cases {
 			if n, _ := forwardAllocs(t, dt, c, 20); n != 0 {
 				t.Errorf("case %v/%s: got %v allocations per Forward, want 0", dt, c.name, n)
 			}
@@ -268,9 +274,10 @@ func TestReduceForwardAllocs(t *testing.T) {
 	}
 }
 
-func BenchmarkReduceForward(b *testing.B) {
+// benchmarkForward times each case's Forward, in both dtypes.
+func benchmarkForward(b *testing.B, cases []allocsCase) {
 	for _, dt := range dtypes {
-		for _, c := range reduceAllocCases {
+		for _, c := range cases {
 			b.Run(fmt.Sprintf("%v/%s", dt, c.name), func(b *testing.B) {
 				_, run := forwardAllocs(b, dt, c, 1)
 				b.ReportAllocs()
