@@ -15,6 +15,7 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/nabla-go/nabla/compile"
+	"github.com/nabla-go/nabla/examples/internal/data"
 	"github.com/nabla-go/nabla/graph"
 	"github.com/nabla-go/nabla/nn"
 	"github.com/nabla-go/nabla/vm"
@@ -125,7 +126,7 @@ func run(out io.Writer) (result, error) {
 		}
 		logits, _ := s.eval.Value(s.logits)
 		for i := range batch {
-			if argmax(logits.Float64s()[3*i:3*i+3]) == int(ys.Float64s()[i]) {
+			if data.Argmax(logits.Float64s()[3*i:3*i+3]) == int(ys.Float64s()[i]) {
 				correct++
 			}
 		}
@@ -184,12 +185,3 @@ func sample(rng *rand.Rand, xs, ys *tensor.Dense) {
 	}
 }
 
-func argmax(xs []float64) int {
-	best := 0
-	for i, v := range xs {
-		if v > xs[best] {
-			best = i
-		}
-	}
-	return best
-}

@@ -214,7 +214,7 @@ func (e evaluation) run(d data.Dataset) (loss, accuracy float64, err error) {
 		classes := logits.Shape()[1]
 		for r := range rows {
 			loss += losses.Float64s()[r]
-			if argmax(logits.Float64s()[r*classes:(r+1)*classes]) == int(yb.Float64s()[r]) {
+			if data.Argmax(logits.Float64s()[r*classes:(r+1)*classes]) == int(yb.Float64s()[r]) {
 				correct++
 			}
 		}
@@ -222,15 +222,6 @@ func (e evaluation) run(d data.Dataset) (loss, accuracy float64, err error) {
 	return loss / float64(d.Len()), float64(correct) / float64(d.Len()), nil
 }
 
-func argmax(xs []float64) int {
-	best := 0
-	for i, v := range xs {
-		if v > xs[best] {
-			best = i
-		}
-	}
-	return best
-}
 
 // loadData returns the training and test sets cfg names.
 func loadData(cfg Config) (train, test data.Dataset, err error) {

@@ -108,3 +108,15 @@ func (d Dataset) Batch(i, size int, x, y []float64) error {
 func newRand(seed uint64) *rand.Rand {
 	return rand.New(rand.NewPCG(seed, seed))
 }
+
+// Argmax returns the index of the largest of xs (the first of equals): the
+// class a row of logits predicts.
+func Argmax(xs []float64) int {
+	best := 0
+	for i, v := range xs {
+		if v > xs[best] {
+			best = i
+		}
+	}
+	return best
+}

@@ -172,3 +172,14 @@ func TestBatchErrors(t *testing.T) {
 		t.Errorf("Batches(0): got %d, want 0", got)
 	}
 }
+
+func TestArgmax(t *testing.T) {
+	for _, c := range []struct {
+		xs   []float64
+		want int
+	}{{[]float64{1}, 0}, {[]float64{0.1, 0.7, 0.2}, 1}, {[]float64{3, -1, 3}, 0}, {[]float64{-5, -2, -9}, 1}} {
+		if got := Argmax(c.xs); got != c.want {
+			t.Errorf("case %v: got %d, want %d", c.xs, got, c.want)
+		}
+	}
+}
