@@ -184,4 +184,3 @@ func sample(rng *rand.Rand, xs, ys *tensor.Dense) {
 		}
 	}
 }
-

@@ -222,7 +222,6 @@ func (e evaluation) run(d data.Dataset) (loss, accuracy float64, err error) {
 	return loss / float64(d.Len()), float64(correct) / float64(d.Len()), nil
 }
 
-
 // loadData returns the training and test sets cfg names.
 func loadData(cfg Config) (train, test data.Dataset, err error) {
 	if cfg.Fashion {
