@@ -533,13 +533,3 @@ func findEdge(d *dottest.Graph, from, to string) *dottest.Edge {
 	}
 	return nil
 }
-
-func countEdges(d *dottest.Graph, from, to string) int {
-	n := 0
-	for _, e := range d.Edges {
-		if e.From == from && e.To == to {
-			n++
-		}
-	}
-	return n
-}

@@ -61,11 +61,11 @@ func run(args []string, stdout io.Writer) error {
 	}
 	var out bytes.Buffer
 	if *compiled {
-		prog, err := compile.Compile([]*graph.Node{m.loss}, compile.WithUpdates(m.updates))
-		if err != nil {
-			return err
+		var prog *compile.Program
+		prog, err = compile.Compile([]*graph.Node{m.loss}, compile.WithUpdates(m.updates))
+		if err == nil {
+			err = compile.WriteDot(&out, prog)
 		}
-		err = compile.WriteDot(&out, prog)
 	} else {
 		outputs := []*graph.Node{m.loss}
 		for _, p := range m.params {
