@@ -53,6 +53,7 @@ var problemNames = [...]string{
 	SecondDerivative: "second derivative",
 }
 
+// String names the problem, as error texts show it.
 func (p Problem) String() string {
 	if int(p) < len(problemNames) && problemNames[p] != "" {
 		return problemNames[p]
@@ -123,6 +124,7 @@ type Culprit struct {
 // Unwrap returns the underlying error, if any.
 func (e *Error) Unwrap() error { return e.Err }
 
+// Error is the diagnosis: what failed, where, and the worst entries.
 func (e *Error) Error() string {
 	var b strings.Builder
 	b.WriteString("gradcheck: ")

@@ -16,6 +16,7 @@ type Error struct {
 	Site string // the caller's file:line, or "" when unknown
 }
 
+// Error formats the error as "nabla: Op: what was wrong at file.go:42".
 func (e *Error) Error() string {
 	msg := "nabla: " + e.Op + ": " + e.Err.Error()
 	if e.Site != "" {

@@ -93,6 +93,7 @@ const (
 	KindConst             // known when the graph is built
 )
 
+// String is the kind's name: "op", "input", "param" or "const".
 func (k Kind) String() string {
 	return [...]string{"op", "input", "param", "const"}[k]
 }
