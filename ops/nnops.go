@@ -209,7 +209,7 @@ func (crossEntropyOp) Backward(ctx *graph.GradContext, g *graph.Node) []*graph.N
 // classIndex checks that label v, at position i, is an integer class index
 // in [0,classes).
 func classIndex(v float64, classes, i int) (int, error) {
-	if !(v >= 0 && v < float64(classes)) || v != math.Trunc(v) {
+	if !isIndex(v, classes) {
 		return 0, fmt.Errorf("label %v at index %d is not a class index in [0,%d)", v, i, classes)
 	}
 	return int(v), nil

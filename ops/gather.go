@@ -1,0 +1,166 @@
+package ops
+
+import (
+	"fmt"
+	"math"
+	"slices"
+
+	"gorgonia.org/tensor"
+
+	"github.com/nabla-go/nabla/graph"
+)
+
+// Gather and ScatterAdd move whole rows (the sub-tensors along axis 0) by
+// integer indices held as float values. Each is the other's gradient, so
+// both differentiate to any order.
+
+type gatherOp struct{}
+
+// Gather returns the rows of table (n, d...) picked by indices, a node of
+// any shape holding row indices as float values of table's dtype: the
+// output has shape indices.shape ++ (d...), and its element at (i..., j...)
+// is table's at (indices[i...], j...). Indices may repeat. An index that is
+// not an integer in [0,n) makes the run fail with an error naming it and
+// its position in indices. The gradient with respect to table is
+// ScatterAdd(g, indices, n); indices get none.
+func Gather(table, indices *graph.Node) *graph.Node {
+	return graph.Apply(gatherOp{}, table, indices)
+}
+
+func (gatherOp) Name() string { return "Gather" }
+
+func (gatherOp) Type(in []graph.Type) (graph.Type, error) {
+	dtype, err := graph.CheckInputs(in, 2)
+	if err != nil {
+		return graph.Type{}, err
+	}
+	table, indices := in[0], in[1]
+	if table.Rank() == 0 || table.Shape[0] == 0 {
+		return graph.Type{}, fmt.Errorf("table must be (n,...) with n ≥ 1 rows, got %s", graph.ShapeString(table.Shape))
+	}
+	return graph.TypeOf(dtype, slices.Concat(indices.Shape, table.Shape[1:])...), nil
+}
+
+func (gatherOp) Forward(out *tensor.Dense, in []*tensor.Dense) error {
+	rows, shape := in[0].Shape()[0], in[1].Shape()
+	return forFloat(out.Dtype(),
+		func() error {
+			return moveRows(floats[float32](in[0]), floats[float32](out), floats[float32](in[1]), rows, shape, false)
+		},
+		func() error {
+			return moveRows(floats[float64](in[0]), floats[float64](out), floats[float64](in[1]), rows, shape, false)
+		})
+}
+
+// Backward adds each output row's gradient into the table row it was read
+// from; indices get none.
+func (gatherOp) Backward(ctx *graph.GradContext, g *graph.Node) []*graph.Node {
+	if !ctx.NeedsGrad(0) {
+		return []*graph.Node{nil, nil}
+	}
+	return []*graph.Node{ScatterAdd(g, ctx.Input(1), ctx.Input(0).Shape()[0]), nil}
+}
+
+type scatterAddOp struct{ rows int }
+
+// ScatterAdd returns a (rows, d...) tensor of zeros to whose row
+// indices[i...] the row updates[i..., :] is added, for every position i...
+// of indices: updates has shape indices.shape ++ (d...), and indices hold
+// row indices as float values of updates' dtype. Repeated indices
+// accumulate. An index that is not an integer in [0,rows) makes the run
+// fail with an error naming it and its position in indices. The gradient
+// with respect to updates is Gather(g, indices); indices get none.
+func ScatterAdd(updates, indices *graph.Node, rows int) *graph.Node {
+	return graph.Apply(scatterAddOp{rows}, updates, indices)
+}
+
+func (scatterAddOp) Name() string { return "ScatterAdd" }
+
+func (op scatterAddOp) Type(in []graph.Type) (graph.Type, error) {
+	dtype, err := graph.CheckInputs(in, 2)
+	if err != nil {
+		return graph.Type{}, err
+	}
+	if op.rows < 1 {
+		return graph.Type{}, fmt.Errorf("rows must be at least 1, got %d", op.rows)
+	}
+	updates, indices := in[0], in[1]
+	k := indices.Rank()
+	if updates.Rank() < k || !slices.Equal(updates.Shape[:k], indices.Shape) {
+		return graph.Type{}, fmt.Errorf("updates %s must begin with the indices' shape %s",
+			graph.ShapeString(updates.Shape), graph.ShapeString(indices.Shape))
+	}
+	return graph.TypeOf(dtype, slices.Concat([]int{op.rows}, updates.Shape[k:])...), nil
+}
+
+func (op scatterAddOp) Forward(out *tensor.Dense, in []*tensor.Dense) error {
+	shape := in[1].Shape()
+	return forFloat(out.Dtype(),
+		func() error {
+			return moveRows(floats[float32](out), floats[float32](in[0]), floats[float32](in[1]), op.rows, shape, true)
+		},
+		func() error {
+			return moveRows(floats[float64](out), floats[float64](in[0]), floats[float64](in[1]), op.rows, shape, true)
+		})
+}
+
+// Backward reads each update's gradient back from the row it was added to;
+// indices get none.
+func (scatterAddOp) Backward(ctx *graph.GradContext, g *graph.Node) []*graph.Node {
+	if !ctx.NeedsGrad(0) {
+		return []*graph.Node{nil, nil}
+	}
+	return []*graph.Node{Gather(g, ctx.Input(1)), nil}
+}
+
+// moveRows is both kernels. table holds rows rows; flat holds one row per
+// element of indices (of the given shape), in order. Gathering copies table
+// row indices[i] to flat row i; scattering zeroes table and adds flat row i
+// into table row indices[i].
+func moveRows[T float](table, flat, indices []T, rows int, shape []int, scatter bool) error {
+	n := len(table) / rows
+	if len(table) != rows*n || len(flat) != len(indices)*n {
+		return fmt.Errorf("sizes do not fit: a table of %d elements in %d rows, %d indices, %d gathered elements",
+			len(table), rows, len(indices), len(flat))
+	}
+	if scatter {
+		clear(table)
+	}
+	for i, v := range indices {
+		r, err := rowIndex(float64(v), rows, i, shape)
+		if err != nil {
+			return err
+		}
+		row, item := table[r*n:(r+1)*n], flat[i*n:(i+1)*n]
+		if scatter {
+			blasAxpy(n, 1, item, 1, row)
+		} else {
+			copy(item, row)
+		}
+	}
+	return nil
+}
+
+// isIndex reports whether v, an index held as a float, is an integer in
+// [0,n).
+func isIndex(v float64, n int) bool { return v >= 0 && v < float64(n) && v == math.Trunc(v) }
+
+// rowIndex checks that v, the element at flat position i of indices of the
+// given shape, is a row index in [0,rows).
+func rowIndex(v float64, rows, i int, shape []int) (int, error) {
+	if !isIndex(v, rows) {
+		return 0, fmt.Errorf("index %v at position %s of the indices is not a row index in [0,%d)", v, position(i, shape), rows)
+	}
+	return int(v), nil
+}
+
+// position writes flat position i of a tensor of the given shape as its
+// coordinates, "(1,0)".
+func position(i int, shape []int) string {
+	coords := make([]int, len(shape))
+	for a := len(shape) - 1; a >= 0; a-- {
+		coords[a] = i % shape[a]
+		i /= shape[a]
+	}
+	return graph.ShapeString(coords)
+}
