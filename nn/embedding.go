@@ -34,15 +34,10 @@ func NewEmbedding(g *graph.Graph, name string, num, dim int, opts ...Option) *Em
 // integer values in [0, num) as floats, giving shape indices.shape ++ (dim).
 // An index out of range fails the run with an error naming it.
 //
-// The lookup is a one-hot matrix times the weight: every op in it has a
-// symbolic gradient, so the embedding differentiates to any order, at a
-// cost of num multiply-adds per looked-up element.
+// The lookup is ops.Gather, whose gradient (ops.ScatterAdd) adds into the
+// looked-up rows alone: a step costs the batch's rows, not the table's.
 func (e *Embedding) Forward(indices *graph.Node) *graph.Node {
-	return inScope(indices, e.name, func() *graph.Node {
-		n := indices.Type().Size()
-		rows := ops.MatMul(ops.Reshape(ops.OneHot(indices, e.num), n, e.num), e.Weight)
-		return ops.Reshape(rows, append(append([]int(nil), indices.Shape()...), e.dim)...)
-	})
+	return inScope(indices, e.name, func() *graph.Node { return ops.Gather(e.Weight, indices) })
 }
 
 // Describe gives the embedding's sizes, as PyTorch prints them.

@@ -109,7 +109,7 @@ func TestEmbedding(t *testing.T) {
 	}, []*tensor.Dense{feeds[idx], dense(t, []float64{0, 1, 2, 3, 4, 5, 6, 7}, 4, 2)}, 1)
 
 	err := m.Run(vm.Feeds{idx: dense(t, []float64{0, 4, 1, 1}, 2, 2)})
-	require.ErrorContains(t, err, "label 4 at index 1 is not a class index in [0,4)")
+	require.ErrorContains(t, err, "index 4 at position (0,1) of the indices is not a row index in [0,4)")
 }
 
 func TestDropoutEvalIsIdentity(t *testing.T) {
