@@ -83,6 +83,54 @@ type InPlacer interface {
 	InPlace() int
 }
 
+// Cost estimates the work of one run of an op, for profiles: the
+// floating-point operations it does and the bytes it reads from its inputs
+// and writes to its outputs.
+type Cost struct {
+	Flops        int64 // floating-point operations
+	BytesRead    int64 // bytes read from the inputs
+	BytesWritten int64 // bytes written to the outputs
+}
+
+// Coster is implemented by ops that can estimate their cost for given
+// input and output types: 2·m·n·k flops for a matrix product, say. Ops
+// without it get DefaultCost. It is asked when a profile is read, never
+// while a program runs.
+type Coster interface {
+	Cost(in []Type, out Type) Cost
+}
+
+// DefaultCost is the cost of an op that reads each input and writes each
+// output once and does no arithmetic worth counting (a reshape, a copy).
+func DefaultCost(in []Type, out ...Type) Cost {
+	var c Cost
+	for _, t := range in {
+		c.BytesRead += typeBytes(t)
+	}
+	for _, t := range out {
+		c.BytesWritten += typeBytes(t)
+	}
+	return c
+}
+
+// CostOf returns the cost of one run of op on inputs of types in: the op's
+// own estimate when it is a Coster, else (or if its Cost panics)
+// DefaultCost.
+func CostOf(op Op, in []Type, out Type) (cost Cost) {
+	c, ok := op.(Coster)
+	if !ok {
+		return DefaultCost(in, out)
+	}
+	defer func() {
+		if recover() != nil {
+			cost = DefaultCost(in, out)
+		}
+	}()
+	return c.Cost(in, out)
+}
+
+func typeBytes(t Type) int64 { return int64(t.Size()) * int64(t.DType.Size()) }
+
 // Keyer is implemented by ops whose type is not comparable (it holds a
 // slice, say). Key must encode every parameter that affects the result.
 type Keyer interface {

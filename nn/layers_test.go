@@ -60,6 +60,16 @@ func TestLinearForward(t *testing.T) {
 	})
 }
 
+// TestLinearFunctionCost: x (2,3)·W(4,3)ᵀ + b (4) is 2·2·4·3 = 48 flops
+// for the product and 8 for the bias; it reads (6+12+4)·8 bytes and writes
+// 8·8. Without a bias, 48 flops and (6+12)·8 bytes read.
+func TestLinearFunctionCost(t *testing.T) {
+	x, w, b := graph.TypeOf(graph.Float64, 2, 3), graph.TypeOf(graph.Float64, 4, 3), graph.TypeOf(graph.Float64, 4)
+	y := graph.TypeOf(graph.Float64, 2, 4)
+	require.Equal(t, graph.Cost{Flops: 56, BytesRead: 176, BytesWritten: 64}, graph.CostOf(LinearFunction{}, []graph.Type{x, w, b}, y))
+	require.Equal(t, graph.Cost{Flops: 48, BytesRead: 144, BytesWritten: 64}, graph.CostOf(LinearFunction{}, []graph.Type{x, w}, y))
+}
+
 func TestLayerNormForward(t *testing.T) {
 	g := graph.New()
 	ln := NewLayerNorm(g, "ln", 3, 1e-5, WithInit(valuesInit(1, 2, 3)), WithBiasInit(valuesInit(0.5, 0, -0.5)))

@@ -55,6 +55,17 @@ func (LinearFunction) Type(in []graph.Type) (graph.Type, error) {
 	return graph.TypeOf(dtype, x.Shape[0], w.Shape[0]), nil
 }
 
+// Cost is the product's 2·batch·out·in flops, plus one add per output
+// element for the bias.
+func (LinearFunction) Cost(in []graph.Type, out graph.Type) graph.Cost {
+	c := graph.DefaultCost(in, out)
+	c.Flops = 2 * int64(out.Size()) * int64(in[0].Shape[1])
+	if len(in) == 3 {
+		c.Flops += int64(out.Size())
+	}
+	return c
+}
+
 // Forward computes x·Wᵀ with MatMul's kernel (W transposed in place, not
 // copied) and adds the bias to every row.
 func (LinearFunction) Forward(out *tensor.Dense, in []*tensor.Dense) error {

@@ -70,6 +70,9 @@ func (op binary) Name() string { return binaryNames[op.kind] }
 
 func (op binary) Type(in []graph.Type) (graph.Type, error) { return broadcastType(in, 2) }
 
+// Cost is one flop per output element.
+func (binary) Cost(in []graph.Type, out graph.Type) graph.Cost { return elementwiseCost(in, out) }
+
 // broadcastType checks n inputs of one dtype whose shapes broadcast together
 // and returns the broadcast type.
 func broadcastType(in []graph.Type, n int) (graph.Type, error) {

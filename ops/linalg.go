@@ -92,6 +92,16 @@ func (op MatMulOp) Type(in []graph.Type) (graph.Type, error) {
 	return graph.TypeOf(dtype, d.m, d.n), nil
 }
 
+// Cost is 2·m·n·k flops per product (a multiply and an add for each term
+// of each output element) times the batch.
+func (op MatMulOp) Cost(in []graph.Type, out graph.Type) graph.Cost {
+	c := graph.DefaultCost(in, out)
+	if d, err := op.dims(in[0].Shape, in[1].Shape); err == nil {
+		c.Flops = 2 * int64(d.batch) * int64(d.m) * int64(d.n) * int64(d.k)
+	}
+	return c
+}
+
 // Forward multiplies through gonum's BLAS, one product per batch entry.
 func (op MatMulOp) Forward(out *tensor.Dense, in []*tensor.Dense) error {
 	d, err := op.dims(in[0].Shape(), in[1].Shape())

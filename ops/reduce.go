@@ -148,6 +148,9 @@ func reducedCount(shape []int, axes uint64) int {
 
 func (op reduceOp) Name() string { return reduceNames[op.kind] }
 
+// Cost is one flop per input element.
+func (reduceOp) Cost(in []graph.Type, out graph.Type) graph.Cost { return reductionCost(in, out) }
+
 func (op reduceOp) Type(in []graph.Type) (graph.Type, error) {
 	dtype, err := graph.CheckInputs(in, 1)
 	if err != nil {

@@ -216,6 +216,9 @@ func (op sumToOp) Type(in []graph.Type) (graph.Type, error) {
 	return x.WithShape(to...), nil
 }
 
+// Cost is one flop per input element, as for any sum.
+func (sumToOp) Cost(in []graph.Type, out graph.Type) graph.Cost { return reductionCost(in, out) }
+
 // Forward walks x's rows, adding each into the output row it broadcasts
 // from (or into one element, where the output's last axis has size 1).
 func (op sumToOp) Forward(out *tensor.Dense, in []*tensor.Dense) error {

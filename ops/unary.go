@@ -164,6 +164,9 @@ func (op unary) Name() string { return unaryDefs[op.kind].name }
 
 func (op unary) Type(in []graph.Type) (graph.Type, error) { return singleInput(in) }
 
+// Cost is one flop per output element.
+func (unary) Cost(in []graph.Type, out graph.Type) graph.Cost { return elementwiseCost(in, out) }
+
 func (op unary) Forward(out *tensor.Dense, in []*tensor.Dense) error {
 	return forFloat(out.Dtype(),
 		func() error { unaryForward[float32](op, out, in[0]); return nil },

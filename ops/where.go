@@ -17,6 +17,9 @@ func (whereOp) Name() string { return "Where" }
 
 func (whereOp) Type(in []graph.Type) (graph.Type, error) { return broadcastType(in, 3) }
 
+// Cost is one flop (a selection) per output element.
+func (whereOp) Cost(in []graph.Type, out graph.Type) graph.Cost { return elementwiseCost(in, out) }
+
 func (whereOp) Forward(out *tensor.Dense, in []*tensor.Dense) error {
 	return forFloat(out.Dtype(),
 		func() error { whereForward[float32](out, in); return nil },

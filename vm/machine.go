@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"time"
 
 	"gorgonia.org/tensor"
 
@@ -27,6 +28,7 @@ type Machine struct {
 	staging  []*tensor.Dense               // per update: a copy of its value when it reads an updated parameter
 	checkNaN bool
 	shared   *Machine
+	stats    []instrStats // per instruction, when profiling
 }
 
 // view names a slot's storage seen in one shape.
@@ -202,6 +204,10 @@ func copyData(dst, src *tensor.Dense) {
 func (m *Machine) execute() (err error) {
 	instrs := m.prog.Instructions()
 	i := 0
+	var clock stopwatch
+	if m.stats != nil {
+		clock.start = time.Now()
+	}
 	defer func() {
 		if r := recover(); r != nil {
 			err = instrError(&instrs[i], fmt.Errorf("kernel panicked: %v", r))
@@ -222,6 +228,10 @@ func (m *Machine) execute() (err error) {
 			if err := checkFinite(in, m.outs[i]); err != nil {
 				return err
 			}
+		}
+		if m.stats != nil {
+			m.stats[i].runs++
+			m.stats[i].total += clock.lap()
 		}
 	}
 	return nil

@@ -4,41 +4,61 @@
 //
 //	go run ./examples/mlp
 //	go run ./examples/mlp -epochs 30 -hidden 128,64 -save model.safetensors -plot loss.png -dot graph.dot
+//	go run ./examples/mlp -profile   # time each instruction of the training step
 package main
 
 import (
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"strconv"
 	"strings"
 )
 
 func main() {
-	cfg := DefaultConfig()
-	flag.IntVar(&cfg.Epochs, "epochs", cfg.Epochs, "passes over the training set")
-	flag.IntVar(&cfg.Batch, "batch", cfg.Batch, "examples per training step")
-	flag.Float64Var(&cfg.LR, "lr", cfg.LR, "Adam's learning rate")
-	hidden := flag.String("hidden", joinInts(cfg.Hidden), "hidden layer sizes, comma-separated (\"\" for none)")
-	flag.Float64Var(&cfg.Dropout, "dropout", cfg.Dropout, "dropout probability after each hidden layer")
-	flag.Uint64Var(&cfg.Seed, "seed", cfg.Seed, "seed of the split, shuffles, initial weights and dropout")
-	flag.StringVar(&cfg.Digits, "digits", "", "the UCI digits file (default: testdata/digits.csv.gz)")
-	flag.BoolVar(&cfg.Fashion, "fashion", false, "train on Fashion-MNIST instead of the digits")
-	flag.StringVar(&cfg.FashionDir, "fashion-dir", "", "folder of the Fashion-MNIST files (default: Debian's dataset-fashion-mnist folder)")
-	flag.StringVar(&cfg.Save, "save", "", "write the trained parameters and optimiser state to this safetensors file")
-	flag.StringVar(&cfg.Plot, "plot", "", "plot the training and test loss per epoch to this PNG file")
-	flag.StringVar(&cfg.Dot, "dot", "", "write the training step's graph to this Graphviz DOT file")
-	flag.Parse()
-	sizes, err := parseInts(*hidden)
+	cfg, err := parseFlags(os.Args[1:], os.Stderr)
+	if err == flag.ErrHelp {
+		os.Exit(0)
+	}
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "mlp: -hidden:", err)
+		fmt.Fprintln(os.Stderr, "mlp:", err)
 		os.Exit(2)
 	}
-	cfg.Hidden = sizes
 	if _, err := Train(cfg, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
+}
+
+// parseFlags reads the command line into a Config, writing usage and flag
+// errors to errOut.
+func parseFlags(args []string, errOut io.Writer) (Config, error) {
+	cfg := DefaultConfig()
+	fs := flag.NewFlagSet("mlp", flag.ContinueOnError)
+	fs.SetOutput(errOut)
+	fs.IntVar(&cfg.Epochs, "epochs", cfg.Epochs, "passes over the training set")
+	fs.IntVar(&cfg.Batch, "batch", cfg.Batch, "examples per training step")
+	fs.Float64Var(&cfg.LR, "lr", cfg.LR, "Adam's learning rate")
+	hidden := fs.String("hidden", joinInts(cfg.Hidden), "hidden layer sizes, comma-separated (\"\" for none)")
+	fs.Float64Var(&cfg.Dropout, "dropout", cfg.Dropout, "dropout probability after each hidden layer")
+	fs.Uint64Var(&cfg.Seed, "seed", cfg.Seed, "seed of the split, shuffles, initial weights and dropout")
+	fs.StringVar(&cfg.Digits, "digits", "", "the UCI digits file (default: testdata/digits.csv.gz)")
+	fs.BoolVar(&cfg.Fashion, "fashion", false, "train on Fashion-MNIST instead of the digits")
+	fs.StringVar(&cfg.FashionDir, "fashion-dir", "", "folder of the Fashion-MNIST files (default: Debian's dataset-fashion-mnist folder)")
+	fs.StringVar(&cfg.Save, "save", "", "write the trained parameters and optimiser state to this safetensors file")
+	fs.StringVar(&cfg.Plot, "plot", "", "plot the training and test loss per epoch to this PNG file")
+	fs.StringVar(&cfg.Dot, "dot", "", "write the training step's graph to this Graphviz DOT file")
+	fs.BoolVar(&cfg.Profile, "profile", false, "time each instruction of the training step and print the 10 slowest")
+	if err := fs.Parse(args); err != nil {
+		return cfg, err
+	}
+	sizes, err := parseInts(*hidden)
+	if err != nil {
+		return cfg, fmt.Errorf("-hidden: %w", err)
+	}
+	cfg.Hidden = sizes
+	return cfg, nil
 }
 
 // parseInts reads a comma-separated list of positive sizes.

@@ -40,6 +40,10 @@ type Config struct {
 	Save string // write the trained model and optimiser state here (safetensors)
 	Plot string // draw the training and test loss per epoch here (PNG)
 	Dot  string // draw the training step's graph here (Graphviz DOT)
+
+	// Profile times each instruction of the training program and prints
+	// the slowest after training.
+	Profile bool
 }
 
 // DefaultConfig is the configuration the command's flags start from: it
@@ -112,7 +116,11 @@ func Train(cfg Config, out io.Writer) (Result, error) {
 		return Result{}, err
 	}
 
-	trainer, err := vm.New(trainProg)
+	var trainOpts []vm.Option
+	if cfg.Profile {
+		trainOpts = append(trainOpts, vm.WithProfile())
+	}
+	trainer, err := vm.New(trainProg, trainOpts...)
 	if err != nil {
 		return Result{}, err
 	}
@@ -265,10 +273,16 @@ func findDigits() string {
 	return candidates[0]
 }
 
-// writeOutputs writes the checkpoint, plot and graph drawing cfg asks for.
-// The drawing shows the training step: the loss and the parameters'
-// updates, with each gradient cluster collapsed to a box.
+// writeOutputs writes the checkpoint, plot, graph drawing and profile cfg
+// asks for. The drawing shows the training step: the loss and the
+// parameters' updates, with each gradient cluster collapsed to a box.
 func writeOutputs(cfg Config, m *vm.Machine, model nn.Module, opt nn.Optimizer, res Result, drawn []*graph.Node, out io.Writer) error {
+	if cfg.Profile {
+		fmt.Fprintln(out, "profile of the training step, the 10 slowest instructions:")
+		if err := m.Profile().WriteTable(out, 10); err != nil {
+			return err
+		}
+	}
 	if cfg.Save != "" {
 		state := append(nn.StateOf(model), nn.Prefix("optimizer", opt.State())...)
 		if err := writeFile(cfg.Save, func(w io.Writer) error { return nn.Save(w, m, state) }); err != nil {

@@ -104,3 +104,44 @@ func TestParseInts(t *testing.T) {
 	}
 	require.Equal(t, "256,128", joinInts([]int{256, 128}))
 }
+
+// -profile times the training machine's instructions and prints the 10
+// slowest; the last line is still the accuracy.
+func TestTrainProfile(t *testing.T) {
+	cfg, err := parseFlags([]string{"-profile", "-epochs", "1", "-hidden", "16"}, &bytes.Buffer{})
+	require.NoError(t, err)
+	require.True(t, cfg.Profile)
+	var out bytes.Buffer
+	_, err = Train(cfg, &out)
+	require.NoError(t, err)
+	text := out.String()
+	require.Regexp(t, regexp.MustCompile(`(?m)^profile of the training step, the 10 slowest instructions:\n\d+ instructions, .+ in total\ninstr +op +node +shape +calls +time +mean +% +GFLOP/s$`), text)
+	// Each row ran once per batch: 45 batches of 32 cover the 1437
+	// training digits.
+	rows := regexp.MustCompile(`(?m)^\d+ +\w+ +#\d+ .*train\.go:\d+ +\([\d,]*\) +45 +\S+ +\S+ +\d+\.\d +(-|\d+\.\d\d)$`)
+	require.Len(t, rows.FindAllString(text, -1), 10, text)
+	require.Regexp(t, regexp.MustCompile(`(?m)^ +\d+ more +`), text)
+	require.Regexp(t, regexp.MustCompile(`\ntest accuracy: [01]\.\d{4}\n$`), text)
+
+	cfg.Profile = false
+	out.Reset()
+	_, err = Train(cfg, &out)
+	require.NoError(t, err)
+	require.NotContains(t, out.String(), "GFLOP/s")
+}
+
+func TestParseFlags(t *testing.T) {
+	cfg, err := parseFlags(nil, &bytes.Buffer{})
+	require.NoError(t, err)
+	require.Equal(t, DefaultConfig(), cfg)
+	cfg, err = parseFlags([]string{"-hidden", "64,32", "-lr", "0.01"}, &bytes.Buffer{})
+	require.NoError(t, err)
+	require.Equal(t, []int{64, 32}, cfg.Hidden)
+	require.Equal(t, 0.01, cfg.LR)
+	_, err = parseFlags([]string{"-hidden", "x"}, &bytes.Buffer{})
+	require.ErrorContains(t, err, `-hidden: "x" is not a positive size`)
+	var usage bytes.Buffer
+	_, err = parseFlags([]string{"-nope"}, &usage)
+	require.Error(t, err)
+	require.Contains(t, usage.String(), "-profile")
+}
