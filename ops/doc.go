@@ -6,4 +6,8 @@
 //
 // Files group ops by family: elementwise binary and unary ops, linear
 // algebra, shape ops, reductions and neural-network ops.
+//
+// Matrix products run a pure-Go kernel over gonum's BLAS by default. Built
+// with -tags openblas (cgo and Debian's libopenblas-dev), they call
+// OpenBLAS's gemm and gemv instead; OPENBLAS_NUM_THREADS sets its threads.
 package ops

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"gorgonia.org/tensor"
+
 	"github.com/nabla-go/nabla/graph"
 )
 
@@ -151,3 +153,50 @@ func TestElementwiseBadBuilds(t *testing.T) {
 		t.Errorf("got %v, want a dtype error", g2.Err())
 	}
 }
+
+// TestUnaryFloat32Blocks checks the float32 kernel, which works a block
+// at a time, on lengths around the block size, out of place and in place:
+// each element must be float32(f(float64(x))) exactly, as in one loop.
+func TestUnaryFloat32Blocks(t *testing.T) {
+	for _, n := range []int{1, unaryBlock - 1, unaryBlock, unaryBlock + 1, 3*unaryBlock + 5} {
+		for _, inPlace := range []bool{false, true} {
+			vals := make([]float64, n)
+			for i := range vals {
+				vals[i] = float64(i%13)/3 - 2 // -2 .. 2
+			}
+			in := dense(t, graph.Float32, []int{n}, vals...)
+			want := make([]float32, n)
+			for i, v := range in.Float32s() {
+				want[i] = float32(math.Tanh(float64(v)))
+			}
+			out := in
+			if !inPlace {
+				out = graph.NewDense(graph.Float32, n)
+			}
+			if err := (unary{kind: tanhKind}).Forward(out, []*tensor.Dense{in}); err != nil {
+				t.Fatal(err)
+			}
+			for i, got := range out.Float32s() {
+				if got != want[i] {
+					t.Fatalf("case n=%d in place %v: element %d: got %v, want %v", n, inPlace, i, got, want[i])
+				}
+			}
+		}
+	}
+}
+
+// unaryAllocCases are the unary ops that call a math function per
+// element, and Neg, the cheapest, for scale. Log's input is made positive.
+var unaryAllocCases = []allocsCase{
+	{"Neg", Neg},
+	{"Exp", Exp},
+	{"Log", func(x *graph.Node) *graph.Node { return Log(Exp(x)) }},
+	{"Sin", Sin},
+	{"Tanh", Tanh},
+	{"Sigmoid", Sigmoid},
+	{"Softplus", Softplus},
+}
+
+func TestUnaryForwardAllocs(t *testing.T) { checkForwardAllocs(t, unaryAllocCases) }
+
+func BenchmarkUnaryForward(b *testing.B) { benchmarkForward(b, unaryAllocCases) }

@@ -224,6 +224,29 @@ func benchmarkMatMul(b *testing.B, dtype tensor.Dtype) {
 	}
 }
 
+// matMulAllocCases are products of every layout the kernel handles, built
+// from a (64,32) input: 2-D with each transposition, batched 3-D, 3-D·2-D
+// (one product, and per batch when A is transposed), 2-D·3-D, and products
+// with one row or one column.
+var matMulAllocCases = []allocsCase{
+	{"2-D", func(x *graph.Node) *graph.Node { return MatMul(x, Reshape(x, 32, 64)) }},
+	{"2-D transA", func(x *graph.Node) *graph.Node { return MatMulT(x, x, true, false) }},
+	{"2-D transB", func(x *graph.Node) *graph.Node { return MatMulT(x, x, false, true) }},
+	{"2-D transA transB", func(x *graph.Node) *graph.Node { return MatMulT(x, Reshape(x, 32, 64), true, true) }},
+	{"3-D", func(x *graph.Node) *graph.Node { return MatMul(Reshape(x, 2, 32, 32), Reshape(x, 2, 32, 32)) }},
+	{"3-D by 2-D", func(x *graph.Node) *graph.Node { return MatMul(Reshape(x, 2, 32, 32), Reshape(x, 32, 64)) }},
+	{"3-D by 2-D transA", func(x *graph.Node) *graph.Node {
+		return MatMulT(Reshape(x, 2, 32, 32), Reshape(x, 32, 64), true, false)
+	}},
+	{"2-D by 3-D", func(x *graph.Node) *graph.Node { return MatMul(Reshape(x, 32, 64), Reshape(x, 2, 64, 16)) }},
+	{"row by matrix", func(x *graph.Node) *graph.Node { return MatMul(Reshape(Sum(x, 1), 1, 64), x) }},
+	{"matrix by column", func(x *graph.Node) *graph.Node { return MatMul(x, Reshape(Sum(x, 0), 32, 1)) }},
+}
+
+// TestMatMulForwardAllocs checks that no layout allocates, whichever BLAS
+// the build uses.
+func TestMatMulForwardAllocs(t *testing.T) { checkForwardAllocs(t, matMulAllocCases) }
+
 func BenchmarkMatMul64x784x256Float64(b *testing.B) { benchmarkMatMul(b, graph.Float64) }
 func BenchmarkMatMul64x784x256Float32(b *testing.B) { benchmarkMatMul(b, graph.Float32) }
 
