@@ -41,8 +41,8 @@ func (p *gemm[T]) block(i0, i1, j0, j1 int) {
 }
 
 // tile adds the contribution of depths [l0,l1) to a tile of C: as dot
-// products of rows when only B is transposed (both operands are then read
-// along rows), otherwise as axpy updates of C's rows.
+// products when A's rows and B's columns are both contiguous (B transposed,
+// or a single column), otherwise as axpy updates of C's rows.
 func (p *gemm[T]) tile(i0, i1, j0, j1, l0, l1 int) {
 	lda, ldb := p.k, p.n
 	if p.transA {
@@ -51,12 +51,13 @@ func (p *gemm[T]) tile(i0, i1, j0, j1, l0, l1 int) {
 	if p.transB {
 		ldb = p.k
 	}
+	dots := !p.transA && (p.transB || p.n == 1)
 	for i := i0; i < i1; i++ {
 		ci := p.c[i*p.n+j0 : i*p.n+j1]
-		if p.transB && !p.transA {
+		if dots {
 			ai := p.a[i*lda+l0 : i*lda+l1]
 			for j := range ci {
-				bj := p.b[(j0+j)*ldb+l0 : (j0+j)*ldb+l1]
+				bj := p.b[(j0+j)*ldb+l0 : (j0+j)*ldb+l1] // for one column (ldb 1), b[l0:l1]
 				ci[j] += blasDot(ai, bj)
 			}
 			continue
