@@ -99,3 +99,66 @@ func TestEmptyBatch(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []float64{0}, sv.Float64s())
 }
+
+// TestProgramSharedAcrossGoroutines: one Program, several machines each
+// owned by its own goroutine, give each the same results as running alone
+// (run with -race to see that nothing in the program is written).
+func TestProgramSharedAcrossGoroutines(t *testing.T) {
+	g := graph.New()
+	x := g.Input("x", graph.Float64, 4, 3)
+	w := g.Param("w", dense(t, graph.Float64, []int{3, 2}, 0.5, -1, 2, 0.25, -0.75, 1))
+	loss := ops.Sum(ops.Square(ops.Tanh(ops.MatMul(x, w))))
+	grads, err := compile.Grad(loss, w)
+	require.NoError(t, err)
+	p, err := compile.Compile([]*graph.Node{loss, grads[0]},
+		compile.WithUpdates(map[*graph.Node]*graph.Node{w: ops.Sub(w, ops.Scale(grads[0], 0.1))}))
+	require.NoError(t, err)
+	feed := func(k int) vm.Feeds {
+		vals := make([]float64, 12)
+		for i := range vals {
+			vals[i] = float64((i+k)%5) - 2
+		}
+		return vm.Feeds{x: dense(t, graph.Float64, []int{4, 3}, vals...)}
+	}
+	// What each of four machines computes over ten steps, run alone.
+	alone := func(k int) []float64 {
+		m, err := vm.New(p)
+		require.NoError(t, err)
+		var losses []float64
+		for range 10 {
+			require.NoError(t, m.Run(feed(k)))
+			v, err := m.Value(loss)
+			require.NoError(t, err)
+			losses = append(losses, v.Float64s()[0])
+		}
+		return losses
+	}
+	want := make([][]float64, 4)
+	feeds := make([]vm.Feeds, 4)
+	for k := range want {
+		want[k] = alone(k)
+		feeds[k] = feed(k)
+	}
+	got := make([][]float64, 4)
+	done := make(chan int)
+	for k := range got {
+		go func() {
+			defer func() { done <- k }()
+			m, err := vm.New(p)
+			if err != nil {
+				return
+			}
+			for range 10 {
+				if m.Run(feeds[k]) != nil {
+					return
+				}
+				v, _ := m.Value(loss)
+				got[k] = append(got[k], v.Float64s()[0])
+			}
+		}()
+	}
+	for range got {
+		<-done
+	}
+	require.Equal(t, want, got)
+}
