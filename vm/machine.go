@@ -61,13 +61,16 @@ func New(p *compile.Program, opts ...Option) (*Machine, error) {
 	for _, o := range opts {
 		o(m)
 	}
+	if m.shared != nil && m.shared.prog.Graph() != p.Graph() {
+		return nil, fmt.Errorf("nabla: vm.New: SharingParams: the other machine's program was compiled from another graph")
+	}
 	m.slots = make([]*tensor.Dense, len(p.Slots()))
 	for i, s := range p.Slots() {
 		switch s.Kind {
 		case graph.KindConst:
 			m.slots[i] = s.Const
 		case graph.KindParam:
-			if m.shared != nil && m.shared.prog.Graph() == p.Graph() {
+			if m.shared != nil {
 				if j, ok := m.shared.prog.SlotOf(s.Node); ok {
 					m.slots[i] = m.shared.slots[j]
 					continue

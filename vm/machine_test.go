@@ -211,3 +211,19 @@ func TestNaNCheckScalar(t *testing.T) {
 	err = m.Run(vm.Feeds{x: dense(t, graph.Float64, nil, -1)})
 	require.ErrorContains(t, err, `Log "logx"`)
 }
+
+// TestSharingParamsNeedsOneGraph: sharing parameters with a machine of
+// another graph is refused rather than silently not shared.
+func TestSharingParamsNeedsOneGraph(t *testing.T) {
+	build := func() *compile.Program {
+		g := graph.New()
+		w := g.Param("w", dense(t, graph.Float64, []int{2}, 1, 2))
+		p, err := compile.Compile([]*graph.Node{ops.Scale(w, 2)})
+		require.NoError(t, err)
+		return p
+	}
+	a, err := vm.New(build())
+	require.NoError(t, err)
+	_, err = vm.New(build(), vm.SharingParams(a))
+	require.ErrorContains(t, err, "another graph")
+}
