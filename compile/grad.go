@@ -116,12 +116,12 @@ func grad(caller string, ys, seeds, wrt []*graph.Node, opts []GradOption) (resul
 			continue // a later output of a multi-output op: done with the first
 		}
 		gradOuts := make([]*graph.Node, len(outs))
-		any := false
+		reached := false
 		for k, o := range outs {
 			gradOuts[k] = sum(contribs[o])
-			any = any || gradOuts[k] != nil
+			reached = reached || gradOuts[k] != nil
 		}
-		if !any {
+		if !reached {
 			continue
 		}
 		inNeeds := make([]bool, len(n.Inputs()))
