@@ -20,17 +20,39 @@ type Graph struct {
 func New() *Graph { return &Graph{} }
 
 // Err returns the first error recorded while building the graph, or nil.
-func (g *Graph) Err() error { return g.err }
+func (g *Graph) Err() error {
+	if g == nil {
+		return errNilGraph
+	}
+	return g.err
+}
+
+// errNilGraph is what a nil *Graph reports: building on one is a mistake
+// to name, not a panic.
+var errNilGraph = fmt.Errorf("nabla: the graph is nil: make one with graph.New")
 
 // Nodes returns the graph's nodes in creation order. The slice must not be
 // modified; nodes appended later are not in it.
-func (g *Graph) Nodes() []*Node { return g.nodes[:len(g.nodes):len(g.nodes)] }
+func (g *Graph) Nodes() []*Node {
+	if g == nil {
+		return nil
+	}
+	return g.nodes[:len(g.nodes):len(g.nodes)]
+}
 
 // Len is the number of nodes in the graph.
-func (g *Graph) Len() int { return len(g.nodes) }
+func (g *Graph) Len() int {
+	if g == nil {
+		return 0
+	}
+	return len(g.nodes)
+}
 
 // Node returns the node with the given ID, or nil.
 func (g *Graph) Node(id int) *Node {
+	if g == nil {
+		return nil
+	}
 	if id < 0 || id >= len(g.nodes) {
 		return nil
 	}
@@ -41,6 +63,9 @@ func (g *Graph) Node(id int) *Node {
 // poisoned node carrying the graph's first error. Packages that build on
 // the graph (compile, nn) use it to report a mistake found while building.
 func (g *Graph) Fail(err error) *Node {
+	if g == nil {
+		return &Node{err: err}
+	}
 	if g.err == nil {
 		g.err = err
 	}
@@ -74,13 +99,21 @@ func (s *Scope) Path() string {
 //
 //	defer g.Scope("encoder")()
 func (g *Graph) Scope(name string) (end func()) {
+	if g == nil {
+		return func() {}
+	}
 	outer := g.scope
 	g.scope = &Scope{Name: name, Parent: outer}
 	return func() { g.scope = outer }
 }
 
 // CurrentScope returns the scope new nodes are recorded in (nil at top level).
-func (g *Graph) CurrentScope() *Scope { return g.scope }
+func (g *Graph) CurrentScope() *Scope {
+	if g == nil {
+		return nil
+	}
+	return g.scope
+}
 
 // Kind tells leaves from op nodes.
 type Kind uint8
@@ -109,8 +142,8 @@ func (g *Graph) add(n *Node) *Node {
 // Input adds a node fed with a value of the given dtype and shape at each run.
 func (g *Graph) Input(name string, dtype tensor.Dtype, shape ...int) *Node {
 	s := callers()
-	if g.err != nil {
-		return &Node{g: g, err: g.err}
+	if g == nil || g.err != nil {
+		return &Node{g: g, err: g.Err()}
 	}
 	t := TypeOf(dtype, shape...)
 	if err := checkLeafType(t); err != nil {
@@ -133,8 +166,8 @@ func (g *Graph) Const(value *tensor.Dense) *Node {
 // Scalar adds a scalar constant of the given dtype.
 func (g *Graph) Scalar(v float64, dtype tensor.Dtype) *Node {
 	s := callers()
-	if g.err != nil {
-		return &Node{g: g, err: g.err}
+	if g == nil || g.err != nil {
+		return &Node{g: g, err: g.Err()}
 	}
 	if !IsFloat(dtype) {
 		return g.fail("Scalar", s, "dtype %v is not supported (float32 or float64)", dtype)
@@ -145,8 +178,8 @@ func (g *Graph) Scalar(v float64, dtype tensor.Dtype) *Node {
 }
 
 func (g *Graph) leaf(kind Kind, builder, name string, value *tensor.Dense, s site) *Node {
-	if g.err != nil {
-		return &Node{g: g, err: g.err}
+	if g == nil || g.err != nil {
+		return &Node{g: g, err: g.Err()}
 	}
 	if value == nil {
 		return g.fail(builder, s, "%q: value is nil", name)
@@ -176,6 +209,9 @@ func checkLeafType(t Type) error {
 
 // String is a one-line description of the graph's size, for debugging.
 func (g *Graph) String() string {
+	if g == nil {
+		return "graph(nil)"
+	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "graph(%d nodes", len(g.nodes))
 	if g.err != nil {

@@ -12,6 +12,9 @@ import (
 	"github.com/nabla-go/nabla/graph"
 )
 
+// errNilMachine is what a nil *Machine reports.
+var errNilMachine = fmt.Errorf("nabla: the machine is nil: make one with vm.New")
+
 // Feeds maps input nodes to the values they take in one run.
 type Feeds map[*graph.Node]*tensor.Dense
 
@@ -142,6 +145,9 @@ func (m *Machine) Program() *compile.Program { return m.prog }
 // program's parameter updates. Feeds are copied in; the fed tensors are
 // not modified. After the first run, Run allocates nothing.
 func (m *Machine) Run(feeds Feeds) error {
+	if m == nil {
+		return errNilMachine
+	}
 	if err := m.feed(feeds); err != nil {
 		return err
 	}
@@ -284,6 +290,9 @@ func (m *Machine) update() {
 // the last run. The tensor is the machine's own buffer: it changes on the
 // next Run; clone it to keep it.
 func (m *Machine) Value(n *graph.Node) (*tensor.Dense, error) {
+	if m == nil {
+		return nil, errNilMachine
+	}
 	v, ok := m.values[n]
 	if !ok {
 		return nil, fmt.Errorf("nabla: Value: %v is not an output, input or parameter of the program", n)
@@ -318,6 +327,9 @@ func (m *Machine) Set(param *graph.Node, value *tensor.Dense) error {
 }
 
 func (m *Machine) paramSlot(what string, param *graph.Node) (int, error) {
+	if m == nil {
+		return 0, errNilMachine
+	}
 	if param.Kind() != graph.KindParam || param.Err() != nil {
 		return 0, fmt.Errorf("nabla: %s: %v is not a parameter", what, param)
 	}

@@ -227,3 +227,29 @@ func TestSharingParamsNeedsOneGraph(t *testing.T) {
 	_, err = vm.New(build(), vm.SharingParams(a))
 	require.ErrorContains(t, err, "another graph")
 }
+
+// TestNilMachineAndGraph: calling methods on a nil machine or graph is an
+// error, not a panic.
+func TestNilMachineAndGraph(t *testing.T) {
+	var m *vm.Machine
+	require.ErrorContains(t, m.Run(nil), "machine is nil")
+	_, err := m.Value(nil)
+	require.ErrorContains(t, err, "machine is nil")
+	_, err = m.Get(nil)
+	require.ErrorContains(t, err, "machine is nil")
+	require.ErrorContains(t, m.Set(nil, nil), "machine is nil")
+
+	var g *graph.Graph
+	require.NotPanics(t, func() {
+		x := g.Input("x", graph.Float64, 2)
+		require.ErrorContains(t, x.Err(), "graph is nil")
+		require.ErrorContains(t, ops.Exp(x).Err(), "graph is nil")
+		require.ErrorContains(t, g.Param("w", graph.NewDense(graph.Float64, 2)).Err(), "graph is nil")
+		require.ErrorContains(t, g.Scalar(1, graph.Float64).Err(), "graph is nil")
+		g.Scope("s")()
+		require.ErrorContains(t, g.Err(), "graph is nil")
+		require.Zero(t, g.Len())
+		_, err := compile.Compile([]*graph.Node{x})
+		require.ErrorContains(t, err, "graph is nil")
+	})
+}
