@@ -54,6 +54,9 @@ func (d *Dropout) SetTraining(training bool) { d.training = training }
 // Forward returns x with dropout applied in training mode, x itself in
 // evaluation mode.
 func (d *Dropout) Forward(x *graph.Node) *graph.Node {
+	if d == nil {
+		return fail(x, "Dropout", "the module is nil")
+	}
 	return inScope(x, d.name, func() *graph.Node {
 		if !d.training || d.p == 0 {
 			return x

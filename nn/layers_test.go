@@ -205,3 +205,20 @@ func TestDropoutAllDropped(t *testing.T) {
 	require.NoError(t, m.Run(vm.Feeds{x: in}))
 	require.Equal(t, make([]float64, 10), value(t, m, y))
 }
+
+// TestNilModules: a nil module pointer, alone or inside Sequential, is a
+// sticky error, not a panic.
+func TestNilModules(t *testing.T) {
+	var lin *Linear
+	var drop *Dropout
+	var norm *LayerNorm
+	var emb *Embedding
+	var seq *Sequential
+	for _, m := range []Module{lin, drop, norm, emb, seq, NewSequential("s", lin)} {
+		g := graph.New()
+		x := g.Input("x", graph.Float64, 2, 3)
+		var y *graph.Node
+		require.NotPanics(t, func() { y = m.Forward(x) }, "%T", m)
+		require.ErrorContains(t, y.Err(), "the module is nil", "%T", m)
+	}
+}

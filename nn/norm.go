@@ -36,6 +36,9 @@ func NewLayerNorm(g *graph.Graph, name string, features int, eps float64, opts .
 
 // Forward normalises x, of shape (..., features).
 func (l *LayerNorm) Forward(x *graph.Node) *graph.Node {
+	if l == nil {
+		return fail(x, "LayerNorm", "the module is nil")
+	}
 	return inScope(x, l.name, func() *graph.Node {
 		shape := x.Shape()
 		if len(shape) == 0 || shape[len(shape)-1] != l.features {

@@ -26,6 +26,9 @@ func NewSequential(name string, layers ...Module) *Sequential {
 // Forward applies the layers in order. A nil layer poisons the graph with
 // an error saying which.
 func (s *Sequential) Forward(x *graph.Node) *graph.Node {
+	if s == nil {
+		return fail(x, "Sequential", "the module is nil")
+	}
 	return inScope(x, s.name, func() *graph.Node {
 		for i, l := range s.Layers {
 			if l == nil {
