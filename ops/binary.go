@@ -2,6 +2,7 @@ package ops
 
 import (
 	"math"
+	"unsafe"
 
 	"gorgonia.org/tensor"
 
@@ -137,8 +138,23 @@ func binaryLoop[T float](k binaryKind, o, x []T, sx int, y []T, sy int) {
 			o[i] = x[i*sx] / y[i*sy]
 		}
 	case powKind:
-		for i := range o {
-			o[i] = T(math.Pow(float64(x[i*sx]), float64(y[i*sy])))
+		if unsafe.Sizeof(o[0]) == 8 {
+			for i := range o {
+				o[i] = T(math.Pow(float64(x[i*sx]), float64(y[i*sy])))
+			}
+			return
+		}
+		// float32 goes through float64 a block at a time (see widen).
+		var xb, yb [wideBlock]float64
+		for start := 0; start < len(o); start += wideBlock {
+			n := min(wideBlock, len(o)-start)
+			a, b := widen(xb[:n], x[start*sx:], sx), widen(yb[:n], y[start*sy:], sy)
+			for i := range a {
+				a[i] = math.Pow(a[i], b[i])
+			}
+			for i, v := range a {
+				o[start+i] = T(v)
+			}
 		}
 	case maximumKind:
 		for i := range o {

@@ -154,35 +154,84 @@ func TestElementwiseBadBuilds(t *testing.T) {
 	}
 }
 
-// TestUnaryFloat32Blocks checks the float32 kernel, which works a block
-// at a time, on lengths around the block size, out of place and in place:
-// each element must be float32(f(float64(x))) exactly, as in one loop.
-func TestUnaryFloat32Blocks(t *testing.T) {
-	for _, n := range []int{1, unaryBlock - 1, unaryBlock, unaryBlock + 1, 3*unaryBlock + 5} {
-		for _, inPlace := range []bool{false, true} {
-			vals := make([]float64, n)
-			for i := range vals {
-				vals[i] = float64(i%13)/3 - 2 // -2 .. 2
-			}
-			in := dense(t, graph.Float32, []int{n}, vals...)
-			want := make([]float32, n)
-			for i, v := range in.Float32s() {
-				want[i] = float32(math.Tanh(float64(v)))
-			}
-			out := in
-			if !inPlace {
-				out = graph.NewDense(graph.Float32, n)
-			}
-			if err := (unary{kind: tanhKind}).Forward(out, []*tensor.Dense{in}); err != nil {
-				t.Fatal(err)
-			}
-			for i, got := range out.Float32s() {
-				if got != want[i] {
-					t.Fatalf("case n=%d in place %v: element %d: got %v, want %v", n, inPlace, i, got, want[i])
+// TestFloat32Blocks checks the float32 kernels that widen a block at a
+// time (Tanh, and Pow with each operand layout its loop sees) on lengths
+// around the block size, out of place and, where the output has input 0's
+// shape, in place: each element must be float32(f(float64(a), float64(b)))
+// exactly, as in one loop.
+func TestFloat32Blocks(t *testing.T) {
+	pow := binary{powKind}
+	cases := []struct {
+		name    string
+		op      graph.Op
+		a, b    func(n int) []int // shapes; b nil for a unary op
+		f       func(a, b float64) float64
+		inPlace bool
+	}{
+		{"Tanh", unary{kind: tanhKind}, vector, nil, func(a, _ float64) float64 { return math.Tanh(a) }, true},
+		{"Pow", pow, vector, vector, math.Pow, true},
+		{"Pow scalar exponent", pow, vector, scalarShape, math.Pow, true},
+		{"Pow scalar base", pow, scalarShape, vector, math.Pow, false},
+		// (2,n) by (1,n): the broadcasting walker, one row of n at a time.
+		{"Pow rows", pow, func(n int) []int { return []int{2, n} }, func(n int) []int { return []int{1, n} }, math.Pow, true},
+	}
+	for _, c := range cases {
+		for _, n := range []int{1, wideBlock - 1, wideBlock, wideBlock + 1, 3*wideBlock + 5} {
+			for _, inPlace := range []bool{false, true} {
+				if inPlace && !c.inPlace {
+					continue
+				}
+				in := []*tensor.Dense{blockInput(t, c.a(n), 0.25)}
+				if c.b != nil {
+					in = append(in, blockInput(t, c.b(n), -0.5))
+				}
+				var shapes [][]int
+				for _, x := range in {
+					shapes = append(shapes, x.Shape())
+				}
+				shape, err := graph.BroadcastShapes(shapes...)
+				if err != nil {
+					t.Fatal(err)
+				}
+				// Each input's elements repeat along the output: index
+				// i of the output reads element i mod len of each input.
+				want := make([]float32, graph.ShapeSize(shape))
+				for i := range want {
+					a, b := in[0].Float32s(), []float32{0}
+					if len(in) > 1 {
+						b = in[1].Float32s()
+					}
+					want[i] = float32(c.f(float64(a[i%len(a)]), float64(b[i%len(b)])))
+				}
+				out := in[0]
+				if !inPlace {
+					out = graph.NewDense(graph.Float32, shape...)
+				}
+				if err := c.op.Forward(out, in); err != nil {
+					t.Fatal(err)
+				}
+				for i, got := range out.Float32s() {
+					if got != want[i] {
+						t.Fatalf("case %s n=%d in place %v: element %d: got %v, want %v", c.name, n, inPlace, i, got, want[i])
+					}
 				}
 			}
 		}
 	}
+}
+
+func vector(n int) []int    { return []int{n} }
+func scalarShape(int) []int { return nil }
+
+// blockInput returns a float32 tensor of the given shape holding the
+// values i%13/4 + 0.45 + off: positive (Pow's bases) for off > -0.45, and
+// different for two offsets.
+func blockInput(t *testing.T, shape []int, off float64) *tensor.Dense {
+	vals := make([]float64, graph.ShapeSize(shape))
+	for i := range vals {
+		vals[i] = float64(i%13)/4 + 0.45 + off
+	}
+	return dense(t, graph.Float32, shape, vals...)
 }
 
 // unaryAllocCases are the unary ops that call a math function per
@@ -200,3 +249,16 @@ var unaryAllocCases = []allocsCase{
 func TestUnaryForwardAllocs(t *testing.T) { checkForwardAllocs(t, unaryAllocCases) }
 
 func BenchmarkUnaryForward(b *testing.B) { benchmarkForward(b, unaryAllocCases) }
+
+// binaryAllocCases are Pow, which calls math.Pow per element, on a
+// positive base and a fractional exponent (integer exponents take a
+// shortcut), elementwise and by a scalar, and Mul, the cheapest, for scale.
+var binaryAllocCases = []allocsCase{
+	{"Mul", func(x *graph.Node) *graph.Node { return Mul(x, x) }},
+	{"Pow", func(x *graph.Node) *graph.Node { return Pow(Exp(Scale(x, 0.3)), Scale(x, 0.37)) }},
+	{"Pow scalar", func(x *graph.Node) *graph.Node { return Pow(Exp(Scale(x, 0.3)), scalarLike(x, 1.37)) }},
+}
+
+func TestBinaryForwardAllocs(t *testing.T) { checkForwardAllocs(t, binaryAllocCases) }
+
+func BenchmarkBinaryForward(b *testing.B) { benchmarkForward(b, binaryAllocCases) }

@@ -198,18 +198,11 @@ func unaryForward[T float](op unary, out, in *tensor.Dense) {
 			}
 			return
 		}
-		// float32 goes through a float64 buffer a block at a time, so that
-		// f's calls run in a loop of their own. In one loop, the conversion
-		// of each element (CVTSS2SD, which merges into its destination
-		// register) waits for the previous call's result in that register,
-		// and the calls, which otherwise overlap, run one after another:
-		// about 4× slower than float64.
-		var buf [unaryBlock]float64
-		for start := 0; start < len(x); start += unaryBlock {
-			b := buf[:min(unaryBlock, len(x)-start)]
-			for i := range b {
-				b[i] = float64(x[start+i])
-			}
+		// float32 goes through float64 a block at a time (see widen), so
+		// that f's calls run in a loop of their own.
+		var buf [wideBlock]float64
+		for start := 0; start < len(x); start += wideBlock {
+			b := widen(buf[:min(wideBlock, len(x)-start)], x[start:], 1)
 			for i, v := range b {
 				b[i] = f(v, op.c)
 			}
@@ -219,10 +212,6 @@ func unaryForward[T float](op unary, out, in *tensor.Dense) {
 		}
 	}
 }
-
-// unaryBlock is the number of float32 elements a unary kernel widens at a
-// time; its buffer, 2 KiB, lives on the stack.
-const unaryBlock = 64
 
 // InPlace lets the output overwrite the input: each element is read
 // before it is written.
