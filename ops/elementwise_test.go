@@ -244,6 +244,9 @@ var unaryAllocCases = []allocsCase{
 	{"Tanh", Tanh},
 	{"Sigmoid", Sigmoid},
 	{"Softplus", Softplus},
+	{"Sqrt", func(x *graph.Node) *graph.Node { return Sqrt(Square(x)) }},
+	{"Abs", Abs},
+	{"ReLU", ReLU},
 }
 
 func TestUnaryForwardAllocs(t *testing.T) { checkForwardAllocs(t, unaryAllocCases) }
@@ -255,6 +258,8 @@ func BenchmarkUnaryForward(b *testing.B) { benchmarkForward(b, unaryAllocCases) 
 // shortcut), elementwise and by a scalar, and Mul, the cheapest, for scale.
 var binaryAllocCases = []allocsCase{
 	{"Mul", func(x *graph.Node) *graph.Node { return Mul(x, x) }},
+	{"Greater", func(x *graph.Node) *graph.Node { return Greater(x, scalarLike(x, 0)) }},
+	{"Div", func(x *graph.Node) *graph.Node { return Div(x, Exp(x)) }},
 	{"Pow", func(x *graph.Node) *graph.Node { return Pow(Exp(Scale(x, 0.3)), Scale(x, 0.37)) }},
 	{"Pow scalar", func(x *graph.Node) *graph.Node { return Pow(Exp(Scale(x, 0.3)), scalarLike(x, 1.37)) }},
 }

@@ -190,6 +190,14 @@ func unaryForward[T float](op unary, out, in *tensor.Dense) {
 		for i, v := range x {
 			o[i] = v * c
 		}
+	case absKind:
+		for i, v := range x {
+			o[i] = T(math.Abs(float64(v)))
+		}
+	case reluKind:
+		for i, v := range x {
+			o[i] = max(v, 0)
+		}
 	default:
 		f := unaryDefs[op.kind].f
 		if unsafe.Sizeof(x[0]) == 8 {
