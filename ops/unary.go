@@ -175,7 +175,13 @@ func (op unary) Forward(out *tensor.Dense, in []*tensor.Dense) error {
 }
 
 func unaryForward[T float](op unary, out, in *tensor.Dense) {
-	o, x := floats[T](out), floats[T](in)
+	unaryLoop(op, floats[T](out), floats[T](in))
+}
+
+// unaryLoop sets o[i] = op(x[i]) for each i of o; o may be x. Kernels that
+// apply a unary op to a block of elements (fused expressions) call it too.
+func unaryLoop[T float](op unary, o, x []T) {
+	x = x[:len(o)]
 	switch op.kind { // the cheapest ops skip the table's function call
 	case negKind:
 		for i, v := range x {
