@@ -3,6 +3,7 @@ package vm
 import (
 	"fmt"
 	"math"
+	"runtime"
 	"slices"
 	"time"
 
@@ -10,6 +11,7 @@ import (
 
 	"github.com/nabla-go/nabla/compile"
 	"github.com/nabla-go/nabla/graph"
+	"github.com/nabla-go/nabla/internal/parallel"
 )
 
 // errNilMachine is what a nil *Machine reports.
@@ -32,7 +34,15 @@ type Machine struct {
 	checkNaN bool
 	shared   *Machine
 	stats    []instrStats // per instruction, when profiling
+	threads  int          // asked for by WithThreads; 0: GOMAXPROCS
+	pool     *parallel.Pool
+	exec     *graph.Exec     // lent to kernels that implement graph.ExecForwarder
+	kernels  []execForwarder // per instruction: the op's ForwardExec, or nil
 }
+
+// execForwarder is graph.ExecForwarder's method, looked up once per
+// instruction.
+type execForwarder = func(*graph.Exec, *tensor.Dense, []*tensor.Dense) error
 
 // view names a slot's storage seen in one shape.
 type view struct {
@@ -52,6 +62,13 @@ func SharingParams(other *Machine) Option { return func(m *Machine) { m.shared =
 // first NaN or infinity, naming the node that produced it.
 func WithNaNCheck() Option { return func(m *Machine) { m.checkNaN = true } }
 
+// WithThreads sets the number of goroutines the machine's kernels may use
+// at once, its own included: 1 runs everything on the goroutine that calls
+// Run. The default is runtime.GOMAXPROCS(0) when the machine is made.
+// Matrix products and large elementwise ops split their work over them;
+// their results do not depend on the number of threads.
+func WithThreads(n int) Option { return func(m *Machine) { m.threads = n } }
+
 // New allocates a machine for p: a buffer for every slot, parameters set to
 // their initial values (or shared, see SharingParams). Values sharing a
 // slot share its buffer, each through a tensor of its own shape made here,
@@ -67,6 +84,16 @@ func New(p *compile.Program, opts ...Option) (*Machine, error) {
 	if m.shared != nil && m.shared.prog.Graph() != p.Graph() {
 		return nil, fmt.Errorf("nabla: vm.New: SharingParams: the other machine's program was compiled from another graph")
 	}
+	if m.threads < 1 {
+		m.threads = runtime.GOMAXPROCS(0)
+	}
+	if m.threads > 1 {
+		m.pool = parallel.New(m.threads)
+		// The workers hold the pool, not the machine: once the machine
+		// is unreachable, its workers stop.
+		runtime.AddCleanup(m, (*parallel.Pool).Close, m.pool)
+	}
+	m.exec = graph.NewExec(workers(m.pool))
 	m.slots = make([]*tensor.Dense, len(p.Slots()))
 	for i, s := range p.Slots() {
 		switch s.Kind {
@@ -91,6 +118,11 @@ func New(p *compile.Program, opts ...Option) (*Machine, error) {
 	for _, in := range p.Instructions() {
 		m.ins = append(m.ins, m.pick(in.In, in.InTypes))
 		m.outs = append(m.outs, m.pick(in.Out, in.OutTypes))
+		var k execForwarder
+		if f, ok := in.Op.(graph.ExecForwarder); ok {
+			k = f.ForwardExec
+		}
+		m.kernels = append(m.kernels, k)
 	}
 	for _, nodes := range [][]*graph.Node{p.Outputs(), p.Inputs(), p.Params()} {
 		for _, n := range nodes {
@@ -136,6 +168,33 @@ func (m *Machine) view(slot int, shape []int) *tensor.Dense {
 		m.views[k] = t
 	}
 	return t
+}
+
+// workers is the pool as graph.Workers: nil (serial) when there is none.
+func workers(p *parallel.Pool) graph.Workers {
+	if p == nil {
+		return nil
+	}
+	return p
+}
+
+// Threads is the number of goroutines the machine's kernels use at once.
+func (m *Machine) Threads() int {
+	if m == nil {
+		return 0
+	}
+	return m.exec.Threads()
+}
+
+// Close stops the machine's worker goroutines. It is optional: they stop
+// by themselves once the machine is no longer reachable. A closed machine
+// runs serially.
+func (m *Machine) Close() {
+	if m == nil || m.pool == nil {
+		return
+	}
+	m.pool.Close()
+	m.pool, m.exec = nil, graph.NewExec(nil)
 }
 
 // Program returns the program the machine runs.
@@ -225,9 +284,12 @@ func (m *Machine) execute() (err error) {
 	for ; i < len(instrs); i++ {
 		in := &instrs[i]
 		var kerr error
-		if in.Op != nil {
+		switch {
+		case m.kernels[i] != nil:
+			kerr = m.kernels[i](m.exec, m.outs[i][0], m.ins[i])
+		case in.Op != nil:
 			kerr = in.Op.Forward(m.outs[i][0], m.ins[i])
-		} else {
+		default:
 			kerr = in.Multi.Forward(m.outs[i], m.ins[i])
 		}
 		if kerr != nil {

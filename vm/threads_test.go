@@ -1,0 +1,67 @@
+package vm_test
+
+import (
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/nabla-go/nabla/compile"
+	"github.com/nabla-go/nabla/graph"
+	"github.com/nabla-go/nabla/internal/testnet"
+	"github.com/nabla-go/nabla/vm"
+)
+
+// A training step large enough for kernels to split their work (its
+// hidden layer has 256·256 elements) computes the same bits with 1, 2 and
+// 3 threads, and allocates nothing per run with any of them.
+func TestThreadsGiveTheSameValuesWithoutAllocating(t *testing.T) {
+	var want [][]float64
+	for _, threads := range []int{1, 2, 3} {
+		net, err := testnet.NewMLP(rand.New(rand.NewPCG(1, 2)), 256, 32, 256, 8)
+		if err != nil {
+			t.Fatal(err)
+		}
+		outs := append([]*graph.Node{net.Loss}, net.Grads...)
+		p, err := compile.Compile(outs, compile.WithUpdates(net.Updates))
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := vm.New(p, vm.WithThreads(threads))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.Threads() != threads {
+			t.Errorf("Threads() = %d, want %d", m.Threads(), threads)
+		}
+		var got [][]float64
+		for range 2 { // the second run reads the first's updates
+			if err := m.Run(net.Feeds); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, n := range outs {
+			v, err := m.Value(n)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, slices.Clone(v.Float64s()))
+		}
+		if want == nil {
+			want = got
+		}
+		for i := range got {
+			if !slices.Equal(got[i], want[i]) {
+				t.Errorf("threads %d: output %d differs from 1 thread's", threads, i)
+			}
+		}
+		if threads <= 2 {
+			if n := testing.AllocsPerRun(10, func() { _ = m.Run(net.Feeds) }); n != 0 {
+				t.Errorf("threads %d: %v allocations per run, want 0", threads, n)
+			}
+		}
+		m.Close()
+		if err := m.Run(net.Feeds); err != nil || m.Threads() != 1 {
+			t.Errorf("after Close: Run = %v, Threads = %d; want a serial machine", err, m.Threads())
+		}
+	}
+}
