@@ -66,10 +66,15 @@ func (LinearFunction) Cost(in []graph.Type, out graph.Type) graph.Cost {
 	return c
 }
 
-// Forward computes x·Wᵀ with MatMul's kernel (W transposed in place, not
-// copied) and adds the bias to every row.
-func (LinearFunction) Forward(out *tensor.Dense, in []*tensor.Dense) error {
-	if err := (ops.MatMulOp{TransB: true}).Forward(out, in[:2]); err != nil {
+// Forward computes x·Wᵀ + b on the calling goroutine; see ForwardExec.
+func (f LinearFunction) Forward(out *tensor.Dense, in []*tensor.Dense) error {
+	return f.ForwardExec(nil, out, in)
+}
+
+// ForwardExec computes x·Wᵀ with MatMul's kernel (W transposed in place,
+// not copied), on e's threads, and adds the bias to every row.
+func (LinearFunction) ForwardExec(e *graph.Exec, out *tensor.Dense, in []*tensor.Dense) error {
+	if err := (ops.MatMulOp{TransB: true}).ForwardExec(e, out, in[:2]); err != nil {
 		return err
 	}
 	if len(in) == 3 {

@@ -102,9 +102,16 @@ func (op MatMulOp) Cost(in []graph.Type, out graph.Type) graph.Cost {
 	return c
 }
 
-// Forward multiplies through the build's BLAS kernel (gemm.run), one
-// product per batch entry.
+// Forward multiplies on the calling goroutine; see ForwardExec.
 func (op MatMulOp) Forward(out *tensor.Dense, in []*tensor.Dense) error {
+	return op.ForwardExec(nil, out, in)
+}
+
+// ForwardExec multiplies through the build's matrix-product kernel
+// (gemm.run), one product per batch entry, spreading large products over
+// e's threads. Each element of the result is computed the same way
+// whatever the number of threads.
+func (op MatMulOp) ForwardExec(e *graph.Exec, out *tensor.Dense, in []*tensor.Dense) error {
 	d, err := op.dims(in[0].Shape(), in[1].Shape())
 	if err != nil {
 		return err
@@ -118,16 +125,16 @@ func (op MatMulOp) Forward(out *tensor.Dense, in []*tensor.Dense) error {
 	}
 	return forFloat(out.Dtype(),
 		func() error {
-			matMulKernel(op, d, floats[float32](out), floats[float32](in[0]), floats[float32](in[1]))
+			matMulKernel(e, op, d, floats[float32](out), floats[float32](in[0]), floats[float32](in[1]))
 			return nil
 		},
 		func() error {
-			matMulKernel(op, d, floats[float64](out), floats[float64](in[0]), floats[float64](in[1]))
+			matMulKernel(e, op, d, floats[float64](out), floats[float64](in[0]), floats[float64](in[1]))
 			return nil
 		})
 }
 
-func matMulKernel[T float](op MatMulOp, d matMulDims, c, a, b []T) {
+func matMulKernel[T float](e *graph.Exec, op MatMulOp, d matMulDims, c, a, b []T) {
 	for i := range d.batch {
 		p := gemm[T]{
 			transA: op.TransA, transB: op.TransB, m: d.m, n: d.n, k: d.k,
@@ -135,7 +142,7 @@ func matMulKernel[T float](op MatMulOp, d matMulDims, c, a, b []T) {
 			b: b[i*d.strideB : i*d.strideB+d.k*d.n],
 			c: c[i*d.m*d.n : (i+1)*d.m*d.n],
 		}
-		p.run()
+		p.run(e)
 	}
 }
 

@@ -2,7 +2,11 @@
 
 package ops
 
-import "unsafe"
+import (
+	"unsafe"
+
+	"github.com/nabla-go/nabla/graph"
+)
 
 // The default matrix-product kernel, in pure Go over gonum's BLAS level-1
 // routines. Building with -tags openblas replaces it with OpenBLAS's gemm
@@ -20,7 +24,7 @@ const (
 // goroutines and allocates on every call; splitting the product across
 // long-lived workers here measured no faster on two shared cores, so the
 // kernel stays serial and allocation-free.
-func (p *gemm[T]) run() {
+func (p *gemm[T]) run(*graph.Exec) {
 	clear(p.c)
 	if p.m == 0 || p.n == 0 || p.k == 0 {
 		return

@@ -20,7 +20,11 @@ package ops
 */
 import "C"
 
-import "unsafe"
+import (
+	"unsafe"
+
+	"github.com/nabla-go/nabla/graph"
+)
 
 // run computes C with one OpenBLAS call on the operands as stored
 // (row-major, leading dimension = stored row length). Empty products never
@@ -30,7 +34,7 @@ import "unsafe"
 // A product with one row or one column of C goes to gemv: this OpenBLAS's
 // gemm packs the whole of the other operand first, which made a 1×64 by
 // 64×64 product take 2 µs, slower than the pure-Go kernel.
-func (p *gemm[T]) run() {
+func (p *gemm[T]) run(*graph.Exec) {
 	if p.m == 0 || p.n == 0 || p.k == 0 {
 		clear(p.c)
 		return
