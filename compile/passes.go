@@ -14,6 +14,7 @@ var passes = [...]pass{
 	{name: "constfold", fn: constfold},
 	{name: "simplify", fn: simplify},
 	{name: "cse", fn: cse},
+	{name: "matmuladd", fn: matmuladd},
 	{name: "late deadcode", fn: deadcode},
 	{name: "memory", fn: memory},
 	{name: "allocslots", fn: allocslots, required: true},
@@ -28,6 +29,10 @@ var passOrder = [...]constraint{
 	{"constfold", "simplify"},
 	// Simplification exposes equal expressions: -(-x)·y and x·y.
 	{"simplify", "cse"},
+	// Merged products are read once more: merge them first. The
+	// products matmuladd absorbs are left for late deadcode.
+	{"cse", "matmuladd"},
+	{"matmuladd", "late deadcode"},
 	// Folding, simplification and merging leave values nothing reads.
 	{"constfold", "late deadcode"},
 	{"simplify", "late deadcode"},

@@ -172,6 +172,14 @@ func builtinTable() []opCase {
 		row("MatMulT", "matrix times batch transB", matmulT(false, true), v.signed(2, 3), v.signed(2, 4, 3)),
 		row("MatMulT", "matrix times batch both", matmulT(true, true), v.signed(3, 2), v.signed(2, 4, 3)),
 	)
+	matmulAdd := func(ta, tb bool) func(in []*graph.Node) *graph.Node {
+		return func(in []*graph.Node) *graph.Node { return ops.MatMulAdd(in[0], in[1], in[2], ta, tb) }
+	}
+	rows = append(rows,
+		row("MatMulAdd", "matrix", matmulAdd(false, false), v.signed(2, 3), v.signed(3, 4), v.signed(2, 4)),
+		row("MatMulAdd", "broadcast addend", matmulAdd(false, true), v.signed(2, 3), v.signed(4, 3), v.signed(4)),
+		row("MatMulAdd", "batched transA", matmulAdd(true, false), v.signed(2, 3, 2), v.signed(2, 3, 4), v.signed(2, 1, 4)),
+	)
 
 	// Neural-network ops.
 	for _, s := range []struct {

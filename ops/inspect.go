@@ -62,3 +62,10 @@ func IsTranspose(op graph.Op) (perm []int, ok bool) {
 
 // TransposeOp returns the op that Transpose(x, perm...) applies to x.
 func TransposeOp(perm []int) graph.Op { return transposeOp{newShapeParam(perm)} }
+
+// IsMatMul reports whether op is the op of MatMul or MatMulT, and its
+// transpose flags.
+func IsMatMul(op graph.Op) (MatMulOp, bool) {
+	m, ok := op.(MatMulOp)
+	return m, ok
+}

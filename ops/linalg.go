@@ -112,6 +112,11 @@ func (op MatMulOp) Forward(out *tensor.Dense, in []*tensor.Dense) error {
 // e's threads. Each element of the result is computed the same way
 // whatever the number of threads.
 func (op MatMulOp) ForwardExec(e *graph.Exec, out *tensor.Dense, in []*tensor.Dense) error {
+	return op.forward(e, out, in, false)
+}
+
+// forward computes the product into out, or adds it to out when acc.
+func (op MatMulOp) forward(e *graph.Exec, out *tensor.Dense, in []*tensor.Dense, acc bool) error {
 	d, err := op.dims(in[0].Shape(), in[1].Shape())
 	if err != nil {
 		return err
@@ -125,19 +130,19 @@ func (op MatMulOp) ForwardExec(e *graph.Exec, out *tensor.Dense, in []*tensor.De
 	}
 	return forFloat(out.Dtype(),
 		func() error {
-			matMulKernel(e, op, d, floats[float32](out), floats[float32](in[0]), floats[float32](in[1]))
+			matMulKernel(e, op, d, acc, floats[float32](out), floats[float32](in[0]), floats[float32](in[1]))
 			return nil
 		},
 		func() error {
-			matMulKernel(e, op, d, floats[float64](out), floats[float64](in[0]), floats[float64](in[1]))
+			matMulKernel(e, op, d, acc, floats[float64](out), floats[float64](in[0]), floats[float64](in[1]))
 			return nil
 		})
 }
 
-func matMulKernel[T float](e *graph.Exec, op MatMulOp, d matMulDims, c, a, b []T) {
+func matMulKernel[T float](e *graph.Exec, op MatMulOp, d matMulDims, acc bool, c, a, b []T) {
 	for i := range d.batch {
 		p := gemm[T]{
-			transA: op.TransA, transB: op.TransB, m: d.m, n: d.n, k: d.k,
+			transA: op.TransA, transB: op.TransB, acc: acc, m: d.m, n: d.n, k: d.k,
 			a: a[i*d.strideA : i*d.strideA+d.m*d.k],
 			b: b[i*d.strideB : i*d.strideB+d.k*d.n],
 			c: c[i*d.m*d.n : (i+1)*d.m*d.n],
@@ -187,13 +192,14 @@ func (op MatMulOp) Backward(ctx *graph.GradContext, g *graph.Node) []*graph.Node
 	return grads
 }
 
-// gemm is one product C = op(A)·op(B) on row-major backing slices: C is
-// m×n, k the inner dimension. A is stored m×k (k×m if transA), B k×n (n×k
+// gemm is one product C = op(A)·op(B), or C += op(A)·op(B) when acc, on
+// row-major backing slices: C is m×n, k the inner dimension. A is stored m×k (k×m if transA), B k×n (n×k
 // if transB). Its run method is the build's kernel: pure Go over gonum's
 // BLAS (linalg_gonum.go), or OpenBLAS's gemm with -tags openblas
 // (linalg_openblas.go).
 type gemm[T float] struct {
 	transA, transB bool
+	acc            bool
 	m, n, k        int
 	a, b, c        []T
 }
@@ -218,4 +224,86 @@ func asFloat32s[T float](x []T) []float32 {
 
 func asFloat64s[T float](x []T) []float64 {
 	return unsafe.Slice((*float64)(unsafe.Pointer(unsafe.SliceData(x))), len(x))
+}
+
+// MatMulAddOp is op(A)·op(B) + C in one kernel: C (its third input, of
+// the product's shape or broadcasting to it) is written into the output
+// and the product accumulated onto it, so the sum costs no pass of its
+// own. The compiler makes it from an Add of a MatMul that nothing else
+// reads; the output may overwrite C's buffer (InPlace).
+type MatMulAddOp struct {
+	TransA, TransB bool
+}
+
+// MatMulAdd returns op(a)·op(b) + c, transposing as MatMulT does; c must
+// broadcast to the product's shape.
+func MatMulAdd(a, b, c *graph.Node, transA, transB bool) *graph.Node {
+	return graph.Apply(MatMulAddOp{TransA: transA, TransB: transB}, a, b, c)
+}
+
+// Name is "MatMulAdd".
+func (MatMulAddOp) Name() string { return "MatMulAdd" }
+
+func (op MatMulAddOp) product() MatMulOp { return MatMulOp(op) }
+
+// Type is the product's type; c must have its dtype and broadcast to it.
+func (op MatMulAddOp) Type(in []graph.Type) (graph.Type, error) {
+	if err := graph.CheckArity(in, 3); err != nil {
+		return graph.Type{}, err
+	}
+	t, err := op.product().Type(in[:2])
+	if err != nil {
+		return graph.Type{}, err
+	}
+	if _, err := graph.CheckInputs([]graph.Type{t, in[2]}, 2); err != nil {
+		return graph.Type{}, err
+	}
+	if err := broadcastsTo(in[2].Shape, t.Shape); err != nil {
+		return graph.Type{}, fmt.Errorf("addend: %v", err)
+	}
+	return t, nil
+}
+
+// Cost is the product's plus one flop per output element.
+func (op MatMulAddOp) Cost(in []graph.Type, out graph.Type) graph.Cost {
+	c := op.product().Cost(in[:2], out)
+	c.Flops += int64(out.Size())
+	c.BytesRead += graph.DefaultCost(in[2:]).BytesRead
+	return c
+}
+
+// InPlace lets the output overwrite the addend.
+func (MatMulAddOp) InPlace() int { return 2 }
+
+// Forward computes the sum on the calling goroutine; see ForwardExec.
+func (op MatMulAddOp) Forward(out *tensor.Dense, in []*tensor.Dense) error {
+	return op.ForwardExec(nil, out, in)
+}
+
+// ForwardExec writes the addend into the output (broadcasting it, and not
+// at all when the output is the addend's own buffer) and accumulates the
+// product onto it.
+func (op MatMulAddOp) ForwardExec(e *graph.Exec, out *tensor.Dense, in []*tensor.Dense) error {
+	if !sameBuffer(out, in[2]) {
+		if err := (broadcastToOp{}).Forward(out, in[2:]); err != nil {
+			return err
+		}
+	}
+	return op.product().forward(e, out, in[:2], true)
+}
+
+// Backward is MatMul's for A and B; C's gradient is the output's, summed
+// to C's shape by the differentiation driver.
+func (op MatMulAddOp) Backward(ctx *graph.GradContext, g *graph.Node) []*graph.Node {
+	grads := op.product().Backward(ctx, g)
+	if ctx.NeedsGrad(2) {
+		return append(grads, g)
+	}
+	return append(grads, nil)
+}
+
+// sameBuffer reports whether a and b are the same elements of one buffer
+// (an output computed in place over an input).
+func sameBuffer(a, b *tensor.Dense) bool {
+	return a.DataSize() == b.DataSize() && a.Uintptr() == b.Uintptr()
 }

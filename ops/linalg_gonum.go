@@ -25,7 +25,9 @@ const (
 // long-lived workers here measured no faster on two shared cores, so the
 // kernel stays serial and allocation-free.
 func (p *gemm[T]) run(*graph.Exec) {
-	clear(p.c)
+	if !p.acc {
+		clear(p.c)
+	}
 	if p.m == 0 || p.n == 0 || p.k == 0 {
 		return
 	}

@@ -28,29 +28,35 @@ import (
 
 // run computes C with one OpenBLAS call on the operands as stored
 // (row-major, leading dimension = stored row length). Empty products never
-// reach OpenBLAS: a zero inner dimension leaves C zero, and an empty slice
-// has no element to point at.
+// reach OpenBLAS: a zero inner dimension leaves C zero (or as it was, when
+// accumulating), and an empty slice has no element to point at.
 //
 // A product with one row or one column of C goes to gemv: this OpenBLAS's
 // gemm packs the whole of the other operand first, which made a 1×64 by
 // 64×64 product take 2 µs, slower than the pure-Go kernel.
 func (p *gemm[T]) run(*graph.Exec) {
 	if p.m == 0 || p.n == 0 || p.k == 0 {
-		clear(p.c)
+		if !p.acc {
+			clear(p.c)
+		}
 		return
+	}
+	var beta C.float // 1 to accumulate onto C, 0 to overwrite it
+	if p.acc {
+		beta = 1
 	}
 	switch {
 	case p.m == 1: // c = op(B)ᵀ·a, B stored k×n (n×k if transB)
 		if p.transB {
-			gemv(false, p.n, p.k, p.b, p.a, p.c)
+			gemv(false, p.n, p.k, p.b, p.a, beta, p.c)
 		} else {
-			gemv(true, p.k, p.n, p.b, p.a, p.c)
+			gemv(true, p.k, p.n, p.b, p.a, beta, p.c)
 		}
 	case p.n == 1: // c = op(A)·b, A stored m×k (k×m if transA)
 		if p.transA {
-			gemv(true, p.k, p.m, p.a, p.b, p.c)
+			gemv(true, p.k, p.m, p.a, p.b, beta, p.c)
 		} else {
-			gemv(false, p.m, p.k, p.a, p.b, p.c)
+			gemv(false, p.m, p.k, p.a, p.b, beta, p.c)
 		}
 	default:
 		lda, ldb := p.k, p.n
@@ -65,24 +71,24 @@ func (p *gemm[T]) run(*graph.Exec) {
 		a, b, c := unsafe.Pointer(&p.a[0]), unsafe.Pointer(&p.b[0]), unsafe.Pointer(&p.c[0])
 		if unsafe.Sizeof(p.a[0]) == 4 {
 			C.cblas_sgemm(C.CblasRowMajor, ta, tb, m, n, k,
-				1, (*C.float)(a), C.blasint(lda), (*C.float)(b), C.blasint(ldb), 0, (*C.float)(c), n)
+				1, (*C.float)(a), C.blasint(lda), (*C.float)(b), C.blasint(ldb), beta, (*C.float)(c), n)
 			return
 		}
 		C.cblas_dgemm(C.CblasRowMajor, ta, tb, m, n, k,
-			1, (*C.double)(a), C.blasint(lda), (*C.double)(b), C.blasint(ldb), 0, (*C.double)(c), n)
+			1, (*C.double)(a), C.blasint(lda), (*C.double)(b), C.blasint(ldb), C.double(beta), (*C.double)(c), n)
 	}
 }
 
-// gemv computes y = A·x, or Aᵀ·x when trans, for a rows×cols row-major A
-// and contiguous x and y.
-func gemv[T float](trans bool, rows, cols int, a, x, y []T) {
+// gemv computes y = A·x + beta·y, or Aᵀ·x + beta·y when trans, for a
+// rows×cols row-major A and contiguous x and y.
+func gemv[T float](trans bool, rows, cols int, a, x []T, beta C.float, y []T) {
 	t, r, c := cblasTrans(trans), C.blasint(rows), C.blasint(cols)
 	pa, px, py := unsafe.Pointer(&a[0]), unsafe.Pointer(&x[0]), unsafe.Pointer(&y[0])
 	if unsafe.Sizeof(a[0]) == 4 {
-		C.cblas_sgemv(C.CblasRowMajor, t, r, c, 1, (*C.float)(pa), c, (*C.float)(px), 1, 0, (*C.float)(py), 1)
+		C.cblas_sgemv(C.CblasRowMajor, t, r, c, 1, (*C.float)(pa), c, (*C.float)(px), 1, beta, (*C.float)(py), 1)
 		return
 	}
-	C.cblas_dgemv(C.CblasRowMajor, t, r, c, 1, (*C.double)(pa), c, (*C.double)(px), 1, 0, (*C.double)(py), 1)
+	C.cblas_dgemv(C.CblasRowMajor, t, r, c, 1, (*C.double)(pa), c, (*C.double)(px), 1, C.double(beta), (*C.double)(py), 1)
 }
 
 func cblasTrans(trans bool) C.enum_CBLAS_TRANSPOSE {
