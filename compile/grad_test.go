@@ -13,6 +13,7 @@ import (
 	"github.com/nabla-go/nabla/compile"
 	"github.com/nabla-go/nabla/graph"
 	"github.com/nabla-go/nabla/ops"
+	"github.com/nabla-go/nabla/vm"
 )
 
 // checkOrders checks the first three derivatives of the scalar function
@@ -294,4 +295,42 @@ func TestGradErrors(t *testing.T) {
 	require.Equal(t, []float64{3, 4}, fdtest.Evaluate(t, d, x, []float64{3, 4})[0])
 	_, err = compile.Grad(ops.Sum(ops.StopGradient(x)), x)
 	require.ErrorContains(t, err, "no path")
+}
+
+// TestPowDerivativesAtZero: where the power rule's formulas give 0·∞ at
+// x = 0, the derivatives are PyTorch's: d/dx x⁰ = 0, d²/dx² x¹ = 0,
+// ∂/∂a a^b = 0 where b = 0, and ∂/∂b a^b = 0 where a = 0 and b ≥ 0.
+func TestPowDerivativesAtZero(t *testing.T) {
+	g := graph.New()
+	x := g.Input("x", graph.Float64)
+	d0 := must(compile.Grad(ops.PowConst(x, 0), x))[0]
+	d1 := must(compile.Grad(ops.PowConst(x, 1), x))[0]
+	dd1 := must(compile.Grad(d1, x))[0]
+	d2 := must(compile.Grad(ops.PowConst(x, 2), x))[0]
+	got := fdtest.Evaluate(t, []*graph.Node{d0, d1, dd1, d2}, x, []float64{0})
+	for i, want := range []float64{0, 1, 0, 0} {
+		if got[i][0] != want {
+			t.Errorf("PowConst derivative %d at 0: got %v, want %v", i, got[i][0], want)
+		}
+	}
+
+	b := g.Input("b", graph.Float64, 3)
+	a := g.Input("a", graph.Float64, 3)
+	grads := must(compile.Grad(ops.Sum(ops.Pow(a, b)), a, b))
+	p := must(compile.Compile(grads))
+	m := must(vm.New(p))
+	av := must(graph.FromFloat64s(graph.Float64, []float64{0, 0, 2}, 3))
+	bv := must(graph.FromFloat64s(graph.Float64, []float64{0, 2, 3}, 3))
+	require.NoError(t, m.Run(vm.Feeds{a: av, b: bv}))
+	da, db := must(m.Value(grads[0])).Float64s(), must(m.Value(grads[1])).Float64s()
+	// ∂/∂a: b·a^(b-1) = [0 (b = 0), 0, 12]; ∂/∂b: a^b·ln a = [0, 0, 8 ln 2].
+	require.Equal(t, []float64{0, 0, 12}, da)
+	require.Equal(t, []float64{0, 0, 8 * math.Log(2)}, db)
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
 }

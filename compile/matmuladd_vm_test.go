@@ -13,13 +13,13 @@ import (
 // gradients are theirs.
 func TestMatMulAddValues(t *testing.T) {
 	g := graph.New()
-	a := g.Param("a", mustV(graph.FromFloat64s(graph.Float64, []float64{1, -2, 3, 0.5, 4, -1}, 2, 3)))
-	b := g.Param("b", mustV(graph.FromFloat64s(graph.Float64, []float64{2, 1, -1, 3, 0, 1}, 3, 2)))
-	c := g.Param("c", mustV(graph.FromFloat64s(graph.Float64, []float64{0.25, -4}, 2)))
+	a := g.Param("a", must(graph.FromFloat64s(graph.Float64, []float64{1, -2, 3, 0.5, 4, -1}, 2, 3)))
+	b := g.Param("b", must(graph.FromFloat64s(graph.Float64, []float64{2, 1, -1, 3, 0, 1}, 3, 2)))
+	c := g.Param("c", must(graph.FromFloat64s(graph.Float64, []float64{0.25, -4}, 2)))
 	loss := ops.Sum(ops.Square(ops.Add(ops.MatMul(a, b), c)))
-	grads := mustV(compile.Grad(loss, a, b, c))
+	grads := must(compile.Grad(loss, a, b, c))
 	outs := append([]*graph.Node{loss}, grads...)
-	fused := mustV(compile.Compile(outs, compile.WithChecks()))
+	fused := must(compile.Compile(outs, compile.WithChecks()))
 	if !containsOp(fused, "MatMulAdd") {
 		t.Fatalf("no MatMulAdd in\n%v", fused)
 	}
@@ -42,18 +42,11 @@ func TestMatMulAddValues(t *testing.T) {
 // evalFloats runs p once and returns n's value.
 func evalFloats(t *testing.T, p *compile.Program, n *graph.Node) []float64 {
 	t.Helper()
-	m := mustV(vm.New(p))
+	m := must(vm.New(p))
 	if err := m.Run(nil); err != nil {
 		t.Fatal(err)
 	}
-	return mustV(m.Value(n)).Float64s()
-}
-
-func mustV[T any](v T, err error) T {
-	if err != nil {
-		panic(err)
-	}
-	return v
+	return must(m.Value(n)).Float64s()
 }
 
 func containsOp(p *compile.Program, name string) bool {

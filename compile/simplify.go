@@ -1,6 +1,8 @@
 package compile
 
 import (
+	"math"
+
 	"github.com/nabla-go/nabla/graph"
 	"github.com/nabla-go/nabla/ops"
 )
@@ -10,7 +12,7 @@ import (
 // Reshape, BroadcastTo and SumTo to x's own shape, and the identity
 // Transpose. It turns x·c, for a constant c with all elements equal, into
 // Scale(x, c) (x·1 into x), and merges Scale(Scale(x, a), b) into
-// Scale(x, a·b), a negated Scale into a Scale, a Reshape of a Reshape into
+// Scale(x, a·b) (unless a·b overflows or underflows), a negated Scale into a Scale, a Reshape of a Reshape into
 // one, and a Transpose of a Transpose into one.
 //
 // A value is only replaced by one of exactly its type: a broadcasting x+0
@@ -101,13 +103,24 @@ func (s *simplifier) scale(v *value, c float64) (*value, bool) {
 	if c == 1 {
 		return same(v, x), false
 	}
-	if a, ok := ops.IsScale(x.op); ok {
+	if a, ok := ops.IsScale(x.op); ok && mergeable(a, c) {
 		return rewrite(v, ops.ScaleOp(a*c), x.args[0])
 	}
 	if ops.IsNeg(x.op) {
 		return rewrite(v, ops.ScaleOp(-c), x.args[0])
 	}
 	return v, false
+}
+
+// mergeable reports whether Scale(Scale(x, a), b) may become Scale(x, a·b):
+// when a·b neither overflows nor underflows where a and b do not, so that
+// the merged factor does not turn a finite x·a·b into ∞ or NaN (0·∞).
+func mergeable(a, b float64) bool {
+	ab := a * b
+	if math.IsInf(ab, 0) && !math.IsInf(a, 0) && !math.IsInf(b, 0) {
+		return false
+	}
+	return ab != 0 || a == 0 || b == 0
 }
 
 // transpose simplifies v, x transposed by perm: the identity permutation

@@ -38,6 +38,8 @@ func TestSimplify(t *testing.T) {
 		{"Scale(x,1)", ops.Scale(x, 1), []string{"return x"}},
 		{"Scale(Scale(x,2),3)", ops.Scale(ops.Scale(x, 2), 3), []string{"%0 = Scale(6) x", "return %0"}},
 		{"Scale(Scale(x,2),0.5)", ops.Scale(ops.Scale(x, 2), 0.5), []string{"return x"}},
+		{"Scale(Scale(x,1e200),1e200) would overflow", ops.Scale(ops.Scale(x, 1e200), 1e200), []string{"%0 = Scale(1e+200) x", "%1 = Scale(1e+200) %0", "return %1"}},
+		{"Scale(Scale(x,1e-200),1e-200) would underflow", ops.Scale(ops.Scale(x, 1e-200), 1e-200), []string{"%0 = Scale(1e-200) x", "%1 = Scale(1e-200) %0", "return %1"}},
 		{"-(-x)", ops.Neg(ops.Neg(x)), []string{"return x"}},
 		{"-(-(-x))", ops.Neg(ops.Neg(ops.Neg(x))), []string{"%0 = Neg x", "return %0"}},
 		{"-Scale(x,2)", ops.Neg(ops.Scale(x, 2)), []string{"%0 = Scale(-2) x", "return %0"}},

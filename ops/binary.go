@@ -206,12 +206,16 @@ func (op binary) Backward(ctx *graph.GradContext, g *graph.Node) []*graph.Node {
 		// d(a/b)/db = -a/b² = -y/b
 		return []*graph.Node{Div(g, b), Neg(Div(Mul(g, y), b))}
 	case powKind:
+		// As PyTorch defines them where the formulas give 0·∞: no
+		// gradient for a where b is 0, nor for b where a is 0 and b ≥ 0.
 		grads := make([]*graph.Node, 2)
+		zero := scalarLike(g, 0)
 		if ctx.NeedsGrad(0) {
-			grads[0] = Mul(g, Mul(b, Pow(a, Sub(b, scalarLike(b, 1)))))
+			grads[0] = Where(Equal(b, zero), zero, Mul(g, Mul(b, Pow(a, Sub(b, scalarLike(b, 1))))))
 		}
 		if ctx.NeedsGrad(1) {
-			grads[1] = Mul(g, Mul(y, Log(a)))
+			flat := Mul(Equal(a, zero), Sub(scalarLike(b, 1), Less(b, zero)))
+			grads[1] = Where(flat, zero, Mul(g, Mul(y, Log(a))))
 		}
 		return grads
 	case maximumKind, minimumKind:

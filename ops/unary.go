@@ -73,10 +73,18 @@ var unaryDefs = [...]unaryDef{
 		func(x, _, g *graph.Node, _ float64) *graph.Node { return Mul(g, Greater(x, scalarLike(x, 0))) }},
 	softplusKind: {"Softplus", softplus,
 		func(x, _, g *graph.Node, _ float64) *graph.Node { return Mul(g, Sigmoid(x)) }},
-	powConstKind: {"PowConst", math.Pow,
-		func(x, _, g *graph.Node, c float64) *graph.Node { return Mul(g, Scale(PowConst(x, c-1), c)) }},
+	powConstKind: {"PowConst", math.Pow, powConstGrad},
 	scaleKind: {"Scale", func(x, c float64) float64 { return x * c },
 		func(_, _, g *graph.Node, c float64) *graph.Node { return Scale(g, c) }},
+}
+
+// powConstGrad is c·x^(c-1)·g, and zero for c = 0 (as in PyTorch), where
+// the formula gives 0·∞ at x = 0.
+func powConstGrad(x, _, g *graph.Node, c float64) *graph.Node {
+	if c == 0 {
+		return BroadcastTo(scalarLike(x, 0), x.Shape()...)
+	}
+	return Mul(g, Scale(PowConst(x, c-1), c))
 }
 
 func sign(x, _ float64) float64 {
