@@ -56,7 +56,9 @@ var checkEveryPass bool
 func Compile(outputs []*graph.Node, opts ...Option) (*Program, error) {
 	var c config
 	for _, o := range opts {
-		o(&c)
+		if o != nil { // a nil option is no option
+			o(&c)
+		}
 	}
 	for name := range c.disabled {
 		i := slices.IndexFunc(passes[:], func(p pass) bool { return p.name == name })

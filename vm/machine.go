@@ -5,6 +5,7 @@ import (
 	"math"
 	"runtime"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"gorgonia.org/tensor"
@@ -14,8 +15,11 @@ import (
 	"github.com/nabla-go/nabla/internal/parallel"
 )
 
-// errNilMachine is what a nil *Machine reports.
-var errNilMachine = fmt.Errorf("nabla: the machine is nil: make one with vm.New")
+// errNilMachine is what a nil or zero-value *Machine reports.
+var errNilMachine = fmt.Errorf("nabla: the machine is nil or zero: make one with vm.New")
+
+// errBusy is what a machine used during its own Run reports.
+var errBusy = fmt.Errorf("nabla: the machine is running on another goroutine: a Machine is for one goroutine at a time (make one per goroutine; they may share a Program)")
 
 // Feeds maps input nodes to the values they take in one run.
 type Feeds map[*graph.Node]*tensor.Dense
@@ -38,6 +42,8 @@ type Machine struct {
 	pool     *parallel.Pool
 	exec     *graph.Exec     // lent to kernels that implement graph.ExecForwarder
 	kernels  []execForwarder // per instruction: the op's ForwardExec, or nil
+	busy     atomic.Bool     // set during Run, to catch use from another goroutine
+	ran      bool            // a Run has completed
 }
 
 // execForwarder is graph.ExecForwarder's method, looked up once per
@@ -55,7 +61,8 @@ type Option func(*Machine)
 
 // SharingParams makes the new machine use other's parameter values for
 // every parameter both programs have (an evaluation program beside a
-// training one, say): an update by either is seen by both.
+// training one, say): an update by either is seen by both. The machines
+// must not run at the same time: they read and write the same buffers.
 func SharingParams(other *Machine) Option { return func(m *Machine) { m.shared = other } }
 
 // WithNaNCheck makes Run check every instruction's outputs and fail at the
@@ -79,7 +86,9 @@ func New(p *compile.Program, opts ...Option) (*Machine, error) {
 	}
 	m := &Machine{prog: p, views: map[view]*tensor.Dense{}, values: map[*graph.Node]*tensor.Dense{}}
 	for _, o := range opts {
-		o(m)
+		if o != nil { // a nil option is no option
+			o(m)
+		}
 	}
 	if m.shared != nil && m.shared.prog.Graph() != p.Graph() {
 		return nil, fmt.Errorf("nabla: vm.New: SharingParams: the other machine's program was compiled from another graph")
@@ -127,7 +136,13 @@ func New(p *compile.Program, opts ...Option) (*Machine, error) {
 	for _, nodes := range [][]*graph.Node{p.Outputs(), p.Inputs(), p.Params()} {
 		for _, n := range nodes {
 			s, _ := p.SlotOf(n)
-			m.values[n] = m.view(s, n.Shape())
+			v := m.view(s, n.Shape())
+			if p.Slots()[s].Kind == graph.KindConst {
+				// The program's own tensor: hand out a copy, so that no
+				// user's write can reach the program.
+				v, _ = graph.CloneDense(v)
+			}
+			m.values[n] = v
 		}
 	}
 	updated := map[int]bool{}
@@ -204,9 +219,10 @@ func (m *Machine) Program() *compile.Program { return m.prog }
 // program's parameter updates. Feeds are copied in; the fed tensors are
 // not modified. After the first run, Run allocates nothing.
 func (m *Machine) Run(feeds Feeds) error {
-	if m == nil {
-		return errNilMachine
+	if err := m.acquire(); err != nil {
+		return err
 	}
+	defer m.busy.Store(false)
 	if err := m.feed(feeds); err != nil {
 		return err
 	}
@@ -214,6 +230,29 @@ func (m *Machine) Run(feeds Feeds) error {
 		return err
 	}
 	m.update()
+	m.ran = true
+	return nil
+}
+
+// acquire marks the machine busy for a Run, or says why it cannot run.
+func (m *Machine) acquire() error {
+	if m == nil || m.prog == nil {
+		return errNilMachine
+	}
+	if !m.busy.CompareAndSwap(false, true) {
+		return errBusy
+	}
+	return nil
+}
+
+// usable says why the machine cannot be read or written now, or nil.
+func (m *Machine) usable() error {
+	switch {
+	case m == nil || m.prog == nil:
+		return errNilMachine
+	case m.busy.Load():
+		return errBusy
+	}
 	return nil
 }
 
@@ -350,14 +389,21 @@ func (m *Machine) update() {
 
 // Value returns the value of a program output, input or parameter after
 // the last run. The tensor is the machine's own buffer: it changes on the
-// next Run; clone it to keep it.
+// next Run; clone it to keep it. (A constant output is a copy: writing it
+// cannot change the program.) Before the first Run only parameters and
+// constants have values; anything else is an error.
 func (m *Machine) Value(n *graph.Node) (*tensor.Dense, error) {
-	if m == nil {
-		return nil, errNilMachine
+	if err := m.usable(); err != nil {
+		return nil, err
 	}
 	v, ok := m.values[n]
 	if !ok {
 		return nil, fmt.Errorf("nabla: Value: %v is not an output, input or parameter of the program", n)
+	}
+	if !m.ran && n.Kind() != graph.KindParam && n.Kind() != graph.KindConst {
+		if s, _ := m.prog.SlotOf(n); m.prog.Slots()[s].Kind != graph.KindConst {
+			return nil, fmt.Errorf("nabla: Value: %v has no value yet: the machine has not run", n)
+		}
 	}
 	return v, nil
 }
@@ -389,8 +435,8 @@ func (m *Machine) Set(param *graph.Node, value *tensor.Dense) error {
 }
 
 func (m *Machine) paramSlot(what string, param *graph.Node) (int, error) {
-	if m == nil {
-		return 0, errNilMachine
+	if err := m.usable(); err != nil {
+		return 0, err
 	}
 	if param.Kind() != graph.KindParam || param.Err() != nil {
 		return 0, fmt.Errorf("nabla: %s: %v is not a parameter", what, param)

@@ -41,12 +41,19 @@ func WithProfile() Option {
 }
 
 // ResetProfile forgets what profiling has measured so far.
-func (m *Machine) ResetProfile() { clear(m.stats) }
+func (m *Machine) ResetProfile() {
+	if m != nil {
+		clear(m.stats)
+	}
+}
 
 // Profile returns what the machine measured of each instruction since it
 // was made or last reset. Without WithProfile every count and time is
 // zero.
 func (m *Machine) Profile() Profile {
+	if m == nil || m.prog == nil {
+		return Profile{}
+	}
 	instrs := m.prog.Instructions()
 	p := Profile{Entries: make([]ProfileEntry, len(instrs))}
 	for i := range instrs {
