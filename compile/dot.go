@@ -27,6 +27,9 @@ func WriteDot(w io.Writer, p *Program) error {
 	if p == nil {
 		return errors.New("nabla: compile.WriteDot: nil program")
 	}
+	if w == nil {
+		return errors.New("nabla: compile.WriteDot: nil writer")
+	}
 	held, outputs := p.slotContents()
 	var b strings.Builder
 	b.WriteString("digraph program {\n")

@@ -53,6 +53,9 @@ func CloneDense(t *tensor.Dense) (*tensor.Dense, error) {
 // (converted to float32 when dtype is Float32). It is a convenience for
 // tests and examples; len(vals) must equal the shape's size.
 func FromFloat64s(dtype tensor.Dtype, vals []float64, shape ...int) (*tensor.Dense, error) {
+	if err := checkShape(shape); err != nil {
+		return nil, fmt.Errorf("nabla: %v", err)
+	}
 	if len(vals) != ShapeSize(shape) {
 		return nil, fmt.Errorf("nabla: %d values for shape %s", len(vals), ShapeString(shape))
 	}

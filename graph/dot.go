@@ -54,6 +54,9 @@ func WriteDot(w io.Writer, g *Graph, opts DotOptions) error {
 	if g == nil {
 		return errors.New("nabla: WriteDot: nil graph")
 	}
+	if w == nil {
+		return errors.New("nabla: WriteDot: nil writer")
+	}
 	if err := g.Err(); err != nil {
 		return err
 	}

@@ -2,6 +2,7 @@ package graph
 
 import (
 	"fmt"
+	"math"
 	"strings"
 
 	"gorgonia.org/tensor"
@@ -128,7 +129,11 @@ const (
 
 // String is the kind's name: "op", "input", "param" or "const".
 func (k Kind) String() string {
-	return [...]string{"op", "input", "param", "const"}[k]
+	names := [...]string{"op", "input", "param", "const"}
+	if int(k) < len(names) {
+		return names[k]
+	}
+	return fmt.Sprintf("Kind(%d)", int(k))
 }
 
 func (g *Graph) add(n *Node) *Node {
@@ -199,10 +204,21 @@ func checkLeafType(t Type) error {
 	if !IsFloat(t.DType) {
 		return fmt.Errorf("dtype %v is not supported (float32 or float64)", t.DType)
 	}
-	for _, d := range t.Shape {
+	return checkShape(t.Shape)
+}
+
+// checkShape rejects negative dimensions and shapes with more elements
+// than an int counts (whose size would wrap around).
+func checkShape(shape []int) error {
+	n := 1
+	for _, d := range shape {
 		if d < 0 {
-			return fmt.Errorf("negative dimension in shape %s", ShapeString(t.Shape))
+			return fmt.Errorf("negative dimension in shape %s", ShapeString(shape))
 		}
+		if d != 0 && n > math.MaxInt/d {
+			return fmt.Errorf("shape %s has more elements than an int can count", ShapeString(shape))
+		}
+		n *= d
 	}
 	return nil
 }

@@ -215,13 +215,7 @@ func ApplyMulti(op MultiOp, inputs ...*Node) []*Node {
 }
 
 func apply(g *Graph, op Op, multi MultiOp, inputs []*Node, s site) []*Node {
-	name := "Apply"
-	switch {
-	case op != nil:
-		name = op.Name()
-	case multi != nil:
-		name = multi.Name()
-	}
+	name, nameErr := opName(op, multi)
 	for _, in := range inputs {
 		if in != nil && in.g != nil {
 			g = in.g
@@ -241,6 +235,9 @@ func apply(g *Graph, op Op, multi MultiOp, inputs []*Node, s site) []*Node {
 	}
 	if op == nil && multi == nil {
 		return []*Node{g.fail(name, s, "op is nil")}
+	}
+	if nameErr != nil {
+		return []*Node{g.fail(name, s, "%v", nameErr)}
 	}
 	types := make([]Type, len(inputs))
 	for i, in := range inputs {
@@ -270,6 +267,24 @@ func apply(g *Graph, op Op, multi MultiOp, inputs []*Node, s site) []*Node {
 		n.group = group
 	}
 	return group
+}
+
+// opName asks the op its name once, so that an op whose Name panics is
+// refused here rather than crashing the DOT writer or the machine later.
+func opName(op Op, multi MultiOp) (name string, err error) {
+	var o interface{ Name() string } = multi
+	if op != nil {
+		o = op
+	}
+	if o == nil {
+		return "Apply", nil
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			name, err = fmt.Sprintf("%T", o), fmt.Errorf("its Name method panicked: %v", r)
+		}
+	}()
+	return o.Name(), nil
 }
 
 // inferTypes calls the op's type inference, turning a panic into an error

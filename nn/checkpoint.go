@@ -31,6 +31,9 @@ type ParamStore interface {
 // checksum of the tensors, which Load verifies: safetensors itself has
 // none, so a flipped bit in the data would otherwise go unnoticed.
 func Save(w io.Writer, store ParamStore, state []Named) error {
+	if w == nil || store == nil {
+		return fmt.Errorf("nn: Save: the writer and the store must not be nil")
+	}
 	if err := checkNames(state); err != nil {
 		return err
 	}
@@ -69,9 +72,14 @@ func NonStrict() LoadOption { return func(c *loadConfig) { c.lenient = true } }
 // written by Save must match its checksum; files from other tools, which
 // have none, are read as they are.
 func Load(r io.Reader, store ParamStore, state []Named, opts ...LoadOption) error {
+	if r == nil || store == nil {
+		return fmt.Errorf("nn: Load: the reader and the store must not be nil")
+	}
 	var cfg loadConfig
 	for _, o := range opts {
-		o(&cfg)
+		if o != nil {
+			o(&cfg)
+		}
 	}
 	if err := checkNames(state); err != nil {
 		return err

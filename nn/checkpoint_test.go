@@ -221,3 +221,9 @@ func TestSaveErrors(t *testing.T) {
 	require.ErrorContains(t, Save(&buf, a.m, []Named{{Name: "x", Node: a.x}}), "not a parameter")
 	require.ErrorContains(t, Load(&buf, a.m, []Named{{Name: "x", Node: nil}}), "not a parameter")
 }
+
+// Save and Load with a nil writer, reader or store say so.
+func TestCheckpointNilArguments(t *testing.T) {
+	require.ErrorContains(t, Save(nil, nil, nil), "must not be nil")
+	require.ErrorContains(t, Load(nil, nil, nil), "must not be nil")
+}

@@ -286,6 +286,9 @@ func (m *Machine) feed(feeds Feeds) error {
 
 // checkValue says why a tensor cannot stand for a value of type want.
 func checkValue(t *tensor.Dense, want graph.Type) error {
+	if t.Dtype().Type == nil || t.Shape() == nil {
+		return fmt.Errorf("the tensor is empty (a zero tensor.Dense), want %v", want)
+	}
 	if t.Dtype() != want.DType {
 		return fmt.Errorf("dtype %v, want %v", t.Dtype(), want.DType)
 	}

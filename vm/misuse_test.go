@@ -134,3 +134,17 @@ func TestConstantValueIsACopy(t *testing.T) {
 		t.Errorf("the graph's constant became %v", k.Value().Float64s())
 	}
 }
+
+// A zero tensor.Dense fed as an input is reported, not formatted into a
+// panic.
+func TestZeroDenseFeed(t *testing.T) {
+	g := graph.New()
+	x := g.Input("x", graph.Float64, 2)
+	p, err := compile.Compile([]*graph.Node{ops.Sum(x)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, _ := vm.New(p)
+	wantErr(t, "zero Dense", m.Run(vm.Feeds{x: &tensor.Dense{}}), "the tensor is empty")
+	wantErr(t, "compile.WriteDot to nil", compile.WriteDot(nil, p), "nil writer")
+}
