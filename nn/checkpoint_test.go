@@ -41,7 +41,7 @@ func newSetup(t *testing.T, seed uint64) *setup {
 	s.x = g.Input("x", graph.Float32, 5, 3)
 	s.y = g.Input("y", graph.Float32, 5)
 	s.loss = CrossEntropy(s.model.Forward(s.x), s.y)
-	s.opt = NewAdam(AdamConfig{LR: 0.01})
+	s.opt = NewAdam(DefaultAdam().WithLR(0.01))
 	updates, err := TrainingUpdates(s.opt, s.loss, s.model)
 	require.NoError(t, err)
 	s.m = machine(t, []*graph.Node{s.loss}, updates)
@@ -89,7 +89,7 @@ func TestCheckpointRoundTrip(t *testing.T) {
 	require.NotEqual(t, a.snapshot(t)["layers.0.weight"].Data(), b.snapshot(t)["layers.0.weight"].Data())
 	require.NoError(t, Load(bytes.NewReader(file), b.m, b.state()))
 	want, got := a.snapshot(t), b.snapshot(t)
-	require.Len(t, got, 17) // 5 parameters, the dropout step, Adam's step and 2 moments per parameter
+	require.Len(t, got, 18) // 5 parameters, the dropout step, Adam's learning rate, step and 2 moments per parameter
 	for name, w := range want {
 		require.Equal(t, w.Float32s(), got[name].Float32s(), "%s is loaded bit for bit", name)
 	}

@@ -39,7 +39,7 @@
 // graph, and run its program on a machine made with vm.SharingParams.
 //
 //	loss := nn.CrossEntropy(model.Forward(x), y)
-//	opt := nn.NewAdam(nn.AdamConfig{LR: 1e-3})
+//	opt := nn.NewAdam(nn.DefaultAdam().WithLR(1e-3))
 //	updates, err := nn.TrainingUpdates(opt, loss, model)
 //	prog, err := compile.Compile([]*graph.Node{loss}, compile.WithUpdates(updates))
 //

@@ -56,6 +56,19 @@ type SGDConfig struct {
 	Nesterov bool
 	// WeightDecay adds WeightDecay·p to each gradient (L2 regularisation).
 	WeightDecay float64
+	// Clip limits the gradients before the step.
+	Clip Clipping
+}
+
+// Clipping limits gradients inside the training step, before the
+// optimiser uses them, as torch.nn.utils.clip_grad_norm_ and
+// clip_grad_value_ do. A zero field switches that clipping off.
+type Clipping struct {
+	// MaxNorm rescales every gradient by min(1, MaxNorm/(‖g‖+1e-6)), where
+	// ‖g‖ is the L2 norm of all the gradients together.
+	MaxNorm float64
+	// MaxValue clamps each gradient element to [-MaxValue, MaxValue].
+	MaxValue float64
 }
 
 // SGD is stochastic gradient descent: p ← p - lr·g, with optional momentum
@@ -64,6 +77,7 @@ type SGD struct {
 	cfg   SGDConfig
 	state []Named
 	built bool
+	lr    *graph.Node // the learning-rate buffer, once built
 }
 
 // NewSGD returns an SGD optimiser; its configuration is checked by Updates.
@@ -80,14 +94,16 @@ func (o *SGD) Updates(loss *graph.Node, params []Named) (map[*graph.Node]*graph.
 		return nil, fmt.Errorf("nn: SGD: momentum %v is not in [0, 1)", c.Momentum)
 	case c.Nesterov && c.Momentum == 0:
 		return nil, fmt.Errorf("nn: SGD: Nesterov momentum needs a momentum above 0")
-	case !(c.WeightDecay >= 0):
-		return nil, fmt.Errorf("nn: SGD: weight decay %v must be ≥ 0", c.WeightDecay)
+	case !(c.WeightDecay >= 0) || math.IsInf(c.WeightDecay, 0):
+		return nil, fmt.Errorf("nn: SGD: weight decay %v must be finite and ≥ 0", c.WeightDecay)
 	}
-	s, err := begin("SGD", &o.built, loss, params)
+	s, err := begin("SGD", &o.built, loss, params, c.Clip)
 	if err != nil {
 		return nil, err
 	}
 	defer s.end()
+	lr := s.scalarBuffer(&o.state, "lr", c.LR)
+	o.lr = lr
 	for i, p := range params {
 		g := s.decay(p.Node, s.grads[i], c.WeightDecay)
 		if c.Momentum != 0 {
@@ -100,25 +116,47 @@ func (o *SGD) Updates(loss *graph.Node, params []Named) (map[*graph.Node]*graph.
 				g = v1
 			}
 		}
-		s.updates[p.Node] = ops.Sub(p.Node, ops.Scale(g, c.LR))
+		s.updates[p.Node] = ops.Sub(p.Node, ops.Mul(lr, g))
 	}
 	return s.finish()
 }
 
-// State returns the velocity buffers (none without momentum).
+// State returns the learning rate and the velocity buffers (none without
+// momentum).
 func (o *SGD) State() []Named { return o.state }
 
-// AdamConfig configures Adam and AdamW. A zero field takes the default
-// given beside it.
+// SetLR sets the learning rate the machine's next steps use, without
+// recompiling: a schedule calls it between runs.
+func (o *SGD) SetLR(m ParamStore, lr float64) error { return setLR("SGD", m, o.lr, lr) }
+
+// AdamConfig configures Adam and AdamW. A zero field means zero: start
+// from DefaultAdam for PyTorch's defaults.
 type AdamConfig struct {
-	LR    float64 // learning rate; default 1e-3
-	Beta1 float64 // decay of the first moment, in [0, 1); default 0.9
-	Beta2 float64 // decay of the second moment, in [0, 1); default 0.999
-	Eps   float64 // added to the denominator; default 1e-8
+	LR    float64 // learning rate, > 0 (PyTorch's default 1e-3)
+	Beta1 float64 // decay of the first moment, in [0, 1) (default 0.9)
+	Beta2 float64 // decay of the second moment, in [0, 1) (default 0.999)
+	Eps   float64 // added to the denominator, ≥ 0 (default 1e-8)
 	// WeightDecay is L2 regularisation for Adam (added to the gradient,
 	// so it is rescaled by the moments) and decoupled decay for AdamW
 	// (p ← p·(1 - LR·WeightDecay), beside the Adam step). Default 0.
 	WeightDecay float64
+	// Clip limits the gradients before the step.
+	Clip Clipping
+}
+
+// DefaultAdam returns PyTorch's defaults for Adam and AdamW: LR 1e-3,
+// betas 0.9 and 0.999, eps 1e-8, no weight decay, no clipping. Change the
+// fields you need:
+//
+//	cfg := nn.DefaultAdam()
+//	cfg.WeightDecay = 0.01
+//	opt := nn.NewAdamW(cfg)
+func DefaultAdam() AdamConfig { return AdamConfig{LR: 1e-3, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8} }
+
+// WithLR returns c with learning rate lr: nn.NewAdam(nn.DefaultAdam().WithLR(0.01)).
+func (c AdamConfig) WithLR(lr float64) AdamConfig {
+	c.LR = lr
+	return c
 }
 
 // Adam is the Adam optimiser (Kingma & Ba), or AdamW (Loshchilov &
@@ -136,29 +174,15 @@ type Adam struct {
 	decoupled bool
 	state     []Named
 	built     bool
+	lr        *graph.Node // the learning-rate buffer, once built
 }
 
 // NewAdam returns an Adam optimiser; its configuration is checked by
 // Updates.
-func NewAdam(cfg AdamConfig) *Adam { return &Adam{cfg: withAdamDefaults(cfg)} }
+func NewAdam(cfg AdamConfig) *Adam { return &Adam{cfg: cfg} }
 
 // NewAdamW returns an AdamW optimiser: Adam with decoupled weight decay.
-func NewAdamW(cfg AdamConfig) *Adam {
-	return &Adam{cfg: withAdamDefaults(cfg), decoupled: true}
-}
-
-func withAdamDefaults(c AdamConfig) AdamConfig {
-	def := func(v *float64, d float64) {
-		if *v == 0 {
-			*v = d
-		}
-	}
-	def(&c.LR, 1e-3)
-	def(&c.Beta1, 0.9)
-	def(&c.Beta2, 0.999)
-	def(&c.Eps, 1e-8)
-	return c
-}
+func NewAdamW(cfg AdamConfig) *Adam { return &Adam{cfg: cfg, decoupled: true} }
 
 func (o *Adam) name() string {
 	if o.decoupled {
@@ -176,31 +200,45 @@ func (o *Adam) Updates(loss *graph.Node, params []Named) (map[*graph.Node]*graph
 		what   string
 		v      float64
 		lo, hi float64
-	}{{"learning rate", c.LR, 0, math.Inf(1)}, {"beta1", c.Beta1, 0, 1}, {"beta2", c.Beta2, 0, 1}} {
+	}{{"learning rate", c.LR, 0, math.Inf(1)}} {
 		if !(f.v > f.lo && f.v < f.hi) {
 			return nil, fmt.Errorf("nn: %s: %s %v is not in (%v, %v)", o.name(), f.what, f.v, f.lo, f.hi)
+		}
+	}
+	for _, f := range []struct {
+		what string
+		v    float64
+	}{{"beta1", c.Beta1}, {"beta2", c.Beta2}} {
+		if !(f.v >= 0 && f.v < 1) {
+			return nil, fmt.Errorf("nn: %s: %s %v is not in [0, 1)", o.name(), f.what, f.v)
 		}
 	}
 	if !(c.Eps >= 0) || !(c.WeightDecay >= 0) || math.IsInf(c.Eps+c.WeightDecay, 0) {
 		return nil, fmt.Errorf("nn: %s: eps %v and weight decay %v must be finite and ≥ 0", o.name(), c.Eps, c.WeightDecay)
 	}
-	s, err := begin(o.name(), &o.built, loss, params)
+	s, err := begin(o.name(), &o.built, loss, params, c.Clip)
 	if err != nil {
 		return nil, err
 	}
 	defer s.end()
-	step := s.scalarBuffer(&o.state, "step")
+	lr := s.scalarBuffer(&o.state, "lr", c.LR)
+	o.lr = lr
+	step := s.scalarBuffer(&o.state, "step", 0)
 	t := ops.Add(step, s.scalar(1))
 	s.updates[step] = t
 	// The bias corrections are shared by every parameter.
 	correction1 := ops.Sub(s.scalar(1), ops.Pow(s.scalar(c.Beta1), t))
 	correction2 := ops.Sqrt(ops.Sub(s.scalar(1), ops.Pow(s.scalar(c.Beta2), t)))
-	stepSize := ops.Div(s.scalar(c.LR), correction1)
+	stepSize := ops.Div(lr, correction1)
+	var keep *graph.Node // AdamW's decay factor, 1 - lr·wd
+	if o.decoupled && c.WeightDecay != 0 {
+		keep = ops.Sub(s.scalar(1), ops.Scale(lr, c.WeightDecay))
+	}
 	for i, p := range params {
 		g, base := s.grads[i], p.Node
 		if o.decoupled {
-			if c.WeightDecay != 0 {
-				base = ops.Scale(base, 1-c.LR*c.WeightDecay)
+			if keep != nil {
+				base = ops.Mul(base, keep)
 			}
 		} else {
 			g = s.decay(p.Node, g, c.WeightDecay)
@@ -216,8 +254,27 @@ func (o *Adam) Updates(loss *graph.Node, params []Named) (map[*graph.Node]*graph
 	return s.finish()
 }
 
-// State returns the step count and the moments.
+// State returns the learning rate, the step count and the moments.
 func (o *Adam) State() []Named { return o.state }
+
+// SetLR sets the learning rate the machine's next steps use, without
+// recompiling: a schedule calls it between runs.
+func (o *Adam) SetLR(m ParamStore, lr float64) error { return setLR(o.name(), m, o.lr, lr) }
+
+// setLR writes lr into an optimiser's learning-rate buffer.
+func setLR(name string, m ParamStore, buffer *graph.Node, lr float64) error {
+	switch {
+	case buffer == nil:
+		return fmt.Errorf("nn: %s: SetLR before Updates: there is no training program yet", name)
+	case m == nil:
+		return fmt.Errorf("nn: %s: SetLR: the machine must not be nil", name)
+	case !(lr > 0) || math.IsInf(lr, 0):
+		return fmt.Errorf("nn: %s: SetLR: learning rate %v must be positive and finite", name, lr)
+	}
+	v := graph.NewDense(buffer.DType())
+	graph.SetFloat(v, 0, lr)
+	return m.Set(buffer, v)
+}
 
 // stepBuilder is what every optimiser's Updates shares: the checked
 // request, the gradients, and the updates being built.
@@ -232,7 +289,7 @@ type stepBuilder struct {
 
 // begin checks an Updates request and differentiates the loss. The
 // optimiser's nodes are built in a scope named after it, for DOT.
-func begin(name string, built *bool, loss *graph.Node, params []Named) (*stepBuilder, error) {
+func begin(name string, built *bool, loss *graph.Node, params []Named, clip Clipping) (*stepBuilder, error) {
 	if *built {
 		return nil, fmt.Errorf("nn: %s: Updates was already called: an optimiser serves one training program", name)
 	}
@@ -247,6 +304,9 @@ func begin(name string, built *bool, loss *graph.Node, params []Named) (*stepBui
 	}
 	if len(params) == 0 {
 		return nil, fmt.Errorf("nn: %s: no parameters to optimise", name)
+	}
+	if !(clip.MaxNorm >= 0) || !(clip.MaxValue >= 0) {
+		return nil, fmt.Errorf("nn: %s: clipping norm %v and value %v must be ≥ 0", name, clip.MaxNorm, clip.MaxValue)
 	}
 	g := loss.Graph()
 	reaches := ancestors(loss)
@@ -277,11 +337,41 @@ func begin(name string, built *bool, loss *graph.Node, params []Named) (*stepBui
 		return nil, fmt.Errorf("nn: %s: %w", name, err)
 	}
 	*built = true
-	return &stepBuilder{
+	s := &stepBuilder{
 		name: name, g: g, dtype: params[0].Node.DType(), grads: grads,
 		updates: map[*graph.Node]*graph.Node{},
 		end:     g.Scope(name),
-	}, nil
+	}
+	s.clip(clip)
+	return s, nil
+}
+
+// clip limits the gradients: each element to [-MaxValue, MaxValue], then
+// all together to the L2 norm MaxNorm (PyTorch's clip_grad_value_ and
+// clip_grad_norm_, with its 1e-6 guard).
+func (s *stepBuilder) clip(c Clipping) {
+	if c.MaxValue > 0 {
+		hi := s.scalar(c.MaxValue)
+		lo := s.scalar(-c.MaxValue)
+		for i, g := range s.grads {
+			s.grads[i] = ops.Maximum(ops.Minimum(g, hi), lo)
+		}
+	}
+	if c.MaxNorm > 0 {
+		var sq *graph.Node
+		for _, g := range s.grads {
+			if t := ops.Sum(ops.Square(g)); sq == nil {
+				sq = t
+			} else {
+				sq = ops.Add(sq, t)
+			}
+		}
+		norm := ops.Add(ops.Sqrt(sq), s.scalar(1e-6))
+		coef := ops.Minimum(ops.Div(s.scalar(c.MaxNorm), norm), s.scalar(1))
+		for i, g := range s.grads {
+			s.grads[i] = ops.Mul(g, coef)
+		}
+	}
 }
 
 // ancestors marks, by node ID, the nodes y depends on (y included).
@@ -318,9 +408,11 @@ func (s *stepBuilder) buffer(state *[]Named, kind string, p Named) *graph.Node {
 	return b
 }
 
-// scalarBuffer adds a zero scalar buffer named name.
-func (s *stepBuilder) scalarBuffer(state *[]Named, name string) *graph.Node {
-	b := s.g.Param(s.name+"."+name, graph.NewDense(s.dtype))
+// scalarBuffer adds a scalar buffer named name, starting at v.
+func (s *stepBuilder) scalarBuffer(state *[]Named, name string, v float64) *graph.Node {
+	init := graph.NewDense(s.dtype)
+	graph.SetFloat(init, 0, v)
+	b := s.g.Param(s.name+"."+name, init)
 	*state = append(*state, Named{Name: name, Node: b})
 	return b
 }

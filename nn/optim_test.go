@@ -1,6 +1,7 @@
 package nn
 
 import (
+	"math"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -56,8 +57,8 @@ func TestOptimisersConvergeOnAQuadratic(t *testing.T) {
 		// 2a(p - c) + wd·p = 0: p = 2ac/(2a + wd), here wd = 1:
 		// 2/3, -12/7, 3/2.
 		{"SGD weight decay", NewSGD(SGDConfig{LR: 0.1, WeightDecay: 1}), 300, []float64{2.0 / 3, -12.0 / 7, 1.5}},
-		{"Adam", NewAdam(AdamConfig{LR: 0.05}), 3000, []float64{1, -2, 3}},
-		{"AdamW", NewAdamW(AdamConfig{LR: 0.05}), 3000, []float64{1, -2, 3}},
+		{"Adam", NewAdam(DefaultAdam().WithLR(0.05)), 3000, []float64{1, -2, 3}},
+		{"AdamW", NewAdamW(DefaultAdam().WithLR(0.05)), 3000, []float64{1, -2, 3}},
 	} {
 		m, p := trainer(t, c.opt, start, quadratic)
 		got := steps(t, m, p, c.steps)
@@ -107,7 +108,7 @@ func TestSGDByHand(t *testing.T) {
 //
 // and likewise p[1]: -0.400000001, -0.30118742166, -0.20487125256.
 func TestAdamByHand(t *testing.T) {
-	m, p := trainer(t, NewAdam(AdamConfig{LR: 0.1}), []float64{1, -0.5}, func(p *graph.Node) *graph.Node {
+	m, p := trainer(t, NewAdam(DefaultAdam().WithLR(0.1)), []float64{1, -0.5}, func(p *graph.Node) *graph.Node {
 		return ops.Sum(ops.Square(p))
 	})
 	for i, want := range [][]float64{
@@ -125,7 +126,8 @@ func TestAdamByHand(t *testing.T) {
 // decays each parameter in proportion to it: p·(1 - LR·wd).
 func TestAdamWDecouplesWeightDecay(t *testing.T) {
 	flat := func(p *graph.Node) *graph.Node { return ops.Sum(ops.Scale(p, 0)) }
-	cfg := AdamConfig{LR: 0.1, WeightDecay: 0.1}
+	cfg := DefaultAdam().WithLR(0.1)
+	cfg.WeightDecay = 0.1
 
 	m, p := trainer(t, NewAdam(cfg), []float64{1, 10}, flat)
 	// g = 0.1·p: m̂ = 0.1·p, √v̂ = 0.1·|p|, step 0.1·sign(p).
@@ -142,20 +144,20 @@ func TestOptimiserState(t *testing.T) {
 	l := NewLinear(g, "fc", 2, 3, true)
 	x := g.Input("x", graph.Float64, 4, 2)
 	loss := ops.Sum(l.Forward(x))
-	opt := NewAdam(AdamConfig{})
+	opt := NewAdam(DefaultAdam())
 	updates, err := opt.Updates(loss, NamedParameters(l))
 	require.NoError(t, err)
-	require.Equal(t, []string{"step", "exp_avg.weight", "exp_avg_sq.weight", "exp_avg.bias", "exp_avg_sq.bias"}, names(opt.State()))
+	require.Equal(t, []string{"lr", "step", "exp_avg.weight", "exp_avg_sq.weight", "exp_avg.bias", "exp_avg_sq.bias"}, names(opt.State()))
 	require.Len(t, updates, 2+5)
-	for _, s := range opt.State() {
+	for _, s := range opt.State()[1:] { // the learning rate is set, not updated
 		require.Contains(t, updates, s.Node, s.Name)
 	}
-	require.Equal(t, []string{"opt.step", "opt.exp_avg.weight"}, names(Prefix("opt", opt.State()))[:2])
+	require.Equal(t, []string{"opt.lr", "opt.step", "opt.exp_avg.weight"}, names(Prefix("opt", opt.State()))[:3])
 
 	sgd := NewSGD(SGDConfig{LR: 0.1, Momentum: 0.5})
 	_, err = sgd.Updates(loss, NamedParameters(l))
 	require.NoError(t, err)
-	require.Equal(t, []string{"momentum_buffer.weight", "momentum_buffer.bias"}, names(sgd.State()))
+	require.Equal(t, []string{"lr", "momentum_buffer.weight", "momentum_buffer.bias"}, names(sgd.State()))
 }
 
 func TestOptimiserErrors(t *testing.T) {
@@ -168,7 +170,12 @@ func TestOptimiserErrors(t *testing.T) {
 	x := g.Input("x", graph.Float64, 2)
 	loss := ops.Sum(ops.Add(ops.Square(used), ops.StopGradient(stopped)))
 	loss = ops.Add(loss, ops.Sum(ops.Mul(x, used)))
-	adam := func() Optimizer { return NewAdam(AdamConfig{}) }
+	adam := func() Optimizer { return NewAdam(DefaultAdam()) }
+	adamWith := func(edit func(*AdamConfig)) Optimizer {
+		c := DefaultAdam()
+		edit(&c)
+		return NewAdam(c)
+	}
 	for _, c := range []struct {
 		name   string
 		opt    Optimizer
@@ -188,8 +195,15 @@ func TestOptimiserErrors(t *testing.T) {
 		{"SGD lr", NewSGD(SGDConfig{}), loss, []Named{{"u", used}}, "learning rate 0"},
 		{"SGD momentum", NewSGD(SGDConfig{LR: 1, Momentum: 1}), loss, []Named{{"u", used}}, "momentum 1"},
 		{"SGD Nesterov", NewSGD(SGDConfig{LR: 1, Nesterov: true}), loss, []Named{{"u", used}}, "Nesterov"},
-		{"Adam beta", NewAdam(AdamConfig{Beta2: 1.5}), loss, []Named{{"u", used}}, "beta2 1.5"},
-		{"AdamW decay", NewAdamW(AdamConfig{WeightDecay: -1}), loss, []Named{{"u", used}}, "AdamW: eps"},
+		{"Adam beta", adamWith(func(c *AdamConfig) { c.Beta2 = 1.5 }), loss, []Named{{"u", used}}, "beta2 1.5 is not in [0, 1)"},
+		{"Adam beta 1", adamWith(func(c *AdamConfig) { c.Beta1 = 1 }), loss, []Named{{"u", used}}, "beta1 1 is not in [0, 1)"},
+		{"Adam negative beta", adamWith(func(c *AdamConfig) { c.Beta1 = -0.1 }), loss, []Named{{"u", used}}, "beta1 -0.1"},
+		{"Adam zero lr", NewAdam(AdamConfig{}), loss, []Named{{"u", used}}, "learning rate 0"},
+		{"Adam NaN eps", adamWith(func(c *AdamConfig) { c.Eps = math.NaN() }), loss, []Named{{"u", used}}, "eps NaN"},
+		{"AdamW decay", NewAdamW(AdamConfig{LR: 1, WeightDecay: -1}), loss, []Named{{"u", used}}, "AdamW: eps"},
+		{"SGD infinite decay", NewSGD(SGDConfig{LR: 1, WeightDecay: math.Inf(1)}), loss, []Named{{"u", used}}, "weight decay +Inf"},
+		{"negative clip", NewSGD(SGDConfig{LR: 1, Clip: Clipping{MaxNorm: -1}}), loss, []Named{{"u", used}}, "clipping norm -1"},
+		{"NaN clip", adamWith(func(c *AdamConfig) { c.Clip.MaxValue = math.NaN() }), loss, []Named{{"u", used}}, "value NaN"},
 	} {
 		_, err := c.opt.Updates(c.loss, c.params)
 		require.ErrorContains(t, err, c.want, "case %s", c.name)
@@ -210,4 +224,37 @@ func TestTrainingStepAllocatesNothing(t *testing.T) {
 	require.NoError(t, s.m.Run(s.feeds))
 	allocs := testing.AllocsPerRun(20, func() { _ = s.m.Run(s.feeds) })
 	require.Zero(t, allocs)
+}
+
+// SetLR changes the step of the same compiled program: p² from 1 with
+// SGD at 0.1 goes to 0.8, then at 0.25 to 0.8 - 0.25·1.6 = 0.4.
+func TestSetLR(t *testing.T) {
+	opt := NewSGD(SGDConfig{LR: 0.1})
+	require.ErrorContains(t, opt.SetLR(nil, 1), "before Updates")
+	m, p := trainer(t, opt, []float64{1}, func(p *graph.Node) *graph.Node { return ops.Sum(ops.Square(p)) })
+	prog := m.Program()
+	assertClose(t, "step at 0.1", steps(t, m, p, 1), []float64{0.8}, 1e-15)
+	require.NoError(t, opt.SetLR(m, 0.25))
+	assertClose(t, "step at 0.25", steps(t, m, p, 1), []float64{0.4}, 1e-15)
+	require.Same(t, prog, m.Program())
+	require.ErrorContains(t, opt.SetLR(m, -1), "must be positive")
+
+	adam := NewAdam(DefaultAdam().WithLR(0.1))
+	m, p = trainer(t, adam, []float64{1}, func(p *graph.Node) *graph.Node { return ops.Sum(ops.Square(p)) })
+	require.NoError(t, adam.SetLR(m, 0.2))
+	// Adam's first step is lr·sign(g) (up to eps): 1 - 0.2.
+	assertClose(t, "Adam at 0.2", steps(t, m, p, 1), []float64{0.8}, 1e-7)
+}
+
+// Clipping by value clamps each element; by norm, rescales all gradients
+// by MaxNorm/(‖g‖+1e-6). For Σp² at p = (3, 4), g = (6, 8) and ‖g‖ = 10.
+func TestClipping(t *testing.T) {
+	sq := func(p *graph.Node) *graph.Node { return ops.Sum(ops.Square(p)) }
+	m, p := trainer(t, NewSGD(SGDConfig{LR: 1, Clip: Clipping{MaxValue: 1}}), []float64{3, 4}, sq)
+	assertClose(t, "by value", steps(t, m, p, 1), []float64{2, 3}, 0)
+	m, p = trainer(t, NewSGD(SGDConfig{LR: 1, Clip: Clipping{MaxNorm: 5}}), []float64{3, 4}, sq)
+	coef := 5 / (10 + 1e-6)
+	assertClose(t, "by norm", steps(t, m, p, 1), []float64{3 - 6*coef, 4 - 8*coef}, 1e-15)
+	m, p = trainer(t, NewSGD(SGDConfig{LR: 1, Clip: Clipping{MaxNorm: 50}}), []float64{3, 4}, sq)
+	assertClose(t, "norm below the limit", steps(t, m, p, 1), []float64{-3, -4}, 1e-15)
 }

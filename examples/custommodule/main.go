@@ -64,7 +64,7 @@ func newSetup(rng *rand.Rand) (*setup, error) {
 	// One training step: forward, backward, the Adam step and the running
 	// statistics' updates, all in one program.
 	s.loss = nn.CrossEntropy(s.model.Forward(s.x), s.y)
-	s.opt = nn.NewAdam(nn.AdamConfig{LR: 0.01})
+	s.opt = nn.NewAdam(nn.DefaultAdam().WithLR(0.01))
 	updates, err := nn.TrainingUpdates(s.opt, s.loss, s.model)
 	if err != nil {
 		return nil, err

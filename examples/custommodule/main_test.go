@@ -28,7 +28,7 @@ func TestRun(t *testing.T) {
 	require.Equal(t, []string{
 		"layers.0.weight", "layers.0.bias", "layers.2.weight", "layers.2.bias",
 		"norm.running_mean", "norm.running_var",
-		"optimizer.step",
+		"optimizer.lr", "optimizer.step",
 		"optimizer.exp_avg.layers.0.weight", "optimizer.exp_avg_sq.layers.0.weight",
 		"optimizer.exp_avg.layers.0.bias", "optimizer.exp_avg_sq.layers.0.bias",
 		"optimizer.exp_avg.layers.2.weight", "optimizer.exp_avg_sq.layers.2.weight",

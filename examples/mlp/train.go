@@ -94,7 +94,7 @@ func Train(cfg Config, out io.Writer) (Result, error) {
 	y := g.Input("y", tensor.Float64, cfg.Batch)
 	nn.SetTraining(model, true)
 	loss := nn.CrossEntropy(model.Forward(x), y)
-	opt := nn.NewAdam(nn.AdamConfig{LR: cfg.LR})
+	opt := nn.NewAdam(nn.DefaultAdam().WithLR(cfg.LR))
 	updates, err := nn.TrainingUpdates(opt, loss, model)
 	if err != nil {
 		return Result{}, err
