@@ -33,16 +33,85 @@ type Optimizer interface {
 // TrainingUpdates returns everything a training program updates: opt's
 // updates of m's parameters to decrease loss, and m's own buffer updates
 // (see StateUpdates). Pass them to compile.WithUpdates.
-func TrainingUpdates(opt Optimizer, loss *graph.Node, m Module) (map[*graph.Node]*graph.Node, error) {
+func TrainingUpdates(opt Optimizer, loss *graph.Node, m Module, opts ...TrainingOption) (map[*graph.Node]*graph.Node, error) {
 	if opt == nil || m == nil {
 		return nil, fmt.Errorf("nn: TrainingUpdates: the optimiser and the module must not be nil")
 	}
-	updates, err := opt.Updates(loss, NamedParameters(m))
+	var cfg trainingConfig
+	for _, o := range opts {
+		if o != nil {
+			o(&cfg)
+		}
+	}
+	params, err := cfg.trainable(loss, NamedParameters(m))
+	if err != nil {
+		return nil, err
+	}
+	updates, err := opt.Updates(loss, params)
 	if err != nil {
 		return nil, err
 	}
 	maps.Copy(updates, StateUpdates(m))
 	return updates, nil
+}
+
+// TrainingOption adjusts which parameters TrainingUpdates trains.
+type TrainingOption func(*trainingConfig)
+
+type trainingConfig struct {
+	frozen  []Module
+	skipped *[]string // where SkipDisconnected reports, or nil to fail
+}
+
+// Frozen leaves the parameters of the given modules (layers of the model,
+// say) out of training, as PyTorch's requires_grad=False does: no
+// gradient is computed for them and the optimiser does not update them.
+func Frozen(modules ...Module) TrainingOption {
+	return func(c *trainingConfig) { c.frozen = append(c.frozen, modules...) }
+}
+
+// SkipDisconnected trains only the parameters with a gradient path to the
+// loss, as PyTorch leaves parameters without a gradient alone, and sets
+// *skipped to the names of the others. Without it, such a parameter is an
+// error.
+func SkipDisconnected(skipped *[]string) TrainingOption {
+	return func(c *trainingConfig) {
+		if skipped == nil {
+			skipped = new([]string)
+		}
+		c.skipped = skipped
+	}
+}
+
+// trainable filters params by the options.
+func (c trainingConfig) trainable(loss *graph.Node, params []Named) ([]Named, error) {
+	frozen := map[*graph.Node]bool{}
+	for _, m := range c.frozen {
+		if m == nil {
+			return nil, fmt.Errorf("nn: TrainingUpdates: Frozen: a module is nil")
+		}
+		for _, p := range NamedParameters(m) {
+			frozen[p.Node] = true
+		}
+	}
+	var reaches []bool
+	if c.skipped != nil {
+		*c.skipped = nil
+		if graph.Poisoned(loss) == nil {
+			reaches = ancestors(loss)
+		}
+	}
+	kept := params[:0:0]
+	for _, p := range params {
+		switch {
+		case frozen[p.Node]:
+		case reaches != nil && (p.Node.ID() >= len(reaches) || !reaches[p.Node.ID()] || p.Node.Graph() != loss.Graph()):
+			*c.skipped = append(*c.skipped, p.Name)
+		default:
+			kept = append(kept, p)
+		}
+	}
+	return kept, nil
 }
 
 // SGDConfig configures stochastic gradient descent.

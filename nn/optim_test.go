@@ -258,3 +258,42 @@ func TestClipping(t *testing.T) {
 	m, p = trainer(t, NewSGD(SGDConfig{LR: 1, Clip: Clipping{MaxNorm: 50}}), []float64{3, 4}, sq)
 	assertClose(t, "norm below the limit", steps(t, m, p, 1), []float64{-3, -4}, 1e-15)
 }
+
+// A frozen layer keeps its weights while the rest trains; skipping
+// disconnected parameters names them instead of failing.
+func TestFrozenAndDisconnected(t *testing.T) {
+	g := graph.New()
+	first := NewLinear(g, "first", 2, 3, true)
+	second := NewLinear(g, "second", 3, 1, true)
+	unused := NewLinear(g, "unused", 2, 2, false)
+	model := NewSequential("model", first, Tanh{}, second, unused)
+	x := g.Input("x", graph.Float64, 4, 2)
+	loss := ops.Sum(ops.Square(second.Forward(ops.Tanh(first.Forward(x)))))
+
+	_, err := TrainingUpdates(NewSGD(SGDConfig{LR: 0.1}), loss, model)
+	require.ErrorContains(t, err, "no gradient path")
+
+	var skipped []string
+	updates, err := TrainingUpdates(NewSGD(SGDConfig{LR: 0.1}), loss, model, Frozen(first), SkipDisconnected(&skipped))
+	require.NoError(t, err)
+	require.Equal(t, []string{"layers.3.weight"}, skipped)
+	m := machine(t, []*graph.Node{loss}, updates)
+	before := func(n *graph.Node) []float64 {
+		v, err := m.Get(n)
+		require.NoError(t, err)
+		return graph.Float64s(v)
+	}
+	w1, w2 := before(first.Weight), before(second.Weight)
+	xv := graph.NewDense(graph.Float64, 4, 2)
+	for i := range xv.Float64s() {
+		xv.Float64s()[i] = float64(i) / 4
+	}
+	for range 3 {
+		require.NoError(t, m.Run(vm.Feeds{x: xv}))
+	}
+	require.Equal(t, w1, before(first.Weight), "the frozen layer is unchanged")
+	require.NotEqual(t, w2, before(second.Weight), "the other layer trains")
+	for _, p := range NamedParameters(first) {
+		require.NotContains(t, updates, p.Node, "no update for a frozen parameter")
+	}
+}
