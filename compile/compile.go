@@ -73,6 +73,7 @@ func Compile(outputs []*graph.Node, opts ...Option) (*Program, error) {
 	if err != nil {
 		return nil, err
 	}
+	noteCompile(g)
 	f := newFunction(outputs, updates)
 	for _, p := range passes {
 		if c.disabled[p.name] {
