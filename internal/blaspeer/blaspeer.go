@@ -27,3 +27,19 @@ func Gemm[E float32 | float64](m, n, k int, a, b, c []E) {
 	C.cblas_dgemm(C.CblasRowMajor, C.CblasNoTrans, C.CblasNoTrans, M, N, K,
 		1, (*C.double)(pa), K, (*C.double)(pb), N, 0, (*C.double)(pc), N)
 }
+
+// Gemv computes y = A·x (A m×n row-major) with cblas_sgemv or
+// cblas_dgemv, or y = Aᵀ·x when trans.
+func Gemv[E float32 | float64](trans bool, m, n int, a, x, y []E) {
+	pa, px, py := unsafe.Pointer(&a[0]), unsafe.Pointer(&x[0]), unsafe.Pointer(&y[0])
+	t := C.enum_CBLAS_TRANSPOSE(C.CblasNoTrans)
+	if trans {
+		t = C.CblasTrans
+	}
+	var z E
+	if unsafe.Sizeof(z) == 4 {
+		C.cblas_sgemv(C.CblasRowMajor, t, C.blasint(m), C.blasint(n), 1, (*C.float)(pa), C.blasint(n), (*C.float)(px), 1, 0, (*C.float)(py), 1)
+		return
+	}
+	C.cblas_dgemv(C.CblasRowMajor, t, C.blasint(m), C.blasint(n), 1, (*C.double)(pa), C.blasint(n), (*C.double)(px), 1, 0, (*C.double)(py), 1)
+}

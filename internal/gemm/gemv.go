@@ -10,29 +10,49 @@ func gemv[E elem](k *kernel[E], p Product, a, b, c []E) bool {
 	case p.N == 1 && (p.M == 1 || p.Ldc == 1) && (p.TransB || p.K == 1 || p.Ldb == 1):
 		// c[i] = Σ_l A(i,l)·b[l], b contiguous.
 		if !p.TransA {
-			for i := range p.M {
-				dotInto(k, p.Acc, &c[i*p.Ldc], p.K, &a[i*p.Lda], &b[0])
-			}
+			dotRows(k, p.Acc, c, p.Ldc, p.M, p.K, a, p.Lda, b)
 			return true
 		}
-		axpyRows(k, p.Acc, c[:p.M], p.K, a, p.Lda, b, 1)
+		axpyRows(k, p.Acc, c[:p.M], p.K, a, p.Lda, b)
 		return true
 	case p.M == 1 && (!p.TransA || p.K == 1 || p.Lda == 1):
 		// c[j] = Σ_l a[l]·B(l,j), a contiguous.
 		if p.TransB {
-			for j := range p.N {
-				dotInto(k, p.Acc, &c[j], p.K, &b[j*p.Ldb], &a[0])
-			}
+			dotRows(k, p.Acc, c, 1, p.N, p.K, b, p.Ldb, a)
 			return true
 		}
-		axpyRows(k, p.Acc, c[:p.N], p.K, b, p.Ldb, a, 1)
+		axpyRows(k, p.Acc, c[:p.N], p.K, b, p.Ldb, a)
 		return true
 	}
 	return false
 }
 
-func dotInto[E elem](k *kernel[E], acc bool, c *E, n int, x, y *E) {
-	v := k.dot(n, x, y)
+// dotRows sets (or, with acc, adds to) c[i·ldc] the dot product of row i
+// of m (rows ldm apart, n long) with x, for i < rows: four rows at a time,
+// sharing the loads of x.
+func dotRows[E elem](k *kernel[E], acc bool, c []E, ldc, rows, n int, m []E, ldm int, x []E) {
+	nv := n - n%k.lanes
+	i := 0
+	for ; i+4 <= rows; i += 4 {
+		var y [4]E
+		if nv > 0 {
+			k.dots4(nv, &m[i*ldm], ldm, &x[0], &y[0])
+		}
+		for r, v := range y {
+			row := m[(i+r)*ldm : (i+r)*ldm+n]
+			for l := nv; l < n; l++ {
+				v += row[l] * x[l]
+			}
+			set(&c[(i+r)*ldc], v, acc)
+		}
+	}
+	for ; i < rows; i++ {
+		set(&c[i*ldc], k.dot(n, &m[i*ldm], &x[0]), acc)
+	}
+}
+
+// set stores v in *c, or adds it when acc.
+func set[E elem](c *E, v E, acc bool) {
 	if acc {
 		v += *c
 	}
@@ -40,12 +60,27 @@ func dotInto[E elem](k *kernel[E], acc bool, c *E, n int, x, y *E) {
 }
 
 // axpyRows sets (or, with acc, adds to) y the sum over l < rows of
-// x[l·incX]·M[l·ldm : l·ldm+len(y)].
-func axpyRows[E elem](k *kernel[E], acc bool, y []E, rows int, m []E, ldm int, x []E, incX int) {
+// x[l]·m[l·ldm : l·ldm+len(y)]: four rows at a time, so y is loaded and
+// stored once per four.
+func axpyRows[E elem](k *kernel[E], acc bool, y []E, rows int, m []E, ldm int, x []E) {
 	if !acc {
 		clear(y)
 	}
-	for l := range rows {
-		k.axpy(len(y), x[l*incX], &m[l*ldm], &y[0])
+	n := len(y)
+	nv := n - n%k.lanes
+	l := 0
+	for ; l+4 <= rows; l += 4 {
+		if nv > 0 {
+			k.axpy4(nv, &x[l], &m[l*ldm], ldm, &y[0])
+		}
+		for r := range 4 {
+			v, row := x[l+r], m[(l+r)*ldm:(l+r)*ldm+n]
+			for j := nv; j < n; j++ {
+				y[j] += v * row[j]
+			}
+		}
+	}
+	for ; l < rows; l++ {
+		k.axpy(n, x[l], &m[l*ldm], &y[0])
 	}
 }

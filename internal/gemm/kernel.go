@@ -17,7 +17,14 @@ type kernel[E elem] struct {
 	// dot returns x[:n]·y[:n].
 	dot func(n int, x, y *E) E
 	// axpy adds alpha·x[:n] to y[:n].
-	axpy   func(n int, alpha E, x, y *E)
+	axpy func(n int, alpha E, x, y *E)
+	// dots4 sets y[r] to row r of a (rows lda apart) times x, for r < 4,
+	// over n elements, a multiple of lanes.
+	dots4 func(n int, a *E, lda int, x, y *E)
+	// axpy4 adds x[r]·(row r of a) to y[:n] for r < 4, n a multiple of
+	// lanes.
+	axpy4  func(n int, x, a *E, lda int, y *E)
+	lanes  int
 	mr, nr int
 	// Block sizes of the driver: kc depths, mc rows of A, nc columns of B
 	// per packed block; mc is a multiple of mr and nc of nr.

@@ -335,6 +335,139 @@ axpyF64AVX2_done:
 	VZEROUPPER
 	RET
 
+// func dots4F64AVX2(n int, a *float64, lda int, x *float64, y *float64)
+// Requires: AVX, FMA3
+TEXT ·dots4F64AVX2(SB), NOSPLIT, $0-40
+	MOVQ   n+0(FP), AX
+	MOVQ   x+24(FP), CX
+	MOVQ   a+8(FP), DX
+	MOVQ   lda+16(FP), R8
+	SHLQ   $0x03, R8
+	MOVQ   DX, BX
+	ADDQ   R8, BX
+	MOVQ   BX, SI
+	ADDQ   R8, SI
+	MOVQ   SI, DI
+	ADDQ   R8, DI
+	VXORPD Y0, Y0, Y0
+	VXORPD Y1, Y1, Y1
+	VXORPD Y2, Y2, Y2
+	VXORPD Y3, Y3, Y3
+	VXORPD Y4, Y4, Y4
+	VXORPD Y5, Y5, Y5
+	VXORPD Y6, Y6, Y6
+	VXORPD Y7, Y7, Y7
+	XORQ   R8, R8
+
+dots4F64AVX2_loop2:
+	CMPQ        AX, $0x00000008
+	JL          dots4F64AVX2_loop1
+	VMOVUPD     (CX)(R8*1), Y8
+	VFMADD231PD (DX)(R8*1), Y8, Y0
+	VFMADD231PD (BX)(R8*1), Y8, Y2
+	VFMADD231PD (SI)(R8*1), Y8, Y4
+	VFMADD231PD (DI)(R8*1), Y8, Y6
+	VMOVUPD     32(CX)(R8*1), Y8
+	VFMADD231PD 32(DX)(R8*1), Y8, Y1
+	VFMADD231PD 32(BX)(R8*1), Y8, Y3
+	VFMADD231PD 32(SI)(R8*1), Y8, Y5
+	VFMADD231PD 32(DI)(R8*1), Y8, Y7
+	ADDQ        $0x00000040, R8
+	SUBQ        $0x00000008, AX
+	JMP         dots4F64AVX2_loop2
+
+dots4F64AVX2_loop1:
+	TESTQ       AX, AX
+	JE          dots4F64AVX2_reduce
+	VMOVUPD     (CX)(R8*1), Y8
+	VFMADD231PD (DX)(R8*1), Y8, Y0
+	VFMADD231PD (BX)(R8*1), Y8, Y2
+	VFMADD231PD (SI)(R8*1), Y8, Y4
+	VFMADD231PD (DI)(R8*1), Y8, Y6
+
+dots4F64AVX2_reduce:
+	MOVQ         y+32(FP), AX
+	VADDPD       Y1, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X8
+	VADDPD       X8, X0, X0
+	VPERMILPD    $0x01, X0, X8
+	VADDSD       X8, X0, X0
+	VMOVSD       X0, (AX)
+	VADDPD       Y3, Y2, Y2
+	VEXTRACTF128 $0x01, Y2, X8
+	VADDPD       X8, X2, X2
+	VPERMILPD    $0x01, X2, X8
+	VADDSD       X8, X2, X2
+	VMOVSD       X2, 8(AX)
+	VADDPD       Y5, Y4, Y4
+	VEXTRACTF128 $0x01, Y4, X8
+	VADDPD       X8, X4, X4
+	VPERMILPD    $0x01, X4, X8
+	VADDSD       X8, X4, X4
+	VMOVSD       X4, 16(AX)
+	VADDPD       Y7, Y6, Y6
+	VEXTRACTF128 $0x01, Y6, X8
+	VADDPD       X8, X6, X6
+	VPERMILPD    $0x01, X6, X8
+	VADDSD       X8, X6, X6
+	VMOVSD       X6, 24(AX)
+	VZEROUPPER
+	RET
+
+// func axpy4F64AVX2(n int, x *float64, a *float64, lda int, y *float64)
+// Requires: AVX, FMA3
+TEXT ·axpy4F64AVX2(SB), NOSPLIT, $0-40
+	MOVQ         n+0(FP), AX
+	MOVQ         x+8(FP), CX
+	MOVQ         y+32(FP), DX
+	MOVQ         a+16(FP), BX
+	MOVQ         lda+24(FP), R9
+	SHLQ         $0x03, R9
+	MOVQ         BX, SI
+	ADDQ         R9, SI
+	MOVQ         SI, DI
+	ADDQ         R9, DI
+	MOVQ         DI, R8
+	ADDQ         R9, R8
+	VBROADCASTSD (CX), Y0
+	VBROADCASTSD 8(CX), Y1
+	VBROADCASTSD 16(CX), Y2
+	VBROADCASTSD 24(CX), Y3
+	XORQ         CX, CX
+
+axpy4F64AVX2_loop2:
+	CMPQ        AX, $0x00000008
+	JL          axpy4F64AVX2_loop1
+	VMOVUPD     (DX)(CX*1), Y4
+	VFMADD231PD (BX)(CX*1), Y0, Y4
+	VFMADD231PD (SI)(CX*1), Y1, Y4
+	VFMADD231PD (DI)(CX*1), Y2, Y4
+	VFMADD231PD (R8)(CX*1), Y3, Y4
+	VMOVUPD     Y4, (DX)(CX*1)
+	VMOVUPD     32(DX)(CX*1), Y4
+	VFMADD231PD 32(BX)(CX*1), Y0, Y4
+	VFMADD231PD 32(SI)(CX*1), Y1, Y4
+	VFMADD231PD 32(DI)(CX*1), Y2, Y4
+	VFMADD231PD 32(R8)(CX*1), Y3, Y4
+	VMOVUPD     Y4, 32(DX)(CX*1)
+	ADDQ        $0x00000040, CX
+	SUBQ        $0x00000008, AX
+	JMP         axpy4F64AVX2_loop2
+
+axpy4F64AVX2_loop1:
+	TESTQ       AX, AX
+	JE          axpy4F64AVX2_done
+	VMOVUPD     (DX)(CX*1), Y4
+	VFMADD231PD (BX)(CX*1), Y0, Y4
+	VFMADD231PD (SI)(CX*1), Y1, Y4
+	VFMADD231PD (DI)(CX*1), Y2, Y4
+	VFMADD231PD (R8)(CX*1), Y3, Y4
+	VMOVUPD     Y4, (DX)(CX*1)
+
+axpy4F64AVX2_done:
+	VZEROUPPER
+	RET
+
 // func microF32AVX2(k int, a *float32, b *float32, c *float32, ldc int, acc bool)
 // Requires: AVX, FMA3, MMX+
 TEXT ·microF32AVX2(SB), NOSPLIT, $0-41
@@ -665,5 +798,146 @@ axpyF32AVX2_tail:
 	JMP         axpyF32AVX2_tail
 
 axpyF32AVX2_done:
+	VZEROUPPER
+	RET
+
+// func dots4F32AVX2(n int, a *float32, lda int, x *float32, y *float32)
+// Requires: AVX, FMA3
+TEXT ·dots4F32AVX2(SB), NOSPLIT, $0-40
+	MOVQ   n+0(FP), AX
+	MOVQ   x+24(FP), CX
+	MOVQ   a+8(FP), DX
+	MOVQ   lda+16(FP), R8
+	SHLQ   $0x02, R8
+	MOVQ   DX, BX
+	ADDQ   R8, BX
+	MOVQ   BX, SI
+	ADDQ   R8, SI
+	MOVQ   SI, DI
+	ADDQ   R8, DI
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	XORQ   R8, R8
+
+dots4F32AVX2_loop2:
+	CMPQ        AX, $0x00000010
+	JL          dots4F32AVX2_loop1
+	VMOVUPS     (CX)(R8*1), Y8
+	VFMADD231PS (DX)(R8*1), Y8, Y0
+	VFMADD231PS (BX)(R8*1), Y8, Y2
+	VFMADD231PS (SI)(R8*1), Y8, Y4
+	VFMADD231PS (DI)(R8*1), Y8, Y6
+	VMOVUPS     32(CX)(R8*1), Y8
+	VFMADD231PS 32(DX)(R8*1), Y8, Y1
+	VFMADD231PS 32(BX)(R8*1), Y8, Y3
+	VFMADD231PS 32(SI)(R8*1), Y8, Y5
+	VFMADD231PS 32(DI)(R8*1), Y8, Y7
+	ADDQ        $0x00000040, R8
+	SUBQ        $0x00000010, AX
+	JMP         dots4F32AVX2_loop2
+
+dots4F32AVX2_loop1:
+	TESTQ       AX, AX
+	JE          dots4F32AVX2_reduce
+	VMOVUPS     (CX)(R8*1), Y8
+	VFMADD231PS (DX)(R8*1), Y8, Y0
+	VFMADD231PS (BX)(R8*1), Y8, Y2
+	VFMADD231PS (SI)(R8*1), Y8, Y4
+	VFMADD231PS (DI)(R8*1), Y8, Y6
+
+dots4F32AVX2_reduce:
+	MOVQ         y+32(FP), AX
+	VADDPS       Y1, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X8
+	VADDPS       X8, X0, X0
+	VMOVHLPS     X0, X0, X8
+	VADDPS       X8, X0, X0
+	VMOVSHDUP    X0, X8
+	VADDSS       X8, X0, X0
+	VMOVSS       X0, (AX)
+	VADDPS       Y3, Y2, Y2
+	VEXTRACTF128 $0x01, Y2, X8
+	VADDPS       X8, X2, X2
+	VMOVHLPS     X2, X2, X8
+	VADDPS       X8, X2, X2
+	VMOVSHDUP    X2, X8
+	VADDSS       X8, X2, X2
+	VMOVSS       X2, 4(AX)
+	VADDPS       Y5, Y4, Y4
+	VEXTRACTF128 $0x01, Y4, X8
+	VADDPS       X8, X4, X4
+	VMOVHLPS     X4, X4, X8
+	VADDPS       X8, X4, X4
+	VMOVSHDUP    X4, X8
+	VADDSS       X8, X4, X4
+	VMOVSS       X4, 8(AX)
+	VADDPS       Y7, Y6, Y6
+	VEXTRACTF128 $0x01, Y6, X8
+	VADDPS       X8, X6, X6
+	VMOVHLPS     X6, X6, X8
+	VADDPS       X8, X6, X6
+	VMOVSHDUP    X6, X8
+	VADDSS       X8, X6, X6
+	VMOVSS       X6, 12(AX)
+	VZEROUPPER
+	RET
+
+// func axpy4F32AVX2(n int, x *float32, a *float32, lda int, y *float32)
+// Requires: AVX, FMA3
+TEXT ·axpy4F32AVX2(SB), NOSPLIT, $0-40
+	MOVQ         n+0(FP), AX
+	MOVQ         x+8(FP), CX
+	MOVQ         y+32(FP), DX
+	MOVQ         a+16(FP), BX
+	MOVQ         lda+24(FP), R9
+	SHLQ         $0x02, R9
+	MOVQ         BX, SI
+	ADDQ         R9, SI
+	MOVQ         SI, DI
+	ADDQ         R9, DI
+	MOVQ         DI, R8
+	ADDQ         R9, R8
+	VBROADCASTSS (CX), Y0
+	VBROADCASTSS 4(CX), Y1
+	VBROADCASTSS 8(CX), Y2
+	VBROADCASTSS 12(CX), Y3
+	XORQ         CX, CX
+
+axpy4F32AVX2_loop2:
+	CMPQ        AX, $0x00000010
+	JL          axpy4F32AVX2_loop1
+	VMOVUPS     (DX)(CX*1), Y4
+	VFMADD231PS (BX)(CX*1), Y0, Y4
+	VFMADD231PS (SI)(CX*1), Y1, Y4
+	VFMADD231PS (DI)(CX*1), Y2, Y4
+	VFMADD231PS (R8)(CX*1), Y3, Y4
+	VMOVUPS     Y4, (DX)(CX*1)
+	VMOVUPS     32(DX)(CX*1), Y4
+	VFMADD231PS 32(BX)(CX*1), Y0, Y4
+	VFMADD231PS 32(SI)(CX*1), Y1, Y4
+	VFMADD231PS 32(DI)(CX*1), Y2, Y4
+	VFMADD231PS 32(R8)(CX*1), Y3, Y4
+	VMOVUPS     Y4, 32(DX)(CX*1)
+	ADDQ        $0x00000040, CX
+	SUBQ        $0x00000010, AX
+	JMP         axpy4F32AVX2_loop2
+
+axpy4F32AVX2_loop1:
+	TESTQ       AX, AX
+	JE          axpy4F32AVX2_done
+	VMOVUPS     (DX)(CX*1), Y4
+	VFMADD231PS (BX)(CX*1), Y0, Y4
+	VFMADD231PS (SI)(CX*1), Y1, Y4
+	VFMADD231PS (DI)(CX*1), Y2, Y4
+	VFMADD231PS (R8)(CX*1), Y3, Y4
+	VMOVUPS     Y4, (DX)(CX*1)
+
+axpy4F32AVX2_done:
 	VZEROUPPER
 	RET

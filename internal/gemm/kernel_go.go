@@ -5,8 +5,8 @@ import "unsafe"
 // goKernels are portable: plain Go loops, a 4×4 register tile.
 var goKernels = kernels{
 	name: "go",
-	f32:  kernel[float32]{micro: microGo[float32], dot: dotGo[float32], axpy: axpyGo[float32], mr: 4, nr: 4, kc: 256, mc: 64, nc: 1024},
-	f64:  kernel[float64]{micro: microGo[float64], dot: dotGo[float64], axpy: axpyGo[float64], mr: 4, nr: 4, kc: 256, mc: 64, nc: 1024},
+	f32:  kernel[float32]{micro: microGo[float32], dot: dotGo[float32], axpy: axpyGo[float32], dots4: dots4Go[float32], axpy4: axpy4Go[float32], lanes: 1, mr: 4, nr: 4, kc: 256, mc: 64, nc: 1024},
+	f64:  kernel[float64]{micro: microGo[float64], dot: dotGo[float64], axpy: axpyGo[float64], dots4: dots4Go[float64], axpy4: axpy4Go[float64], lanes: 1, mr: 4, nr: 4, kc: 256, mc: 64, nc: 1024},
 }
 
 // microGo is the portable micro-kernel for a 4×4 tile. Sixteen named
@@ -77,5 +77,21 @@ func axpyGo[E elem](n int, alpha E, x, y *E) {
 	xs, ys := unsafe.Slice(x, n), unsafe.Slice(y, n)
 	for i, v := range xs {
 		ys[i] += alpha * v
+	}
+}
+
+// dots4Go is four dot products with x.
+func dots4Go[E elem](n int, a *E, lda int, x, y *E) {
+	as, ys := unsafe.Slice(a, 3*lda+n), unsafe.Slice(y, 4)
+	for r := range ys {
+		ys[r] = dotGo(n, &as[r*lda], x)
+	}
+}
+
+// axpy4Go adds four scaled rows to y.
+func axpy4Go[E elem](n int, x, a *E, lda int, y *E) {
+	as, xs := unsafe.Slice(a, 3*lda+n), unsafe.Slice(x, 4)
+	for r, v := range xs {
+		axpyGo(n, v, &as[r*lda], y)
 	}
 }

@@ -10,7 +10,8 @@ import (
 	"github.com/nabla-go/nabla/internal/blaspeer"
 )
 
-// BenchmarkOpenBLAS times OpenBLAS on BenchmarkMul's shapes, as the peer
+// BenchmarkOpenBLAS times OpenBLAS on BenchmarkMul's shapes, as the peer:
+// gemv for one row or one column, gemm otherwise
 // (threads as OPENBLAS_NUM_THREADS says; OPENBLAS_CORETYPE picks its
 // kernels):
 //
@@ -24,8 +25,16 @@ func BenchmarkOpenBLAS(b *testing.B) {
 
 func benchOpenBLAS[E elem](b *testing.B, s [3]int) {
 	pr := newProblem[E](rand.New(rand.NewPCG(1, 1)), s[0], s[1], s[2], false, false, false, false)
+	m, n, k := s[0], s[1], s[2]
 	for range b.N {
-		blaspeer.Gemm(s[0], s[1], s[2], pr.a, pr.b, pr.c)
+		switch {
+		case m == 1: // c = bᵀ·a: OpenBLAS's gemv, as Mul does
+			blaspeer.Gemv(true, k, n, pr.b, pr.a, pr.c)
+		case n == 1:
+			blaspeer.Gemv(false, m, k, pr.a, pr.b, pr.c)
+		default:
+			blaspeer.Gemm(m, n, k, pr.a, pr.b, pr.c)
+		}
 	}
 	reportFlops(b, s)
 }

@@ -41,6 +41,8 @@ func main() {
 		micro(d, 6, 2)
 		dot(d)
 		axpy(d)
+		dots4(d)
+		axpy4(d)
 	}
 	Generate()
 }
@@ -189,21 +191,8 @@ func dot(d dtype) {
 	d.add(acc[1], acc[0], acc[0])
 	d.add(acc[3], acc[2], acc[2])
 	d.add(acc[2], acc[0], acc[0])
-	// Fold the ymm register to one lane: high half onto low, then pairs.
-	lo := acc[0].AsX()
-	hi := t[0].AsX()
-	VEXTRACTF128(Imm(1), acc[0], hi)
-	if d.size == 8 {
-		VADDPD(hi, lo, lo)
-		VPERMILPD(Imm(1), lo, hi)
-		VADDSD(hi, lo, lo)
-	} else {
-		VADDPS(hi, lo, lo)
-		VMOVHLPS(lo, lo, hi)
-		VADDPS(hi, lo, lo)
-		VMOVSHDUP(lo, hi)
-		VADDSS(hi, lo, lo)
-	}
+	hsum(d, acc[0], t[0])
+	lo, hi := acc[0].AsX(), t[0].AsX()
 	Label(name + "_tail")
 	TESTQ(n, n)
 	JE(LabelRef(name + "_done"))
@@ -265,6 +254,135 @@ func axpy(d dtype) {
 	ADDQ(U32(d.size), y)
 	DECQ(n)
 	JMP(LabelRef(name + "_tail"))
+	Label(name + "_done")
+	VZEROUPPER()
+	RET()
+}
+
+// rows4 loads four row pointers a, a+lda, a+2·lda, a+3·lda (lda in
+// elements).
+func rows4(d dtype) []reg.GPVirtual {
+	rows := []reg.GPVirtual{GP64(), GP64(), GP64(), GP64()}
+	Load(Param("a"), rows[0])
+	lda := Load(Param("lda"), GP64())
+	SHLQ(Imm(uint64(log2(d.size))), lda)
+	for r := 1; r < 4; r++ {
+		MOVQ(rows[r-1], rows[r])
+		ADDQ(lda, rows[r])
+	}
+	return rows
+}
+
+// dots4 generates four dot products that share x: y[r] = A[r,:n]·x[:n]
+// for the rows r < 4 of A, lda elements apart. n must be a multiple of the
+// vector width; the caller adds the rest.
+func dots4(d dtype) {
+	name := fmt.Sprintf("dots4%sAVX2", d.name)
+	TEXT(name, NOSPLIT, fmt.Sprintf("func(n int, a *%s, lda int, x, y *%s)", d.gotyp, d.gotyp))
+	Pragma("noescape")
+	Doc(fmt.Sprintf("%s sets y[r] to the dot product of row r of a (lda elements apart) with x, for r < 4, over n elements, a multiple of %d.", name, d.lanes))
+	n := Load(Param("n"), GP64())
+	x := Load(Param("x"), GP64())
+	rows := rows4(d)
+	acc := make([]reg.VecVirtual, 8)
+	for i := range acc {
+		acc[i] = YMM()
+		d.xor(acc[i], acc[i], acc[i])
+	}
+	xv := []reg.VecVirtual{YMM(), YMM()}
+	off := GP64()
+	XORQ(off, off)
+	step := 2 * d.lanes
+	Label(name + "_loop2")
+	CMPQ(n, U32(step))
+	JL(LabelRef(name + "_loop1"))
+	for u := range 2 {
+		d.mov(Mem{Base: x, Index: off, Scale: 1, Disp: u * 32}, xv[u])
+		for r := range 4 {
+			d.fma(Mem{Base: rows[r], Index: off, Scale: 1, Disp: u * 32}, xv[u], acc[2*r+u])
+		}
+	}
+	ADDQ(U32(step*d.size), off)
+	SUBQ(U32(step), n)
+	JMP(LabelRef(name + "_loop2"))
+	Label(name + "_loop1")
+	TESTQ(n, n)
+	JE(LabelRef(name + "_reduce"))
+	d.mov(Mem{Base: x, Index: off, Scale: 1}, xv[0])
+	for r := range 4 {
+		d.fma(Mem{Base: rows[r], Index: off, Scale: 1}, xv[0], acc[2*r])
+	}
+	Label(name + "_reduce")
+	y := Load(Param("y"), GP64())
+	for r := range 4 {
+		s, t := acc[2*r], xv[0]
+		d.add(acc[2*r+1], s, s)
+		hsum(d, s, t)
+		d.movs(s.AsX(), Mem{Base: y, Disp: r * d.size})
+	}
+	VZEROUPPER()
+	RET()
+}
+
+// hsum leaves the sum of s's lanes in its lowest lane, using t.
+func hsum(d dtype, s, t reg.VecVirtual) {
+	lo, hi := s.AsX(), t.AsX()
+	VEXTRACTF128(Imm(1), s, hi)
+	if d.size == 8 {
+		VADDPD(hi, lo, lo)
+		VPERMILPD(Imm(1), lo, hi)
+		VADDSD(hi, lo, lo)
+		return
+	}
+	VADDPS(hi, lo, lo)
+	VMOVHLPS(lo, lo, hi)
+	VADDPS(hi, lo, lo)
+	VMOVSHDUP(lo, hi)
+	VADDSS(hi, lo, lo)
+}
+
+// axpy4 generates y[:n] += Σ_r x[r]·A[r,:n] over four rows of A, lda
+// elements apart, loading and storing y once. n must be a multiple of the
+// vector width; the caller does the rest.
+func axpy4(d dtype) {
+	name := fmt.Sprintf("axpy4%sAVX2", d.name)
+	TEXT(name, NOSPLIT, fmt.Sprintf("func(n int, x, a *%s, lda int, y *%s)", d.gotyp, d.gotyp))
+	Pragma("noescape")
+	Doc(fmt.Sprintf("%s adds x[r]·(row r of a, lda elements apart) to y for r < 4, over n elements, a multiple of %d.", name, d.lanes))
+	n := Load(Param("n"), GP64())
+	xp := Load(Param("x"), GP64())
+	y := Load(Param("y"), GP64())
+	rows := rows4(d)
+	xs := make([]reg.VecVirtual, 4)
+	for r := range xs {
+		xs[r] = YMM()
+		d.bcast(Mem{Base: xp, Disp: r * d.size}, xs[r])
+	}
+	t := []reg.VecVirtual{YMM(), YMM()}
+	off := GP64()
+	XORQ(off, off)
+	step := 2 * d.lanes
+	Label(name + "_loop2")
+	CMPQ(n, U32(step))
+	JL(LabelRef(name + "_loop1"))
+	for u := range 2 {
+		d.mov(Mem{Base: y, Index: off, Scale: 1, Disp: u * 32}, t[u])
+		for r := range 4 {
+			d.fma(Mem{Base: rows[r], Index: off, Scale: 1, Disp: u * 32}, xs[r], t[u])
+		}
+		d.mov(t[u], Mem{Base: y, Index: off, Scale: 1, Disp: u * 32})
+	}
+	ADDQ(U32(step*d.size), off)
+	SUBQ(U32(step), n)
+	JMP(LabelRef(name + "_loop2"))
+	Label(name + "_loop1")
+	TESTQ(n, n)
+	JE(LabelRef(name + "_done"))
+	d.mov(Mem{Base: y, Index: off, Scale: 1}, t[0])
+	for r := range 4 {
+		d.fma(Mem{Base: rows[r], Index: off, Scale: 1}, xs[r], t[0])
+	}
+	d.mov(t[0], Mem{Base: y, Index: off, Scale: 1})
 	Label(name + "_done")
 	VZEROUPPER()
 	RET()
