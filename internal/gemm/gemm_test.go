@@ -218,13 +218,17 @@ func TestMulReusesBuffers(t *testing.T) {
 	pool := parallel.New(2)
 	defer pool.Close()
 	e := graph.NewExec(pool)
-	pr := newProblem[float32](rand.New(rand.NewPCG(7, 8)), 64, 256, 784, false, true, false, false)
-	Mul(e, pr.p, pr.a, pr.b, pr.c)
-	if n := testing.AllocsPerRun(10, func() { Mul(e, pr.p, pr.a, pr.b, pr.c) }); n != 0 {
-		t.Fatalf("%v allocations per product", n)
-	}
-	if n := testing.AllocsPerRun(10, func() { Mul(nil, pr.p, pr.a, pr.b, pr.c) }); n != 0 {
-		t.Fatalf("%v allocations per serial product", n)
+	for _, s := range [][3]int{{64, 256, 784}, {32, 1, 33}, {1, 32, 33}, {9, 1, 2}} {
+		for flags := range 8 {
+			pr := newProblem[float32](rand.New(rand.NewPCG(7, 8)), s[0], s[1], s[2], flags&1 != 0, flags&2 != 0, flags&4 != 0, false)
+			Mul(e, pr.p, pr.a, pr.b, pr.c)
+			if n := testing.AllocsPerRun(10, func() { Mul(e, pr.p, pr.a, pr.b, pr.c) }); n != 0 {
+				t.Fatalf("%+v: %v allocations per product", pr.p, n)
+			}
+			if n := testing.AllocsPerRun(10, func() { Mul(nil, pr.p, pr.a, pr.b, pr.c) }); n != 0 {
+				t.Fatalf("%+v: %v allocations per serial product", pr.p, n)
+			}
+		}
 	}
 }
 

@@ -34,16 +34,19 @@ func dotRows[E elem](k *kernel[E], acc bool, c []E, ldc, rows, n int, m []E, ldm
 	nv := n - n%k.lanes
 	i := 0
 	for ; i+4 <= rows; i += 4 {
-		var y [4]E
 		if nv > 0 {
-			k.dots4(nv, &m[i*ldm], ldm, &x[0], &y[0])
+			k.dots4(nv, &m[i*ldm], ldm, &x[0], &c[i*ldc], ldc, acc)
 		}
-		for r, v := range y {
+		for r := range 4 {
+			if nv == 0 {
+				set(&c[(i+r)*ldc], 0, acc)
+			}
+			var v E
 			row := m[(i+r)*ldm : (i+r)*ldm+n]
 			for l := nv; l < n; l++ {
 				v += row[l] * x[l]
 			}
-			set(&c[(i+r)*ldc], v, acc)
+			c[(i+r)*ldc] += v
 		}
 	}
 	for ; i < rows; i++ {

@@ -18,9 +18,9 @@ type kernel[E elem] struct {
 	dot func(n int, x, y *E) E
 	// axpy adds alpha·x[:n] to y[:n].
 	axpy func(n int, alpha E, x, y *E)
-	// dots4 sets y[r] to row r of a (rows lda apart) times x, for r < 4,
-	// over n elements, a multiple of lanes.
-	dots4 func(n int, a *E, lda int, x, y *E)
+	// dots4 sets (acc: adds to) y[r·ldy] row r of a (rows lda apart)
+	// times x, for r < 4, over n elements, a multiple of lanes.
+	dots4 func(n int, a *E, lda int, x, y *E, ldy int, acc bool)
 	// axpy4 adds x[r]·(row r of a) to y[:n] for r < 4, n a multiple of
 	// lanes.
 	axpy4  func(n int, x, a *E, lda int, y *E)

@@ -335,9 +335,9 @@ axpyF64AVX2_done:
 	VZEROUPPER
 	RET
 
-// func dots4F64AVX2(n int, a *float64, lda int, x *float64, y *float64)
+// func dots4F64AVX2(n int, a *float64, lda int, x *float64, y *float64, ldy int, acc bool)
 // Requires: AVX, FMA3
-TEXT ·dots4F64AVX2(SB), NOSPLIT, $0-40
+TEXT ·dots4F64AVX2(SB), NOSPLIT, $0-49
 	MOVQ   n+0(FP), AX
 	MOVQ   x+24(FP), CX
 	MOVQ   a+8(FP), DX
@@ -387,30 +387,56 @@ dots4F64AVX2_loop1:
 
 dots4F64AVX2_reduce:
 	MOVQ         y+32(FP), AX
+	MOVQ         ldy+40(FP), CX
+	SHLQ         $0x03, CX
+	MOVB         acc+48(FP), DL
 	VADDPD       Y1, Y0, Y0
 	VEXTRACTF128 $0x01, Y0, X8
 	VADDPD       X8, X0, X0
 	VPERMILPD    $0x01, X0, X8
 	VADDSD       X8, X0, X0
+	TESTB        DL, DL
+	JE           dots4F64AVX2_set0
+	VADDSD       (AX), X0, X0
+
+dots4F64AVX2_set0:
 	VMOVSD       X0, (AX)
+	ADDQ         CX, AX
 	VADDPD       Y3, Y2, Y2
 	VEXTRACTF128 $0x01, Y2, X8
 	VADDPD       X8, X2, X2
 	VPERMILPD    $0x01, X2, X8
 	VADDSD       X8, X2, X2
-	VMOVSD       X2, 8(AX)
+	TESTB        DL, DL
+	JE           dots4F64AVX2_set1
+	VADDSD       (AX), X2, X2
+
+dots4F64AVX2_set1:
+	VMOVSD       X2, (AX)
+	ADDQ         CX, AX
 	VADDPD       Y5, Y4, Y4
 	VEXTRACTF128 $0x01, Y4, X8
 	VADDPD       X8, X4, X4
 	VPERMILPD    $0x01, X4, X8
 	VADDSD       X8, X4, X4
-	VMOVSD       X4, 16(AX)
+	TESTB        DL, DL
+	JE           dots4F64AVX2_set2
+	VADDSD       (AX), X4, X4
+
+dots4F64AVX2_set2:
+	VMOVSD       X4, (AX)
+	ADDQ         CX, AX
 	VADDPD       Y7, Y6, Y6
 	VEXTRACTF128 $0x01, Y6, X8
 	VADDPD       X8, X6, X6
 	VPERMILPD    $0x01, X6, X8
 	VADDSD       X8, X6, X6
-	VMOVSD       X6, 24(AX)
+	TESTB        DL, DL
+	JE           dots4F64AVX2_set3
+	VADDSD       (AX), X6, X6
+
+dots4F64AVX2_set3:
+	VMOVSD X6, (AX)
 	VZEROUPPER
 	RET
 
@@ -801,9 +827,9 @@ axpyF32AVX2_done:
 	VZEROUPPER
 	RET
 
-// func dots4F32AVX2(n int, a *float32, lda int, x *float32, y *float32)
+// func dots4F32AVX2(n int, a *float32, lda int, x *float32, y *float32, ldy int, acc bool)
 // Requires: AVX, FMA3
-TEXT ·dots4F32AVX2(SB), NOSPLIT, $0-40
+TEXT ·dots4F32AVX2(SB), NOSPLIT, $0-49
 	MOVQ   n+0(FP), AX
 	MOVQ   x+24(FP), CX
 	MOVQ   a+8(FP), DX
@@ -853,6 +879,9 @@ dots4F32AVX2_loop1:
 
 dots4F32AVX2_reduce:
 	MOVQ         y+32(FP), AX
+	MOVQ         ldy+40(FP), CX
+	SHLQ         $0x02, CX
+	MOVB         acc+48(FP), DL
 	VADDPS       Y1, Y0, Y0
 	VEXTRACTF128 $0x01, Y0, X8
 	VADDPS       X8, X0, X0
@@ -860,7 +889,13 @@ dots4F32AVX2_reduce:
 	VADDPS       X8, X0, X0
 	VMOVSHDUP    X0, X8
 	VADDSS       X8, X0, X0
+	TESTB        DL, DL
+	JE           dots4F32AVX2_set0
+	VADDSS       (AX), X0, X0
+
+dots4F32AVX2_set0:
 	VMOVSS       X0, (AX)
+	ADDQ         CX, AX
 	VADDPS       Y3, Y2, Y2
 	VEXTRACTF128 $0x01, Y2, X8
 	VADDPS       X8, X2, X2
@@ -868,7 +903,13 @@ dots4F32AVX2_reduce:
 	VADDPS       X8, X2, X2
 	VMOVSHDUP    X2, X8
 	VADDSS       X8, X2, X2
-	VMOVSS       X2, 4(AX)
+	TESTB        DL, DL
+	JE           dots4F32AVX2_set1
+	VADDSS       (AX), X2, X2
+
+dots4F32AVX2_set1:
+	VMOVSS       X2, (AX)
+	ADDQ         CX, AX
 	VADDPS       Y5, Y4, Y4
 	VEXTRACTF128 $0x01, Y4, X8
 	VADDPS       X8, X4, X4
@@ -876,7 +917,13 @@ dots4F32AVX2_reduce:
 	VADDPS       X8, X4, X4
 	VMOVSHDUP    X4, X8
 	VADDSS       X8, X4, X4
-	VMOVSS       X4, 8(AX)
+	TESTB        DL, DL
+	JE           dots4F32AVX2_set2
+	VADDSS       (AX), X4, X4
+
+dots4F32AVX2_set2:
+	VMOVSS       X4, (AX)
+	ADDQ         CX, AX
 	VADDPS       Y7, Y6, Y6
 	VEXTRACTF128 $0x01, Y6, X8
 	VADDPS       X8, X6, X6
@@ -884,7 +931,12 @@ dots4F32AVX2_reduce:
 	VADDPS       X8, X6, X6
 	VMOVSHDUP    X6, X8
 	VADDSS       X8, X6, X6
-	VMOVSS       X6, 12(AX)
+	TESTB        DL, DL
+	JE           dots4F32AVX2_set3
+	VADDSS       (AX), X6, X6
+
+dots4F32AVX2_set3:
+	VMOVSS X6, (AX)
 	VZEROUPPER
 	RET
 

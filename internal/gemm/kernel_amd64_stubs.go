@@ -19,10 +19,10 @@ func dotF64AVX2(n int, x *float64, y *float64) float64
 //go:noescape
 func axpyF64AVX2(n int, alpha float64, x *float64, y *float64)
 
-// dots4F64AVX2 sets y[r] to the dot product of row r of a (lda elements apart) with x, for r < 4, over n elements, a multiple of 4.
+// dots4F64AVX2 sets (acc: adds to) y[r·ldy] the dot product of row r of a (lda elements apart) with x, for r < 4, over n elements, a multiple of 4.
 //
 //go:noescape
-func dots4F64AVX2(n int, a *float64, lda int, x *float64, y *float64)
+func dots4F64AVX2(n int, a *float64, lda int, x *float64, y *float64, ldy int, acc bool)
 
 // axpy4F64AVX2 adds x[r]·(row r of a, lda elements apart) to y for r < 4, over n elements, a multiple of 4.
 //
@@ -44,10 +44,10 @@ func dotF32AVX2(n int, x *float32, y *float32) float32
 //go:noescape
 func axpyF32AVX2(n int, alpha float32, x *float32, y *float32)
 
-// dots4F32AVX2 sets y[r] to the dot product of row r of a (lda elements apart) with x, for r < 4, over n elements, a multiple of 8.
+// dots4F32AVX2 sets (acc: adds to) y[r·ldy] the dot product of row r of a (lda elements apart) with x, for r < 4, over n elements, a multiple of 8.
 //
 //go:noescape
-func dots4F32AVX2(n int, a *float32, lda int, x *float32, y *float32)
+func dots4F32AVX2(n int, a *float32, lda int, x *float32, y *float32, ldy int, acc bool)
 
 // axpy4F32AVX2 adds x[r]·(row r of a, lda elements apart) to y for r < 4, over n elements, a multiple of 8.
 //

@@ -81,10 +81,10 @@ func axpyGo[E elem](n int, alpha E, x, y *E) {
 }
 
 // dots4Go is four dot products with x.
-func dots4Go[E elem](n int, a *E, lda int, x, y *E) {
-	as, ys := unsafe.Slice(a, 3*lda+n), unsafe.Slice(y, 4)
-	for r := range ys {
-		ys[r] = dotGo(n, &as[r*lda], x)
+func dots4Go[E elem](n int, a *E, lda int, x, y *E, ldy int, acc bool) {
+	as, ys := unsafe.Slice(a, 3*lda+n), unsafe.Slice(y, 3*ldy+1)
+	for r := range 4 {
+		set(&ys[r*ldy], dotGo(n, &as[r*lda], x), acc)
 	}
 }
 

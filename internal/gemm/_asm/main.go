@@ -273,14 +273,14 @@ func rows4(d dtype) []reg.GPVirtual {
 	return rows
 }
 
-// dots4 generates four dot products that share x: y[r] = A[r,:n]·x[:n]
+// dots4 generates four dot products that share x: y[r·ldy] (+)= A[r,:n]·x[:n]
 // for the rows r < 4 of A, lda elements apart. n must be a multiple of the
 // vector width; the caller adds the rest.
 func dots4(d dtype) {
 	name := fmt.Sprintf("dots4%sAVX2", d.name)
-	TEXT(name, NOSPLIT, fmt.Sprintf("func(n int, a *%s, lda int, x, y *%s)", d.gotyp, d.gotyp))
+	TEXT(name, NOSPLIT, fmt.Sprintf("func(n int, a *%s, lda int, x, y *%s, ldy int, acc bool)", d.gotyp, d.gotyp))
 	Pragma("noescape")
-	Doc(fmt.Sprintf("%s sets y[r] to the dot product of row r of a (lda elements apart) with x, for r < 4, over n elements, a multiple of %d.", name, d.lanes))
+	Doc(fmt.Sprintf("%s sets (acc: adds to) y[r·ldy] the dot product of row r of a (lda elements apart) with x, for r < 4, over n elements, a multiple of %d.", name, d.lanes))
 	n := Load(Param("n"), GP64())
 	x := Load(Param("x"), GP64())
 	rows := rows4(d)
@@ -314,11 +314,22 @@ func dots4(d dtype) {
 	}
 	Label(name + "_reduce")
 	y := Load(Param("y"), GP64())
+	ldy := Load(Param("ldy"), GP64())
+	SHLQ(Imm(uint64(log2(d.size))), ldy)
+	accFlag := Load(Param("acc"), GP8())
 	for r := range 4 {
 		s, t := acc[2*r], xv[0]
 		d.add(acc[2*r+1], s, s)
 		hsum(d, s, t)
-		d.movs(s.AsX(), Mem{Base: y, Disp: r * d.size})
+		skip := fmt.Sprintf("%s_set%d", name, r)
+		TESTB(accFlag, accFlag)
+		JE(LabelRef(skip))
+		d.adds(Mem{Base: y}, s.AsX(), s.AsX())
+		Label(skip)
+		d.movs(s.AsX(), Mem{Base: y})
+		if r < 3 {
+			ADDQ(ldy, y)
+		}
 	}
 	VZEROUPPER()
 	RET()
