@@ -93,7 +93,7 @@ func (n *BatchNorm) Forward(x *graph.Node) *graph.Node {
 			}
 			mean = ops.MeanKeepDims(x, axes...)
 			variance = ops.MeanKeepDims(ops.Square(ops.Sub(x, mean)), axes...)
-			n.track(mean, variance, count)
+			n.track(x, mean, variance, axes)
 		} else {
 			mean, variance = ops.Reshape(n.RunningMean, perChannel...), ops.Reshape(n.RunningVar, perChannel...)
 		}
@@ -104,19 +104,23 @@ func (n *BatchNorm) Forward(x *graph.Node) *graph.Node {
 }
 
 // track builds the running statistics' updates from a batch's mean and
-// biased variance over count values per channel.
-func (n *BatchNorm) track(mean, variance *graph.Node, count int) {
+// biased variance of x over axes. The variance is made unbiased with the
+// count of values per channel taken from x at run time (a sum of x⁰), so
+// that the update stays right when a vm.Runner replays it for another
+// batch size.
+func (n *BatchNorm) track(x, mean, variance *graph.Node, axes []int) {
 	m := n.momentum
-	unbiased := float64(count) / float64(count-1)
-	blend := func(running, batch *graph.Node, scale float64) *graph.Node {
-		batch = ops.StopGradient(ops.Reshape(batch, n.channels))
-		return ops.Add(ops.Scale(running, 1-m), ops.Scale(batch, m*scale))
+	g := x.Graph()
+	count := ops.Sum(ops.PowConst(ops.StopGradient(x), 0), axes...)
+	unbiased := ops.Div(count, ops.Sub(count, g.Scalar(1, x.DType())))
+	perChannel := func(v *graph.Node) *graph.Node { return ops.StopGradient(ops.Reshape(v, n.channels)) }
+	blend := func(running, batch *graph.Node) *graph.Node {
+		return ops.Add(ops.Scale(running, 1-m), ops.Scale(batch, m))
 	}
-	one := n.NumBatchesTracked.Graph().Scalar(1, graph.Float64)
 	n.updates = map[*graph.Node]*graph.Node{
-		n.RunningMean:       blend(n.RunningMean, mean, 1),
-		n.RunningVar:        blend(n.RunningVar, variance, unbiased),
-		n.NumBatchesTracked: ops.Add(n.NumBatchesTracked, one),
+		n.RunningMean:       blend(n.RunningMean, perChannel(mean)),
+		n.RunningVar:        blend(n.RunningVar, ops.Mul(perChannel(variance), unbiased)),
+		n.NumBatchesTracked: ops.Add(n.NumBatchesTracked, g.Scalar(1, graph.Float64)),
 	}
 }
 

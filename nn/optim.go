@@ -145,8 +145,8 @@ type Clipping struct {
 type SGD struct {
 	cfg   SGDConfig
 	state []Named
-	built bool
-	lr    *graph.Node // the learning-rate buffer, once built
+	graph *graph.Graph // the graph of the first Updates
+	lr    *graph.Node  // the learning-rate buffer, once built
 }
 
 // NewSGD returns an SGD optimiser; its configuration is checked by Updates.
@@ -166,7 +166,7 @@ func (o *SGD) Updates(loss *graph.Node, params []Named) (map[*graph.Node]*graph.
 	case !(c.WeightDecay >= 0) || math.IsInf(c.WeightDecay, 0):
 		return nil, fmt.Errorf("nn: SGD: weight decay %v must be finite and ≥ 0", c.WeightDecay)
 	}
-	s, err := begin("SGD", &o.built, loss, params, c.Clip)
+	s, err := begin("SGD", &o.graph, loss, params, c.Clip)
 	if err != nil {
 		return nil, err
 	}
@@ -242,8 +242,8 @@ type Adam struct {
 	cfg       AdamConfig
 	decoupled bool
 	state     []Named
-	built     bool
-	lr        *graph.Node // the learning-rate buffer, once built
+	graph     *graph.Graph // the graph of the first Updates
+	lr        *graph.Node  // the learning-rate buffer, once built
 }
 
 // NewAdam returns an Adam optimiser; its configuration is checked by
@@ -285,7 +285,7 @@ func (o *Adam) Updates(loss *graph.Node, params []Named) (map[*graph.Node]*graph
 	if !(c.Eps >= 0) || !(c.WeightDecay >= 0) || math.IsInf(c.Eps+c.WeightDecay, 0) {
 		return nil, fmt.Errorf("nn: %s: eps %v and weight decay %v must be finite and ≥ 0", o.name(), c.Eps, c.WeightDecay)
 	}
-	s, err := begin(o.name(), &o.built, loss, params, c.Clip)
+	s, err := begin(o.name(), &o.graph, loss, params, c.Clip)
 	if err != nil {
 		return nil, err
 	}
@@ -357,11 +357,11 @@ type stepBuilder struct {
 }
 
 // begin checks an Updates request and differentiates the loss. The
-// optimiser's nodes are built in a scope named after it, for DOT.
-func begin(name string, built *bool, loss *graph.Node, params []Named, clip Clipping) (*stepBuilder, error) {
-	if *built {
-		return nil, fmt.Errorf("nn: %s: Updates was already called: an optimiser serves one training program", name)
-	}
+// optimiser's nodes are built in a scope named after it, for DOT. An
+// optimiser serves one graph: Updates may be called again, for another
+// loss of the same model (the same model on another batch size, say), and
+// the steps it builds share its state.
+func begin(name string, owner **graph.Graph, loss *graph.Node, params []Named, clip Clipping) (*stepBuilder, error) {
 	if p := graph.Poisoned(loss); p != nil {
 		return nil, p.Err()
 	}
@@ -401,11 +401,14 @@ func begin(name string, built *bool, loss *graph.Node, params []Named, clip Clip
 		seen[n] = p.Name
 		nodes[i] = n
 	}
+	if *owner != nil && *owner != g {
+		return nil, fmt.Errorf("nn: %s: the loss belongs to another graph than the one the optimiser serves", name)
+	}
 	grads, err := compile.Grad(loss, nodes...)
 	if err != nil {
 		return nil, fmt.Errorf("nn: %s: %w", name, err)
 	}
-	*built = true
+	*owner = g
 	s := &stepBuilder{
 		name: name, g: g, dtype: params[0].Node.DType(), grads: grads,
 		updates: map[*graph.Node]*graph.Node{},
@@ -469,21 +472,38 @@ func (s *stepBuilder) decay(p, g *graph.Node, wd float64) *graph.Node {
 }
 
 // buffer adds a zero buffer shaped like p, recorded in state as
-// "kind.<p's name>".
+// "kind.<p's name>", or returns the one an earlier Updates added.
 func (s *stepBuilder) buffer(state *[]Named, kind string, p Named) *graph.Node {
 	name := join(kind, p.Name)
+	if b := lookup(*state, name); b != nil {
+		return b
+	}
 	b := s.g.Param(s.name+"."+name, graph.NewDense(s.dtype, p.Node.Shape()...))
 	*state = append(*state, Named{Name: name, Node: b})
 	return b
 }
 
-// scalarBuffer adds a scalar buffer named name, starting at v.
+// scalarBuffer adds a scalar buffer named name, starting at v, or
+// returns the one an earlier Updates added.
 func (s *stepBuilder) scalarBuffer(state *[]Named, name string, v float64) *graph.Node {
+	if b := lookup(*state, name); b != nil {
+		return b
+	}
 	init := graph.NewDense(s.dtype)
 	graph.SetFloat(init, 0, v)
 	b := s.g.Param(s.name+"."+name, init)
 	*state = append(*state, Named{Name: name, Node: b})
 	return b
+}
+
+// lookup returns the node named name in state, or nil.
+func lookup(state []Named, name string) *graph.Node {
+	for _, n := range state {
+		if n.Name == name {
+			return n.Node
+		}
+	}
+	return nil
 }
 
 // finish returns the updates, or the first error building them recorded.

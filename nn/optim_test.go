@@ -209,10 +209,19 @@ func TestOptimiserErrors(t *testing.T) {
 		require.ErrorContains(t, err, c.want, "case %s", c.name)
 	}
 	opt := adam()
-	_, err := opt.Updates(loss, []Named{{"u", used}})
+	first, err := opt.Updates(loss, []Named{{"u", used}})
 	require.NoError(t, err)
-	_, err = opt.Updates(loss, []Named{{"u", used}})
-	require.ErrorContains(t, err, "already called")
+	state := len(opt.State())
+	again, err := opt.Updates(loss, []Named{{"u", used}})
+	require.NoError(t, err)
+	require.Len(t, opt.State(), state, "a second Updates shares the state of the first")
+	for b := range first {
+		require.Contains(t, again, b, "the second step updates the same buffers")
+	}
+	g2 := graph.New()
+	u2 := g2.Param("u", graph.NewDense(graph.Float64))
+	_, err = opt.Updates(ops.Sum(u2), []Named{{"u", u2}})
+	require.ErrorContains(t, err, "another graph than the one the optimiser serves")
 	_, err = TrainingUpdates(nil, loss, ReLU{})
 	require.ErrorContains(t, err, "must not be nil")
 }

@@ -1,0 +1,45 @@
+package graph_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/nabla-go/nabla/graph"
+)
+
+func TestReplay(t *testing.T) {
+	g := graph.New()
+	x := g.Input("x", graph.Float64, 4, 3)
+	w := g.Param("w", graph.NewDense(graph.Float64, 4, 3))
+	b := g.Param("b", graph.NewDense(graph.Float64, 4, 3))
+	unrelated := graph.Apply(addOp{}, b, b)
+	sum := graph.Apply(addOp{}, x, w)
+	parts := graph.ApplyMulti(splitOp{}, sum)
+	x2 := g.Input("x", graph.Float64, 4, 5)
+	w2 := g.Param("w2", graph.NewDense(graph.Float64, 4, 5))
+
+	m, err := graph.Replay(map[*graph.Node]*graph.Node{x: x2, w: w2}, parts[1], unrelated)
+	require.NoError(t, err)
+	require.Equal(t, x2, m[x])
+	require.NotContains(t, m, unrelated, "what reads no replaced node is shared")
+	require.NotContains(t, m, b)
+	require.Equal(t, []int{4, 5}, m[sum].Shape())
+	require.Equal(t, []int{4, 4}, m[parts[1]].Shape())
+	require.Equal(t, []int{4, 1}, m[parts[0]].Shape(), "a multi-output op is replayed whole")
+	require.Equal(t, m[parts[0]].Inputs(), m[parts[1]].Inputs())
+	require.Equal(t, sum.Site(), m[sum].Site(), "a replayed node keeps the site of the node it replays")
+
+	// A refused type: nothing is added and the graph stays healthy.
+	before := len(g.Nodes())
+	x3 := g.Input("x", graph.Float64, 2, 3)
+	before++
+	_, err = graph.Replay(map[*graph.Node]*graph.Node{x: x3}, sum)
+	require.ErrorContains(t, err, "TestAdd")
+	require.ErrorContains(t, err, "types differ")
+	require.Len(t, g.Nodes(), before)
+	require.NoError(t, g.Err())
+
+	_, err = graph.Replay(map[*graph.Node]*graph.Node{x: graph.New().Input("y", graph.Float64)}, sum)
+	require.ErrorContains(t, err, "not between healthy nodes")
+}

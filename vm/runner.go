@@ -1,0 +1,240 @@
+package vm
+
+import (
+	"fmt"
+	"maps"
+
+	"gorgonia.org/tensor"
+
+	"github.com/nabla-go/nabla/compile"
+	"github.com/nabla-go/nabla/graph"
+)
+
+// Runner runs one model for any size of the leading (batch) axis of its
+// inputs: the training batch, a partial last batch, a whole test set. A
+// graph's shapes are static, so the Runner keeps one program per batch
+// size, made the first time that size is fed: it replays the forward
+// graph on inputs of that size (graph.Replay), asks the Trainer for the
+// training step of those outputs (gradients are built for each size: they
+// hold the batch size in their shapes and scales), and compiles. All its
+// machines share the parameters and the optimiser's state, so a step made
+// at one size is seen at every other. After its first run at a size, a
+// run allocates nothing.
+//
+// Inputs whose leading dimension is the graph's batch size (that of the
+// first input, in node order, fed with a leading dimension) are batched:
+// a run feeds them all with one leading size, and the other inputs with
+// their built shapes. Ops must not bake the batch size into their
+// parameters (Reshape(x, 64, -1) does; Reshape(x, -1, 784) does not):
+// such a graph fails at the first run of another size, with an error
+// naming the op.
+//
+// A Runner, like a Machine, belongs to one goroutine at a time.
+type Runner struct {
+	outputs []*graph.Node
+	updates map[*graph.Node]*graph.Node
+	train   Trainer
+	opts    []Option
+	inputs  []*graph.Node // every input the outputs and updates read
+	batch   int           // the built batch size
+	base    *Machine
+	sizes   map[int]*sized
+	cur     *sized
+}
+
+// sized is a Runner's program for one batch size.
+type sized struct {
+	m     *Machine
+	nodes map[*graph.Node]*graph.Node // the built graph's nodes → this size's
+	feeds Feeds                       // reused from run to run
+}
+
+// Trainer builds a training step from a Runner's outputs at one batch
+// size, as compile.WithUpdates takes it: typically nn.TrainingUpdates of
+// the loss among them. An optimiser may be asked for several steps of one
+// model: they share its state.
+type Trainer func(outputs []*graph.Node) (map[*graph.Node]*graph.Node, error)
+
+// NewRunner compiles outputs for the batch size the graph was built with.
+// updates are forward-side state updates (nn.StateUpdates: BatchNorm's
+// running statistics, Dropout's counter), replayed with the outputs; train,
+// if not nil, builds the training step at each size. opts apply to every
+// machine the Runner makes.
+func NewRunner(outputs []*graph.Node, updates map[*graph.Node]*graph.Node, train Trainer, opts ...Option) (*Runner, error) {
+	r := &Runner{outputs: outputs, updates: updates, train: train, opts: opts, sizes: map[int]*sized{}}
+	all, err := r.steps(outputs, updates)
+	if err != nil {
+		return nil, err
+	}
+	p, err := compile.Compile(outputs, compile.WithUpdates(all))
+	if err != nil {
+		return nil, err
+	}
+	if r.base, err = New(p, opts...); err != nil {
+		return nil, err
+	}
+	r.inputs = p.Inputs()
+	for _, n := range r.inputs {
+		if n.Type().Rank() > 0 {
+			r.batch = n.Shape()[0]
+			break
+		}
+	}
+	r.sizes[r.batch] = &sized{m: r.base}
+	r.cur = r.sizes[r.batch]
+	return r, nil
+}
+
+// batched reports whether input n is fed with the batch's leading size.
+func (r *Runner) batched(n *graph.Node) bool {
+	return n.Type().Rank() > 0 && n.Shape()[0] == r.batch
+}
+
+// Run feeds the inputs, runs the program for their batch size (making it
+// first, when new) and applies the updates.
+func (r *Runner) Run(feeds Feeds) error {
+	size := -1
+	for _, in := range r.inputs {
+		v, ok := feeds[in]
+		if !ok {
+			return fmt.Errorf("nabla: Run: input %q (%v) is not fed", in.Name(), in.Type())
+		}
+		if v == nil || !r.batched(in) || len(v.Shape()) == 0 {
+			continue // Machine.Run says what is wrong
+		}
+		if n := v.Shape()[0]; size < 0 {
+			size = n
+		} else if n != size {
+			return fmt.Errorf("nabla: Runner.Run: input %v is fed %d rows and another input %d: batched inputs share one leading size", in, n, size)
+		}
+	}
+	if size < 0 {
+		size = r.batch
+	}
+	s, ok := r.sizes[size]
+	if !ok {
+		var err error
+		if s, err = r.make(size); err != nil {
+			return err
+		}
+		r.sizes[size] = s
+	}
+	r.cur = s
+	if s.nodes == nil {
+		return s.m.Run(feeds)
+	}
+	for n, v := range feeds {
+		if m, ok := s.nodes[n]; ok {
+			n = m
+		}
+		s.feeds[n] = v
+	}
+	err := s.m.Run(s.feeds)
+	for n := range s.feeds {
+		s.feeds[n] = nil // hold no user tensor between runs
+	}
+	return err
+}
+
+// make replays the graph on inputs with a leading dimension of size and
+// compiles it.
+func (r *Runner) make(size int) (*sized, error) {
+	if size < 1 {
+		return nil, fmt.Errorf("nabla: Runner.Run: batch size %d: need at least one row", size)
+	}
+	subst := map[*graph.Node]*graph.Node{}
+	for _, in := range r.inputs {
+		if !r.batched(in) {
+			continue
+		}
+		shape := append([]int{size}, in.Shape()[1:]...)
+		subst[in] = in.Graph().Input(in.Name(), in.DType(), shape...)
+	}
+	roots := append([]*graph.Node(nil), r.outputs...)
+	for p, u := range r.updates {
+		roots = append(roots, p, u)
+	}
+	nodes, err := graph.Replay(subst, roots...)
+	if err != nil {
+		return nil, fmt.Errorf("%w (batch size %d; the graph was built for %d)", err, size, r.batch)
+	}
+	at := func(n *graph.Node) *graph.Node {
+		if m, ok := nodes[n]; ok {
+			return m
+		}
+		return n
+	}
+	outputs := make([]*graph.Node, len(r.outputs))
+	for i, o := range r.outputs {
+		outputs[i] = at(o)
+	}
+	updates := make(map[*graph.Node]*graph.Node, len(r.updates))
+	for p, u := range r.updates {
+		updates[p] = at(u)
+	}
+	all, err := r.steps(outputs, updates)
+	if err != nil {
+		return nil, err
+	}
+	p, err := compile.Compile(outputs, compile.WithUpdates(all))
+	if err != nil {
+		return nil, err
+	}
+	m, err := New(p, append(append([]Option(nil), r.opts...), SharingParams(r.base))...)
+	if err != nil {
+		return nil, err
+	}
+	s := &sized{m: m, nodes: nodes, feeds: Feeds{}}
+	for _, in := range r.inputs {
+		s.feeds[at(in)] = nil
+	}
+	return s, nil
+}
+
+// steps adds the Trainer's step for outputs to the state updates.
+func (r *Runner) steps(outputs []*graph.Node, updates map[*graph.Node]*graph.Node) (map[*graph.Node]*graph.Node, error) {
+	if r.train == nil {
+		return updates, nil
+	}
+	step, err := r.train(outputs)
+	if err != nil {
+		return nil, err
+	}
+	all := maps.Clone(updates)
+	if all == nil {
+		all = map[*graph.Node]*graph.Node{}
+	}
+	for p, u := range step {
+		if _, ok := all[p]; ok {
+			return nil, fmt.Errorf("nabla: Runner: %v is updated both by the state updates and by the training step", p)
+		}
+		all[p] = u
+	}
+	return all, nil
+}
+
+// Value returns n's value after the last run, n a node of the graph as
+// built: an output, an input or a parameter.
+func (r *Runner) Value(n *graph.Node) (*tensor.Dense, error) {
+	if m, ok := r.cur.nodes[n]; ok {
+		n = m
+	}
+	return r.cur.m.Value(n)
+}
+
+// Scalar returns a one-element value after the last run (see
+// Machine.Scalar).
+func (r *Runner) Scalar(n *graph.Node) (float64, error) {
+	if m, ok := r.cur.nodes[n]; ok {
+		n = m
+	}
+	return r.cur.m.Scalar(n)
+}
+
+// Machine is the machine of the batch size the graph was built with; it
+// holds the parameters all sizes share (for checkpoints and optimiser
+// settings such as SetLR).
+func (r *Runner) Machine() *Machine { return r.base }
+
+// Sizes is the number of batch sizes the Runner has programs for.
+func (r *Runner) Sizes() int { return len(r.sizes) }
