@@ -135,3 +135,12 @@ func (n *BatchNorm) Describe() string {
 
 // String prints the module as a tree (see Format).
 func (n *BatchNorm) String() string { return Format(n) }
+
+// Name is the name the module was made with, which prefixes its
+// parameters' names.
+func (n *BatchNorm) Name() string {
+	if n == nil {
+		return ""
+	}
+	return n.name
+}

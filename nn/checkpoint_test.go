@@ -86,7 +86,7 @@ func TestCheckpointRoundTrip(t *testing.T) {
 	// The same model, rebuilt (dropout's seed is part of its construction),
 	// but untrained.
 	b := newSetup(t, 1)
-	require.NotEqual(t, a.snapshot(t)["layers.0.weight"].Data(), b.snapshot(t)["layers.0.weight"].Data())
+	require.NotEqual(t, a.snapshot(t)["fc1.weight"].Data(), b.snapshot(t)["fc1.weight"].Data())
 	require.NoError(t, Load(bytes.NewReader(file), b.m, b.state()))
 	want, got := a.snapshot(t), b.snapshot(t)
 	require.Len(t, got, 18) // 5 parameters, the dropout step, Adam's learning rate, step and 2 moments per parameter
@@ -94,7 +94,7 @@ func TestCheckpointRoundTrip(t *testing.T) {
 		require.Equal(t, w.Float32s(), got[name].Float32s(), "%s is loaded bit for bit", name)
 	}
 	require.Equal(t, float32(3), got["optimizer.step"].Float32s()[0])
-	require.Equal(t, 3.0, got["layers.2.step"].Float64s()[0])
+	require.Equal(t, 3.0, got["drop.step"].Float64s()[0])
 
 	// Both machines now continue identically, dropout masks included.
 	for range 2 {
@@ -206,7 +206,7 @@ func TestLoadChecksStoreBeforeWriting(t *testing.T) {
 	require.NoError(t, err)
 	before := snapshotOf(t, eval, NamedParameters(a.model))
 	err = Load(bytes.NewReader(file), eval, a.state())
-	require.ErrorContains(t, err, `"layers.2.step"`)
+	require.ErrorContains(t, err, `"drop.step"`)
 	require.Equal(t, before, snapshotOf(t, eval, NamedParameters(a.model)))
 	// Loading just the parameters works.
 	require.NoError(t, Load(bytes.NewReader(file), eval, NamedParameters(a.model), NonStrict()))

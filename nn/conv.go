@@ -107,3 +107,12 @@ func (c *Conv2d) Describe() string {
 
 // String prints the module as a tree (see Format).
 func (c *Conv2d) String() string { return Format(c) }
+
+// Name is the name the module was made with, which prefixes its
+// parameters' names.
+func (c *Conv2d) Name() string {
+	if c == nil {
+		return ""
+	}
+	return c.name
+}

@@ -27,7 +27,8 @@
 //
 // NamedParameters finds a module's parameters by walking its fields, child
 // modules, slices and maps included, and names them by their path
-// ("layers.0.weight"); see Module for the rules.
+// ("layers.0.weight", or "fc1.weight" for a layer named fc1 in a
+// Sequential); see Module for the rules.
 //
 // # Training
 //

@@ -83,6 +83,15 @@ func (d *Dropout) Describe() string { return fmt.Sprintf("p=%v", d.p) }
 // String prints the module as a tree (see Format).
 func (d *Dropout) String() string { return Format(d) }
 
+// Name is the name the module was made with, which prefixes its
+// parameters' names.
+func (d *Dropout) Name() string {
+	if d == nil {
+		return ""
+	}
+	return d.name
+}
+
 // dropoutMaskOp draws a dropout mask of a fixed type from a scalar step.
 type dropoutMaskOp struct {
 	p     float64

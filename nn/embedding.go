@@ -50,3 +50,12 @@ func (e *Embedding) Describe() string {
 
 // String prints the module as a tree (see Format).
 func (e *Embedding) String() string { return Format(e) }
+
+// Name is the name the module was made with, which prefixes its
+// parameters' names.
+func (e *Embedding) Name() string {
+	if e == nil {
+		return ""
+	}
+	return e.name
+}

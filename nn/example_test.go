@@ -64,13 +64,13 @@ func ExampleFormat() {
 	}
 	// Output:
 	// Sequential(
-	//   (layers.0): Linear(in_features=64, out_features=32, bias=true)
-	//   (layers.1): ReLU()
-	//   (layers.2): Dropout(p=0.1)
-	//   (layers.3): Linear(in_features=32, out_features=10, bias=true)
+	//   (fc1): Linear(in_features=64, out_features=32, bias=true)
+	//   (1): ReLU()
+	//   (drop): Dropout(p=0.1)
+	//   (fc2): Linear(in_features=32, out_features=10, bias=true)
 	// )
-	// layers.0.weight float64(32,64)
-	// layers.0.bias float64(32)
-	// layers.3.weight float64(10,32)
-	// layers.3.bias float64(10)
+	// fc1.weight float64(32,64)
+	// fc1.bias float64(32)
+	// fc2.weight float64(10,32)
+	// fc2.bias float64(10)
 }

@@ -55,3 +55,12 @@ func (l *Linear) Describe() string {
 
 // String prints the module as a tree (see Format).
 func (l *Linear) String() string { return Format(l) }
+
+// Name is the name the module was made with, which prefixes its
+// parameters' names.
+func (l *Linear) Name() string {
+	if l == nil {
+		return ""
+	}
+	return l.name
+}

@@ -29,6 +29,10 @@ import (
 //   - slices, arrays and maps of either (maps in sorted key order), and
 //     plain structs holding them, are walked too; element i of a field
 //     "layers" is named "layers.i";
+//   - a Sequential names each layer by the name it was given (a Linear
+//     made with name "fc1" is "fc1", so its weight is "fc1.weight" in the
+//     graph and in checkpoints alike), or by its index when it has no name
+//     or shares it with another layer, as PyTorch's Sequential does;
 //   - `nn:"name"` renames a field, `nn:"-"` hides it; a field's default name
 //     is its Go name in snake case ("RunningMean" is "running_mean").
 //
@@ -163,6 +167,12 @@ const (
 	memberModule
 )
 
+// container is implemented by modules that name their children
+// themselves (Sequential) rather than by their fields.
+type container interface {
+	members() []member
+}
+
 // member is one thing a module holds directly: a parameter, a buffer or a
 // child module, named relative to the module.
 type member struct {
@@ -180,6 +190,9 @@ var (
 // directMembers walks m's fields (not its children's) for parameters,
 // buffers and child modules.
 func directMembers(m Module) []member {
+	if c, ok := m.(container); ok {
+		return c.members()
+	}
 	v := reflect.ValueOf(m)
 	if v.Kind() == reflect.Pointer {
 		v = v.Elem()
@@ -363,8 +376,8 @@ func join(prefix, name string) string {
 // name and description (see Describer), then its children, indented.
 //
 //	Sequential(
-//	  (layers.0): Linear(in_features=64, out_features=10, bias=true)
-//	  (layers.1): ReLU()
+//	  (fc1): Linear(in_features=64, out_features=10, bias=true)
+//	  (1): ReLU()
 //	)
 func Format(m Module) string {
 	if m == nil {

@@ -70,7 +70,7 @@ func TestParameterDiscovery(t *testing.T) {
 		"scale", "ln_weight", "gamma", // the module's own come first, as in PyTorch
 		"norm.weight", "norm.bias",
 		"layers.0.weight", "layers.0.bias",
-		"layers.2.layers.0.weight", "layers.2.layers.0.bias",
+		"layers.2.l2.weight", "layers.2.l2.bias", // a Sequential names its layers by theirs
 		"heads.alpha.weight", "heads.alpha.bias",
 		"heads.mid.weight", "heads.mid.bias", // tied: found here first
 		"heads.zeta.weight", "heads.zeta.bias",
@@ -91,7 +91,7 @@ func TestParameterDiscovery(t *testing.T) {
 	for _, m := range Modules(b) {
 		modules = append(modules, m.Name)
 	}
-	require.Equal(t, []string{"", "norm", "layers.0", "layers.1", "layers.2", "layers.2.layers.0", "layers.3",
+	require.Equal(t, []string{"", "norm", "layers.0", "layers.1", "layers.2", "layers.2.l2", "layers.3",
 		"heads.alpha", "heads.mid", "heads.zeta", "by_index.2", "by_index.10", "pair.1",
 		"nested.inner", "any"}, modules)
 }
@@ -137,15 +137,15 @@ func TestFormat(t *testing.T) {
 	)
 	require.NoError(t, g.Err())
 	want := `Sequential(
-  (layers.0): Linear(in_features=64, out_features=32, bias=true)
-  (layers.1): Tanh()
-  (layers.2): Dropout(p=0.25)
-  (layers.3): Sequential(
-    (layers.0): Linear(in_features=32, out_features=10, bias=false)
-    (layers.1): Sigmoid()
+  (fc1): Linear(in_features=64, out_features=32, bias=true)
+  (1): Tanh()
+  (drop): Dropout(p=0.25)
+  (head): Sequential(
+    (fc2): Linear(in_features=32, out_features=10, bias=false)
+    (1): Sigmoid()
   )
-  (layers.4): LayerNorm((10,), eps=1e-05, elementwise_affine=true)
-  (layers.5): Embedding(7, 3)
+  (ln): LayerNorm((10,), eps=1e-05, elementwise_affine=true)
+  (emb): Embedding(7, 3)
 )`
 	require.Equal(t, want, model.String())
 	require.Equal(t, "Linear(in_features=64, out_features=32, bias=true)", model.Layers[0].(*Linear).String())

@@ -58,3 +58,12 @@ func (l *LayerNorm) Describe() string {
 
 // String prints the module as a tree (see Format).
 func (l *LayerNorm) String() string { return Format(l) }
+
+// Name is the name the module was made with, which prefixes its
+// parameters' names.
+func (l *LayerNorm) Name() string {
+	if l == nil {
+		return ""
+	}
+	return l.name
+}

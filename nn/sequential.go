@@ -2,13 +2,17 @@ package nn
 
 import (
 	"fmt"
+	"strconv"
 
 	"github.com/nabla-go/nabla/graph"
 	"github.com/nabla-go/nabla/ops"
 )
 
 // Sequential chains modules: each one's output is the next one's input.
-// Its children are named "layers.0", "layers.1", ...
+// Each child is named by the name it was given ("fc1"), or by its index
+// ("1") when it has none or shares it, as in PyTorch's Sequential; so a
+// layer's parameters have one name in the graph, in DOT and in
+// checkpoints.
 type Sequential struct {
 	Layers []Module
 	name   string
@@ -42,6 +46,40 @@ func (s *Sequential) Forward(x *graph.Node) *graph.Node {
 
 // String prints the module as a tree (see Format).
 func (s *Sequential) String() string { return Format(s) }
+
+// Name is the name the chain was made with.
+func (s *Sequential) Name() string {
+	if s == nil {
+		return ""
+	}
+	return s.name
+}
+
+// namer is implemented by modules made with a name.
+type namer interface{ Name() string }
+
+// members names the layers: by their own names where those are unique
+// among the layers, by index otherwise.
+func (s *Sequential) members() []member {
+	count := map[string]int{}
+	for _, l := range s.Layers {
+		if n, ok := l.(namer); ok && l != nil {
+			count[n.Name()]++
+		}
+	}
+	var out []member
+	for i, l := range s.Layers {
+		if l == nil {
+			continue
+		}
+		name := strconv.Itoa(i)
+		if n, ok := l.(namer); ok && n.Name() != "" && count[n.Name()] == 1 {
+			name = n.Name()
+		}
+		out = append(out, member{name: name, kind: memberModule, module: l})
+	}
+	return out
+}
 
 // fail records a module's error on x's graph, naming the user's code.
 func fail(x *graph.Node, module, format string, args ...any) *graph.Node {
