@@ -143,10 +143,11 @@ type Clipping struct {
 // SGD is stochastic gradient descent: p ← p - lr·g, with optional momentum
 // and weight decay.
 type SGD struct {
-	cfg   SGDConfig
-	state []Named
-	graph *graph.Graph // the graph of the first Updates
-	lr    *graph.Node  // the learning-rate buffer, once built
+	cfg     SGDConfig
+	state   []Named
+	graph   *graph.Graph  // the graph of the first Updates
+	lr      *graph.Node   // the learning-rate buffer, once built
+	lrValue *tensor.Dense // what SetLR writes into it
 }
 
 // NewSGD returns an SGD optimiser; its configuration is checked by Updates.
@@ -196,7 +197,7 @@ func (o *SGD) State() []Named { return o.state }
 
 // SetLR sets the learning rate the machine's next steps use, without
 // recompiling: a schedule calls it between runs.
-func (o *SGD) SetLR(m ParamStore, lr float64) error { return setLR("SGD", m, o.lr, lr) }
+func (o *SGD) SetLR(m ParamStore, lr float64) error { return setLR("SGD", m, o.lr, &o.lrValue, lr) }
 
 // AdamConfig configures Adam and AdamW. A zero field means zero: start
 // from DefaultAdam for PyTorch's defaults.
@@ -242,8 +243,9 @@ type Adam struct {
 	cfg       AdamConfig
 	decoupled bool
 	state     []Named
-	graph     *graph.Graph // the graph of the first Updates
-	lr        *graph.Node  // the learning-rate buffer, once built
+	graph     *graph.Graph  // the graph of the first Updates
+	lr        *graph.Node   // the learning-rate buffer, once built
+	lrValue   *tensor.Dense // what SetLR writes into it
 }
 
 // NewAdam returns an Adam optimiser; its configuration is checked by
@@ -328,10 +330,12 @@ func (o *Adam) State() []Named { return o.state }
 
 // SetLR sets the learning rate the machine's next steps use, without
 // recompiling: a schedule calls it between runs.
-func (o *Adam) SetLR(m ParamStore, lr float64) error { return setLR(o.name(), m, o.lr, lr) }
+func (o *Adam) SetLR(m ParamStore, lr float64) error { return setLR(o.name(), m, o.lr, &o.lrValue, lr) }
 
-// setLR writes lr into an optimiser's learning-rate buffer.
-func setLR(name string, m ParamStore, buffer *graph.Node, lr float64) error {
+// setLR writes lr into an optimiser's learning-rate buffer, through a
+// one-element tensor the optimiser keeps, so that a schedule's steps
+// allocate nothing.
+func setLR(name string, m ParamStore, buffer *graph.Node, value **tensor.Dense, lr float64) error {
 	switch {
 	case buffer == nil:
 		return fmt.Errorf("nn: %s: SetLR before Updates: there is no training program yet", name)
@@ -340,9 +344,11 @@ func setLR(name string, m ParamStore, buffer *graph.Node, lr float64) error {
 	case !(lr > 0) || math.IsInf(lr, 0):
 		return fmt.Errorf("nn: %s: SetLR: learning rate %v must be positive and finite", name, lr)
 	}
-	v := graph.NewDense(buffer.DType())
-	graph.SetFloat(v, 0, lr)
-	return m.Set(buffer, v)
+	if *value == nil {
+		*value = graph.NewDense(buffer.DType())
+	}
+	graph.SetFloat(*value, 0, lr)
+	return m.Set(buffer, *value)
 }
 
 // stepBuilder is what every optimiser's Updates shares: the checked
