@@ -32,7 +32,7 @@ func TestSchedules(t *testing.T) {
 func TestScheduleAndClippingAllocateNothing(t *testing.T) {
 	opt := NewSGD(SGDConfig{LR: 0.1, Clip: Clipping{MaxNorm: 0.5, MaxValue: 0.5}})
 	m, p := trainer(t, opt, []float64{1, -2}, func(p *graph.Node) *graph.Node { return ops.Sum(ops.Square(p)) })
-	s := CosineLR{Base: 0.1, Min: 0.01, Warmup: 2, Total: 10}
+	var s Schedule = CosineLR{Base: 0.1, Min: 0.01, Warmup: 2, Total: 10}
 	require.NoError(t, Apply(s, opt, m, 0))
 	before := value(t, m, p)
 	require.NoError(t, m.Run(nil))
