@@ -1,0 +1,4 @@
+package vmath
+
+// Without assembly there is no second implementation.
+var asmKernels *kernelSet
