@@ -1,3 +1,5 @@
+//go:build !amd64 || purego
+
 package vmath
 
 // Without assembly there is no second implementation.
