@@ -23,9 +23,16 @@ var goKernels = kernelSet{
 	softplus32: func(dst, src []float32) { map32(dst, src, softplus64) },
 }
 
-// active is the implementation the exported functions use: the assembly
-// where the processor runs it (see kernels_amd64.go), else goKernels.
-var active = &goKernels
+// active returns the implementation the exported functions use: the
+// assembly when useAsm is set (where the processor runs it, see
+// kernels_amd64.go; tests clear it with setUseAsm to check the exported
+// functions' pure-Go path), else goKernels.
+func active() *kernelSet {
+	if useAsm {
+		return asmKernels
+	}
+	return &goKernels
+}
 
 func map64(dst, src []float64, f func(float64) float64) {
 	src = src[:len(dst)]

@@ -6,6 +6,12 @@ import "golang.org/x/sys/cpu"
 
 //go:generate sh -c "cd _asm && go run . -out ../vmath_amd64.s -stubs ../stubs_amd64.go -pkg vmath"
 
+// useAsm is set when the exported functions use the assembly.
+var useAsm bool
+
+// setUseAsm sets useAsm, for tests.
+func setUseAsm(b bool) { useAsm = b }
+
 // asmKernels is the AVX2+FMA implementation (vmath_amd64.s), nil where
 // the processor lacks either.
 var asmKernels *kernelSet
@@ -27,5 +33,5 @@ func init() {
 		sigmoid32:  sigmoid32AVX2,
 		softplus32: softplus32AVX2,
 	}
-	active = asmKernels
+	useAsm = true
 }

@@ -43,6 +43,17 @@ func testValues(n int, positive bool) []float64 {
 // tail) and in place, and that each element's result does not depend on
 // its position: it equals the function of a one-element slice.
 func TestExported(t *testing.T) {
+	defer setUseAsm(useAsm)
+	for _, set := range kernelSets() {
+		setUseAsm(set == asmKernels)
+		if active() != set {
+			t.Fatalf("useAsm %v: active implementation is %s, want %s", useAsm, active().name, set.name)
+		}
+		testExported(t)
+	}
+}
+
+func testExported(t *testing.T) {
 	for _, e := range exported {
 		for n := range 20 {
 			x64 := testValues(n, e.name == "Log")
@@ -51,8 +62,8 @@ func TestExported(t *testing.T) {
 				x32[i] = float32(v)
 			}
 			want64, want32 := make([]float64, n), make([]float32, n)
-			e.fn.k64(active)(want64, x64)
-			e.fn.k32(active)(want32, x32)
+			e.fn.k64(active())(want64, x64)
+			e.fn.k32(active())(want32, x32)
 			got64, got32 := make([]float64, n), make([]float32, n)
 			e.f64(got64, x64)
 			e.f32(got32, x32)
@@ -68,12 +79,12 @@ func TestExported(t *testing.T) {
 				e.f32(one32[:], x32[i:])
 				for _, g := range []float64{got64[i], in64[i], one64[0]} {
 					if ulps64(g, want64[i]) != 0 {
-						t.Fatalf("%s64 n=%d element %d (%v): got %v, want %v", e.name, n, i, x64[i], g, want64[i])
+						t.Fatalf("%s %s64 n=%d element %d (%v): got %v, want %v", active().name, e.name, n, i, x64[i], g, want64[i])
 					}
 				}
 				for _, g := range []float32{got32[i], in32[i], one32[0]} {
 					if ulps32(g, want32[i]) != 0 {
-						t.Fatalf("%s32 n=%d element %d (%v): got %v, want %v", e.name, n, i, x32[i], g, want32[i])
+						t.Fatalf("%s %s32 n=%d element %d (%v): got %v, want %v", active().name, e.name, n, i, x32[i], g, want32[i])
 					}
 				}
 			}
