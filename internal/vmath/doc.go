@@ -10,7 +10,16 @@
 //
 // float32 inputs are computed in float64 and rounded once at the end, so
 // their results are within 1 ulp of float32(math.F(float64(x))); the
-// float64 results are within 2 ulp of the math package's (each function
-// states the error measured by its tests). Special values follow the
-// math package: NaN gives NaN, overflow gives ±Inf, underflow 0.
+// float64 results are within 2 ulp of the math package's. Measured
+// maxima over dense sweeps and random bit patterns (TestAccuracy64 and
+// TestAccuracy32, both implementations): float64 Exp 2, Log 1, Tanh 2,
+// Sigmoid 2, Softplus 2 ulp; float32 1 ulp (Log 0, and 0 for the pure-Go
+// kernels, which use the float64 polynomials where the assembly uses a
+// shorter one for exp). Special values follow the math package: NaN gives
+// NaN, overflow +Inf, underflow 0, ±0 and ±Inf as math does.
+//
+// Where the math package's amd64 assembly is wrong, the tests measure
+// against rewrites that avoid the fault, and vmath is right: math.Exp
+// returns +Inf from about 709.436 up to 709.78, where e^x is finite, and
+// math.Log of a subnormal x returns about log(2^-1023) rather than log x.
 package vmath

@@ -6,8 +6,8 @@ package vmath
 // through kernelSet's function values), so that their arguments do not
 // escape.
 
-// Exp64 sets dst[i] = e^src[i]. Measured error: at most 1 ulp from
-// math.Exp.
+// Exp64 sets dst[i] = e^src[i]. Measured error (TestAccuracy64): at most
+// 2 ulp from math.Exp.
 func Exp64(dst, src []float64) {
 	src = src[:len(dst)]
 	if useAsm {
@@ -17,8 +17,8 @@ func Exp64(dst, src []float64) {
 	map64(dst, src, exp64)
 }
 
-// Exp32 sets dst[i] = e^src[i]. Measured error: at most 1 ulp from
-// float32(math.Exp(float64(x))).
+// Exp32 sets dst[i] = e^src[i]. Measured error (TestAccuracy32): at most
+// 1 ulp from float32(math.Exp(float64(x))).
 func Exp32(dst, src []float32) {
 	src = src[:len(dst)]
 	if useAsm {
@@ -29,7 +29,7 @@ func Exp32(dst, src []float32) {
 }
 
 // Log64 sets dst[i] to the natural logarithm of src[i] (-Inf at ±0, NaN
-// below 0). Measured error: at most 1 ulp from math.Log.
+// below 0). Measured error (TestAccuracy64): at most 1 ulp from math.Log.
 func Log64(dst, src []float64) {
 	src = src[:len(dst)]
 	if useAsm {
@@ -50,8 +50,8 @@ func Log32(dst, src []float32) {
 	map32(dst, src, log64)
 }
 
-// Tanh64 sets dst[i] = tanh(src[i]). Measured error: at most 1 ulp from
-// math.Tanh.
+// Tanh64 sets dst[i] = tanh(src[i]). Measured error (TestAccuracy64): at
+// most 2 ulp from math.Tanh.
 func Tanh64(dst, src []float64) {
 	src = src[:len(dst)]
 	if useAsm {
@@ -73,7 +73,8 @@ func Tanh32(dst, src []float32) {
 }
 
 // Sigmoid64 sets dst[i] = 1/(1+e^-src[i]), without overflow for large
-// |src[i]|. Measured error: at most 1 ulp from the same formula in math
+// |src[i]|. Measured error (TestAccuracy64): at most 2 ulp from the same
+// formula in math
 // (1/(1+math.Exp(-x)) for x ≥ 0, e/(1+e) with e = math.Exp(x) below).
 func Sigmoid64(dst, src []float64) {
 	src = src[:len(dst)]
@@ -96,8 +97,8 @@ func Sigmoid32(dst, src []float32) {
 }
 
 // Softplus64 sets dst[i] = log(1+e^src[i]) = max(x,0) + log1p(e^-|x|),
-// without overflow. Measured error: at most 1 ulp from that formula with
-// math.Log1p and math.Exp.
+// without overflow. Measured error (TestAccuracy64): at most 2 ulp from
+// that formula with math.Log1p and math.Exp.
 func Softplus64(dst, src []float64) {
 	src = src[:len(dst)]
 	if useAsm {
