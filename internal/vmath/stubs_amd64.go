@@ -9,7 +9,7 @@ package vmath
 //go:noescape
 func exp64AVX2(dst []float64, src []float64)
 
-// exp32AVX2 sets dst[i] = exp(src[i]) for each i of dst, 4 at a time, in float64.
+// exp32AVX2 sets dst[i] = exp(src[i]) for each i of dst, 8 at a time, in float32.
 //
 //go:noescape
 func exp32AVX2(dst []float32, src []float32)

@@ -4,9 +4,10 @@
 // Each kernel runs the float64 algorithm of the pure-Go scalar kernels
 // (exp.go, log.go, tanh.go, logistic.go) on 4 lanes at a time, with the
 // same constants; float32 kernels convert 4 elements to float64, compute,
-// and round each result once. The last len%4 elements go through the same
-// code with masked loads and stores, so that every element's result
-// depends only on its input.
+// and round each result once, except exp32, which runs in float32 on 8
+// lanes (exp32.go). The last elements, fewer than the lanes, go through
+// the same code with masked loads and stores, so that every element's
+// result depends only on its input.
 package main
 
 import (
@@ -76,137 +77,159 @@ func main() {
 		{"softplus", softplusVec},
 	} {
 		kernel64(k.name, func(x VecVirtual) VecVirtual { return k.body(x, expDegree64) })
+		if k.name == "exp" {
+			exp32Native()
+			continue
+		}
 		kernel32(k.name, func(x VecVirtual) VecVirtual { return k.body(x, expDegree32) })
 	}
 	Generate()
 }
 
 // kernel64 emits func fn64AVX2(dst, src []float64), setting dst[i] =
-// body(src[i]) for each i of dst.
+// body(src[i]) for each i of dst, 4 lanes at a time.
 func kernel64(fn string, body func(x VecVirtual) VecVirtual) {
-	name := fn + "64AVX2"
-	TEXT(name, NOSPLIT, "func(dst, src []float64)")
-	Pragma("noescape")
-	Doc(fmt.Sprintf("%s sets dst[i] = %s(src[i]) for each i of dst, 4 at a time.", name, fn))
-	dst, src, n := loadArgs()
-	Label("loop")
-	CMPQ(n, Imm(4))
-	JB(LabelRef("tail"))
-	x := YMM()
-	VMOVUPD(Mem{Base: src}, x)
-	VMOVUPD(body(x), Mem{Base: dst})
-	ADDQ(Imm(32), src)
-	ADDQ(Imm(32), dst)
-	SUBQ(Imm(4), n)
-	JMP(LabelRef("loop"))
-
-	Label("tail")
-	TESTQ(n, n)
-	JZ(LabelRef("done"))
-	mask := tailMask(n, tailMask64, 8, YMM())
-	xt := YMM()
-	VMASKMOVPD(Mem{Base: src}, mask, xt)
-	VMASKMOVPD(body(xt), mask, Mem{Base: dst})
-	Label("done")
-	VZEROUPPER()
-	RET()
+	kernel(fn+"64AVX2", "func(dst, src []float64)",
+		fmt.Sprintf("sets dst[i] = %s(src[i]) for each i of dst, 4 at a time.", fn),
+		4, 8, YMM,
+		func(src Mem, mask VecVirtual) VecVirtual {
+			x := YMM()
+			if mask == nil {
+				VMOVUPD(src, x)
+			} else {
+				VMASKMOVPD(src, mask, x)
+			}
+			return x
+		},
+		func(y VecVirtual, dst Mem, mask VecVirtual) {
+			if mask == nil {
+				VMOVUPD(y, dst)
+			} else {
+				VMASKMOVPD(y, mask, dst)
+			}
+		}, body)
 }
 
 // kernel32 emits func fn32AVX2(dst, src []float32): 4 elements at a time
 // are widened to float64, given to body and rounded back.
 func kernel32(fn string, body func(x VecVirtual) VecVirtual) {
-	name := fn + "32AVX2"
-	TEXT(name, NOSPLIT, "func(dst, src []float32)")
+	kernel(fn+"32AVX2", "func(dst, src []float32)",
+		fmt.Sprintf("sets dst[i] = %s(src[i]) for each i of dst, 4 at a time, in float64.", fn),
+		4, 4, XMM,
+		func(src Mem, mask VecVirtual) VecVirtual {
+			x := YMM()
+			if mask == nil {
+				VCVTPS2PD(src, x)
+				return x
+			}
+			xs := XMM()
+			VMASKMOVPS(src, mask, xs)
+			VCVTPS2PD(xs, x)
+			return x
+		},
+		func(y VecVirtual, dst Mem, mask VecVirtual) {
+			ys := XMM()
+			VCVTPD2PSY(y, ys)
+			if mask == nil {
+				VMOVUPS(ys, dst)
+			} else {
+				VMASKMOVPS(ys, mask, dst)
+			}
+		}, body)
+}
+
+// kernel emits func name with signature sig: while at least lanes
+// elements (of size bytes) remain, dst's next ones are store(body(load(
+// src's next ones))); the last len%lanes go through the same code with a
+// lanes mask (a register from newMask) for load and store, which is nil
+// for full vectors.
+func kernel(name, sig, doc string, lanes, size int, newMask func() VecVirtual,
+	load func(src Mem, mask VecVirtual) VecVirtual,
+	store func(y VecVirtual, dst Mem, mask VecVirtual),
+	body func(x VecVirtual) VecVirtual) {
+	TEXT(name, NOSPLIT, sig)
 	Pragma("noescape")
-	Doc(fmt.Sprintf("%s sets dst[i] = %s(src[i]) for each i of dst, 4 at a time, in float64.", name, fn))
-	dst, src, n := loadArgs()
+	Doc(name + " " + doc)
+	dst, src, n := GP64(), GP64(), GP64()
+	Load(Param("dst").Base(), dst)
+	Load(Param("src").Base(), src)
+	Load(Param("dst").Len(), n)
 	Label("loop")
-	CMPQ(n, Imm(4))
+	CMPQ(n, Imm(uint64(lanes)))
 	JB(LabelRef("tail"))
-	x := YMM()
-	VCVTPS2PD(Mem{Base: src}, x)
-	y := XMM()
-	VCVTPD2PSY(body(x), y)
-	VMOVUPS(y, Mem{Base: dst})
-	ADDQ(Imm(16), src)
-	ADDQ(Imm(16), dst)
-	SUBQ(Imm(4), n)
+	store(body(load(Mem{Base: src}, nil)), Mem{Base: dst}, nil)
+	ADDQ(Imm(uint64(lanes*size)), src)
+	ADDQ(Imm(uint64(lanes*size)), dst)
+	SUBQ(Imm(uint64(lanes)), n)
 	JMP(LabelRef("loop"))
 
 	Label("tail")
 	TESTQ(n, n)
 	JZ(LabelRef("done"))
-	mask := tailMask(n, tailMask32, 4, XMM())
-	xs := XMM()
-	VMASKMOVPS(Mem{Base: src}, mask, xs)
-	xt := YMM()
-	VCVTPS2PD(xs, xt)
-	yt := XMM()
-	VCVTPD2PSY(body(xt), yt)
-	VMASKMOVPS(yt, mask, Mem{Base: dst})
+	// The mask of the first n lanes: lanes all-ones elements then lanes
+	// zero ones, read from element lanes-n.
+	idx := GP64()
+	MOVQ(U64(uint64(lanes)), idx)
+	SUBQ(n, idx)
+	base := GP64()
+	LEAQ(tailMask(lanes, size), base)
+	mask := newMask()
+	VMOVDQU(Mem{Base: base, Index: idx, Scale: uint8(size)}, mask)
+	store(body(load(Mem{Base: src}, mask)), Mem{Base: dst}, mask)
 	Label("done")
 	VZEROUPPER()
 	RET()
 }
 
-func loadArgs() (dst, src, n GPVirtual) {
-	dst = GP64()
-	src = GP64()
-	n = GP64()
-	Load(Param("dst").Base(), dst)
-	Load(Param("src").Base(), src)
-	Load(Param("dst").Len(), n)
-	return dst, src, n
-}
+var tailMasks = map[[2]int]Mem{}
 
-var tailMask64, tailMask32 Mem
-
-// tailMask loads into mask the lanes mask for the first n (1 to 3) of 4
-// elements of size bytes: table holds 4 all-ones lanes then 4 zero ones,
-// read from lane 4-n.
-func tailMask(n GPVirtual, table Mem, size int, mask VecVirtual) VecVirtual {
-	idx := GP64()
-	MOVQ(U64(4), idx)
-	SUBQ(n, idx)
-	base := GP64()
-	LEAQ(table, base)
-	VMOVDQU(Mem{Base: base, Index: idx, Scale: uint8(size)}, mask)
-	return mask
-}
-
-func init() {
-	tailMask64 = GLOBL("tailmask64", RODATA|NOPTR)
-	for i := range 8 {
-		DATA(8*i, U64(ones(i < 4)))
+// tailMask returns the table kernel reads its tail masks from: lanes
+// all-ones elements of size bytes, then lanes zero ones.
+func tailMask(lanes, size int) Mem {
+	if m, ok := tailMasks[[2]int{lanes, size}]; ok {
+		return m
 	}
-	tailMask32 = GLOBL("tailmask32", RODATA|NOPTR)
-	for i := range 8 {
-		DATA(4*i, U32(uint32(ones(i < 4))))
+	m := GLOBL(fmt.Sprintf("tailmask%dx%d", lanes, size), RODATA|NOPTR)
+	for i := range 2 * lanes {
+		if i < lanes {
+			data(i*size, size, math.MaxUint64)
+		} else {
+			data(i*size, size, 0)
+		}
+	}
+	tailMasks[[2]int{lanes, size}] = m
+	return m
+}
+
+// data adds a datum of size bytes (4 or 8), bits' low ones, at offset.
+func data(offset, size int, bits uint64) {
+	if size == 4 {
+		DATA(offset, U32(uint32(bits)))
+	} else {
+		DATA(offset, U64(bits))
 	}
 }
 
-func ones(b bool) uint64 {
-	if b {
-		return math.MaxUint64
-	}
-	return 0
-}
-
-var consts = map[uint64]Mem{}
+var consts = map[[2]uint64]Mem{}
 
 // k returns a 32-byte constant holding v in each of 4 float64 lanes.
 func k(v float64) Mem { return kbits(math.Float64bits(v)) }
 
 // kbits returns a 32-byte constant holding bits in each of 4 lanes.
-func kbits(bits uint64) Mem {
-	if m, ok := consts[bits]; ok {
+func kbits(bits uint64) Mem { return broadcast(bits, 8) }
+
+// broadcast returns a 32-byte constant holding bits in each of its lanes
+// of size bytes (4 or 8).
+func broadcast(bits uint64, size int) Mem {
+	key := [2]uint64{bits, uint64(size)}
+	if m, ok := consts[key]; ok {
 		return m
 	}
-	m := GLOBL(fmt.Sprintf("k%016x", bits), RODATA|NOPTR)
-	for i := range 4 {
-		DATA(8*i, U64(bits))
+	m := GLOBL(fmt.Sprintf("k%dx%016x", size, bits), RODATA|NOPTR)
+	for off := 0; off < 32; off += size {
+		data(off, size, bits)
 	}
-	consts[bits] = m
+	consts[key] = m
 	return m
 }
 
