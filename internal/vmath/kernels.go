@@ -41,10 +41,25 @@ func map64(dst, src []float64, f func(float64) float64) {
 	}
 }
 
-// map32 computes in float64 and rounds each result once.
+// map32 computes in float64 and rounds each result once. It widens a
+// block of elements before calling f on them in a loop of its own: widened
+// in the same loop, each conversion (CVTSS2SD, which merges into its
+// destination register) waits for the previous call's result in that
+// register, and the calls, which otherwise overlap, run one after another
+// (see widen in package ops).
 func map32(dst, src []float32, f func(float64) float64) {
 	src = src[:len(dst)]
-	for i, x := range src {
-		dst[i] = float32(f(float64(x)))
+	var buf [64]float64
+	for start := 0; start < len(src); start += len(buf) {
+		b := buf[:min(len(buf), len(src)-start)]
+		for i := range b {
+			b[i] = float64(src[start+i])
+		}
+		for i, x := range b {
+			b[i] = f(x)
+		}
+		for i, y := range b {
+			dst[start+i] = float32(y)
+		}
 	}
 }

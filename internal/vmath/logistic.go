@@ -3,13 +3,13 @@ package vmath
 import "math"
 
 // sigmoid64 is 1/(1+e^-x), computed as 1/(1+e) for x ≥ 0 and e/(1+e)
-// for x < 0 with e = e^-|x| ≤ 1, so that nothing overflows.
+// for x < 0 with e = e^-|x| ≤ 1, so that nothing overflows. The numerator
+// is chosen by x's sign bit without a branch, which random signs would
+// mispredict (-0 gives e = 1 and 0.5 either way).
 func sigmoid64(x float64) float64 {
 	e := exp64(-math.Abs(x))
-	num := 1.0
-	if x < 0 {
-		num = e
-	}
+	neg := uint64(int64(math.Float64bits(x)) >> 63) // all ones when x < 0
+	num := math.Float64frombits(math.Float64bits(1)&^neg | math.Float64bits(e)&neg)
 	return num / (1 + e)
 }
 
