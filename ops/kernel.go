@@ -24,6 +24,12 @@ func floats[T float](t *tensor.Dense) []T {
 	return unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(f))), len(f))
 }
 
+// sliceAs returns s as a []U of the same length, without copying; T and U
+// must have the same size.
+func sliceAs[U, T float](s []T) []U {
+	return unsafe.Slice((*U)(unsafe.Pointer(unsafe.SliceData(s))), len(s))
+}
+
 // forFloat runs the float32 or float64 instantiation of a kernel, by dtype.
 func forFloat(dtype tensor.Dtype, f32 func() error, f64 func() error) error {
 	switch dtype {

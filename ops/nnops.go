@@ -8,6 +8,7 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/nabla-go/nabla/graph"
+	"github.com/nabla-go/nabla/internal/vmath"
 )
 
 // softmaxOp normalises exponentials along one axis; with log set it is
@@ -120,19 +121,26 @@ func softmaxKernel[T float](out, x []T, outer, n, inner int, log bool) {
 // expSum returns the maximum m of the n elements of x starting at base,
 // stride apart, and the sum of their exp(x - m) (in float64); it writes each
 // exp(x - m) at the same place in dst when dst is not nil. Subtracting m
-// keeps every exponential at most 1, so nothing overflows.
+// keeps every exponential at most 1, so nothing overflows. The
+// exponentials are taken a block of wideBlock at a time by vmath.
 func expSum[T float](dst, x []T, base, n, stride int) (m, sum float64) {
 	m = math.Inf(-1)
 	for k := range n {
 		m = maxNaN(m, float64(x[base+k*stride]))
 	}
-	for k := range n {
-		j := base + k*stride
-		e := math.Exp(float64(x[j]) - m)
-		if dst != nil {
-			dst[j] = T(e)
+	var buf [wideBlock]float64
+	for start := 0; start < n; start += wideBlock {
+		b := buf[:min(wideBlock, n-start)]
+		for i := range b {
+			b[i] = float64(x[base+(start+i)*stride]) - m
 		}
-		sum += e
+		vmath.Exp64(b, b)
+		for i, e := range b {
+			if dst != nil {
+				dst[base+(start+i)*stride] = T(e)
+			}
+			sum += e
+		}
 	}
 	return m, sum
 }

@@ -8,6 +8,7 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/nabla-go/nabla/graph"
+	"github.com/nabla-go/nabla/internal/vmath"
 )
 
 // reduceKind is the combiner a reduction applies along its axes.
@@ -275,16 +276,27 @@ func logSumExpPass[T float](out, x []T, shape []int, axes uint64) {
 			out[cur] = T(m + math.Log(sum))
 		}
 	}
+	// The exponentials are taken a block of wideBlock at a time by vmath;
+	// a block reads the maxima of outputs that are not finished yet.
+	var buf [wideBlock]float64
 	w.rows(func(_, n int, off [3]int) {
-		for j := range n {
-			o := off[0] + j*w.inner[0]
-			if o != cur {
-				if cur >= 0 {
-					finish()
-				}
-				cur, sum = o, 0
+		for start := 0; start < n; start += wideBlock {
+			b := buf[:min(wideBlock, n-start)]
+			for i := range b {
+				j := start + i
+				b[i] = float64(x[off[1]+j*w.inner[1]] - out[off[0]+j*w.inner[0]])
 			}
-			sum += math.Exp(float64(x[off[1]+j*w.inner[1]] - out[o]))
+			vmath.Exp64(b, b)
+			for i, e := range b {
+				o := off[0] + (start+i)*w.inner[0]
+				if o != cur {
+					if cur >= 0 {
+						finish()
+					}
+					cur, sum = o, 0
+				}
+				sum += e
+			}
 		}
 	})
 	if cur >= 0 {

@@ -8,6 +8,7 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/nabla-go/nabla/graph"
+	"github.com/nabla-go/nabla/internal/vmath"
 )
 
 // unaryKind selects an elementwise unary op.
@@ -212,6 +213,8 @@ func unaryLoop[T float](op unary, o, x []T) {
 		for i, v := range x {
 			o[i] = max(v, 0)
 		}
+	case expKind, logKind, tanhKind, sigmoidKind, softplusKind:
+		vmathLoop(op.kind, o, x)
 	default:
 		f := unaryDefs[op.kind].f
 		if unsafe.Sizeof(x[0]) == 8 {
@@ -233,6 +236,31 @@ func unaryLoop[T float](op unary, o, x []T) {
 			}
 		}
 	}
+}
+
+// vmathKernels are the slice kernels of the unary ops that vmath
+// computes, several elements at a time; they agree with the table's
+// scalar functions to within 2 ulp (float64) and 1 ulp (float32).
+var vmathKernels = [...]struct {
+	f64 func(dst, src []float64)
+	f32 func(dst, src []float32)
+}{
+	expKind:      {vmath.Exp64, vmath.Exp32},
+	logKind:      {vmath.Log64, vmath.Log32},
+	tanhKind:     {vmath.Tanh64, vmath.Tanh32},
+	sigmoidKind:  {vmath.Sigmoid64, vmath.Sigmoid32},
+	softplusKind: {vmath.Softplus64, vmath.Softplus32},
+}
+
+// vmathLoop sets o[i] = op(x[i]) with vmath's kernel for kind; len(x) is
+// len(o).
+func vmathLoop[T float](kind unaryKind, o, x []T) {
+	k := vmathKernels[kind]
+	if unsafe.Sizeof(x[0]) == 8 {
+		k.f64(sliceAs[float64](o), sliceAs[float64](x))
+		return
+	}
+	k.f32(sliceAs[float32](o), sliceAs[float32](x))
 }
 
 // InPlace lets the output overwrite the input: each element is read

@@ -1,0 +1,104 @@
+package main
+
+import (
+	"math"
+
+	. "github.com/mmcloughlin/avo/build"
+	. "github.com/mmcloughlin/avo/operand"
+	. "github.com/mmcloughlin/avo/reg"
+)
+
+// Native float32 exp: 8 lanes, in float32 arithmetic. With |r| ≤ ln2/2
+// and FMA, its error before the final rounding is below 0.5 ulp (the
+// Taylor terms after r^7 are below 2^-27 of the result; r's error, from
+// ln2 in two float32 parts, below 2^-28), so rounded it is within 1 ulp
+// of the correctly rounded e^x.
+const (
+	exp32Min   = -104.0 // e^-104 rounds to 0 in float32
+	exp32Max   = 89.0   // e^89 overflows
+	log2e32    = 1.44269504088896341
+	ln2Hi32    = 0.693359375 // 9 bits: n·ln2Hi32 is exact
+	ln2Lo32    = -2.12194440e-4
+	roundMag32 = 0x1.8p23
+)
+
+// exp32Native emits exp32AVX2: dst[i] = e^src[i], 8 float32 lanes at a
+// time.
+func exp32Native() {
+	kernel("exp32AVX2", "func(dst, src []float32)",
+		"sets dst[i] = exp(src[i]) for each i of dst, 8 at a time, in float32.",
+		8, 4, YMM,
+		func(src Mem, mask VecVirtual) VecVirtual {
+			x := YMM()
+			if mask == nil {
+				VMOVUPS(src, x)
+			} else {
+				VMASKMOVPS(src, mask, x)
+			}
+			return x
+		},
+		func(y VecVirtual, dst Mem, mask VecVirtual) {
+			if mask == nil {
+				VMOVUPS(y, dst)
+			} else {
+				VMASKMOVPS(y, mask, dst)
+			}
+		}, exp32Vec)
+}
+
+// k32 returns a 32-byte constant holding v in each of 8 float32 lanes.
+func k32(v float32) Mem { return broadcast(uint64(math.Float32bits(v)), 4) }
+
+func k32reg(v float32) VecVirtual {
+	r := YMM()
+	VMOVUPS(k32(v), r)
+	return r
+}
+
+// exp32Vec is e^x on 8 float32 lanes: the algorithm of expVec with
+// float32 constants, degree 7, and the scale 2^n always in two factors.
+func exp32Vec(x VecVirtual) VecVirtual {
+	lo := k32reg(exp32Min)
+	VMAXPS(x, lo, lo) // x second: NaN passes
+	xc := k32reg(exp32Max)
+	VMINPS(lo, xc, xc)
+	t := k32reg(roundMag32)
+	VFMADD231PS(k32(log2e32), xc, t) // t = x·log2e + magic: n in its low bits
+	n := YMM()
+	VSUBPS(k32(roundMag32), t, n)
+	r := xc
+	VFNMADD231PS(k32(ln2Hi32), n, r) // r = x - n·ln2Hi32, exact
+	VFNMADD231PS(k32(ln2Lo32), n, r)
+	z := YMM()
+	VMULPS(r, r, z)
+	// 1 + (r + z·(A(z) + r·B(z))): A = 1/2! + z/4! + z²/6!, B = 1/3! + z/5! + z²/7!.
+	a := k32reg(float32(1.0 / 720))
+	VFMADD213PS(k32(float32(1.0/24)), z, a)
+	VFMADD213PS(k32(0.5), z, a)
+	q := k32reg(float32(1.0 / 5040))
+	VFMADD213PS(k32(float32(1.0/120)), z, q)
+	VFMADD213PS(k32(float32(1.0/6)), z, q)
+	VFMADD213PS(a, r, q) // q = r·B + A
+	VFMADD213PS(r, z, q) // q = z·q + r
+	p := YMM()
+	VADDPS(k32(1), q, p)
+	// 2^n1·2^n2, n1 = round(n/2), n2 = n - n1, each a normal float32.
+	h := k32reg(roundMag32)
+	VFMADD231PS(k32(0.5), n, h)
+	n1 := YMM()
+	VSUBPS(k32(roundMag32), h, n1)
+	n2 := YMM()
+	VSUBPS(n1, n, n2)
+	VADDPS(k32(roundMag32), n2, n2)
+	VMULPS(pow2f32(h), p, p)
+	VMULPS(pow2f32(n2), p, p)
+	return p
+}
+
+// pow2f32 returns 2^n from t = n + roundMag32, whose low bits hold n.
+func pow2f32(t VecVirtual) VecVirtual {
+	r := YMM()
+	VPSLLD(Imm(23), t, r)
+	VPADDD(broadcast(127<<23, 4), r, r)
+	return r
+}

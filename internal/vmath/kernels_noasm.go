@@ -1,0 +1,28 @@
+//go:build !amd64 || purego
+
+package vmath
+
+// Without assembly there is no second implementation.
+var asmKernels *kernelSet
+
+// useAsm is false: the exported functions' assembly branches compile
+// away.
+const useAsm = false
+
+// setUseAsm does nothing: there is no assembly to switch to.
+func setUseAsm(bool) {}
+
+// unreachable marks the assembly kernels' stand-ins below, which exist
+// for the exported functions to compile and are never called.
+func unreachable() { panic("vmath: no assembly kernels in this build") }
+
+func exp64AVX2(_, _ []float64)      { unreachable() }
+func log64AVX2(_, _ []float64)      { unreachable() }
+func tanh64AVX2(_, _ []float64)     { unreachable() }
+func sigmoid64AVX2(_, _ []float64)  { unreachable() }
+func softplus64AVX2(_, _ []float64) { unreachable() }
+func exp32AVX2(_, _ []float32)      { unreachable() }
+func log32AVX2(_, _ []float32)      { unreachable() }
+func tanh32AVX2(_, _ []float32)     { unreachable() }
+func sigmoid32AVX2(_, _ []float32)  { unreachable() }
+func softplus32AVX2(_, _ []float32) { unreachable() }

@@ -1,0 +1,120 @@
+package vmath
+
+// The functions below set dst[i] = f(src[i]) for each i of dst. src must
+// be at least as long as dst; dst may be src (but must not overlap it
+// otherwise). They call the assembly or the pure-Go kernels directly (not
+// through kernelSet's function values), so that their arguments do not
+// escape.
+
+// Exp64 sets dst[i] = e^src[i]. Measured error (TestAccuracy64): at most
+// 2 ulp from math.Exp.
+func Exp64(dst, src []float64) {
+	src = src[:len(dst)]
+	if useAsm {
+		exp64AVX2(dst, src)
+		return
+	}
+	map64(dst, src, exp64)
+}
+
+// Exp32 sets dst[i] = e^src[i]. Measured error (TestAccuracy32): at most
+// 1 ulp from float32(math.Exp(float64(x))).
+func Exp32(dst, src []float32) {
+	src = src[:len(dst)]
+	if useAsm {
+		exp32AVX2(dst, src)
+		return
+	}
+	map32(dst, src, exp64)
+}
+
+// Log64 sets dst[i] to the natural logarithm of src[i] (-Inf at ±0, NaN
+// below 0). Measured error (TestAccuracy64): at most 1 ulp from math.Log.
+func Log64(dst, src []float64) {
+	src = src[:len(dst)]
+	if useAsm {
+		log64AVX2(dst, src)
+		return
+	}
+	map64(dst, src, log64)
+}
+
+// Log32 sets dst[i] to the natural logarithm of src[i]. Measured error:
+// at most 1 ulp from float32(math.Log(float64(x))).
+func Log32(dst, src []float32) {
+	src = src[:len(dst)]
+	if useAsm {
+		log32AVX2(dst, src)
+		return
+	}
+	map32(dst, src, log64)
+}
+
+// Tanh64 sets dst[i] = tanh(src[i]). Measured error (TestAccuracy64): at
+// most 2 ulp from math.Tanh.
+func Tanh64(dst, src []float64) {
+	src = src[:len(dst)]
+	if useAsm {
+		tanh64AVX2(dst, src)
+		return
+	}
+	map64(dst, src, tanh64)
+}
+
+// Tanh32 sets dst[i] = tanh(src[i]). Measured error: at most 1 ulp from
+// float32(math.Tanh(float64(x))).
+func Tanh32(dst, src []float32) {
+	src = src[:len(dst)]
+	if useAsm {
+		tanh32AVX2(dst, src)
+		return
+	}
+	map32(dst, src, tanh64)
+}
+
+// Sigmoid64 sets dst[i] = 1/(1+e^-src[i]), without overflow for large
+// |src[i]|. Measured error (TestAccuracy64): at most 2 ulp from the same
+// formula in math
+// (1/(1+math.Exp(-x)) for x ≥ 0, e/(1+e) with e = math.Exp(x) below).
+func Sigmoid64(dst, src []float64) {
+	src = src[:len(dst)]
+	if useAsm {
+		sigmoid64AVX2(dst, src)
+		return
+	}
+	map64(dst, src, sigmoid64)
+}
+
+// Sigmoid32 sets dst[i] = 1/(1+e^-src[i]). Measured error: at most 1 ulp
+// from the float64 formula rounded to float32.
+func Sigmoid32(dst, src []float32) {
+	src = src[:len(dst)]
+	if useAsm {
+		sigmoid32AVX2(dst, src)
+		return
+	}
+	map32(dst, src, sigmoid64)
+}
+
+// Softplus64 sets dst[i] = log(1+e^src[i]) = max(x,0) + log1p(e^-|x|),
+// without overflow. Measured error (TestAccuracy64): at most 2 ulp from
+// that formula with math.Log1p and math.Exp.
+func Softplus64(dst, src []float64) {
+	src = src[:len(dst)]
+	if useAsm {
+		softplus64AVX2(dst, src)
+		return
+	}
+	map64(dst, src, softplus64)
+}
+
+// Softplus32 sets dst[i] = log(1+e^src[i]). Measured error: at most 1 ulp
+// from the float64 formula rounded to float32.
+func Softplus32(dst, src []float32) {
+	src = src[:len(dst)]
+	if useAsm {
+		softplus32AVX2(dst, src)
+		return
+	}
+	map32(dst, src, softplus64)
+}
