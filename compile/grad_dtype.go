@@ -13,8 +13,8 @@ func checkGradDTypes(ys, wrt []*graph.Node, fail func(string, ...any) error) err
 	}
 	for _, x := range wrt {
 		if graph.IsInteger(x.DType()) {
-			return fail("cannot differentiate with respect to %v: integer values have no gradient "+
-				"(make it a float node, with ops.Cast if it is computed, to differentiate through its values)", x)
+			return fail("cannot differentiate with respect to %v: integer values have no gradient; "+
+				"differentiate with respect to a float node (an input declared float32 or float64, say)", x)
 		}
 	}
 	return nil
