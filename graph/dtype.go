@@ -2,6 +2,7 @@ package graph
 
 import (
 	"fmt"
+	"strconv"
 
 	"gorgonia.org/tensor"
 )
@@ -94,4 +95,16 @@ func heldLen(t *tensor.Dense) int {
 		return len(t.Int64s())
 	}
 	return 0
+}
+
+// ScalarString formats element 0 of t, a scalar, as its shortest exact
+// text: "2.5", "-3".
+func ScalarString(t *tensor.Dense) string {
+	switch t.Dtype() {
+	case Int32, Int64:
+		return strconv.FormatInt(Int64s(t)[0], 10)
+	case Float32:
+		return strconv.FormatFloat(Float(t, 0), 'g', -1, 32)
+	}
+	return strconv.FormatFloat(Float(t, 0), 'g', -1, 64)
 }

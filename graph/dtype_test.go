@@ -2,6 +2,7 @@ package graph_test
 
 import (
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -102,4 +103,24 @@ func TestSameDTypeSaysToCast(t *testing.T) {
 	require.Equal(t, graph.Float64, d)
 	require.True(t, graph.IsInteger(graph.Int32) && graph.IsInteger(graph.Int64) && !graph.IsInteger(graph.Float64))
 	require.True(t, graph.IsSupported(graph.Int32) && !graph.IsSupported(tensor.Int) && !graph.IsSupported(tensor.Uint8))
+}
+
+func TestScalarString(t *testing.T) {
+	big, _ := graph.FromInt64s(graph.Int64, []int64{1<<53 + 1})
+	f32, _ := graph.FromFloat64s(graph.Float32, []float64{0.1})
+	f64, _ := graph.FromFloat64s(graph.Float64, []float64{-2.5})
+	i32, _ := graph.FromInt64s(graph.Int32, []int64{-7})
+	for _, c := range []struct {
+		t    *tensor.Dense
+		want string
+	}{{big, "9007199254740993"}, {f32, "0.1"}, {f64, "-2.5"}, {i32, "-7"}} {
+		if got := graph.ScalarString(c.t); got != c.want {
+			t.Errorf("case %v: got %q, want %q", c.t.Dtype(), got, c.want)
+		}
+	}
+	g := graph.New()
+	g.Const(big)
+	var b strings.Builder
+	require.NoError(t, graph.WriteDot(&b, g, graph.DotOptions{}))
+	require.Contains(t, b.String(), "const 9007199254740993")
 }

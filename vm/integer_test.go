@@ -1,6 +1,7 @@
 package vm_test
 
 import (
+	"math"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -71,4 +72,23 @@ func TestNaNCheckSkipsIntegers(t *testing.T) {
 	v, err := m2.Value(y)
 	require.NoError(t, err)
 	require.Equal(t, []float64{-2, 7}, v.Float64s())
+}
+
+// TestReshapedIntegerLabels: labels fed as a column are reshaped to the
+// vector CrossEntropy takes.
+func TestReshapedIntegerLabels(t *testing.T) {
+	g := graph.New()
+	col := g.Input("labels", graph.Int32, 2, 1)
+	logits := g.Const(dense(t, graph.Float64, []int{2, 2}, 0, 0, 1, 1))
+	flat := ops.Reshape(col, 2)
+	loss := ops.CrossEntropy(logits, flat)
+	m := machine(t, []*graph.Node{loss, flat})
+	lv, _ := graph.FromInt64s(graph.Int32, []int64{1, 0}, 2, 1)
+	require.NoError(t, m.Run(vm.Feeds{col: lv}))
+	f, err := m.Value(flat)
+	require.NoError(t, err)
+	require.Equal(t, []int32{1, 0}, f.Int32s())
+	l, err := m.Value(loss)
+	require.NoError(t, err)
+	require.InDeltaSlice(t, []float64{math.Ln2, math.Ln2}, l.Float64s(), 1e-15)
 }
