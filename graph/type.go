@@ -126,8 +126,9 @@ func CheckArity(in []Type, n int) error {
 }
 
 // CheckInputs checks that there are exactly n input types, all of one
-// supported dtype, and returns that dtype: the start of most ops' type
-// inference.
+// float dtype (float32 or float64), and returns that dtype: the start of
+// most ops' type inference. Its errors say to cast where dtypes differ or
+// an input is an integer.
 func CheckInputs(in []Type, n int) (tensor.Dtype, error) {
 	if err := CheckArity(in, n); err != nil {
 		return tensor.Dtype{}, err
