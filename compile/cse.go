@@ -51,12 +51,24 @@ type scalarKey struct {
 	bits  uint64 // so that 0 and -0 stay apart
 }
 
+// scalarBits is a scalar constant's value as bits: an integer's own, so
+// that int64s beyond 2⁵³ stay apart, or a float's.
+func scalarBits(t *tensor.Dense) uint64 {
+	switch t.Dtype() {
+	case graph.Int64:
+		return uint64(t.Int64s()[0])
+	case graph.Int32:
+		return uint64(t.Int32s()[0])
+	}
+	return math.Float64bits(graph.Float(t, 0))
+}
+
 // keyOf returns v's key, or false for values that never merge.
 func keyOf(v *value, ids map[*value]int) (cseKey, bool) {
 	switch v.kind {
 	case graph.KindConst:
 		if v.typ.IsScalar() {
-			return cseKey{op: scalarKey{v.typ.DType, math.Float64bits(graph.Float(v.konst, 0))}}, true
+			return cseKey{op: scalarKey{v.typ.DType, scalarBits(v.konst)}}, true
 		}
 		return cseKey{op: v.konst}, true // only the very same tensor
 	case graph.KindOp:

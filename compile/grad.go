@@ -59,6 +59,9 @@ func grad(caller string, ys, seeds, wrt []*graph.Node, opts []GradOption) (resul
 	if err != nil {
 		return nil, err
 	}
+	if err := checkGradDTypes(ys, wrt, fail); err != nil {
+		return nil, err
+	}
 	if seeds == nil {
 		seeds = make([]*graph.Node, len(ys))
 	}
@@ -126,7 +129,7 @@ func grad(caller string, ys, seeds, wrt []*graph.Node, opts []GradOption) (resul
 		}
 		inNeeds := make([]bool, len(n.Inputs()))
 		for k, in := range n.Inputs() {
-			inNeeds[k] = needs[in.ID()] && feeds[in.ID()]
+			inNeeds[k] = needs[in.ID()] && feeds[in.ID()] && flowsInto(in)
 		}
 		grads, err := Backward(n, gradOuts, inNeeds)
 		if err != nil {

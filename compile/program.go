@@ -129,7 +129,7 @@ func (p *Program) String() string {
 		s := p.slots[slot]
 		switch {
 		case s.Kind == graph.KindConst && s.Type.IsScalar():
-			names[slot] = strconv.FormatFloat(graph.Float(s.Const, 0), 'g', -1, 64)
+			names[slot] = graph.ScalarString(s.Const)
 		case s.Kind == graph.KindConst:
 			names[slot] = "const" + graph.ShapeString(s.Type.Shape)
 		case s.Kind != graph.KindOp && s.Node.Name() != "":

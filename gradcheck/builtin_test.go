@@ -44,6 +44,8 @@ type opCase struct {
 	// composite marks builders made of other ops (Conv1D is Conv2D
 	// between reshapes): the row checks the builder as a function.
 	composite bool
+	// eps is the finite-difference step (0: the default).
+	eps float64
 }
 
 func (c opCase) name() string { return c.builder + "/" + c.variant }
@@ -221,7 +223,15 @@ func builtinTable() []opCase {
 	rows = append(rows, ce,
 		row("CrossEntropyOneHot", "probabilities", func(in []*graph.Node) *graph.Node { return ops.CrossEntropyOneHot(in[0], in[1]) },
 			v.signed(3, 4), v.uniform(0.1, 0.6, 3, 4)))
-	oneHot := row("OneHot", "labels", func(in []*graph.Node) *graph.Node { return ops.OneHot(in[0], 3) }, tensorOf([]int{4}, 2, 0, 1, 2))
+	ceInt := row("CrossEntropy", "int64 labels", func(in []*graph.Node) *graph.Node { return ops.CrossEntropy(in[0], in[1]) },
+		v.signed(3, 4), intsOf(graph.Int64, []int{3}, 0, 3, 1))
+	ceInt.noGrad, ceInt.noGradInputs = "labels are integers: no gradient", []int{1}
+	rows = append(rows, ceInt)
+	oneHotInt := row("OneHot", "int32 labels", func(in []*graph.Node) *graph.Node { return ops.OneHot(in[0], 3, graph.Float64) },
+		intsOf(graph.Int32, []int{2, 2}, 2, 0, 1, 2))
+	oneHotInt.noGrad, oneHotInt.noGradInputs = "labels are integers: no gradient", []int{0}
+	rows = append(rows, oneHotInt)
+	oneHot := row("OneHot", "labels", func(in []*graph.Node) *graph.Node { return ops.OneHot(in[0], 3, in[0].DType()) }, tensorOf([]int{4}, 2, 0, 1, 2))
 	oneHot.checked = []int{} // the kernel alone: a label moved by ±Eps is no class index
 	oneHot.noGrad, oneHot.noGradInputs = "labels are class indices: discrete, no gradient", []int{0}
 	rows = append(rows, oneHot)
@@ -241,6 +251,23 @@ func builtinTable() []opCase {
 		r.checked, r.noGrad, r.noGradInputs = []int{0}, "indices are row indices: discrete, no gradient", []int{1}
 		rows = append(rows, r)
 	}
+	for _, r := range []opCase{
+		row("Gather", "int64 indices", gather, v.signed(4, 3), intsOf(graph.Int64, []int{2, 2}, 3, 0, 3, 1)),
+		row("ScatterAdd", "int32 indices", scatterAdd(4), v.signed(3, 2), intsOf(graph.Int32, []int{3}, 3, 0, 3)),
+	} {
+		r.noGrad, r.noGradInputs = "indices are integers: no gradient", []int{1}
+		rows = append(rows, r)
+	}
+
+	// Casts. Through float32 the inputs and the step are dyadic with few
+	// bits, so that every value the finite differences visit is a float32
+	// and the checks are exact.
+	dyadic := tensorOf([]int{2, 3}, 0.75, -1.25, 0.5, 1.5, -0.375, 1)
+	castF32 := row("Cast", "float64 through float32", func(in []*graph.Node) *graph.Node {
+		return ops.Mul(ops.Cast(ops.Square(ops.Cast(in[0], graph.Float32)), graph.Float64), in[0])
+	}, dyadic)
+	castF32.composite, castF32.eps = true, 1.0/64
+	rows = append(rows, castF32)
 
 	// Reductions, over one axis, a negative one, several and all.
 	reductions := []struct {
@@ -291,7 +318,7 @@ func builtinTable() []opCase {
 // with the op carrying the parameters the builder gave it.
 func checkCase(c opCase, fast bool) error {
 	if c.composite { // first and second order, as CheckOp checks
-		opts := gradcheck.Options{Inputs: c.checked, Fast: fast}
+		opts := gradcheck.Options{Inputs: c.checked, Fast: fast, Eps: c.eps}
 		if err := gradcheck.Check(c.build, c.inputs, opts); err != nil {
 			return err
 		}
@@ -301,7 +328,7 @@ func checkCase(c opCase, fast bool) error {
 	if err != nil {
 		return err
 	}
-	return gradcheck.CheckOp(op, c.inputs, gradcheck.Options{Inputs: c.checked, Fast: fast})
+	return gradcheck.CheckOp(op, c.inputs, gradcheck.Options{Inputs: c.checked, Fast: fast, Eps: c.eps})
 }
 
 // opOf builds the row on a scratch graph and returns the op of the node
@@ -330,11 +357,10 @@ func thirdOrder(c opCase) func(in []*graph.Node) *graph.Node {
 		g := in[0].Graph()
 		y := c.build(in)
 		v := newValues(3)
-		wrt := in
-		if c.checked != nil {
-			wrt = make([]*graph.Node, len(c.checked))
-			for k, i := range c.checked {
-				wrt[k] = in[i]
+		var wrt []*graph.Node
+		for i, x := range in {
+			if c.checked == nil && graph.IsFloat(x.DType()) || slices.Contains(c.checked, i) {
+				wrt = append(wrt, x)
 			}
 		}
 		grads, err := compile.GradWith(ops.Sum(ops.Mul(y, g.Const(v.signed(y.Shape()...)))), wrt, compile.ZerosIfDisconnected())
@@ -374,7 +400,7 @@ func TestBuiltinOps(t *testing.T) {
 			// Third order wherever some input has a gradient: all inputs, or
 			// the checked ones of a row whose other inputs have none.
 			if !c.stopsGradient && (c.noGrad == "" || len(c.checked) > 0) {
-				if err := gradcheck.GradGradCheck(thirdOrder(c), c.inputs, gradcheck.Options{Inputs: c.checked}); err != nil {
+				if err := gradcheck.GradGradCheck(thirdOrder(c), c.inputs, gradcheck.Options{Inputs: c.checked, Eps: c.eps}); err != nil {
 					t.Fatalf("case %v: third order: %v", c.name(), err)
 				}
 			}

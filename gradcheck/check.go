@@ -77,7 +77,7 @@ func checkDerivatives(build builder, inputs []*tensor.Dense, opts Options, order
 	if err != nil {
 		return fail(Misuse, nil, "%v", err)
 	}
-	checked, err := opts.resolve(len(vals))
+	checked, err := opts.resolve(vals)
 	if err != nil {
 		return fail(Misuse, nil, "%v", err)
 	}
@@ -160,7 +160,7 @@ type instance struct {
 func instantiate(build builder, vals []*tensor.Dense, checked []int) (*instance, *Error) {
 	in := &instance{g: graph.New(), vals: vals, checked: checked, feeds: vm.Feeds{}}
 	for i, v := range vals {
-		x := in.g.Input(fmt.Sprintf("in%d", i), graph.Float64, v.Shape()...)
+		x := in.g.Input(fmt.Sprintf("in%d", i), v.Dtype(), v.Shape()...)
 		in.xs = append(in.xs, x)
 		in.feeds[x] = v
 	}

@@ -225,7 +225,7 @@ func TestInputsOption(t *testing.T) {
 // reported as such, naming the input element.
 func TestForwardFailure(t *testing.T) {
 	labels := tensorOf([]int{2}, 1, 0)
-	err := gradcheck.Check(func(in []*graph.Node) *graph.Node { return ops.OneHot(in[0], 2) }, []*tensor.Dense{labels}, gradcheck.Options{})
+	err := gradcheck.Check(func(in []*graph.Node) *graph.Node { return ops.OneHot(in[0], 2, in[0].DType()) }, []*tensor.Dense{labels}, gradcheck.Options{})
 	e := asCheckError(t, err)
 	if e.Problem != gradcheck.ForwardFailed || e.Input != 0 || !strings.Contains(err.Error(), "input 0 element [0] moved by ±1e-06 failed") ||
 		!strings.Contains(err.Error(), "is not a class index") {

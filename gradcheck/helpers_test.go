@@ -21,6 +21,16 @@ func tensorOf(shape []int, vals ...float64) *tensor.Dense {
 	return t
 }
 
+// intsOf returns an integer tensor of the given dtype, for indices and
+// labels.
+func intsOf(dtype tensor.Dtype, shape []int, vals ...int64) *tensor.Dense {
+	t, err := graph.FromInt64s(dtype, vals, shape...)
+	if err != nil {
+		panic(err)
+	}
+	return t
+}
+
 // values draws sample inputs from a seeded source.
 type values struct{ r *rand.Rand }
 

@@ -92,7 +92,7 @@ func (u opUnderTest) check(inputs []*tensor.Dense, opts Options) *Error {
 		return fail(Misuse, nil, "%v", err)
 	}
 	resolved := opts
-	checked, err := resolved.resolve(len(vals))
+	checked, err := resolved.resolve(vals)
 	if err != nil {
 		return fail(Misuse, nil, "%v", err)
 	}
@@ -105,7 +105,7 @@ func (u opUnderTest) check(inputs []*tensor.Dense, opts Options) *Error {
 	xs := make([]*graph.Node, len(vals))
 	types := make([]graph.Type, len(vals))
 	for i, v := range vals {
-		xs[i] = g.Input(fmt.Sprintf("in%d", i), graph.Float64, v.Shape()...)
+		xs[i] = g.Input(fmt.Sprintf("in%d", i), v.Dtype(), v.Shape()...)
 		types[i] = xs[i].Type()
 	}
 	outs := u.apply(xs)
@@ -148,7 +148,7 @@ func (u opUnderTest) checkKernel(outs []*graph.Node, vals []*tensor.Dense) *Erro
 		if j, ok := firstDifference(ins[i], vals[i]); ok {
 			return &Error{Problem: ModifiesInput, Input: i, Output: -1,
 				Detail: fmt.Sprintf("Forward wrote into input %d: element %s was %v and is now %v; a kernel must only read its inputs",
-					i, indexString(unravel(j, vals[i].Shape())), vals[i].Float64s()[j], ins[i].Float64s()[j])}
+					i, indexString(unravel(j, vals[i].Shape())), graph.Float(vals[i], j), graph.Float(ins[i], j))}
 		}
 	}
 	filled, _, e := u.runKernel(types, vals, outputSentinel)
@@ -204,7 +204,7 @@ func readsOutput(k, j int, t graph.Type, fromNaN, fromSentinel float64) *Error {
 func (u opUnderTest) runKernel(types []graph.Type, vals []*tensor.Dense, fill float64) (outs, ins []*tensor.Dense, e *Error) {
 	ins = make([]*tensor.Dense, len(vals))
 	for i, v := range vals {
-		ins[i], _ = graph.CloneDense(v) // vals are float64 and contiguous: no error
+		ins[i], _ = graph.CloneDense(v) // vals are contiguous, of a supported dtype: no error
 	}
 	outs = make([]*tensor.Dense, len(types))
 	for k, t := range types {
@@ -237,7 +237,7 @@ func kernelPanic(r any, types []graph.Type) *Error {
 // firstDifference returns the first element at which a and b differ in
 // their bits (two NaNs count as equal).
 func firstDifference(a, b *tensor.Dense) (int, bool) {
-	x, y := a.Float64s(), b.Float64s()
+	x, y := graph.Float64s(a), graph.Float64s(b)
 	for j := range x {
 		if math.Float64bits(x[j]) != math.Float64bits(y[j]) && !(math.IsNaN(x[j]) && math.IsNaN(y[j])) {
 			return j, true

@@ -23,7 +23,8 @@ type Options struct {
 	// Rtol is the relative tolerance (see Atol). 0 means 1e-3.
 	Rtol float64
 	// Inputs lists the inputs (by position) whose derivatives are checked;
-	// the others are held at their values. nil checks every input; an empty
+	// the others are held at their values. nil checks every float input
+	// (integer inputs, indices and labels, are always held); an empty
 	// non-nil slice checks none, which leaves CheckOp checking the kernel
 	// alone (for an op whose inputs are all discrete, such as OneHot).
 	Inputs []int
@@ -52,9 +53,11 @@ const (
 	DefaultRtol = 1e-3
 )
 
-// resolve fills in defaults and checks the options against the number of
-// inputs, returning the positions of the inputs to check.
-func (o *Options) resolve(nInputs int) ([]int, error) {
+// resolve fills in defaults and checks the options against the inputs,
+// returning the positions of the inputs to check: by default the float
+// ones, since integer inputs (indices, labels) have no derivative.
+func (o *Options) resolve(inputs []*tensor.Dense) ([]int, error) {
+	nInputs := len(inputs)
 	for _, f := range []struct {
 		name string
 		v    *float64
@@ -68,9 +71,11 @@ func (o *Options) resolve(nInputs int) ([]int, error) {
 		}
 	}
 	if o.Inputs == nil {
-		all := make([]int, nInputs)
-		for i := range all {
-			all[i] = i
+		all := make([]int, 0, nInputs)
+		for i, t := range inputs {
+			if graph.IsFloat(t.Dtype()) {
+				all = append(all, i)
+			}
 		}
 		return all, nil
 	}
@@ -82,13 +87,16 @@ func (o *Options) resolve(nInputs int) ([]int, error) {
 		if seen[i] {
 			return nil, fmt.Errorf("Options.Inputs names input %d twice", i)
 		}
+		if d := inputs[i].Dtype(); graph.IsInteger(d) {
+			return nil, fmt.Errorf("Options.Inputs names input %d, which is %v: integers have no derivative to check", i, d)
+		}
 		seen[i] = true
 	}
 	return append([]int(nil), o.Inputs...), nil
 }
 
-// prepareInputs returns float64, contiguous copies of the inputs, or says
-// why one cannot be checked.
+// prepareInputs returns float64, contiguous copies of the inputs (integer
+// ones, held still, keep their dtype), or says why one cannot be checked.
 func prepareInputs(inputs []*tensor.Dense, convert bool) ([]*tensor.Dense, error) {
 	if len(inputs) == 0 {
 		return nil, fmt.Errorf("no inputs: give at least one tensor")
@@ -99,7 +107,7 @@ func prepareInputs(inputs []*tensor.Dense, convert bool) ([]*tensor.Dense, error
 			return nil, fmt.Errorf("input %d is nil", i)
 		}
 		switch t.Dtype() {
-		case graph.Float64:
+		case graph.Float64, graph.Int32, graph.Int64:
 		case graph.Float32:
 			if !convert {
 				return nil, fmt.Errorf("input %d is float32: finite differences need float64 "+
@@ -107,7 +115,7 @@ func prepareInputs(inputs []*tensor.Dense, convert bool) ([]*tensor.Dense, error
 					"pass float64 inputs, or set Options.ConvertFloat32 to check the op in float64", i)
 			}
 		default:
-			return nil, fmt.Errorf("input %d has dtype %v: only float64 (or float32 with Options.ConvertFloat32) can be checked", i, t.Dtype())
+			return nil, fmt.Errorf("input %d has dtype %v: only float64 (or float32 with Options.ConvertFloat32) can be checked, beside integer inputs held still", i, t.Dtype())
 		}
 		c, err := graph.CloneDense(t)
 		if err != nil {
@@ -118,9 +126,10 @@ func prepareInputs(inputs []*tensor.Dense, convert bool) ([]*tensor.Dense, error
 	return out, nil
 }
 
-// toFloat64 returns t itself if it is float64, else a float64 copy.
+// toFloat64 returns t itself if it is float64 or an integer, else a
+// float64 copy.
 func toFloat64(t *tensor.Dense) *tensor.Dense {
-	if t.Dtype() == graph.Float64 {
+	if t.Dtype() != graph.Float32 {
 		return t
 	}
 	c := graph.NewDense(graph.Float64, t.Shape()...)

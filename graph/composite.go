@@ -91,12 +91,7 @@ func (c compositeOp) Type(in []Type) (Type, error) {
 
 // Forward copies the subgraph's output.
 func (c compositeOp) Forward(out *tensor.Dense, in []*tensor.Dense) error {
-	src := in[len(in)-1]
-	if out.Dtype() == Float32 {
-		copy(out.Float32s(), src.Float32s())
-	} else {
-		copy(out.Float64s(), src.Float64s())
-	}
+	CopyValues(out, in[len(in)-1])
 	return nil
 }
 

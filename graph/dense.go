@@ -2,18 +2,24 @@ package graph
 
 import (
 	"fmt"
+	"math"
 
 	"gorgonia.org/tensor"
 )
 
-// NewDense returns a zeroed, contiguous tensor of the given dtype and shape
-// (no dimensions: a scalar). It works for zero-size shapes too.
+// NewDense returns a zeroed, contiguous tensor of the given dtype (float32,
+// float64, int32 or int64; anything else gives float64) and shape (no
+// dimensions: a scalar). It works for zero-size shapes too.
 func NewDense(dtype tensor.Dtype, shape ...int) *tensor.Dense {
 	n := ShapeSize(shape)
 	var backing any
 	switch dtype {
 	case Float32:
 		backing = make([]float32, n)
+	case Int32:
+		backing = make([]int32, n)
+	case Int64:
+		backing = make([]int64, n)
 	default:
 		backing = make([]float64, n)
 	}
@@ -24,10 +30,10 @@ func NewDense(dtype tensor.Dtype, shape ...int) *tensor.Dense {
 func NewDenseOf(t Type) *tensor.Dense { return NewDense(t.DType, t.Shape...) }
 
 // CloneDense returns a contiguous copy of t (materialising views), or an
-// error if t's dtype is not float32 or float64.
+// error if t's dtype is not float32, float64, int32 or int64.
 func CloneDense(t *tensor.Dense) (*tensor.Dense, error) {
-	if !IsFloat(t.Dtype()) {
-		return nil, fmt.Errorf("dtype %v is not supported (float32 or float64)", t.Dtype())
+	if err := checkDType(t.Dtype()); err != nil {
+		return nil, err
 	}
 	src := t
 	if t.RequiresIterator() && ShapeSize(t.Shape()) > 0 { // every empty tensor claims to need one
@@ -39,11 +45,7 @@ func CloneDense(t *tensor.Dense) (*tensor.Dense, error) {
 	}
 	shape := []int(src.Shape())
 	out := NewDense(src.Dtype(), shape...)
-	if src.Dtype() == Float32 {
-		if copy(out.Float32s(), src.Float32s()) != ShapeSize(shape) {
-			return nil, fmt.Errorf("tensor holds fewer elements than its shape %s", ShapeString(shape))
-		}
-	} else if copy(out.Float64s(), src.Float64s()) != ShapeSize(shape) {
+	if CopyValues(out, src) != ShapeSize(shape) {
 		return nil, fmt.Errorf("tensor holds fewer elements than its shape %s", ShapeString(shape))
 	}
 	return out, nil
@@ -51,16 +53,16 @@ func CloneDense(t *tensor.Dense) (*tensor.Dense, error) {
 
 // FromFloat64s returns a tensor of the given dtype and shape holding vals
 // (converted to float32 when dtype is Float32). It is a convenience for
-// tests and examples; len(vals) must equal the shape's size.
+// tests and examples; len(vals) must equal the shape's size. For an integer
+// dtype every value must be an integer the dtype holds.
 func FromFloat64s(dtype tensor.Dtype, vals []float64, shape ...int) (*tensor.Dense, error) {
-	if err := checkShape(shape); err != nil {
-		return nil, fmt.Errorf("nabla: %v", err)
+	if err := checkValues(dtype, len(vals), shape); err != nil {
+		return nil, err
 	}
-	if len(vals) != ShapeSize(shape) {
-		return nil, fmt.Errorf("nabla: %d values for shape %s", len(vals), ShapeString(shape))
-	}
-	if !IsFloat(dtype) {
-		return nil, fmt.Errorf("nabla: dtype %v is not supported (float32 or float64)", dtype)
+	for i, v := range vals {
+		if IsInteger(dtype) && !fitsInteger(v, dtype) {
+			return nil, fmt.Errorf("nabla: value %v at index %d is not an integer that %v holds", v, i, dtype)
+		}
 	}
 	t := NewDense(dtype, shape...)
 	for i, v := range vals {
@@ -69,32 +71,113 @@ func FromFloat64s(dtype tensor.Dtype, vals []float64, shape ...int) (*tensor.Den
 	return t, nil
 }
 
-// Float64s returns t's elements as float64 (a copy, converted if t is float32).
+// FromInt64s returns a tensor of the given dtype and shape holding vals:
+// indices or labels for an integer dtype, converted for a float one. For
+// Int32 every value must fit an int32. len(vals) must equal the shape's
+// size.
+func FromInt64s(dtype tensor.Dtype, vals []int64, shape ...int) (*tensor.Dense, error) {
+	if err := checkValues(dtype, len(vals), shape); err != nil {
+		return nil, err
+	}
+	t := NewDense(dtype, shape...)
+	for i, v := range vals {
+		switch dtype {
+		case Int64:
+			t.Int64s()[i] = v
+		case Int32:
+			if v != int64(int32(v)) {
+				return nil, fmt.Errorf("nabla: value %d at index %d does not fit int32", v, i)
+			}
+			t.Int32s()[i] = int32(v)
+		default:
+			SetFloat(t, i, float64(v))
+		}
+	}
+	return t, nil
+}
+
+// checkValues checks the arguments of FromFloat64s and FromInt64s.
+func checkValues(dtype tensor.Dtype, n int, shape []int) error {
+	if err := checkShape(shape); err != nil {
+		return fmt.Errorf("nabla: %v", err)
+	}
+	if n != ShapeSize(shape) {
+		return fmt.Errorf("nabla: %d values for shape %s", n, ShapeString(shape))
+	}
+	if err := checkDType(dtype); err != nil {
+		return fmt.Errorf("nabla: %v", err)
+	}
+	return nil
+}
+
+// fitsInteger reports whether v is an integer that the integer dtype holds.
+func fitsInteger(v float64, dtype tensor.Dtype) bool {
+	if v != math.Trunc(v) {
+		return false // NaN and fractions
+	}
+	if dtype == Int32 {
+		return v >= math.MinInt32 && v <= math.MaxInt32
+	}
+	return v >= math.MinInt64 && v < math.MaxInt64 // 2⁶³ rounds onto MaxInt64
+}
+
+// Float64s returns t's elements as float64 (a copy, converted if t is not
+// float64; an int64 beyond 2⁵³ rounds).
 func Float64s(t *tensor.Dense) []float64 {
-	if t.Dtype() == Float32 {
-		src := t.Float32s()
-		out := make([]float64, len(src))
-		for i, v := range src {
-			out[i] = float64(v)
+	if t.Dtype() == Float64 {
+		return append([]float64(nil), t.Float64s()...)
+	}
+	out := make([]float64, heldLen(t))
+	for i := range out {
+		out[i] = Float(t, i)
+	}
+	return out
+}
+
+// Int64s returns t's elements as int64 (a copy; float values are converted
+// as Go converts them, toward zero).
+func Int64s(t *tensor.Dense) []int64 {
+	switch t.Dtype() {
+	case Int64:
+		return append([]int64(nil), t.Int64s()...)
+	case Int32:
+		out := make([]int64, len(t.Int32s()))
+		for i, v := range t.Int32s() {
+			out[i] = int64(v)
 		}
 		return out
 	}
-	return append([]float64(nil), t.Float64s()...)
+	out := make([]int64, heldLen(t))
+	for i := range out {
+		out[i] = int64(Float(t, i))
+	}
+	return out
 }
 
-// Float returns element i of a float32 or float64 tensor's backing data.
+// Float returns element i of a tensor's backing data as a float64.
 func Float(t *tensor.Dense, i int) float64 {
-	if t.Dtype() == Float32 {
+	switch t.Dtype() {
+	case Float32:
 		return float64(t.Float32s()[i])
+	case Int32:
+		return float64(t.Int32s()[i])
+	case Int64:
+		return float64(t.Int64s()[i])
 	}
 	return t.Float64s()[i]
 }
 
-// SetFloat sets element i of a float32 or float64 tensor's backing data.
+// SetFloat sets element i of a tensor's backing data to v (truncated
+// toward zero for an integer tensor).
 func SetFloat(t *tensor.Dense, i int, v float64) {
-	if t.Dtype() == Float32 {
+	switch t.Dtype() {
+	case Float32:
 		t.Float32s()[i] = float32(v)
-		return
+	case Int32:
+		t.Int32s()[i] = int32(v)
+	case Int64:
+		t.Int64s()[i] = int64(v)
+	default:
+		t.Float64s()[i] = v
 	}
-	t.Float64s()[i] = v
 }

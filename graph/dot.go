@@ -257,11 +257,7 @@ func DotOpLabel(n *Node) string {
 	case n.multi != nil:
 		op = n.multi
 	case n.kind == KindConst && n.typ.IsScalar() && n.value != nil:
-		bits := 64
-		if n.typ.DType == Float32 {
-			bits = 32
-		}
-		return "const " + strconv.FormatFloat(Float(n.value, 0), 'g', -1, bits)
+		return "const " + ScalarString(n.value)
 	default:
 		return n.kind.String()
 	}

@@ -168,14 +168,18 @@ func (g *Graph) Const(value *tensor.Dense) *Node {
 	return g.leaf(KindConst, "Const", "", value, callers())
 }
 
-// Scalar adds a scalar constant of the given dtype.
+// Scalar adds a scalar constant of the given dtype; for an integer dtype,
+// v must be an integer the dtype holds.
 func (g *Graph) Scalar(v float64, dtype tensor.Dtype) *Node {
 	s := callers()
 	if g == nil || g.err != nil {
 		return &Node{g: g, err: g.Err()}
 	}
-	if !IsFloat(dtype) {
-		return g.fail("Scalar", s, "dtype %v is not supported (float32 or float64)", dtype)
+	if err := checkDType(dtype); err != nil {
+		return g.fail("Scalar", s, "%v", err)
+	}
+	if IsInteger(dtype) && !fitsInteger(v, dtype) {
+		return g.fail("Scalar", s, "%v is not an integer that %v holds", v, dtype)
 	}
 	t := NewDense(dtype)
 	SetFloat(t, 0, v)
@@ -193,6 +197,10 @@ func (g *Graph) leaf(kind Kind, builder, name string, value *tensor.Dense, s sit
 	if err := checkLeafType(t); err != nil {
 		return g.fail(builder, s, "%q: %v", name, err)
 	}
+	if kind == KindParam && !IsFloat(t.DType) {
+		return g.fail(builder, s, "%q is %v: parameters are float32 or float64, since training differentiates them; "+
+			"hold integer values in an Input or a Const", name, t)
+	}
 	c, err := CloneDense(value)
 	if err != nil {
 		return g.fail(builder, s, "%q: %v", name, err)
@@ -201,8 +209,8 @@ func (g *Graph) leaf(kind Kind, builder, name string, value *tensor.Dense, s sit
 }
 
 func checkLeafType(t Type) error {
-	if !IsFloat(t.DType) {
-		return fmt.Errorf("dtype %v is not supported (float32 or float64)", t.DType)
+	if err := checkDType(t.DType); err != nil {
+		return err
 	}
 	return checkShape(t.Shape)
 }

@@ -9,10 +9,13 @@ import (
 	"gorgonia.org/tensor"
 )
 
-// The dtypes nabla computes with.
+// The dtypes nabla computes with: float32 and float64, and the integer
+// dtypes (see IsInteger) that indices, labels and casts use.
 var (
 	Float32 = tensor.Float32
 	Float64 = tensor.Float64
+	Int32   = tensor.Int32
+	Int64   = tensor.Int64
 )
 
 // Type is a node's static type: a dtype and a fully known shape.
@@ -79,18 +82,21 @@ func ShapeSize(shape []int) int {
 // IsFloat reports whether dtype is one nabla computes with (float32 or float64).
 func IsFloat(dtype tensor.Dtype) bool { return dtype == Float32 || dtype == Float64 }
 
-// SameDType returns the dtype shared by all types, or an error naming them
-// when they differ or are not float32/float64.
+// SameDType returns the float dtype shared by all types, or an error naming
+// them when they differ (mixing dtypes takes an explicit ops.Cast) or are
+// integers (which arithmetic does not take: see IsInteger).
 func SameDType(in []Type) (tensor.Dtype, error) {
 	if len(in) == 0 {
 		return tensor.Dtype{}, fmt.Errorf("no inputs")
 	}
 	for _, t := range in {
-		if !IsFloat(t.DType) {
-			return tensor.Dtype{}, fmt.Errorf("dtype %v is not supported (float32 or float64)", t)
-		}
 		if t.DType != in[0].DType {
-			return tensor.Dtype{}, fmt.Errorf("dtypes differ: %s", TypesString(in))
+			return tensor.Dtype{}, fmt.Errorf("dtypes differ: %s: convert one with ops.Cast", TypesString(in))
+		}
+	}
+	for _, t := range in {
+		if !IsFloat(t.DType) {
+			return tensor.Dtype{}, unsupportedDType(t)
 		}
 	}
 	return in[0].DType, nil
@@ -120,8 +126,9 @@ func CheckArity(in []Type, n int) error {
 }
 
 // CheckInputs checks that there are exactly n input types, all of one
-// supported dtype, and returns that dtype: the start of most ops' type
-// inference.
+// float dtype (float32 or float64), and returns that dtype: the start of
+// most ops' type inference. Its errors say to cast where dtypes differ or
+// an input is an integer.
 func CheckInputs(in []Type, n int) (tensor.Dtype, error) {
 	if err := CheckArity(in, n); err != nil {
 		return tensor.Dtype{}, err

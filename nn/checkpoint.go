@@ -65,7 +65,11 @@ func NonStrict() LoadOption { return func(c *loadConfig) { c.lenient = true } }
 // Load reads a safetensors file from r and sets each entry of state in
 // store to the tensor of the same name. By default it is strict: the file
 // must hold exactly the names of state, each with its node's dtype and
-// shape; otherwise it returns a *LoadError listing every difference.
+// shape; otherwise it returns a *LoadError listing every difference. Two
+// conversions change no value and are made: half-precision floats (F16,
+// BF16, as PyTorch saves weights) load into float32 and float64 nodes, and
+// integers (PyTorch's integer buffers, such as BatchNorm's
+// num_batches_tracked) into float nodes that hold each value exactly.
 //
 // Everything is read and checked before anything is written, so a
 // corrupt, truncated or mismatched file leaves store unchanged. A file
@@ -84,7 +88,7 @@ func Load(r io.Reader, store ParamStore, state []Named, opts ...LoadOption) erro
 	if err := checkNames(state); err != nil {
 		return err
 	}
-	tensors, metadata, err := ReadSafetensors(r)
+	tensors, metadata, fileDTypes, err := readSafetensors(r)
 	if err != nil {
 		return fmt.Errorf("nn: Load: %w", err)
 	}
@@ -101,11 +105,18 @@ func Load(r io.Reader, store ParamStore, state []Named, opts ...LoadOption) erro
 		case !ok:
 			le.Missing = append(le.Missing, s.Name)
 		case t.Dtype() != s.Node.DType() || !slices.Equal([]int(t.Shape()), s.Node.Shape()):
-			le.Mismatched = append(le.Mismatched, Mismatch{
-				Name: s.Name,
-				Want: s.Node.Type(),
-				Got:  graph.TypeOf(t.Dtype(), t.Shape()...),
-			})
+			c, detail := convertLoaded(t, fileDTypes[s.Name], s.Node.Type())
+			if c == nil {
+				le.Mismatched = append(le.Mismatched, Mismatch{
+					Name:   s.Name,
+					Want:   s.Node.Type(),
+					Got:    graph.TypeOf(t.Dtype(), t.Shape()...),
+					Detail: detail,
+				})
+				continue
+			}
+			tensors[s.Name] = c
+			sets = append(sets, s)
 		default:
 			sets = append(sets, s)
 		}
@@ -178,6 +189,7 @@ func checkNames(state []Named) error {
 type Mismatch struct {
 	Name      string
 	Want, Got graph.Type
+	Detail    string // why a conversion failed, or ""
 }
 
 // LoadError lists how a checkpoint differs from the state it was loaded
@@ -198,7 +210,11 @@ func (e *LoadError) Error() string {
 		parts = append(parts, "unexpected "+strings.Join(e.Unexpected, ", "))
 	}
 	for _, m := range e.Mismatched {
-		parts = append(parts, fmt.Sprintf("%s is %v in the file, want %v", m.Name, m.Got, m.Want))
+		part := fmt.Sprintf("%s is %v in the file, want %v", m.Name, m.Got, m.Want)
+		if m.Detail != "" {
+			part += " (" + m.Detail + ")"
+		}
+		parts = append(parts, part)
 	}
 	return "nn: Load: checkpoint does not match (nothing loaded): " + strings.Join(parts, "; ")
 }

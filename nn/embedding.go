@@ -31,7 +31,8 @@ func NewEmbedding(g *graph.Graph, name string, num, dim int, opts ...Option) *Em
 }
 
 // Forward looks up the vectors of indices, a node of any shape holding
-// integer values in [0, num) as floats, giving shape indices.shape ++ (dim).
+// values in [0, num) (int32 or int64, or integers held as floats of the
+// weight's dtype), giving shape indices.shape ++ (dim).
 // An index out of range fails the run with an error naming it.
 //
 // The lookup is ops.Gather, whose gradient (ops.ScatterAdd) adds into the

@@ -12,7 +12,8 @@ func MSE(pred, target *graph.Node) *graph.Node {
 }
 
 // CrossEntropy returns the mean softmax cross-entropy of logits (N, C)
-// against labels (N) holding class indices as float values: the mean over
+// against labels (N) holding class indices (int32 or int64, or float values
+// of the logits' dtype): the mean over
 // the batch of ops.CrossEntropy's per-example losses.
 func CrossEntropy(logits, labels *graph.Node) *graph.Node {
 	return ops.Mean(ops.CrossEntropy(logits, labels))

@@ -10,6 +10,7 @@ import (
 	"io"
 	"maps"
 	"math"
+	"reflect"
 	"slices"
 	"strconv"
 	"unicode/utf8"
@@ -30,20 +31,28 @@ const (
 	maxHeaderBytes = 100_000_000
 	metadataKey    = "__metadata__"
 	// chunkBytes is the size of the buffer tensor data is encoded and
-	// decoded through; a multiple of both element sizes.
+	// decoded through; a multiple of every element size.
 	chunkBytes = 64 << 10
 )
 
-// stDType describes one safetensors dtype that nabla reads and writes.
+// stDType describes one safetensors dtype that nabla reads: its name, its
+// size in bytes, the dtype it is read into and whether nabla writes that
+// dtype as it. Half-precision floats, which PyTorch saves and nabla does
+// not compute with, are read into float32, which holds each exactly.
 type stDType struct {
 	name  string
 	size  int64
 	dtype tensor.Dtype
+	write bool
 }
 
 var stDTypes = []stDType{
-	{"F32", 4, graph.Float32},
-	{"F64", 8, graph.Float64},
+	{"F32", 4, graph.Float32, true},
+	{"F64", 8, graph.Float64, true},
+	{"I32", 4, graph.Int32, true},
+	{"I64", 8, graph.Int64, true},
+	{"F16", 2, graph.Float32, false},
+	{"BF16", 2, graph.Float32, false},
 }
 
 // entry is one tensor of a safetensors header.
@@ -56,7 +65,8 @@ type entry struct {
 }
 
 // WriteSafetensors writes tensors and metadata to w in the safetensors
-// format. Tensors must be float32 or float64; they are laid out in sorted
+// format. Tensors must be float32, float64, int32 or int64 (F32, F64, I32,
+// I64); they are laid out in sorted
 // name order and the header is padded with spaces to a multiple of 8 bytes,
 // so the same input always gives the same bytes. An empty or nil metadata
 // map writes no "__metadata__" entry. Non-contiguous views are written as
@@ -89,13 +99,7 @@ func WriteSafetensors(w io.Writer, tensors map[string]*tensor.Dense, metadata ma
 	}
 	buf := make([]byte, chunkBytes)
 	for i, t := range data {
-		n := int(entries[i].elems)
-		if t.Dtype() == graph.Float32 {
-			err = writeChunks(w, t.Float32s()[:n], 4, buf, encodeFloat32s)
-		} else {
-			err = writeChunks(w, t.Float64s()[:n], 8, buf, encodeFloat64s)
-		}
-		if err != nil {
+		if err := writeTensor(w, t, int(entries[i].elems), buf); err != nil {
 			return fmt.Errorf("safetensors: writing tensor %q: %w", names[i], err)
 		}
 	}
@@ -113,9 +117,9 @@ func prepareTensor(name string, t *tensor.Dense) (*tensor.Dense, entry, error) {
 	case t == nil:
 		return nil, entry{}, errors.New("tensor is nil")
 	}
-	i := slices.IndexFunc(stDTypes, func(d stDType) bool { return d.dtype == t.Dtype() })
+	i := slices.IndexFunc(stDTypes, func(d stDType) bool { return d.write && d.dtype == t.Dtype() })
 	if i < 0 {
-		return nil, entry{}, fmt.Errorf("dtype %v is not supported (float32 or float64)", t.Dtype())
+		return nil, entry{}, fmt.Errorf("dtype %v is not supported (float32, float64, int32 or int64)", t.Dtype())
 	}
 	if t.RequiresIterator() {
 		c, err := graph.CloneDense(t)
@@ -127,11 +131,7 @@ func prepareTensor(name string, t *tensor.Dense) (*tensor.Dense, entry, error) {
 	shape := slices.Clone([]int(t.Shape()))
 	elems := graph.ShapeSize(shape)
 	// Not DataSize: it reports 0 for a scalar.
-	held := len(t.Float64s())
-	if t.Dtype() == graph.Float32 {
-		held = len(t.Float32s())
-	}
-	if held < elems {
+	if held := reflect.ValueOf(graph.Backing(t)).Len(); held < elems {
 		return nil, entry{}, fmt.Errorf("holds %d values for shape %s", held, graph.ShapeString(shape))
 	}
 	return t, entry{name: name, dt: stDTypes[i], shape: shape, elems: int64(elems)}, nil
@@ -185,8 +185,10 @@ func writeJSONString(b *bytes.Buffer, s string) {
 	b.Write(q)
 }
 
-// ReadSafetensors reads a safetensors file holding F32 and F64 tensors and
-// returns them by name with the file's metadata (nil when it has none).
+// ReadSafetensors reads a safetensors file holding F32, F64, I32 and I64
+// tensors, and F16 and BF16 ones, which it reads into float32 (exactly:
+// float32 holds every half-precision value), and returns them by name with
+// the file's metadata (nil when it has none).
 // It checks the whole file and returns an error naming the offending
 // tensor for an oversized or truncated header, invalid JSON, duplicate
 // names, an unsupported dtype, a negative dimension, data offsets that do
@@ -194,39 +196,47 @@ func writeJSONString(b *bytes.Buffer, s string) {
 // left over after the last tensor. Memory use is bounded by the bytes
 // actually present, whatever the header claims.
 func ReadSafetensors(r io.Reader) (map[string]*tensor.Dense, map[string]string, error) {
+	tensors, metadata, _, err := readSafetensors(r)
+	return tensors, metadata, err
+}
+
+// readSafetensors is ReadSafetensors, also returning each tensor's dtype
+// as the file names it ("BF16", say).
+func readSafetensors(r io.Reader) (tensors map[string]*tensor.Dense, metadata, fileDTypes map[string]string, err error) {
 	var length [8]byte
 	if _, err := io.ReadFull(r, length[:]); err != nil {
 		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-			return nil, nil, errors.New("safetensors: file is shorter than its 8-byte header length")
+			return nil, nil, nil, errors.New("safetensors: file is shorter than its 8-byte header length")
 		}
-		return nil, nil, fmt.Errorf("safetensors: reading the header length: %w", err)
+		return nil, nil, nil, fmt.Errorf("safetensors: reading the header length: %w", err)
 	}
 	n := binary.LittleEndian.Uint64(length[:])
 	if n > maxHeaderBytes {
-		return nil, nil, fmt.Errorf("safetensors: header length %d exceeds the limit of %d bytes", n, maxHeaderBytes)
+		return nil, nil, nil, fmt.Errorf("safetensors: header length %d exceeds the limit of %d bytes", n, maxHeaderBytes)
 	}
 	header, err := io.ReadAll(io.LimitReader(r, int64(n)))
 	if err != nil {
-		return nil, nil, fmt.Errorf("safetensors: reading the header: %w", err)
+		return nil, nil, nil, fmt.Errorf("safetensors: reading the header: %w", err)
 	}
 	if uint64(len(header)) < n {
-		return nil, nil, fmt.Errorf("safetensors: header length %d runs past the end of the file (%d header bytes present)", n, len(header))
+		return nil, nil, nil, fmt.Errorf("safetensors: header length %d runs past the end of the file (%d header bytes present)", n, len(header))
 	}
 	entries, metadata, err := parseHeader(header)
 	if err != nil {
-		return nil, nil, fmt.Errorf("safetensors: %w", err)
+		return nil, nil, nil, fmt.Errorf("safetensors: %w", err)
 	}
 	if err := checkLayout(entries); err != nil {
-		return nil, nil, fmt.Errorf("safetensors: %w", err)
+		return nil, nil, nil, fmt.Errorf("safetensors: %w", err)
 	}
 	out := make(map[string]*tensor.Dense, len(entries))
+	fileDTypes = make(map[string]string, len(entries))
 	buf := make([]byte, chunkBytes)
 	for _, e := range entries {
 		t, err := readTensor(r, e, buf)
 		if err != nil {
-			return nil, nil, fmt.Errorf("safetensors: tensor %q: %w", e.name, err)
+			return nil, nil, nil, fmt.Errorf("safetensors: tensor %q: %w", e.name, err)
 		}
-		out[e.name] = t
+		out[e.name], fileDTypes[e.name] = t, e.dt.name
 	}
 	var end int64
 	if len(entries) > 0 {
@@ -234,11 +244,11 @@ func ReadSafetensors(r io.Reader) (map[string]*tensor.Dense, map[string]string, 
 	}
 	switch k, err := io.ReadFull(r, buf[:1]); {
 	case k > 0:
-		return nil, nil, fmt.Errorf("safetensors: data continues past byte %d, where the last tensor ends", end)
+		return nil, nil, nil, fmt.Errorf("safetensors: data continues past byte %d, where the last tensor ends", end)
 	case err != nil && !errors.Is(err, io.EOF):
-		return nil, nil, fmt.Errorf("safetensors: %w", err)
+		return nil, nil, nil, fmt.Errorf("safetensors: %w", err)
 	}
-	return out, metadata, nil
+	return out, metadata, fileDTypes, nil
 }
 
 // parseHeader decodes and checks every entry of the JSON header. Entries
@@ -361,7 +371,7 @@ func parseEntry(name string, raw json.RawMessage) (entry, error) {
 	}
 	i := slices.IndexFunc(stDTypes, func(d stDType) bool { return d.name == *dtypeName })
 	if i < 0 {
-		return entry{}, fmt.Errorf("dtype %q is not supported (F32 or F64)", *dtypeName)
+		return entry{}, fmt.Errorf("dtype %q is not supported (F32, F64, F16, BF16, I32 or I64)", *dtypeName)
 	}
 	e.dt = stDTypes[i]
 	// Both the element count and the product of the non-zero dimensions
@@ -420,10 +430,20 @@ func readTensor(r io.Reader, e entry, buf []byte) (*tensor.Dense, error) {
 	var backing any
 	var got int64
 	var err error
-	if e.dt.dtype == graph.Float32 {
-		backing, got, err = readChunks(r, int(e.elems), 4, buf, decodeFloat32s)
-	} else {
-		backing, got, err = readChunks(r, int(e.elems), 8, buf, decodeFloat64s)
+	n := int(e.elems)
+	switch e.dt.name {
+	case "F32":
+		backing, got, err = readChunks(r, n, 4, buf, decodeFloat32s)
+	case "F64":
+		backing, got, err = readChunks(r, n, 8, buf, decodeFloat64s)
+	case "I32":
+		backing, got, err = readChunks(r, n, 4, buf, decodeInt32s)
+	case "I64":
+		backing, got, err = readChunks(r, n, 8, buf, decodeInt64s)
+	case "F16":
+		backing, got, err = readChunks(r, n, 2, buf, decodeFloat16s)
+	default: // BF16
+		backing, got, err = readChunks(r, n, 2, buf, decodeBFloat16s)
 	}
 	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
 		return nil, fmt.Errorf("data truncated: needs bytes [%d,%d) of the data section, which ends at byte %d", e.begin, e.end, e.begin+got)

@@ -206,7 +206,7 @@ func TestReadSafetensorsErrors(t *testing.T) {
 		{"duplicate names", rawFile(`{"a":{},"a":{}}`, nil), `duplicate name "a"`},
 		{"entry not an object", rawFile(`{"a":3}`, nil), `tensor "a": not a JSON object`},
 		{"duplicate field", rawFile(`{"a":{"dtype":"F32","dtype":"F64"}}`, nil), `tensor "a": duplicate name "dtype"`},
-		{"unknown dtype", rawFile(`{"a":{"dtype":"F16","shape":[2],"data_offsets":[0,4]}}`, nil), `tensor "a": dtype "F16" is not supported`},
+		{"unknown dtype", rawFile(`{"a":{"dtype":"U8","shape":[2],"data_offsets":[0,4]}}`, nil), `tensor "a": dtype "U8" is not supported`},
 		{"dtype not a string", rawFile(`{"a":{"dtype":32,"shape":[2],"data_offsets":[0,8]}}`, nil), `tensor "a": dtype:`},
 		{"missing dtype", rawFile(`{"a":{"shape":[2],"data_offsets":[0,8]}}`, eight), `tensor "a": missing "dtype"`},
 		{"missing shape", rawFile(`{"a":{"dtype":"F32","data_offsets":[0,8]}}`, eight), `tensor "a": missing "shape"`},

@@ -2,7 +2,6 @@ package ops
 
 import (
 	"fmt"
-	"math"
 	"slices"
 
 	"gorgonia.org/tensor"
@@ -11,13 +10,14 @@ import (
 )
 
 // Gather and ScatterAdd move whole rows (the sub-tensors along axis 0) by
-// integer indices held as float values. Each is the other's gradient, so
-// both differentiate to any order.
+// integer indices: int32 or int64, or integer values held as floats. Each
+// is the other's gradient, so both differentiate to any order.
 
 type gatherOp struct{}
 
 // Gather returns the rows of table (n, d...) picked by indices, a node of
-// any shape holding row indices as float values of table's dtype: the
+// any shape holding row indices (int32 or int64, or float values of
+// table's dtype): the
 // output has shape indices.shape ++ (d...), and its element at (i..., j...)
 // is table's at (indices[i...], j...). Indices may repeat. An index that is
 // not an integer in [0,n) makes the run fail with an error naming it and
@@ -30,7 +30,7 @@ func Gather(table, indices *graph.Node) *graph.Node {
 func (gatherOp) Name() string { return "Gather" }
 
 func (gatherOp) Type(in []graph.Type) (graph.Type, error) {
-	dtype, err := graph.CheckInputs(in, 2)
+	dtype, err := checkIndexed(in, "indices")
 	if err != nil {
 		return graph.Type{}, err
 	}
@@ -42,13 +42,13 @@ func (gatherOp) Type(in []graph.Type) (graph.Type, error) {
 }
 
 func (gatherOp) Forward(out *tensor.Dense, in []*tensor.Dense) error {
-	rows, shape := in[0].Shape()[0], in[1].Shape()
+	rows, shape, indices := in[0].Shape()[0], in[1].Shape(), indicesOf(in[1])
 	return forFloat(out.Dtype(),
 		func() error {
-			return moveRows(floats[float32](in[0]), floats[float32](out), floats[float32](in[1]), rows, shape, false)
+			return moveRows(floats[float32](in[0]), floats[float32](out), indices, rows, shape, false)
 		},
 		func() error {
-			return moveRows(floats[float64](in[0]), floats[float64](out), floats[float64](in[1]), rows, shape, false)
+			return moveRows(floats[float64](in[0]), floats[float64](out), indices, rows, shape, false)
 		})
 }
 
@@ -66,7 +66,7 @@ type scatterAddOp struct{ rows int }
 // ScatterAdd returns a (rows, d...) tensor of zeros to whose row
 // indices[i...] the row updates[i..., :] is added, for every position i...
 // of indices: updates has shape indices.shape ++ (d...), and indices hold
-// row indices as float values of updates' dtype. Repeated indices
+// row indices (int32 or int64, or float values of updates' dtype). Repeated indices
 // accumulate. An index that is not an integer in [0,rows) makes the run
 // fail with an error naming it and its position in indices. The gradient
 // with respect to updates is Gather(g, indices); indices get none.
@@ -77,7 +77,7 @@ func ScatterAdd(updates, indices *graph.Node, rows int) *graph.Node {
 func (scatterAddOp) Name() string { return "ScatterAdd" }
 
 func (op scatterAddOp) Type(in []graph.Type) (graph.Type, error) {
-	dtype, err := graph.CheckInputs(in, 2)
+	dtype, err := checkIndexed(in, "indices")
 	if err != nil {
 		return graph.Type{}, err
 	}
@@ -94,13 +94,13 @@ func (op scatterAddOp) Type(in []graph.Type) (graph.Type, error) {
 }
 
 func (op scatterAddOp) Forward(out *tensor.Dense, in []*tensor.Dense) error {
-	shape := in[1].Shape()
+	shape, indices := in[1].Shape(), indicesOf(in[1])
 	return forFloat(out.Dtype(),
 		func() error {
-			return moveRows(floats[float32](out), floats[float32](in[0]), floats[float32](in[1]), op.rows, shape, true)
+			return moveRows(floats[float32](out), floats[float32](in[0]), indices, op.rows, shape, true)
 		},
 		func() error {
-			return moveRows(floats[float64](out), floats[float64](in[0]), floats[float64](in[1]), op.rows, shape, true)
+			return moveRows(floats[float64](out), floats[float64](in[0]), indices, op.rows, shape, true)
 		})
 }
 
@@ -117,19 +117,20 @@ func (scatterAddOp) Backward(ctx *graph.GradContext, g *graph.Node) []*graph.Nod
 // element of indices (of the given shape), in order. Gathering copies table
 // row indices[i] to flat row i; scattering zeroes table and adds flat row i
 // into table row indices[i].
-func moveRows[T float](table, flat, indices []T, rows int, shape []int, scatter bool) error {
+func moveRows[T float](table, flat []T, indices indexData, rows int, shape []int, scatter bool) error {
 	n := len(table) / rows
-	if len(table) != rows*n || len(flat) != len(indices)*n {
+	if len(table) != rows*n || len(flat) != indices.len()*n {
 		return fmt.Errorf("sizes do not fit: a table of %d elements in %d rows, %d indices, %d gathered elements",
-			len(table), rows, len(indices), len(flat))
+			len(table), rows, indices.len(), len(flat))
 	}
 	if scatter {
 		clear(table)
 	}
-	for i, v := range indices {
-		r, err := rowIndex(float64(v), rows, i, shape)
-		if err != nil {
-			return err
+	for i := range indices.len() {
+		r, ok := indices.at(i, rows)
+		if !ok {
+			return fmt.Errorf("index %s at position %s of the indices is not a row index in [0,%d)",
+				indices.format(i), position(i, shape), rows)
 		}
 		row, item := table[r*n:(r+1)*n], flat[i*n:(i+1)*n]
 		if scatter {
@@ -139,19 +140,6 @@ func moveRows[T float](table, flat, indices []T, rows int, shape []int, scatter 
 		}
 	}
 	return nil
-}
-
-// isIndex reports whether v, an index held as a float, is an integer in
-// [0,n).
-func isIndex(v float64, n int) bool { return v >= 0 && v < float64(n) && v == math.Trunc(v) }
-
-// rowIndex checks that v, the element at flat position i of indices of the
-// given shape, is a row index in [0,rows).
-func rowIndex(v float64, rows, i int, shape []int) (int, error) {
-	if !isIndex(v, rows) {
-		return 0, fmt.Errorf("index %v at position %s of the indices is not a row index in [0,%d)", v, position(i, shape), rows)
-	}
-	return int(v), nil
 }
 
 // position writes flat position i of a tensor of the given shape as its

@@ -150,8 +150,8 @@ func expSum[T float](dst, x []T, base, n, stride int) (m, sum float64) {
 type crossEntropyOp struct{}
 
 // CrossEntropy returns the per-example softmax cross-entropy losses (N) of
-// logits (N,C) against labels (N) holding class indices as float values:
-// loss_i = LogSumExp(logits_i) - logits_i[label_i]. A label that is not an
+// logits (N,C) against labels (N) holding class indices (int32 or int64,
+// or float values of the logits' dtype): loss_i = LogSumExp(logits_i) - logits_i[label_i]. A label that is not an
 // integer in [0,C) makes the run fail with an error naming it. Labels get no
 // gradient.
 func CrossEntropy(logits, labels *graph.Node) *graph.Node {
@@ -161,7 +161,7 @@ func CrossEntropy(logits, labels *graph.Node) *graph.Node {
 func (crossEntropyOp) Name() string { return "CrossEntropy" }
 
 func (crossEntropyOp) Type(in []graph.Type) (graph.Type, error) {
-	dtype, err := graph.CheckInputs(in, 2)
+	dtype, err := checkIndexed(in, "labels")
 	if err != nil {
 		return graph.Type{}, err
 	}
@@ -181,19 +181,19 @@ func (crossEntropyOp) Type(in []graph.Type) (graph.Type, error) {
 }
 
 func (crossEntropyOp) Forward(out *tensor.Dense, in []*tensor.Dense) error {
-	c := in[0].Shape()[1]
+	c, labels := in[0].Shape()[1], indicesOf(in[1])
 	return forFloat(in[0].Dtype(),
 		func() error {
-			return crossEntropyKernel(floats[float32](out), floats[float32](in[0]), floats[float32](in[1]), c)
+			return crossEntropyKernel(floats[float32](out), floats[float32](in[0]), labels, c)
 		},
 		func() error {
-			return crossEntropyKernel(floats[float64](out), floats[float64](in[0]), floats[float64](in[1]), c)
+			return crossEntropyKernel(floats[float64](out), floats[float64](in[0]), labels, c)
 		})
 }
 
-func crossEntropyKernel[T float](out, logits, labels []T, classes int) error {
-	for i, label := range labels {
-		c, err := classIndex(float64(label), classes, i)
+func crossEntropyKernel[T float](out, logits []T, labels indexData, classes int) error {
+	for i := range labels.len() {
+		c, err := classIndex(labels, classes, i)
 		if err != nil {
 			return err
 		}
@@ -211,16 +211,16 @@ func (crossEntropyOp) Backward(ctx *graph.GradContext, g *graph.Node) []*graph.N
 	}
 	logits, labels := ctx.Input(0), ctx.Input(1)
 	n, c := logits.Shape()[0], logits.Shape()[1]
-	return []*graph.Node{Mul(Sub(Softmax(logits, 1), OneHot(labels, c)), Reshape(g, n, 1)), nil}
+	return []*graph.Node{Mul(Sub(Softmax(logits, 1), OneHot(labels, c, logits.DType())), Reshape(g, n, 1)), nil}
 }
 
-// classIndex checks that label v, at position i, is an integer class index
-// in [0,classes).
-func classIndex(v float64, classes, i int) (int, error) {
-	if !isIndex(v, classes) {
-		return 0, fmt.Errorf("label %v at index %d is not a class index in [0,%d)", v, i, classes)
+// classIndex checks that label i is a class index in [0,classes).
+func classIndex(labels indexData, classes, i int) (int, error) {
+	c, ok := labels.at(i, classes)
+	if !ok {
+		return 0, fmt.Errorf("label %s at index %d is not a class index in [0,%d)", labels.format(i), i, classes)
 	}
-	return int(v), nil
+	return c, nil
 }
 
 // crossEntropyOneHotOp is the softmax cross-entropy of logits (N,C) against
@@ -296,56 +296,4 @@ func (crossEntropyOneHotOp) Backward(ctx *graph.GradContext, g *graph.Node) []*g
 		grads[1] = Neg(Mul(gcol, LogSoftmax(logits, 1)))
 	}
 	return grads
-}
-
-// oneHotOp expands class indices into one-hot rows.
-type oneHotOp struct{ classes int }
-
-// OneHot returns, for labels (N) holding class indices as float values, the
-// (N,classes) matrix whose row i is 1 at column labels[i] and 0 elsewhere
-// (labels of any shape gain a last axis of size classes). A label that is
-// not an integer in [0,classes) makes the run fail with an error naming it.
-// It has no gradient.
-func OneHot(labels *graph.Node, classes int) *graph.Node {
-	if p := graph.Poisoned(labels); p != nil {
-		return p
-	}
-	if classes < 1 {
-		return failBuilder("OneHot", fmt.Errorf("classes must be at least 1, got %d", classes), labels)
-	}
-	return graph.Apply(oneHotOp{classes: classes}, labels)
-}
-
-func (oneHotOp) Name() string { return "OneHot" }
-
-func (op oneHotOp) Type(in []graph.Type) (graph.Type, error) {
-	dtype, err := graph.CheckInputs(in, 1)
-	if err != nil {
-		return graph.Type{}, err
-	}
-	return graph.TypeOf(dtype, append(append([]int(nil), in[0].Shape...), op.classes)...), nil
-}
-
-func (op oneHotOp) Forward(out *tensor.Dense, in []*tensor.Dense) error {
-	return forFloat(in[0].Dtype(),
-		func() error { return oneHotKernel(floats[float32](out), floats[float32](in[0]), op.classes) },
-		func() error { return oneHotKernel(floats[float64](out), floats[float64](in[0]), op.classes) })
-}
-
-func oneHotKernel[T float](out, labels []T, classes int) error {
-	clear(out)
-	for i, label := range labels {
-		c, err := classIndex(float64(label), classes, i)
-		if err != nil {
-			return err
-		}
-		out[i*classes+c] = 1
-	}
-	return nil
-}
-
-// Backward: a one-hot encoding is piecewise constant in its labels, so
-// they get no gradient.
-func (oneHotOp) Backward(*graph.GradContext, *graph.Node) []*graph.Node {
-	return []*graph.Node{nil}
 }

@@ -103,7 +103,7 @@ func TestCrossEntropyForward(t *testing.T) {
 
 func TestOneHotForward(t *testing.T) {
 	oneHot := func(classes int) func(xs ...*graph.Node) *graph.Node {
-		return func(xs ...*graph.Node) *graph.Node { return OneHot(xs[0], classes) }
+		return func(xs ...*graph.Node) *graph.Node { return OneHot(xs[0], classes, xs[0].DType()) }
 	}
 	runForward(t, []forwardCase{
 		{"OneHot", []values{{[]int{3}, []float64{2, 0, 1}}}, oneHot(3), []int{3, 3}, []float64{0, 0, 1, 1, 0, 0, 0, 1, 0}},
@@ -142,7 +142,7 @@ func TestLabelErrors(t *testing.T) {
 			g := graph.New()
 			labels := g.Const(dense(t, dt, []int{2}, c.labels...))
 			logits := g.Const(dense(t, dt, []int{2, 3}, 1, 2, 3, 4, 5, 6))
-			for _, n := range []*graph.Node{CrossEntropy(logits, labels), OneHot(labels, 3)} {
+			for _, n := range []*graph.Node{CrossEntropy(logits, labels), OneHot(labels, 3, logits.DType())} {
 				err := forwardErr(t, n)
 				if err == nil || !strings.Contains(err.Error(), c.want) {
 					t.Errorf("case %v/%s/%s: got error %v, want %q", dt, n.OpName(), c.name, err, c.want)
@@ -184,7 +184,7 @@ func TestNNBuildErrors(t *testing.T) {
 		}, "CrossEntropyOneHot", []string{"target must have the logits' shape (2,3), got (2,2)"}},
 		{"CrossEntropyOneHot class labels", func(g *graph.Graph) *graph.Node { return CrossEntropyOneHot(m23(g), vec(g, 2)) },
 			"CrossEntropyOneHot", []string{"got (2)"}},
-		{"OneHot classes", func(g *graph.Graph) *graph.Node { return OneHot(vec(g, 3), 0) },
+		{"OneHot classes", func(g *graph.Graph) *graph.Node { return OneHot(vec(g, 3), 0, graph.Float64) },
 			"OneHot", []string{"classes must be at least 1, got 0", "float64(3)"}},
 	})
 }
@@ -194,8 +194,8 @@ var nnAllocCases = []allocsCase{
 	{"Softmax 0", func(x *graph.Node) *graph.Node { return Softmax(x, 0) }},
 	{"LogSoftmax -1", func(x *graph.Node) *graph.Node { return LogSoftmax(x, -1) }},
 	{"CrossEntropy", func(x *graph.Node) *graph.Node { return CrossEntropy(x, labelsFor(x)) }},
-	{"CrossEntropyOneHot", func(x *graph.Node) *graph.Node { return CrossEntropyOneHot(x, OneHot(labelsFor(x), 32)) }},
-	{"OneHot", func(x *graph.Node) *graph.Node { return OneHot(labelsFor(x), 32) }},
+	{"CrossEntropyOneHot", func(x *graph.Node) *graph.Node { return CrossEntropyOneHot(x, OneHot(labelsFor(x), 32, x.DType())) }},
+	{"OneHot", func(x *graph.Node) *graph.Node { return OneHot(labelsFor(x), 32, x.DType()) }},
 }
 
 // labelsFor returns class labels i%32 for the 64 rows of x, in x's dtype.
@@ -251,7 +251,7 @@ func TestNNBackward(t *testing.T) {
 			build: crossEntropyOneHot},
 		{name: "CrossEntropyOneHot logits only", in: []values{m34, {[]int{3, 4}, probs}}, build: crossEntropyOneHot, skip: []int{1}},
 		{name: "CrossEntropyOneHot target only", in: []values{m34, {[]int{3, 4}, probs}}, build: crossEntropyOneHot, skip: []int{0}},
-		{name: "OneHot", in: []values{labels3}, build: func(xs ...*graph.Node) *graph.Node { return OneHot(xs[0], 4) }, noGrad: []int{0}},
+		{name: "OneHot", in: []values{labels3}, build: func(xs ...*graph.Node) *graph.Node { return OneHot(xs[0], 4, xs[0].DType()) }, noGrad: []int{0}},
 	} {
 		t.Run(c.name, func(t *testing.T) { checkBackwardFD(t, c) })
 	}

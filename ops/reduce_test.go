@@ -183,7 +183,7 @@ func TestStickyErrors(t *testing.T) {
 		"SumKeepDims of poisoned":  SumKeepDims(bad, 0),
 		"Softmax of poisoned":      Softmax(bad, 0),
 		"CrossEntropy of poisoned": CrossEntropy(bad, labels),
-		"OneHot of poisoned":       OneHot(bad, 3),
+		"OneHot of poisoned":       OneHot(bad, 3, graph.Float64),
 		"Max of healthy":           Max(x, 0),
 		"LogSoftmax of healthy":    LogSoftmax(x, 1),
 		"CrossEntropy of healthy":  CrossEntropy(x, labels),

@@ -40,16 +40,11 @@ func singleInput(in []graph.Type) (graph.Type, error) {
 }
 
 // copyForward is the kernel of ops that only relabel their input's data
-// (Reshape, Identity): out's elements are in's, in order.
+// (Reshape, Identity): out's elements are in's, in order, of any dtype.
 func copyForward(out, in *tensor.Dense) error {
-	return forFloat(out.Dtype(),
-		func() error { return copyKernel(floats[float32](out), floats[float32](in)) },
-		func() error { return copyKernel(floats[float64](out), floats[float64](in)) })
-}
-
-func copyKernel[T float](out, in []T) error {
-	if copy(out, in) != len(out) || len(in) != len(out) {
-		return fmt.Errorf("%d input elements for %d outputs", len(in), len(out))
+	n, m := graph.ShapeSize(out.Shape()), graph.ShapeSize(in.Shape())
+	if n != m || out.Dtype() != in.Dtype() || graph.CopyValues(out, in) < n {
+		return fmt.Errorf("%d input elements (%v) for %d outputs (%v)", m, in.Dtype(), n, out.Dtype())
 	}
 	return nil
 }
@@ -63,7 +58,8 @@ func axisSpan(shape []int, axis int) (outer, dim, inner int) {
 type reshapeOp struct{ to shapeParam }
 
 // Reshape returns x's elements, in order, in the given shape. One dimension
-// may be -1: it is inferred from x's size.
+// may be -1: it is inferred from x's size. x may hold integers (labels to
+// flatten, say).
 func Reshape(x *graph.Node, shape ...int) *graph.Node {
 	return graph.Apply(reshapeOp{newShapeParam(shape)}, x)
 }
@@ -71,10 +67,10 @@ func Reshape(x *graph.Node, shape ...int) *graph.Node {
 func (reshapeOp) Name() string { return "Reshape" }
 
 func (op reshapeOp) Type(in []graph.Type) (graph.Type, error) {
-	x, err := singleInput(in)
-	if err != nil {
+	if err := graph.CheckArity(in, 1); err != nil {
 		return graph.Type{}, err
 	}
+	x := in[0]
 	spec, err := op.to.shape()
 	if err != nil {
 		return graph.Type{}, err

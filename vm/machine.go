@@ -175,11 +175,7 @@ func (m *Machine) view(slot int, shape []int) *tensor.Dense {
 	k := view{slot, graph.ShapeString(shape)}
 	t, ok := m.views[k]
 	if !ok {
-		var backing any = base.Float64s()
-		if base.Dtype() == graph.Float32 {
-			backing = base.Float32s()
-		}
-		t = tensor.New(tensor.WithShape(shape...), tensor.WithBacking(backing))
+		t = tensor.New(tensor.WithShape(shape...), tensor.WithBacking(graph.Backing(base)))
 		m.views[k] = t
 	}
 	return t
@@ -290,7 +286,7 @@ func checkValue(t *tensor.Dense, want graph.Type) error {
 		return fmt.Errorf("the tensor is empty (a zero tensor.Dense), want %v", want)
 	}
 	if t.Dtype() != want.DType {
-		return fmt.Errorf("dtype %v, want %v", t.Dtype(), want.DType)
+		return dtypeMismatch(t.Dtype(), want.DType)
 	}
 	if !slices.Equal([]int(t.Shape()), want.Shape) {
 		return fmt.Errorf("shape %s, want %s", graph.ShapeString(t.Shape()), graph.ShapeString(want.Shape))
@@ -301,13 +297,7 @@ func checkValue(t *tensor.Dense, want graph.Type) error {
 	return nil
 }
 
-func copyData(dst, src *tensor.Dense) {
-	if dst.Dtype() == graph.Float32 {
-		copy(dst.Float32s(), src.Float32s())
-		return
-	}
-	copy(dst.Float64s(), src.Float64s())
-}
+func copyData(dst, src *tensor.Dense) { graph.CopyValues(dst, src) }
 
 // execute runs the instructions, turning a kernel's error or panic into an
 // error naming the node, its op and where it was built.
@@ -360,6 +350,9 @@ func instrError(in *compile.Instruction, err error) error {
 
 func checkFinite(in *compile.Instruction, outs []*tensor.Dense) error {
 	for _, t := range outs {
+		if !graph.IsFloat(t.Dtype()) {
+			continue // integers are always finite
+		}
 		n := graph.ShapeSize(t.Shape()) // DataSize is 0 for a scalar
 		for j := 0; j < n; j++ {
 			if v := graph.Float(t, j); math.IsNaN(v) || math.IsInf(v, 0) {

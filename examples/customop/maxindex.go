@@ -102,7 +102,7 @@ func (op MaxWithIndexOp) Backward(ctx *graph.GradContext, gradOuts []*graph.Node
 	if axis == rank-1 {
 		perm = append(perm, rank-1)
 	}
-	mask := ops.Transpose(ops.OneHot(indices, x.Shape()[axis]), perm...)
+	mask := ops.Transpose(ops.OneHot(indices, x.Shape()[axis], x.DType()), perm...)
 	kept := append([]int(nil), x.Shape()...)
 	kept[axis] = 1
 	return []*graph.Node{ops.Mul(mask, ops.Reshape(g, kept...))}

@@ -1,0 +1,115 @@
+package ops
+
+import (
+	"fmt"
+	"math"
+
+	"gorgonia.org/tensor"
+
+	"github.com/nabla-go/nabla/graph"
+)
+
+// castOp converts its input's elements to another dtype.
+type castOp struct{ to tensor.Dtype }
+
+// Cast returns x converted to dtype (float32, float64, int32 or int64);
+// x itself when it has that dtype already. Floats become integers by
+// truncation toward zero, as in PyTorch and Go; a NaN, an infinity or a
+// value the integer dtype cannot hold (an int64 beyond int32's range, say)
+// makes the run fail with an error naming it, rather than giving whatever
+// the hardware does. Between float dtypes the gradient is the output's
+// gradient cast back; where either side is an integer there is none: an
+// integer has no neighbouring values to differentiate through.
+func Cast(x *graph.Node, dtype tensor.Dtype) *graph.Node {
+	if p := graph.Poisoned(x); p != nil {
+		return p
+	}
+	if !graph.IsSupported(dtype) {
+		return failBuilder("Cast", fmt.Errorf("cannot cast to %v: the dtypes are float32, float64, int32 and int64", dtype), x)
+	}
+	if x.DType() == dtype {
+		return x
+	}
+	return graph.Apply(castOp{to: dtype}, x)
+}
+
+func (op castOp) Name() string { return "Cast" }
+
+func (op castOp) Type(in []graph.Type) (graph.Type, error) {
+	if err := graph.CheckArity(in, 1); err != nil {
+		return graph.Type{}, err
+	}
+	return graph.TypeOf(op.to, in[0].Shape...), nil
+}
+
+func (op castOp) Forward(out *tensor.Dense, in []*tensor.Dense) error {
+	shape := in[0].Shape()
+	switch op.to {
+	case graph.Float32:
+		return castTo(out.Float32s(), in[0], shape, op.to)
+	case graph.Float64:
+		return castTo(out.Float64s(), in[0], shape, op.to)
+	case graph.Int32:
+		return castTo(out.Int32s(), in[0], shape, op.to)
+	case graph.Int64:
+		return castTo(out.Int64s(), in[0], shape, op.to)
+	}
+	return fmt.Errorf("cannot cast to %v", op.to)
+}
+
+// Backward casts a float gradient back to the input's float dtype; integers
+// on either side get none.
+func (op castOp) Backward(ctx *graph.GradContext, g *graph.Node) []*graph.Node {
+	from := ctx.Input(0).DType()
+	if !ctx.NeedsGrad(0) || !graph.IsFloat(from) || !graph.IsFloat(op.to) {
+		return []*graph.Node{nil}
+	}
+	return []*graph.Node{Cast(g, from)}
+}
+
+// number is every element type a node may hold.
+type number interface {
+	~float32 | ~float64 | ~int32 | ~int64
+}
+
+// castTo converts src's elements into dst, of dtype to.
+func castTo[D number](dst []D, src *tensor.Dense, shape []int, to tensor.Dtype) error {
+	switch src.Dtype() {
+	case graph.Float32:
+		return castSlice(dst, src.Float32s(), shape, to)
+	case graph.Float64:
+		return castSlice(dst, src.Float64s(), shape, to)
+	case graph.Int32:
+		return castSlice(dst, src.Int32s(), shape, to)
+	case graph.Int64:
+		return castSlice(dst, src.Int64s(), shape, to)
+	}
+	return fmt.Errorf("cannot cast from %v", src.Dtype())
+}
+
+// castSlice converts src into dst, of dtype to, checking that each value
+// is in range when to is an integer dtype.
+func castSlice[D, S number](dst []D, src []S, shape []int, to tensor.Dtype) error {
+	bound, check := integerBound(to)
+	for i, v := range src {
+		// The bounds are powers of two and every int32 is a float64, so
+		// the comparisons are exact; NaN fails them.
+		if f := float64(v); check && !(f >= -bound && f < bound) {
+			return fmt.Errorf("value %v at position %s is out of %v's range", v, position(i, shape), to)
+		}
+		dst[i] = D(v)
+	}
+	return nil
+}
+
+// integerBound returns 2^(bits-1) for an integer dtype, whose values are
+// [-bound, bound), and false for a float dtype.
+func integerBound(dtype tensor.Dtype) (bound float64, ok bool) {
+	switch dtype {
+	case graph.Int32:
+		return math.Ldexp(1, 31), true
+	case graph.Int64:
+		return math.Ldexp(1, 63), true
+	}
+	return 0, false
+}
