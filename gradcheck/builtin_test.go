@@ -130,6 +130,10 @@ func builtinTable() []opCase {
 		{"PowConst", func(x *graph.Node) *graph.Node { return ops.PowConst(x, 2.5) }, v.positive},
 		{"PowConst", func(x *graph.Node) *graph.Node { return ops.PowConst(x, -3) }, v.signed},
 		{"Scale", func(x *graph.Node) *graph.Node { return ops.Scale(x, -1.7) }, v.signed},
+		{"Erf", ops.Erf, v.signed},
+		{"GELU", func(x *graph.Node) *graph.Node { return ops.GELU(x, false) }, v.signed},
+		{"GELU", func(x *graph.Node) *graph.Node { return ops.GELU(x, true) }, v.signed},
+		{"SiLU", ops.SiLU, v.signed},
 	}
 	for _, u := range unaries {
 		rows = append(rows, unaryRow(u.name, "matrix", u.f, u.x(2, 3)), unaryRow(u.name, "scalar", u.f, u.x()))
@@ -203,6 +207,11 @@ func builtinTable() []opCase {
 	conv1d := row("Conv1D", "stride padding", conv(ops.Conv1D, ops.ConvOptions{Stride: []int{2}, Padding: []int{1, 0}}), v.signed(2, 2, 5), v.signed(3, 2, 2))
 	conv1d.composite = true
 	rows = append(rows, conv1d)
+
+	flatten := row("Flatten", "from axis 1", func(in []*graph.Node) *graph.Node { return ops.Flatten(in[0], 1) }, v.signed(2, 2, 3))
+	flattenLast := row("Flatten", "from axis -2", func(in []*graph.Node) *graph.Node { return ops.Flatten(in[0], -2) }, v.signed(2, 2, 3))
+	flatten.composite, flattenLast.composite = true, true
+	rows = append(rows, flatten, flattenLast)
 
 	// Neural-network ops.
 	for _, s := range []struct {
