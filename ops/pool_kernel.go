@@ -10,16 +10,19 @@ import (
 
 // The pooling kernels visit each plane (one channel of one image) window
 // by window; a window's taps that fall in the padding are skipped, so the
-// padding is never materialised.
+// padding is never materialised. Where each window lies is the same for
+// every plane: a run finds it once per axis (spans).
 
 // poolRun is one pooling kernel's run: a and b are the inputs' elements
-// (b is nil for one input), out the output's. It is a graph.Task over the
-// planes; a machine keeps one per dtype.
+// (b is nil for one input), out the output's, rows and cols the windows
+// along each axis. It is a graph.Task over the planes; a machine keeps one
+// per dtype.
 type poolRun[T float] struct {
-	kind      poolKind
-	g         poolGeom
-	a, b, out []T
-	parts     int
+	kind       poolKind
+	g          poolGeom
+	a, b, out  []T
+	rows, cols []poolSpan
+	parts      int
 }
 
 type poolKey[T float] struct{}
@@ -32,6 +35,8 @@ func runPool[T float](e *graph.Exec, kind poolKind, g poolGeom, out *tensor.Dens
 	if len(in) > 1 {
 		r.b = view(in[1])
 	}
+	r.rows = spans(r.rows[:0], g.oh, g.h, g.kernel[0], g.stride[0], g.pad[0], g.dilation[0])
+	r.cols = spans(r.cols[:0], g.ow, g.w, g.kernel[1], g.stride[1], g.pad[1], g.dilation[1])
 	r.parts = 1
 	if work := g.planes * g.oh * g.ow * g.kernel[0] * g.kernel[1]; work >= parallelMin {
 		r.parts = min(e.Threads(), g.planes)
@@ -52,52 +57,40 @@ func (r *poolRun[T]) Do(part int) {
 	}
 }
 
-// window returns where output position i's window starts along an axis
-// of length n, and its taps [t0, t1) that fall inside: tap t reads
-// start + t·dilation.
-func window(i, n, k, stride, pad, dilation int) (start, t0, t1 int) {
-	start = i*stride - pad
-	if start < 0 {
-		t0 = (-start + dilation - 1) / dilation
-	}
-	switch last := start + (k-1)*dilation; {
-	case start >= n:
-		t1 = 0
-	case last >= n:
-		t1 = (n-1-start)/dilation + 1
-	default:
-		t1 = k
-	}
-	return start, t0, t1
-}
+// poolSpan is one window along an axis: its taps inside the image, the first
+// at first and the others every dilation after it, and its size within
+// the padded image (the divisor's share of average pooling).
+type poolSpan struct{ first, taps, size int }
 
-// argmax returns the index in plane x of window (i, j)'s first maximum
-// in row-major order, or of its first NaN, as PyTorch finds it: its first
-// tap inside the image when every element is -∞, -1 when none is inside.
-func argmax[T float](g *poolGeom, x []T, i, j int) int {
-	si, p0, p1 := window(i, g.h, g.kernel[0], g.stride[0], g.pad[0], g.dilation[0])
-	sj, q0, q1 := window(j, g.w, g.kernel[1], g.stride[1], g.pad[1], g.dilation[1])
-	if p0 >= p1 || q0 >= q1 {
-		return -1
-	}
-	dh, dw := g.dilation[0], g.dilation[1]
-	best, at := T(math.Inf(-1)), (si+p0*dh)*g.w+sj+q0*dw
-	for p := p0; p < p1; p++ {
-		row := (si+p*dh)*g.w + sj
-		for q := q0; q < q1; q++ {
-			if v := x[row+q*dw]; v > best || v != v {
-				best, at = v, row+q*dw
+// spans appends the out windows along an axis of length n to dst.
+func spans(dst []poolSpan, out, n, k, stride, pad, dilation int) []poolSpan {
+	for i := range out {
+		start := i*stride - pad
+		t0, t1 := 0, k
+		if start < 0 {
+			t0 = (-start + dilation - 1) / dilation
+		}
+		if last := start + (k-1)*dilation; last >= n {
+			t1 = 0
+			if start < n {
+				t1 = (n-1-start)/dilation + 1
 			}
 		}
+		s := poolSpan{first: start + t0*dilation, taps: max(t1-t0, 0), size: min(start+k, n+pad) - start}
+		dst = append(dst, s)
 	}
-	return at
+	return dst
 }
 
 // maxPlane computes one plane of MaxPool2D, MaxPool2DGrad or
-// MaxPool2DGather; a is the images x.
+// MaxPool2DGather; a is the images x. Each window's argmax is its first
+// maximum in row-major order, or its last NaN, as PyTorch finds it: its
+// first tap inside the image when every element is -∞, none when no tap
+// is inside.
 func (r *poolRun[T]) maxPlane(pl int) {
 	g := &r.g
 	hw, ohw := g.h*g.w, g.oh*g.ow
+	dh, dw := g.dilation[0], g.dilation[1]
 	x := r.a[pl*hw : (pl+1)*hw]
 	var out, in []T
 	switch r.kind {
@@ -109,23 +102,38 @@ func (r *poolRun[T]) maxPlane(pl int) {
 	case maxPoolGatherKind: // G (x's shape) read at the argmaxes
 		out, in = r.out[pl*ohw:(pl+1)*ohw], r.b[pl*hw:(pl+1)*hw]
 	}
-	for i := range g.oh {
-		for j := range g.ow {
-			o, at := i*g.ow+j, argmax(g, x, i, j)
+	kind, w, negInf := r.kind, g.w, T(math.Inf(-1))
+	o := 0
+	for _, rs := range r.rows {
+		for _, cs := range r.cols {
+			at := -1
+			if rs.taps > 0 && cs.taps > 0 {
+				best := negInf
+				at = rs.first*w + cs.first
+				for p := range rs.taps {
+					row := (rs.first+p*dh)*w + cs.first
+					for q := range cs.taps {
+						if v := x[row+q*dw]; v > best || v != v {
+							best, at = v, row+q*dw
+						}
+					}
+				}
+			}
 			switch {
-			case r.kind == maxPoolGradKind:
+			case kind == maxPoolGradKind:
 				if at >= 0 {
 					out[at] += in[o]
 				}
-			case at < 0 && r.kind == maxPoolKind:
-				out[o] = T(math.Inf(-1))
+			case at < 0 && kind == maxPoolKind:
+				out[o] = negInf
 			case at < 0:
 				out[o] = 0
-			case r.kind == maxPoolKind:
+			case kind == maxPoolKind:
 				out[o] = x[at]
 			default:
 				out[o] = in[at]
 			}
+			o++
 		}
 	}
 }
@@ -146,32 +154,28 @@ func (r *poolRun[T]) avgPlane(pl int) {
 	if spread {
 		clear(img)
 	}
-	kh, kw := g.kernel[0], g.kernel[1]
-	for i := range g.oh {
-		si, p0, p1 := window(i, g.h, kh, g.stride[0], g.pad[0], 1)
-		rows := min(si+kh, g.h+g.pad[0]) - si
-		for j := range g.ow {
-			sj, q0, q1 := window(j, g.w, kw, g.stride[1], g.pad[1], 1)
-			size := T(rows * (min(sj+kw, g.w+g.pad[1]) - sj))
-			o := i*g.ow + j
+	o := 0
+	for _, rs := range r.rows {
+		for _, cs := range r.cols {
+			size := T(rs.size * cs.size)
 			if spread {
 				v := pooled[o] / size
-				for p := p0; p < p1; p++ {
-					row := img[(si+p)*g.w:]
-					for q := q0; q < q1; q++ {
-						row[sj+q] += v
+				for p := range rs.taps {
+					row := img[(rs.first+p)*g.w+cs.first:][:cs.taps]
+					for q := range row {
+						row[q] += v
 					}
 				}
-				continue
-			}
-			var s T
-			for p := p0; p < p1; p++ {
-				row := img[(si+p)*g.w:]
-				for q := q0; q < q1; q++ {
-					s += row[sj+q]
+			} else {
+				var s T
+				for p := range rs.taps {
+					for _, v := range img[(rs.first+p)*g.w+cs.first:][:cs.taps] {
+						s += v
+					}
 				}
+				pooled[o] = s / size
 			}
-			pooled[o] = s / size
+			o++
 		}
 	}
 }

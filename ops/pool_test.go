@@ -319,3 +319,37 @@ func TestPoolDoesNotAllocate(t *testing.T) {
 		}
 	}
 }
+
+// Pooling as in a LeNet-style network: 2×2 windows over a batch of 64
+// images of 32 channels 26×26, float32, on one thread.
+func BenchmarkPool(b *testing.B) {
+	xs := []int{64, 32, 26, 26}
+	o := PoolOptions{Kernel: []int{2}}
+	g := graph.New()
+	x := g.Input("x", graph.Float32, xs...)
+	mp, avg := MaxPool2D(x, o), AvgPool2D(x, o)
+	xv, yv, gx := sines(b, graph.Float32, 0.1, xs...), graph.NewDenseOf(mp.Type()), graph.NewDenseOf(x.Type())
+	grad := mp.Op().(poolOp)
+	grad.kind = maxPoolGradKind
+	spread := avg.Op().(poolOp)
+	spread.kind, spread.h, spread.w = avgPoolSpreadKind, xs[2], xs[3]
+	e := graph.NewExec(nil)
+	for _, c := range []struct {
+		op  poolOp
+		out *tensor.Dense
+		in  []*tensor.Dense
+	}{
+		{mp.Op().(poolOp), yv, []*tensor.Dense{xv}},
+		{grad, gx, []*tensor.Dense{xv, yv}},
+		{avg.Op().(poolOp), yv, []*tensor.Dense{xv}},
+		{spread, gx, []*tensor.Dense{yv}},
+	} {
+		b.Run(c.op.Name(), func(b *testing.B) {
+			for b.Loop() {
+				if err := c.op.ForwardExec(e, c.out, c.in); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
