@@ -272,24 +272,25 @@ func (op poolOp) Cost(in []graph.Type, out graph.Type) graph.Cost {
 // AvgPool2D and AvgPool2DSpread are each other's gradient.
 func (op poolOp) Backward(ctx *graph.GradContext, g *graph.Node) []*graph.Node {
 	x := ctx.Input(0)
-	with := func(k poolKind, in ...*graph.Node) *graph.Node {
-		o := poolOp{kind: k, pool2d: op.pool2d}
-		if k == avgPoolSpreadKind {
-			o.h, o.w = x.Shape()[2], x.Shape()[3]
-		}
-		return graph.Apply(o, in...)
+	grads := make([]*graph.Node, op.arity())
+	last := len(grads) - 1 // the input with a gradient: x, g or G
+	if !ctx.NeedsGrad(last) {
+		return grads
 	}
+	o := poolOp{pool2d: op.pool2d}
+	in := []*graph.Node{x, g}
 	switch op.kind {
-	case maxPoolKind:
-		return []*graph.Node{with(maxPoolGradKind, x, g)}
+	case maxPoolKind, maxPoolGatherKind:
+		o.kind = maxPoolGradKind
 	case maxPoolGradKind:
-		return []*graph.Node{nil, with(maxPoolGatherKind, x, g)}
-	case maxPoolGatherKind:
-		return []*graph.Node{nil, with(maxPoolGradKind, x, g)}
+		o.kind = maxPoolGatherKind
 	case avgPoolKind:
-		return []*graph.Node{with(avgPoolSpreadKind, g)}
+		o.kind, o.h, o.w, in = avgPoolSpreadKind, x.Shape()[2], x.Shape()[3], in[1:]
+	case avgPoolSpreadKind:
+		o.kind, in = avgPoolKind, in[1:]
 	}
-	return []*graph.Node{with(avgPoolKind, g)}
+	grads[last] = graph.Apply(o, in...)
+	return grads
 }
 
 // Forward computes on the calling goroutine; see ForwardExec.
