@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"strings"
 	"testing"
 
 	"gorgonia.org/tensor"
@@ -57,17 +58,31 @@ func TestPoolingAndActivationsMatchPyTorch(t *testing.T) {
 	}
 	for _, c := range cases {
 		scale := 3.0
-		if c.Op == "max_pool2d" || c.Op == "avg_pool2d" || c.Op == "global_avg_pool2d" {
+		if strings.Contains(c.Op, "pool") {
 			scale = 1
 		}
+		grad := c.Op == "max_pool2d_grad"
 		v := make([]float64, graph.ShapeSize(c.X))
 		for i := range v {
 			v[i] = scale * math.Sin(0.37*float64(i)+0.1)
+			if grad {
+				v[i] = math.Floor(2*v[i]+0.5) / 2
+			}
 		}
 		for _, dtype := range dtypes {
 			g := graph.New()
 			x := g.Input("x", dtype, c.X...)
-			got := eval(t, c.build(x), map[*graph.Node]*tensor.Dense{x: dense(t, dtype, c.X, v...)})
+			feeds := map[*graph.Node]*tensor.Dense{x: dense(t, dtype, c.X, v...)}
+			var out *graph.Node
+			if grad { // MaxPool2D's Backward, fed sines as the output's gradient
+				y := MaxPool2D(x, c.Options)
+				gy := g.Input("g", dtype, y.Shape()...)
+				feeds[gy] = sines(t, dtype, 0.7, y.Shape()...)
+				out = y.Op().(graph.Differentiable).Backward(graph.NewGradContext(y, []bool{true}), gy)[0]
+			} else {
+				out = c.build(x)
+			}
+			got := eval(t, out, feeds)
 			t.Run(c.Name+"/"+dtype.String(), func(t *testing.T) { assertValues(t, got, c.Shape, c.Y...) })
 		}
 	}

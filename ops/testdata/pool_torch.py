@@ -3,8 +3,11 @@
 activation tests.
 
 Inputs are not stored: element i of the input is sin(0.37·i + 0.1), scaled
-by 3 for the activations so that they see both tails; the Go test computes
-them the same way. Run from this directory:  /usr/bin/python3 pool_torch.py
+by 3 for the activations so that they see both tails, and rounded to
+halves (floor(2·v + 0.5)/2) for the gradients of max pooling, so that
+windows hold ties; the gradients are of the sum of the output times
+sin(0.37·i + 0.7). The Go test computes them the same way. Run from this
+directory:  /usr/bin/python3 pool_torch.py
 """
 import json
 import math
@@ -38,6 +41,8 @@ POOLS = [
     ("avg ceil 3 stride 2 padding 1", "avg_pool2d", [1, 2, 8, 9], {"Kernel": [3], "Stride": [2], "Padding": [1], "CeilMode": True}),
     ("avg kernel per axis", "avg_pool2d", [2, 2, 5, 9], {"Kernel": [3, 2], "Stride": [1, 2], "Padding": [1, 0]}),
     ("global avg", "global_avg_pool2d", [2, 3, 5, 7], {}),
+    ("max grad ties", "max_pool2d_grad", [2, 2, 7, 6], {"Kernel": [3], "Stride": [2], "Padding": [1]}),
+    ("max grad ties dilated", "max_pool2d_grad", [1, 2, 9, 8], {"Kernel": [2, 3], "Stride": [1], "Dilation": [2, 1], "CeilMode": True}),
     ("erf", "erf", [3, 17], {}),
     ("gelu", "gelu", [3, 17], {}),
     ("gelu tanh", "gelu_tanh", [3, 17], {}),
@@ -60,6 +65,11 @@ def run(op, x, o):
         return F.silu(x)
     if op == "global_avg_pool2d":
         return F.adaptive_avg_pool2d(x, 1).flatten(1)
+    if op == "max_pool2d_grad":
+        x = x.clone().requires_grad_()
+        y = run("max_pool2d", x, o)
+        (g,) = torch.autograd.grad(y, x, values(list(y.shape), 0.7))
+        return g
     k = two(o["Kernel"])
     stride = two(o.get("Stride", o["Kernel"]))
     pad = two(o.get("Padding", [0]))
@@ -72,6 +82,8 @@ def run(op, x, o):
 out = []
 for name, op, xs, o in POOLS:
     x = values(xs, 0.1, 1.0 if "pool" in op else 3.0)
+    if op == "max_pool2d_grad":
+        x = torch.floor(2 * x + 0.5) / 2
     y = run(op, x, o)
     out.append({"name": name, "op": op, "x": xs, "options": o,
                 "shape": list(y.shape), "y": [float(v) for v in y.flatten()]})
