@@ -218,6 +218,14 @@ func (op poolOp) geom(in [][]int) (poolGeom, error) {
 	return g, nil
 }
 
+func (op poolOp) geomOfTypes(in []graph.Type) (poolGeom, error) {
+	shapes := make([][]int, len(in))
+	for i, t := range in {
+		shapes[i] = t.Shape
+	}
+	return op.geom(shapes)
+}
+
 // arity is the number of inputs.
 func (op poolOp) arity() int {
 	if op.kind == maxPoolGradKind || op.kind == maxPoolGatherKind {
@@ -238,11 +246,7 @@ func (op poolOp) Type(in []graph.Type) (graph.Type, error) {
 	if err != nil {
 		return graph.Type{}, err
 	}
-	shapes := make([][]int, len(in))
-	for i, t := range in {
-		shapes[i] = t.Shape
-	}
-	g, err := op.geom(shapes)
+	g, err := op.geomOfTypes(in)
 	if err != nil {
 		return graph.Type{}, err
 	}
@@ -256,11 +260,7 @@ func (op poolOp) Type(in []graph.Type) (graph.Type, error) {
 // Cost counts one flop per window tap.
 func (op poolOp) Cost(in []graph.Type, out graph.Type) graph.Cost {
 	c := graph.DefaultCost(in, out)
-	shapes := make([][]int, len(in))
-	for i, t := range in {
-		shapes[i] = t.Shape
-	}
-	if g, err := op.geom(shapes); err == nil {
+	if g, err := op.geomOfTypes(in); err == nil {
 		c.Flops = int64(g.planes) * int64(g.oh*g.ow) * int64(g.kernel[0]*g.kernel[1])
 	}
 	return c
