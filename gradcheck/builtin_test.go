@@ -132,6 +132,10 @@ func builtinTable() []opCase {
 		{"PowConst", func(x *graph.Node) *graph.Node { return ops.PowConst(x, 2.5) }, v.positive},
 		{"PowConst", func(x *graph.Node) *graph.Node { return ops.PowConst(x, -3) }, v.signed},
 		{"Scale", func(x *graph.Node) *graph.Node { return ops.Scale(x, -1.7) }, v.signed},
+		{"Erf", ops.Erf, v.signed},
+		{"GELU", func(x *graph.Node) *graph.Node { return ops.GELU(x, false) }, v.signed},
+		{"GELU", func(x *graph.Node) *graph.Node { return ops.GELU(x, true) }, v.signed},
+		{"SiLU", ops.SiLU, v.signed},
 	}
 	for _, u := range unaries {
 		rows = append(rows, unaryRow(u.name, "matrix", u.f, u.x(2, 3)), unaryRow(u.name, "scalar", u.f, u.x()))
@@ -205,6 +209,41 @@ func builtinTable() []opCase {
 	conv1d := row("Conv1D", "stride padding", conv(ops.Conv1D, ops.ConvOptions{Stride: []int{2}, Padding: []int{1, 0}}), v.signed(2, 2, 5), v.signed(3, 2, 2))
 	conv1d.composite = true
 	rows = append(rows, conv1d)
+
+	// Pooling. Max pooling's gradients select by the argmax, which the
+	// sample inputs (continuous draws) never tie. Squared, a pooling's
+	// output gradient depends on x, so higher derivatives go through its
+	// gradient's derivative with respect to that output gradient; the
+	// penalty ‖∇ₓ⟨w, pool(x)²⟩‖² goes one further, through that
+	// derivative's own: those rows check that MaxPool2DGrad and
+	// MaxPool2DGather differentiate into each other, as AvgPool2D and its
+	// spread do.
+	pool := func(f func(x *graph.Node, o ops.PoolOptions) *graph.Node, o ops.PoolOptions) func(in []*graph.Node) *graph.Node {
+		return func(in []*graph.Node) *graph.Node { return f(in[0], o) }
+	}
+	squared := func(f func(in []*graph.Node) *graph.Node) func(in []*graph.Node) *graph.Node {
+		return func(in []*graph.Node) *graph.Node { return ops.Square(f(in)) }
+	}
+	maxOverlap := pool(ops.MaxPool2D, ops.PoolOptions{Kernel: []int{3}, Stride: []int{2}, Padding: []int{1}, CeilMode: true})
+	avgOverlap := pool(ops.AvgPool2D, ops.PoolOptions{Kernel: []int{3}, Stride: []int{2}, Padding: []int{1}, CeilMode: true})
+	maxSquared := row("MaxPool2D", "squared", squared(maxOverlap), v.signed(1, 2, 4, 5))
+	avgSquared := row("AvgPool2D", "squared", squared(avgOverlap), v.signed(1, 2, 4, 5))
+	maxPenalty := row("MaxPool2D", "gradient penalty", gradientPenalty(squared(maxOverlap)), v.signed(1, 2, 4, 5))
+	avgPenalty := row("AvgPool2D", "gradient penalty", gradientPenalty(squared(avgOverlap)), v.signed(1, 2, 4, 5))
+	global := row("GlobalAvgPool2D", "images", func(in []*graph.Node) *graph.Node { return ops.GlobalAvgPool2D(in[0]) }, v.signed(2, 2, 3, 2))
+	flatten := row("Flatten", "from axis 1", func(in []*graph.Node) *graph.Node { return ops.Flatten(in[0], 1) }, v.signed(2, 2, 3))
+	flattenLast := row("Flatten", "from axis -2", func(in []*graph.Node) *graph.Node { return ops.Flatten(in[0], -2) }, v.signed(2, 2, 3))
+	for _, r := range []*opCase{&maxSquared, &avgSquared, &maxPenalty, &avgPenalty, &global, &flatten, &flattenLast} {
+		r.composite = true
+	}
+	rows = append(rows,
+		row("MaxPool2D", "kernel 2", pool(ops.MaxPool2D, ops.PoolOptions{Kernel: []int{2}}), v.signed(2, 1, 4, 4)),
+		row("MaxPool2D", "kernel 3 stride 2 padding 1 ceil", maxOverlap, v.signed(1, 2, 4, 5)),
+		row("MaxPool2D", "dilation 2 stride 1", pool(ops.MaxPool2D, ops.PoolOptions{Kernel: []int{2, 3}, Stride: []int{1}, Dilation: []int{2, 1}}), v.signed(1, 1, 5, 4)),
+		row("AvgPool2D", "kernel 2", pool(ops.AvgPool2D, ops.PoolOptions{Kernel: []int{2}}), v.signed(2, 1, 4, 4)),
+		row("AvgPool2D", "kernel 3 stride 2 padding 1 ceil", avgOverlap, v.signed(1, 2, 4, 5)),
+		maxSquared, avgSquared, maxPenalty, avgPenalty, global, flatten, flattenLast,
+	)
 
 	// Neural-network ops.
 	for _, s := range []struct {
@@ -347,6 +386,20 @@ func opOf(c opCase) (graph.Op, error) {
 		return nil, fmt.Errorf("%s does not apply one op to its inputs: give its row a check of its own", c.builder)
 	}
 	return y.Op(), nil
+}
+
+// gradientPenalty returns ‖∇⟨w, f⟩‖² of f's gradient with respect to its
+// first input, for fixed weights w.
+func gradientPenalty(f func(in []*graph.Node) *graph.Node) func(in []*graph.Node) *graph.Node {
+	return func(in []*graph.Node) *graph.Node {
+		g := in[0].Graph()
+		y := f(in)
+		grads, err := compile.GradWith(ops.Sum(ops.Mul(y, g.Const(newValues(5).signed(y.Shape()...)))), in[:1], compile.ZerosIfDisconnected())
+		if err != nil {
+			return g.Fail(err)
+		}
+		return ops.Sum(ops.Square(grads[0]))
+	}
 }
 
 // thirdOrder returns the scalar ⟨∇⟨w, f⟩, c⟩ of a row's gradient with

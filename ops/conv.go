@@ -179,7 +179,7 @@ func Conv2D(x, w *graph.Node, o ConvOptions) *graph.Node {
 // It is built from Conv2D on images one row high.
 func Conv1D(x, w *graph.Node, o ConvOptions) *graph.Node {
 	if x == nil || w == nil || x.Type().Rank() != 3 || w.Type().Rank() != 3 {
-		return graph.Apply(conv1DShapeError{}, x, w)
+		return graph.Apply(shapeError{name: "Conv1D", want: "input (N,C,L) and weight (out,in/groups,k)"}, x, w)
 	}
 	o2 := o
 	o2.Stride = to2D(o.Stride, 1)
@@ -207,23 +207,6 @@ func to2D(v []int, def int) []int {
 		return []int{def, v[0]}
 	}
 	return v
-}
-
-// conv1DShapeError reports inputs to Conv1D that are not rank 3.
-type conv1DShapeError struct{}
-
-func (conv1DShapeError) Name() string { return "Conv1D" }
-
-func (conv1DShapeError) Type(in []graph.Type) (graph.Type, error) {
-	if _, err := graph.CheckInputs(in, 2); err != nil {
-		return graph.Type{}, err
-	}
-	return graph.Type{}, fmt.Errorf("want input (N,C,L) and weight (out,in/groups,k), got %s and %s",
-		graph.ShapeString(in[0].Shape), graph.ShapeString(in[1].Shape))
-}
-
-func (conv1DShapeError) Forward(*tensor.Dense, []*tensor.Dense) error {
-	return fmt.Errorf("Conv1D: bad shapes")
 }
 
 // Name is "Conv2D".

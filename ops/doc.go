@@ -5,7 +5,8 @@
 // order.
 //
 // Files group ops by family: elementwise binary and unary ops, linear
-// algebra, shape ops, reductions and neural-network ops.
+// algebra, shape ops, reductions, neural-network ops, convolutions,
+// pooling and activations.
 //
 // Matrix products run a pure-Go kernel over gonum's BLAS by default. Built
 // with -tags openblas (cgo and Debian's libopenblas-dev), they call

@@ -140,3 +140,39 @@ func ExampleCrossEntropy() {
 	// Output:
 	// losses [0.4076 1.0986], mean 0.7531
 }
+
+// Max pooling a 4×4 image with 2×2 windows, and the gradient of the
+// pooled sum, which goes to each window's maximum.
+func ExampleMaxPool2D() {
+	g := graph.New()
+	x := g.Input("x", graph.Float64, 1, 1, 4, 4)
+	y := ops.MaxPool2D(x, ops.PoolOptions{Kernel: []int{2}})
+	grads, err := compile.Grad(ops.Sum(y), x)
+	if err != nil {
+		log.Fatal(err)
+	}
+	prog, err := compile.Compile([]*graph.Node{y, grads[0]})
+	if err != nil {
+		log.Fatal(err)
+	}
+	m, err := vm.New(prog)
+	if err != nil {
+		log.Fatal(err)
+	}
+	xv, _ := graph.FromFloat64s(graph.Float64, []float64{
+		1, 5, 2, 0,
+		3, 4, 8, 1,
+		0, 2, 1, 1,
+		7, 1, 3, 6,
+	}, 1, 1, 4, 4)
+	if err := m.Run(vm.Feeds{x: xv}); err != nil {
+		log.Fatal(err)
+	}
+	yv, _ := m.Value(y)
+	gv, _ := m.Value(grads[0])
+	fmt.Println(y.Type(), yv.Float64s())
+	fmt.Println(gv.Float64s())
+	// Output:
+	// float64(1,1,2,2) [5 8 7 6]
+	// [0 1 0 0 0 0 1 0 0 0 0 0 1 0 0 1]
+}

@@ -31,6 +31,10 @@ const (
 	softplusKind
 	powConstKind
 	scaleKind
+	erfKind
+	geluKind
+	geluTanhKind
+	siluKind
 )
 
 // unaryDef is one row of the unary table: the op's name, its scalar
@@ -77,6 +81,10 @@ var unaryDefs = [...]unaryDef{
 	powConstKind: {"PowConst", math.Pow, powConstGrad},
 	scaleKind: {"Scale", func(x, c float64) float64 { return x * c },
 		func(_, _, g *graph.Node, c float64) *graph.Node { return Scale(g, c) }},
+	erfKind:      {"Erf", func(x, _ float64) float64 { return math.Erf(x) }, erfGrad},
+	geluKind:     {"GELU", gelu, geluGrad},
+	geluTanhKind: {"GELUTanh", geluTanh, geluTanhGrad},
+	siluKind:     {"SiLU", silu, siluGrad},
 }
 
 // powConstGrad is c·x^(c-1)·g, and zero for c = 0 (as in PyTorch), where
