@@ -167,3 +167,30 @@ func TestMultiheadAttentionGradients(t *testing.T) {
 	}
 	require.Equal(t, []string{"in_proj_weight", "out_proj.weight"}, names)
 }
+
+// A causal TransformerBlock equals PyTorch's pre-norm GELU
+// TransformerEncoderLayer with the same parameters, named alike.
+func TestTransformerBlockMatchesPyTorch(t *testing.T) {
+	raw, err := os.ReadFile("testdata/attention_torch.json")
+	require.NoError(t, err)
+	var f struct {
+		N, L, E, H int
+		BlockNames []string `json:"block_names"`
+		Block      []float64
+	}
+	require.NoError(t, json.Unmarshal(raw, &f))
+	g := graph.New()
+	b := NewTransformerBlock(g, "block", f.E, f.H, 16, 0, true)
+	var names []string
+	for i, p := range NamedParameters(b) {
+		names = append(names, p.Name)
+		require.NoError(t, sinesInit(0.1*float64(i+1), 0.3)(nil, p.Node.Value(), 0, 0))
+	}
+	require.Equal(t, f.BlockNames, names)
+	x := g.Input("x", graph.Float64, f.N, f.L, f.E)
+	y := b.Forward(x)
+	require.NoError(t, g.Err())
+	out, err := vm.Eval(vm.Feeds{x: sines(t, 0.15, 1, f.N, f.L, f.E)}, y)
+	require.NoError(t, err)
+	assertClose(t, "block", graph.Float64s(out[0]), f.Block, 1e-12)
+}

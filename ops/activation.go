@@ -51,7 +51,11 @@ func Flatten(x *graph.Node, startDim int) *graph.Node {
 		return graph.Apply(shapeError{name: "Flatten", want: fmt.Sprintf("a start axis in [%d, %d)", -max(len(shape), 1), max(len(shape), 1))}, x)
 	}
 	out := append([]int(nil), shape[:min(axis, len(shape))]...)
-	return Reshape(x, append(out, graph.ShapeSize(shape[min(axis, len(shape)):]))...)
+	out = append(out, graph.ShapeSize(shape[min(axis, len(shape)):]))
+	if len(out) > 1 && graph.ShapeSize(out[1:]) > 0 {
+		out[0] = -1 // the batch: so that the graph runs at any batch size (vm.Runner)
+	}
+	return Reshape(x, out...)
 }
 
 func erfGrad(x, _, g *graph.Node, _ float64) *graph.Node {

@@ -45,5 +45,17 @@ q, k, v = values([2, 3, 4], 0.1), values([2, 5, 4], 0.2), values([2, 5, 3], 0.3)
 keep = torch.tensor([[1, 1, 0, 1, 1], [0, 1, 1, 1, 0], [1, 0, 0, 0, 1]], dtype=torch.bool)
 sdpa = F.scaled_dot_product_attention(q, k, v, attn_mask=keep) if hasattr(F, "scaled_dot_product_attention") else \
     torch.softmax((q @ k.transpose(1, 2) / 2).masked_fill(~keep, float("-inf")), -1) @ v
+# A pre-norm GELU transformer layer, causal, its parameters filled in
+# state-dict order: parameter i gets seed 0.1·(i+1) and scale 0.3.
+layer = torch.nn.TransformerEncoderLayer(E, H, 16, dropout=0.0, activation="gelu", batch_first=True, norm_first=True)
+names = []
+with torch.no_grad():
+    for i, (name, p) in enumerate(layer.named_parameters()):
+        p.copy_(values(list(p.shape), 0.1 * (i + 1), 0.3))
+        names.append(name)
+x = values([N, L, E], 0.15)
+causal = torch.triu(torch.ones(L, L, dtype=torch.bool), diagonal=1)
+block = layer(x, src_mask=causal)
 with open("attention_torch.json", "w") as f:
-    json.dump({"N": N, "L": L, "S": S, "E": E, "H": H, "mha": cases, "sdpa": [float(x) for x in sdpa.flatten()]}, f)
+    json.dump({"N": N, "L": L, "S": S, "E": E, "H": H, "mha": cases, "sdpa": [float(x) for x in sdpa.flatten()],
+               "block_names": names, "block": [float(v) for v in block.flatten()]}, f)
