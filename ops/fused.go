@@ -3,6 +3,7 @@ package ops
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"gorgonia.org/tensor"
@@ -30,19 +31,32 @@ type FusedStep struct {
 // of scratch memory rather than in tensors of their own. The compiler
 // makes fused ops (pass "fuse"); NewFused makes one by hand.
 //
-// Every step has the output's size, and every input either the output's
-// size or a single element, broadcast: other broadcasts are left unfused.
+// Every step has the output's size; inputs broadcast to the output's
+// shape. An input of the output's size or of one element is read where it
+// is; one broadcast along some axes (a bias, a column) is first gathered a
+// block at a time into scratch.
 //
 // Fused ops are made after differentiation, so they have no gradient of
 // their own: Backward reports an error (differentiate the unfused graph).
 type FusedOp struct {
 	steps   []FusedStep
 	code    []fusedInstr
-	inSizes []int // each input's number of elements: size or 1
+	inSizes []int // each input's number of elements
+	gather  []fusedGather
+	inReg   []int // per input: the register it is gathered into, or -1
 	shape   []int // the output's shape
 	size    int   // the output's number of elements
 	regs    int   // scratch blocks the expression needs at once
 	name    string
+}
+
+// fusedGather copies the block of a broadcast input that matches a block
+// of the output into a register.
+type fusedGather struct {
+	input, reg int
+	rank       int
+	shape      [maxRank]int // the output's
+	strides    [maxRank]int // the input's, 0 along broadcast axes
 }
 
 // fusedBlock is the number of elements a fused op computes a step over at
@@ -138,13 +152,23 @@ func NewFused(in []graph.Type, steps []FusedStep) (*FusedOp, error) {
 			return nil, fmt.Errorf("nabla: NewFused: step %d (%s) has %d elements, the output %d", j, steps[j].Op.Name(), t.Size(), op.size)
 		}
 	}
-	for i, t := range in {
-		if s := t.Size(); s != op.size && s != 1 {
-			return nil, fmt.Errorf("nabla: NewFused: input %d has %d elements: want the output's %d or 1", i, s, op.size)
-		}
-		op.inSizes = append(op.inSizes, t.Size())
+	if len(op.shape) > maxRank {
+		return nil, fmt.Errorf("nabla: NewFused: rank %d is above the supported %d", len(op.shape), maxRank)
 	}
 	op.allocate(n, lastUse)
+	for i, t := range in {
+		if b, err := graph.BroadcastShapes(t.Shape, op.shape); err != nil || !slices.Equal(b, op.shape) {
+			return nil, fmt.Errorf("nabla: NewFused: input %d of shape %s does not broadcast to the output's %s", i, graph.ShapeString(t.Shape), graph.ShapeString(op.shape))
+		}
+		op.inSizes = append(op.inSizes, t.Size())
+		op.inReg = append(op.inReg, -1)
+		if s := t.Size(); s != op.size && s != 1 {
+			w := newWalker(op.shape, t.Shape)
+			op.inReg[i] = op.regs
+			op.gather = append(op.gather, fusedGather{input: i, reg: op.regs, rank: w.rank, shape: w.shape, strides: w.strides[0]})
+			op.regs++
+		}
+	}
 	op.name = fusedName(op.steps)
 	return op, nil
 }
@@ -203,7 +227,7 @@ func fusedName(steps []FusedStep) string {
 	if len(steps) > shown {
 		names = append(names, fmt.Sprintf("+%d", len(steps)-shown))
 	}
-	return "Fused(" + strings.Join(names, " ") + ")"
+	return "Fused(" + strings.Join(names, ",") + ")"
 }
 
 func opLabel(op graph.Op) string {
@@ -213,7 +237,7 @@ func opLabel(op graph.Op) string {
 	return op.Name()
 }
 
-// Name lists the ops the expression absorbs: "Fused(Tanh Mul Add)".
+// Name lists the ops the expression absorbs: "Fused(Tanh,Mul,Add)".
 func (op *FusedOp) Name() string { return op.name }
 
 // Steps returns the expression's steps. The slice must not be modified.
@@ -337,22 +361,26 @@ func (t *fusedTask[T]) Do(p int) {
 func evalFused[T float](op *FusedOp, out []T, ins [][]T, lo, hi int, scratch []T) {
 	for b := lo; b < hi; b += fusedBlock {
 		e := min(b+fusedBlock, hi)
+		for k := range op.gather {
+			g := &op.gather[k]
+			gatherBlock(g, register(scratch, g.reg, e-b), ins[g.input], b)
+		}
 		for i := range op.code {
 			c := &op.code[i]
 			o := out[b:e]
 			if c.dst >= 0 {
 				o = register(scratch, c.dst, e-b)
 			}
-			x, sx := operand(c.src[0], scratch, ins, b, e)
+			x, sx := operand(op, c.src[0], scratch, ins, b, e)
 			switch c.kind {
 			case fusedUnary:
 				unaryLoop(c.unary, o, x)
 			case fusedBinary:
-				y, sy := operand(c.src[1], scratch, ins, b, e)
+				y, sy := operand(op, c.src[1], scratch, ins, b, e)
 				binaryLoop(c.bin, o, x, sx, y, sy)
 			case fusedWhere:
-				a, sa := operand(c.src[1], scratch, ins, b, e)
-				v, sv := operand(c.src[2], scratch, ins, b, e)
+				a, sa := operand(op, c.src[1], scratch, ins, b, e)
+				v, sv := operand(op, c.src[2], scratch, ins, b, e)
 				whereLoop(o, x, sx, a, sa, v, sv)
 			}
 		}
@@ -364,8 +392,12 @@ func register[T float](scratch []T, r, n int) []T {
 }
 
 // operand returns the elements [b, e) of an operand and their stride: a
-// register's block, an input's elements, or a broadcast input's one.
-func operand[T float](r int, scratch []T, ins [][]T, b, e int) ([]T, int) {
+// register's block, an input's elements, a single-element input's one,
+// or the register a broadcast input is gathered into.
+func operand[T float](op *FusedOp, r int, scratch []T, ins [][]T, b, e int) ([]T, int) {
+	if r < 0 && op.inReg[-1-r] >= 0 {
+		r = op.inReg[-1-r]
+	}
 	if r >= 0 {
 		return register(scratch, r, e-b), 1
 	}
@@ -374,6 +406,56 @@ func operand[T float](r int, scratch []T, ins [][]T, b, e int) ([]T, int) {
 		return x, 0
 	}
 	return x[b:e], 1
+}
+
+// gatherBlock sets dst to the elements of input x matching output
+// elements [b, b+len(dst)): a run along the last axis at a time, carrying
+// the multi-index odometer style.
+func gatherBlock[T float](g *fusedGather, dst, x []T, b int) {
+	idx, off := g.start(b)
+	last, s := g.rank-1, g.strides[g.rank-1]
+	for k := 0; k < len(dst); {
+		n := min(len(dst)-k, g.shape[last]-idx[last])
+		for j := range n {
+			dst[k+j] = x[off+j*s]
+		}
+		k += n
+		idx[last] += n
+		off += n * s
+		for a := last; a > 0 && idx[a] == g.shape[a]; a-- {
+			off += g.strides[a-1] - g.strides[a]*idx[a]
+			idx[a] = 0
+			idx[a-1]++
+		}
+	}
+}
+
+// start returns the multi-index of output element b and the offset of the
+// input element it reads.
+func (g *fusedGather) start(b int) (idx [maxRank]int, off int) {
+	for a := g.rank - 1; a >= 0; a-- {
+		idx[a] = b % g.shape[a]
+		b /= g.shape[a]
+		off += idx[a] * g.strides[a]
+	}
+	return idx, off
+}
+
+// inputOffset is the element of input i that output element elem reads.
+func (op *FusedOp) inputOffset(i, elem int) int {
+	switch op.inSizes[i] {
+	case op.size:
+		return elem
+	case 1:
+		return 0
+	}
+	for k := range op.gather {
+		if op.gather[k].input == i {
+			_, off := op.gather[k].start(elem)
+			return off
+		}
+	}
+	return 0
 }
 
 // FirstNonFinite returns the first step whose result at output element
@@ -395,11 +477,7 @@ func firstNonFinite[T float](op *FusedOp, in []*tensor.Dense, elem int) int {
 	n := len(in)
 	vals := make([]T, n+len(op.steps)) // the inputs' elements, then the steps'
 	for i, x := range in {
-		if op.inSizes[i] == 1 {
-			vals[i] = floats[T](x)[0]
-		} else {
-			vals[i] = floats[T](x)[elem]
-		}
+		vals[i] = floats[T](x)[op.inputOffset(i, elem)]
 	}
 	for j, s := range op.steps {
 		c := &op.code[j]

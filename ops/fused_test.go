@@ -27,20 +27,27 @@ func elementwiseOps() []graph.Op {
 }
 
 // randomExpression builds, in a new graph, a random elementwise expression
-// of nSteps ops over full-size inputs of the given shape and scalar
-// inputs, both as graph nodes and as the steps of a fused op. Operands are
+// of nSteps ops over full-size inputs of the given shape, scalar inputs
+// and, for shapes of rank 2, a row and a column broadcast, both as graph
+// nodes and as the steps of a fused op. Operands are
 // inputs or earlier steps, so results may be read more than once; every
 // step reads at least one full-size operand.
 func randomExpression(rng *rand.Rand, dtype tensor.Dtype, shape []int, nSteps int) (inputs []*graph.Node, types []graph.Type, steps []FusedStep, out *graph.Node) {
 	g := graph.New()
 	full := 1 + rng.IntN(3)
-	for i := range full + rng.IntN(3) {
-		s := shape
-		if i >= full {
-			s = nil
-		}
+	shapes := make([][]int, full, full+4)
+	for i := range shapes {
+		shapes[i] = shape
+	}
+	for range rng.IntN(3) {
+		shapes = append(shapes, nil)
+	}
+	if len(shape) == 2 {
+		shapes = append(shapes, shape[1:], []int{shape[0], 1})
+	}
+	for _, s := range shapes {
 		inputs = append(inputs, g.Input("in", dtype, s...))
-		types = append(types, inputs[i].Type())
+		types = append(types, inputs[len(inputs)-1].Type())
 	}
 	operands := append([]*graph.Node(nil), inputs...)
 	isFull := func(k int) bool { return operands[k].Type().Size() == graph.ShapeSize(shape) }
@@ -83,6 +90,23 @@ func sameBits(a, b *tensor.Dense) bool {
 	return true
 }
 
+// informative reports whether most of t's elements are finite and, past
+// one element, they take more than two values.
+func informative(t *tensor.Dense) bool {
+	if t == nil {
+		return false
+	}
+	n := graph.ShapeSize(t.Shape())
+	finite, values := 0, map[float64]bool{}
+	for i := range n {
+		if v := graph.Float(t, i); !math.IsNaN(v) && !math.IsInf(v, 0) {
+			finite++
+			values[v] = true
+		}
+	}
+	return 2*finite >= n && (n == 1 || len(values) > 2)
+}
+
 // A fused op computes the bits the unfused ops compute, one after another,
 // for sizes within a block, across blocks and split over threads, with
 // scalars broadcast.
@@ -94,24 +118,38 @@ func TestFusedMatchesUnfused(t *testing.T) {
 			p.Close()
 		}
 	}()
-	shapes := [][]int{{}, {7}, {3, 100}, {2*parallelMin + 300}}
+	shapes := [][]int{{}, {7}, {3, 100}, {2*parallelMin + 300}, {5, parallelMin/2 + 77}}
 	for _, dtype := range dtypes {
 		for _, shape := range shapes {
-			for trial := range 6 {
-				inputs, types, steps, out := randomExpression(rng, dtype, shape, 5+rng.IntN(36))
-				op, err := NewFused(types, steps)
-				if err != nil {
-					t.Fatalf("case %v %v #%d: NewFused: %v", dtype, shape, trial, err)
+			trials := 6
+			if graph.ShapeSize(shape) > parallelMin {
+				trials = 2
+			}
+			for trial := range trials {
+				var (
+					op   *FusedOp
+					in   []*tensor.Dense
+					want *tensor.Dense
+				)
+				// Expressions whose values all went NaN, or to one
+				// value, would hide wrong operands: draw again.
+				for !informative(want) {
+					inputs, types, steps, out := randomExpression(rng, dtype, shape, 5+rng.IntN(36))
+					var err error
+					op, err = NewFused(types, steps)
+					if err != nil {
+						t.Fatalf("case %v %v #%d: NewFused: %v", dtype, shape, trial, err)
+					}
+					feeds := map[*graph.Node]*tensor.Dense{}
+					in = make([]*tensor.Dense, len(inputs))
+					for i, x := range inputs {
+						in[i] = randomDense(rng, dtype, x.Shape()...)
+						feeds[x] = in[i]
+					}
+					want = eval(t, out, feeds)
 				}
-				feeds := map[*graph.Node]*tensor.Dense{}
-				in := make([]*tensor.Dense, len(inputs))
-				for i, x := range inputs {
-					in[i] = randomDense(rng, dtype, x.Shape()...)
-					feeds[x] = in[i]
-				}
-				want := eval(t, out, feeds)
 				for _, p := range pools {
-					got := graph.NewDenseOf(out.Type())
+					got := graph.NewDenseOf(graph.TypeOf(want.Dtype(), want.Shape()...))
 					if err := op.ForwardExec(graph.NewExec(p), got, in); err != nil {
 						t.Fatal(err)
 					}
@@ -201,7 +239,7 @@ func TestFusedNameCostAndRegisters(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := op.Name(), "Fused(Tanh Mul Add)"; got != want {
+	if got, want := op.Name(), "Fused(Tanh,Mul,Add)"; got != want {
 		t.Errorf("Name: got %q, want %q", got, want)
 	}
 	if op.regs != 1 {
@@ -225,7 +263,7 @@ func TestFusedNameCostAndRegisters(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := op.Name(), "Fused(Neg Neg Neg Neg Neg Neg Neg Neg +2)"; got != want {
+	if got, want := op.Name(), "Fused(Neg,Neg,Neg,Neg,Neg,Neg,Neg,Neg,+2)"; got != want {
 		t.Errorf("Name: got %q, want %q", got, want)
 	}
 }
@@ -249,7 +287,7 @@ func TestNewFusedErrors(t *testing.T) {
 		{"later step", []graph.Type{v4}, []FusedStep{{Op: neg, Args: []int{1}}}, "neither an input nor an earlier step"},
 		{"shapes", []graph.Type{v4, v3}, []FusedStep{{Op: binary{addKind}, Args: []int{0, 1}}}, "step 0 (Add)"},
 		{"scalar step", []graph.Type{v4, s}, []FusedStep{{Op: neg, Args: []int{1}}, {Op: binary{addKind}, Args: []int{0, 2}}}, "step 0 (Neg) has 1 elements"},
-		{"partial broadcast", []graph.Type{m, v4}, []FusedStep{{Op: binary{addKind}, Args: []int{0, 1}}}, "input 1 has 4 elements"},
+		{"input too large", []graph.Type{v4, m}, []FusedStep{{Op: neg, Args: []int{0}}}, "input 1 of shape (2,4) does not broadcast to the output's (4)"},
 	}
 	for _, c := range cases {
 		_, err := NewFused(c.in, c.steps)
