@@ -17,7 +17,7 @@ func TestDeadcodeKeepsOnlyWhatOutputsNeed(t *testing.T) {
 	_ = ops.Log(unused) // dead
 	_ = ops.Sin(a)      // dead: built after a, needed by nothing
 	y := ops.Mul(a, x)
-	p, err := Compile([]*graph.Node{y}, WithChecks())
+	p, err := Compile([]*graph.Node{y}, WithChecks(), WithoutPass("fuse"))
 	require.NoError(t, err)
 	var names []string
 	for _, in := range p.Instructions() {

@@ -26,7 +26,8 @@ func (shiftOp) Forward(out *tensor.Dense, in []*tensor.Dense) error { return nil
 
 // dotProgram compiles h = tanh(x·W) + 1 and loss = 0.5·h with the update
 // W ← W - 0.1·W; a node nothing needs is left out. Simplification is off,
-// so that the drawing keeps the constant 0.5 (it would make 0.5·h a Scale).
+// so that the drawing keeps the constant 0.5 (it would make 0.5·h a Scale),
+// and so is fusion, so that every op has an instruction of its own.
 func dotProgram(t *testing.T) *Program {
 	t.Helper()
 	g := graph.New()
@@ -35,7 +36,7 @@ func dotProgram(t *testing.T) *Program {
 	ops.Exp(x) // dead
 	h := graph.Apply(shiftOp{c: 1}, ops.Tanh(ops.Mul(x, W))).SetName("h")
 	loss := ops.Mul(h, g.Scalar(0.5, graph.Float64)).SetName("loss")
-	p, err := Compile([]*graph.Node{h, loss}, WithChecks(), WithoutPass("simplify"),
+	p, err := Compile([]*graph.Node{h, loss}, WithChecks(), WithoutPass("simplify"), WithoutPass("fuse"),
 		WithUpdates(map[*graph.Node]*graph.Node{W: ops.Sub(W, ops.Scale(W, 0.1))}))
 	if err != nil {
 		t.Fatal(err)

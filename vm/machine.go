@@ -5,6 +5,7 @@ import (
 	"math"
 	"runtime"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -338,7 +339,7 @@ func (m *Machine) execute() (err error) {
 			return instrError(in, kerr)
 		}
 		if m.checkNaN {
-			if err := checkFinite(in, m.outs[i]); err != nil {
+			if err := checkFinite(in, m.ins[i], m.outs[i]); err != nil {
 				return err
 			}
 		}
@@ -351,19 +352,53 @@ func (m *Machine) execute() (err error) {
 }
 
 func instrError(in *compile.Instruction, err error) error {
-	msg := fmt.Sprintf("nabla: %s (node %v): %v", in.Name(), in.Node, err)
-	if site := in.Node.Site(); site != "" {
+	return nodeError(in, in.Node, err)
+}
+
+// nodeError names node n, which instruction in computes, and where it was
+// built. A fused instruction computes several nodes: the message names
+// the fused op too, and the nodes it fuses when n is its last.
+func nodeError(in *compile.Instruction, n *graph.Node, err error) error {
+	msg := fmt.Sprintf("nabla: %s (node %v", n.OpName(), n)
+	if fused := in.Absorbed(); len(fused) > 0 {
+		msg = fmt.Sprintf("nabla: %s (node %v, in %s", n.OpName(), n, in.Name())
+		if n == in.Node {
+			msg += ", which fuses " + nodeSites(fused)
+		}
+	} else if in.Node == n {
+		msg = fmt.Sprintf("nabla: %s (node %v", in.Name(), n)
+	}
+	msg += fmt.Sprintf("): %v", err)
+	if site := n.Site(); site != "" {
 		msg += " (built at " + site + ")"
 	}
 	return fmt.Errorf("%s", msg)
 }
 
-func checkFinite(in *compile.Instruction, outs []*tensor.Dense) error {
+// nodeSites lists nodes with the sites they were built at.
+func nodeSites(nodes []*graph.Node) string {
+	var b strings.Builder
+	for i, n := range nodes {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(n.String())
+		if site := n.Site(); site != "" {
+			b.WriteString(" at " + site)
+		}
+	}
+	return b.String()
+}
+
+// checkFinite fails at the first NaN or infinite output element, naming
+// the node that made it: for a fused instruction, the first of its nodes
+// whose value there is bad.
+func checkFinite(in *compile.Instruction, ins, outs []*tensor.Dense) error {
 	for _, t := range outs {
 		n := graph.ShapeSize(t.Shape()) // DataSize is 0 for a scalar
 		for j := 0; j < n; j++ {
 			if v := graph.Float(t, j); math.IsNaN(v) || math.IsInf(v, 0) {
-				return instrError(in, fmt.Errorf("output element %d is %v", j, v))
+				return nodeError(in, in.Culprit(ins, j), fmt.Errorf("output element %d is %v", j, v))
 			}
 		}
 	}

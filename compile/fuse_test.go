@@ -1,0 +1,64 @@
+package compile
+
+import (
+	"testing"
+
+	"github.com/nabla-go/nabla/graph"
+	"github.com/nabla-go/nabla/ops"
+)
+
+func TestFuse(t *testing.T) {
+	tg := newTestGraph()
+	x, y, v, s := tg.x, tg.y, tg.v, tg.s // (2,3), (2,3), (3), ()
+	tx := ops.Tanh(x)
+	ex := ops.Exp(x)
+	cases := []struct {
+		name    string
+		outputs []*graph.Node
+		want    []string
+	}{
+		{"tanh chain", []*graph.Node{ops.Tanh(ops.Tanh(ops.Tanh(x)))},
+			[]string{"%0 = Fused(Tanh,Tanh,Tanh) x", "return %0"}},
+		{"one op is left alone", []*graph.Node{ops.Tanh(x)},
+			[]string{"%0 = Tanh x", "return %0"}},
+		{"a tree, leaves once each", []*graph.Node{ops.Mul(ops.Add(x, y), ops.Sub(x, s))},
+			[]string{"%0 = Fused(Add,Sub,Mul) x y s", "return %0"}},
+		{"an output stays", []*graph.Node{tx, ops.Sin(tx)},
+			[]string{"%0 = Tanh x", "%1 = Sin %0", "return %0 %1"}},
+		{"a value read twice stays", []*graph.Node{ops.Mul(ops.Sin(ex), ops.Cos(ex))},
+			[]string{"%0 = Exp x", "%0 = Fused(Sin,Cos,Mul) %0", "return %0"}},
+		{"broadcast leaves", []*graph.Node{ops.Sigmoid(ops.Add(ops.Scale(x, 2), v))},
+			[]string{"%0 = Fused(Scale,Add,Sigmoid) x v", "return %0"}},
+		{"a smaller operand is a leaf", []*graph.Node{ops.Mul(x, ops.Exp(ops.Neg(v)))},
+			[]string{"%0 = Fused(Neg,Exp) v", "%1 = Mul x %0", "return %1"}},
+		{"where and comparisons", []*graph.Node{ops.Where(ops.Greater(x, y), ops.Square(x), ops.Neg(y))},
+			[]string{"%0 = Fused(Greater,Square,Neg,Where) x y", "return %0"}},
+		{"in place over a dying leaf", []*graph.Node{ops.Add(ops.Sin(ops.Sum(x, 0)), ops.Cos(v))},
+			[]string{"%0 = Sum x", "%0 = Fused(Sin,Cos,Add) %0 v", "return %0"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			tg.expect(t, c.outputs, only("fuse", "memory"), c.want...)
+		})
+	}
+}
+
+// Switched off, fuse leaves every op its instruction.
+func TestFuseSwitchedOff(t *testing.T) {
+	tg := newTestGraph()
+	y := ops.Tanh(ops.Tanh(tg.x))
+	tg.expect(t, []*graph.Node{y}, []Option{WithoutPass("fuse")}, "%0 = Tanh x", "%0 = Tanh %0", "return %0")
+	tg.expect(t, []*graph.Node{y}, nil, "%0 = Fused(Tanh,Tanh) x", "return %0")
+}
+
+// A parameter's update may be the root of a fused tree; the values it
+// reads are the parameter's old value.
+func TestFuseUpdate(t *testing.T) {
+	tg := newTestGraph()
+	w := tg.g.Param("w", graph.NewDense(graph.Float64, 2, 3))
+	p := tg.expect(t, nil, []Option{WithUpdates(map[*graph.Node]*graph.Node{w: ops.Sub(w, ops.Scale(ops.Mul(w, tg.x), 0.1))})},
+		"%0 = Fused(Mul,Scale,Sub) w x", "w ← %0")
+	if got := len(p.Instructions()[0].Absorbed()); got != 3 {
+		t.Errorf("absorbed nodes: got %d, want 3", got)
+	}
+}
