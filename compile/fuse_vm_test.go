@@ -60,7 +60,9 @@ var elementwiseBuilders = []func(a, b, c *graph.Node) *graph.Node{
 	func(a, b, _ *graph.Node) *graph.Node { return ops.Add(a, b) },
 	func(a, b, _ *graph.Node) *graph.Node { return ops.Sub(a, b) },
 	func(a, b, _ *graph.Node) *graph.Node { return ops.Mul(a, b) },
-	func(a, b, _ *graph.Node) *graph.Node { return ops.Div(a, ops.Add(ops.Square(b), a.Graph().Scalar(1, a.DType()))) },
+	func(a, b, _ *graph.Node) *graph.Node {
+		return ops.Div(a, ops.Add(ops.Square(b), a.Graph().Scalar(1, a.DType())))
+	},
 	func(a, b, _ *graph.Node) *graph.Node { return ops.Maximum(a, b) },
 	func(a, b, c *graph.Node) *graph.Node { return ops.Where(ops.Less(a, b), c, a) },
 }
