@@ -190,3 +190,59 @@ func TestWriteDotErrors(t *testing.T) {
 		t.Errorf("failing writer: got %v, want %v", err, errWrite)
 	}
 }
+
+// TestWriteDotFused draws a fused instruction as a cluster holding the
+// instruction and a node per graph node it fuses, linked as the values
+// flow; then checks the drawing against its golden file.
+func TestWriteDotFused(t *testing.T) {
+	g := graph.New()
+	x := g.Input("x", graph.Float64, 2, 3)
+	v := g.Input("v", graph.Float64, 3)
+	sx := ops.Scale(x, 2)
+	sum := ops.Add(sx, v).SetName("z")
+	y := ops.Mul(ops.Tanh(sum), ops.Exp(v))
+	p, err := Compile([]*graph.Node{y}, WithChecks())
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := writeProgram(t, p)
+	d := dottest.Check(t, out)
+	var fused string
+	for i, in := range p.Instructions() {
+		if len(in.Absorbed()) > 0 {
+			fused = fmt.Sprintf("#%d %s", i, in.Name())
+		}
+	}
+	if fused != "#1 Fused(Scale,Add,Tanh,Mul)" {
+		t.Fatalf("got program\n%s\nwant Exp, then the rest fused", p)
+	}
+	if len(d.Clusters) != 1 || d.Clusters[0].ID != "cluster_i1" || d.Clusters[0].Attrs["label"] != fused {
+		t.Fatalf("got clusters %v, want cluster_i1 labelled %q", d.Clusters, fused)
+	}
+	wantLabels := map[string]string{
+		"i1":   fused,
+		"f1_0": fmt.Sprintf("n%d Scale(2)", sx.ID()),
+		"f1_1": fmt.Sprintf("n%d Add \"z\"", sum.ID()),
+		"f1_2": fmt.Sprintf("n%d Tanh", sum.ID()+1),
+		"f1_3": fmt.Sprintf("n%d Mul", y.ID()),
+	}
+	for id, want := range wantLabels {
+		n := d.Node(id)
+		switch {
+		case n == nil:
+			t.Errorf("case %s: not drawn", id)
+		case n.Attrs["label"] != want || len(n.Clusters) != 1 || n.Clusters[0] != fused:
+			t.Errorf("case %s: got label %q in clusters %q, want %q in %q", id, n.Attrs["label"], n.Clusters, want, fused)
+		}
+	}
+	var flow []string
+	for _, e := range d.Edges {
+		if strings.HasPrefix(e.From, "f1_") {
+			flow = append(flow, e.From+"->"+e.To)
+		}
+	}
+	if got, want := strings.Join(flow, " "), "f1_0->f1_1 f1_1->f1_2 f1_2->f1_3 f1_3->i1"; got != want {
+		t.Errorf("got flow %s, want %s", got, want)
+	}
+	dottest.Golden(t, "fused.dot", out)
+}
