@@ -2,7 +2,6 @@ package ops
 
 import (
 	"fmt"
-	"math"
 	"slices"
 	"strings"
 
@@ -31,32 +30,28 @@ type FusedStep struct {
 // of scratch memory rather than in tensors of their own. The compiler
 // makes fused ops (pass "fuse"); NewFused makes one by hand.
 //
-// Every step has the output's size; inputs broadcast to the output's
-// shape. An input of the output's size or of one element is read where it
+// Every step has the outputs' size; inputs broadcast to the outputs'
+// shape. An input of the outputs' size or of one element is read where it
 // is; one broadcast along some axes (a bias, a column) is first gathered a
 // block at a time into scratch.
+//
+// A fused op with one output is a graph.Op; one with several (steps whose
+// results are also read outside the expression) is applied as a
+// graph.MultiOp, Multi.
 //
 // Fused ops are made after differentiation, so they have no gradient of
 // their own: Backward reports an error (differentiate the unfused graph).
 type FusedOp struct {
-	steps   []FusedStep
-	code    []fusedInstr
-	inSizes []int // each input's number of elements
-	gather  []fusedGather
-	inReg   []int // per input: the register it is gathered into, or -1
-	shape   []int // the output's shape
-	size    int   // the output's number of elements
-	regs    int   // scratch blocks the expression needs at once
-	name    string
-}
-
-// fusedGather copies the block of a broadcast input that matches a block
-// of the output into a register.
-type fusedGather struct {
-	input, reg int
-	rank       int
-	shape      [maxRank]int // the output's
-	strides    [maxRank]int // the input's, 0 along broadcast axes
+	steps     []FusedStep
+	outputs   []int // the steps whose results are the outputs
+	outShapes [][]int
+	code      []fusedInstr
+	inSizes   []int // each input's number of elements
+	gather    []fusedGather
+	size      int // the outputs' number of elements
+	regs      int // scratch registers the expression needs at once
+	stride    int // elements of scratch per register: a block, or less
+	name      string
 }
 
 // fusedBlock is the number of elements a fused op computes a step over at
@@ -64,14 +59,13 @@ type fusedGather struct {
 const fusedBlock = 256
 
 // fusedInstr is a step ready to run: its op and where its operands and
-// result live. An operand r ≥ 0 is scratch register r; r < 0 is input
-// -1-r. A result dst < 0 is the output.
+// result live.
 type fusedInstr struct {
 	kind  fusedKind
 	unary unary
 	bin   binaryKind
-	dst   int
-	src   [3]int
+	dst   fusedLoc
+	src   [3]fusedLoc
 }
 
 type fusedKind uint8
@@ -81,6 +75,30 @@ const (
 	fusedBinary
 	fusedWhere
 )
+
+// fusedLoc is where a step finds an operand or puts its result: a scratch
+// register, an input (read in place) or an output.
+type fusedLoc struct {
+	where fusedPlace
+	i     int
+}
+
+type fusedPlace uint8
+
+const (
+	inRegister fusedPlace = iota
+	inInput
+	inOutput
+)
+
+// fusedGather copies the block of a broadcast input that matches a block
+// of the output into a register.
+type fusedGather struct {
+	input, reg int
+	rank       int
+	shape      [maxRank]int // the output's
+	strides    [maxRank]int // the input's, 0 along broadcast axes
+}
 
 // IsElementwise reports whether op computes each element of its output
 // from the matching elements of its inputs (broadcast): the unary and
@@ -104,17 +122,20 @@ func elementwiseKind(op graph.Op) (fusedKind, int, bool) {
 }
 
 // NewFused returns the fused op computing steps from inputs of the given
-// types; its output is the last step's result. It checks that every step
-// is an elementwise op given as many operands as it takes, each an input
-// or an earlier step, and that sizes fit (see FusedOp).
-func NewFused(in []graph.Type, steps []FusedStep) (*FusedOp, error) {
+// types. Its outputs are the results of the steps listed, in that order;
+// with none listed, the last step's. It checks that every step is an
+// elementwise op given as many operands as it takes, each an input or an
+// earlier step, and that sizes fit (see FusedOp).
+func NewFused(in []graph.Type, steps []FusedStep, outputs ...int) (*FusedOp, error) {
 	if len(steps) == 0 {
 		return nil, fmt.Errorf("nabla: NewFused: no steps")
+	}
+	if len(outputs) == 0 {
+		outputs = []int{len(steps) - 1}
 	}
 	n := len(in)
 	types := append([]graph.Type(nil), in...) // operands' types: inputs, then steps
 	op := &FusedOp{steps: make([]FusedStep, len(steps)), code: make([]fusedInstr, len(steps))}
-	lastUse := make([]int, n+len(steps))
 	for j, s := range steps {
 		kind, arity, ok := elementwiseKind(s.Op)
 		if !ok {
@@ -129,7 +150,6 @@ func NewFused(in []graph.Type, steps []FusedStep) (*FusedOp, error) {
 				return nil, fmt.Errorf("nabla: NewFused: step %d (%s): operand %d is %d, neither an input nor an earlier step", j, s.Op.Name(), k, a)
 			}
 			argTypes[k] = types[a]
-			lastUse[a] = j
 		}
 		t, err := s.Op.Type(argTypes)
 		if err != nil {
@@ -145,75 +165,100 @@ func NewFused(in []graph.Type, steps []FusedStep) (*FusedOp, error) {
 			op.code[j].bin = s.Op.(binary).kind
 		}
 	}
-	out := types[len(types)-1]
-	op.shape, op.size = out.Shape, out.Size()
+	for k, j := range outputs {
+		if j < 0 || j >= len(steps) || slices.Index(outputs, j) != k {
+			return nil, fmt.Errorf("nabla: NewFused: output %d is step %d: not a step, or listed twice", k, j)
+		}
+		op.outShapes = append(op.outShapes, types[n+j].Shape)
+	}
+	op.outputs = slices.Clone(outputs)
+	op.size = types[n+outputs[0]].Size()
+	shape := op.outShapes[0]
 	for j, t := range types[n:] {
 		if t.Size() != op.size {
 			return nil, fmt.Errorf("nabla: NewFused: step %d (%s) has %d elements, the output %d", j, steps[j].Op.Name(), t.Size(), op.size)
 		}
+		if t.Rank() > len(shape) {
+			shape = t.Shape // the same axes, with leading 1s
+		}
 	}
-	if len(op.shape) > maxRank {
-		return nil, fmt.Errorf("nabla: NewFused: rank %d is above the supported %d", len(op.shape), maxRank)
+	if len(shape) > maxRank {
+		return nil, fmt.Errorf("nabla: NewFused: rank %d is above the supported %d", len(shape), maxRank)
 	}
-	op.allocate(n, lastUse)
 	for i, t := range in {
-		if b, err := graph.BroadcastShapes(t.Shape, op.shape); err != nil || !slices.Equal(b, op.shape) {
-			return nil, fmt.Errorf("nabla: NewFused: input %d of shape %s does not broadcast to the output's %s", i, graph.ShapeString(t.Shape), graph.ShapeString(op.shape))
+		if b, err := graph.BroadcastShapes(t.Shape, shape); err != nil || !slices.Equal(b, shape) {
+			return nil, fmt.Errorf("nabla: NewFused: input %d of shape %s does not broadcast to the output's %s", i, graph.ShapeString(t.Shape), graph.ShapeString(shape))
 		}
 		op.inSizes = append(op.inSizes, t.Size())
-		op.inReg = append(op.inReg, -1)
 		if s := t.Size(); s != op.size && s != 1 {
-			w := newWalker(op.shape, t.Shape)
-			op.inReg[i] = op.regs
-			op.gather = append(op.gather, fusedGather{input: i, reg: op.regs, rank: w.rank, shape: w.shape, strides: w.strides[0]})
-			op.regs++
+			w := newWalker(shape, t.Shape)
+			op.gather = append(op.gather, fusedGather{input: i, reg: len(op.gather), rank: w.rank, shape: w.shape, strides: w.strides[0]})
 		}
 	}
+	op.allocate(n)
+	op.stride = max(1, min(fusedBlock, op.size))
 	op.name = fusedName(op.steps)
 	return op, nil
 }
 
-// allocate gives each step's result a scratch register, reusing those of
-// results no later step reads; the last step writes the output.
-func (op *FusedOp) allocate(n int, lastUse []int) {
-	reg := make([]int, len(op.steps))
+// allocate places each step's operands and result: gathered inputs in the
+// first registers, outputs in the output buffers, and every other result
+// in a register, reusing those of results no later step reads.
+func (op *FusedOp) allocate(n int) {
+	lastUse := make([]int, len(op.steps))
+	for j, s := range op.steps {
+		for _, a := range s.Args {
+			if a >= n {
+				lastUse[a-n] = j
+			}
+		}
+	}
+	output := make(map[int]int, len(op.outputs))
+	for k, j := range op.outputs {
+		output[j] = k
+	}
+	gathered := make(map[int]int, len(op.gather))
+	for _, g := range op.gather {
+		gathered[g.input] = g.reg
+	}
+	op.regs = len(op.gather)
+	loc := make([]fusedLoc, len(op.steps))
 	var free []int
-	for j := range op.steps {
+	release := func(l fusedLoc) {
+		if l.where == inRegister && !slices.Contains(free, l.i) {
+			free = append(free, l.i)
+		}
+	}
+	for j, s := range op.steps {
 		c := &op.code[j]
-		for k, a := range op.steps[j].Args {
-			if a < n {
-				c.src[k] = -1 - a
-				continue
-			}
-			c.src[k] = reg[a-n]
-			if lastUse[a] == j && !freed(free, reg[a-n]) {
-				free = append(free, reg[a-n]) // read here for the last time
+		for k, a := range s.Args {
+			switch r, ok := gathered[a]; {
+			case a < n && ok:
+				c.src[k] = fusedLoc{inRegister, r}
+			case a < n:
+				c.src[k] = fusedLoc{inInput, a}
+			default:
+				c.src[k] = loc[a-n]
+				if lastUse[a-n] == j {
+					release(loc[a-n]) // read here for the last time
+				}
 			}
 		}
-		if j == len(op.steps)-1 {
-			c.dst = -1
-			break
-		}
-		if len(free) > 0 {
-			reg[j], free = free[len(free)-1], free[:len(free)-1]
-		} else {
-			reg[j] = op.regs
+		switch k, ok := output[j]; {
+		case ok:
+			loc[j] = fusedLoc{inOutput, k}
+		case len(free) > 0:
+			loc[j] = fusedLoc{inRegister, free[len(free)-1]}
+			free = free[:len(free)-1]
+		default:
+			loc[j] = fusedLoc{inRegister, op.regs}
 			op.regs++
 		}
-		c.dst = reg[j]
-		if lastUse[n+j] <= j { // never read
-			free = append(free, reg[j])
+		c.dst = loc[j]
+		if lastUse[j] <= j { // never read
+			release(loc[j])
 		}
 	}
-}
-
-func freed(free []int, r int) bool {
-	for _, f := range free {
-		if f == r {
-			return true
-		}
-	}
-	return false
 }
 
 // fusedName lists the ops a fused op absorbs, in order (the first few of a
@@ -243,47 +288,75 @@ func (op *FusedOp) Name() string { return op.name }
 // Steps returns the expression's steps. The slice must not be modified.
 func (op *FusedOp) Steps() []FusedStep { return op.steps }
 
+// Outputs returns the steps whose results are the outputs. The slice must
+// not be modified.
+func (op *FusedOp) Outputs() []int { return op.outputs }
+
 // NumInputs is the number of inputs the fused op reads.
 func (op *FusedOp) NumInputs() int { return len(op.inSizes) }
 
 // Key identifies the expression, for common-subexpression elimination:
-// its steps' ops and operands, and its inputs' sizes.
+// its steps' ops and operands, its outputs and its inputs' sizes.
 func (op *FusedOp) Key() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%v %v", op.inSizes, op.shape)
+	fmt.Fprintf(&b, "%v %v %v", op.inSizes, op.outputs, op.outShapes)
 	for _, s := range op.steps {
 		fmt.Fprintf(&b, ";%#v%v", s.Op, s.Args)
 	}
 	return b.String()
 }
 
-// Type checks the inputs against the sizes the expression was built for:
-// one dtype, and each input the output's size or a single element.
-func (op *FusedOp) Type(in []graph.Type) (graph.Type, error) {
+// Types checks the inputs against the sizes the expression was built for
+// and returns the outputs' types.
+func (op *FusedOp) Types(in []graph.Type) ([]graph.Type, error) {
 	dtype, err := graph.CheckInputs(in, len(op.inSizes))
 	if err != nil {
-		return graph.Type{}, err
+		return nil, err
 	}
 	for i, t := range in {
 		if t.Size() != op.inSizes[i] {
-			return graph.Type{}, fmt.Errorf("input %d has %d elements, want %d", i, t.Size(), op.inSizes[i])
+			return nil, fmt.Errorf("input %d has %d elements, want %d", i, t.Size(), op.inSizes[i])
 		}
 	}
-	return graph.TypeOf(dtype, op.shape...), nil
+	out := make([]graph.Type, len(op.outShapes))
+	for k, s := range op.outShapes {
+		out[k] = graph.TypeOf(dtype, s...)
+	}
+	return out, nil
 }
 
-// Cost is one flop per step and output element; the inputs are read and
-// the output written once.
+// Type is Types for a fused op of one output.
+func (op *FusedOp) Type(in []graph.Type) (graph.Type, error) {
+	if len(op.outputs) != 1 {
+		return graph.Type{}, fmt.Errorf("%s has %d outputs: apply it with Multi", op.name, len(op.outputs))
+	}
+	t, err := op.Types(in)
+	if err != nil {
+		return graph.Type{}, err
+	}
+	return t[0], nil
+}
+
+// Cost is one flop per step and element; the inputs are read and the
+// outputs written once.
 func (op *FusedOp) Cost(in []graph.Type, out graph.Type) graph.Cost {
-	c := graph.DefaultCost(in, out)
-	c.Flops = int64(len(op.steps)) * int64(out.Size())
+	outs := make([]graph.Type, len(op.outputs))
+	for k := range outs {
+		outs[k] = graph.TypeOf(out.DType, op.outShapes[k]...)
+	}
+	c := graph.DefaultCost(in, outs...)
+	c.Flops = int64(len(op.steps)) * int64(op.size)
 	return c
 }
 
 // InPlace lets the output overwrite the first input of the output's size:
 // a block's steps read the block's input elements before the last step
-// writes them, and no other block reads them. -1 if there is none.
+// writes them, and no other block reads them. -1 if there is none, or
+// several outputs.
 func (op *FusedOp) InPlace() int {
+	if len(op.outputs) != 1 {
+		return -1
+	}
 	for i, s := range op.inSizes {
 		if s == op.size {
 			return i
@@ -300,199 +373,51 @@ func (op *FusedOp) Backward(ctx *graph.GradContext, _ *graph.Node) []*graph.Node
 	return nil
 }
 
-// Forward computes the expression serially.
+// Forward computes the expression of one output serially.
 func (op *FusedOp) Forward(out *tensor.Dense, in []*tensor.Dense) error {
 	return op.ForwardExec(nil, out, in)
 }
 
-// ForwardExec computes the expression, split over e's threads when the
-// output is large, in parts of whole blocks: every element is computed as
-// in Forward, whatever the number of threads. Its scratch memory is kept
-// in e's state, so a machine's runs allocate nothing.
+// ForwardExec computes the expression of one output, split over e's
+// threads when it is large, in parts of whole blocks: every element is
+// computed as in Forward, whatever the number of threads. Its scratch
+// memory is kept in e's state, so a machine's runs allocate nothing.
 func (op *FusedOp) ForwardExec(e *graph.Exec, out *tensor.Dense, in []*tensor.Dense) error {
-	if len(in) != len(op.inSizes) {
-		return fmt.Errorf("%s: %d inputs, want %d", op.name, len(in), len(op.inSizes))
+	if len(op.outputs) != 1 {
+		return fmt.Errorf("%s has %d outputs: apply it with Multi", op.name, len(op.outputs))
 	}
-	return forFloat(out.Dtype(),
-		func() error { runFused[float32](e, op, out, in); return nil },
-		func() error { runFused[float64](e, op, out, in); return nil })
+	return op.run(e, out, nil, in)
 }
 
-// fusedTask evaluates a fused op over parts of its output; each part has
-// scratch registers of its own.
-type fusedTask[T float] struct {
-	op      *FusedOp
-	out     []T
-	ins     [][]T
-	scratch []T
-	split   bool // parts are parallelChunk long; else one part is all
+// Multi returns the fused op as a graph.MultiOp, for an expression with
+// several outputs (or one).
+func (op *FusedOp) Multi() FusedMulti { return FusedMulti{op} }
+
+// FusedMulti is a fused op applied as a graph.MultiOp: one output per
+// step listed as an output.
+type FusedMulti struct{ op *FusedOp }
+
+// Fused returns the fused op.
+func (m FusedMulti) Fused() *FusedOp { return m.op }
+
+// Name lists the ops the expression absorbs.
+func (m FusedMulti) Name() string { return m.op.name }
+
+// Key identifies the expression (see FusedOp.Key).
+func (m FusedMulti) Key() string { return m.op.Key() }
+
+// Types returns the outputs' types.
+func (m FusedMulti) Types(in []graph.Type) ([]graph.Type, error) { return m.op.Types(in) }
+
+// Forward computes every output serially.
+func (m FusedMulti) Forward(out []*tensor.Dense, in []*tensor.Dense) error {
+	return m.ForwardExec(nil, out, in)
 }
 
-type fusedTaskKey[T float] struct{}
-
-func runFused[T float](e *graph.Exec, op *FusedOp, out *tensor.Dense, in []*tensor.Dense) {
-	t := e.State(fusedTaskKey[T]{}, func() any { return new(fusedTask[T]) }).(*fusedTask[T])
-	n, split := parts(e, op.size)
-	t.op, t.out, t.split = op, floats[T](out), split
-	t.ins = t.ins[:0]
-	for _, x := range in {
-		t.ins = append(t.ins, floats[T](x))
+// ForwardExec computes every output as FusedOp.ForwardExec computes one.
+func (m FusedMulti) ForwardExec(e *graph.Exec, out []*tensor.Dense, in []*tensor.Dense) error {
+	if len(out) != len(m.op.outputs) {
+		return fmt.Errorf("%s: %d outputs, want %d", m.op.name, len(out), len(m.op.outputs))
 	}
-	perPart := op.regs * fusedBlock
-	if need := n * perPart; len(t.scratch) < need {
-		t.scratch = make([]T, need)
-	}
-	e.Parallel(n, t)
-	t.op, t.out = nil, nil // hold no buffers between runs
-	clear(t.ins)
-}
-
-func (t *fusedTask[T]) Do(p int) {
-	lo, hi := 0, len(t.out)
-	if t.split {
-		lo, hi = span(p, len(t.out))
-	}
-	perPart := t.op.regs * fusedBlock
-	evalFused(t.op, t.out, t.ins, lo, hi, t.scratch[p*perPart:(p+1)*perPart])
-}
-
-// evalFused computes out[lo:hi] a block at a time, each step over the
-// whole block before the next.
-func evalFused[T float](op *FusedOp, out []T, ins [][]T, lo, hi int, scratch []T) {
-	for b := lo; b < hi; b += fusedBlock {
-		e := min(b+fusedBlock, hi)
-		for k := range op.gather {
-			g := &op.gather[k]
-			gatherBlock(g, register(scratch, g.reg, e-b), ins[g.input], b)
-		}
-		for i := range op.code {
-			c := &op.code[i]
-			o := out[b:e]
-			if c.dst >= 0 {
-				o = register(scratch, c.dst, e-b)
-			}
-			x, sx := operand(op, c.src[0], scratch, ins, b, e)
-			switch c.kind {
-			case fusedUnary:
-				unaryLoop(c.unary, o, x)
-			case fusedBinary:
-				y, sy := operand(op, c.src[1], scratch, ins, b, e)
-				binaryLoop(c.bin, o, x, sx, y, sy)
-			case fusedWhere:
-				a, sa := operand(op, c.src[1], scratch, ins, b, e)
-				v, sv := operand(op, c.src[2], scratch, ins, b, e)
-				whereLoop(o, x, sx, a, sa, v, sv)
-			}
-		}
-	}
-}
-
-func register[T float](scratch []T, r, n int) []T {
-	return scratch[r*fusedBlock : r*fusedBlock+n]
-}
-
-// operand returns the elements [b, e) of an operand and their stride: a
-// register's block, an input's elements, a single-element input's one,
-// or the register a broadcast input is gathered into.
-func operand[T float](op *FusedOp, r int, scratch []T, ins [][]T, b, e int) ([]T, int) {
-	if r < 0 && op.inReg[-1-r] >= 0 {
-		r = op.inReg[-1-r]
-	}
-	if r >= 0 {
-		return register(scratch, r, e-b), 1
-	}
-	x := ins[-1-r]
-	if len(x) == 1 {
-		return x, 0
-	}
-	return x[b:e], 1
-}
-
-// gatherBlock sets dst to the elements of input x matching output
-// elements [b, b+len(dst)): a run along the last axis at a time, carrying
-// the multi-index odometer style.
-func gatherBlock[T float](g *fusedGather, dst, x []T, b int) {
-	idx, off := g.start(b)
-	last, s := g.rank-1, g.strides[g.rank-1]
-	for k := 0; k < len(dst); {
-		n := min(len(dst)-k, g.shape[last]-idx[last])
-		for j := range n {
-			dst[k+j] = x[off+j*s]
-		}
-		k += n
-		idx[last] += n
-		off += n * s
-		for a := last; a > 0 && idx[a] == g.shape[a]; a-- {
-			off += g.strides[a-1] - g.strides[a]*idx[a]
-			idx[a] = 0
-			idx[a-1]++
-		}
-	}
-}
-
-// start returns the multi-index of output element b and the offset of the
-// input element it reads.
-func (g *fusedGather) start(b int) (idx [maxRank]int, off int) {
-	for a := g.rank - 1; a >= 0; a-- {
-		idx[a] = b % g.shape[a]
-		b /= g.shape[a]
-		off += idx[a] * g.strides[a]
-	}
-	return idx, off
-}
-
-// inputOffset is the element of input i that output element elem reads.
-func (op *FusedOp) inputOffset(i, elem int) int {
-	switch op.inSizes[i] {
-	case op.size:
-		return elem
-	case 1:
-		return 0
-	}
-	for k := range op.gather {
-		if op.gather[k].input == i {
-			_, off := op.gather[k].start(elem)
-			return off
-		}
-	}
-	return 0
-}
-
-// FirstNonFinite returns the first step whose result at output element
-// elem is NaN or infinite, computed from the inputs in as the kernel
-// computes it; -1 if none is. A NaN check that finds a bad output element
-// uses it to name the node that made it.
-func (op *FusedOp) FirstNonFinite(in []*tensor.Dense, elem int) int {
-	if len(in) != len(op.inSizes) || elem < 0 || elem >= op.size {
-		return -1
-	}
-	var step int
-	_ = forFloat(in[0].Dtype(),
-		func() error { step = firstNonFinite[float32](op, in, elem); return nil },
-		func() error { step = firstNonFinite[float64](op, in, elem); return nil })
-	return step
-}
-
-func firstNonFinite[T float](op *FusedOp, in []*tensor.Dense, elem int) int {
-	n := len(in)
-	vals := make([]T, n+len(op.steps)) // the inputs' elements, then the steps'
-	for i, x := range in {
-		vals[i] = floats[T](x)[op.inputOffset(i, elem)]
-	}
-	for j, s := range op.steps {
-		c := &op.code[j]
-		o, arg := vals[n+j:n+j+1], func(k int) []T { return vals[s.Args[k] : s.Args[k]+1] }
-		switch c.kind {
-		case fusedUnary:
-			unaryLoop(c.unary, o, arg(0))
-		case fusedBinary:
-			binaryLoop(c.bin, o, arg(0), 1, arg(1), 1)
-		case fusedWhere:
-			whereLoop(o, arg(0), 1, arg(1), 1, arg(2), 1)
-		}
-		if v := float64(o[0]); math.IsNaN(v) || math.IsInf(v, 0) {
-			return j
-		}
-	}
-	return -1
+	return m.op.run(e, nil, out, in)
 }

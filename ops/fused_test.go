@@ -333,3 +333,62 @@ func TestFusedBackwardIsAnError(t *testing.T) {
 		t.Errorf("got %v, want an error saying fused ops come after differentiation", err)
 	}
 }
+
+// With several outputs, each is the bits its unfused node computes, and
+// later steps read the outputs' elements as they read registers.
+func TestFusedMultiMatchesUnfused(t *testing.T) {
+	rng := rand.New(rand.NewPCG(17, 18))
+	pool := parallel.New(2)
+	defer pool.Close()
+	for _, dtype := range dtypes {
+		for _, shape := range [][]int{{}, {3, 100}, {2*parallelMin + 300}} {
+			for trial := range 4 {
+				inputs, types, steps, _ := randomExpression(rng, dtype, shape, 5+rng.IntN(36))
+				outputs := []int{len(steps) - 1}
+				for j := range len(steps) - 1 {
+					if rng.IntN(4) == 0 {
+						outputs = append(outputs, j)
+					}
+				}
+				op, err := NewFused(types, steps, outputs...)
+				if err != nil {
+					t.Fatal(err)
+				}
+				feeds := map[*graph.Node]*tensor.Dense{}
+				in := make([]*tensor.Dense, len(inputs))
+				for i, x := range inputs {
+					in[i] = randomDense(rng, dtype, x.Shape()...)
+					feeds[x] = in[i]
+				}
+				outTypes, err := op.Multi().Types(types)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got := make([]*tensor.Dense, len(outputs))
+				for k := range got {
+					got[k] = graph.NewDenseOf(outTypes[k])
+				}
+				if err := op.Multi().ForwardExec(graph.NewExec(pool), got, in); err != nil {
+					t.Fatal(err)
+				}
+				for k, j := range outputs {
+					if want := eval(t, steps[j].Node, feeds); !sameBits(got[k], want) {
+						t.Errorf("case %v %v #%d: output %d (step %d) differs from unfused", dtype, shape, trial, k, j)
+					}
+				}
+			}
+		}
+	}
+	op, err := NewFused([]graph.Type{graph.TypeOf(graph.Float64, 2)}, []FusedStep{
+		{Op: unary{kind: expKind}, Args: []int{0}}, {Op: unary{kind: sinKind}, Args: []int{1}},
+	}, 0, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := op.Type([]graph.Type{graph.TypeOf(graph.Float64, 2)}); err == nil || !strings.Contains(err.Error(), "2 outputs") {
+		t.Errorf("Type of a fused op of two outputs: got %v, want an error", err)
+	}
+	if _, err := NewFused([]graph.Type{graph.TypeOf(graph.Float64, 2)}, op.Steps(), 1, 1); err == nil {
+		t.Errorf("an output listed twice: got no error")
+	}
+}
