@@ -28,8 +28,8 @@ const (
 // instruction to each slot it writes; and a dashed edge for each parameter
 // update. A fused instruction (pass "fuse") is drawn inside a cluster with
 // the graph nodes it computes, one per step of its expression, and a dotted
-// edge for each value a step passes to another (the last step's to the
-// instruction). The same program always gives the same bytes.
+// edge for each value a step passes to another (and each output step's to
+// the instruction). The same program always gives the same bytes.
 func WriteDot(w io.Writer, p *Program) error {
 	if p == nil {
 		return errors.New("nabla: compile.WriteDot: nil program")
@@ -52,7 +52,7 @@ func WriteDot(w io.Writer, p *Program) error {
 	}
 	for i := range p.instrs {
 		label := fmt.Sprintf("#%d %s", i, instructionLabel(&p.instrs[i]))
-		if f, ok := p.instrs[i].Op.(*ops.FusedOp); ok {
+		if f := p.instrs[i].Fused(); f != nil {
 			writeFusedCluster(&b, i, label, f)
 			continue
 		}
@@ -104,7 +104,10 @@ func writeFusedCluster(b *strings.Builder, i int, label string, f *ops.FusedOp) 
 			}
 		}
 	}
-	fmt.Fprintf(b, "\t\tf%d_%d -> i%d [%s];\n\t}\n", i, len(steps)-1, i, dotStyleFusedEdge)
+	for _, j := range f.Outputs() {
+		fmt.Fprintf(b, "\t\tf%d_%d -> i%d [%s];\n", i, j, i, dotStyleFusedEdge)
+	}
+	b.WriteString("\t}\n")
 }
 
 // instructionLabel is the op's DOT label, or its name.
@@ -136,9 +139,14 @@ func (p *Program) slotContents() (held [][]*graph.Node, outputs []bool) {
 	for i, s := range p.slots {
 		hold(i, s.Node)
 	}
-	for _, in := range p.instrs {
+	for i := range p.instrs {
+		in := &p.instrs[i]
+		outs := in.Node.Outputs()
+		if f := in.Fused(); f != nil {
+			outs = mapSlice(f.Outputs(), func(j int) *graph.Node { return f.Steps()[j].Node })
+		}
 		for k, s := range in.Out {
-			if outs := in.Node.Outputs(); k < len(outs) {
+			if k < len(outs) {
 				hold(s, outs[k])
 			}
 		}

@@ -8,48 +8,83 @@ import (
 	"github.com/nabla-go/nabla/ops"
 )
 
-// fuse replaces each maximal tree of elementwise values whose inner values
-// nothing else reads by one value applying an ops.FusedOp to the tree's
-// leaves: a run then makes one pass over the elements instead of one per
-// op, and the inner values need no memory of their own. The values stay
-// the same bit for bit.
+// fuse replaces each group of elementwise values of one size that can run
+// as one pass over the elements by one instruction applying an
+// ops.FusedOp to the group's leaves: a run then makes one pass over the
+// elements instead of one per op, and the values only the group reads
+// need no memory of their own. The values stay the same bit for bit.
 //
-// A value joins the tree of the value that reads it when it is that
-// value's only use (it is not an output, an update's value, or read twice)
-// and has the same number of elements (its leaves may broadcast). Trees of
-// one value are left as they are. The fused value keeps
-// the root's graph node, and the op keeps every absorbed node, so errors,
-// NaN checks and profiles name the user's code.
+// Groups grow in program order. An elementwise value joins the groups of
+// its operands that have its number of elements and dtype (merging them)
+// while those groups are open: a group closes once a value outside it
+// reads one of its members, since that value runs after the group's
+// instruction, which takes the place of the group's last member. So a
+// value outside a group never sits between two of its members, and the
+// program stays in order. Operands outside the group are its leaves (they
+// may broadcast); members read outside it, or requested as outputs or by
+// updates, are its outputs: several make a multi-output instruction
+// (ops.FusedMulti). Groups of one value are left as they are.
+//
+// The fused instruction keeps the graph node of its first output, and its
+// op keeps every absorbed node, so errors, NaN checks and profiles name
+// the user's code.
 func fuse(f *function) error {
-	uses := f.uses()
-	absorbed := map[*value]bool{} // values joining the tree of their reader
+	groupOf := map[*value]*fusion{}
 	for _, v := range f.values {
-		if !fusible(v) {
-			continue
+		var g *fusion
+		if fusible(v) {
+			for _, a := range v.args {
+				h := groupOf[a]
+				if h == nil || !h.open || a.typ.DType != v.typ.DType || a.typ.Size() != v.typ.Size() {
+					continue
+				}
+				if g == nil {
+					g = h
+				} else if h != g {
+					g = g.merge(h, groupOf)
+				}
+			}
+			if g == nil {
+				g = &fusion{open: true}
+			}
+			g.members = append(g.members, v)
+			groupOf[v] = g
 		}
 		for _, a := range v.args {
-			if fusible(a) && uses[a] == 1 && a.typ.DType == v.typ.DType && a.typ.Size() == v.typ.Size() {
-				absorbed[a] = true
+			if h := groupOf[a]; h != nil && h != g {
+				h.open = false // v runs after h's instruction
 			}
 		}
 	}
-	if len(absorbed) == 0 {
-		return nil
+	external := f.readOutside(groupOf)
+	uses := f.uses()
+	pos := make(map[*value]int, len(f.values))
+	for i, v := range f.values {
+		pos[v] = i
 	}
+	results := map[*value][]*value{} // a fused group's last member -> its instruction's values
+	done := map[*fusion]bool{}
 	for _, v := range f.values {
-		if fusible(v) && !absorbed[v] {
-			if err := fuseTree(v, absorbed, uses); err != nil {
-				return err
-			}
+		g := groupOf[v]
+		if g == nil || len(g.members) < 2 || done[g] {
+			continue
 		}
+		done[g] = true
+		last, vals, err := g.fuse(external, uses, pos)
+		if err != nil {
+			return err
+		}
+		results[last] = vals
 	}
-	kept := f.values[:0]
+	kept := make([]*value, 0, len(f.values))
 	for _, v := range f.values {
-		if !absorbed[v] {
+		switch g := groupOf[v]; {
+		case g == nil || len(g.members) < 2:
 			kept = append(kept, v)
+		case results[v] != nil:
+			kept = append(kept, results[v]...)
 		}
 	}
-	clear(f.values[len(kept):])
 	f.values = kept
 	return nil
 }
@@ -59,39 +94,105 @@ func fusible(v *value) bool {
 	return v.kind == graph.KindOp && v.op != nil && ops.IsElementwise(v.op)
 }
 
-// fuseTree turns root, with the absorbed values below it, into one fused
-// value reading the tree's leaves.
-func fuseTree(root *value, absorbed map[*value]bool, uses map[*value]int) error {
-	t := tree{absorbed: absorbed, need: map[*value]int{}, reads: map[*value]int{}}
-	t.measure(root)
-	if len(t.need) < 2 {
-		return nil // a single op gains nothing
+// fusion is a group of elementwise values to compute in one instruction.
+type fusion struct {
+	members []*value
+	open    bool // no value outside the group reads a member yet
+}
+
+// merge moves the smaller group's members into the larger and returns it.
+func (g *fusion) merge(h *fusion, groupOf map[*value]*fusion) *fusion {
+	if len(g.members) < len(h.members) {
+		g, h = h, g
 	}
-	t.order(root)
-	// The output may overwrite the first leaf of its size (see
-	// FusedOp.InPlace): put first a computed leaf of the root's type that
-	// only the tree reads, which dies here.
-	dies := func(l *value) bool { return l.kind == graph.KindOp && l.typ.Equal(root.typ) && t.reads[l] == uses[l] }
-	slices.SortStableFunc(t.leaves, func(a, b *value) int {
-		return boolRank(dies(b)) - boolRank(dies(a))
-	})
-	index := make(map[*value]int, len(t.leaves)+len(t.steps))
-	for i, l := range t.leaves {
+	for _, v := range h.members {
+		groupOf[v] = g
+	}
+	g.members = append(g.members, h.members...)
+	h.members = nil
+	return g
+}
+
+// readOutside marks the values read by a value outside their group, or
+// after the run (outputs and updates).
+func (f *function) readOutside(groupOf map[*value]*fusion) map[*value]bool {
+	out := map[*value]bool{}
+	for _, v := range f.values {
+		for _, a := range v.args {
+			if g := groupOf[a]; g != nil && g != groupOf[v] {
+				out[a] = true
+			}
+		}
+	}
+	for _, o := range f.outputs {
+		out[o] = true
+	}
+	for _, u := range f.updates {
+		out[u.expr] = true
+	}
+	return out
+}
+
+// fuse turns the group into one instruction and returns its last member,
+// whose place the instruction takes, and the instruction's values, in
+// order: the fused value, or the outputs of a multi-output fused op.
+func (g *fusion) fuse(external map[*value]bool, uses, pos map[*value]int) (*value, []*value, error) {
+	slices.SortFunc(g.members, func(a, b *value) int { return cmp.Compare(pos[a], pos[b]) })
+	last := g.members[len(g.members)-1]
+	member := make(map[*value]int, len(g.members))
+	for j, v := range g.members {
+		member[v] = j
+	}
+	var leaves, outs []*value
+	reads := map[*value]int{} // how often the group reads each leaf
+	for _, v := range g.members {
+		for _, a := range v.args {
+			if _, ok := member[a]; !ok {
+				if reads[a] == 0 {
+					leaves = append(leaves, a)
+				}
+				reads[a]++
+			}
+		}
+		if external[v] {
+			outs = append(outs, v)
+		}
+	}
+	if len(outs) == 0 { // nothing reads the group: deadcode was off
+		outs = []*value{last}
+	}
+	if len(outs) == 1 {
+		// The output may overwrite the first leaf of its size (see
+		// FusedOp.InPlace): put first a computed leaf of its type that
+		// only the group reads, which dies here.
+		dies := func(l *value) bool { return l.kind == graph.KindOp && l.typ.Equal(outs[0].typ) && reads[l] == uses[l] }
+		slices.SortStableFunc(leaves, func(a, b *value) int { return boolRank(dies(b)) - boolRank(dies(a)) })
+	}
+	index := make(map[*value]int, len(leaves)+len(g.members))
+	for i, l := range leaves {
 		index[l] = i
 	}
-	for j, s := range t.steps {
-		index[s] = len(t.leaves) + j
+	for j, v := range g.members {
+		index[v] = len(leaves) + j
 	}
-	steps := make([]ops.FusedStep, len(t.steps))
-	for j, s := range t.steps {
-		steps[j] = ops.FusedStep{Op: s.op, Args: mapSlice(s.args, func(a *value) int { return index[a] }), Node: s.node}
+	steps := make([]ops.FusedStep, len(g.members))
+	for j, v := range g.members {
+		steps[j] = ops.FusedStep{Op: v.op, Args: mapSlice(v.args, func(a *value) int { return index[a] }), Node: v.node}
 	}
-	op, err := ops.NewFused(mapSlice(t.leaves, func(l *value) graph.Type { return l.typ }), steps)
+	op, err := ops.NewFused(mapSlice(leaves, func(l *value) graph.Type { return l.typ }), steps,
+		mapSlice(outs, func(o *value) int { return member[o] })...)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
-	root.op, root.args = op, t.leaves
-	return nil
+	if len(outs) == 1 {
+		outs[0].op, outs[0].args = op, leaves
+		return last, outs, nil
+	}
+	multi := op.Multi()
+	for k, o := range outs {
+		o.op, o.multi, o.index, o.group, o.args = nil, multi, k, outs, slices.Clone(leaves)
+	}
+	return last, outs, nil
 }
 
 func boolRank(b bool) int {
@@ -99,57 +200,4 @@ func boolRank(b bool) int {
 		return 1
 	}
 	return 0
-}
-
-// tree collects a fused tree's steps, in an order that keeps few
-// intermediates alive at once, and its leaves.
-type tree struct {
-	absorbed map[*value]bool
-	need     map[*value]int // scratch blocks a member's subtree needs
-	reads    map[*value]int // how often the tree reads each leaf
-	steps    []*value
-	leaves   []*value
-}
-
-// inTree reports whether a, an operand of a member, is itself a member.
-func (t *tree) inTree(a *value) bool { return t.absorbed[a] }
-
-// measure computes the Sethi–Ullman number of v's subtree: the blocks of
-// scratch its evaluation holds at once when the needier operand goes
-// first.
-func (t *tree) measure(v *value) int {
-	var needs []int
-	for _, a := range v.args {
-		if t.inTree(a) {
-			needs = append(needs, t.measure(a))
-		}
-	}
-	slices.SortFunc(needs, func(a, b int) int { return cmp.Compare(b, a) })
-	n := 1
-	for i, k := range needs {
-		n = max(n, k+i)
-	}
-	t.need[v] = n
-	return n
-}
-
-// order lists v's subtree in evaluation order, the needier operands
-// first, and its leaves as they are first read.
-func (t *tree) order(v *value) {
-	args := slices.Clone(v.args)
-	slices.SortStableFunc(args, func(a, b *value) int { return cmp.Compare(t.need[b], t.need[a]) })
-	for _, a := range args {
-		if t.inTree(a) {
-			t.order(a)
-		}
-	}
-	for _, a := range v.args {
-		if !t.inTree(a) {
-			if t.reads[a] == 0 {
-				t.leaves = append(t.leaves, a)
-			}
-			t.reads[a]++
-		}
-	}
-	t.steps = append(t.steps, v)
 }

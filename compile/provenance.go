@@ -14,8 +14,8 @@ import (
 // nil for any other instruction. Nodes the compiler made have no graph node
 // and are left out.
 func (in *Instruction) Absorbed() []*graph.Node {
-	f, ok := in.Op.(*ops.FusedOp)
-	if !ok {
+	f := in.Fused()
+	if f == nil {
 		return nil
 	}
 	var nodes []*graph.Node
@@ -34,12 +34,26 @@ func (in *Instruction) Absorbed() []*graph.Node {
 // steps are recomputed from the inputs, so a fused instruction that wrote
 // its output over an input's slot names Node.
 func (in *Instruction) Culprit(inputs []*tensor.Dense, elem int) *graph.Node {
-	f, ok := in.Op.(*ops.FusedOp)
-	if !ok || slices.Contains(in.In, in.Out[0]) {
+	f := in.Fused()
+	if f == nil || slices.ContainsFunc(in.Out, func(s int) bool { return slices.Contains(in.In, s) }) {
 		return in.Node
 	}
 	if j := f.FirstNonFinite(inputs, elem); j >= 0 && f.Steps()[j].Node != nil {
 		return f.Steps()[j].Node
 	}
 	return in.Node
+}
+
+// Fused returns the fused op a fused instruction runs, of one output or
+// several; nil for any other instruction.
+func (in *Instruction) Fused() *ops.FusedOp {
+	switch op := in.Op.(type) {
+	case *ops.FusedOp:
+		return op
+	case nil:
+		if m, ok := in.Multi.(ops.FusedMulti); ok {
+			return m.Fused()
+		}
+	}
+	return nil
 }

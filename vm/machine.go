@@ -41,15 +41,19 @@ type Machine struct {
 	stats    []instrStats // per instruction, when profiling
 	threads  int          // asked for by WithThreads; 0: GOMAXPROCS
 	pool     *parallel.Pool
-	exec     *graph.Exec     // lent to kernels that implement graph.ExecForwarder
-	kernels  []execForwarder // per instruction: the op's ForwardExec, or nil
-	busy     atomic.Bool     // set during Run, to catch use from another goroutine
-	ran      bool            // a Run has completed
+	exec     *graph.Exec      // lent to kernels that implement graph.ExecForwarder
+	kernels  []execForwarder  // per instruction: the op's ForwardExec, or nil
+	multis   []multiForwarder // per instruction: a multi-output op's ForwardExec, or nil
+	busy     atomic.Bool      // set during Run, to catch use from another goroutine
+	ran      bool             // a Run has completed
 }
 
 // execForwarder is graph.ExecForwarder's method, looked up once per
 // instruction.
 type execForwarder = func(*graph.Exec, *tensor.Dense, []*tensor.Dense) error
+
+// multiForwarder is graph.MultiExecForwarder's method.
+type multiForwarder = func(*graph.Exec, []*tensor.Dense, []*tensor.Dense) error
 
 // view names a slot's storage seen in one shape.
 type view struct {
@@ -133,6 +137,11 @@ func New(p *compile.Program, opts ...Option) (*Machine, error) {
 			k = f.ForwardExec
 		}
 		m.kernels = append(m.kernels, k)
+		var mk multiForwarder
+		if f, ok := in.Multi.(graph.MultiExecForwarder); ok {
+			mk = f.ForwardExec
+		}
+		m.multis = append(m.multis, mk)
 	}
 	for _, nodes := range [][]*graph.Node{p.Outputs(), p.Inputs(), p.Params()} {
 		for _, n := range nodes {
@@ -332,6 +341,8 @@ func (m *Machine) execute() (err error) {
 			kerr = m.kernels[i](m.exec, m.outs[i][0], m.ins[i])
 		case in.Op != nil:
 			kerr = in.Op.Forward(m.outs[i][0], m.ins[i])
+		case m.multis[i] != nil:
+			kerr = m.multis[i](m.exec, m.outs[i], m.ins[i])
 		default:
 			kerr = in.Multi.Forward(m.outs[i], m.ins[i])
 		}

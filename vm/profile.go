@@ -59,9 +59,12 @@ func (m *Machine) Profile() Profile {
 	for i := range instrs {
 		in := &instrs[i]
 		e := ProfileEntry{Instruction: i, Op: in.Name(), Node: in.Node, Fused: in.Absorbed(), Site: in.Node.Site(), Type: in.OutTypes[0]}
-		if in.Op != nil {
+		switch f := in.Fused(); {
+		case f != nil:
+			e.Cost = f.Cost(in.InTypes, in.OutTypes[0])
+		case in.Op != nil:
 			e.Cost = graph.CostOf(in.Op, in.InTypes, in.OutTypes[0])
-		} else {
+		default:
 			e.Cost = graph.DefaultCost(in.InTypes, in.OutTypes...)
 		}
 		if m.stats != nil {
