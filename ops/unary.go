@@ -212,6 +212,17 @@ func unaryLoop[T float](op unary, o, x []T) {
 		for i, v := range x {
 			o[i] = max(v, 0)
 		}
+	case signKind: // as sign, without a call per element
+		for i, v := range x {
+			switch {
+			case v > 0:
+				o[i] = 1
+			case v < 0:
+				o[i] = -1
+			default:
+				o[i] = v
+			}
+		}
 	default:
 		f := unaryDefs[op.kind].f
 		if unsafe.Sizeof(x[0]) == 8 {
