@@ -224,9 +224,11 @@ func (op *FusedOp) allocate(n int) {
 	op.regs = len(op.gather)
 	loc := make([]fusedLoc, len(op.steps))
 	var free []int
+	isFree := map[int]bool{}
 	release := func(l fusedLoc) {
-		if l.where == inRegister && !slices.Contains(free, l.i) {
+		if l.where == inRegister && !isFree[l.i] {
 			free = append(free, l.i)
+			isFree[l.i] = true
 		}
 	}
 	for j, s := range op.steps {
@@ -250,6 +252,7 @@ func (op *FusedOp) allocate(n int) {
 		case len(free) > 0:
 			loc[j] = fusedLoc{inRegister, free[len(free)-1]}
 			free = free[:len(free)-1]
+			isFree[loc[j].i] = false
 		default:
 			loc[j] = fusedLoc{inRegister, op.regs}
 			op.regs++
