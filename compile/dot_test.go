@@ -246,3 +246,36 @@ func TestWriteDotFused(t *testing.T) {
 	}
 	dottest.Golden(t, "fused.dot", out)
 }
+
+// A fused instruction of two outputs links both output steps to the
+// instruction, and each output's slot names its node.
+func TestWriteDotFusedOutputs(t *testing.T) {
+	g := graph.New()
+	x := g.Input("x", graph.Float64, 4)
+	th := ops.Tanh(x).SetName("th")
+	y := ops.Sin(th).SetName("y")
+	p, err := Compile([]*graph.Node{th, y}, WithChecks())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Instructions()) != 1 || p.Instructions()[0].Multi == nil {
+		t.Fatalf("got program\n%s\nwant one fused instruction of two outputs", p)
+	}
+	d := dottest.Check(t, writeProgram(t, p))
+	var toInstr []string
+	for _, e := range d.Edges {
+		if e.To == "i0" && strings.HasPrefix(e.From, "f0_") {
+			toInstr = append(toInstr, e.From)
+		}
+	}
+	if got, want := strings.Join(toInstr, " "), "f0_0 f0_1"; got != want {
+		t.Errorf("got edges to the instruction from %s, want %s", got, want)
+	}
+	for _, n := range []*graph.Node{th, y} {
+		s, _ := p.SlotOf(n)
+		label := d.Node(fmt.Sprintf("s%d", s)).Attrs["label"]
+		if want := fmt.Sprintf("n%d %s %q", n.ID(), n.OpName(), n.Name()); !strings.Contains(label, want) {
+			t.Errorf("case %v: slot label %q does not name it (%q)", n, label, want)
+		}
+	}
+}
