@@ -51,6 +51,7 @@ type FusedOp struct {
 	size      int // the outputs' number of elements
 	regs      int // scratch registers the expression needs at once
 	stride    int // elements of scratch per register: a block, or less
+	locStride    []int // per location (see fusedInstr): its elements' stride, 0 or 1
 	name      string
 }
 
@@ -59,13 +60,14 @@ type FusedOp struct {
 const fusedBlock = 256
 
 // fusedInstr is a step ready to run: its op and where its operands and
-// result live.
+// result live, as locations: registers first, then inputs, then outputs
+// (a kernel keeps a table of their blocks' elements).
 type fusedInstr struct {
 	kind  fusedKind
 	unary unary
 	bin   binaryKind
-	dst   fusedLoc
-	src   [3]fusedLoc
+	dst   int
+	src   [3]int
 }
 
 type fusedKind uint8
@@ -197,6 +199,13 @@ func NewFused(in []graph.Type, steps []FusedStep, outputs ...int) (*FusedOp, err
 	}
 	op.allocate(n)
 	op.stride = max(1, min(fusedBlock, op.size))
+	op.locStride = make([]int, op.regs+n+len(op.outputs))
+	for l := range op.locStride {
+		op.locStride[l] = 1
+		if i := l - op.regs; i >= 0 && i < n && op.inSizes[i] == 1 {
+			op.locStride[l] = 0 // read for every element
+		}
+	}
 	op.name = fusedName(op.steps)
 	return op, nil
 }
@@ -223,6 +232,8 @@ func (op *FusedOp) allocate(n int) {
 	}
 	op.regs = len(op.gather)
 	loc := make([]fusedLoc, len(op.steps))
+	var srcs [][3]fusedLoc // resolved once every register is numbered
+	dsts := make([]fusedLoc, len(op.steps))
 	var free []int
 	isFree := map[int]bool{}
 	release := func(l fusedLoc) {
@@ -232,20 +243,21 @@ func (op *FusedOp) allocate(n int) {
 		}
 	}
 	for j, s := range op.steps {
-		c := &op.code[j]
+		var src [3]fusedLoc
 		for k, a := range s.Args {
 			switch r, ok := gathered[a]; {
 			case a < n && ok:
-				c.src[k] = fusedLoc{inRegister, r}
+				src[k] = fusedLoc{inRegister, r}
 			case a < n:
-				c.src[k] = fusedLoc{inInput, a}
+				src[k] = fusedLoc{inInput, a}
 			default:
-				c.src[k] = loc[a-n]
+				src[k] = loc[a-n]
 				if lastUse[a-n] == j {
 					release(loc[a-n]) // read here for the last time
 				}
 			}
 		}
+		srcs = append(srcs, src)
 		switch k, ok := output[j]; {
 		case ok:
 			loc[j] = fusedLoc{inOutput, k}
@@ -257,9 +269,24 @@ func (op *FusedOp) allocate(n int) {
 			loc[j] = fusedLoc{inRegister, op.regs}
 			op.regs++
 		}
-		c.dst = loc[j]
+		dsts[j] = loc[j]
 		if lastUse[j] <= j { // never read
 			release(loc[j])
+		}
+	}
+	id := func(l fusedLoc) int {
+		switch l.where {
+		case inInput:
+			return op.regs + l.i
+		case inOutput:
+			return op.regs + n + l.i
+		}
+		return l.i
+	}
+	for j := range op.code {
+		op.code[j].dst = id(dsts[j])
+		for k := range op.steps[j].Args {
+			op.code[j].src[k] = id(srcs[j][k])
 		}
 	}
 }

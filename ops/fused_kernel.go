@@ -26,13 +26,14 @@ func (op *FusedOp) run(e *graph.Exec, out *tensor.Dense, outs, in []*tensor.Dens
 }
 
 // fusedTask evaluates a fused op over parts of its outputs; each part has
-// scratch registers of its own.
+// scratch registers and a table of locations of its own.
 type fusedTask[T float] struct {
 	op      *FusedOp
 	outs    [][]T
 	ins     [][]T
 	scratch []T
-	split   bool // parts are parallelChunk long; else one part is all
+	views   [][]T // per part, per location: the elements of the block
+	split   bool  // parts are parallelChunk long; else one part is all
 }
 
 type fusedTaskKey[T float] struct{}
@@ -54,10 +55,14 @@ func runFused[T float](e *graph.Exec, op *FusedOp, out *tensor.Dense, outs, in [
 	if need := n * op.regs * op.stride; len(t.scratch) < need {
 		t.scratch = make([]T, need)
 	}
+	if need := n * len(op.locStride); len(t.views) < need {
+		t.views = make([][]T, need)
+	}
 	e.Parallel(n, t)
 	t.op = nil // hold no buffers between runs
 	clear(t.outs)
 	clear(t.ins)
+	clear(t.views)
 }
 
 func (t *fusedTask[T]) Do(p int) {
@@ -65,57 +70,50 @@ func (t *fusedTask[T]) Do(p int) {
 	if t.split {
 		lo, hi = span(p, t.op.size)
 	}
-	perPart := t.op.regs * t.op.stride
-	evalFused(t.op, t.outs, t.ins, lo, hi, t.scratch[p*perPart:(p+1)*perPart])
+	perPart, locs := t.op.regs*t.op.stride, len(t.op.locStride)
+	evalFused(t.op, t.outs, t.ins, lo, hi, t.scratch[p*perPart:(p+1)*perPart], t.views[p*locs:(p+1)*locs])
 }
 
 // evalFused computes elements [lo, hi) of the outputs a block at a time,
-// each step over the whole block before the next.
-func evalFused[T float](op *FusedOp, outs, ins [][]T, lo, hi int, scratch []T) {
+// each step over the whole block before the next. views holds, for the
+// block, the elements of every location.
+func evalFused[T float](op *FusedOp, outs, ins [][]T, lo, hi int, scratch []T, views [][]T) {
+	nIn := len(ins)
 	for b := lo; b < hi; b += op.stride {
 		e := min(b+op.stride, hi)
+		if b == lo || e-b < op.stride { // the registers' views change length
+			for r := range op.regs {
+				views[r] = scratch[r*op.stride : r*op.stride+e-b]
+			}
+		}
+		for i, x := range ins {
+			switch len(x) {
+			case 1:
+				views[op.regs+i] = x
+			case op.size:
+				views[op.regs+i] = x[b:e]
+			} // a broadcast input is read from its register
+		}
+		for k, o := range outs {
+			views[op.regs+nIn+k] = o[b:e]
+		}
 		for k := range op.gather {
 			g := &op.gather[k]
-			gatherBlock(g, fusedBlockAt(op, scratch, fusedLoc{inRegister, g.reg}, outs, ins, b, e), ins[g.input], b)
+			gatherBlock(g, views[g.reg], ins[g.input], b)
 		}
 		for i := range op.code {
 			c := &op.code[i]
-			o := fusedBlockAt(op, scratch, c.dst, outs, ins, b, e)
-			x, sx := fusedOperand(op, scratch, c.src[0], outs, ins, b, e)
+			o, x := views[c.dst], views[c.src[0]]
 			switch c.kind {
 			case fusedUnary:
 				unaryLoop(c.unary, o, x)
 			case fusedBinary:
-				y, sy := fusedOperand(op, scratch, c.src[1], outs, ins, b, e)
-				binaryLoop(c.bin, o, x, sx, y, sy)
+				binaryLoop(c.bin, o, x, op.locStride[c.src[0]], views[c.src[1]], op.locStride[c.src[1]])
 			case fusedWhere:
-				a, sa := fusedOperand(op, scratch, c.src[1], outs, ins, b, e)
-				v, sv := fusedOperand(op, scratch, c.src[2], outs, ins, b, e)
-				whereLoop(o, x, sx, a, sa, v, sv)
+				whereLoop(o, x, op.locStride[c.src[0]], views[c.src[1]], op.locStride[c.src[1]], views[c.src[2]], op.locStride[c.src[2]])
 			}
 		}
 	}
-}
-
-// fusedBlockAt returns the elements [b, e) at l: a register's block, an
-// output's or an input's elements.
-func fusedBlockAt[T float](op *FusedOp, scratch []T, l fusedLoc, outs, ins [][]T, b, e int) []T {
-	switch l.where {
-	case inRegister:
-		return scratch[l.i*op.stride : l.i*op.stride+e-b]
-	case inOutput:
-		return outs[l.i][b:e]
-	}
-	return ins[l.i][b:e]
-}
-
-// fusedOperand returns the elements [b, e) of an operand at l and their
-// stride: 0 for an input of one element, read for every element.
-func fusedOperand[T float](op *FusedOp, scratch []T, l fusedLoc, outs, ins [][]T, b, e int) ([]T, int) {
-	if l.where == inInput && len(ins[l.i]) == 1 {
-		return ins[l.i], 0
-	}
-	return fusedBlockAt(op, scratch, l, outs, ins, b, e), 1
 }
 
 // gatherBlock sets dst to the elements of input x matching output
