@@ -48,10 +48,10 @@ type FusedOp struct {
 	code      []fusedInstr
 	inSizes   []int // each input's number of elements
 	gather    []fusedGather
-	size      int // the outputs' number of elements
-	regs      int // scratch registers the expression needs at once
-	stride    int // elements of scratch per register: a block, or less
-	locStride    []int // per location (see fusedInstr): its elements' stride, 0 or 1
+	size      int   // the outputs' number of elements
+	regs      int   // scratch registers the expression needs at once
+	stride    int   // elements of scratch per register: a block, or less
+	locStride []int // per location (see fusedInstr): its elements' stride, 0 or 1
 	name      string
 }
 
