@@ -108,7 +108,12 @@ func evalFused[T float](op *FusedOp, outs, ins [][]T, lo, hi int, scratch []T, v
 			case fusedUnary:
 				unaryLoop(c.unary, o, x)
 			case fusedBinary:
-				binaryLoop(c.bin, o, x, op.locStride[c.src[0]], views[c.src[1]], op.locStride[c.src[1]])
+				sx, sy := op.locStride[c.src[0]], op.locStride[c.src[1]]
+				if c.bin <= divKind && sx == 1 && sy == 1 {
+					arithVV(c.bin, o, x, views[c.src[1]]) // binaryLoop's own first case
+					continue
+				}
+				binaryLoop(c.bin, o, x, sx, views[c.src[1]], sy)
 			case fusedWhere:
 				whereLoop(o, x, op.locStride[c.src[0]], views[c.src[1]], op.locStride[c.src[1]], views[c.src[2]], op.locStride[c.src[2]])
 			}
