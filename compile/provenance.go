@@ -10,8 +10,8 @@ import (
 )
 
 // Absorbed returns the graph nodes a fused instruction (pass "fuse")
-// computes, one per step of its expression in evaluation order, Node last;
-// nil for any other instruction. Nodes the compiler made have no graph node
+// computes, one per step of its expression in evaluation order (Node among
+// them); nil for any other instruction. Nodes the compiler made have no graph node
 // and are left out.
 func (in *Instruction) Absorbed() []*graph.Node {
 	f := in.Fused()

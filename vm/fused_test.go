@@ -55,3 +55,19 @@ func TestProfileListsFusedNodes(t *testing.T) {
 	require.Equal(t, int64(1), e.Runs)
 	require.Equal(t, graph.Cost{Flops: 8, BytesRead: 24, BytesWritten: 16}, e.Cost)
 }
+
+// A bad value made by a fused instruction's last node: the message lists
+// the nodes it fuses.
+func TestNaNCheckListsTheFusedNodes(t *testing.T) {
+	g := graph.New()
+	x := g.Input("x", graph.Float64, 2)
+	y := ops.Mul(ops.Neg(x).SetName("negx"), x)
+	p, err := compile.Compile([]*graph.Node{y})
+	require.NoError(t, err)
+	m, err := vm.New(p, vm.WithNaNCheck())
+	require.NoError(t, err)
+	err = m.Run(vm.Feeds{x: dense(t, graph.Float64, []int{2}, 1, 1e200)})
+	require.ErrorContains(t, err, "nabla: Mul (node Mul #")
+	require.ErrorContains(t, err, `which fuses Neg "negx" #`)
+	require.ErrorContains(t, err, "output element 1 is -Inf")
+}

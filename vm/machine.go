@@ -370,14 +370,12 @@ func instrError(in *compile.Instruction, err error) error {
 // built. A fused instruction computes several nodes: the message names
 // the fused op too, and the nodes it fuses when n is its last.
 func nodeError(in *compile.Instruction, n *graph.Node, err error) error {
-	msg := fmt.Sprintf("nabla: %s (node %v", n.OpName(), n)
+	msg := fmt.Sprintf("nabla: %s (node %v", in.Name(), n)
 	if fused := in.Absorbed(); len(fused) > 0 {
 		msg = fmt.Sprintf("nabla: %s (node %v, in %s", n.OpName(), n, in.Name())
 		if n == in.Node {
 			msg += ", which fuses " + nodeSites(fused)
 		}
-	} else if in.Node == n {
-		msg = fmt.Sprintf("nabla: %s (node %v", in.Name(), n)
 	}
 	msg += fmt.Sprintf("): %v", err)
 	if site := n.Site(); site != "" {
@@ -386,10 +384,12 @@ func nodeError(in *compile.Instruction, n *graph.Node, err error) error {
 	return fmt.Errorf("%s", msg)
 }
 
-// nodeSites lists nodes with the sites they were built at.
+// nodeSites lists nodes with the sites they were built at: the first few
+// of a long list, and how many more.
 func nodeSites(nodes []*graph.Node) string {
+	const shown = 8
 	var b strings.Builder
-	for i, n := range nodes {
+	for i, n := range nodes[:min(len(nodes), shown)] {
 		if i > 0 {
 			b.WriteString(", ")
 		}
@@ -397,6 +397,9 @@ func nodeSites(nodes []*graph.Node) string {
 		if site := n.Site(); site != "" {
 			b.WriteString(" at " + site)
 		}
+	}
+	if len(nodes) > shown {
+		fmt.Fprintf(&b, " and %d more", len(nodes)-shown)
 	}
 	return b.String()
 }

@@ -85,7 +85,7 @@ type ProfileEntry struct {
 	Instruction int           // its index in the program's instructions
 	Op          string        // the op's name
 	Node        *graph.Node   // the node it computes (a multi-output op's first)
-	Fused       []*graph.Node // the nodes a fused instruction computes, Node last
+	Fused       []*graph.Node // the nodes a fused instruction computes (Instruction.Absorbed)
 	Site        string        // where the node was built, file:line
 	Type        graph.Type    // the node's type
 	Runs        int64         // how many times it ran
