@@ -29,6 +29,7 @@ import (
 // op keeps every absorbed node, so errors, NaN checks and profiles name
 // the user's code.
 func fuse(f *function) error {
+	f.sinkOpaque()
 	groupOf := map[*value]*fusion{}
 	for _, v := range f.values {
 		var g *fusion
@@ -87,6 +88,42 @@ func fuse(f *function) error {
 	}
 	f.values = kept
 	return nil
+}
+
+// sinkOpaque reorders the values so that each op value fuse cannot fuse
+// (a reduction, a product) comes as late as it can: just before the first
+// value that reads it, or at the end. Its readers closing a group as late
+// as they can, elementwise values around it join larger groups: the loss
+// of a training step no longer splits the forward pass's elementwise ops
+// from the backward pass's.
+func (f *function) sinkOpaque() {
+	order := make([]*value, 0, len(f.values))
+	placed := make(map[*value]bool, len(f.values))
+	var place func(v *value)
+	place = func(v *value) {
+		if placed[v] {
+			return
+		}
+		outs := v.results()
+		for _, o := range outs {
+			placed[o] = true
+		}
+		for _, o := range outs {
+			for _, a := range o.args {
+				place(a)
+			}
+		}
+		order = append(order, outs...)
+	}
+	for _, v := range f.values {
+		if v.kind != graph.KindOp || fusible(v) {
+			place(v)
+		}
+	}
+	for _, v := range f.values {
+		place(v)
+	}
+	copy(f.values, order)
 }
 
 // fusible reports whether v is an elementwise value.

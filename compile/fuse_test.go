@@ -27,10 +27,13 @@ func TestFuse(t *testing.T) {
 			[]string{"%0, %1 = Fused(Tanh,Sin) x", "return %0 %1"}},
 		{"a value read twice inside", []*graph.Node{ops.Mul(ops.Sin(ex), ops.Cos(ex))},
 			[]string{"%0 = Fused(Exp,Sin,Cos,Mul) x", "return %0"}},
-		// The sum runs after Exp: a group of Exp and Neg would have to run
-		// before it, and Tanh after it.
+		// The sum reads Exp and Add reads the sum: Add cannot join the
+		// group of Exp, Neg and Tanh, which runs before the sum.
 		{"a group closes once read outside", []*graph.Node{ops.Add(ops.Sum(ex, 0), ops.Tanh(ops.Neg(ex)))},
-			[]string{"%0 = Exp x", "%1 = Sum %0", "%0 = Fused(Neg,Tanh,Add) %0 %1", "return %0"}},
+			[]string{"%0, %1 = Fused(Exp,Neg,Tanh) x", "%2 = Sum %0", "%0 = Add %2 %1", "return %0"}},
+		// Sunk to the end, the sum no longer splits the group.
+		{"opaque ops run late", []*graph.Node{ops.Sum(tx, 0, 1), ops.Mul(ops.Sin(tx), x)},
+			[]string{"%0, %1 = Fused(Tanh,Sin,Mul) x", "%2 = Sum %0", "return %2 %1"}},
 		{"a smaller value is a leaf", []*graph.Node{ops.Mul(ops.Sin(ops.Cos(v)), ops.Exp(y))},
 			[]string{"%0 = Fused(Cos,Sin) v", "%1 = Fused(Exp,Mul) y %0", "return %1"}},
 		{"broadcast leaves", []*graph.Node{ops.Sigmoid(ops.Add(ops.Scale(x, 2), v))},
