@@ -38,14 +38,14 @@ var passOrder = [...]constraint{
 	{"constfold", "late deadcode"},
 	{"simplify", "late deadcode"},
 	{"cse", "late deadcode"},
-	// Fuse what remains: values nothing reads would keep their operands
-	// from fusing, equal expressions are merged first (a fused tree hides
-	// its inner values from cse), and a product's sum is matmuladd's.
+	// Fuse what remains: a dead value reading a member of a group would
+	// close it, equal expressions are merged first (a fused group hides its
+	// values from cse), and a product's sum is matmuladd's.
 	{"late deadcode", "fuse"},
 	{"cse", "fuse"},
 	{"matmuladd", "fuse"},
-	// Plan memory for the values that remain, and only for them; fused
-	// trees' inner values need none.
+	// Plan memory for the values that remain, and only for them; values
+	// that only their fused group reads need none.
 	{"fuse", "memory"},
 	{"late deadcode", "memory"},
 	{"constfold", "memory"},
