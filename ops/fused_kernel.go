@@ -33,15 +33,15 @@ type fusedTask[T float] struct {
 	ins     [][]T
 	scratch []T
 	views   [][]T // per part, per location: the elements of the block
-	split   bool  // parts are parallelChunk long; else one part is all
+	chunk   int   // elements per part
 }
 
 type fusedTaskKey[T float] struct{}
 
 func runFused[T float](e *graph.Exec, op *FusedOp, out *tensor.Dense, outs, in []*tensor.Dense) {
 	t := e.State(fusedTaskKey[T]{}, func() any { return new(fusedTask[T]) }).(*fusedTask[T])
-	n, split := parts(e, op.size)
-	t.op, t.split = op, split
+	n, chunk := op.parts(e)
+	t.op, t.chunk = op, chunk
 	t.outs, t.ins = t.outs[:0], t.ins[:0]
 	if out != nil {
 		t.outs = append(t.outs, floats[T](out))
@@ -65,11 +65,23 @@ func runFused[T float](e *graph.Exec, op *FusedOp, out *tensor.Dense, outs, in [
 	clear(t.views)
 }
 
-func (t *fusedTask[T]) Do(p int) {
-	lo, hi := 0, t.op.size
-	if t.split {
-		lo, hi = span(p, t.op.size)
+// parts returns how many parts a run splits into over e's threads, and
+// their length. A step costs about what an elementwise op costs, so the
+// run splits once its steps over its elements would make parallelMin
+// element-ops, in parts of whole blocks that together make about
+// parallelChunk element-ops each.
+func (op *FusedOp) parts(e *graph.Exec) (n, chunk int) {
+	work := op.size * len(op.steps)
+	if e.Threads() == 1 || work < parallelMin || op.size <= fusedBlock {
+		return 1, max(op.size, 1)
 	}
+	chunk = max(1, parallelChunk/len(op.steps)/fusedBlock) * fusedBlock
+	return (op.size + chunk - 1) / chunk, chunk
+}
+
+func (t *fusedTask[T]) Do(p int) {
+	lo := p * t.chunk
+	hi := min(lo+t.chunk, t.op.size)
 	perPart, locs := t.op.regs*t.op.stride, len(t.op.locStride)
 	evalFused(t.op, t.outs, t.ins, lo, hi, t.scratch[p*perPart:(p+1)*perPart], t.views[p*locs:(p+1)*locs])
 }

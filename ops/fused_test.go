@@ -118,7 +118,7 @@ func TestFusedMatchesUnfused(t *testing.T) {
 			p.Close()
 		}
 	}()
-	shapes := [][]int{{}, {7}, {3, 100}, {2*parallelMin + 300}, {5, parallelMin/2 + 77}}
+	shapes := [][]int{{}, {7}, {3, 100}, {2000}, {2*parallelMin + 300}, {5, parallelMin/2 + 77}}
 	for _, dtype := range dtypes {
 		for _, shape := range shapes {
 			trials := 6
@@ -390,5 +390,41 @@ func TestFusedMultiMatchesUnfused(t *testing.T) {
 	}
 	if _, err := NewFused([]graph.Type{graph.TypeOf(graph.Float64, 2)}, op.Steps(), 1, 1); err == nil {
 		t.Errorf("an output listed twice: got no error")
+	}
+}
+
+// A run splits by its work, steps times elements, in parts of whole
+// blocks.
+func TestFusedParts(t *testing.T) {
+	pool := parallel.New(2)
+	defer pool.Close()
+	chain := func(size, steps int) *FusedOp {
+		s := make([]FusedStep, steps)
+		for j := range s {
+			s[j] = FusedStep{Op: unary{kind: negKind}, Args: []int{j}}
+		}
+		op, err := NewFused([]graph.Type{graph.TypeOf(graph.Float64, size)}, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return op
+	}
+	cases := []struct {
+		size, steps int
+		exec        *graph.Exec
+		n, chunk    int
+	}{
+		{2000, 40, graph.NewExec(pool), 8, 256},
+		{2000, 40, graph.NewExec(nil), 1, 2000},
+		{2000, 10, graph.NewExec(pool), 1, 2000}, // too little work
+		{200, 400, graph.NewExec(pool), 1, 200},  // one block
+		{parallelMin, 1, graph.NewExec(pool), parallelMin / parallelChunk, parallelChunk},
+		{parallelMin, 4, graph.NewExec(pool), parallelMin / 2048, 2048},
+	}
+	for _, c := range cases {
+		if n, chunk := chain(c.size, c.steps).parts(c.exec); n != c.n || chunk != c.chunk {
+			t.Errorf("case %d elements, %d steps, %d threads: got %d parts of %d, want %d of %d",
+				c.size, c.steps, c.exec.Threads(), n, chunk, c.n, c.chunk)
+		}
 	}
 }
