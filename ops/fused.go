@@ -68,6 +68,10 @@ type fusedInstr struct {
 	bin   binaryKind
 	dst   int
 	src   [3]int
+	// The operands' strides, 0 for an input of one element, and whether
+	// the step adds, subtracts, multiplies or divides two whole vectors.
+	stride [3]int
+	vv     bool
 }
 
 type fusedKind uint8
@@ -205,6 +209,13 @@ func NewFused(in []graph.Type, steps []FusedStep, outputs ...int) (*FusedOp, err
 		if i := l - op.regs; i >= 0 && i < n && op.inSizes[i] == 1 {
 			op.locStride[l] = 0 // read for every element
 		}
+	}
+	for j := range op.code {
+		c := &op.code[j]
+		for k := range op.steps[j].Args {
+			c.stride[k] = op.locStride[c.src[k]]
+		}
+		c.vv = c.kind == fusedBinary && c.bin <= divKind && c.stride[0] == 1 && c.stride[1] == 1
 	}
 	op.name = fusedName(op.steps)
 	return op, nil

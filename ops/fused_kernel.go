@@ -120,14 +120,13 @@ func evalFused[T float](op *FusedOp, outs, ins [][]T, lo, hi int, scratch []T, v
 			case fusedUnary:
 				unaryLoop(c.unary, o, x)
 			case fusedBinary:
-				sx, sy := op.locStride[c.src[0]], op.locStride[c.src[1]]
-				if c.bin <= divKind && sx == 1 && sy == 1 {
+				if c.vv {
 					arithVV(c.bin, o, x, views[c.src[1]]) // binaryLoop's own first case
 					continue
 				}
-				binaryLoop(c.bin, o, x, sx, views[c.src[1]], sy)
+				binaryLoop(c.bin, o, x, c.stride[0], views[c.src[1]], c.stride[1])
 			case fusedWhere:
-				whereLoop(o, x, op.locStride[c.src[0]], views[c.src[1]], op.locStride[c.src[1]], views[c.src[2]], op.locStride[c.src[2]])
+				whereLoop(o, x, c.stride[0], views[c.src[1]], c.stride[1], views[c.src[2]], c.stride[2])
 			}
 		}
 	}
