@@ -14,13 +14,15 @@ import (
 // elements instead of one per op, and the values only the group reads
 // need no memory of their own. The values stay the same bit for bit.
 //
-// Groups grow in program order. An elementwise value joins the groups of
-// its operands that have its number of elements and dtype (merging them)
-// while those groups are open: a group closes once a value outside it
-// reads one of its members, since that value runs after the group's
-// instruction, which takes the place of the group's last member. So a
-// value outside a group never sits between two of its members, and the
-// program stays in order. Operands outside the group are its leaves (they
+// Groups grow in program order, once the ops fuse cannot fuse have moved
+// as late as they can go (sinkOpaque). An elementwise value joins the
+// groups of its operands that have its number of elements and dtype
+// (merging them) while those groups are open: a group closes once a value
+// outside it reads one of its members, since that value must run after
+// the group's instruction, which takes the place of the group's last
+// member. So every value reading a member from outside comes after the
+// instruction, and the program stays in order. Operands outside the group
+// are its leaves (they
 // may broadcast); members read outside it, or requested as outputs or by
 // updates, are its outputs: several make a multi-output instruction
 // (ops.FusedMulti). Groups of one value are left as they are.
