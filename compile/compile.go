@@ -32,8 +32,8 @@ func WithUpdates(updates map[*graph.Node]*graph.Node) Option {
 }
 
 // WithoutPass switches off an optional pass by name, for debugging and to
-// measure what it buys: "deadcode", "constfold", "simplify", "cse", "late
-// deadcode" or "memory" (see passes.go). Unknown names are an error from
+// measure what it buys: "deadcode", "constfold", "simplify", "cse", "matmuladd",
+// "late deadcode", "fuse" or "memory" (see passes.go). Unknown names are an error from
 // Compile.
 func WithoutPass(name string) Option {
 	return func(c *config) {

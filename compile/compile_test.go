@@ -17,7 +17,7 @@ func TestDeadcodeKeepsOnlyWhatOutputsNeed(t *testing.T) {
 	_ = ops.Log(unused) // dead
 	_ = ops.Sin(a)      // dead: built after a, needed by nothing
 	y := ops.Mul(a, x)
-	p, err := Compile([]*graph.Node{y}, WithChecks())
+	p, err := Compile([]*graph.Node{y}, WithChecks(), WithoutPass("fuse"))
 	require.NoError(t, err)
 	var names []string
 	for _, in := range p.Instructions() {
@@ -26,7 +26,7 @@ func TestDeadcodeKeepsOnlyWhatOutputsNeed(t *testing.T) {
 	require.Equal(t, []string{"Exp", "Mul"}, names)
 	require.Equal(t, []*graph.Node{x}, p.Inputs())
 
-	p, err = Compile([]*graph.Node{y}, WithoutPass("deadcode"), WithoutPass("late deadcode"), WithChecks())
+	p, err = Compile([]*graph.Node{y}, WithoutPass("deadcode"), WithoutPass("late deadcode"), WithoutPass("fuse"), WithChecks())
 	require.NoError(t, err)
 	require.Len(t, p.Instructions(), 4, "without deadcode every node up to the output stays")
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/nabla-go/nabla/graph"
+	"github.com/nabla-go/nabla/ops"
 )
 
 // Styles of the program's DOT drawing beyond graph.DotStyle's.
@@ -14,6 +15,9 @@ const (
 	dotStyleInstruction = `shape=box, style="rounded,filled", fillcolor="#fff3cd"`
 	dotStyleChain       = `style=bold, color="#adb5bd"`
 	dotStyleUpdate      = `style=dashed, color="#198754", constraint=false, label="update"`
+	dotStyleFused       = `style="rounded,dashed"; color="#b08800"`
+	dotStyleFusedNode   = `shape=ellipse, style=dotted`
+	dotStyleFusedEdge   = `style=dotted`
 )
 
 // WriteDot writes p as a Graphviz DOT digraph of what a machine runs: the
@@ -22,7 +26,10 @@ const (
 // node they hold, styled as graph.WriteDot styles those nodes; an edge from
 // each slot an instruction reads to the instruction and from the
 // instruction to each slot it writes; and a dashed edge for each parameter
-// update. The same program always gives the same bytes.
+// update. A fused instruction (pass "fuse") is drawn inside a cluster with
+// the graph nodes it computes, one per step of its expression, and a dotted
+// edge for each value a step passes to another (and each output step's to
+// the instruction). The same program always gives the same bytes.
 func WriteDot(w io.Writer, p *Program) error {
 	if p == nil {
 		return errors.New("nabla: compile.WriteDot: nil program")
@@ -45,6 +52,10 @@ func WriteDot(w io.Writer, p *Program) error {
 	}
 	for i := range p.instrs {
 		label := fmt.Sprintf("#%d %s", i, instructionLabel(&p.instrs[i]))
+		if f := p.instrs[i].Fused(); f != nil {
+			writeFusedCluster(&b, i, label, f)
+			continue
+		}
 		fmt.Fprintf(&b, "\ti%d [label=%s, %s];\n", i, graph.DotQuote(label), dotStyleInstruction)
 	}
 	for i := 1; i < len(p.instrs); i++ {
@@ -64,6 +75,39 @@ func WriteDot(w io.Writer, p *Program) error {
 	b.WriteString("}\n")
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// writeFusedCluster draws fused instruction i, labelled label, in a
+// cluster with a node per step of its expression (fi_j for step j), named
+// after the graph node the step computes.
+func writeFusedCluster(b *strings.Builder, i int, label string, f *ops.FusedOp) {
+	fmt.Fprintf(b, "\tsubgraph cluster_i%d {\n\t\tlabel=%s;\n\t\t%s;\n", i, graph.DotQuote(label), dotStyleFused)
+	fmt.Fprintf(b, "\t\ti%d [label=%s, %s];\n", i, graph.DotQuote(label), dotStyleInstruction)
+	steps := f.Steps()
+	for j, s := range steps {
+		stepLabel := s.Op.Name()
+		if l, ok := s.Op.(graph.DotLabeler); ok {
+			stepLabel = l.DotLabel()
+		}
+		if n := s.Node; n != nil {
+			stepLabel = fmt.Sprintf("n%d %s", n.ID(), stepLabel)
+			if n.Name() != "" {
+				stepLabel += fmt.Sprintf(" %q", n.Name())
+			}
+		}
+		fmt.Fprintf(b, "\t\tf%d_%d [label=%s, %s];\n", i, j, graph.DotQuote(stepLabel), dotStyleFusedNode)
+	}
+	for j, s := range steps {
+		for _, a := range s.Args {
+			if k := a - f.NumInputs(); k >= 0 {
+				fmt.Fprintf(b, "\t\tf%d_%d -> f%d_%d [%s];\n", i, k, i, j, dotStyleFusedEdge)
+			}
+		}
+	}
+	for _, j := range f.Outputs() {
+		fmt.Fprintf(b, "\t\tf%d_%d -> i%d [%s];\n", i, j, i, dotStyleFusedEdge)
+	}
+	b.WriteString("\t}\n")
 }
 
 // instructionLabel is the op's DOT label, or its name.
@@ -95,9 +139,14 @@ func (p *Program) slotContents() (held [][]*graph.Node, outputs []bool) {
 	for i, s := range p.slots {
 		hold(i, s.Node)
 	}
-	for _, in := range p.instrs {
+	for i := range p.instrs {
+		in := &p.instrs[i]
+		outs := in.Node.Outputs()
+		if f := in.Fused(); f != nil {
+			outs = mapSlice(f.Outputs(), func(j int) *graph.Node { return f.Steps()[j].Node })
+		}
 		for k, s := range in.Out {
-			if outs := in.Node.Outputs(); k < len(outs) {
+			if k < len(outs) {
 				hold(s, outs[k])
 			}
 		}

@@ -26,7 +26,8 @@ func (shiftOp) Forward(out *tensor.Dense, in []*tensor.Dense) error { return nil
 
 // dotProgram compiles h = tanh(x·W) + 1 and loss = 0.5·h with the update
 // W ← W - 0.1·W; a node nothing needs is left out. Simplification is off,
-// so that the drawing keeps the constant 0.5 (it would make 0.5·h a Scale).
+// so that the drawing keeps the constant 0.5 (it would make 0.5·h a Scale),
+// and so is fusion, so that every op has an instruction of its own.
 func dotProgram(t *testing.T) *Program {
 	t.Helper()
 	g := graph.New()
@@ -35,7 +36,7 @@ func dotProgram(t *testing.T) *Program {
 	ops.Exp(x) // dead
 	h := graph.Apply(shiftOp{c: 1}, ops.Tanh(ops.Mul(x, W))).SetName("h")
 	loss := ops.Mul(h, g.Scalar(0.5, graph.Float64)).SetName("loss")
-	p, err := Compile([]*graph.Node{h, loss}, WithChecks(), WithoutPass("simplify"),
+	p, err := Compile([]*graph.Node{h, loss}, WithChecks(), WithoutPass("simplify"), WithoutPass("fuse"),
 		WithUpdates(map[*graph.Node]*graph.Node{W: ops.Sub(W, ops.Scale(W, 0.1))}))
 	if err != nil {
 		t.Fatal(err)
@@ -187,5 +188,94 @@ func TestWriteDotErrors(t *testing.T) {
 	}
 	if err := WriteDot(failingWriter{}, dotProgram(t)); !errors.Is(err, errWrite) {
 		t.Errorf("failing writer: got %v, want %v", err, errWrite)
+	}
+}
+
+// TestWriteDotFused draws a fused instruction as a cluster holding the
+// instruction and a node per graph node it fuses, linked as the values
+// flow; then checks the drawing against its golden file.
+func TestWriteDotFused(t *testing.T) {
+	g := graph.New()
+	x := g.Input("x", graph.Float64, 2, 3)
+	v := g.Input("v", graph.Float64, 3)
+	sx := ops.Scale(x, 2)
+	sum := ops.Add(sx, v).SetName("z")
+	y := ops.Mul(ops.Tanh(sum), ops.Exp(v))
+	p, err := Compile([]*graph.Node{y}, WithChecks())
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := writeProgram(t, p)
+	d := dottest.Check(t, out)
+	var fused string
+	for i, in := range p.Instructions() {
+		if len(in.Absorbed()) > 0 {
+			fused = fmt.Sprintf("#%d %s", i, in.Name())
+		}
+	}
+	if fused != "#1 Fused(Scale,Add,Tanh,Mul)" {
+		t.Fatalf("got program\n%s\nwant Exp, then the rest fused", p)
+	}
+	if len(d.Clusters) != 1 || d.Clusters[0].ID != "cluster_i1" || d.Clusters[0].Attrs["label"] != fused {
+		t.Fatalf("got clusters %v, want cluster_i1 labelled %q", d.Clusters, fused)
+	}
+	wantLabels := map[string]string{
+		"i1":   fused,
+		"f1_0": fmt.Sprintf("n%d Scale(2)", sx.ID()),
+		"f1_1": fmt.Sprintf("n%d Add \"z\"", sum.ID()),
+		"f1_2": fmt.Sprintf("n%d Tanh", sum.ID()+1),
+		"f1_3": fmt.Sprintf("n%d Mul", y.ID()),
+	}
+	for id, want := range wantLabels {
+		n := d.Node(id)
+		switch {
+		case n == nil:
+			t.Errorf("case %s: not drawn", id)
+		case n.Attrs["label"] != want || len(n.Clusters) != 1 || n.Clusters[0] != fused:
+			t.Errorf("case %s: got label %q in clusters %q, want %q in %q", id, n.Attrs["label"], n.Clusters, want, fused)
+		}
+	}
+	var flow []string
+	for _, e := range d.Edges {
+		if strings.HasPrefix(e.From, "f1_") {
+			flow = append(flow, e.From+"->"+e.To)
+		}
+	}
+	if got, want := strings.Join(flow, " "), "f1_0->f1_1 f1_1->f1_2 f1_2->f1_3 f1_3->i1"; got != want {
+		t.Errorf("got flow %s, want %s", got, want)
+	}
+	dottest.Golden(t, "fused.dot", out)
+}
+
+// A fused instruction of two outputs links both output steps to the
+// instruction, and each output's slot names its node.
+func TestWriteDotFusedOutputs(t *testing.T) {
+	g := graph.New()
+	x := g.Input("x", graph.Float64, 4)
+	th := ops.Tanh(x).SetName("th")
+	y := ops.Sin(th).SetName("y")
+	p, err := Compile([]*graph.Node{th, y}, WithChecks())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Instructions()) != 1 || p.Instructions()[0].Multi == nil {
+		t.Fatalf("got program\n%s\nwant one fused instruction of two outputs", p)
+	}
+	d := dottest.Check(t, writeProgram(t, p))
+	var toInstr []string
+	for _, e := range d.Edges {
+		if e.To == "i0" && strings.HasPrefix(e.From, "f0_") {
+			toInstr = append(toInstr, e.From)
+		}
+	}
+	if got, want := strings.Join(toInstr, " "), "f0_0 f0_1"; got != want {
+		t.Errorf("got edges to the instruction from %s, want %s", got, want)
+	}
+	for _, n := range []*graph.Node{th, y} {
+		s, _ := p.SlotOf(n)
+		label := d.Node(fmt.Sprintf("s%d", s)).Attrs["label"]
+		if want := fmt.Sprintf("n%d %s %q", n.ID(), n.OpName(), n.Name()); !strings.Contains(label, want) {
+			t.Errorf("case %v: slot label %q does not name it (%q)", n, label, want)
+		}
 	}
 }

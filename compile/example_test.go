@@ -170,13 +170,21 @@ func ExampleWithoutPass() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	without, err := compile.Compile([]*graph.Node{y}, compile.WithoutPass("cse"))
+	// fuse computes the elementwise ops in one instruction; without cse,
+	// it computes tanh twice.
+	noCSE, err := compile.Compile([]*graph.Node{y}, compile.WithoutPass("cse"))
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Println("with cse:", len(with.Instructions()), "instructions")
-	fmt.Println("without:", len(without.Instructions()), "instructions")
+	neither, err := compile.Compile([]*graph.Node{y}, compile.WithoutPass("cse"), compile.WithoutPass("fuse"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("every pass:", with.Instructions()[0].Name())
+	fmt.Println("without cse:", noCSE.Instructions()[0].Name())
+	fmt.Println("without cse and fuse:", len(neither.Instructions()), "instructions")
 	// Output:
-	// with cse: 2 instructions
-	// without: 3 instructions
+	// every pass: Fused(Tanh,Mul)
+	// without cse: Fused(Tanh,Tanh,Mul)
+	// without cse and fuse: 3 instructions
 }

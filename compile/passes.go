@@ -16,6 +16,7 @@ var passes = [...]pass{
 	{name: "cse", fn: cse},
 	{name: "matmuladd", fn: matmuladd},
 	{name: "late deadcode", fn: deadcode},
+	{name: "fuse", fn: fuse},
 	{name: "memory", fn: memory},
 	{name: "allocslots", fn: allocslots, required: true},
 }
@@ -37,7 +38,15 @@ var passOrder = [...]constraint{
 	{"constfold", "late deadcode"},
 	{"simplify", "late deadcode"},
 	{"cse", "late deadcode"},
-	// Plan memory for the values that remain, and only for them.
+	// Fuse what remains: a dead value reading a member of a group would
+	// close it, equal expressions are merged first (a fused group hides its
+	// values from cse), and a product's sum is matmuladd's.
+	{"late deadcode", "fuse"},
+	{"cse", "fuse"},
+	{"matmuladd", "fuse"},
+	// Plan memory for the values that remain, and only for them; values
+	// that only their fused group reads need none.
+	{"fuse", "memory"},
 	{"late deadcode", "memory"},
 	{"constfold", "memory"},
 	{"simplify", "memory"},

@@ -88,3 +88,9 @@ func (e *Exec) State(key any, init func() any) any {
 type ExecForwarder interface {
 	ForwardExec(e *Exec, out *tensor.Dense, in []*tensor.Dense) error
 }
+
+// MultiExecForwarder is ExecForwarder for multi-output ops: a machine
+// calls ForwardExec instead of Forward.
+type MultiExecForwarder interface {
+	ForwardExec(e *Exec, out []*tensor.Dense, in []*tensor.Dense) error
+}

@@ -120,6 +120,22 @@ func binaryForward[T float](k binaryKind, out, a, b *tensor.Dense) {
 
 // binaryLoop computes o[i] = x[i*sx] op y[i*sy]; strides are 0 or 1.
 func binaryLoop[T float](k binaryKind, o, x []T, sx int, y []T, sy int) {
+	if k <= divKind && len(o) > 0 {
+		// Arithmetic on whole vectors, or with a scalar, runs in loops
+		// without index arithmetic or bounds checks: on short vectors
+		// they take half the time.
+		switch {
+		case sx == 1 && sy == 1:
+			arithVV(k, o, x[:len(o)], y[:len(o)])
+			return
+		case sx == 1 && sy == 0:
+			arithVS(k, o, x[:len(o)], y[0])
+			return
+		case sx == 0 && sy == 1:
+			arithSV(k, o, x[0], y[:len(o)])
+			return
+		}
+	}
 	switch k {
 	case addKind:
 		for i := range o {
@@ -175,6 +191,76 @@ func binaryLoop[T float](k binaryKind, o, x []T, sx int, y []T, sy int) {
 	case equalKind:
 		for i := range o {
 			o[i] = mask[T](x[i*sx] == y[i*sy])
+		}
+	}
+}
+
+// arithVV sets o[i] = x[i] op y[i] for the arithmetic kinds; x and y
+// have o's length.
+func arithVV[T float](k binaryKind, o, x, y []T) {
+	x, y = x[:len(o)], y[:len(o)]
+	switch k {
+	case addKind:
+		for i := range o {
+			o[i] = x[i] + y[i]
+		}
+	case subKind:
+		for i := range o {
+			o[i] = x[i] - y[i]
+		}
+	case mulKind:
+		for i := range o {
+			o[i] = x[i] * y[i]
+		}
+	case divKind:
+		for i := range o {
+			o[i] = x[i] / y[i]
+		}
+	}
+}
+
+// arithVS sets o[i] = x[i] op c for the arithmetic kinds.
+func arithVS[T float](k binaryKind, o, x []T, c T) {
+	x = x[:len(o)]
+	switch k {
+	case addKind:
+		for i := range o {
+			o[i] = x[i] + c
+		}
+	case subKind:
+		for i := range o {
+			o[i] = x[i] - c
+		}
+	case mulKind:
+		for i := range o {
+			o[i] = x[i] * c
+		}
+	case divKind:
+		for i := range o {
+			o[i] = x[i] / c
+		}
+	}
+}
+
+// arithSV sets o[i] = c op y[i] for the arithmetic kinds.
+func arithSV[T float](k binaryKind, o []T, c T, y []T) {
+	y = y[:len(o)]
+	switch k {
+	case addKind:
+		for i := range o {
+			o[i] = c + y[i]
+		}
+	case subKind:
+		for i := range o {
+			o[i] = c - y[i]
+		}
+	case mulKind:
+		for i := range o {
+			o[i] = c * y[i]
+		}
+	case divKind:
+		for i := range o {
+			o[i] = c / y[i]
 		}
 	}
 }

@@ -331,3 +331,15 @@ var binaryAllocCases = []allocsCase{
 func TestBinaryForwardAllocs(t *testing.T) { checkForwardAllocs(t, binaryAllocCases) }
 
 func BenchmarkBinaryForward(b *testing.B) { benchmarkForward(b, binaryAllocCases) }
+
+// Sign's loop keeps what the table's function keeps: 0, -0 and NaN.
+func TestSignLoopMatchesSign(t *testing.T) {
+	xs := []float64{0, math.Copysign(0, -1), math.NaN(), math.Inf(1), math.Inf(-1), 1e-310, -1e-310, 2.5, -7}
+	got := make([]float64, len(xs))
+	unaryLoop(unary{kind: signKind}, got, xs)
+	for i, x := range xs {
+		if want := sign(x, 0); math.Float64bits(got[i]) != math.Float64bits(want) {
+			t.Errorf("case %v: got %v, want %v", x, got[i], want)
+		}
+	}
+}

@@ -223,6 +223,17 @@ func unaryLoop[T float](op unary, o, x []T) {
 		}
 	case expKind, logKind, tanhKind, sigmoidKind, softplusKind:
 		vmathLoop(op.kind, o, x)
+	case signKind: // as sign, without a call per element
+		for i, v := range x {
+			switch {
+			case v > 0:
+				o[i] = 1
+			case v < 0:
+				o[i] = -1
+			default:
+				o[i] = v
+			}
+		}
 	default:
 		f := unaryDefs[op.kind].f
 		if unsafe.Sizeof(x[0]) == 8 {

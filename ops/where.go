@@ -30,15 +30,20 @@ func whereForward[T float](out *tensor.Dense, in []*tensor.Dense) {
 	o, c, a, b := floats[T](out), floats[T](in[0]), floats[T](in[1]), floats[T](in[2])
 	w := newWalker(out.Shape(), in[0].Shape(), in[1].Shape(), in[2].Shape())
 	w.rows(func(off, n int, at [3]int) {
-		sc, sa, sb := w.inner[0], w.inner[1], w.inner[2]
-		for i := range n {
-			if c[at[0]+i*sc] != 0 {
-				o[off+i] = a[at[1]+i*sa]
-			} else {
-				o[off+i] = b[at[2]+i*sb]
-			}
-		}
+		whereLoop(o[off:off+n], c[at[0]:], w.inner[0], a[at[1]:], w.inner[1], b[at[2]:], w.inner[2])
 	})
+}
+
+// whereLoop sets o[i] = a[i*sa] where c[i*sc] is non-zero, else b[i*sb];
+// strides are 0 or 1, and o may be any operand of stride 1.
+func whereLoop[T float](o, c []T, sc int, a []T, sa int, b []T, sb int) {
+	for i := range o {
+		if c[i*sc] != 0 {
+			o[i] = a[i*sa]
+		} else {
+			o[i] = b[i*sb]
+		}
+	}
 }
 
 func (whereOp) Backward(ctx *graph.GradContext, g *graph.Node) []*graph.Node {

@@ -13,16 +13,18 @@ import (
 )
 
 // passConfigs are the compilations the benchmarks compare: every pass,
-// all but memory planning (each value in a slot of its own), and none of
-// the optional passes.
+// all but fusion, all but memory planning (each value in a slot of its
+// own), and none of the optional passes.
 var passConfigs = []struct {
 	name string
 	opts []compile.Option
 }{
 	{"all", nil},
+	{"nofuse", []compile.Option{compile.WithoutPass("fuse")}},
 	{"nomemory", []compile.Option{compile.WithoutPass("memory")}},
 	{"none", []compile.Option{compile.WithoutPass("constfold"), compile.WithoutPass("simplify"),
-		compile.WithoutPass("cse"), compile.WithoutPass("late deadcode"), compile.WithoutPass("memory")}},
+		compile.WithoutPass("cse"), compile.WithoutPass("matmuladd"), compile.WithoutPass("late deadcode"),
+		compile.WithoutPass("fuse"), compile.WithoutPass("memory")}},
 }
 
 // computedBytes is the storage of a program's computed slots.

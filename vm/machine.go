@@ -5,6 +5,7 @@ import (
 	"math"
 	"runtime"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -40,15 +41,19 @@ type Machine struct {
 	stats    []instrStats // per instruction, when profiling
 	threads  int          // asked for by WithThreads; 0: GOMAXPROCS
 	pool     *parallel.Pool
-	exec     *graph.Exec     // lent to kernels that implement graph.ExecForwarder
-	kernels  []execForwarder // per instruction: the op's ForwardExec, or nil
-	busy     atomic.Bool     // set during Run, to catch use from another goroutine
-	ran      bool            // a Run has completed
+	exec     *graph.Exec      // lent to kernels that implement graph.ExecForwarder
+	kernels  []execForwarder  // per instruction: the op's ForwardExec, or nil
+	multis   []multiForwarder // per instruction: a multi-output op's ForwardExec, or nil
+	busy     atomic.Bool      // set during Run, to catch use from another goroutine
+	ran      bool             // a Run has completed
 }
 
 // execForwarder is graph.ExecForwarder's method, looked up once per
 // instruction.
 type execForwarder = func(*graph.Exec, *tensor.Dense, []*tensor.Dense) error
+
+// multiForwarder is graph.MultiExecForwarder's method.
+type multiForwarder = func(*graph.Exec, []*tensor.Dense, []*tensor.Dense) error
 
 // view names a slot's storage seen in one shape.
 type view struct {
@@ -132,6 +137,11 @@ func New(p *compile.Program, opts ...Option) (*Machine, error) {
 			k = f.ForwardExec
 		}
 		m.kernels = append(m.kernels, k)
+		var mk multiForwarder
+		if f, ok := in.Multi.(graph.MultiExecForwarder); ok {
+			mk = f.ForwardExec
+		}
+		m.multis = append(m.multis, mk)
 	}
 	for _, nodes := range [][]*graph.Node{p.Outputs(), p.Inputs(), p.Params()} {
 		for _, n := range nodes {
@@ -321,6 +331,8 @@ func (m *Machine) execute() (err error) {
 			kerr = m.kernels[i](m.exec, m.outs[i][0], m.ins[i])
 		case in.Op != nil:
 			kerr = in.Op.Forward(m.outs[i][0], m.ins[i])
+		case m.multis[i] != nil:
+			kerr = m.multis[i](m.exec, m.outs[i], m.ins[i])
 		default:
 			kerr = in.Multi.Forward(m.outs[i], m.ins[i])
 		}
@@ -328,7 +340,7 @@ func (m *Machine) execute() (err error) {
 			return instrError(in, kerr)
 		}
 		if m.checkNaN {
-			if err := checkFinite(in, m.outs[i]); err != nil {
+			if err := checkFinite(in, m.ins[i], m.outs[i]); err != nil {
 				return err
 			}
 		}
@@ -341,14 +353,51 @@ func (m *Machine) execute() (err error) {
 }
 
 func instrError(in *compile.Instruction, err error) error {
-	msg := fmt.Sprintf("nabla: %s (node %v): %v", in.Name(), in.Node, err)
-	if site := in.Node.Site(); site != "" {
+	return nodeError(in, in.Node, err)
+}
+
+// nodeError names node n, which instruction in computes, and where it was
+// built. A fused instruction computes several nodes: the message names
+// the fused op too, and the nodes it fuses when n is its last.
+func nodeError(in *compile.Instruction, n *graph.Node, err error) error {
+	msg := fmt.Sprintf("nabla: %s (node %v", in.Name(), n)
+	if fused := in.Absorbed(); len(fused) > 0 {
+		msg = fmt.Sprintf("nabla: %s (node %v, in %s", n.OpName(), n, in.Name())
+		if n == in.Node {
+			msg += ", which fuses " + nodeSites(fused)
+		}
+	}
+	msg += fmt.Sprintf("): %v", err)
+	if site := n.Site(); site != "" {
 		msg += " (built at " + site + ")"
 	}
 	return fmt.Errorf("%s", msg)
 }
 
-func checkFinite(in *compile.Instruction, outs []*tensor.Dense) error {
+// nodeSites lists nodes with the sites they were built at: the first few
+// of a long list, and how many more.
+func nodeSites(nodes []*graph.Node) string {
+	const shown = 8
+	var b strings.Builder
+	for i, n := range nodes[:min(len(nodes), shown)] {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(n.String())
+		if site := n.Site(); site != "" {
+			b.WriteString(" at " + site)
+		}
+	}
+	if len(nodes) > shown {
+		fmt.Fprintf(&b, " and %d more", len(nodes)-shown)
+	}
+	return b.String()
+}
+
+// checkFinite fails at the first NaN or infinite output element, naming
+// the node that made it: for a fused instruction, the first of its nodes
+// whose value there is bad.
+func checkFinite(in *compile.Instruction, ins, outs []*tensor.Dense) error {
 	for _, t := range outs {
 		if !graph.IsFloat(t.Dtype()) {
 			continue // integers are always finite
@@ -356,7 +405,7 @@ func checkFinite(in *compile.Instruction, outs []*tensor.Dense) error {
 		n := graph.ShapeSize(t.Shape()) // DataSize is 0 for a scalar
 		for j := 0; j < n; j++ {
 			if v := graph.Float(t, j); math.IsNaN(v) || math.IsInf(v, 0) {
-				return instrError(in, fmt.Errorf("output element %d is %v", j, v))
+				return nodeError(in, in.Culprit(ins, j), fmt.Errorf("output element %d is %v", j, v))
 			}
 		}
 	}

@@ -58,10 +58,13 @@ func (m *Machine) Profile() Profile {
 	p := Profile{Entries: make([]ProfileEntry, len(instrs))}
 	for i := range instrs {
 		in := &instrs[i]
-		e := ProfileEntry{Instruction: i, Op: in.Name(), Node: in.Node, Site: in.Node.Site(), Type: in.OutTypes[0]}
-		if in.Op != nil {
+		e := ProfileEntry{Instruction: i, Op: in.Name(), Node: in.Node, Fused: in.Absorbed(), Site: in.Node.Site(), Type: in.OutTypes[0]}
+		switch f := in.Fused(); {
+		case f != nil:
+			e.Cost = f.Cost(in.InTypes, in.OutTypes[0])
+		case in.Op != nil:
 			e.Cost = graph.CostOf(in.Op, in.InTypes, in.OutTypes[0])
-		} else {
+		default:
 			e.Cost = graph.DefaultCost(in.InTypes, in.OutTypes...)
 		}
 		if m.stats != nil {
@@ -79,12 +82,13 @@ type Profile struct {
 
 // ProfileEntry is what was measured of one instruction.
 type ProfileEntry struct {
-	Instruction int         // its index in the program's instructions
-	Op          string      // the op's name
-	Node        *graph.Node // the node it computes (a multi-output op's first)
-	Site        string      // where the node was built, file:line
-	Type        graph.Type  // the node's type
-	Runs        int64       // how many times it ran
+	Instruction int           // its index in the program's instructions
+	Op          string        // the op's name
+	Node        *graph.Node   // the node it computes (a multi-output op's first)
+	Fused       []*graph.Node // the nodes a fused instruction computes (Instruction.Absorbed)
+	Site        string        // where the node was built, file:line
+	Type        graph.Type    // the node's type
+	Runs        int64         // how many times it ran
 	Total       time.Duration
 	Cost        graph.Cost // of one run (graph.CostOf)
 }

@@ -118,7 +118,7 @@ func TestTrainProfile(t *testing.T) {
 	require.Regexp(t, regexp.MustCompile(`(?m)^profile of the training step, the 10 slowest instructions:\n\d+ instructions, .+ in total\ninstr +op +node +shape +calls +time +mean +% +GFLOP/s$`), text)
 	// Each row ran once per batch: 45 batches of 32 cover the 1437
 	// training digits.
-	rows := regexp.MustCompile(`(?m)^\d+ +\w+ +#\d+ .*train\.go:\d+ +\([\d,]*\) +45 +\S+ +\S+ +\d+\.\d +(-|\d+\.\d\d)$`)
+	rows := regexp.MustCompile(`(?m)^\d+ +\S+ +#\d+ .*train\.go:\d+ +\([\d,]*\) +45 +\S+ +\S+ +\d+\.\d +(-|\d+\.\d\d)$`)
 	require.Len(t, rows.FindAllString(text, -1), 10, text)
 	require.Regexp(t, regexp.MustCompile(`(?m)^ +\d+ more +`), text)
 	require.Regexp(t, regexp.MustCompile(`\ntest accuracy: [01]\.\d{4}\n$`), text)

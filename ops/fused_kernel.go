@@ -1,0 +1,222 @@
+package ops
+
+import (
+	"fmt"
+	"math"
+
+	"gorgonia.org/tensor"
+
+	"github.com/nabla-go/nabla/graph"
+)
+
+// run computes a fused op's outputs (out alone, or outs) from in.
+func (op *FusedOp) run(e *graph.Exec, out *tensor.Dense, outs, in []*tensor.Dense) error {
+	if len(in) != len(op.inSizes) {
+		return fmt.Errorf("%s: %d inputs, want %d", op.name, len(in), len(op.inSizes))
+	}
+	dtype := in[0].Dtype()
+	if out != nil {
+		dtype = out.Dtype()
+	} else if len(outs) > 0 {
+		dtype = outs[0].Dtype()
+	}
+	return forFloat(dtype,
+		func() error { runFused[float32](e, op, out, outs, in); return nil },
+		func() error { runFused[float64](e, op, out, outs, in); return nil })
+}
+
+// fusedTask evaluates a fused op over parts of its outputs; each part has
+// scratch registers and a table of locations of its own.
+type fusedTask[T float] struct {
+	op      *FusedOp
+	outs    [][]T
+	ins     [][]T
+	scratch []T
+	views   [][]T // per part, per location: the elements of the block
+	chunk   int   // elements per part
+}
+
+type fusedTaskKey[T float] struct{}
+
+func runFused[T float](e *graph.Exec, op *FusedOp, out *tensor.Dense, outs, in []*tensor.Dense) {
+	t := e.State(fusedTaskKey[T]{}, func() any { return new(fusedTask[T]) }).(*fusedTask[T])
+	n, chunk := op.parts(e)
+	t.op, t.chunk = op, chunk
+	t.outs, t.ins = t.outs[:0], t.ins[:0]
+	if out != nil {
+		t.outs = append(t.outs, floats[T](out))
+	}
+	for _, o := range outs {
+		t.outs = append(t.outs, floats[T](o))
+	}
+	for _, x := range in {
+		t.ins = append(t.ins, floats[T](x))
+	}
+	if need := n * op.regs * op.stride; len(t.scratch) < need {
+		t.scratch = make([]T, need)
+	}
+	if need := n * len(op.locStride); len(t.views) < need {
+		t.views = make([][]T, need)
+	}
+	e.Parallel(n, t)
+	t.op = nil // hold no buffers between runs
+	clear(t.outs)
+	clear(t.ins)
+	clear(t.views)
+}
+
+// parts returns how many parts a run splits into over e's threads, and
+// their length. A step costs about what an elementwise op costs, so the
+// run splits once its steps over its elements would make parallelMin
+// element-ops, in parts of whole blocks that together make about
+// parallelChunk element-ops each.
+func (op *FusedOp) parts(e *graph.Exec) (n, chunk int) {
+	work := op.size * len(op.steps)
+	if e.Threads() == 1 || work < parallelMin || op.size <= fusedBlock {
+		return 1, max(op.size, 1)
+	}
+	chunk = max(1, parallelChunk/len(op.steps)/fusedBlock) * fusedBlock
+	return (op.size + chunk - 1) / chunk, chunk
+}
+
+func (t *fusedTask[T]) Do(p int) {
+	lo := p * t.chunk
+	hi := min(lo+t.chunk, t.op.size)
+	perPart, locs := t.op.regs*t.op.stride, len(t.op.locStride)
+	evalFused(t.op, t.outs, t.ins, lo, hi, t.scratch[p*perPart:(p+1)*perPart], t.views[p*locs:(p+1)*locs])
+}
+
+// evalFused computes elements [lo, hi) of the outputs a block at a time,
+// each step over the whole block before the next. views holds, for the
+// block, the elements of every location.
+func evalFused[T float](op *FusedOp, outs, ins [][]T, lo, hi int, scratch []T, views [][]T) {
+	nIn := len(ins)
+	for b := lo; b < hi; b += op.stride {
+		e := min(b+op.stride, hi)
+		if b == lo || e-b < op.stride { // the registers' views change length
+			for r := range op.regs {
+				views[r] = scratch[r*op.stride : r*op.stride+e-b]
+			}
+		}
+		for i, x := range ins {
+			switch len(x) {
+			case 1:
+				views[op.regs+i] = x
+			case op.size:
+				views[op.regs+i] = x[b:e]
+			} // a broadcast input is read from its register
+		}
+		for k, o := range outs {
+			views[op.regs+nIn+k] = o[b:e]
+		}
+		for k := range op.gather {
+			g := &op.gather[k]
+			gatherBlock(g, views[g.reg], ins[g.input], b)
+		}
+		for i := range op.code {
+			c := &op.code[i]
+			o, x := views[c.dst], views[c.src[0]]
+			switch c.kind {
+			case fusedUnary:
+				unaryLoop(c.unary, o, x)
+			case fusedBinary:
+				if c.vv {
+					arithVV(c.bin, o, x, views[c.src[1]]) // binaryLoop's own first case
+					continue
+				}
+				binaryLoop(c.bin, o, x, c.stride[0], views[c.src[1]], c.stride[1])
+			case fusedWhere:
+				whereLoop(o, x, c.stride[0], views[c.src[1]], c.stride[1], views[c.src[2]], c.stride[2])
+			}
+		}
+	}
+}
+
+// gatherBlock sets dst to the elements of input x matching output
+// elements [b, b+len(dst)): a run along the last axis at a time, carrying
+// the multi-index odometer style.
+func gatherBlock[T float](g *fusedGather, dst, x []T, b int) {
+	idx, off := g.start(b)
+	last, s := g.rank-1, g.strides[g.rank-1]
+	for k := 0; k < len(dst); {
+		n := min(len(dst)-k, g.shape[last]-idx[last])
+		for j := range n {
+			dst[k+j] = x[off+j*s]
+		}
+		k += n
+		idx[last] += n
+		off += n * s
+		for a := last; a > 0 && idx[a] == g.shape[a]; a-- {
+			off += g.strides[a-1] - g.strides[a]*idx[a]
+			idx[a] = 0
+			idx[a-1]++
+		}
+	}
+}
+
+// start returns the multi-index of output element b and the offset of the
+// input element it reads.
+func (g *fusedGather) start(b int) (idx [maxRank]int, off int) {
+	for a := g.rank - 1; a >= 0; a-- {
+		idx[a] = b % g.shape[a]
+		b /= g.shape[a]
+		off += idx[a] * g.strides[a]
+	}
+	return idx, off
+}
+
+// inputOffset is the element of input i that output element elem reads.
+func (op *FusedOp) inputOffset(i, elem int) int {
+	switch op.inSizes[i] {
+	case op.size:
+		return elem
+	case 1:
+		return 0
+	}
+	for k := range op.gather {
+		if op.gather[k].input == i {
+			_, off := op.gather[k].start(elem)
+			return off
+		}
+	}
+	return 0
+}
+
+// FirstNonFinite returns the first step whose result at element elem is
+// NaN or infinite, computed from the inputs in as the kernel computes it;
+// -1 if none is. A NaN check that finds a bad output element uses it to
+// name the node that made it.
+func (op *FusedOp) FirstNonFinite(in []*tensor.Dense, elem int) int {
+	if len(in) != len(op.inSizes) || elem < 0 || elem >= op.size {
+		return -1
+	}
+	var step int
+	_ = forFloat(in[0].Dtype(),
+		func() error { step = firstNonFinite[float32](op, in, elem); return nil },
+		func() error { step = firstNonFinite[float64](op, in, elem); return nil })
+	return step
+}
+
+func firstNonFinite[T float](op *FusedOp, in []*tensor.Dense, elem int) int {
+	n := len(in)
+	vals := make([]T, n+len(op.steps)) // the inputs' elements, then the steps'
+	for i, x := range in {
+		vals[i] = floats[T](x)[op.inputOffset(i, elem)]
+	}
+	for j, s := range op.steps {
+		c := &op.code[j]
+		o, arg := vals[n+j:n+j+1], func(k int) []T { return vals[s.Args[k] : s.Args[k]+1] }
+		switch c.kind {
+		case fusedUnary:
+			unaryLoop(c.unary, o, arg(0))
+		case fusedBinary:
+			binaryLoop(c.bin, o, arg(0), 1, arg(1), 1)
+		case fusedWhere:
+			whereLoop(o, arg(0), 1, arg(1), 1, arg(2), 1)
+		}
+		if v := float64(o[0]); math.IsNaN(v) || math.IsInf(v, 0) {
+			return j
+		}
+	}
+	return -1
+}
