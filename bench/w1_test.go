@@ -1,0 +1,171 @@
+package bench
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"runtime"
+	"testing"
+
+	"gorgonia.org/tensor"
+
+	"github.com/nabla-go/nabla/compile"
+	"github.com/nabla-go/nabla/graph"
+	"github.com/nabla-go/nabla/nn"
+	"github.com/nabla-go/nabla/vm"
+)
+
+// W1: one training step of an MNIST-shaped perceptron built from nn.Linear
+// layers, 784-256(tanh)-256(tanh)-10, with the mean softmax cross-entropy
+// over a batch of 64 and an SGD (learning rate 0.01) or Adam step: the
+// forward pass, the backward pass and the update in one program. The data
+// is random (fixed seeds): only its shape matters to the time.
+// bench/torch/w1.py is the same step in PyTorch.
+
+var w1Sizes = []int{784, 256, 256, 10}
+
+const (
+	w1Batch = 64
+	w1LR    = 0.01
+)
+
+// w1Optimizers are the optimisers W1 is measured with, by name: SGD and
+// Adam (PyTorch's defaults but for the learning rate), both at w1LR.
+var w1Optimizers = []string{"sgd", "adam"}
+
+func newW1Optimizer(name string) nn.Optimizer {
+	if name == "adam" {
+		return nn.NewAdam(nn.DefaultAdam().WithLR(w1LR))
+	}
+	return nn.NewSGD(nn.SGDConfig{LR: w1LR})
+}
+
+// w1Model is W1's network, its loss and one batch of inputs and labels.
+type w1Model struct {
+	model     *nn.Sequential
+	layers    []*nn.Linear
+	x, labels *graph.Node
+	loss      *graph.Node
+	feeds     vm.Feeds
+	xData     []float64 // (batch, sizes[0])
+	classes   []int     // batch class indices
+}
+
+// newW1Model builds a tanh perceptron of the given layer sizes in dtype,
+// its parameters and data drawn from seed.
+func newW1Model(dtype tensor.Dtype, sizes []int, batch int, seed uint64) *w1Model {
+	g := graph.New()
+	rng := rand.New(rand.NewPCG(seed, 3))
+	m := &w1Model{}
+	var mods []nn.Module
+	for i := 1; i < len(sizes); i++ {
+		l := nn.NewLinear(g, fmt.Sprintf("fc%d", i), sizes[i-1], sizes[i], true, nn.WithDType(dtype), nn.WithRand(rng))
+		m.layers = append(m.layers, l)
+		mods = append(mods, l)
+		if i < len(sizes)-1 {
+			mods = append(mods, nn.Tanh{})
+		}
+	}
+	m.model = nn.NewSequential("mlp", mods...)
+	classes := sizes[len(sizes)-1]
+	m.x = g.Input("x", dtype, batch, sizes[0])
+	m.labels = g.Input("labels", dtype, batch)
+	m.loss = nn.CrossEntropy(m.model.Forward(m.x), m.labels)
+	m.xData = uniform(seed+1, batch*sizes[0], 1)
+	m.classes = make([]int, batch)
+	labels := make([]float64, batch)
+	for i := range m.classes {
+		m.classes[i] = rng.IntN(classes)
+		labels[i] = float64(m.classes[i])
+	}
+	m.feeds = vm.Feeds{
+		m.x:      mustDense(dtype, m.xData, batch, sizes[0]),
+		m.labels: mustDense(dtype, labels, batch),
+	}
+	return m
+}
+
+// machine compiles the training step with the named optimiser and makes a
+// machine with the given number of threads for it.
+func (m *w1Model) machine(tb testing.TB, optimizer string, threads int) *vm.Machine {
+	tb.Helper()
+	updates, err := nn.TrainingUpdates(newW1Optimizer(optimizer), m.loss, m.model)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	prog, err := compile.Compile([]*graph.Node{m.loss}, compile.WithUpdates(updates))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	machine, err := vm.New(prog, vm.WithThreads(threads))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return machine
+}
+
+// dtypeName is a dtype's short name in benchmark names: f32 or f64.
+func dtypeName(dtype tensor.Dtype) string {
+	if dtype == graph.Float32 {
+		return "f32"
+	}
+	return "f64"
+}
+
+// benchThreads are the thread counts benchmarks run with: 1 and, when it
+// differs, GOMAXPROCS.
+func benchThreads() []int {
+	if n := runtime.GOMAXPROCS(0); n > 1 {
+		return []int{1, n}
+	}
+	return []int{1}
+}
+
+// TestW1StepDoesNotAllocate asserts that W1's training step allocates
+// nothing after its first run, with SGD and Adam, in both dtypes, on one
+// thread and on two.
+func TestW1StepDoesNotAllocate(t *testing.T) {
+	for _, dtype := range dtypes {
+		m := newW1Model(dtype, w1Sizes, w1Batch, 1)
+		for _, opt := range w1Optimizers {
+			for _, threads := range []int{1, 2} {
+				machine := m.machine(t, opt, threads)
+				name := fmt.Sprintf("%s/%s/threads=%d", dtypeName(dtype), opt, threads)
+				assertStepsDoNotAllocate(t, name, machine, m.feeds, m.loss, 3)
+				machine.Close()
+			}
+		}
+	}
+}
+
+// BenchmarkW1 times W1's step in both dtypes with SGD and Adam on 1 and
+// GOMAXPROCS threads, and Gorgonia's SGD step beside it (w1_gorgonia_test.go).
+func BenchmarkW1(b *testing.B) {
+	for _, dtype := range dtypes {
+		for _, opt := range w1Optimizers {
+			for _, threads := range benchThreads() {
+				b.Run(fmt.Sprintf("%s/%s/threads=%d", dtypeName(dtype), opt, threads), func(b *testing.B) {
+					m := newW1Model(dtype, w1Sizes, w1Batch, 1)
+					machine := m.machine(b, opt, threads)
+					defer machine.Close()
+					benchRuns(b, machine, m.feeds)
+					reportTime(b, 1e6, "ms/step")
+				})
+			}
+		}
+		b.Run(fmt.Sprintf("%s/sgd/gorgonia", dtypeName(dtype)), func(b *testing.B) {
+			benchGorgoniaW1(b, dtype)
+		})
+	}
+}
+
+// benchRuns times machine.Run(feeds) after a warm-up run.
+func benchRuns(b *testing.B, machine *vm.Machine, feeds vm.Feeds) {
+	b.Helper()
+	b.ReportAllocs()
+	warmUp(b, func() error { return machine.Run(feeds) })
+	for b.Loop() {
+		if err := machine.Run(feeds); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
