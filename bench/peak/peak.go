@@ -5,7 +5,8 @@
 //
 //	go run ./bench/peak
 //
-// prints one line per figure, the best of five trials of about 0.2 s:
+// prints one line per figure, the best of ten trials of about 0.1 s (on a
+// shared machine the best is the one least disturbed):
 //
 //	peak f64 threads=1 GFLOP/s 63.9
 //
@@ -48,8 +49,8 @@ func main() {
 	for _, p := range probes {
 		for _, t := range threads {
 			best := 0.0
-			for range 5 {
-				best = max(best, gflops(p, t, 200*time.Millisecond))
+			for range 10 {
+				best = max(best, gflops(p, t, 100*time.Millisecond))
 			}
 			fmt.Printf("peak %s threads=%d GFLOP/s %.4g\n", p.name, t, best)
 		}
