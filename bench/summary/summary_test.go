@@ -20,6 +20,8 @@ skipped: W3 something
 `
 
 const peakOutput = `peak f64 threads=1 GFLOP/s 35
+peak f64 threads=1 GFLOP/s 20
+peak f64 threads=1 GFLOP/s 10
 `
 
 const blasOutput = `GEMM f64 n=64 threads=1 GFLOP/s 7
@@ -44,8 +46,8 @@ func TestSummary(t *testing.T) {
 		// word and counts for the row; nabla is 3× faster than Gorgonia
 		// and 0.5× PyTorch's speed.
 		"| W1 f32 sgd threads=1 | ms/step | 12 | 36 ×3.00 | 6 ×0.50 |  |\n",
-		// The median of 7 and 9; rates as shares of the peak; nabla's
-		// speed over OpenBLAS's is 3.5/8.
+		// The median of 7 and 9; rates as shares of the peak (the best
+		// of its samples); nabla's speed over OpenBLAS's is 3.5/8.
 		"| GEMM f64 n=64 threads=1 | GFLOP/s | 3.5 (10% of peak) |  |  | 8 (23% of peak) ×0.44 |\n",
 		// A peer's figure nabla has no match for gets a row of its own.
 		"| W3 f64 hessian-vectorized threads=1 | us/op |  |  | 2935 |  |\n",
