@@ -41,6 +41,9 @@ type opCase struct {
 	// stopsGradient marks StopGradient, whose missing gradient finite
 	// differences do see: CheckOp must report it.
 	stopsGradient bool
+	// composite marks builders made of other ops (Conv1D is Conv2D
+	// between reshapes): the row checks the builder as a function.
+	composite bool
 }
 
 func (c opCase) name() string { return c.builder + "/" + c.variant }
@@ -181,6 +184,26 @@ func builtinTable() []opCase {
 		row("MatMulAdd", "batched transA", matmulAdd(true, false), v.signed(2, 3, 2), v.signed(2, 3, 4), v.signed(2, 1, 4)),
 	)
 
+	// Convolutions: their gradients are the family's other members, so
+	// the second- and third-order checks cover those too.
+	conv := func(f func(x, w *graph.Node, o ops.ConvOptions) *graph.Node, o ops.ConvOptions) func(in []*graph.Node) *graph.Node {
+		return func(in []*graph.Node) *graph.Node { return f(in[0], in[1], o) }
+	}
+	rows = append(rows,
+		row("Conv2D", "plain", conv(ops.Conv2D, ops.ConvOptions{}), v.signed(1, 2, 4, 3), v.signed(2, 2, 2, 2)),
+		row("Conv2D", "stride padding dilation", conv(ops.Conv2D, ops.ConvOptions{Stride: []int{2, 1}, Padding: []int{1, 0, 1, 1}, Dilation: []int{1, 2}}),
+			v.signed(2, 1, 5, 4), v.signed(2, 1, 2, 2)),
+		row("Conv2D", "groups", conv(ops.Conv2D, ops.ConvOptions{Groups: 2, Padding: []int{1}}), v.signed(1, 4, 3, 3), v.signed(2, 2, 2, 2)),
+		row("Conv2D", "same", conv(ops.Conv2D, ops.ConvOptions{Same: true}), v.signed(1, 1, 3, 4), v.signed(1, 1, 2, 3)),
+		row("Conv2D", "1x1", conv(ops.Conv2D, ops.ConvOptions{}), v.signed(2, 3, 2, 2), v.signed(2, 3, 1, 1)),
+		row("ConvTranspose2D", "stride 2", conv(ops.ConvTranspose2D, ops.ConvOptions{Stride: []int{2}, Padding: []int{1}, OutputPadding: []int{1}}),
+			v.signed(1, 2, 2, 3), v.signed(2, 1, 3, 2)),
+		row("ConvTranspose2D", "groups", conv(ops.ConvTranspose2D, ops.ConvOptions{Groups: 2}), v.signed(1, 2, 2, 2), v.signed(2, 2, 2, 1)),
+	)
+	conv1d := row("Conv1D", "stride padding", conv(ops.Conv1D, ops.ConvOptions{Stride: []int{2}, Padding: []int{1, 0}}), v.signed(2, 2, 5), v.signed(3, 2, 2))
+	conv1d.composite = true
+	rows = append(rows, conv1d)
+
 	// Neural-network ops.
 	for _, s := range []struct {
 		name string
@@ -267,6 +290,13 @@ func builtinTable() []opCase {
 // (axes, shapes, constants) are checked through CheckOp like the others,
 // with the op carrying the parameters the builder gave it.
 func checkCase(c opCase, fast bool) error {
+	if c.composite { // first and second order, as CheckOp checks
+		opts := gradcheck.Options{Inputs: c.checked, Fast: fast}
+		if err := gradcheck.Check(c.build, c.inputs, opts); err != nil {
+			return err
+		}
+		return gradcheck.GradGradCheck(c.build, c.inputs, opts)
+	}
 	op, err := opOf(c)
 	if err != nil {
 		return err

@@ -214,7 +214,9 @@ func TestNilModules(t *testing.T) {
 	var norm *LayerNorm
 	var emb *Embedding
 	var seq *Sequential
-	for _, m := range []Module{lin, drop, norm, emb, seq, NewSequential("s", lin)} {
+	var conv *Conv2d
+	var bn *BatchNorm
+	for _, m := range []Module{lin, drop, norm, emb, seq, conv, bn, NewSequential("s", lin)} {
 		g := graph.New()
 		x := g.Input("x", graph.Float64, 2, 3)
 		var y *graph.Node

@@ -108,7 +108,7 @@ func (op MatMulOp) Forward(out *tensor.Dense, in []*tensor.Dense) error {
 }
 
 // ForwardExec multiplies through the build's matrix-product kernel
-// (gemm.run), one product per batch entry, spreading large products over
+// (product.run), one product per batch entry, spreading large products over
 // e's threads. Each element of the result is computed the same way
 // whatever the number of threads.
 func (op MatMulOp) ForwardExec(e *graph.Exec, out *tensor.Dense, in []*tensor.Dense) error {
@@ -141,7 +141,7 @@ func (op MatMulOp) forward(e *graph.Exec, out *tensor.Dense, in []*tensor.Dense,
 
 func matMulKernel[T float](e *graph.Exec, op MatMulOp, d matMulDims, acc bool, c, a, b []T) {
 	for i := range d.batch {
-		p := gemm[T]{
+		p := product[T]{
 			transA: op.TransA, transB: op.TransB, acc: acc, m: d.m, n: d.n, k: d.k,
 			a: a[i*d.strideA : i*d.strideA+d.m*d.k],
 			b: b[i*d.strideB : i*d.strideB+d.k*d.n],
@@ -192,12 +192,12 @@ func (op MatMulOp) Backward(ctx *graph.GradContext, g *graph.Node) []*graph.Node
 	return grads
 }
 
-// gemm is one product C = op(A)·op(B), or C += op(A)·op(B) when acc, on
-// row-major backing slices: C is m×n, k the inner dimension. A is stored m×k (k×m if transA), B k×n (n×k
-// if transB). Its run method is the build's kernel: pure Go over gonum's
-// BLAS (linalg_gonum.go), or OpenBLAS's gemm with -tags openblas
-// (linalg_openblas.go).
-type gemm[T float] struct {
+// product is one product C = op(A)·op(B), or C += op(A)·op(B) when acc, on
+// row-major backing slices: C is m×n, k the inner dimension. A is stored
+// m×k (k×m if transA), B k×n (n×k if transB). Its run method is the
+// build's kernel: nabla's own (linalg_gemm.go, over internal/gemm), or
+// OpenBLAS's gemm with -tags openblas (linalg_openblas.go).
+type product[T float] struct {
 	transA, transB bool
 	acc            bool
 	m, n, k        int

@@ -1,0 +1,45 @@
+//go:build openblas
+
+// Package blaspeer calls OpenBLAS, the peer nabla's matrix product is
+// measured against (build with -tags openblas; Debian: apt-get install
+// libopenblas-dev). Nothing outside benchmarks and tests uses it.
+package blaspeer
+
+/*
+#cgo LDFLAGS: -lopenblas
+#include <cblas.h>
+*/
+import "C"
+
+import "unsafe"
+
+// Gemm computes C = A·B with cblas_sgemm or cblas_dgemm: row-major, no
+// transposes, contiguous operands (A m×k, B k×n, C m×n).
+func Gemm[E float32 | float64](m, n, k int, a, b, c []E) {
+	pa, pb, pc := unsafe.Pointer(&a[0]), unsafe.Pointer(&b[0]), unsafe.Pointer(&c[0])
+	M, N, K := C.blasint(m), C.blasint(n), C.blasint(k)
+	var z E
+	if unsafe.Sizeof(z) == 4 {
+		C.cblas_sgemm(C.CblasRowMajor, C.CblasNoTrans, C.CblasNoTrans, M, N, K,
+			1, (*C.float)(pa), K, (*C.float)(pb), N, 0, (*C.float)(pc), N)
+		return
+	}
+	C.cblas_dgemm(C.CblasRowMajor, C.CblasNoTrans, C.CblasNoTrans, M, N, K,
+		1, (*C.double)(pa), K, (*C.double)(pb), N, 0, (*C.double)(pc), N)
+}
+
+// Gemv computes y = A·x (A m×n row-major) with cblas_sgemv or
+// cblas_dgemv, or y = Aᵀ·x when trans.
+func Gemv[E float32 | float64](trans bool, m, n int, a, x, y []E) {
+	pa, px, py := unsafe.Pointer(&a[0]), unsafe.Pointer(&x[0]), unsafe.Pointer(&y[0])
+	t := C.enum_CBLAS_TRANSPOSE(C.CblasNoTrans)
+	if trans {
+		t = C.CblasTrans
+	}
+	var z E
+	if unsafe.Sizeof(z) == 4 {
+		C.cblas_sgemv(C.CblasRowMajor, t, C.blasint(m), C.blasint(n), 1, (*C.float)(pa), C.blasint(n), (*C.float)(px), 1, 0, (*C.float)(py), 1)
+		return
+	}
+	C.cblas_dgemv(C.CblasRowMajor, t, C.blasint(m), C.blasint(n), 1, (*C.double)(pa), C.blasint(n), (*C.double)(px), 1, 0, (*C.double)(py), 1)
+}

@@ -1,0 +1,409 @@
+// Command _asm generates the AVX2 kernels of package gemm:
+//
+//	cd internal/gemm/_asm && go run . -out ../kernel_amd64.s -stubs ../kernel_amd64_stubs.go -pkg gemm
+//
+// Its own module keeps avo out of nabla's dependencies.
+package main
+
+import (
+	"fmt"
+
+	. "github.com/mmcloughlin/avo/build"
+	. "github.com/mmcloughlin/avo/operand"
+	"github.com/mmcloughlin/avo/reg"
+)
+
+// dtype holds the instructions and sizes that differ between float32 and
+// float64.
+type dtype struct {
+	name  string // "F32", "F64"
+	gotyp string // "float32", "float64"
+	size  int    // bytes per element
+	lanes int    // elements per ymm register
+	bcast func(...Op)
+	fma   func(...Op) // packed: dst += a·b
+	fmas  func(...Op) // scalar
+	add   func(...Op)
+	adds  func(...Op)
+	mov   func(...Op)
+	movs  func(...Op)
+	xor   func(...Op)
+}
+
+var (
+	f64 = dtype{"F64", "float64", 8, 4, VBROADCASTSD, VFMADD231PD, VFMADD231SD, VADDPD, VADDSD, VMOVUPD, VMOVSD, VXORPD}
+	f32 = dtype{"F32", "float32", 4, 8, VBROADCASTSS, VFMADD231PS, VFMADD231SS, VADDPS, VADDSS, VMOVUPS, VMOVSS, VXORPS}
+)
+
+func main() {
+	ConstraintExpr("!purego")
+	for _, d := range []dtype{f64, f32} {
+		micro(d, 6, 2)
+		dot(d)
+		axpy(d)
+		dots4(d)
+		axpy4(d)
+	}
+	Generate()
+}
+
+// micro generates the register-blocked kernel C (+)= A·B for an mr×(nv·lanes)
+// tile: A a packed panel of k columns of mr values, B a packed panel of k
+// rows of nv·lanes values, C row-major with ldc elements between rows. acc
+// false overwrites C, true adds to it. mr·nv accumulators, nv registers of
+// B and one broadcast of A must fit the 16 ymm registers.
+func micro(d dtype, mr, nv int) {
+	nr := nv * d.lanes
+	name := fmt.Sprintf("micro%sAVX2", d.name)
+	TEXT(name, NOSPLIT, fmt.Sprintf("func(k int, a, b, c *%s, ldc int, acc bool)", d.gotyp))
+	Pragma("noescape")
+	Doc(fmt.Sprintf("%s computes C (+)= A·B for a %d×%d tile of C.", name, mr, nr))
+	k := Load(Param("k"), GP64())
+	a := Load(Param("a"), GP64())
+	b := Load(Param("b"), GP64())
+
+	// Fetch the tile of C while the loop runs: its rows are far apart
+	// and, in a large product, far from cache.
+	c := Load(Param("c"), GP64())
+	ldc := Load(Param("ldc"), GP64())
+	SHLQ(Imm(uint64(log2(d.size))), ldc)
+	row := GP64()
+	MOVQ(c, row)
+	for i := range mr {
+		PREFETCHT0(Mem{Base: row})
+		PREFETCHT0(Mem{Base: row, Disp: nr*d.size - 1})
+		if i < mr-1 {
+			ADDQ(ldc, row)
+		}
+	}
+
+	accs := make([][]reg.VecVirtual, mr)
+	for i := range accs {
+		accs[i] = make([]reg.VecVirtual, nv)
+		for j := range accs[i] {
+			accs[i][j] = YMM()
+			d.xor(accs[i][j], accs[i][j], accs[i][j])
+		}
+	}
+	bs := make([]reg.VecVirtual, nv)
+	for j := range bs {
+		bs[j] = YMM()
+	}
+	av := YMM()
+	astep, bstep := mr*d.size, nr*d.size
+	body := func(u int) {
+		for j := range bs {
+			d.mov(Mem{Base: b, Disp: u*bstep + j*32}, bs[j])
+		}
+		for i := range mr {
+			d.bcast(Mem{Base: a, Disp: u*astep + i*d.size}, av)
+			for j := range bs {
+				d.fma(bs[j], av, accs[i][j])
+			}
+		}
+	}
+	const unroll = 4
+	Label(name + "_loop4")
+	CMPQ(k, Imm(unroll))
+	JL(LabelRef(name + "_loop1"))
+	PREFETCHT0(Mem{Base: a, Disp: 8 * astep})
+	for u := range unroll {
+		body(u)
+	}
+	ADDQ(U32(unroll*astep), a)
+	ADDQ(U32(unroll*bstep), b)
+	SUBQ(Imm(unroll), k)
+	JMP(LabelRef(name + "_loop4"))
+	Label(name + "_loop1")
+	TESTQ(k, k)
+	JE(LabelRef(name + "_store"))
+	body(0)
+	ADDQ(U32(astep), a)
+	ADDQ(U32(bstep), b)
+	DECQ(k)
+	JMP(LabelRef(name + "_loop1"))
+
+	Label(name + "_store")
+	accFlag := Load(Param("acc"), GP8())
+	TESTB(accFlag, accFlag)
+	JE(LabelRef(name + "_overwrite"))
+	MOVQ(c, row)
+	for i := range mr {
+		for j := range nv {
+			d.add(Mem{Base: row, Disp: j * 32}, accs[i][j], accs[i][j])
+			d.mov(accs[i][j], Mem{Base: row, Disp: j * 32})
+		}
+		if i < mr-1 {
+			ADDQ(ldc, row)
+		}
+	}
+	VZEROUPPER()
+	RET()
+	Label(name + "_overwrite")
+	for i := range mr {
+		for j := range nv {
+			d.mov(accs[i][j], Mem{Base: c, Disp: j * 32})
+		}
+		if i < mr-1 {
+			ADDQ(ldc, c)
+		}
+	}
+	VZEROUPPER()
+	RET()
+}
+
+// dot generates x·y over n elements with four vector accumulators.
+func dot(d dtype) {
+	name := fmt.Sprintf("dot%sAVX2", d.name)
+	TEXT(name, NOSPLIT, fmt.Sprintf("func(n int, x, y *%s) %s", d.gotyp, d.gotyp))
+	Pragma("noescape")
+	Doc(fmt.Sprintf("%s returns the dot product of x[:n] and y[:n].", name))
+	n := Load(Param("n"), GP64())
+	x := Load(Param("x"), GP64())
+	y := Load(Param("y"), GP64())
+	acc := []reg.VecVirtual{YMM(), YMM(), YMM(), YMM()}
+	for _, r := range acc {
+		d.xor(r, r, r)
+	}
+	t := []reg.VecVirtual{YMM(), YMM(), YMM(), YMM()}
+	step := 4 * d.lanes
+	Label(name + "_loop16")
+	CMPQ(n, U32(step))
+	JL(LabelRef(name + "_loop4"))
+	for u := range 4 {
+		d.mov(Mem{Base: x, Disp: u * 32}, t[u])
+		d.fma(Mem{Base: y, Disp: u * 32}, t[u], acc[u])
+	}
+	ADDQ(U32(step*d.size), x)
+	ADDQ(U32(step*d.size), y)
+	SUBQ(U32(step), n)
+	JMP(LabelRef(name + "_loop16"))
+	Label(name + "_loop4")
+	CMPQ(n, U32(d.lanes))
+	JL(LabelRef(name + "_reduce"))
+	d.mov(Mem{Base: x}, t[0])
+	d.fma(Mem{Base: y}, t[0], acc[0])
+	ADDQ(U32(d.lanes*d.size), x)
+	ADDQ(U32(d.lanes*d.size), y)
+	SUBQ(U32(d.lanes), n)
+	JMP(LabelRef(name + "_loop4"))
+	Label(name + "_reduce")
+	d.add(acc[1], acc[0], acc[0])
+	d.add(acc[3], acc[2], acc[2])
+	d.add(acc[2], acc[0], acc[0])
+	hsum(d, acc[0], t[0])
+	lo, hi := acc[0].AsX(), t[0].AsX()
+	Label(name + "_tail")
+	TESTQ(n, n)
+	JE(LabelRef(name + "_done"))
+	d.movs(Mem{Base: x}, hi)
+	d.fmas(Mem{Base: y}, hi, lo)
+	ADDQ(U32(d.size), x)
+	ADDQ(U32(d.size), y)
+	DECQ(n)
+	JMP(LabelRef(name + "_tail"))
+	Label(name + "_done")
+	Store(lo, ReturnIndex(0))
+	VZEROUPPER()
+	RET()
+}
+
+// axpy generates y[:n] += alpha·x[:n].
+func axpy(d dtype) {
+	name := fmt.Sprintf("axpy%sAVX2", d.name)
+	TEXT(name, NOSPLIT, fmt.Sprintf("func(n int, alpha %s, x, y *%s)", d.gotyp, d.gotyp))
+	Pragma("noescape")
+	Doc(fmt.Sprintf("%s adds alpha·x[:n] to y[:n].", name))
+	n := Load(Param("n"), GP64())
+	x := Load(Param("x"), GP64())
+	y := Load(Param("y"), GP64())
+	al := YMM()
+	d.bcast(Load(Param("alpha"), XMM()), al)
+	t := []reg.VecVirtual{YMM(), YMM(), YMM(), YMM()}
+	step := 4 * d.lanes
+	Label(name + "_loop16")
+	CMPQ(n, U32(step))
+	JL(LabelRef(name + "_loop4"))
+	for u := range 4 {
+		d.mov(Mem{Base: y, Disp: u * 32}, t[u])
+		d.fma(Mem{Base: x, Disp: u * 32}, al, t[u])
+		d.mov(t[u], Mem{Base: y, Disp: u * 32})
+	}
+	ADDQ(U32(step*d.size), x)
+	ADDQ(U32(step*d.size), y)
+	SUBQ(U32(step), n)
+	JMP(LabelRef(name + "_loop16"))
+	Label(name + "_loop4")
+	CMPQ(n, U32(d.lanes))
+	JL(LabelRef(name + "_tail"))
+	d.mov(Mem{Base: y}, t[0])
+	d.fma(Mem{Base: x}, al, t[0])
+	d.mov(t[0], Mem{Base: y})
+	ADDQ(U32(d.lanes*d.size), x)
+	ADDQ(U32(d.lanes*d.size), y)
+	SUBQ(U32(d.lanes), n)
+	JMP(LabelRef(name + "_loop4"))
+	Label(name + "_tail")
+	TESTQ(n, n)
+	JE(LabelRef(name + "_done"))
+	s := t[1].AsX()
+	d.movs(Mem{Base: y}, s)
+	d.fmas(Mem{Base: x}, al.AsX(), s)
+	d.movs(s, Mem{Base: y})
+	ADDQ(U32(d.size), x)
+	ADDQ(U32(d.size), y)
+	DECQ(n)
+	JMP(LabelRef(name + "_tail"))
+	Label(name + "_done")
+	VZEROUPPER()
+	RET()
+}
+
+// rows4 loads four row pointers a, a+lda, a+2·lda, a+3·lda (lda in
+// elements).
+func rows4(d dtype) []reg.GPVirtual {
+	rows := []reg.GPVirtual{GP64(), GP64(), GP64(), GP64()}
+	Load(Param("a"), rows[0])
+	lda := Load(Param("lda"), GP64())
+	SHLQ(Imm(uint64(log2(d.size))), lda)
+	for r := 1; r < 4; r++ {
+		MOVQ(rows[r-1], rows[r])
+		ADDQ(lda, rows[r])
+	}
+	return rows
+}
+
+// dots4 generates four dot products that share x: y[r·ldy] (+)= A[r,:n]·x[:n]
+// for the rows r < 4 of A, lda elements apart. n must be a multiple of the
+// vector width; the caller adds the rest.
+func dots4(d dtype) {
+	name := fmt.Sprintf("dots4%sAVX2", d.name)
+	TEXT(name, NOSPLIT, fmt.Sprintf("func(n int, a *%s, lda int, x, y *%s, ldy int, acc bool)", d.gotyp, d.gotyp))
+	Pragma("noescape")
+	Doc(fmt.Sprintf("%s sets (acc: adds to) y[r·ldy] the dot product of row r of a (lda elements apart) with x, for r < 4, over n elements, a multiple of %d.", name, d.lanes))
+	n := Load(Param("n"), GP64())
+	x := Load(Param("x"), GP64())
+	rows := rows4(d)
+	acc := make([]reg.VecVirtual, 8)
+	for i := range acc {
+		acc[i] = YMM()
+		d.xor(acc[i], acc[i], acc[i])
+	}
+	xv := []reg.VecVirtual{YMM(), YMM()}
+	off := GP64()
+	XORQ(off, off)
+	step := 2 * d.lanes
+	Label(name + "_loop2")
+	CMPQ(n, U32(step))
+	JL(LabelRef(name + "_loop1"))
+	for u := range 2 {
+		d.mov(Mem{Base: x, Index: off, Scale: 1, Disp: u * 32}, xv[u])
+		for r := range 4 {
+			d.fma(Mem{Base: rows[r], Index: off, Scale: 1, Disp: u * 32}, xv[u], acc[2*r+u])
+		}
+	}
+	ADDQ(U32(step*d.size), off)
+	SUBQ(U32(step), n)
+	JMP(LabelRef(name + "_loop2"))
+	Label(name + "_loop1")
+	TESTQ(n, n)
+	JE(LabelRef(name + "_reduce"))
+	d.mov(Mem{Base: x, Index: off, Scale: 1}, xv[0])
+	for r := range 4 {
+		d.fma(Mem{Base: rows[r], Index: off, Scale: 1}, xv[0], acc[2*r])
+	}
+	Label(name + "_reduce")
+	y := Load(Param("y"), GP64())
+	ldy := Load(Param("ldy"), GP64())
+	SHLQ(Imm(uint64(log2(d.size))), ldy)
+	accFlag := Load(Param("acc"), GP8())
+	for r := range 4 {
+		s, t := acc[2*r], xv[0]
+		d.add(acc[2*r+1], s, s)
+		hsum(d, s, t)
+		skip := fmt.Sprintf("%s_set%d", name, r)
+		TESTB(accFlag, accFlag)
+		JE(LabelRef(skip))
+		d.adds(Mem{Base: y}, s.AsX(), s.AsX())
+		Label(skip)
+		d.movs(s.AsX(), Mem{Base: y})
+		if r < 3 {
+			ADDQ(ldy, y)
+		}
+	}
+	VZEROUPPER()
+	RET()
+}
+
+// hsum leaves the sum of s's lanes in its lowest lane, using t.
+func hsum(d dtype, s, t reg.VecVirtual) {
+	lo, hi := s.AsX(), t.AsX()
+	VEXTRACTF128(Imm(1), s, hi)
+	if d.size == 8 {
+		VADDPD(hi, lo, lo)
+		VPERMILPD(Imm(1), lo, hi)
+		VADDSD(hi, lo, lo)
+		return
+	}
+	VADDPS(hi, lo, lo)
+	VMOVHLPS(lo, lo, hi)
+	VADDPS(hi, lo, lo)
+	VMOVSHDUP(lo, hi)
+	VADDSS(hi, lo, lo)
+}
+
+// axpy4 generates y[:n] += Σ_r x[r]·A[r,:n] over four rows of A, lda
+// elements apart, loading and storing y once. n must be a multiple of the
+// vector width; the caller does the rest.
+func axpy4(d dtype) {
+	name := fmt.Sprintf("axpy4%sAVX2", d.name)
+	TEXT(name, NOSPLIT, fmt.Sprintf("func(n int, x, a *%s, lda int, y *%s)", d.gotyp, d.gotyp))
+	Pragma("noescape")
+	Doc(fmt.Sprintf("%s adds x[r]·(row r of a, lda elements apart) to y for r < 4, over n elements, a multiple of %d.", name, d.lanes))
+	n := Load(Param("n"), GP64())
+	xp := Load(Param("x"), GP64())
+	y := Load(Param("y"), GP64())
+	rows := rows4(d)
+	xs := make([]reg.VecVirtual, 4)
+	for r := range xs {
+		xs[r] = YMM()
+		d.bcast(Mem{Base: xp, Disp: r * d.size}, xs[r])
+	}
+	t := []reg.VecVirtual{YMM(), YMM()}
+	off := GP64()
+	XORQ(off, off)
+	step := 2 * d.lanes
+	Label(name + "_loop2")
+	CMPQ(n, U32(step))
+	JL(LabelRef(name + "_loop1"))
+	for u := range 2 {
+		d.mov(Mem{Base: y, Index: off, Scale: 1, Disp: u * 32}, t[u])
+		for r := range 4 {
+			d.fma(Mem{Base: rows[r], Index: off, Scale: 1, Disp: u * 32}, xs[r], t[u])
+		}
+		d.mov(t[u], Mem{Base: y, Index: off, Scale: 1, Disp: u * 32})
+	}
+	ADDQ(U32(step*d.size), off)
+	SUBQ(U32(step), n)
+	JMP(LabelRef(name + "_loop2"))
+	Label(name + "_loop1")
+	TESTQ(n, n)
+	JE(LabelRef(name + "_done"))
+	d.mov(Mem{Base: y, Index: off, Scale: 1}, t[0])
+	for r := range 4 {
+		d.fma(Mem{Base: rows[r], Index: off, Scale: 1}, xs[r], t[0])
+	}
+	d.mov(t[0], Mem{Base: y, Index: off, Scale: 1})
+	Label(name + "_done")
+	VZEROUPPER()
+	RET()
+}
+
+func log2(n int) int {
+	l := 0
+	for n > 1 {
+		n >>= 1
+		l++
+	}
+	return l
+}

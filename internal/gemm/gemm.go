@@ -1,0 +1,319 @@
+package gemm
+
+import (
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/nabla-go/nabla/graph"
+)
+
+// Float is the element types Mul accepts.
+type Float interface{ ~float32 | ~float64 }
+
+// Product describes one matrix product on row-major storage: C, m×n with
+// Ldc elements between rows, is set to op(A)·op(B) or, with Acc, has it
+// added. A is stored m×k (k×m when TransA) with Lda elements between
+// stored rows, B k×n (n×k when TransB) with Ldb.
+type Product struct {
+	TransA, TransB bool
+	Acc            bool
+	M, N, K        int
+	Lda, Ldb, Ldc  int
+}
+
+// Mul computes the product p on the backing slices a, b and c, using e's
+// threads and keeping its packing buffers in e's state (a nil e runs
+// serially, on buffers shared through a sync.Pool). It panics if a slice is too short for p:
+// that is a bug in the caller, not a user's mistake.
+func Mul[T Float](e *graph.Exec, p Product, a, b, c []T) {
+	if err := p.check(len(a), len(b), len(c)); err != nil {
+		panic(err)
+	}
+	var z T
+	if unsafe.Sizeof(z) == 4 {
+		mul(e, p, conv[T, float32](a), conv[T, float32](b), conv[T, float32](c))
+		return
+	}
+	mul(e, p, conv[T, float64](a), conv[T, float64](b), conv[T, float64](c))
+}
+
+// conv views a []T as []E for types of the same size.
+func conv[T Float, E elem](x []T) []E {
+	return unsafe.Slice((*E)(unsafe.Pointer(unsafe.SliceData(x))), len(x))
+}
+
+// check reports whether slices of these lengths hold the operands of p.
+func (p Product) check(la, lb, lc int) error {
+	if p.M < 0 || p.N < 0 || p.K < 0 {
+		return fmt.Errorf("gemm: negative size %d×%d×%d", p.M, p.N, p.K)
+	}
+	ar, ac := p.M, p.K
+	if p.TransA {
+		ar, ac = ac, ar
+	}
+	br, bc := p.K, p.N
+	if p.TransB {
+		br, bc = bc, br
+	}
+	for _, o := range [...]struct {
+		name           string
+		rows, cols, ld int
+		have           int
+	}{{"A", ar, ac, p.Lda, la}, {"B", br, bc, p.Ldb, lb}, {"C", p.M, p.N, p.Ldc, lc}} {
+		if o.rows == 0 || o.cols == 0 {
+			continue
+		}
+		if o.ld < o.cols {
+			return fmt.Errorf("gemm: %s is %d×%d with leading dimension %d", o.name, o.rows, o.cols, o.ld)
+		}
+		if need := (o.rows-1)*o.ld + o.cols; o.have < need {
+			return fmt.Errorf("gemm: %s is %d×%d (leading dimension %d) but has %d elements", o.name, o.rows, o.cols, o.ld, o.have)
+		}
+	}
+	return nil
+}
+
+// parallelMin is the product size m·n·k below which a product runs on one
+// thread: smaller ones finish in about the time it takes to wake a worker.
+const parallelMin = 96 * 96 * 96
+
+func mul[E elem](e *graph.Exec, p Product, a, b, c []E) {
+	if p.M == 0 || p.N == 0 {
+		return
+	}
+	if p.K == 0 {
+		if !p.Acc {
+			for i := range p.M {
+				clear(c[i*p.Ldc : i*p.Ldc+p.N])
+			}
+		}
+		return
+	}
+	k := kernelFor[E]()
+	if gemv(k, p, a, b, c) {
+		return
+	}
+	if e == nil {
+		// Serial callers (constant folding, gradcheck, an op's Forward)
+		// share drivers through a pool, so they allocate nothing either.
+		pool := serialPool[E]()
+		d, _ := pool.Get().(*driver[E])
+		if d == nil {
+			d = new(driver[E])
+		}
+		d.run(nil, k, 1, p, a, b, c)
+		pool.Put(d)
+		return
+	}
+	d := e.State(driverKey[E]{}, func() any { return new(driver[E]) }).(*driver[E])
+	threads := 1
+	if p.M*p.N*p.K >= parallelMin {
+		threads = e.Threads()
+	}
+	d.run(e, k, threads, p, a, b, c)
+}
+
+var serialPools [2]sync.Pool
+
+func serialPool[E elem]() *sync.Pool {
+	var z E
+	return &serialPools[unsafe.Sizeof(z)/8]
+}
+
+// driverKey keys a machine's driver (and so its buffers) for one element
+// type.
+type driverKey[E elem] struct{}
+
+// driver runs products block by block. It is a graph.Task: Do runs the
+// current phase's share of the current block for one thread.
+type driver[E elem] struct {
+	k       *kernel[E]
+	p       Product
+	a, b, c []E
+	threads int
+
+	// The current block: columns [jc, jc+nc) and depths [pc, pc+kc) of
+	// the product; first means C is overwritten, not added to.
+	jc, nc, pc, kc int
+	first          bool
+	phase          int // packB or compute
+	panels         int // nr-wide panels in the block of B
+	chunks         int // pieces the panels are cut into per block of A
+	items          int // blocks of A × chunks
+	next           atomic.Int64
+
+	bpack []E
+	apack [][]E // per thread
+	tile  [][]E // per thread: an edge tile
+}
+
+const (
+	packB = iota
+	compute
+)
+
+func (d *driver[E]) run(e *graph.Exec, k *kernel[E], threads int, p Product, a, b, c []E) {
+	d.k, d.p, d.a, d.b, d.c, d.threads = k, p, a, b, c, threads
+	nc := min(k.nc, roundUp(p.N, k.nr))
+	kc := min(k.kc, p.K)
+	mc := min(k.mc, roundUp(p.M, k.mr))
+	d.bpack = grow(d.bpack, kc*nc)
+	for len(d.apack) < threads {
+		d.apack = append(d.apack, nil)
+		d.tile = append(d.tile, nil)
+	}
+	for t := range threads {
+		d.apack[t] = grow(d.apack[t], mc*kc)
+		d.tile[t] = grow(d.tile[t], k.mr*k.nr)
+	}
+	blocksA := (p.M + k.mc - 1) / k.mc
+	for d.jc = 0; d.jc < p.N; d.jc += k.nc {
+		d.nc = min(k.nc, p.N-d.jc)
+		d.panels = (d.nc + k.nr - 1) / k.nr
+		// With fewer blocks of A than twice the threads, cut the panels
+		// too, so every thread has work: each piece packs its own A.
+		d.chunks = 1
+		if threads > 1 && blocksA < 2*threads {
+			d.chunks = min(d.panels, (2*threads+blocksA-1)/blocksA)
+		}
+		d.items = blocksA * d.chunks
+		for d.pc = 0; d.pc < p.K; d.pc += k.kc {
+			d.kc = min(k.kc, p.K-d.pc)
+			d.first = d.pc == 0 && !p.Acc
+			d.phase = packB
+			e.Parallel(min(threads, d.panels), d)
+			d.phase = compute
+			d.next.Store(0)
+			e.Parallel(min(threads, d.items), d)
+		}
+	}
+	d.a, d.b, d.c = nil, nil, nil
+}
+
+// Do runs thread t's share of the current phase.
+func (d *driver[E]) Do(t int) {
+	if d.phase == packB {
+		parts := min(d.threads, d.panels)
+		d.packB(t*d.panels/parts, (t+1)*d.panels/parts)
+		return
+	}
+	for {
+		it := int(d.next.Add(1)) - 1
+		if it >= d.items {
+			return
+		}
+		d.block(t, it/d.chunks, it%d.chunks)
+	}
+}
+
+// block computes the current depth block's contribution to rows
+// [ib·mc, ib·mc+mc) and to the piece ch of the panels of B, on thread t.
+func (d *driver[E]) block(t, ib, ch int) {
+	k, p := d.k, d.p
+	i0 := ib * k.mc
+	mc := min(k.mc, p.M-i0)
+	ap := d.apack[t]
+	d.packA(ap, i0, mc)
+	tile := d.tile[t]
+	for jp := ch * d.panels / d.chunks; jp < (ch+1)*d.panels/d.chunks; jp++ {
+		j := d.jc + jp*k.nr
+		nr := min(k.nr, p.N-j)
+		bp := &d.bpack[jp*k.nr*d.kc]
+		for i := 0; i < mc; i += k.mr {
+			mr := min(k.mr, mc-i)
+			a := &ap[i*d.kc]
+			ci := (i0+i)*p.Ldc + j
+			if mr == k.mr && nr == k.nr {
+				k.micro(d.kc, a, bp, &d.c[ci], p.Ldc, !d.first)
+				continue
+			}
+			k.micro(d.kc, a, bp, &tile[0], k.nr, false)
+			for r := range mr {
+				row := d.c[ci+r*p.Ldc : ci+r*p.Ldc+nr]
+				src := tile[r*k.nr : r*k.nr+nr]
+				if d.first {
+					copy(row, src)
+					continue
+				}
+				for x, v := range src {
+					row[x] += v
+				}
+			}
+		}
+	}
+}
+
+// packB packs panels [p0, p1) of the current block of B: panel jp holds,
+// for each depth l, the nr values B(pc+l, jc+jp·nr+x), zero past column n.
+func (d *driver[E]) packB(p0, p1 int) {
+	k, p, kc := d.k, d.p, d.kc
+	for jp := p0; jp < p1; jp++ {
+		dst := d.bpack[jp*k.nr*kc : (jp+1)*k.nr*kc]
+		j0 := d.jc + jp*k.nr
+		nr := min(k.nr, p.N-j0)
+		if !p.TransB { // row l of the block is contiguous
+			for l := range kc {
+				src := d.b[(d.pc+l)*p.Ldb+j0:]
+				row := dst[l*k.nr : (l+1)*k.nr]
+				copy(row, src[:nr])
+				clear(row[nr:])
+			}
+			continue
+		}
+		// B stored n×k: column j of op(B) is contiguous.
+		for x := range nr {
+			src := d.b[(j0+x)*p.Ldb+d.pc : (j0+x)*p.Ldb+d.pc+kc]
+			for l, v := range src {
+				dst[l*k.nr+x] = v
+			}
+		}
+		for x := nr; x < k.nr; x++ {
+			for l := range kc {
+				dst[l*k.nr+x] = 0
+			}
+		}
+	}
+}
+
+// packA packs rows [i0, i0+mc) of the current depth block of A into ap:
+// panel r holds, for each depth l, the mr values A(i0+r·mr+y, pc+l), zero
+// past row mc.
+func (d *driver[E]) packA(ap []E, i0, mc int) {
+	k, p, kc := d.k, d.p, d.kc
+	for i := 0; i < mc; i += k.mr {
+		dst := ap[i*kc : (i+k.mr)*kc]
+		mr := min(k.mr, mc-i)
+		if p.TransA { // A stored k×m: depth l's values are contiguous
+			for l := range kc {
+				src := d.a[(d.pc+l)*p.Lda+i0+i:]
+				col := dst[l*k.mr : (l+1)*k.mr]
+				copy(col, src[:mr])
+				clear(col[mr:])
+			}
+			continue
+		}
+		for y := range mr {
+			src := d.a[(i0+i+y)*p.Lda+d.pc : (i0+i+y)*p.Lda+d.pc+kc]
+			for l, v := range src {
+				dst[l*k.mr+y] = v
+			}
+		}
+		for y := mr; y < k.mr; y++ {
+			for l := range kc {
+				dst[l*k.mr+y] = 0
+			}
+		}
+	}
+}
+
+// grow returns buf if it holds n elements, or a new slice that does.
+func grow[E elem](buf []E, n int) []E {
+	if cap(buf) >= n {
+		return buf[:n]
+	}
+	return make([]E, n)
+}
+
+func roundUp(n, m int) int { return (n + m - 1) / m * m }

@@ -1,0 +1,133 @@
+package nn
+
+import (
+	"fmt"
+
+	"github.com/nabla-go/nabla/graph"
+	"github.com/nabla-go/nabla/ops"
+)
+
+// BatchNorm normalises each channel over a batch, as PyTorch's
+// BatchNorm1d and BatchNorm2d: y = (x - mean) / √(var + eps) · weight +
+// bias per channel, the channels on axis 1. In training mode mean and var
+// are the batch's (var biased), and each training run moves the running
+// statistics towards them by momentum (the variance unbiased), as
+// StateUpdates gives them; in evaluation mode the running statistics
+// normalise. Its state dict names are PyTorch's: weight, bias,
+// running_mean, running_var and num_batches_tracked.
+type BatchNorm struct {
+	Weight            *graph.Node // (C), starts at 1
+	Bias              *graph.Node // (C), starts at 0
+	RunningMean       *graph.Node `nn:",buffer"` // (C), starts at 0
+	RunningVar        *graph.Node `nn:",buffer"` // (C), starts at 1
+	NumBatchesTracked *graph.Node `nn:",buffer"`
+	channels          int
+	rank              int // the input's: 2 or 3 for BatchNorm1d, 4 for BatchNorm2d
+	eps, momentum     float64
+	training          bool
+	updates           map[*graph.Node]*graph.Node
+	name              string
+}
+
+// NewBatchNorm2d adds to g a BatchNorm over images (N, C, H, W). PyTorch's
+// defaults are eps 1e-5 and momentum 0.1.
+func NewBatchNorm2d(g *graph.Graph, name string, channels int, eps, momentum float64, opts ...Option) *BatchNorm {
+	return newBatchNorm(g, "BatchNorm2d", name, channels, 4, eps, momentum, opts)
+}
+
+// NewBatchNorm1d adds to g a BatchNorm over (N, C) or (N, C, L) inputs.
+func NewBatchNorm1d(g *graph.Graph, name string, channels int, eps, momentum float64, opts ...Option) *BatchNorm {
+	return newBatchNorm(g, "BatchNorm1d", name, channels, 0, eps, momentum, opts)
+}
+
+func newBatchNorm(g *graph.Graph, kind, name string, channels, rank int, eps, momentum float64, opts []Option) *BatchNorm {
+	b := newBuilder(g, kind, name, Ones(), Zeros(), opts)
+	n := &BatchNorm{channels: channels, rank: rank, eps: eps, momentum: momentum, training: true, name: b.name}
+	if channels <= 0 || !(eps >= 0) || !(momentum >= 0 && momentum <= 1) {
+		n.Weight = b.fail("channels %d must be positive, eps %v ≥ 0 and momentum %v in [0, 1]", channels, eps, momentum)
+		return n
+	}
+	n.Weight = b.param("weight", b.o.weightInit, channels, channels, channels)
+	n.Bias = b.param("bias", b.o.biasInit, channels, channels, channels)
+	n.RunningMean = b.param("running_mean", Zeros(), channels, channels, channels)
+	n.RunningVar = b.param("running_var", Ones(), channels, channels, channels)
+	n.NumBatchesTracked = b.buffer("num_batches_tracked")
+	return n
+}
+
+// SetTraining switches between batch statistics (training) and running
+// statistics (evaluation) for the Forward calls that follow.
+func (n *BatchNorm) SetTraining(training bool) { n.training = training }
+
+// Forward normalises x. In training mode it also builds the updates of
+// the running statistics (StateUpdates), from the last training Forward.
+func (n *BatchNorm) Forward(x *graph.Node) *graph.Node {
+	if n == nil {
+		return fail(x, "BatchNorm", "the module is nil")
+	}
+	return inScope(x, n.name, func() *graph.Node {
+		shape := x.Shape()
+		r := len(shape)
+		if (n.rank == 0 && r != 2 && r != 3) || (n.rank != 0 && r != n.rank) || shape[1] != n.channels {
+			want := "(N, C, H, W)"
+			if n.rank == 0 {
+				want = "(N, C) or (N, C, L)"
+			}
+			return fail(x, "BatchNorm", "%q: input %v is not %s with C = %d", n.name, x.Type(), want, n.channels)
+		}
+		axes := []int{0}
+		for a := 2; a < r; a++ {
+			axes = append(axes, a)
+		}
+		perChannel := make([]int, r) // (1, C, 1, ...): broadcasts over the rest
+		for i := range perChannel {
+			perChannel[i] = 1
+		}
+		perChannel[1] = n.channels
+		g := x.Graph()
+		var mean, variance *graph.Node
+		if n.training {
+			count := graph.ShapeSize(shape) / n.channels
+			if count < 2 {
+				return fail(x, "BatchNorm", "%q: input %v has %d value per channel: training needs more than one", n.name, x.Type(), count)
+			}
+			mean = ops.MeanKeepDims(x, axes...)
+			variance = ops.MeanKeepDims(ops.Square(ops.Sub(x, mean)), axes...)
+			n.track(mean, variance, count)
+		} else {
+			mean, variance = ops.Reshape(n.RunningMean, perChannel...), ops.Reshape(n.RunningVar, perChannel...)
+		}
+		std := ops.Sqrt(ops.Add(variance, g.Scalar(n.eps, x.DType())))
+		y := ops.Div(ops.Sub(x, mean), std)
+		return ops.Add(ops.Mul(y, ops.Reshape(n.Weight, perChannel...)), ops.Reshape(n.Bias, perChannel...))
+	})
+}
+
+// track builds the running statistics' updates from a batch's mean and
+// biased variance over count values per channel.
+func (n *BatchNorm) track(mean, variance *graph.Node, count int) {
+	m := n.momentum
+	unbiased := float64(count) / float64(count-1)
+	blend := func(running, batch *graph.Node, scale float64) *graph.Node {
+		batch = ops.StopGradient(ops.Reshape(batch, n.channels))
+		return ops.Add(ops.Scale(running, 1-m), ops.Scale(batch, m*scale))
+	}
+	one := n.NumBatchesTracked.Graph().Scalar(1, graph.Float64)
+	n.updates = map[*graph.Node]*graph.Node{
+		n.RunningMean:       blend(n.RunningMean, mean, 1),
+		n.RunningVar:        blend(n.RunningVar, variance, unbiased),
+		n.NumBatchesTracked: ops.Add(n.NumBatchesTracked, one),
+	}
+}
+
+// StateUpdates moves the running statistics at each run of a program that
+// holds a training-mode Forward.
+func (n *BatchNorm) StateUpdates() map[*graph.Node]*graph.Node { return n.updates }
+
+// Describe gives the layer's settings, as PyTorch prints them.
+func (n *BatchNorm) Describe() string {
+	return fmt.Sprintf("%d, eps=%v, momentum=%v, affine=True, track_running_stats=True", n.channels, n.eps, n.momentum)
+}
+
+// String prints the module as a tree (see Format).
+func (n *BatchNorm) String() string { return Format(n) }

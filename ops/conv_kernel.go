@@ -1,0 +1,198 @@
+package ops
+
+import (
+	"github.com/nabla-go/nabla/graph"
+	"github.com/nabla-go/nabla/internal/gemm"
+)
+
+// The convolution kernels unfold each image into columns (im2col: one row
+// per kernel tap and channel, one column per output position) and multiply
+// by the weight with the project's matrix product. A 1×1 kernel with
+// stride 1 and no padding needs no unfolding.
+
+type convKind int
+
+const (
+	convForward    convKind = iota // y = Conv2D(x, w)
+	convInputGrad                  // x = Conv2DInputGrad(y, w)
+	convWeightGrad                 // w = Conv2DWeightGrad(x, y)
+)
+
+// convRun is one convolution kernel's run: x, w and y are the images, the
+// weight and the output-side images, whichever of them is computed. It is
+// a graph.Task over parts of the batch; a machine keeps one per dtype.
+type convRun[T float] struct {
+	kind    convKind
+	g       geom
+	x, w, y []T
+	parts   int
+	cols    [][]T // per part
+}
+
+type convKey[T float] struct{}
+
+// runConv computes kind's result. The forward and input-gradient kernels
+// hand images out to e's threads when there are enough of them, and
+// otherwise give the threads to each product; the weight gradient sums
+// over the images in order. Either way every element is computed the same
+// way whatever the number of threads.
+func runConv[T float](e *graph.Exec, kind convKind, g geom, x, w, y []T) {
+	r := e.State(convKey[T]{}, func() any { return new(convRun[T]) }).(*convRun[T])
+	r.kind, r.g, r.x, r.w, r.y = kind, g, x, w, y
+	r.parts = 1
+	if kind != convWeightGrad && g.n >= e.Threads() {
+		r.parts = e.Threads()
+	}
+	for len(r.cols) < r.parts {
+		r.cols = append(r.cols, nil)
+	}
+	if !g.direct() {
+		for p := range r.parts {
+			r.cols[p] = grow(r.cols[p], g.k()*g.oh*g.ow)
+		}
+	}
+	if r.parts > 1 {
+		e.Parallel(r.parts, r)
+	} else {
+		for n := range g.n {
+			r.image(e, 0, n)
+		}
+	}
+	r.x, r.w, r.y = nil, nil, nil
+}
+
+// Do computes every parts-th image, from the part-th.
+func (r *convRun[T]) Do(part int) {
+	for n := part; n < r.g.n; n += r.parts {
+		r.image(nil, part, n)
+	}
+}
+
+// grow returns buf if it holds n elements, or a new slice that does.
+func grow[T float](buf []T, n int) []T {
+	if cap(buf) >= n {
+		return buf[:n]
+	}
+	return make([]T, n)
+}
+
+// direct reports whether the image is its own unfolding.
+func (g geom) direct() bool {
+	return g.kh == 1 && g.kw == 1 && g.stride == [2]int{1, 1} && g.pad == [4]int{}
+}
+
+// image computes image n's share, group by group, with products on e.
+func (r *convRun[T]) image(e *graph.Exec, part, n int) {
+	g := r.g
+	hw, ohw, k := g.h*g.w, g.oh*g.ow, g.k()
+	for grp := range g.groups {
+		x := r.x[(n*g.c+grp*g.cg)*hw : (n*g.c+grp*g.cg+g.cg)*hw]
+		y := r.y[(n*g.o+grp*g.og)*ohw : (n*g.o+grp*g.og+g.og)*ohw]
+		w := r.w[grp*g.og*k : (grp+1)*g.og*k]
+		col := x
+		if !g.direct() {
+			col = r.cols[part]
+		}
+		switch r.kind {
+		case convForward: // y = W·col
+			if !g.direct() {
+				im2col(col, x, g)
+			}
+			gemm.Mul(e, gemm.Product{M: g.og, N: ohw, K: k, Lda: k, Ldb: ohw, Ldc: ohw}, w, col, y)
+		case convInputGrad: // col = Wᵀ·y, folded back onto x
+			gemm.Mul(e, gemm.Product{TransA: true, M: k, N: ohw, K: g.og, Lda: k, Ldb: ohw, Ldc: ohw}, w, y, col)
+			if !g.direct() {
+				clear(x)
+				col2im(x, col, g)
+			}
+		case convWeightGrad: // W (+)= y·colᵀ
+			if !g.direct() {
+				im2col(col, x, g)
+			}
+			gemm.Mul(e, gemm.Product{TransB: true, Acc: n > 0, M: g.og, N: k, K: ohw, Lda: ohw, Ldb: ohw, Ldc: k}, y, col, w)
+		}
+	}
+}
+
+// taps returns the output positions [j0, j1) whose input position
+// j·stride + off lies in [0, in), for out positions.
+func taps(out, in, stride, off int) (j0, j1 int) {
+	j0 = 0
+	if off < 0 {
+		j0 = (-off + stride - 1) / stride
+	}
+	if in-1-off < 0 {
+		return 0, 0
+	}
+	j1 = min(out, (in-1-off)/stride+1)
+	return min(j0, j1), j1
+}
+
+// tap is one kernel tap (p, q) of one channel c, seen from the output:
+// the output rows [i0, i1) and columns [j0, j1) read the input, the
+// others fall in the padding; output (i, j) reads input row
+// i·stride + rowOff, column j·stride + colOff.
+type tap struct {
+	c, row                 int // channel, and row of the unfolding
+	i0, i1, j0, j1         int
+	rowOff, colOff, stride int
+}
+
+// forTaps calls f for every tap of one group's channels.
+func forTaps(g geom, f func(t tap)) {
+	for c := range g.cg {
+		for p := range g.kh {
+			rowOff := p*g.dilation[0] - g.pad[0]
+			i0, i1 := taps(g.oh, g.h, g.stride[0], rowOff)
+			for q := range g.kw {
+				colOff := q*g.dilation[1] - g.pad[2]
+				j0, j1 := taps(g.ow, g.w, g.stride[1], colOff)
+				f(tap{c: c, row: (c*g.kh+p)*g.kw + q, i0: i0, i1: i1, j0: j0, j1: j1,
+					rowOff: rowOff, colOff: colOff, stride: g.stride[1]})
+			}
+		}
+	}
+}
+
+// im2col unfolds one group of one image, x (cg, h, w), into col (cg·kh·kw,
+// oh·ow): row (c, p, q) holds x[c, i·sh - top + p·dh, j·sw - left + q·dw]
+// at column (i, j), zero in the padding.
+func im2col[T float](col, x []T, g geom) {
+	ohw := g.oh * g.ow
+	forTaps(g, func(t tap) {
+		img := x[t.c*g.h*g.w : (t.c+1)*g.h*g.w]
+		row := col[t.row*ohw : (t.row+1)*ohw]
+		clear(row[:t.i0*g.ow])
+		clear(row[t.i1*g.ow:])
+		for i := t.i0; i < t.i1; i++ {
+			src := img[(i*g.stride[0]+t.rowOff)*g.w:]
+			dst := row[i*g.ow : (i+1)*g.ow]
+			clear(dst[:t.j0])
+			clear(dst[t.j1:])
+			if t.stride == 1 {
+				copy(dst[t.j0:t.j1], src[t.j0+t.colOff:t.j1+t.colOff])
+				continue
+			}
+			for j := t.j0; j < t.j1; j++ {
+				dst[j] = src[j*t.stride+t.colOff]
+			}
+		}
+	})
+}
+
+// col2im adds col, laid out as im2col makes it, back onto x (cg, h, w):
+// each input element receives the sum of the columns that read it.
+func col2im[T float](x, col []T, g geom) {
+	ohw := g.oh * g.ow
+	forTaps(g, func(t tap) {
+		img := x[t.c*g.h*g.w : (t.c+1)*g.h*g.w]
+		row := col[t.row*ohw : (t.row+1)*ohw]
+		for i := t.i0; i < t.i1; i++ {
+			dst := img[(i*g.stride[0]+t.rowOff)*g.w:]
+			src := row[i*g.ow : (i+1)*g.ow]
+			for j := t.j0; j < t.j1; j++ {
+				dst[j*t.stride+t.colOff] += src[j]
+			}
+		}
+	})
+}

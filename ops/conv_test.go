@@ -1,0 +1,245 @@
+package ops
+
+import (
+	"encoding/json"
+	"math"
+	"math/rand/v2"
+	"os"
+	"strings"
+	"testing"
+
+	"gorgonia.org/tensor"
+
+	"github.com/nabla-go/nabla/graph"
+	"github.com/nabla-go/nabla/internal/parallel"
+)
+
+// sines returns a tensor whose element i is sin(0.37·i + seed), as
+// testdata/conv_torch.py makes its inputs.
+func sines(t testing.TB, dtype tensor.Dtype, seed float64, shape ...int) *tensor.Dense {
+	v := make([]float64, graph.ShapeSize(shape))
+	for i := range v {
+		v[i] = math.Sin(0.37*float64(i) + seed)
+	}
+	return dense(t, dtype, shape, v...)
+}
+
+// convFixture is one case of testdata/conv_torch.json: PyTorch's output
+// for inputs made by sines.
+type convFixture struct {
+	Name, Op string
+	X, W     []int
+	Options  ConvOptions
+	Shape    []int
+	Y        []float64
+}
+
+func (f convFixture) build(x, w *graph.Node) *graph.Node {
+	switch f.Op {
+	case "conv1d":
+		return Conv1D(x, w, f.Options)
+	case "conv_transpose2d":
+		return ConvTranspose2D(x, w, f.Options)
+	}
+	return Conv2D(x, w, f.Options)
+}
+
+func TestConvMatchesPyTorch(t *testing.T) {
+	raw, err := os.ReadFile("testdata/conv_torch.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cases []convFixture
+	if err := json.Unmarshal(raw, &cases); err != nil {
+		t.Fatal(err)
+	}
+	if len(cases) < 10 {
+		t.Fatalf("%d fixtures", len(cases))
+	}
+	for _, c := range cases {
+		for _, dtype := range dtypes {
+			g := graph.New()
+			x, w := g.Input("x", dtype, c.X...), g.Input("w", dtype, c.W...)
+			y := c.build(x, w)
+			got := eval(t, y, map[*graph.Node]*tensor.Dense{x: sines(t, dtype, 0.1, c.X...), w: sines(t, dtype, 0.7, c.W...)})
+			t.Run(c.Name+"/"+dtype.String(), func(t *testing.T) { assertValues(t, got, c.Shape, c.Y...) })
+		}
+	}
+}
+
+// naiveConv is Conv2D by its definition, in float64 over flat NCHW
+// slices: g's sizes and settings.
+func naiveConv(g geom, x, w []float64) []float64 {
+	y := make([]float64, g.n*g.o*g.oh*g.ow)
+	for n := range g.n {
+		for o := range g.o {
+			grp := o / g.og
+			for i := range g.oh {
+				for j := range g.ow {
+					var s float64
+					for c := range g.cg {
+						for p := range g.kh {
+							for q := range g.kw {
+								ih := i*g.stride[0] - g.pad[0] + p*g.dilation[0]
+								iw := j*g.stride[1] - g.pad[2] + q*g.dilation[1]
+								if ih < 0 || ih >= g.h || iw < 0 || iw >= g.w {
+									continue
+								}
+								s += x[((n*g.c+grp*g.cg+c)*g.h+ih)*g.w+iw] * w[((o*g.cg+c)*g.kh+p)*g.kw+q]
+							}
+						}
+					}
+					y[((n*g.o+o)*g.oh+i)*g.ow+j] = s
+				}
+			}
+		}
+	}
+	return y
+}
+
+func randoms(rng *rand.Rand, n int) []float64 {
+	v := make([]float64, n)
+	for i := range v {
+		v[i] = rng.Float64()*2 - 1
+	}
+	return v
+}
+
+func dot64(a, b []float64) float64 {
+	var s float64
+	for i := range a {
+		s += a[i] * b[i]
+	}
+	return s
+}
+
+// Random shapes and settings: Conv2D agrees with its definition, and its
+// two gradients with the adjoint identities ⟨Conv2D(x,w), y⟩ =
+// ⟨x, InputGrad(y,w)⟩ = ⟨w, WeightGrad(x,y)⟩, on one thread and on three.
+func TestConvFamilyAgreesWithDefinition(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	pool := parallel.New(3)
+	defer pool.Close()
+	checked := 0
+	for it := range 200 {
+		groups := 1 + rng.IntN(3)
+		o := ConvOptions{
+			Stride:   []int{1 + rng.IntN(3), 1 + rng.IntN(3)},
+			Padding:  []int{rng.IntN(3), rng.IntN(2), rng.IntN(3), rng.IntN(2)},
+			Dilation: []int{1 + rng.IntN(2), 1 + rng.IntN(2)},
+			Groups:   groups,
+		}
+		if it%5 == 0 { // 1×1 kernels without padding unfold nothing
+			o = ConvOptions{Groups: groups}
+		}
+		kh, kw := 1+rng.IntN(3), 1+rng.IntN(3)
+		if it%5 == 0 {
+			kh, kw = 1, 1
+		}
+		xs := []int{1 + rng.IntN(4), groups * (1 + rng.IntN(3)), kh*2 + rng.IntN(8), kw*2 + rng.IntN(8)}
+		ws := []int{groups * (1 + rng.IntN(3)), xs[1] / groups, kh, kw}
+		geo, err := newConv2d(o).newGeom(xs, ws)
+		if err != nil {
+			continue
+		}
+		checked++
+		x, w := randoms(rng, graph.ShapeSize(xs)), randoms(rng, graph.ShapeSize(ws))
+		want := naiveConv(geo, x, w)
+		gy := randoms(rng, len(want))
+		for _, e := range []*graph.Exec{nil, graph.NewExec(pool)} {
+			y := make([]float64, len(want))
+			runConv(e, convForward, geo, x, w, y)
+			for i := range y {
+				if math.Abs(y[i]-want[i]) > 1e-12*(1+math.Abs(want[i])) {
+					t.Fatalf("%+v x%v w%v: y[%d] = %v, want %v", o, xs, ws, i, y[i], want[i])
+				}
+			}
+			gx := make([]float64, len(x))
+			runConv(e, convInputGrad, geo, gx, w, gy)
+			gw := make([]float64, len(w))
+			runConv(e, convWeightGrad, geo, x, gw, gy)
+			ref := dot64(want, gy)
+			for name, v := range map[string]float64{"input": dot64(x, gx), "weight": dot64(w, gw)} {
+				if math.Abs(v-ref) > 1e-10*(1+math.Abs(ref)) {
+					t.Fatalf("%+v x%v w%v: %s gradient: ⟨·,·⟩ = %v, want %v", o, xs, ws, name, v, ref)
+				}
+			}
+		}
+	}
+	if checked < 150 {
+		t.Fatalf("only %d of 200 random convolutions were valid", checked)
+	}
+}
+
+func TestConvErrors(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		x, w  []int
+		build func(x, w *graph.Node) *graph.Node
+		want  string
+	}{
+		{"rank", []int{3, 4, 5}, []int{2, 3, 3, 3}, func(x, w *graph.Node) *graph.Node { return Conv2D(x, w, ConvOptions{}) }, "want input (N,C,H,W)"},
+		{"channels", []int{1, 4, 5, 5}, []int{2, 3, 3, 3}, func(x, w *graph.Node) *graph.Node { return Conv2D(x, w, ConvOptions{}) }, "do not fit 1 group"},
+		{"too small", []int{1, 3, 2, 2}, []int{2, 3, 3, 3}, func(x, w *graph.Node) *graph.Node { return Conv2D(x, w, ConvOptions{}) }, "does not fit input"},
+		{"stride", []int{1, 3, 5, 5}, []int{2, 3, 3, 3}, func(x, w *graph.Node) *graph.Node { return Conv2D(x, w, ConvOptions{Stride: []int{0}}) }, "stride [0]: must be at least 1"},
+		{"same stride", []int{1, 3, 5, 5}, []int{2, 3, 3, 3}, func(x, w *graph.Node) *graph.Node {
+			return Conv2D(x, w, ConvOptions{Same: true, Stride: []int{2}})
+		}, "same padding needs stride 1"},
+		{"padding", []int{1, 3, 5, 5}, []int{2, 3, 3, 3}, func(x, w *graph.Node) *graph.Node { return Conv2D(x, w, ConvOptions{Padding: []int{1, 2, 3}}) }, "want 1, 2 or 4 values"},
+		{"output padding", []int{1, 3, 5, 5}, []int{3, 2, 3, 3}, func(x, w *graph.Node) *graph.Node {
+			return ConvTranspose2D(x, w, ConvOptions{OutputPadding: []int{1}})
+		}, "smaller than the stride"},
+		{"conv1d rank", []int{1, 3, 5, 5}, []int{2, 3, 3}, func(x, w *graph.Node) *graph.Node { return Conv1D(x, w, ConvOptions{}) }, "want input (N,C,L)"},
+	} {
+		g := graph.New()
+		c.build(g.Input("x", graph.Float64, c.x...), g.Input("w", graph.Float64, c.w...))
+		err := g.Err()
+		if err == nil || !containsAll(err.Error(), c.want, "conv_test.go") {
+			t.Errorf("%s: error %v, want it to say %q and where", c.name, err, c.want)
+		}
+	}
+}
+
+// containsAll reports whether s contains every one of subs.
+func containsAll(s string, subs ...string) bool {
+	for _, sub := range subs {
+		if !strings.Contains(s, sub) {
+			return false
+		}
+	}
+	return true
+}
+
+// A machine's convolutions allocate nothing once its buffers exist, on
+// one thread or several.
+func TestConvDoesNotAllocate(t *testing.T) {
+	pool := parallel.New(2)
+	defer pool.Close()
+	for _, e := range []*graph.Exec{graph.NewExec(nil), graph.NewExec(pool)} {
+		g := graph.New()
+		x, w := g.Input("x", graph.Float32, 4, 3, 9, 9), g.Input("w", graph.Float32, 8, 3, 3, 3)
+		y := Conv2D(x, w, ConvOptions{Padding: []int{1}, Stride: []int{2}})
+		xv, wv := sines(t, graph.Float32, 0.1, 4, 3, 9, 9), sines(t, graph.Float32, 0.7, 8, 3, 3, 3)
+		yv := graph.NewDenseOf(y.Type())
+		ops := []struct {
+			op  graph.ExecForwarder
+			out *tensor.Dense
+			in  []*tensor.Dense
+		}{
+			{y.Op().(graph.ExecForwarder), yv, []*tensor.Dense{xv, wv}},
+			{convInputOp{conv2d: y.Op().(conv2DOp).conv2d, h: 9, w: 9}, graph.NewDenseOf(x.Type()), []*tensor.Dense{yv, wv}},
+			{convWeightOp{conv2d: y.Op().(conv2DOp).conv2d, kh: 3, kw: 3}, graph.NewDenseOf(w.Type()), []*tensor.Dense{xv, yv}},
+		}
+		for _, c := range ops {
+			run := func() {
+				if err := c.op.ForwardExec(e, c.out, c.in); err != nil {
+					t.Fatal(err)
+				}
+			}
+			run()
+			if n := testing.AllocsPerRun(10, run); n != 0 {
+				t.Errorf("%T with %d threads: %v allocations per run", c.op, e.Threads(), n)
+			}
+		}
+	}
+}
