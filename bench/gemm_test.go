@@ -7,7 +7,6 @@ import (
 	"github.com/nabla-go/nabla/compile"
 	"github.com/nabla-go/nabla/graph"
 	"github.com/nabla-go/nabla/ops"
-	"github.com/nabla-go/nabla/vm"
 )
 
 // GEMM: C = A·B for square n×n matrices through a compiled MatMul, in both
@@ -30,10 +29,7 @@ func BenchmarkGEMM(b *testing.B) {
 					if err != nil {
 						b.Fatal(err)
 					}
-					m, err := vm.New(prog, vm.WithThreads(threads))
-					if err != nil {
-						b.Fatal(err)
-					}
+					m := newMachine(b, prog, threads)
 					defer m.Close()
 					benchRuns(b, m, nil)
 					b.ReportMetric(2*float64(n)*float64(n)*float64(n)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")

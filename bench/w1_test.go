@@ -84,9 +84,8 @@ func newW1Model(dtype tensor.Dtype, sizes []int, batch int, seed uint64) *w1Mode
 	return m
 }
 
-// machine compiles the training step with the named optimiser and makes a
-// machine with the given number of threads for it.
-func (m *w1Model) machine(tb testing.TB, optimizer string, threads int) *vm.Machine {
+// program compiles the training step with the named optimiser.
+func (m *w1Model) program(tb testing.TB, optimizer string) *compile.Program {
 	tb.Helper()
 	updates, err := nn.TrainingUpdates(newW1Optimizer(optimizer), m.loss, m.model)
 	if err != nil {
@@ -96,6 +95,19 @@ func (m *w1Model) machine(tb testing.TB, optimizer string, threads int) *vm.Mach
 	if err != nil {
 		tb.Fatal(err)
 	}
+	return prog
+}
+
+// machine compiles the training step with the named optimiser and makes a
+// machine with the given number of threads for it.
+func (m *w1Model) machine(tb testing.TB, optimizer string, threads int) *vm.Machine {
+	tb.Helper()
+	return newMachine(tb, m.program(tb, optimizer), threads)
+}
+
+// newMachine makes a machine for prog with the given number of threads.
+func newMachine(tb testing.TB, prog *compile.Program, threads int) *vm.Machine {
+	tb.Helper()
 	machine, err := vm.New(prog, vm.WithThreads(threads))
 	if err != nil {
 		tb.Fatal(err)
@@ -127,8 +139,9 @@ func TestW1StepDoesNotAllocate(t *testing.T) {
 	for _, dtype := range dtypes {
 		m := newW1Model(dtype, w1Sizes, w1Batch, 1)
 		for _, opt := range w1Optimizers {
+			prog := m.program(t, opt)
 			for _, threads := range []int{1, 2} {
-				machine := m.machine(t, opt, threads)
+				machine := newMachine(t, prog, threads)
 				name := fmt.Sprintf("%s/%s/threads=%d", dtypeName(dtype), opt, threads)
 				assertStepsDoNotAllocate(t, name, machine, m.feeds, m.loss, 3)
 				machine.Close()

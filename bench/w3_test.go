@@ -71,10 +71,7 @@ func (n *w3Network) machine(tb testing.TB, quantity string, threads int) (*vm.Ma
 	if err != nil {
 		tb.Fatal(err)
 	}
-	m, err := vm.New(prog, vm.WithThreads(threads))
-	if err != nil {
-		tb.Fatal(err)
-	}
+	m := newMachine(tb, prog, threads)
 	feeds := vm.Feeds{n.x: mustDense(graph.Float64, n.x0, 1, w3Dim)}
 	if quantity == "hvp" {
 		feeds[n.v] = mustDense(graph.Float64, n.v0, 1, w3Dim)
