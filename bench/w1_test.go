@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"testing"
+	"time"
 
 	"gorgonia.org/tensor"
 
@@ -180,5 +181,79 @@ func benchRuns(b *testing.B, machine *vm.Machine, feeds vm.Feeds) {
 		if err := machine.Run(feeds); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// optimizerScopes are the graph scopes nn's optimisers build their updates
+// in (after the gradients, which are the backward pass's).
+var optimizerScopes = map[string]bool{"SGD": true, "Adam": true, "AdamW": true}
+
+// inOptimizer reports whether n was built by an optimiser's update.
+func inOptimizer(n *graph.Node) bool {
+	for s := n.Scope(); s != nil; s = s.Parent {
+		if optimizerScopes[s.Name] {
+			return true
+		}
+	}
+	return false
+}
+
+// BenchmarkW1Profile runs W1's step on one thread with the machine's
+// profile on and reports the optimiser's share of the instructions' time
+// (optimizer%): the instructions whose nodes the optimiser built. The
+// profile's timers slow every instruction a little, so the time per step
+// is not W1's.
+func BenchmarkW1Profile(b *testing.B) {
+	for _, dtype := range dtypes {
+		for _, opt := range w1Optimizers {
+			b.Run(fmt.Sprintf("%s/%s", dtypeName(dtype), opt), func(b *testing.B) {
+				m := newW1Model(dtype, w1Sizes, w1Batch, 1)
+				machine, err := vm.New(m.program(b, opt), vm.WithThreads(1), vm.WithProfile())
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer machine.Close()
+				benchRuns(b, machine, m.feeds)
+				p := machine.Profile()
+				var optimizer time.Duration
+				for _, e := range p.Entries {
+					if e.Node != nil && inOptimizer(e.Node) {
+						optimizer += e.Total
+					}
+				}
+				b.ReportMetric(100*float64(optimizer)/float64(p.Total()), "optimizer%")
+			})
+		}
+	}
+}
+
+// The optimiser's share in BenchmarkW1Profile counts some of the step's
+// instructions, not none or all: with SGD, one update (p − lr·g) per
+// parameter, with Adam more.
+func TestW1OptimizerInstructions(t *testing.T) {
+	counts := map[string]int{}
+	for _, opt := range w1Optimizers {
+		m := newW1Model(graph.Float64, []int{12, 8, 8, 3}, 5, 2)
+		machine, err := vm.New(m.program(t, opt), vm.WithThreads(1), vm.WithProfile())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := machine.Run(m.feeds); err != nil {
+			t.Fatal(err)
+		}
+		entries := machine.Profile().Entries
+		for _, e := range entries {
+			if e.Node != nil && inOptimizer(e.Node) {
+				counts[opt]++
+			}
+		}
+		machine.Close()
+		if params := 2 * len(m.layers); counts[opt] < params || counts[opt] >= len(entries) {
+			t.Errorf("%s: %d of %d instructions are the optimiser's, want at least one per parameter (%d) and not all",
+				opt, counts[opt], len(entries), params)
+		}
+	}
+	if counts["adam"] <= counts["sgd"] {
+		t.Errorf("Adam's update has %d instructions, SGD's %d: want more for Adam", counts["adam"], counts["sgd"])
 	}
 }
