@@ -28,9 +28,9 @@ import (
 	"strings"
 )
 
-// figureUnits are the units summarised; the first three are times (less is
-// faster), GFLOP/s a rate.
-var figureUnits = []string{"ms/step", "ns/graphop", "us/op", "GFLOP/s"}
+// figureUnits are the units summarised: times and a share of a time (less
+// is better), and GFLOP/s, a rate.
+var figureUnits = []string{"ms/step", "ns/graphop", "us/op", "optimizer%", "GFLOP/s"}
 
 func isTime(unit string) bool { return unit != "GFLOP/s" }
 
