@@ -10,6 +10,9 @@
 //
 //	peak f64 threads=1 GFLOP/s 63.9
 //
+// and, for more than one thread, the rate per thread
+// ("peak f64 threads=2 GFLOP/s/thread 47.5").
+//
 // Built with -tags purego or for another architecture it has no probe,
 // and says so. The loops are generated (see _asm); BenchmarkPeakFMA64 and
 // BenchmarkPeakFMA32 measure the same under go test.
@@ -53,6 +56,9 @@ func main() {
 				best = max(best, gflops(p, t, 100*time.Millisecond))
 			}
 			fmt.Printf("peak %s threads=%d GFLOP/s %.4g\n", p.name, t, best)
+			if t > 1 {
+				fmt.Printf("peak %s threads=%d GFLOP/s/thread %.4g\n", p.name, t, best/float64(t))
+			}
 		}
 	}
 }
