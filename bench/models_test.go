@@ -121,31 +121,53 @@ func gorgoniaBuild(build func()) (err error) {
 	return nil
 }
 
-// gorgoniaMLP is nablaMLP's model in Gorgonia: the biases are added with
+// gorgoniaMLP is a perceptron in Gorgonia: the biases are added with
 // BroadcastAdd and the cross-entropy is −mean(sum(log(softmax)·target)).
 type gorgoniaMLP struct {
 	g         *G.ExprGraph
 	x, target *G.Node
-	params    G.Nodes // W1, b1, W2, b2
+	params    G.Nodes // W1, b1, W2, b2, ...
 	loss      *G.Node
 }
 
+// denseLayer is one fully connected layer's values: w is (in, out), row
+// major, and the layer computes x·w + b.
+type denseLayer struct {
+	in, out int
+	w, b    []float64
+}
+
+// buildGorgoniaMLP is nablaMLP's model in Gorgonia.
 func buildGorgoniaMLP(dtype tensor.Dtype, d mlpData) (*gorgoniaMLP, error) {
+	return buildGorgoniaNet(dtype, d.batch, d.x, d.target, []denseLayer{
+		{d.in, d.hidden, d.w1, d.b1},
+		{d.hidden, d.out, d.w2, d.b2},
+	})
+}
+
+// buildGorgoniaNet builds a perceptron of the given layers with tanh between
+// them and the mean softmax cross-entropy of the last one's output against
+// the one-hot target (batch rows).
+func buildGorgoniaNet(dtype tensor.Dtype, batch int, x, target []float64, layers []denseLayer) (*gorgoniaMLP, error) {
 	m := &gorgoniaMLP{g: G.NewGraph()}
+	out := layers[len(layers)-1].out
 	err := gorgoniaBuild(func() {
 		g := m.g
-		m.x = G.NewMatrix(g, dtype, G.WithShape(d.batch, d.in), G.WithName("x"),
-			G.WithValue(mustDense(dtype, d.x, d.batch, d.in)))
-		m.target = G.NewMatrix(g, dtype, G.WithShape(d.batch, d.out), G.WithName("target"),
-			G.WithValue(mustDense(dtype, d.target, d.batch, d.out)))
-		w1 := G.NewMatrix(g, dtype, G.WithName("W1"), G.WithValue(mustDense(dtype, d.w1, d.in, d.hidden)))
-		b1 := G.NewMatrix(g, dtype, G.WithName("b1"), G.WithValue(mustDense(dtype, d.b1, 1, d.hidden)))
-		w2 := G.NewMatrix(g, dtype, G.WithName("W2"), G.WithValue(mustDense(dtype, d.w2, d.hidden, d.out)))
-		b2 := G.NewMatrix(g, dtype, G.WithName("b2"), G.WithValue(mustDense(dtype, d.b2, 1, d.out)))
-		m.params = G.Nodes{w1, b1, w2, b2}
-		h := G.Must(G.Tanh(G.Must(G.BroadcastAdd(G.Must(G.Mul(m.x, w1)), b1, nil, []byte{0}))))
-		logits := G.Must(G.BroadcastAdd(G.Must(G.Mul(h, w2)), b2, nil, []byte{0}))
-		logp := G.Must(G.Log(G.Must(G.SoftMax(logits))))
+		m.x = G.NewMatrix(g, dtype, G.WithShape(batch, layers[0].in), G.WithName("x"),
+			G.WithValue(mustDense(dtype, x, batch, layers[0].in)))
+		m.target = G.NewMatrix(g, dtype, G.WithShape(batch, out), G.WithName("target"),
+			G.WithValue(mustDense(dtype, target, batch, out)))
+		h := m.x
+		for i, l := range layers {
+			w := G.NewMatrix(g, dtype, G.WithName(fmt.Sprintf("W%d", i+1)), G.WithValue(mustDense(dtype, l.w, l.in, l.out)))
+			b := G.NewMatrix(g, dtype, G.WithName(fmt.Sprintf("b%d", i+1)), G.WithValue(mustDense(dtype, l.b, 1, l.out)))
+			m.params = append(m.params, w, b)
+			h = G.Must(G.BroadcastAdd(G.Must(G.Mul(h, w)), b, nil, []byte{0}))
+			if i < len(layers)-1 {
+				h = G.Must(G.Tanh(h))
+			}
+		}
+		logp := G.Must(G.Log(G.Must(G.SoftMax(h))))
 		perExample := G.Must(G.Sum(G.Must(G.HadamardProd(logp, m.target)), 1))
 		m.loss = G.Must(G.Neg(G.Must(G.Mean(perExample))))
 	})

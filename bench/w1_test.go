@@ -1,0 +1,259 @@
+package bench
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"runtime"
+	"testing"
+	"time"
+
+	"gorgonia.org/tensor"
+
+	"github.com/nabla-go/nabla/compile"
+	"github.com/nabla-go/nabla/graph"
+	"github.com/nabla-go/nabla/nn"
+	"github.com/nabla-go/nabla/vm"
+)
+
+// W1: one training step of an MNIST-shaped perceptron built from nn.Linear
+// layers, 784-256(tanh)-256(tanh)-10, with the mean softmax cross-entropy
+// over a batch of 64 and an SGD (learning rate 0.01) or Adam step: the
+// forward pass, the backward pass and the update in one program. The data
+// is random (fixed seeds): only its shape matters to the time.
+// bench/torch/w1.py is the same step in PyTorch.
+
+var w1Sizes = []int{784, 256, 256, 10}
+
+const (
+	w1Batch = 64
+	w1LR    = 0.01
+)
+
+// w1Optimizers are the optimisers W1 is measured with, by name: SGD and
+// Adam (PyTorch's defaults but for the learning rate), both at w1LR.
+var w1Optimizers = []string{"sgd", "adam"}
+
+func newW1Optimizer(name string) nn.Optimizer {
+	if name == "adam" {
+		return nn.NewAdam(nn.DefaultAdam().WithLR(w1LR))
+	}
+	return nn.NewSGD(nn.SGDConfig{LR: w1LR})
+}
+
+// w1Model is W1's network, its loss and one batch of inputs and labels.
+type w1Model struct {
+	model     *nn.Sequential
+	layers    []*nn.Linear
+	x, labels *graph.Node
+	loss      *graph.Node
+	feeds     vm.Feeds
+	xData     []float64 // (batch, sizes[0])
+	classes   []int     // batch class indices
+}
+
+// newW1Model builds a tanh perceptron of the given layer sizes in dtype,
+// its parameters and data drawn from seed.
+func newW1Model(dtype tensor.Dtype, sizes []int, batch int, seed uint64) *w1Model {
+	g := graph.New()
+	rng := rand.New(rand.NewPCG(seed, 3))
+	m := &w1Model{}
+	var mods []nn.Module
+	for i := 1; i < len(sizes); i++ {
+		l := nn.NewLinear(g, fmt.Sprintf("fc%d", i), sizes[i-1], sizes[i], true, nn.WithDType(dtype), nn.WithRand(rng))
+		m.layers = append(m.layers, l)
+		mods = append(mods, l)
+		if i < len(sizes)-1 {
+			mods = append(mods, nn.Tanh{})
+		}
+	}
+	m.model = nn.NewSequential("mlp", mods...)
+	classes := sizes[len(sizes)-1]
+	m.x = g.Input("x", dtype, batch, sizes[0])
+	m.labels = g.Input("labels", dtype, batch)
+	m.loss = nn.CrossEntropy(m.model.Forward(m.x), m.labels)
+	m.xData = uniform(seed+1, batch*sizes[0], 1)
+	m.classes = make([]int, batch)
+	labels := make([]float64, batch)
+	for i := range m.classes {
+		m.classes[i] = rng.IntN(classes)
+		labels[i] = float64(m.classes[i])
+	}
+	m.feeds = vm.Feeds{
+		m.x:      mustDense(dtype, m.xData, batch, sizes[0]),
+		m.labels: mustDense(dtype, labels, batch),
+	}
+	return m
+}
+
+// program compiles the training step with the named optimiser.
+func (m *w1Model) program(tb testing.TB, optimizer string) *compile.Program {
+	tb.Helper()
+	updates, err := nn.TrainingUpdates(newW1Optimizer(optimizer), m.loss, m.model)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	prog, err := compile.Compile([]*graph.Node{m.loss}, compile.WithUpdates(updates))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return prog
+}
+
+// machine compiles the training step with the named optimiser and makes a
+// machine with the given number of threads for it.
+func (m *w1Model) machine(tb testing.TB, optimizer string, threads int) *vm.Machine {
+	tb.Helper()
+	return newMachine(tb, m.program(tb, optimizer), threads)
+}
+
+// newMachine makes a machine for prog with the given number of threads.
+func newMachine(tb testing.TB, prog *compile.Program, threads int) *vm.Machine {
+	tb.Helper()
+	machine, err := vm.New(prog, vm.WithThreads(threads))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return machine
+}
+
+// dtypeName is a dtype's short name in benchmark names: f32 or f64.
+func dtypeName(dtype tensor.Dtype) string {
+	if dtype == graph.Float32 {
+		return "f32"
+	}
+	return "f64"
+}
+
+// benchThreads are the thread counts benchmarks run with: 1 and, when it
+// differs, GOMAXPROCS.
+func benchThreads() []int {
+	if n := runtime.GOMAXPROCS(0); n > 1 {
+		return []int{1, n}
+	}
+	return []int{1}
+}
+
+// TestW1StepDoesNotAllocate asserts that W1's training step allocates
+// nothing after its first run, with SGD and Adam, in both dtypes, on one
+// thread and on two.
+func TestW1StepDoesNotAllocate(t *testing.T) {
+	for _, dtype := range dtypes {
+		m := newW1Model(dtype, w1Sizes, w1Batch, 1)
+		for _, opt := range w1Optimizers {
+			prog := m.program(t, opt)
+			for _, threads := range []int{1, 2} {
+				machine := newMachine(t, prog, threads)
+				name := fmt.Sprintf("%s/%s/threads=%d", dtypeName(dtype), opt, threads)
+				assertStepsDoNotAllocate(t, name, machine, m.feeds, m.loss, 3)
+				machine.Close()
+			}
+		}
+	}
+}
+
+// BenchmarkW1 times W1's step in both dtypes with SGD and Adam on 1 and
+// GOMAXPROCS threads, and Gorgonia's SGD step beside it (w1_gorgonia_test.go).
+func BenchmarkW1(b *testing.B) {
+	for _, dtype := range dtypes {
+		for _, opt := range w1Optimizers {
+			for _, threads := range benchThreads() {
+				b.Run(fmt.Sprintf("%s/%s/threads=%d", dtypeName(dtype), opt, threads), func(b *testing.B) {
+					m := newW1Model(dtype, w1Sizes, w1Batch, 1)
+					machine := m.machine(b, opt, threads)
+					defer machine.Close()
+					benchRuns(b, machine, m.feeds)
+					reportTime(b, 1e6, "ms/step")
+				})
+			}
+		}
+		b.Run(fmt.Sprintf("%s/sgd/gorgonia", dtypeName(dtype)), func(b *testing.B) {
+			benchGorgoniaW1(b, dtype)
+		})
+	}
+}
+
+// benchRuns times machine.Run(feeds) after a warm-up run.
+func benchRuns(b *testing.B, machine *vm.Machine, feeds vm.Feeds) {
+	b.Helper()
+	b.ReportAllocs()
+	warmUp(b, func() error { return machine.Run(feeds) })
+	for b.Loop() {
+		if err := machine.Run(feeds); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// optimizerScopes are the graph scopes nn's optimisers build their updates
+// in (after the gradients, which are the backward pass's).
+var optimizerScopes = map[string]bool{"SGD": true, "Adam": true, "AdamW": true}
+
+// inOptimizer reports whether n was built by an optimiser's update.
+func inOptimizer(n *graph.Node) bool {
+	for s := n.Scope(); s != nil; s = s.Parent {
+		if optimizerScopes[s.Name] {
+			return true
+		}
+	}
+	return false
+}
+
+// BenchmarkW1Profile runs W1's step on one thread with the machine's
+// profile on and reports the optimiser's share of the instructions' time
+// (optimizer%): the instructions whose nodes the optimiser built. The
+// profile's timers slow every instruction a little, so the time per step
+// is not W1's.
+func BenchmarkW1Profile(b *testing.B) {
+	for _, dtype := range dtypes {
+		for _, opt := range w1Optimizers {
+			b.Run(fmt.Sprintf("%s/%s", dtypeName(dtype), opt), func(b *testing.B) {
+				m := newW1Model(dtype, w1Sizes, w1Batch, 1)
+				machine, err := vm.New(m.program(b, opt), vm.WithThreads(1), vm.WithProfile())
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer machine.Close()
+				benchRuns(b, machine, m.feeds)
+				p := machine.Profile()
+				var optimizer time.Duration
+				for _, e := range p.Entries {
+					if e.Node != nil && inOptimizer(e.Node) {
+						optimizer += e.Total
+					}
+				}
+				b.ReportMetric(100*float64(optimizer)/float64(p.Total()), "optimizer%")
+			})
+		}
+	}
+}
+
+// The optimiser's share in BenchmarkW1Profile counts some of the step's
+// instructions, not none or all: with SGD, one update (p − lr·g) per
+// parameter, with Adam more.
+func TestW1OptimizerInstructions(t *testing.T) {
+	counts := map[string]int{}
+	for _, opt := range w1Optimizers {
+		m := newW1Model(graph.Float64, []int{12, 8, 8, 3}, 5, 2)
+		machine, err := vm.New(m.program(t, opt), vm.WithThreads(1), vm.WithProfile())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := machine.Run(m.feeds); err != nil {
+			t.Fatal(err)
+		}
+		entries := machine.Profile().Entries
+		for _, e := range entries {
+			if e.Node != nil && inOptimizer(e.Node) {
+				counts[opt]++
+			}
+		}
+		machine.Close()
+		if params := 2 * len(m.layers); counts[opt] < params || counts[opt] >= len(entries) {
+			t.Errorf("%s: %d of %d instructions are the optimiser's, want at least one per parameter (%d) and not all",
+				opt, counts[opt], len(entries), params)
+		}
+	}
+	if counts["adam"] <= counts["sgd"] {
+		t.Errorf("Adam's update has %d instructions, SGD's %d: want more for Adam", counts["adam"], counts["sgd"])
+	}
+}

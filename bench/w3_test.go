@@ -1,0 +1,178 @@
+package bench
+
+import (
+	"fmt"
+	"math"
+	"testing"
+
+	"github.com/nabla-go/nabla/compile"
+	"github.com/nabla-go/nabla/graph"
+	"github.com/nabla-go/nabla/ops"
+	"github.com/nabla-go/nabla/vm"
+)
+
+// W3: second derivatives of a two-layer tanh perceptron in float64,
+// f(x) = sum(tanh(tanh(x·W1 + b1)·W2 + b2)) with x in R⁶⁴ and W1, W2 64×64:
+// the Hessian–vector product H·v (compile.HVP: the gradient of ∇f·v) and
+// the full 64×64 Hessian (compile.Hessian: 64 vector–Jacobian products of
+// the gradient), both with respect to x. bench/torch/w3.py computes the
+// same in PyTorch.
+
+const w3Dim = 64
+
+// w3Network is W3's function, its parameters' values, the point x0 and
+// the direction v0.
+type w3Network struct {
+	x, v, f        *graph.Node
+	w1, b1, w2, b2 []float64
+	x0, v0         []float64
+}
+
+func newW3Network() *w3Network {
+	scale := 1 / math.Sqrt(w3Dim)
+	n := &w3Network{
+		w1: uniform(31, w3Dim*w3Dim, scale),
+		b1: uniform(32, w3Dim, 0.1),
+		w2: uniform(33, w3Dim*w3Dim, scale),
+		b2: uniform(34, w3Dim, 0.1),
+		x0: uniform(35, w3Dim, 1),
+		v0: uniform(36, w3Dim, 1),
+	}
+	g := graph.New()
+	n.x = g.Input("x", graph.Float64, 1, w3Dim)
+	n.v = g.Input("v", graph.Float64, 1, w3Dim)
+	w1 := g.Const(mustDense(graph.Float64, n.w1, w3Dim, w3Dim))
+	b1 := g.Const(mustDense(graph.Float64, n.b1, w3Dim))
+	w2 := g.Const(mustDense(graph.Float64, n.w2, w3Dim, w3Dim))
+	b2 := g.Const(mustDense(graph.Float64, n.b2, w3Dim))
+	h := ops.Tanh(ops.Add(ops.MatMul(n.x, w1), b1))
+	n.f = ops.Sum(ops.Tanh(ops.Add(ops.MatMul(h, w2), b2)))
+	return n
+}
+
+// w3Quantities are what W3 measures, by name.
+var w3Quantities = []string{"hvp", "hessian"}
+
+// machine compiles the named quantity (the HVP or the Hessian) on a
+// machine with the given threads; it returns the node computed too.
+func (n *w3Network) machine(tb testing.TB, quantity string, threads int) (*vm.Machine, vm.Feeds, *graph.Node) {
+	tb.Helper()
+	var out *graph.Node
+	var err error
+	if quantity == "hvp" {
+		out, err = compile.HVP(n.f, n.x, n.v)
+	} else {
+		out, err = compile.Hessian(n.f, n.x)
+	}
+	if err != nil {
+		tb.Fatal(err)
+	}
+	prog, err := compile.Compile([]*graph.Node{out})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	m := newMachine(tb, prog, threads)
+	feeds := vm.Feeds{n.x: mustDense(graph.Float64, n.x0, 1, w3Dim)}
+	if quantity == "hvp" {
+		feeds[n.v] = mustDense(graph.Float64, n.v0, 1, w3Dim)
+	}
+	return m, feeds, out
+}
+
+// closedFormHessian is W3's Hessian by hand. With z1 = xW1 + b1,
+// h = tanh(z1), d = 1 − h², z2 = hW2 + b2, t = tanh(z2), a = 1 − t² and
+// g = W2·a (∂f/∂h): ∂f/∂x = W1·(d ⊙ g), and H = W1·M·W1ᵀ with
+// M[i][m] = δᵢₘ·(−2hᵢdᵢgᵢ) + dᵢdₘ·Σₖ W2[i][k]·W2[m][k]·(−2tₖaₖ).
+func (n *w3Network) closedFormHessian() []float64 {
+	const d = w3Dim
+	h, dh := make([]float64, d), make([]float64, d)
+	for i := range d {
+		z := n.b1[i]
+		for j := range d {
+			z += n.x0[j] * n.w1[j*d+i]
+		}
+		h[i] = math.Tanh(z)
+		dh[i] = 1 - h[i]*h[i]
+	}
+	s := make([]float64, d) // −2tₖaₖ
+	a := make([]float64, d)
+	for k := range d {
+		z := n.b2[k]
+		for i := range d {
+			z += h[i] * n.w2[i*d+k]
+		}
+		t := math.Tanh(z)
+		a[k] = 1 - t*t
+		s[k] = -2 * t * a[k]
+	}
+	m := make([]float64, d*d)
+	for i := range d {
+		g := 0.0
+		for k := range d {
+			g += n.w2[i*d+k] * a[k]
+		}
+		m[i*d+i] = -2 * h[i] * dh[i] * g
+		for j := range d {
+			c := 0.0
+			for k := range d {
+				c += n.w2[i*d+k] * n.w2[j*d+k] * s[k]
+			}
+			m[i*d+j] += dh[i] * dh[j] * c
+		}
+	}
+	hess := make([]float64, d*d)
+	for j := range d {
+		for l := range d {
+			v := 0.0
+			for i := range d {
+				for k := range d {
+					v += n.w1[j*d+i] * m[i*d+k] * n.w1[l*d+k]
+				}
+			}
+			hess[j*d+l] = v
+		}
+	}
+	return hess
+}
+
+// TestW3 checks W3's Hessian against its closed form and its
+// Hessian–vector product against that Hessian times v.
+func TestW3(t *testing.T) {
+	n := newW3Network()
+	want := n.closedFormHessian()
+	hv := make([]float64, w3Dim)
+	for j := range w3Dim {
+		for l := range w3Dim {
+			hv[j] += want[j*w3Dim+l] * n.v0[l]
+		}
+	}
+	expected := map[string][]float64{"hvp": hv, "hessian": want}
+	for _, q := range w3Quantities {
+		m, feeds, out := n.machine(t, q, 1)
+		if err := m.Run(feeds); err != nil {
+			t.Fatal(err)
+		}
+		got, err := m.Value(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		assertClose(t, q, graph.Float64s(got), expected[q], 1e-12)
+		m.Close()
+	}
+}
+
+// BenchmarkW3 times one run of W3's Hessian–vector product and of its full
+// Hessian, on 1 and GOMAXPROCS threads, in µs.
+func BenchmarkW3(b *testing.B) {
+	n := newW3Network()
+	for _, q := range w3Quantities {
+		for _, threads := range benchThreads() {
+			b.Run(fmt.Sprintf("f64/%s/threads=%d", q, threads), func(b *testing.B) {
+				m, feeds, _ := n.machine(b, q, threads)
+				defer m.Close()
+				benchRuns(b, m, feeds)
+				reportTime(b, 1e3, "us/op")
+			})
+		}
+	}
+}
