@@ -217,6 +217,10 @@ func unaryLoop[T float](op unary, o, x []T) {
 		for i, v := range x {
 			o[i] = T(math.Abs(float64(v)))
 		}
+	case sqrtKind: // one instruction; through float64, float32 still rounds once
+		for i, v := range x {
+			o[i] = T(math.Sqrt(float64(v)))
+		}
 	case reluKind:
 		for i, v := range x {
 			o[i] = max(v, 0)
