@@ -90,6 +90,22 @@ func (d *Tensors) Column(name string) *tensor.Dense {
 	return nil
 }
 
+// Reshape gives each row of the named column the shape row, keeping its
+// elements in order: Reshape("x", 784) flattens 28×28 images for a
+// linear layer. The number of elements per row must stay the same.
+func (d *Tensors) Reshape(name string, row ...int) error {
+	for _, c := range d.cols {
+		if c.name != name {
+			continue
+		}
+		if slices.ContainsFunc(row, func(n int) bool { return n < 0 }) || product(row) != c.width {
+			return fmt.Errorf("data: Reshape: rows of column %q hold %d elements, shape %v holds %d", name, c.width, row, product(row))
+		}
+		return c.t.Reshape(append([]int{d.rows}, row...)...)
+	}
+	return fmt.Errorf("data: Reshape: no column is named %q", name)
+}
+
 // Split returns a random split of d's rows: round(testFraction·Len()) rows
 // go to test and the others to train, after a permutation seeded with
 // seed. Both hold copies; d is unchanged. testFraction is clamped to
@@ -162,6 +178,9 @@ func (d *Tensors) Batch(i, size int, dst ...*tensor.Dense) error {
 	}
 	for k, c := range d.cols {
 		t := dst[k]
+		if t != nil && t.IsView() {
+			return fmt.Errorf("data: batch %d, column %q: the tensor is a view; give a contiguous one", i, c.name)
+		}
 		if t == nil || len(t.Shape()) == 0 || t.IsScalar() || t.Shape()[0] != n || t.Size() != n*c.width {
 			return fmt.Errorf("data: batch %d, column %q: want a tensor of %d rows of %d elements, got shape %v", i, c.name, n, c.width, shapeOf(t))
 		}

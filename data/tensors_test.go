@@ -208,6 +208,7 @@ func TestBatchErrors(t *testing.T) {
 		{"nil", d, 0, 2, []*tensor.Dense{f64(2, 2), nil}, `column "y": want a tensor of 2 rows of 1 elements, got shape ()`},
 		{"bool", d, 0, 2, []*tensor.Dense{f64(2, 2), tensor.New(tensor.WithShape(2), tensor.Of(tensor.Bool))}, "cannot fill a bool tensor"},
 		{"float into int", d, 0, 2, []*tensor.Dense{tensor.New(tensor.WithShape(2, 2), tensor.Of(tensor.Int64)), f64(2)}, "float32 values go into a float tensor"},
+		{"view", d, 0, 2, []*tensor.Dense{view(t), f64(2)}, "the tensor is a view"},
 		{"float64 into int", fx, 0, 1, []*tensor.Dense{tensor.New(tensor.WithShape(1), tensor.Of(tensor.Int32))}, "float64 values go into a float tensor"},
 		{"int32 overflow", big, 0, 1, []*tensor.Dense{tensor.New(tensor.WithShape(1), tensor.Of(tensor.Int32))}, "value 1099511627776 does not fit an int32"},
 	} {
@@ -216,6 +217,16 @@ func TestBatchErrors(t *testing.T) {
 			t.Errorf("case %v: got error %v, want one containing %q", tc.name, err, tc.want)
 		}
 	}
+}
+
+// view returns a 2×2 view of a 3×2 tensor.
+func view(t *testing.T) *tensor.Dense {
+	t.Helper()
+	v, err := tensor.New(tensor.WithShape(3, 2), tensor.Of(tensor.Float64)).Slice(tensor.S(0, 2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v.(*tensor.Dense)
 }
 
 func TestLoader(t *testing.T) {
@@ -282,6 +293,34 @@ func TestArgmax(t *testing.T) {
 	}{{[]float64{1}, 0}, {[]float64{0.1, 0.7, 0.2}, 1}, {[]float64{3, -1, 3}, 0}, {[]float64{-5, -2, -9}, 1}} {
 		if got := Argmax(c.xs); got != c.want {
 			t.Errorf("case %v: got %d, want %d", c.xs, got, c.want)
+		}
+	}
+}
+
+func TestReshape(t *testing.T) {
+	d := numbered(t, 3)
+	if err := d.Reshape("x", 2); err != nil {
+		t.Fatal(err)
+	}
+	if got := d.Column("x").Shape(); !slices.Equal(got, []int{3, 2}) {
+		t.Errorf("got shape %v, want (3, 2)", got)
+	}
+	train, _ := d.Split(0, 1)
+	if got := train.Column("x").Shape(); !slices.Equal(got, []int{3, 2}) {
+		t.Errorf("split: got shape %v, want (3, 2)", got)
+	}
+	order(t, train)
+	for _, tc := range []struct {
+		name string
+		row  []int
+		want string
+	}{
+		{"x", []int{3}, `rows of column "x" hold 2 elements, shape [3] holds 3`},
+		{"x", []int{-1, -2}, "shape [-1 -2] holds 2"},
+		{"z", []int{2}, `no column is named "z"`},
+	} {
+		if err := d.Reshape(tc.name, tc.row...); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("case %v %v: got error %v, want one containing %q", tc.name, tc.row, err, tc.want)
 		}
 	}
 }

@@ -129,7 +129,11 @@ func Train(cfg Config, out io.Writer) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	ev := evaluation{r: evaluator, x: x, y: y, logits: logits, losses: losses}
+	whole, err := data.NewLoader(test, test.Len(), tensor.Float64, tensor.Float64) // one batch
+	if err != nil {
+		return Result{}, err
+	}
+	ev := evaluation{r: evaluator, test: whole, x: x, y: y, logits: logits, losses: losses}
 	var res Result
 	for epoch := range cfg.Epochs {
 		train.Shuffle(cfg.Seed + uint64(epoch) + 1)
@@ -148,7 +152,7 @@ func Train(cfg Config, out io.Writer) (Result, error) {
 			}
 			bar.Add(b[1].Shape()[0], l)
 		}
-		testLoss, acc, err := ev.run(test)
+		testLoss, acc, err := ev.run()
 		if err != nil {
 			return Result{}, err
 		}
@@ -191,20 +195,17 @@ func buildModel(g *graph.Graph, cfg Config, features, classes int) *nn.Sequentia
 	return nn.NewSequential("mlp", layers...)
 }
 
-// evaluation computes the test loss and accuracy over a whole data set
+// evaluation computes the test loss and accuracy over the whole test set
 // in one run of the evaluation Runner.
 type evaluation struct {
 	r              *vm.Runner
+	test           *data.Loader // the test set in one batch
 	x, y           *graph.Node
 	logits, losses *graph.Node
 }
 
-func (e evaluation) run(d *data.Tensors) (loss, accuracy float64, err error) {
-	all, err := data.NewLoader(d, d.Len(), tensor.Float64, tensor.Float64)
-	if err != nil {
-		return 0, 0, err
-	}
-	b, err := all.Batch(0)
+func (e evaluation) run() (loss, accuracy float64, err error) {
+	b, err := e.test.Batch(0)
 	if err != nil {
 		return 0, 0, err
 	}
@@ -226,7 +227,8 @@ func (e evaluation) run(d *data.Tensors) (loss, accuracy float64, err error) {
 			correct++
 		}
 	}
-	return loss / float64(d.Len()), float64(correct) / float64(d.Len()), nil
+	n := float64(b[1].Shape()[0])
+	return loss / n, float64(correct) / n, nil
 }
 
 // loadData returns the training and test sets cfg names, with features
@@ -237,11 +239,11 @@ func loadData(cfg Config) (train, test *data.Tensors, classes int, err error) {
 		if err != nil {
 			return nil, nil, 0, fmt.Errorf("mlp: -fashion needs the Fashion-MNIST files: %w", err)
 		}
-		if train, err = flatten(train); err != nil {
-			return nil, nil, 0, err
-		}
-		if test, err = flatten(test); err != nil {
-			return nil, nil, 0, err
+		for _, d := range []*data.Tensors{train, test} {
+			x := d.Column("x")
+			if err := d.Reshape("x", x.Size()/max(d.Len(), 1)); err != nil { // rows of pixels
+				return nil, nil, 0, err
+			}
 		}
 		return train, test, data.FashionMNISTClasses, nil
 	}
@@ -258,14 +260,6 @@ func loadData(cfg Config) (train, test *data.Tensors, classes int, err error) {
 	}
 	train, test = d.Split(cfg.TestFraction, cfg.Seed)
 	return train, test, digitsClasses, nil
-}
-
-// flatten returns d with its images "x" as rows of pixels.
-func flatten(d *data.Tensors) (*data.Tensors, error) {
-	x := d.Column("x")
-	rows := x.Shape()[0]
-	flat := tensor.New(tensor.WithShape(rows, x.Size()/max(rows, 1)), tensor.WithBacking(x.Float32s()))
-	return data.NewTensors(data.Column{Name: "x", Data: flat}, data.Column{Name: "y", Data: d.Column("y")})
 }
 
 // findDigits looks for the shipped digits beside the working directory

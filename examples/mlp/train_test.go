@@ -146,3 +146,28 @@ func TestParseFlags(t *testing.T) {
 	require.Error(t, err)
 	require.Contains(t, usage.String(), "-profile")
 }
+
+// -fashion reads IDX files: here four 2×2 images to train on and three to
+// test on, trained in batches of 3 (a last batch of 1).
+func TestTrainFashionFiles(t *testing.T) {
+	dir := t.TempDir()
+	idx := func(name string, dims []byte, data ...byte) {
+		b := []byte{0, 0, 8, byte(len(dims))}
+		for _, d := range dims {
+			b = append(b, 0, 0, 0, d)
+		}
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name), append(b, data...), 0o644))
+	}
+	idx("train-images-idx3-ubyte", []byte{4, 2, 2}, 255, 0, 0, 0, 0, 255, 0, 0, 0, 0, 255, 0, 0, 0, 0, 255)
+	idx("train-labels-idx1-ubyte", []byte{4}, 0, 1, 2, 3)
+	idx("t10k-images-idx3-ubyte", []byte{3, 2, 2}, 255, 0, 0, 0, 0, 255, 0, 0, 0, 0, 255, 0)
+	idx("t10k-labels-idx1-ubyte", []byte{3}, 0, 1, 2)
+	cfg := DefaultConfig()
+	cfg.Fashion, cfg.FashionDir = true, dir
+	cfg.Epochs, cfg.Batch, cfg.Hidden = 2, 3, []int{8}
+	var out bytes.Buffer
+	res, err := Train(cfg, &out)
+	require.NoError(t, err)
+	require.Contains(t, out.String(), "4 training and 3 test examples, 4 features, 10 classes")
+	require.Len(t, res.TestAccuracy, 2)
+}
