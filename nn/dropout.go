@@ -64,7 +64,9 @@ func (d *Dropout) Forward(x *graph.Node) *graph.Node {
 		if p := graph.Poisoned(d.Step); p != nil {
 			return x.Graph().Fail(p.Err())
 		}
-		mask := DropoutMask(d.Step, d.p, d.seed+d.streams*0x9e3779b97f4a7c15, x.DType(), x.Shape()...)
+		// The mask takes its shape from x, so that a graph replayed at another
+		// batch size (vm.Runner) draws a mask of that size.
+		mask := graph.Apply(dropoutMaskOp{p: d.p, seed: d.seed + d.streams*0x9e3779b97f4a7c15, like: true}, d.Step, x)
 		d.streams++
 		if d.updates == nil {
 			d.updates = map[*graph.Node]*graph.Node{d.Step: ops.Add(d.Step, d.Step.Graph().Scalar(1, graph.Float64))}
@@ -93,11 +95,14 @@ func (d *Dropout) Name() string {
 }
 
 // dropoutMaskOp draws a dropout mask of a fixed type from a scalar step.
+// dropoutMaskOp draws a dropout mask of a fixed type from a scalar step,
+// or, like, of the type of its second input (whose values it ignores).
 type dropoutMaskOp struct {
 	p     float64
 	seed  uint64
 	dtype tensor.Dtype
 	shape []int
+	like  bool
 }
 
 // DropoutMask returns a mask of the given dtype and shape whose elements
@@ -114,13 +119,23 @@ func (dropoutMaskOp) Name() string { return "DropoutMask" }
 
 // Key identifies the op by all its parameters (its shape is a slice).
 func (op dropoutMaskOp) Key() string {
+	if op.like {
+		return fmt.Sprintf("%v/%d/like", op.p, op.seed)
+	}
 	return fmt.Sprintf("%v/%d/%v%s", op.p, op.seed, op.dtype, graph.ShapeString(op.shape))
 }
 
 // Type checks that the step is a scalar and gives the mask's type.
 func (op dropoutMaskOp) Type(in []graph.Type) (graph.Type, error) {
-	if err := graph.CheckArity(in, 1); err != nil {
+	arity := 1
+	if op.like {
+		arity = 2
+	}
+	if err := graph.CheckArity(in, arity); err != nil {
 		return graph.Type{}, err
+	}
+	if op.like {
+		op.dtype, op.shape = in[1].DType, in[1].Shape
 	}
 	switch {
 	case !in[0].IsScalar():
@@ -145,7 +160,10 @@ func (op dropoutMaskOp) Forward(out *tensor.Dense, in []*tensor.Dense) error {
 }
 
 // Backward: the mask does not depend smoothly on the step.
-func (dropoutMaskOp) Backward(*graph.GradContext, *graph.Node) []*graph.Node {
+func (op dropoutMaskOp) Backward(*graph.GradContext, *graph.Node) []*graph.Node {
+	if op.like {
+		return []*graph.Node{nil, nil}
+	}
 	return []*graph.Node{nil}
 }
 

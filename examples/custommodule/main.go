@@ -15,7 +15,7 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/nabla-go/nabla/compile"
-	"github.com/nabla-go/nabla/examples/internal/data"
+	"github.com/nabla-go/nabla/data"
 	"github.com/nabla-go/nabla/graph"
 	"github.com/nabla-go/nabla/nn"
 	"github.com/nabla-go/nabla/vm"

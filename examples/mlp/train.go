@@ -11,8 +11,7 @@ import (
 
 	"gorgonia.org/tensor"
 
-	"github.com/nabla-go/nabla/compile"
-	"github.com/nabla-go/nabla/examples/internal/data"
+	"github.com/nabla-go/nabla/data"
 	"github.com/nabla-go/nabla/graph"
 	"github.com/nabla-go/nabla/nn"
 	"github.com/nabla-go/nabla/ops"
@@ -70,97 +69,98 @@ type Result struct {
 }
 
 // Train trains an MLP classifier as cfg says, reporting each epoch to out,
-// and returns the losses and accuracies it measured. Training is one
-// compiled program that runs the forward pass, the backward pass and the
-// Adam step in one Run; evaluation is a second program whose machine
-// shares the training machine's parameters.
+// and returns the losses and accuracies it measured. A training step is
+// one compiled program that runs the forward pass, the backward pass and
+// the Adam step in one Run; a vm.Runner keeps one for the batch size and
+// one for the shorter last batch of an epoch. Evaluation is a second
+// Runner, sharing the parameters, that runs the whole test set at once.
 func Train(cfg Config, out io.Writer) (Result, error) {
 	start := time.Now()
 	if cfg.Epochs <= 0 || cfg.Batch <= 0 {
 		return Result{}, fmt.Errorf("mlp: epochs (%d) and batch size (%d) must be positive", cfg.Epochs, cfg.Batch)
 	}
-	train, test, err := loadData(cfg)
+	train, test, classes, err := loadData(cfg)
 	if err != nil {
 		return Result{}, err
 	}
+	features := train.Column("x").Shape()[1]
 	fmt.Fprintf(out, "%d training and %d test examples, %d features, %d classes\n",
-		train.Len(), test.Len(), train.Features, train.Classes)
+		train.Len(), test.Len(), features, classes)
 
 	g := graph.New()
-	model := buildModel(g, cfg, train.Features, train.Classes)
+	model := buildModel(g, cfg, features, classes)
 
-	// The training program: loss, gradients and the optimiser step.
-	x := g.Input("x", tensor.Float64, cfg.Batch, train.Features)
+	// Training: loss, gradients and the optimiser step in one program per
+	// batch size (the full batch and a shorter last one).
+	x := g.Input("x", tensor.Float64, cfg.Batch, features)
 	y := g.Input("y", tensor.Float64, cfg.Batch)
 	nn.SetTraining(model, true)
 	loss := nn.CrossEntropy(model.Forward(x), y)
 	opt := nn.NewAdam(nn.DefaultAdam().WithLR(cfg.LR))
-	updates, err := nn.TrainingUpdates(opt, loss, model)
-	if err != nil {
-		return Result{}, err
+	var updates map[*graph.Node]*graph.Node // the step at cfg.Batch, drawn by -dot
+	step := func(outs []*graph.Node) (map[*graph.Node]*graph.Node, error) {
+		u, err := nn.TrainingUpdates(opt, outs[0], model)
+		if updates == nil {
+			updates = u
+		}
+		return u, err
 	}
-	trainProg, err := compile.Compile([]*graph.Node{loss}, compile.WithUpdates(updates))
-	if err != nil {
-		return Result{}, err
-	}
-
-	// The evaluation program: the same parameters, dropout off.
-	evalBatch := min(test.Len(), 1000)
-	xe := g.Input("x_eval", tensor.Float64, evalBatch, train.Features)
-	ye := g.Input("y_eval", tensor.Float64, evalBatch)
-	nn.SetTraining(model, false)
-	logits := model.Forward(xe)
-	losses := ops.CrossEntropy(logits, ye)
-	evalProg, err := compile.Compile([]*graph.Node{logits, losses})
-	if err != nil {
-		return Result{}, err
-	}
-
 	var trainOpts []vm.Option
 	if cfg.Profile {
 		trainOpts = append(trainOpts, vm.WithProfile())
 	}
-	trainer, err := vm.New(trainProg, trainOpts...)
+	trainer, err := vm.NewRunner([]*graph.Node{loss}, nil, step, trainOpts...)
 	if err != nil {
 		return Result{}, err
 	}
-	evaluator, err := vm.New(evalProg, vm.SharingParams(trainer))
+
+	// Evaluation: the same parameters, dropout off, the whole test set in
+	// one run.
+	nn.SetTraining(model, false)
+	logits := model.Forward(x)
+	losses := ops.CrossEntropy(logits, y)
+	evaluator, err := vm.NewRunner([]*graph.Node{logits, losses}, nil, nil, vm.SharingParams(trainer.Machine()))
 	if err != nil {
 		return Result{}, err
 	}
 	fmt.Fprintf(out, "model:\n%v\n", model)
 
-	xb, yb := graph.NewDense(tensor.Float64, cfg.Batch, train.Features), graph.NewDense(tensor.Float64, cfg.Batch)
-	feeds := vm.Feeds{x: xb, y: yb}
-	ev := evaluation{m: evaluator, x: xe, y: ye, logits: logits, losses: losses, size: evalBatch}
+	batches, err := data.NewLoader(train, cfg.Batch, tensor.Float64, tensor.Float64)
+	if err != nil {
+		return Result{}, err
+	}
+	whole, err := data.NewLoader(test, test.Len(), tensor.Float64, tensor.Float64) // one batch
+	if err != nil {
+		return Result{}, err
+	}
+	ev := evaluation{r: evaluator, test: whole, x: x, y: y, logits: logits, losses: losses}
 	var res Result
 	for epoch := range cfg.Epochs {
 		train.Shuffle(cfg.Seed + uint64(epoch) + 1)
-		batches := train.Batches(cfg.Batch)
-		bar := data.NewProgress(out, batches, fmt.Sprintf("epoch %d/%d", epoch+1, cfg.Epochs))
-		total := 0.0
-		for i := range batches {
-			if err := train.Batch(i, cfg.Batch, xb.Float64s(), yb.Float64s()); err != nil {
-				return Result{}, err
-			}
-			if err := trainer.Run(feeds); err != nil {
-				return Result{}, err
-			}
-			v, err := trainer.Value(loss)
+		bar := data.NewProgress(out, train.Len(), fmt.Sprintf("epoch %d/%d", epoch+1, cfg.Epochs))
+		for i := range batches.Len() {
+			b, err := batches.Batch(i)
 			if err != nil {
 				return Result{}, err
 			}
-			total += graph.Float(v, 0)
-			bar.Add(1)
+			if err := trainer.Run(vm.Feeds{x: b[0], y: b[1]}); err != nil {
+				return Result{}, err
+			}
+			l, err := trainer.Scalar(loss)
+			if err != nil {
+				return Result{}, err
+			}
+			bar.Add(b[1].Shape()[0], l)
 		}
-		testLoss, acc, err := ev.run(test)
+		testLoss, acc, err := ev.run()
 		if err != nil {
 			return Result{}, err
 		}
-		res.TrainLoss = append(res.TrainLoss, total/float64(batches))
+		res.TrainLoss = append(res.TrainLoss, bar.Loss())
 		res.TestLoss = append(res.TestLoss, testLoss)
 		res.TestAccuracy = append(res.TestAccuracy, acc)
-		bar.Finish(fmt.Sprintf("train loss %.4f, test loss %.4f, test accuracy %.4f", res.TrainLoss[epoch], testLoss, acc))
+		bar.Finish(fmt.Sprintf("train loss %.4f, test loss %.4f, test accuracy %.4f, %.0f rows/s",
+			res.TrainLoss[epoch], testLoss, acc, bar.Throughput()))
 	}
 	res.Accuracy = res.TestAccuracy[len(res.TestAccuracy)-1]
 
@@ -168,7 +168,7 @@ func Train(cfg Config, out io.Writer) (Result, error) {
 	for _, n := range nn.Parameters(model) {
 		drawn = append(drawn, updates[n])
 	}
-	if err := writeOutputs(cfg, trainer, model, opt, res, drawn, out); err != nil {
+	if err := writeOutputs(cfg, trainer.Machine(), model, opt, res, drawn, out); err != nil {
 		return Result{}, err
 	}
 	res.Duration = time.Since(start)
@@ -195,63 +195,71 @@ func buildModel(g *graph.Graph, cfg Config, features, classes int) *nn.Sequentia
 	return nn.NewSequential("mlp", layers...)
 }
 
-// evaluation computes the test loss and accuracy with the evaluation
-// machine, a batch of size rows at a time.
+// evaluation computes the test loss and accuracy over the whole test set
+// in one run of the evaluation Runner.
 type evaluation struct {
-	m              *vm.Machine
+	r              *vm.Runner
+	test           *data.Loader // the test set in one batch
 	x, y           *graph.Node
 	logits, losses *graph.Node
-	size           int
 }
 
-func (e evaluation) run(d data.Dataset) (loss, accuracy float64, err error) {
-	xb, yb := graph.NewDense(tensor.Float64, e.size, d.Features), graph.NewDense(tensor.Float64, e.size)
-	feeds := vm.Feeds{e.x: xb, e.y: yb}
-	correct := 0
-	for i := range d.Batches(e.size) {
-		if err := d.Batch(i, e.size, xb.Float64s(), yb.Float64s()); err != nil {
-			return 0, 0, err
-		}
-		if err := e.m.Run(feeds); err != nil {
-			return 0, 0, err
-		}
-		logits, _ := e.m.Value(e.logits)
-		losses, _ := e.m.Value(e.losses)
-		// The last batch wraps around to the first rows: count each row once.
-		rows := min(e.size, d.Len()-i*e.size)
-		classes := logits.Shape()[1]
-		for r := range rows {
-			loss += losses.Float64s()[r]
-			if data.Argmax(logits.Float64s()[r*classes:(r+1)*classes]) == int(yb.Float64s()[r]) {
-				correct++
-			}
+func (e evaluation) run() (loss, accuracy float64, err error) {
+	b, err := e.test.Batch(0)
+	if err != nil {
+		return 0, 0, err
+	}
+	if err := e.r.Run(vm.Feeds{e.x: b[0], e.y: b[1]}); err != nil {
+		return 0, 0, err
+	}
+	logits, err := e.r.Value(e.logits)
+	if err != nil {
+		return 0, 0, err
+	}
+	losses, err := e.r.Value(e.losses)
+	if err != nil {
+		return 0, 0, err
+	}
+	classes, correct := logits.Shape()[1], 0
+	for r, label := range b[1].Float64s() {
+		loss += losses.Float64s()[r]
+		if data.Argmax(logits.Float64s()[r*classes:(r+1)*classes]) == int(label) {
+			correct++
 		}
 	}
-	return loss / float64(d.Len()), float64(correct) / float64(d.Len()), nil
+	n := float64(b[1].Shape()[0])
+	return loss / n, float64(correct) / n, nil
 }
 
-// loadData returns the training and test sets cfg names.
-func loadData(cfg Config) (train, test data.Dataset, err error) {
+// loadData returns the training and test sets cfg names, with features
+// "x" (rows × features) and labels "y", and the number of classes.
+func loadData(cfg Config) (train, test *data.Tensors, classes int, err error) {
 	if cfg.Fashion {
 		train, test, err = data.FashionMNIST(cfg.FashionDir)
 		if err != nil {
-			return train, test, fmt.Errorf("mlp: -fashion needs the Fashion-MNIST files: %w", err)
+			return nil, nil, 0, fmt.Errorf("mlp: -fashion needs the Fashion-MNIST files: %w", err)
 		}
-		return train, test, nil
+		for _, d := range []*data.Tensors{train, test} {
+			x := d.Column("x")
+			if err := d.Reshape("x", x.Size()/max(d.Len(), 1)); err != nil { // rows of pixels
+				return nil, nil, 0, err
+			}
+		}
+		return train, test, data.FashionMNISTClasses, nil
 	}
 	path := cfg.Digits
 	if path == "" {
 		path = findDigits()
 	}
-	d, err := data.LoadDigitsCSV(path)
+	d, err := loadDigits(path)
 	if err != nil {
-		return train, test, fmt.Errorf("mlp: %w (give the file with -digits)", err)
+		return nil, nil, 0, fmt.Errorf("mlp: %w (give the file with -digits)", err)
 	}
 	if !(cfg.TestFraction > 0 && cfg.TestFraction < 1) {
-		return train, test, fmt.Errorf("mlp: test fraction %v is not in (0, 1)", cfg.TestFraction)
+		return nil, nil, 0, fmt.Errorf("mlp: test fraction %v is not in (0, 1)", cfg.TestFraction)
 	}
 	train, test = d.Split(cfg.TestFraction, cfg.Seed)
-	return train, test, nil
+	return train, test, digitsClasses, nil
 }
 
 // findDigits looks for the shipped digits beside the working directory

@@ -31,7 +31,7 @@ func TestTrainShort(t *testing.T) {
 	require.Less(t, res.TrainLoss[4], res.TrainLoss[0]/2, "training loss falls: %v", res.TrainLoss)
 	require.Less(t, res.TestLoss[4], res.TestLoss[0]/2, "test loss falls: %v", res.TestLoss)
 	require.Greater(t, res.Accuracy, 0.5, "accuracy far above chance")
-	require.Regexp(t, regexp.MustCompile(`(?m)^epoch 5/5: train loss \d+\.\d{4}, test loss \d+\.\d{4}, test accuracy [01]\.\d{4}$`), out.String())
+	require.Regexp(t, regexp.MustCompile(`(?m)^epoch 5/5: train loss \d+\.\d{4}, test loss \d+\.\d{4}, test accuracy [01]\.\d{4}, \d+ rows/s$`), out.String())
 	require.Regexp(t, regexp.MustCompile(`\ntest accuracy: [01]\.\d{4}\n$`), out.String())
 
 	for _, path := range []string{cfg.Save, cfg.Plot, cfg.Dot} {
@@ -116,9 +116,10 @@ func TestTrainProfile(t *testing.T) {
 	require.NoError(t, err)
 	text := out.String()
 	require.Regexp(t, regexp.MustCompile(`(?m)^profile of the training step, the 10 slowest instructions:\n\d+ instructions, .+ in total\ninstr +op +node +shape +calls +time +mean +% +GFLOP/s$`), text)
-	// Each row ran once per batch: 45 batches of 32 cover the 1437
-	// training digits.
-	rows := regexp.MustCompile(`(?m)^\d+ +\S+ +#\d+ .*train\.go:\d+ +\([\d,]*\) +45 +\S+ +\S+ +\d+\.\d +(-|\d+\.\d\d)$`)
+	// The profile is the 32-row program's: each row ran once per full
+	// batch, 44 of them over the 1438 training digits (the last 30 rows
+	// run on the Runner's 30-row program).
+	rows := regexp.MustCompile(`(?m)^\d+ +\S+ +#\d+ .*train\.go:\d+ +\([\d,]*\) +44 +\S+ +\S+ +\d+\.\d +(-|\d+\.\d\d)$`)
 	require.Len(t, rows.FindAllString(text, -1), 10, text)
 	require.Regexp(t, regexp.MustCompile(`(?m)^ +\d+ more +`), text)
 	require.Regexp(t, regexp.MustCompile(`\ntest accuracy: [01]\.\d{4}\n$`), text)
@@ -144,4 +145,29 @@ func TestParseFlags(t *testing.T) {
 	_, err = parseFlags([]string{"-nope"}, &usage)
 	require.Error(t, err)
 	require.Contains(t, usage.String(), "-profile")
+}
+
+// -fashion reads IDX files: here four 2×2 images to train on and three to
+// test on, trained in batches of 3 (a last batch of 1).
+func TestTrainFashionFiles(t *testing.T) {
+	dir := t.TempDir()
+	idx := func(name string, dims []byte, data ...byte) {
+		b := []byte{0, 0, 8, byte(len(dims))}
+		for _, d := range dims {
+			b = append(b, 0, 0, 0, d)
+		}
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name), append(b, data...), 0o644))
+	}
+	idx("train-images-idx3-ubyte", []byte{4, 2, 2}, 255, 0, 0, 0, 0, 255, 0, 0, 0, 0, 255, 0, 0, 0, 0, 255)
+	idx("train-labels-idx1-ubyte", []byte{4}, 0, 1, 2, 3)
+	idx("t10k-images-idx3-ubyte", []byte{3, 2, 2}, 255, 0, 0, 0, 0, 255, 0, 0, 0, 0, 255, 0)
+	idx("t10k-labels-idx1-ubyte", []byte{3}, 0, 1, 2)
+	cfg := DefaultConfig()
+	cfg.Fashion, cfg.FashionDir = true, dir
+	cfg.Epochs, cfg.Batch, cfg.Hidden = 2, 3, []int{8}
+	var out bytes.Buffer
+	res, err := Train(cfg, &out)
+	require.NoError(t, err)
+	require.Contains(t, out.String(), "4 training and 3 test examples, 4 features, 10 classes")
+	require.Len(t, res.TestAccuracy, 2)
 }
