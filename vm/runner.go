@@ -62,7 +62,7 @@ type Trainer func(outputs []*graph.Node) (map[*graph.Node]*graph.Node, error)
 // machine the Runner makes.
 func NewRunner(outputs []*graph.Node, updates map[*graph.Node]*graph.Node, train Trainer, opts ...Option) (*Runner, error) {
 	r := &Runner{outputs: outputs, updates: updates, train: train, opts: opts, sizes: map[int]*sized{}}
-	all, err := r.steps(outputs, updates)
+	all, err := r.steps(outputs, updates, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -172,7 +172,7 @@ func (r *Runner) make(size int) (*sized, error) {
 	for p, u := range r.updates {
 		updates[p] = at(u)
 	}
-	all, err := r.steps(outputs, updates)
+	all, err := r.steps(outputs, updates, subst)
 	if err != nil {
 		return nil, err
 	}
@@ -191,14 +191,33 @@ func (r *Runner) make(size int) (*sized, error) {
 	return s, nil
 }
 
-// steps adds the Trainer's step for outputs to the state updates.
-func (r *Runner) steps(outputs []*graph.Node, updates map[*graph.Node]*graph.Node) (map[*graph.Node]*graph.Node, error) {
+// steps adds the Trainer's step for outputs to the state updates. At a
+// replayed size (subst not nil), what the step reads of the graph as
+// built is replayed too: nn.TrainingUpdates includes the modules' own
+// updates (BatchNorm's running statistics), built by their Forward on the
+// built batch.
+func (r *Runner) steps(outputs []*graph.Node, updates, subst map[*graph.Node]*graph.Node) (map[*graph.Node]*graph.Node, error) {
 	if r.train == nil {
 		return updates, nil
 	}
 	step, err := r.train(outputs)
 	if err != nil {
 		return nil, err
+	}
+	if subst != nil && len(step) > 0 {
+		values := make([]*graph.Node, 0, len(step))
+		for _, u := range step {
+			values = append(values, u)
+		}
+		nodes, err := graph.Replay(subst, values...)
+		if err != nil {
+			return nil, err
+		}
+		for p, u := range step {
+			if m, ok := nodes[u]; ok {
+				step[p] = m
+			}
+		}
 	}
 	all := maps.Clone(updates)
 	if all == nil {

@@ -199,6 +199,13 @@ func TestRunnerReplaysStateUpdates(t *testing.T) {
 	y := ops.Sum(bn.Forward(x))
 	r, err := vm.NewRunner([]*graph.Node{y}, nn.StateUpdates(bn), nil, vm.WithThreads(1))
 	require.NoError(t, err)
+	// The same updates coming from a Trainer, as nn.TrainingUpdates gives
+	// them (built by the Forward on 64 rows), are replayed too.
+	built := nn.StateUpdates(bn)
+	fromTrainer, err := vm.NewRunner([]*graph.Node{y}, nil, func([]*graph.Node) (map[*graph.Node]*graph.Node, error) {
+		return built, nil
+	}, vm.WithThreads(1))
+	require.NoError(t, err)
 
 	x17 := g.Input("x", graph.Float64, 17, 3)
 	y17 := ops.Sum(bn.Forward(x17))
@@ -208,13 +215,15 @@ func TestRunnerReplaysStateUpdates(t *testing.T) {
 	require.NoError(t, err)
 
 	xv := rows(rand.New(rand.NewPCG(9, 9)), 17, 3)
-	require.NoError(t, r.Run(vm.Feeds{x: xv}))
 	require.NoError(t, ref.Run(vm.Feeds{x17: xv}))
-	for _, b := range []*graph.Node{bn.RunningMean, bn.RunningVar, bn.NumBatchesTracked} {
-		got, err := r.Value(b)
-		require.NoError(t, err)
-		want, err := ref.Value(b)
-		require.NoError(t, err)
-		require.Equal(t, graph.Float64s(want), graph.Float64s(got), "%v", b)
+	for _, runner := range []*vm.Runner{r, fromTrainer} {
+		require.NoError(t, runner.Run(vm.Feeds{x: xv}))
+		for _, b := range []*graph.Node{bn.RunningMean, bn.RunningVar, bn.NumBatchesTracked} {
+			got, err := runner.Value(b)
+			require.NoError(t, err)
+			want, err := ref.Value(b)
+			require.NoError(t, err)
+			require.Equal(t, graph.Float64s(want), graph.Float64s(got), "%v", b)
+		}
 	}
 }
