@@ -3,6 +3,8 @@ package nn
 import (
 	"fmt"
 
+	"gorgonia.org/tensor"
+
 	"github.com/nabla-go/nabla/graph"
 	"github.com/nabla-go/nabla/ops"
 )
@@ -105,13 +107,13 @@ func (n *BatchNorm) Forward(x *graph.Node) *graph.Node {
 
 // track builds the running statistics' updates from a batch's mean and
 // biased variance of x over axes. The variance is made unbiased with the
-// count of values per channel taken from x at run time (a sum of x⁰), so
+// count of values per channel taken from x's shape at run time, so
 // that the update stays right when a vm.Runner replays it for another
 // batch size.
 func (n *BatchNorm) track(x, mean, variance *graph.Node, axes []int) {
 	m := n.momentum
 	g := x.Graph()
-	count := ops.Sum(ops.PowConst(ops.StopGradient(x), 0), axes...)
+	count := graph.Apply(countOp{mask: axesMask(axes)}, x)
 	unbiased := ops.Div(count, ops.Sub(count, g.Scalar(1, x.DType())))
 	perChannel := func(v *graph.Node) *graph.Node { return ops.StopGradient(ops.Reshape(v, n.channels)) }
 	blend := func(running, batch *graph.Node) *graph.Node {
@@ -144,3 +146,40 @@ func (n *BatchNorm) Name() string {
 	}
 	return n.name
 }
+
+// countOp gives, as a scalar of x's dtype, the number of elements of x in
+// one slice along the axes set in mask (the values a channel's statistics
+// average over), read from x's shape when it runs, not from its values.
+type countOp struct{ mask uint64 }
+
+// axesMask sets bit a for each axis a.
+func axesMask(axes []int) uint64 {
+	var m uint64
+	for _, a := range axes {
+		m |= 1 << a
+	}
+	return m
+}
+
+func (countOp) Name() string { return "Count" }
+
+func (countOp) Type(in []graph.Type) (graph.Type, error) {
+	if err := graph.CheckArity(in, 1); err != nil {
+		return graph.Type{}, err
+	}
+	return graph.TypeOf(in[0].DType), nil
+}
+
+func (op countOp) Forward(out *tensor.Dense, in []*tensor.Dense) error {
+	n := 1
+	for a, d := range in[0].Shape() {
+		if op.mask&(1<<a) != 0 {
+			n *= d
+		}
+	}
+	graph.SetFloat(out, 0, float64(n))
+	return nil
+}
+
+// Backward: a count does not depend on the values.
+func (countOp) Backward(*graph.GradContext, *graph.Node) []*graph.Node { return []*graph.Node{nil} }
