@@ -143,11 +143,10 @@ type Clipping struct {
 // SGD is stochastic gradient descent: p ← p - lr·g, with optional momentum
 // and weight decay.
 type SGD struct {
-	cfg     SGDConfig
-	state   []Named
-	graph   *graph.Graph  // the graph of the first Updates
-	lr      *graph.Node   // the learning-rate buffer, once built
-	lrValue *tensor.Dense // what SetLR writes into it
+	cfg   SGDConfig
+	state []Named
+	graph *graph.Graph // the graph of the first Updates
+	rates
 }
 
 // NewSGD returns an SGD optimiser; its configuration is checked by Updates.
@@ -174,8 +173,9 @@ func (o *SGD) Updates(loss *graph.Node, params []Named) (map[*graph.Node]*graph.
 	defer s.end()
 	lr := s.scalarBuffer(&o.state, "lr", c.LR)
 	o.lr = lr
+	wd := o.decayBuffer(s, &o.state, c.WeightDecay)
 	for i, p := range params {
-		g := s.decay(p.Node, s.grads[i], c.WeightDecay)
+		g := s.decay(p.Node, s.grads[i], wd)
 		if c.Momentum != 0 {
 			v := s.buffer(&o.state, "momentum_buffer", p)
 			v1 := ops.Add(ops.Scale(v, c.Momentum), g)
@@ -197,7 +197,12 @@ func (o *SGD) State() []Named { return o.state }
 
 // SetLR sets the learning rate the machine's next steps use, without
 // recompiling: a schedule calls it between runs.
-func (o *SGD) SetLR(m ParamStore, lr float64) error { return setLR("SGD", m, o.lr, &o.lrValue, lr) }
+func (o *SGD) SetLR(m ParamStore, lr float64) error { return o.setLR("SGD", m, lr) }
+
+// SetWeightDecay sets the weight decay the machine's next steps use,
+// without recompiling (an optimiser built with a weight decay of 0 has
+// none to set).
+func (o *SGD) SetWeightDecay(m ParamStore, wd float64) error { return o.setWeightDecay("SGD", m, wd) }
 
 // AdamConfig configures Adam and AdamW. A zero field means zero: start
 // from DefaultAdam for PyTorch's defaults.
@@ -243,9 +248,8 @@ type Adam struct {
 	cfg       AdamConfig
 	decoupled bool
 	state     []Named
-	graph     *graph.Graph  // the graph of the first Updates
-	lr        *graph.Node   // the learning-rate buffer, once built
-	lrValue   *tensor.Dense // what SetLR writes into it
+	graph     *graph.Graph // the graph of the first Updates
+	rates
 }
 
 // NewAdam returns an Adam optimiser; its configuration is checked by
@@ -301,9 +305,10 @@ func (o *Adam) Updates(loss *graph.Node, params []Named) (map[*graph.Node]*graph
 	correction1 := ops.Sub(s.scalar(1), ops.Pow(s.scalar(c.Beta1), t))
 	correction2 := ops.Sqrt(ops.Sub(s.scalar(1), ops.Pow(s.scalar(c.Beta2), t)))
 	stepSize := ops.Div(lr, correction1)
+	wd := o.decayBuffer(s, &o.state, c.WeightDecay)
 	var keep *graph.Node // AdamW's decay factor, 1 - lr·wd
-	if o.decoupled && c.WeightDecay != 0 {
-		keep = ops.Sub(s.scalar(1), ops.Scale(lr, c.WeightDecay))
+	if o.decoupled && wd != nil {
+		keep = ops.Sub(s.scalar(1), ops.Mul(lr, wd))
 	}
 	for i, p := range params {
 		g, base := s.grads[i], p.Node
@@ -312,7 +317,7 @@ func (o *Adam) Updates(loss *graph.Node, params []Named) (map[*graph.Node]*graph
 				base = ops.Mul(base, keep)
 			}
 		} else {
-			g = s.decay(p.Node, g, c.WeightDecay)
+			g = s.decay(p.Node, g, wd)
 		}
 		m := s.buffer(&o.state, "exp_avg", p)
 		v := s.buffer(&o.state, "exp_avg_sq", p)
@@ -330,24 +335,62 @@ func (o *Adam) State() []Named { return o.state }
 
 // SetLR sets the learning rate the machine's next steps use, without
 // recompiling: a schedule calls it between runs.
-func (o *Adam) SetLR(m ParamStore, lr float64) error { return setLR(o.name(), m, o.lr, &o.lrValue, lr) }
+func (o *Adam) SetLR(m ParamStore, lr float64) error { return o.setLR(o.name(), m, lr) }
 
-// setLR writes lr into an optimiser's learning-rate buffer, through a
-// one-element tensor the optimiser keeps, so that a schedule's steps
-// allocate nothing.
-func setLR(name string, m ParamStore, buffer *graph.Node, value **tensor.Dense, lr float64) error {
+// SetWeightDecay sets the weight decay the machine's next steps use,
+// without recompiling (an optimiser built with a weight decay of 0 has
+// none to set).
+func (o *Adam) SetWeightDecay(m ParamStore, wd float64) error {
+	return o.setWeightDecay(o.name(), m, wd)
+}
+
+// rates are an optimiser's learning rate and weight decay: buffers the
+// machine owns, which SetLR and SetWeightDecay write between runs through
+// one-element tensors kept here, so that a schedule allocates nothing.
+type rates struct {
+	lr, wd           *graph.Node // the buffers, once built (wd only with decay)
+	lrValue, wdValue *tensor.Dense
+}
+
+// decayBuffer adds the weight-decay buffer when wd is not 0.
+func (r *rates) decayBuffer(s *stepBuilder, state *[]Named, wd float64) *graph.Node {
+	if wd == 0 {
+		return nil
+	}
+	r.wd = s.scalarBuffer(state, "weight_decay", wd)
+	return r.wd
+}
+
+func (r *rates) setLR(name string, m ParamStore, lr float64) error {
+	if !(lr > 0) || math.IsInf(lr, 0) {
+		return fmt.Errorf("nn: %s: SetLR: learning rate %v must be positive and finite", name, lr)
+	}
+	return setScalar(name, "SetLR", m, r.lr, &r.lrValue, lr)
+}
+
+func (r *rates) setWeightDecay(name string, m ParamStore, wd float64) error {
+	if !(wd >= 0) || math.IsInf(wd, 0) {
+		return fmt.Errorf("nn: %s: SetWeightDecay: weight decay %v must be finite and ≥ 0", name, wd)
+	}
+	if r.wd == nil && r.lr != nil {
+		return fmt.Errorf("nn: %s: SetWeightDecay: the step was built without weight decay: give WeightDecay a value to change later", name)
+	}
+	return setScalar(name, "SetWeightDecay", m, r.wd, &r.wdValue, wd)
+}
+
+// setScalar writes v into an optimiser's scalar buffer through a kept
+// one-element tensor.
+func setScalar(name, call string, m ParamStore, buffer *graph.Node, value **tensor.Dense, v float64) error {
 	switch {
 	case buffer == nil:
-		return fmt.Errorf("nn: %s: SetLR before Updates: there is no training program yet", name)
+		return fmt.Errorf("nn: %s: %s before Updates: there is no training program yet", name, call)
 	case m == nil:
-		return fmt.Errorf("nn: %s: SetLR: the machine must not be nil", name)
-	case !(lr > 0) || math.IsInf(lr, 0):
-		return fmt.Errorf("nn: %s: SetLR: learning rate %v must be positive and finite", name, lr)
+		return fmt.Errorf("nn: %s: %s: the machine must not be nil", name, call)
 	}
 	if *value == nil {
 		*value = graph.NewDense(buffer.DType())
 	}
-	graph.SetFloat(*value, 0, lr)
+	graph.SetFloat(*value, 0, v)
 	return m.Set(buffer, *value)
 }
 
@@ -469,12 +512,13 @@ func ancestors(y *graph.Node) []bool {
 
 func (s *stepBuilder) scalar(v float64) *graph.Node { return s.g.Scalar(v, s.dtype) }
 
-// decay adds L2 weight decay wd·p to the gradient g.
-func (s *stepBuilder) decay(p, g *graph.Node, wd float64) *graph.Node {
-	if wd == 0 {
+// decay adds L2 weight decay wd·p to the gradient g (wd a scalar buffer;
+// nil for none).
+func (s *stepBuilder) decay(p, g, wd *graph.Node) *graph.Node {
+	if wd == nil {
 		return g
 	}
-	return ops.Add(g, ops.Scale(p, wd))
+	return ops.Add(g, ops.Mul(p, wd))
 }
 
 // buffer adds a zero buffer shaped like p, recorded in state as

@@ -54,3 +54,22 @@ func TestScheduleAndClippingAllocateNothing(t *testing.T) {
 	require.Zero(t, allocs)
 	require.ErrorContains(t, Apply(nil, opt, m, 0), "must not be nil")
 }
+
+// The weight decay is a buffer too: SetWeightDecay changes the step of
+// the same program. p² from 1 with SGD at lr 0.1 and decay 0.1 goes to
+// 1 - 0.1·(2 + 0.1) = 0.79, then with decay 0.5 to 0.79 - 0.1·2.5·0.79.
+func TestSetWeightDecay(t *testing.T) {
+	opt := NewSGD(SGDConfig{LR: 0.1, WeightDecay: 0.1})
+	require.ErrorContains(t, opt.SetWeightDecay(nil, 1), "before Updates")
+	m, p := trainer(t, opt, []float64{1}, func(p *graph.Node) *graph.Node { return ops.Sum(ops.Square(p)) })
+	prog := m.Program()
+	assertClose(t, "decay 0.1", steps(t, m, p, 1), []float64{0.79}, 1e-15)
+	require.NoError(t, opt.SetWeightDecay(m, 0.5))
+	assertClose(t, "decay 0.5", steps(t, m, p, 1), []float64{0.79 - 0.1*2.5*0.79}, 1e-15)
+	require.Same(t, prog, m.Program())
+	require.ErrorContains(t, opt.SetWeightDecay(m, -1), "must be finite and ≥ 0")
+
+	plain := NewAdamW(DefaultAdam())
+	m, _ = trainer(t, plain, []float64{1}, func(p *graph.Node) *graph.Node { return ops.Sum(ops.Square(p)) })
+	require.ErrorContains(t, plain.SetWeightDecay(m, 0.1), "built without weight decay")
+}
