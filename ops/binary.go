@@ -7,6 +7,7 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/nabla-go/nabla/graph"
+	"github.com/nabla-go/nabla/internal/vek"
 )
 
 // binaryKind selects an elementwise binary op; binary ops broadcast their
@@ -121,9 +122,8 @@ func binaryForward[T float](k binaryKind, out, a, b *tensor.Dense) {
 // binaryLoop computes o[i] = x[i*sx] op y[i*sy]; strides are 0 or 1.
 func binaryLoop[T float](k binaryKind, o, x []T, sx int, y []T, sy int) {
 	if k <= divKind && len(o) > 0 {
-		// Arithmetic on whole vectors, or with a scalar, runs in loops
-		// without index arithmetic or bounds checks: on short vectors
-		// they take half the time.
+		// Arithmetic on whole vectors, or with a scalar, runs in vek,
+		// several elements per instruction.
 		switch {
 		case sx == 1 && sy == 1:
 			arithVV(k, o, x[:len(o)], y[:len(o)])
@@ -196,74 +196,18 @@ func binaryLoop[T float](k binaryKind, o, x []T, sx int, y []T, sy int) {
 }
 
 // arithVV sets o[i] = x[i] op y[i] for the arithmetic kinds; x and y
-// have o's length.
-func arithVV[T float](k binaryKind, o, x, y []T) {
-	x, y = x[:len(o)], y[:len(o)]
-	switch k {
-	case addKind:
-		for i := range o {
-			o[i] = x[i] + y[i]
-		}
-	case subKind:
-		for i := range o {
-			o[i] = x[i] - y[i]
-		}
-	case mulKind:
-		for i := range o {
-			o[i] = x[i] * y[i]
-		}
-	case divKind:
-		for i := range o {
-			o[i] = x[i] / y[i]
-		}
-	}
-}
+// have o's length. vek runs it several elements per instruction, with the
+// Go loop's results bit for bit.
+func arithVV[T float](k binaryKind, o, x, y []T) { vek.VV(vekOps[k], o, x, y) }
 
 // arithVS sets o[i] = x[i] op c for the arithmetic kinds.
-func arithVS[T float](k binaryKind, o, x []T, c T) {
-	x = x[:len(o)]
-	switch k {
-	case addKind:
-		for i := range o {
-			o[i] = x[i] + c
-		}
-	case subKind:
-		for i := range o {
-			o[i] = x[i] - c
-		}
-	case mulKind:
-		for i := range o {
-			o[i] = x[i] * c
-		}
-	case divKind:
-		for i := range o {
-			o[i] = x[i] / c
-		}
-	}
-}
+func arithVS[T float](k binaryKind, o, x []T, c T) { vek.VS(vekOps[k], o, x, c) }
 
 // arithSV sets o[i] = c op y[i] for the arithmetic kinds.
-func arithSV[T float](k binaryKind, o []T, c T, y []T) {
-	y = y[:len(o)]
-	switch k {
-	case addKind:
-		for i := range o {
-			o[i] = c + y[i]
-		}
-	case subKind:
-		for i := range o {
-			o[i] = c - y[i]
-		}
-	case mulKind:
-		for i := range o {
-			o[i] = c * y[i]
-		}
-	case divKind:
-		for i := range o {
-			o[i] = c / y[i]
-		}
-	}
-}
+func arithSV[T float](k binaryKind, o []T, c T, y []T) { vek.SV(vekOps[k], o, c, y) }
+
+// vekOps are the arithmetic kinds' operations in vek.
+var vekOps = [...]vek.Op{addKind: vek.Add, subKind: vek.Sub, mulKind: vek.Mul, divKind: vek.Div}
 
 func mask[T float](b bool) T {
 	if b {

@@ -8,6 +8,7 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/nabla-go/nabla/graph"
+	"github.com/nabla-go/nabla/internal/vek"
 	"github.com/nabla-go/nabla/internal/vmath"
 )
 
@@ -199,32 +200,19 @@ func unaryForward[T float](op unary, out, in *tensor.Dense) {
 // apply a unary op to a block of elements (fused expressions) call it too.
 func unaryLoop[T float](op unary, o, x []T) {
 	x = x[:len(o)]
-	switch op.kind { // the cheapest ops skip the table's function call
+	switch op.kind { // the cheapest ops run in vek, several elements per instruction
 	case negKind:
-		for i, v := range x {
-			o[i] = -v
-		}
+		vek.Unary(vek.Neg, o, x)
 	case squareKind:
-		for i, v := range x {
-			o[i] = v * v
-		}
+		vek.Unary(vek.Square, o, x)
 	case scaleKind:
-		c := T(op.c)
-		for i, v := range x {
-			o[i] = v * c
-		}
+		vek.Scale(o, x, T(op.c))
 	case absKind:
-		for i, v := range x {
-			o[i] = T(math.Abs(float64(v)))
-		}
-	case sqrtKind: // one instruction; through float64, float32 still rounds once
-		for i, v := range x {
-			o[i] = T(math.Sqrt(float64(v)))
-		}
+		vek.Unary(vek.Abs, o, x)
+	case sqrtKind: // through float64, float32 still rounds once
+		vek.Unary(vek.Sqrt, o, x)
 	case reluKind:
-		for i, v := range x {
-			o[i] = max(v, 0)
-		}
+		vek.Unary(vek.ReLU, o, x)
 	case expKind, logKind, tanhKind, sigmoidKind, softplusKind:
 		vmathLoop(op.kind, o, x)
 	case signKind: // as sign, without a call per element

@@ -1,0 +1,308 @@
+// Command _asm generates vek's AVX2 kernels (vek_amd64.s and
+// stubs_amd64.go); run it with go generate in internal/vek.
+//
+// Every kernel runs one IEEE instruction per element (add, sub, mul, div,
+// sqrt) or a bitwise one (neg, abs, relu), so its results are those of
+// the scalar Go loops bit for bit. The main loop takes 4 registers at a
+// time, then 1; the last elements, fewer than the lanes, go through the
+// same instruction with masked loads and stores.
+package main
+
+import (
+	"fmt"
+	"math"
+
+	. "github.com/mmcloughlin/avo/build"
+	. "github.com/mmcloughlin/avo/operand"
+	. "github.com/mmcloughlin/avo/reg"
+)
+
+// dtype holds one element type's instructions.
+type dtype struct {
+	name        string // "32" or "64"
+	goType      string
+	lanes, size int
+	// Instructions, with avo's operand order (sources, then destination).
+	add, sub, mul, div, sqrt, and, or, xor, min func(...Op)
+	maskLoad, maskStore, load, store, bcast     func(...Op)
+	signBit                                     uint64
+}
+
+var f32 = dtype{
+	name: "32", goType: "float32", lanes: 8, size: 4,
+	add: VADDPS, sub: VSUBPS, mul: VMULPS, div: VDIVPS, sqrt: VSQRTPS,
+	and: VANDPS, or: VORPS, xor: VXORPS, min: VMINPS,
+	maskLoad: fixed3(VMASKMOVPS), maskStore: fixed3(VMASKMOVPS), load: VMOVUPS, store: VMOVUPS,
+	bcast: VBROADCASTSS, signBit: 1 << 31,
+}
+
+var f64 = dtype{
+	name: "64", goType: "float64", lanes: 4, size: 8,
+	add: VADDPD, sub: VSUBPD, mul: VMULPD, div: VDIVPD, sqrt: VSQRTPD,
+	and: VANDPD, or: VORPD, xor: VXORPD, min: VMINPD,
+	maskLoad: fixed3(VMASKMOVPD), maskStore: fixed3(VMASKMOVPD), load: VMOVUPD, store: VMOVUPD,
+	bcast: VBROADCASTSD, signBit: 1 << 63,
+}
+
+// cmpUNORD is VCMPPS's predicate "unordered" (either is NaN).
+const cmpUNORD = 0x03
+
+// quiet32 is float32's quiet NaN bit.
+const quiet32 = 1 << 22
+
+// unroll is the number of registers the main loop takes at a time.
+const unroll = 4
+
+func main() {
+	ConstraintExpr("amd64,!purego")
+	for _, t := range []dtype{f32, f64} {
+		for _, b := range []struct {
+			name, sym string
+			commutes  bool
+			op        func(...Op)
+		}{{"add", "+", true, t.add}, {"sub", "-", false, t.sub}, {"mul", "*", true, t.mul}, {"div", "/", false, t.div}} {
+			op := b.op
+			// a op b: the first operand of the Go expression is VEX's
+			// first source, whose NaN the result keeps when both are NaN.
+			bin := func(a, b Op) VecVirtual { r := YMM(); op(b, a, r); return r }
+			kernel(t, b.name+"VV", "dst, x, y", "x[i] "+b.sym+" y[i]", bin)
+			kernel(t, b.name+"VS", "dst, x, c", "x[i] "+b.sym+" c", bin)
+			sv := bin
+			if b.commutes {
+				// Go compiles c + y[i] and c * y[i] with y[i] first, the
+				// register it overwrites.
+				sv = func(c, y Op) VecVirtual { return bin(y, c) }
+			}
+			kernel(t, b.name+"SV", "dst, c, y", "c "+b.sym+" y[i]", sv)
+		}
+		kernel(t, "neg", "dst, x", "-x[i]", func(a, _ Op) VecVirtual {
+			r := YMM()
+			t.xor(broadcast(t.signBit, t.size), a, r)
+			return r
+		})
+		kernel(t, "abs", "dst, x", "|x[i]|", func(a, _ Op) VecVirtual {
+			r := YMM()
+			t.and(broadcast(t.signBit-1, t.size), a, r)
+			if t.size == 4 {
+				// Go's float32(math.Abs(float64(x))) goes through float64,
+				// whose conversion quiets signalling NaNs.
+				m := YMM()
+				VCMPPS(Imm(cmpUNORD), a, a, m)
+				VANDPS(broadcast(quiet32, 4), m, m)
+				VORPS(m, r, r)
+			}
+			return r
+		})
+		kernel(t, "square", "dst, x", "x[i]*x[i]", func(a, _ Op) VecVirtual {
+			r := YMM()
+			t.mul(a, a, r)
+			return r
+		})
+		kernel(t, "sqrt", "dst, x", "sqrt(x[i])", func(a, _ Op) VecVirtual {
+			r := YMM()
+			t.sqrt(a, r)
+			return r
+		})
+		// relu is Go's max(x, 0) on amd64, instruction for instruction:
+		// -min(-x, -0), where min(a, b) is t1 | t2 with t1 = MIN(a, b)
+		// and t2 = MIN(t1, a), MIN giving its second operand when either
+		// is NaN or both are zeros. It gives +0 for -0 and NaN for NaN
+		// (with the NaN's sign flipped when it is negative).
+		kernel(t, "relu", "dst, x", "max(x[i], 0)", func(x, _ Op) VecVirtual {
+			sign := broadcast(t.signBit, t.size)
+			a, b, t1, t2, r := YMM(), YMM(), YMM(), YMM(), YMM()
+			t.xor(sign, x, a)
+			t.load(sign, b)
+			t.min(b, a, t1)
+			t.min(a, t1, t2)
+			t.or(t2, t1, r)
+			t.xor(sign, r, r)
+			return r
+		})
+	}
+	Generate()
+}
+
+// kernel emits func <name><t.name>AVX2 with the parameters params ("dst"
+// first, then slices x and y or the scalar c, in that order), which sets
+// dst[i] = body(first, second) for each i of dst; first and second are
+// the registers holding the next elements of the second and third
+// parameters (second is nil for unary kernels).
+func kernel(t dtype, name, params, what string, body func(a, b Op) VecVirtual) {
+	fn := name + t.name + "AVX2"
+	names := splitParams(params)
+	sig := "func("
+	for i, p := range names {
+		if i > 0 {
+			sig += ", "
+		}
+		if p == "c" {
+			sig += p + " " + t.goType
+		} else {
+			sig += p + " []" + t.goType
+		}
+	}
+	sig += ")"
+	TEXT(fn, NOSPLIT, sig)
+	Pragma("noescape")
+	Doc(fmt.Sprintf("%s sets dst[i] = %s for each i of dst, %d at a time.", fn, what, t.lanes))
+
+	n := GP64()
+	Load(Param("dst").Len(), n)
+	dst := GP64()
+	Load(Param("dst").Base(), dst)
+	// Each input is a pointer (advanced with dst) or a broadcast register.
+	type input struct {
+		ptr GPVirtual
+		reg VecVirtual
+	}
+	var ins []input
+	for _, p := range names[1:] {
+		if p == "c" {
+			x, r := XMM(), YMM()
+			Load(Param("c"), x)
+			t.bcast(x, r)
+			ins = append(ins, input{reg: r})
+			continue
+		}
+		ptr := GP64()
+		Load(Param(p).Base(), ptr)
+		ins = append(ins, input{ptr: ptr})
+	}
+	vbytes := t.lanes * t.size
+	// step emits one vector's work at byte offset off, with mask for
+	// the tail (nil for full vectors).
+	step := func(off int, mask VecVirtual) {
+		args := make([]Op, 2)
+		for i, in := range ins {
+			if in.reg != nil {
+				args[i] = in.reg
+				continue
+			}
+			r := YMM()
+			m := Mem{Base: in.ptr, Disp: off}
+			if mask == nil {
+				t.load(m, r)
+			} else {
+				t.maskLoad(m, mask, r)
+			}
+			args[i] = r
+		}
+		y := body(args[0], args[1])
+		if mask == nil {
+			t.store(y, Mem{Base: dst, Disp: off})
+		} else {
+			t.maskStore(y, mask, Mem{Base: dst, Disp: off})
+		}
+	}
+	advance := func(elems int) {
+		for _, in := range ins {
+			if in.ptr != nil {
+				ADDQ(Imm(uint64(elems*t.size)), in.ptr)
+			}
+		}
+		ADDQ(Imm(uint64(elems*t.size)), dst)
+		SUBQ(Imm(uint64(elems)), n)
+	}
+
+	Label(fn + "_loop4")
+	CMPQ(n, Imm(uint64(unroll*t.lanes)))
+	JB(LabelRef(fn + "_loop1"))
+	for u := range unroll {
+		step(u*vbytes, nil)
+	}
+	advance(unroll * t.lanes)
+	JMP(LabelRef(fn + "_loop4"))
+
+	Label(fn + "_loop1")
+	CMPQ(n, Imm(uint64(t.lanes)))
+	JB(LabelRef(fn + "_tail"))
+	step(0, nil)
+	advance(t.lanes)
+	JMP(LabelRef(fn + "_loop1"))
+
+	Label(fn + "_tail")
+	TESTQ(n, n)
+	JZ(LabelRef(fn + "_done"))
+	// The mask of the first n lanes: lanes all-ones elements then lanes
+	// zero ones, read from element lanes-n.
+	idx := GP64()
+	MOVQ(U64(uint64(t.lanes)), idx)
+	SUBQ(n, idx)
+	base := GP64()
+	LEAQ(tailMask(t.lanes, t.size), base)
+	mask := YMM()
+	VMOVDQU(Mem{Base: base, Index: idx, Scale: uint8(t.size)}, mask)
+	step(0, mask)
+	Label(fn + "_done")
+	VZEROUPPER()
+	RET()
+}
+
+// splitParams splits "dst, x, y" into its names.
+func splitParams(s string) []string {
+	var out []string
+	cur := ""
+	for _, c := range s {
+		switch c {
+		case ',':
+			out = append(out, cur)
+			cur = ""
+		case ' ':
+		default:
+			cur += string(c)
+		}
+	}
+	return append(out, cur)
+}
+
+var tailMasks = map[[2]int]Mem{}
+
+// tailMask returns the table kernel reads its tail masks from: lanes
+// all-ones elements of size bytes, then lanes zero ones.
+func tailMask(lanes, size int) Mem {
+	if m, ok := tailMasks[[2]int{lanes, size}]; ok {
+		return m
+	}
+	m := GLOBL(fmt.Sprintf("tailmask%dx%d", lanes, size), RODATA|NOPTR)
+	for i := range 2 * lanes {
+		if i < lanes {
+			data(i*size, size, math.MaxUint64)
+		} else {
+			data(i*size, size, 0)
+		}
+	}
+	tailMasks[[2]int{lanes, size}] = m
+	return m
+}
+
+// data adds a datum of size bytes (4 or 8), bits' low ones, at offset.
+func data(offset, size int, bits uint64) {
+	if size == 4 {
+		DATA(offset, U32(uint32(bits)))
+	} else {
+		DATA(offset, U64(bits))
+	}
+}
+
+var consts = map[[2]uint64]Mem{}
+
+// broadcast returns a 32-byte constant holding bits in each of its lanes
+// of size bytes (4 or 8).
+func broadcast(bits uint64, size int) Mem {
+	key := [2]uint64{bits, uint64(size)}
+	if m, ok := consts[key]; ok {
+		return m
+	}
+	m := GLOBL(fmt.Sprintf("k%dx%016x", size, bits), RODATA|NOPTR)
+	for off := 0; off < 32; off += size {
+		data(off, size, bits)
+	}
+	consts[key] = m
+	return m
+}
+
+// fixed3 turns an instruction of 3 operands into a variadic one.
+func fixed3(f func(a, b, c Op)) func(...Op) {
+	return func(ops ...Op) { f(ops[0], ops[1], ops[2]) }
+}

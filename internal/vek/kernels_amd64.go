@@ -1,0 +1,131 @@
+//go:build amd64 && !purego
+
+package vek
+
+import "golang.org/x/sys/cpu"
+
+//go:generate sh -c "cd _asm && go run . -out ../vek_amd64.s -stubs ../stubs_amd64.go -pkg vek"
+
+// useAsm is set when the exported functions use the assembly, where the
+// processor has AVX2.
+var useAsm = cpu.X86.HasAVX2
+
+// setUseAsm sets useAsm, for tests; it returns false, leaving it, where the
+// processor cannot run the assembly.
+func setUseAsm(b bool) bool {
+	if b && !cpu.X86.HasAVX2 {
+		return false
+	}
+	useAsm = b
+	return true
+}
+
+// The dispatchers below call the kernel of op, for their element type.
+
+func vv32(op Op, dst, x, y []float32) {
+	switch op {
+	case Add:
+		addVV32AVX2(dst, x, y)
+	case Sub:
+		subVV32AVX2(dst, x, y)
+	case Mul:
+		mulVV32AVX2(dst, x, y)
+	case Div:
+		divVV32AVX2(dst, x, y)
+	}
+}
+
+func vs32(op Op, dst, x []float32, c float32) {
+	switch op {
+	case Add:
+		addVS32AVX2(dst, x, c)
+	case Sub:
+		subVS32AVX2(dst, x, c)
+	case Mul:
+		mulVS32AVX2(dst, x, c)
+	case Div:
+		divVS32AVX2(dst, x, c)
+	}
+}
+
+func sv32(op Op, dst []float32, c float32, y []float32) {
+	switch op {
+	case Add:
+		addSV32AVX2(dst, c, y)
+	case Sub:
+		subSV32AVX2(dst, c, y)
+	case Mul:
+		mulSV32AVX2(dst, c, y)
+	case Div:
+		divSV32AVX2(dst, c, y)
+	}
+}
+
+func unary32(op UnaryOp, dst, x []float32) {
+	switch op {
+	case Neg:
+		neg32AVX2(dst, x)
+	case Square:
+		square32AVX2(dst, x)
+	case Abs:
+		abs32AVX2(dst, x)
+	case ReLU:
+		relu32AVX2(dst, x)
+	case Sqrt:
+		sqrt32AVX2(dst, x)
+	}
+}
+
+func vv64(op Op, dst, x, y []float64) {
+	switch op {
+	case Add:
+		addVV64AVX2(dst, x, y)
+	case Sub:
+		subVV64AVX2(dst, x, y)
+	case Mul:
+		mulVV64AVX2(dst, x, y)
+	case Div:
+		divVV64AVX2(dst, x, y)
+	}
+}
+
+func vs64(op Op, dst, x []float64, c float64) {
+	switch op {
+	case Add:
+		addVS64AVX2(dst, x, c)
+	case Sub:
+		subVS64AVX2(dst, x, c)
+	case Mul:
+		mulVS64AVX2(dst, x, c)
+	case Div:
+		divVS64AVX2(dst, x, c)
+	}
+}
+
+func sv64(op Op, dst []float64, c float64, y []float64) {
+	switch op {
+	case Add:
+		addSV64AVX2(dst, c, y)
+	case Sub:
+		subSV64AVX2(dst, c, y)
+	case Mul:
+		mulSV64AVX2(dst, c, y)
+	case Div:
+		divSV64AVX2(dst, c, y)
+	}
+}
+
+func unary64(op UnaryOp, dst, x []float64) {
+	switch op {
+	case Neg:
+		neg64AVX2(dst, x)
+	case Square:
+		square64AVX2(dst, x)
+	case Abs:
+		abs64AVX2(dst, x)
+	case ReLU:
+		relu64AVX2(dst, x)
+	case Sqrt:
+		sqrt64AVX2(dst, x)
+	}
+}

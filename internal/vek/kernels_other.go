@@ -1,0 +1,24 @@
+//go:build !amd64 || purego
+
+package vek
+
+// useAsm is false: the exported functions' assembly branches compile
+// away.
+const useAsm = false
+
+// setUseAsm reports whether useAsm is now b: there is no assembly to
+// switch to.
+func setUseAsm(b bool) bool { return !b }
+
+// unreachable marks the dispatchers' stand-ins below, which exist for the
+// exported functions to compile and are never called.
+func unreachable() { panic("vek: no assembly kernels in this build") }
+
+func vv32(Op, []float32, []float32, []float32) { unreachable() }
+func vs32(Op, []float32, []float32, float32)   { unreachable() }
+func sv32(Op, []float32, float32, []float32)   { unreachable() }
+func unary32(UnaryOp, []float32, []float32)    { unreachable() }
+func vv64(Op, []float64, []float64, []float64) { unreachable() }
+func vs64(Op, []float64, []float64, float64)   { unreachable() }
+func sv64(Op, []float64, float64, []float64)   { unreachable() }
+func unary64(UnaryOp, []float64, []float64)    { unreachable() }
