@@ -95,6 +95,10 @@ func mul[E elem](e *graph.Exec, p Product, a, b, c []E) {
 	if gemv(k, p, a, b, c) {
 		return
 	}
+	if useDots(p) {
+		mulDots(e, k, p, a, b, c)
+		return
+	}
 	if e == nil {
 		// Serial callers (constant folding, gradcheck, an op's Forward)
 		// share drivers through a pool, so they allocate nothing either.

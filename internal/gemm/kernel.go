@@ -23,8 +23,12 @@ type kernel[E elem] struct {
 	dots4 func(n int, a *E, lda int, x, y *E, ldy int, acc bool)
 	// axpy4 adds x[r]·(row r of a) to y[:n] for r < 4, n a multiple of
 	// lanes.
-	axpy4  func(n int, x, a *E, lda int, y *E)
-	lanes  int
+	axpy4 func(n int, x, a *E, lda int, y *E)
+	// dotTile sets (acc: adds to) the 3×4 tile C[r·ldc+j] of dot products
+	// of rows r of a with rows j of b over k elements, a multiple of
+	// lanes.
+	dotTile func(k int, a *E, lda int, b *E, ldb int, c *E, ldc int, acc bool)
+	lanes   int
 	mr, nr int
 	// Block sizes of the driver: kc depths, mc rows of A, nc columns of B
 	// per packed block; mc is a multiple of mr and nc of nr.

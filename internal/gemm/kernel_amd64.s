@@ -494,6 +494,196 @@ axpy4F64AVX2_done:
 	VZEROUPPER
 	RET
 
+// func dotTileF64AVX2(k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int, acc bool)
+// Requires: AVX, FMA3
+TEXT ·dotTileF64AVX2(SB), NOSPLIT, $0-57
+	MOVQ   a+8(FP), AX
+	MOVQ   lda+16(FP), CX
+	SHLQ   $0x03, CX
+	MOVQ   AX, DX
+	ADDQ   CX, DX
+	MOVQ   DX, BX
+	ADDQ   CX, BX
+	MOVQ   b+24(FP), CX
+	MOVQ   ldb+32(FP), SI
+	SHLQ   $0x03, SI
+	MOVQ   CX, DI
+	ADDQ   SI, DI
+	MOVQ   DI, R8
+	ADDQ   SI, R8
+	MOVQ   R8, R9
+	ADDQ   SI, R9
+	MOVQ   k+0(FP), SI
+	VXORPD Y0, Y0, Y0
+	VXORPD Y1, Y1, Y1
+	VXORPD Y2, Y2, Y2
+	VXORPD Y3, Y3, Y3
+	VXORPD Y4, Y4, Y4
+	VXORPD Y5, Y5, Y5
+	VXORPD Y6, Y6, Y6
+	VXORPD Y7, Y7, Y7
+	VXORPD Y8, Y8, Y8
+	VXORPD Y9, Y9, Y9
+	VXORPD Y10, Y10, Y10
+	VXORPD Y11, Y11, Y11
+	XORQ   R10, R10
+
+dotTileF64AVX2_loop:
+	TESTQ       SI, SI
+	JE          dotTileF64AVX2_reduce
+	VMOVUPD     (AX)(R10*1), Y12
+	VMOVUPD     (DX)(R10*1), Y13
+	VMOVUPD     (BX)(R10*1), Y14
+	VMOVUPD     (CX)(R10*1), Y15
+	VFMADD231PD Y15, Y12, Y0
+	VFMADD231PD Y15, Y13, Y4
+	VFMADD231PD Y15, Y14, Y8
+	VMOVUPD     (DI)(R10*1), Y15
+	VFMADD231PD Y15, Y12, Y1
+	VFMADD231PD Y15, Y13, Y5
+	VFMADD231PD Y15, Y14, Y9
+	VMOVUPD     (R8)(R10*1), Y15
+	VFMADD231PD Y15, Y12, Y2
+	VFMADD231PD Y15, Y13, Y6
+	VFMADD231PD Y15, Y14, Y10
+	VMOVUPD     (R9)(R10*1), Y15
+	VFMADD231PD Y15, Y12, Y3
+	VFMADD231PD Y15, Y13, Y7
+	VFMADD231PD Y15, Y14, Y11
+	ADDQ        $0x00000020, R10
+	SUBQ        $0x00000004, SI
+	JMP         dotTileF64AVX2_loop
+
+dotTileF64AVX2_reduce:
+	MOVQ         c+40(FP), AX
+	MOVQ         ldc+48(FP), CX
+	SHLQ         $0x03, CX
+	MOVB         acc+56(FP), DL
+	VEXTRACTF128 $0x01, Y0, X12
+	VADDPD       X12, X0, X0
+	VPERMILPD    $0x01, X0, X12
+	VADDSD       X12, X0, X0
+	TESTB        DL, DL
+	JE           dotTileF64AVX2_set00
+	VADDSD       (AX), X0, X0
+
+dotTileF64AVX2_set00:
+	VMOVSD       X0, (AX)
+	VEXTRACTF128 $0x01, Y1, X12
+	VADDPD       X12, X1, X1
+	VPERMILPD    $0x01, X1, X12
+	VADDSD       X12, X1, X1
+	TESTB        DL, DL
+	JE           dotTileF64AVX2_set01
+	VADDSD       8(AX), X1, X1
+
+dotTileF64AVX2_set01:
+	VMOVSD       X1, 8(AX)
+	VEXTRACTF128 $0x01, Y2, X12
+	VADDPD       X12, X2, X2
+	VPERMILPD    $0x01, X2, X12
+	VADDSD       X12, X2, X2
+	TESTB        DL, DL
+	JE           dotTileF64AVX2_set02
+	VADDSD       16(AX), X2, X2
+
+dotTileF64AVX2_set02:
+	VMOVSD       X2, 16(AX)
+	VEXTRACTF128 $0x01, Y3, X12
+	VADDPD       X12, X3, X3
+	VPERMILPD    $0x01, X3, X12
+	VADDSD       X12, X3, X3
+	TESTB        DL, DL
+	JE           dotTileF64AVX2_set03
+	VADDSD       24(AX), X3, X3
+
+dotTileF64AVX2_set03:
+	VMOVSD       X3, 24(AX)
+	ADDQ         CX, AX
+	VEXTRACTF128 $0x01, Y4, X12
+	VADDPD       X12, X4, X4
+	VPERMILPD    $0x01, X4, X12
+	VADDSD       X12, X4, X4
+	TESTB        DL, DL
+	JE           dotTileF64AVX2_set10
+	VADDSD       (AX), X4, X4
+
+dotTileF64AVX2_set10:
+	VMOVSD       X4, (AX)
+	VEXTRACTF128 $0x01, Y5, X12
+	VADDPD       X12, X5, X5
+	VPERMILPD    $0x01, X5, X12
+	VADDSD       X12, X5, X5
+	TESTB        DL, DL
+	JE           dotTileF64AVX2_set11
+	VADDSD       8(AX), X5, X5
+
+dotTileF64AVX2_set11:
+	VMOVSD       X5, 8(AX)
+	VEXTRACTF128 $0x01, Y6, X12
+	VADDPD       X12, X6, X6
+	VPERMILPD    $0x01, X6, X12
+	VADDSD       X12, X6, X6
+	TESTB        DL, DL
+	JE           dotTileF64AVX2_set12
+	VADDSD       16(AX), X6, X6
+
+dotTileF64AVX2_set12:
+	VMOVSD       X6, 16(AX)
+	VEXTRACTF128 $0x01, Y7, X12
+	VADDPD       X12, X7, X7
+	VPERMILPD    $0x01, X7, X12
+	VADDSD       X12, X7, X7
+	TESTB        DL, DL
+	JE           dotTileF64AVX2_set13
+	VADDSD       24(AX), X7, X7
+
+dotTileF64AVX2_set13:
+	VMOVSD       X7, 24(AX)
+	ADDQ         CX, AX
+	VEXTRACTF128 $0x01, Y8, X12
+	VADDPD       X12, X8, X8
+	VPERMILPD    $0x01, X8, X12
+	VADDSD       X12, X8, X8
+	TESTB        DL, DL
+	JE           dotTileF64AVX2_set20
+	VADDSD       (AX), X8, X8
+
+dotTileF64AVX2_set20:
+	VMOVSD       X8, (AX)
+	VEXTRACTF128 $0x01, Y9, X12
+	VADDPD       X12, X9, X9
+	VPERMILPD    $0x01, X9, X12
+	VADDSD       X12, X9, X9
+	TESTB        DL, DL
+	JE           dotTileF64AVX2_set21
+	VADDSD       8(AX), X9, X9
+
+dotTileF64AVX2_set21:
+	VMOVSD       X9, 8(AX)
+	VEXTRACTF128 $0x01, Y10, X12
+	VADDPD       X12, X10, X10
+	VPERMILPD    $0x01, X10, X12
+	VADDSD       X12, X10, X10
+	TESTB        DL, DL
+	JE           dotTileF64AVX2_set22
+	VADDSD       16(AX), X10, X10
+
+dotTileF64AVX2_set22:
+	VMOVSD       X10, 16(AX)
+	VEXTRACTF128 $0x01, Y11, X12
+	VADDPD       X12, X11, X11
+	VPERMILPD    $0x01, X11, X12
+	VADDSD       X12, X11, X11
+	TESTB        DL, DL
+	JE           dotTileF64AVX2_set23
+	VADDSD       24(AX), X11, X11
+
+dotTileF64AVX2_set23:
+	VMOVSD X11, 24(AX)
+	VZEROUPPER
+	RET
+
 // func microF32AVX2(k int, a *float32, b *float32, c *float32, ldc int, acc bool)
 // Requires: AVX, FMA3, MMX+
 TEXT ·microF32AVX2(SB), NOSPLIT, $0-41
@@ -991,5 +1181,219 @@ axpy4F32AVX2_loop1:
 	VMOVUPS     Y4, (DX)(CX*1)
 
 axpy4F32AVX2_done:
+	VZEROUPPER
+	RET
+
+// func dotTileF32AVX2(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, acc bool)
+// Requires: AVX, FMA3
+TEXT ·dotTileF32AVX2(SB), NOSPLIT, $0-57
+	MOVQ   a+8(FP), AX
+	MOVQ   lda+16(FP), CX
+	SHLQ   $0x02, CX
+	MOVQ   AX, DX
+	ADDQ   CX, DX
+	MOVQ   DX, BX
+	ADDQ   CX, BX
+	MOVQ   b+24(FP), CX
+	MOVQ   ldb+32(FP), SI
+	SHLQ   $0x02, SI
+	MOVQ   CX, DI
+	ADDQ   SI, DI
+	MOVQ   DI, R8
+	ADDQ   SI, R8
+	MOVQ   R8, R9
+	ADDQ   SI, R9
+	MOVQ   k+0(FP), SI
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+	XORQ   R10, R10
+
+dotTileF32AVX2_loop:
+	TESTQ       SI, SI
+	JE          dotTileF32AVX2_reduce
+	VMOVUPS     (AX)(R10*1), Y12
+	VMOVUPS     (DX)(R10*1), Y13
+	VMOVUPS     (BX)(R10*1), Y14
+	VMOVUPS     (CX)(R10*1), Y15
+	VFMADD231PS Y15, Y12, Y0
+	VFMADD231PS Y15, Y13, Y4
+	VFMADD231PS Y15, Y14, Y8
+	VMOVUPS     (DI)(R10*1), Y15
+	VFMADD231PS Y15, Y12, Y1
+	VFMADD231PS Y15, Y13, Y5
+	VFMADD231PS Y15, Y14, Y9
+	VMOVUPS     (R8)(R10*1), Y15
+	VFMADD231PS Y15, Y12, Y2
+	VFMADD231PS Y15, Y13, Y6
+	VFMADD231PS Y15, Y14, Y10
+	VMOVUPS     (R9)(R10*1), Y15
+	VFMADD231PS Y15, Y12, Y3
+	VFMADD231PS Y15, Y13, Y7
+	VFMADD231PS Y15, Y14, Y11
+	ADDQ        $0x00000020, R10
+	SUBQ        $0x00000008, SI
+	JMP         dotTileF32AVX2_loop
+
+dotTileF32AVX2_reduce:
+	MOVQ         c+40(FP), AX
+	MOVQ         ldc+48(FP), CX
+	SHLQ         $0x02, CX
+	MOVB         acc+56(FP), DL
+	VEXTRACTF128 $0x01, Y0, X12
+	VADDPS       X12, X0, X0
+	VMOVHLPS     X0, X0, X12
+	VADDPS       X12, X0, X0
+	VMOVSHDUP    X0, X12
+	VADDSS       X12, X0, X0
+	TESTB        DL, DL
+	JE           dotTileF32AVX2_set00
+	VADDSS       (AX), X0, X0
+
+dotTileF32AVX2_set00:
+	VMOVSS       X0, (AX)
+	VEXTRACTF128 $0x01, Y1, X12
+	VADDPS       X12, X1, X1
+	VMOVHLPS     X1, X1, X12
+	VADDPS       X12, X1, X1
+	VMOVSHDUP    X1, X12
+	VADDSS       X12, X1, X1
+	TESTB        DL, DL
+	JE           dotTileF32AVX2_set01
+	VADDSS       4(AX), X1, X1
+
+dotTileF32AVX2_set01:
+	VMOVSS       X1, 4(AX)
+	VEXTRACTF128 $0x01, Y2, X12
+	VADDPS       X12, X2, X2
+	VMOVHLPS     X2, X2, X12
+	VADDPS       X12, X2, X2
+	VMOVSHDUP    X2, X12
+	VADDSS       X12, X2, X2
+	TESTB        DL, DL
+	JE           dotTileF32AVX2_set02
+	VADDSS       8(AX), X2, X2
+
+dotTileF32AVX2_set02:
+	VMOVSS       X2, 8(AX)
+	VEXTRACTF128 $0x01, Y3, X12
+	VADDPS       X12, X3, X3
+	VMOVHLPS     X3, X3, X12
+	VADDPS       X12, X3, X3
+	VMOVSHDUP    X3, X12
+	VADDSS       X12, X3, X3
+	TESTB        DL, DL
+	JE           dotTileF32AVX2_set03
+	VADDSS       12(AX), X3, X3
+
+dotTileF32AVX2_set03:
+	VMOVSS       X3, 12(AX)
+	ADDQ         CX, AX
+	VEXTRACTF128 $0x01, Y4, X12
+	VADDPS       X12, X4, X4
+	VMOVHLPS     X4, X4, X12
+	VADDPS       X12, X4, X4
+	VMOVSHDUP    X4, X12
+	VADDSS       X12, X4, X4
+	TESTB        DL, DL
+	JE           dotTileF32AVX2_set10
+	VADDSS       (AX), X4, X4
+
+dotTileF32AVX2_set10:
+	VMOVSS       X4, (AX)
+	VEXTRACTF128 $0x01, Y5, X12
+	VADDPS       X12, X5, X5
+	VMOVHLPS     X5, X5, X12
+	VADDPS       X12, X5, X5
+	VMOVSHDUP    X5, X12
+	VADDSS       X12, X5, X5
+	TESTB        DL, DL
+	JE           dotTileF32AVX2_set11
+	VADDSS       4(AX), X5, X5
+
+dotTileF32AVX2_set11:
+	VMOVSS       X5, 4(AX)
+	VEXTRACTF128 $0x01, Y6, X12
+	VADDPS       X12, X6, X6
+	VMOVHLPS     X6, X6, X12
+	VADDPS       X12, X6, X6
+	VMOVSHDUP    X6, X12
+	VADDSS       X12, X6, X6
+	TESTB        DL, DL
+	JE           dotTileF32AVX2_set12
+	VADDSS       8(AX), X6, X6
+
+dotTileF32AVX2_set12:
+	VMOVSS       X6, 8(AX)
+	VEXTRACTF128 $0x01, Y7, X12
+	VADDPS       X12, X7, X7
+	VMOVHLPS     X7, X7, X12
+	VADDPS       X12, X7, X7
+	VMOVSHDUP    X7, X12
+	VADDSS       X12, X7, X7
+	TESTB        DL, DL
+	JE           dotTileF32AVX2_set13
+	VADDSS       12(AX), X7, X7
+
+dotTileF32AVX2_set13:
+	VMOVSS       X7, 12(AX)
+	ADDQ         CX, AX
+	VEXTRACTF128 $0x01, Y8, X12
+	VADDPS       X12, X8, X8
+	VMOVHLPS     X8, X8, X12
+	VADDPS       X12, X8, X8
+	VMOVSHDUP    X8, X12
+	VADDSS       X12, X8, X8
+	TESTB        DL, DL
+	JE           dotTileF32AVX2_set20
+	VADDSS       (AX), X8, X8
+
+dotTileF32AVX2_set20:
+	VMOVSS       X8, (AX)
+	VEXTRACTF128 $0x01, Y9, X12
+	VADDPS       X12, X9, X9
+	VMOVHLPS     X9, X9, X12
+	VADDPS       X12, X9, X9
+	VMOVSHDUP    X9, X12
+	VADDSS       X12, X9, X9
+	TESTB        DL, DL
+	JE           dotTileF32AVX2_set21
+	VADDSS       4(AX), X9, X9
+
+dotTileF32AVX2_set21:
+	VMOVSS       X9, 4(AX)
+	VEXTRACTF128 $0x01, Y10, X12
+	VADDPS       X12, X10, X10
+	VMOVHLPS     X10, X10, X12
+	VADDPS       X12, X10, X10
+	VMOVSHDUP    X10, X12
+	VADDSS       X12, X10, X10
+	TESTB        DL, DL
+	JE           dotTileF32AVX2_set22
+	VADDSS       8(AX), X10, X10
+
+dotTileF32AVX2_set22:
+	VMOVSS       X10, 8(AX)
+	VEXTRACTF128 $0x01, Y11, X12
+	VADDPS       X12, X11, X11
+	VMOVHLPS     X11, X11, X12
+	VADDPS       X12, X11, X11
+	VMOVSHDUP    X11, X12
+	VADDSS       X12, X11, X11
+	TESTB        DL, DL
+	JE           dotTileF32AVX2_set23
+	VADDSS       12(AX), X11, X11
+
+dotTileF32AVX2_set23:
+	VMOVSS X11, 12(AX)
 	VZEROUPPER
 	RET

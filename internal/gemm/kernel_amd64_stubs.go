@@ -29,6 +29,11 @@ func dots4F64AVX2(n int, a *float64, lda int, x *float64, y *float64, ldy int, a
 //go:noescape
 func axpy4F64AVX2(n int, x *float64, a *float64, lda int, y *float64)
 
+// dotTileF64AVX2 sets (acc: adds to) C[r·ldc+j] the dot product of row r of a and row j of b over k elements, a multiple of 4, for r < 3 and j < 4.
+//
+//go:noescape
+func dotTileF64AVX2(k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int, acc bool)
+
 // microF32AVX2 computes C (+)= A·B for a 6×16 tile of C.
 //
 //go:noescape
@@ -53,3 +58,8 @@ func dots4F32AVX2(n int, a *float32, lda int, x *float32, y *float32, ldy int, a
 //
 //go:noescape
 func axpy4F32AVX2(n int, x *float32, a *float32, lda int, y *float32)
+
+// dotTileF32AVX2 sets (acc: adds to) C[r·ldc+j] the dot product of row r of a and row j of b over k elements, a multiple of 8, for r < 3 and j < 4.
+//
+//go:noescape
+func dotTileF32AVX2(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, acc bool)

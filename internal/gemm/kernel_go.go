@@ -5,8 +5,8 @@ import "unsafe"
 // goKernels are portable: plain Go loops, a 4×4 register tile.
 var goKernels = kernels{
 	name: "go",
-	f32:  kernel[float32]{micro: microGo[float32], dot: dotGo[float32], axpy: axpyGo[float32], dots4: dots4Go[float32], axpy4: axpy4Go[float32], lanes: 1, mr: 4, nr: 4, kc: 256, mc: 64, nc: 1024},
-	f64:  kernel[float64]{micro: microGo[float64], dot: dotGo[float64], axpy: axpyGo[float64], dots4: dots4Go[float64], axpy4: axpy4Go[float64], lanes: 1, mr: 4, nr: 4, kc: 256, mc: 64, nc: 1024},
+	f32:  kernel[float32]{micro: microGo[float32], dot: dotGo[float32], axpy: axpyGo[float32], dots4: dots4Go[float32], axpy4: axpy4Go[float32], dotTile: dotTileGo[float32], lanes: 1, mr: 4, nr: 4, kc: 256, mc: 64, nc: 1024},
+	f64:  kernel[float64]{micro: microGo[float64], dot: dotGo[float64], axpy: axpyGo[float64], dots4: dots4Go[float64], axpy4: axpy4Go[float64], dotTile: dotTileGo[float64], lanes: 1, mr: 4, nr: 4, kc: 256, mc: 64, nc: 1024},
 }
 
 // microGo is the portable micro-kernel for a 4×4 tile. Sixteen named
@@ -93,5 +93,15 @@ func axpy4Go[E elem](n int, x, a *E, lda int, y *E) {
 	as, xs := unsafe.Slice(a, 3*lda+n), unsafe.Slice(x, 4)
 	for r, v := range xs {
 		axpyGo(n, v, &as[r*lda], y)
+	}
+}
+
+// dotTileGo is the 3×4 tile of dot products.
+func dotTileGo[E elem](k int, a *E, lda int, b *E, ldb int, c *E, ldc int, acc bool) {
+	as, bs, cs := unsafe.Slice(a, 2*lda+k), unsafe.Slice(b, 3*ldb+k), unsafe.Slice(c, 2*ldc+4)
+	for r := range 3 {
+		for j := range 4 {
+			set(&cs[r*ldc+j], dotGo(k, &as[r*lda], &bs[j*ldb]), acc)
+		}
 	}
 }

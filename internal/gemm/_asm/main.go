@@ -43,6 +43,7 @@ func main() {
 		axpy(d)
 		dots4(d)
 		axpy4(d)
+		dotTile(d)
 	}
 	Generate()
 }
@@ -395,6 +396,83 @@ func axpy4(d dtype) {
 	}
 	d.mov(t[0], Mem{Base: y, Index: off, Scale: 1})
 	Label(name + "_done")
+	VZEROUPPER()
+	RET()
+}
+
+// dotTile generates the 3×4 tile of C = A·Bᵀ whose entries are the dot
+// products of three rows of A (lda apart) with four rows of B (ldb apart)
+// over k elements, a multiple of the vector width; the caller adds the
+// rest. acc adds the tile to C instead of setting it. Products with B
+// transposed need no packing this way: both operands run along k.
+func dotTile(d dtype) {
+	name := fmt.Sprintf("dotTile%sAVX2", d.name)
+	TEXT(name, NOSPLIT, fmt.Sprintf("func(k int, a *%s, lda int, b *%s, ldb int, c *%s, ldc int, acc bool)", d.gotyp, d.gotyp, d.gotyp))
+	Pragma("noescape")
+	Doc(fmt.Sprintf("%s sets (acc: adds to) C[r·ldc+j] the dot product of row r of a and row j of b over k elements, a multiple of %d, for r < 3 and j < 4.", name, d.lanes))
+	shift := uint64(log2(d.size))
+	rowsOf := func(param, ld string, n int) []reg.GPVirtual {
+		rows := make([]reg.GPVirtual, n)
+		rows[0] = GP64()
+		Load(Param(param), rows[0])
+		stride := Load(Param(ld), GP64())
+		SHLQ(Imm(shift), stride)
+		for r := 1; r < n; r++ {
+			rows[r] = GP64()
+			MOVQ(rows[r-1], rows[r])
+			ADDQ(stride, rows[r])
+		}
+		return rows
+	}
+	as, bs := rowsOf("a", "lda", 3), rowsOf("b", "ldb", 4)
+	k := Load(Param("k"), GP64())
+	acc := make([][]reg.VecVirtual, 3)
+	for r := range acc {
+		acc[r] = make([]reg.VecVirtual, 4)
+		for j := range acc[r] {
+			acc[r][j] = YMM()
+			d.xor(acc[r][j], acc[r][j], acc[r][j])
+		}
+	}
+	av := []reg.VecVirtual{YMM(), YMM(), YMM()}
+	bv := YMM()
+	off := GP64()
+	XORQ(off, off)
+	Label(name + "_loop")
+	TESTQ(k, k)
+	JE(LabelRef(name + "_reduce"))
+	for r := range av {
+		d.mov(Mem{Base: as[r], Index: off, Scale: 1}, av[r])
+	}
+	for j := range bs {
+		d.mov(Mem{Base: bs[j], Index: off, Scale: 1}, bv)
+		for r := range av {
+			d.fma(bv, av[r], acc[r][j])
+		}
+	}
+	ADDQ(U32(32), off)
+	SUBQ(U32(d.lanes), k)
+	JMP(LabelRef(name + "_loop"))
+	Label(name + "_reduce")
+	c := Load(Param("c"), GP64())
+	ldc := Load(Param("ldc"), GP64())
+	SHLQ(Imm(shift), ldc)
+	flag := Load(Param("acc"), GP8())
+	for r := range acc {
+		for j := range acc[r] {
+			s := acc[r][j]
+			hsum(d, s, av[0])
+			skip := fmt.Sprintf("%s_set%d%d", name, r, j)
+			TESTB(flag, flag)
+			JE(LabelRef(skip))
+			d.adds(Mem{Base: c, Disp: j * d.size}, s.AsX(), s.AsX())
+			Label(skip)
+			d.movs(s.AsX(), Mem{Base: c, Disp: j * d.size})
+		}
+		if r < 2 {
+			ADDQ(ldc, c)
+		}
+	}
 	VZEROUPPER()
 	RET()
 }
