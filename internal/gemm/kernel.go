@@ -29,7 +29,7 @@ type kernel[E elem] struct {
 	// lanes.
 	dotTile func(k int, a *E, lda int, b *E, ldb int, c *E, ldc int, acc bool)
 	lanes   int
-	mr, nr int
+	mr, nr  int
 	// Block sizes of the driver: kc depths, mc rows of A, nc columns of B
 	// per packed block; mc is a multiple of mr and nc of nr.
 	kc, mc, nc int
