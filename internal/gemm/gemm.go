@@ -142,10 +142,11 @@ type driver[E elem] struct {
 	// the product; first means C is overwritten, not added to.
 	jc, nc, pc, kc int
 	first          bool
-	phase          int // packB or compute
-	panels         int // nr-wide panels in the block of B
-	chunks         int // pieces the panels are cut into per block of A
-	items          int // blocks of A × chunks
+	phase          int  // packB or compute
+	panels         int  // nr-wide panels in the block of B
+	chunks         int  // pieces the panels are cut into per block of A
+	strided        bool // full panels of B are read where stored, not packed
+	items          int  // blocks of A × chunks
 	next           atomic.Int64
 
 	bpack []E
@@ -173,6 +174,9 @@ func (d *driver[E]) run(e *graph.Exec, k *kernel[E], threads int, p Product, a, 
 		d.tile[t] = grow(d.tile[t], k.mr*k.nr)
 	}
 	blocksA := (p.M + k.mc - 1) / k.mc
+	// With few rows of A, each element of B serves few products: reading
+	// B's rows where they are stored beats packing them.
+	d.strided = !p.TransB && p.M <= 2*k.mc
 	for d.jc = 0; d.jc < p.N; d.jc += k.nc {
 		d.nc = min(k.nc, p.N-d.jc)
 		d.panels = (d.nc + k.nr - 1) / k.nr
@@ -187,7 +191,12 @@ func (d *driver[E]) run(e *graph.Exec, k *kernel[E], threads int, p Product, a, 
 			d.kc = min(k.kc, p.K-d.pc)
 			d.first = d.pc == 0 && !p.Acc
 			d.phase = packB
-			e.Parallel(min(threads, d.panels), d)
+			switch {
+			case !d.strided:
+				e.Parallel(min(threads, d.panels), d)
+			case d.nc%k.nr != 0: // only the last, partial panel is packed
+				d.packB(d.panels-1, d.panels)
+			}
 			d.phase = compute
 			d.next.Store(0)
 			e.Parallel(min(threads, d.items), d)
@@ -224,16 +233,22 @@ func (d *driver[E]) block(t, ib, ch int) {
 	for jp := ch * d.panels / d.chunks; jp < (ch+1)*d.panels/d.chunks; jp++ {
 		j := d.jc + jp*k.nr
 		nr := min(k.nr, p.N-j)
-		bp := &d.bpack[jp*k.nr*d.kc]
+		micro := func(a, c *E, ldc int, acc bool) {
+			if d.strided && nr == k.nr {
+				k.microStrided(d.kc, a, &d.b[d.pc*p.Ldb+j], p.Ldb, c, ldc, acc)
+				return
+			}
+			k.micro(d.kc, a, &d.bpack[jp*k.nr*d.kc], c, ldc, acc)
+		}
 		for i := 0; i < mc; i += k.mr {
 			mr := min(k.mr, mc-i)
 			a := &ap[i*d.kc]
 			ci := (i0+i)*p.Ldc + j
 			if mr == k.mr && nr == k.nr {
-				k.micro(d.kc, a, bp, &d.c[ci], p.Ldc, !d.first)
+				micro(a, &d.c[ci], p.Ldc, !d.first)
 				continue
 			}
-			k.micro(d.kc, a, bp, &tile[0], k.nr, false)
+			micro(a, &tile[0], k.nr, false)
 			for r := range mr {
 				row := d.c[ci+r*p.Ldc : ci+r*p.Ldc+nr]
 				src := tile[r*k.nr : r*k.nr+nr]

@@ -14,6 +14,9 @@ type kernel[E elem] struct {
 	// between rows: A a packed panel (k columns of mr values), B a packed
 	// panel (k rows of nr values). acc false overwrites C.
 	micro func(k int, a, b, c *E, ldc int, acc bool)
+	// microStrided is micro reading B where it is stored, rows ldb
+	// elements apart, instead of from a packed panel.
+	microStrided func(k int, a, b *E, ldb int, c *E, ldc int, acc bool)
 	// dot returns x[:n]·y[:n].
 	dot func(n int, x, y *E) E
 	// axpy adds alpha·x[:n] to y[:n].

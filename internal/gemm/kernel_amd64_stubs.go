@@ -9,6 +9,11 @@ package gemm
 //go:noescape
 func microF64AVX2(k int, a *float64, b *float64, c *float64, ldc int, acc bool)
 
+// microStridedF64AVX2 computes C (+)= A·B for a 6×8 tile of C, B's rows ldb elements apart.
+//
+//go:noescape
+func microStridedF64AVX2(k int, a *float64, b *float64, ldb int, c *float64, ldc int, acc bool)
+
 // dotF64AVX2 returns the dot product of x[:n] and y[:n].
 //
 //go:noescape
@@ -38,6 +43,11 @@ func dotTileF64AVX2(k int, a *float64, lda int, b *float64, ldb int, c *float64,
 //
 //go:noescape
 func microF32AVX2(k int, a *float32, b *float32, c *float32, ldc int, acc bool)
+
+// microStridedF32AVX2 computes C (+)= A·B for a 6×16 tile of C, B's rows ldb elements apart.
+//
+//go:noescape
+func microStridedF32AVX2(k int, a *float32, b *float32, ldb int, c *float32, ldc int, acc bool)
 
 // dotF32AVX2 returns the dot product of x[:n] and y[:n].
 //

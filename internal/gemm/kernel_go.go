@@ -5,18 +5,24 @@ import "unsafe"
 // goKernels are portable: plain Go loops, a 4×4 register tile.
 var goKernels = kernels{
 	name: "go",
-	f32:  kernel[float32]{micro: microGo[float32], dot: dotGo[float32], axpy: axpyGo[float32], dots4: dots4Go[float32], axpy4: axpy4Go[float32], dotTile: dotTileGo[float32], lanes: 1, mr: 4, nr: 4, kc: 256, mc: 64, nc: 1024},
-	f64:  kernel[float64]{micro: microGo[float64], dot: dotGo[float64], axpy: axpyGo[float64], dots4: dots4Go[float64], axpy4: axpy4Go[float64], dotTile: dotTileGo[float64], lanes: 1, mr: 4, nr: 4, kc: 256, mc: 64, nc: 1024},
+	f32:  kernel[float32]{micro: microGo[float32], microStrided: microStridedGo[float32], dot: dotGo[float32], axpy: axpyGo[float32], dots4: dots4Go[float32], axpy4: axpy4Go[float32], dotTile: dotTileGo[float32], lanes: 1, mr: 4, nr: 4, kc: 256, mc: 64, nc: 1024},
+	f64:  kernel[float64]{micro: microGo[float64], microStrided: microStridedGo[float64], dot: dotGo[float64], axpy: axpyGo[float64], dots4: dots4Go[float64], axpy4: axpy4Go[float64], dotTile: dotTileGo[float64], lanes: 1, mr: 4, nr: 4, kc: 256, mc: 64, nc: 1024},
 }
 
-// microGo is the portable micro-kernel for a 4×4 tile. Sixteen named
-// accumulators let the compiler keep the tile in registers.
+// microGo is the portable micro-kernel for a 4×4 tile of a packed panel.
 func microGo[E elem](k int, a, b, c *E, ldc int, acc bool) {
+	microStridedGo(k, a, b, 4, c, ldc, acc)
+}
+
+// microStridedGo is the portable micro-kernel for a 4×4 tile, B's rows
+// ldb elements apart (4 in a packed panel). Sixteen named accumulators let
+// the compiler keep the tile in registers.
+func microStridedGo[E elem](k int, a, b *E, ldb int, c *E, ldc int, acc bool) {
 	ap := unsafe.Slice(a, 4*k)
-	bp := unsafe.Slice(b, 4*k)
+	bp := unsafe.Slice(b, max(k-1, 0)*ldb+4)
 	var c00, c01, c02, c03, c10, c11, c12, c13, c20, c21, c22, c23, c30, c31, c32, c33 E
 	for l := 0; l < k; l++ {
-		av, bv := ap[4*l:4*l+4:4*l+4], bp[4*l:4*l+4:4*l+4]
+		av, bv := ap[4*l:4*l+4:4*l+4], bp[ldb*l:ldb*l+4:ldb*l+4]
 		a0, a1, a2, a3 := av[0], av[1], av[2], av[3]
 		b0, b1, b2, b3 := bv[0], bv[1], bv[2], bv[3]
 		c00 += a0 * b0

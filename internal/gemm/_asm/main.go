@@ -38,7 +38,8 @@ var (
 func main() {
 	ConstraintExpr("!purego")
 	for _, d := range []dtype{f64, f32} {
-		micro(d, 6, 2)
+		micro(d, 6, 2, false)
+		micro(d, 6, 2, true)
 		dot(d)
 		axpy(d)
 		dots4(d)
@@ -53,15 +54,32 @@ func main() {
 // rows of nv·lanes values, C row-major with ldc elements between rows. acc
 // false overwrites C, true adds to it. mr·nv accumulators, nv registers of
 // B and one broadcast of A must fit the 16 ymm registers.
-func micro(d dtype, mr, nv int) {
+//
+// With strided set, B is read where it is stored, rows ldb elements apart,
+// rather than from a packed panel: for products whose A has so few rows
+// that packing B would cost as much as the arithmetic.
+func micro(d dtype, mr, nv int, strided bool) {
 	nr := nv * d.lanes
 	name := fmt.Sprintf("micro%sAVX2", d.name)
-	TEXT(name, NOSPLIT, fmt.Sprintf("func(k int, a, b, c *%s, ldc int, acc bool)", d.gotyp))
+	sig := fmt.Sprintf("func(k int, a, b, c *%s, ldc int, acc bool)", d.gotyp)
+	doc := fmt.Sprintf("%s computes C (+)= A·B for a %d×%d tile of C.", name, mr, nr)
+	if strided {
+		name = fmt.Sprintf("microStrided%sAVX2", d.name)
+		sig = fmt.Sprintf("func(k int, a, b *%s, ldb int, c *%s, ldc int, acc bool)", d.gotyp, d.gotyp)
+		doc = fmt.Sprintf("%s computes C (+)= A·B for a %d×%d tile of C, B's rows ldb elements apart.", name, mr, nr)
+	}
+	TEXT(name, NOSPLIT, sig)
 	Pragma("noescape")
-	Doc(fmt.Sprintf("%s computes C (+)= A·B for a %d×%d tile of C.", name, mr, nr))
+	Doc(doc)
 	k := Load(Param("k"), GP64())
 	a := Load(Param("a"), GP64())
 	b := Load(Param("b"), GP64())
+	var ldb reg.GPVirtual
+	if strided {
+		ldb = GP64()
+		Load(Param("ldb"), ldb)
+		SHLQ(Imm(uint64(log2(d.size))), ldb)
+	}
 
 	// Fetch the tile of C while the loop runs: its rows are far apart
 	// and, in a large product, far from cache.
@@ -94,13 +112,20 @@ func micro(d dtype, mr, nv int) {
 	astep, bstep := mr*d.size, nr*d.size
 	body := func(u int) {
 		for j := range bs {
-			d.mov(Mem{Base: b, Disp: u*bstep + j*32}, bs[j])
+			if strided {
+				d.mov(Mem{Base: b, Disp: j * 32}, bs[j])
+			} else {
+				d.mov(Mem{Base: b, Disp: u*bstep + j*32}, bs[j])
+			}
 		}
 		for i := range mr {
 			d.bcast(Mem{Base: a, Disp: u*astep + i*d.size}, av)
 			for j := range bs {
 				d.fma(bs[j], av, accs[i][j])
 			}
+		}
+		if strided {
+			ADDQ(ldb, b)
 		}
 	}
 	const unroll = 4
@@ -112,7 +137,9 @@ func micro(d dtype, mr, nv int) {
 		body(u)
 	}
 	ADDQ(U32(unroll*astep), a)
-	ADDQ(U32(unroll*bstep), b)
+	if !strided {
+		ADDQ(U32(unroll*bstep), b)
+	}
 	SUBQ(Imm(unroll), k)
 	JMP(LabelRef(name + "_loop4"))
 	Label(name + "_loop1")
@@ -120,7 +147,9 @@ func micro(d dtype, mr, nv int) {
 	JE(LabelRef(name + "_store"))
 	body(0)
 	ADDQ(U32(astep), a)
-	ADDQ(U32(bstep), b)
+	if !strided {
+		ADDQ(U32(bstep), b)
+	}
 	DECQ(k)
 	JMP(LabelRef(name + "_loop1"))
 
