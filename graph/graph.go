@@ -193,6 +193,9 @@ func (g *Graph) leaf(kind Kind, builder, name string, value *tensor.Dense, s sit
 	if err := checkLeafType(t); err != nil {
 		return g.fail(builder, s, "%q: %v", name, err)
 	}
+	if _, err := Bytes(t.DType, t.Shape, 0); err != nil { // the copy would need as much again
+		return g.fail(builder, s, "%q: %v", name, err)
+	}
 	c, err := CloneDense(value)
 	if err != nil {
 		return g.fail(builder, s, "%q: %v", name, err)

@@ -39,6 +39,7 @@ type Machine struct {
 	shared   *Machine
 	stats    []instrStats // per instruction, when profiling
 	threads  int          // asked for by WithThreads; 0: GOMAXPROCS
+	memLimit int64        // asked for by WithMemoryLimit; 0: graph.MemoryLimit
 	pool     *parallel.Pool
 	exec     *graph.Exec     // lent to kernels that implement graph.ExecForwarder
 	kernels  []execForwarder // per instruction: the op's ForwardExec, or nil
@@ -76,6 +77,11 @@ func WithNaNCheck() Option { return func(m *Machine) { m.checkNaN = true } }
 // their results do not depend on the number of threads.
 func WithThreads(n int) Option { return func(m *Machine) { m.threads = n } }
 
+// WithMemoryLimit bounds the bytes of the buffers New allocates for the
+// machine (graph.MemoryLimit by default): a program that needs more is an
+// error from New, naming its largest value, before anything is allocated.
+func WithMemoryLimit(bytes int64) Option { return func(m *Machine) { m.memLimit = bytes } }
+
 // New allocates a machine for p: a buffer for every slot, parameters set to
 // their initial values (or shared, see SharingParams). Values sharing a
 // slot share its buffer, each through a tensor of its own shape made here,
@@ -92,6 +98,9 @@ func New(p *compile.Program, opts ...Option) (*Machine, error) {
 	}
 	if m.shared != nil && m.shared.prog.Graph() != p.Graph() {
 		return nil, fmt.Errorf("nabla: vm.New: SharingParams: the other machine's program was compiled from another graph")
+	}
+	if err := m.checkMemory(); err != nil {
+		return nil, err
 	}
 	if m.threads < 1 {
 		m.threads = runtime.GOMAXPROCS(0)
