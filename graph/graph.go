@@ -211,7 +211,7 @@ func checkLeafType(t Type) error {
 }
 
 // checkShape rejects negative dimensions and shapes with more elements
-// than an int counts (whose size would wrap around).
+// than an int counts (whose size would wrap around) or more bytes.
 func checkShape(shape []int) error {
 	n := 1
 	for _, d := range shape {
@@ -222,6 +222,9 @@ func checkShape(shape []int) error {
 			return fmt.Errorf("shape %s has more elements than an int can count", ShapeString(shape))
 		}
 		n *= d
+	}
+	if n > math.MaxInt/8 {
+		return fmt.Errorf("shape %s needs more bytes than an int can count", ShapeString(shape))
 	}
 	return nil
 }

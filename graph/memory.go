@@ -85,10 +85,7 @@ func Bytes(dtype tensor.Dtype, shape []int, limit int64) (int64, error) {
 	if dtype == Float32 {
 		elem = 4
 	}
-	n := int64(ShapeSize(shape))
-	if n > math.MaxInt64/elem {
-		return 0, fmt.Errorf("shape %s needs more bytes than an int64 counts", ShapeString(shape))
-	}
+	n := int64(ShapeSize(shape)) // at most MaxInt/8: checkShape says so
 	if b := n * elem; b > limit {
 		return b, fmt.Errorf("%s%s needs %s, over the memory limit of %s (graph.SetMemoryLimit)",
 			dtype, ShapeString(shape), FormatBytes(b), FormatBytes(limit))

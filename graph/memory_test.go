@@ -21,7 +21,7 @@ func TestBytes(t *testing.T) {
 		{graph.TypeOf(graph.Float64, 0, 1<<40), 1, 0, ""},
 		{graph.TypeOf(graph.Float64, 1<<20, 1<<20), 1 << 30, 8 << 40, "over the memory limit of 1073741824 bytes (1 GiB)"},
 		{graph.TypeOf(graph.Float64, 3, 1<<62), 1 << 30, 0, "more elements than an int can count"},
-		{graph.TypeOf(graph.Float64, 1<<61), math.MaxInt64, 0, "more bytes than an int64 counts"},
+		{graph.TypeOf(graph.Float64, 1<<61), math.MaxInt64, 0, "needs more bytes than an int can count"},
 	}
 	for _, c := range cases {
 		got, err := graph.Bytes(c.dtype.DType, c.dtype.Shape, c.limit)

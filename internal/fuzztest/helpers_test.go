@@ -1,0 +1,71 @@
+package fuzztest
+
+import (
+	"strings"
+	"testing"
+
+	"gorgonia.org/tensor"
+
+	"github.com/nabla-go/nabla/compile"
+	"github.com/nabla-go/nabla/graph"
+	"github.com/nabla-go/nabla/vm"
+)
+
+// outputs is the last few nodes built, the graph's outputs.
+func outputs(b *Builder) []*graph.Node {
+	var outs []*graph.Node
+	for i := len(b.Nodes) - 1; i >= 0 && len(outs) < 3; i-- {
+		if n := b.Nodes[i]; n != nil && n.Graph() == b.G && n.Kind() == graph.KindOp {
+			outs = append(outs, n)
+		}
+	}
+	return outs
+}
+
+// feeds gives every input of p a value.
+func feeds(b *Builder, p *compile.Program) vm.Feeds {
+	f := vm.Feeds{}
+	for _, n := range p.Inputs() {
+		f[n] = b.Values(n.Type())
+	}
+	return f
+}
+
+// noPanic fails t when err is a recovered panic: the machine and the
+// compiler turn panics into errors, which would hide a bug from the fuzzer.
+func noPanic(t *testing.T, what string, err error) {
+	t.Helper()
+	if err != nil && strings.Contains(err.Error(), "panic") {
+		t.Fatalf("%s: %v", what, err)
+	}
+}
+
+// run compiles outs with opts and runs them once; it returns the values,
+// or the error of a run that fails (an index out of range, say).
+func run(t *testing.T, b *Builder, outs []*graph.Node, opts ...compile.Option) ([]*tensor.Dense, error) {
+	t.Helper()
+	p, err := compile.Compile(outs, opts...)
+	switch {
+	case err != nil && strings.Contains(err.Error(), "folding constant") && !strings.Contains(err.Error(), "panic"):
+		return nil, err // the data of a constant is wrong (an index out of range), as a run would say
+	case err != nil:
+		t.Fatalf("compiling a valid graph: %v", err)
+	}
+	m, err := vm.New(p, vm.WithThreads(1))
+	if err != nil {
+		t.Fatalf("vm.New: %v", err)
+	}
+	if err := m.Run(feeds(b, p)); err != nil {
+		noPanic(t, "Run", err)
+		return nil, err
+	}
+	vals := make([]*tensor.Dense, len(outs))
+	for i, o := range outs {
+		v, err := m.Value(o)
+		if err != nil {
+			t.Fatalf("Value: %v", err)
+		}
+		vals[i], _ = graph.CloneDense(v)
+	}
+	return vals, nil
+}
