@@ -70,7 +70,7 @@ func sumOfOutputs(b *Builder, outs []*graph.Node) (*graph.Node, []*graph.Node) {
 	dtype := outs[0].DType()
 	var loss *graph.Node
 	for _, o := range outs {
-		if o.DType() != dtype {
+		if o.DType() != dtype || len(o.Shape()) > 8 { // reductions stop at rank 8
 			continue
 		}
 		s := ops.Sum(o)
@@ -79,6 +79,9 @@ func sumOfOutputs(b *Builder, outs []*graph.Node) (*graph.Node, []*graph.Node) {
 		} else {
 			loss = ops.Add(loss, s)
 		}
+	}
+	if loss == nil {
+		return nil, nil
 	}
 	var wrt []*graph.Node
 	for _, l := range b.Leaves {

@@ -132,13 +132,19 @@ func (b *Builder) dtype() tensor.Dtype {
 }
 
 // Values fills a tensor of t's type with values in [-2, 2].
-func (b *Builder) Values(t graph.Type) *tensor.Dense {
+func (b *Builder) Values(t graph.Type) *tensor.Dense { return Values(b.rng, t) }
+
+// Values fills a tensor of t's type with values in [-2, 2] drawn from rng.
+func Values(rng *rand.Rand, t graph.Type) *tensor.Dense {
 	v := graph.NewDenseOf(t)
 	for i := range t.Size() {
-		graph.SetFloat(v, i, 4*b.rng.Float64()-2)
+		graph.SetFloat(v, i, 4*rng.Float64()-2)
 	}
 	return v
 }
+
+// Rand is a generator seeded by the bytes: each call starts it afresh.
+func (b *Builder) Rand() *rand.Rand { return rand.New(rand.NewPCG(b.in.Seed(), 2)) }
 
 func (b *Builder) leaf() *graph.Node {
 	dtype, shape := b.dtype(), b.shape()
