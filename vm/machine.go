@@ -1,6 +1,7 @@
 package vm
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"runtime"
@@ -270,27 +271,37 @@ func (m *Machine) feed(feeds Feeds) error {
 	for n, t := range feeds {
 		switch {
 		case n == nil:
-			return fmt.Errorf("nabla: Run: feed for a nil node")
+			return feedError("feed for a nil node")
 		case n.Graph() != g:
-			return fmt.Errorf("nabla: Run: fed node %v belongs to another graph", n)
+			return feedError("fed node %v belongs to another graph", n)
 		case n.Kind() != graph.KindInput:
-			return fmt.Errorf("nabla: Run: fed node %v is not an input", n)
+			return feedError("fed node %v is not an input", n)
 		case t == nil:
-			return fmt.Errorf("nabla: Run: input %q is fed a nil tensor", n.Name())
+			return feedError("input %q is fed a nil tensor", n.Name())
 		}
 	}
 	for _, n := range m.prog.Inputs() {
 		t, ok := feeds[n]
 		if !ok {
-			return fmt.Errorf("nabla: Run: input %q (%v) is not fed", n.Name(), n.Type())
+			return feedError("input %q (%v) is not fed", n.Name(), n.Type())
 		}
 		if err := checkValue(t, n.Type()); err != nil {
-			return fmt.Errorf("nabla: Run: input %q: %v", n.Name(), err)
+			return feedError("input %q: %v", n.Name(), err)
 		}
 		s, _ := m.prog.SlotOf(n)
 		copyData(m.slots[s], t)
 	}
 	return nil
+}
+
+// feedError is a feed's error, naming the caller's file:line as build
+// errors do.
+func feedError(format string, args ...any) error {
+	msg := "nabla: Run: " + fmt.Sprintf(format, args...)
+	if site := graph.CallerSite(); site != "" {
+		msg += " at " + site
+	}
+	return errors.New(msg)
 }
 
 // checkValue says why a tensor cannot stand for a value of type want.

@@ -1,0 +1,32 @@
+package compile_test
+
+import (
+	"strings"
+	"testing"
+
+	"gorgonia.org/tensor"
+
+	"github.com/nabla-go/nabla/compile"
+	"github.com/nabla-go/nabla/graph"
+)
+
+// panicBackwardOp is a user's op whose Backward panics.
+type panicBackwardOp struct{}
+
+func (panicBackwardOp) Name() string                                        { return "Shaky" }
+func (panicBackwardOp) Type(in []graph.Type) (graph.Type, error)            { return in[0], nil }
+func (panicBackwardOp) Forward(out *tensor.Dense, in []*tensor.Dense) error { return nil }
+func (panicBackwardOp) Backward(*graph.GradContext, *graph.Node) []*graph.Node {
+	panic("no gradient today")
+}
+
+// A user's Backward that panics is an error from Grad naming the op.
+func TestPanickingBackwardIsAnError(t *testing.T) {
+	g := graph.New()
+	x := g.Input("x", graph.Float64)
+	y := graph.Apply(panicBackwardOp{}, x)
+	_, err := compile.Grad(y, x)
+	if err == nil || !strings.Contains(err.Error(), "Backward of Shaky panicked: no gradient today") {
+		t.Errorf("got %v, want the panic named", err)
+	}
+}
