@@ -235,6 +235,9 @@ func fitGradient(n *graph.Node, k int, gk *graph.Node) (*graph.Node, error) {
 	if err := gk.Err(); err != nil {
 		return nil, err
 	}
+	if gk.Graph() != n.Graph() {
+		return nil, fmt.Errorf("Backward of %s returned a gradient for input %d (%v) built in another graph: build it with ctx.Graph()", n.OpName(), k, gk)
+	}
 	if gk.DType() != in.DType() {
 		return nil, fmt.Errorf("Backward of %s returned a %v gradient for input %d of type %v", n.OpName(), gk.Type(), k, in.Type())
 	}

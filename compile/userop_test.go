@@ -30,3 +30,23 @@ func TestPanickingBackwardIsAnError(t *testing.T) {
 		t.Errorf("got %v, want the panic named", err)
 	}
 }
+
+// foreignGradOp is a user's op whose Backward builds its gradient in a
+// graph of its own.
+type foreignGradOp struct{ panicBackwardOp }
+
+func (foreignGradOp) Name() string { return "Stranger" }
+func (foreignGradOp) Backward(*graph.GradContext, *graph.Node) []*graph.Node {
+	return []*graph.Node{graph.New().Scalar(1, graph.Float64)}
+}
+
+// A gradient from another graph is an error naming the op, not a graph
+// that mixes two.
+func TestForeignGradientIsAnError(t *testing.T) {
+	g := graph.New()
+	x := g.Input("x", graph.Float64)
+	_, err := compile.Grad(graph.Apply(foreignGradOp{}, x), x)
+	if err == nil || !strings.Contains(err.Error(), "Backward of Stranger returned a gradient for input 0") {
+		t.Errorf("got %v, want the foreign gradient named", err)
+	}
+}
