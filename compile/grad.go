@@ -1,6 +1,7 @@
 package compile
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -137,7 +138,13 @@ func grad(caller string, ys, seeds, wrt []*graph.Node, opts []GradOption) (resul
 				continue
 			}
 			gk, err := fitGradient(n, k, grads[k])
-			if err != nil {
+			var built *graph.Error
+			switch {
+			case errors.As(err, &built):
+				// A node the gradient was built from failed: say which op's
+				// Backward built it, without a second prefix and site.
+				return nil, fail("Backward of %s: %s: %v", n.OpName(), built.Op, built.Err)
+			case err != nil:
 				return nil, fail("%v", err)
 			}
 			contribs[in] = append(contribs[in], gk)

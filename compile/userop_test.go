@@ -8,6 +8,7 @@ import (
 
 	"github.com/nabla-go/nabla/compile"
 	"github.com/nabla-go/nabla/graph"
+	"github.com/nabla-go/nabla/ops"
 )
 
 // panicBackwardOp is a user's op whose Backward panics.
@@ -48,5 +49,18 @@ func TestForeignGradientIsAnError(t *testing.T) {
 	_, err := compile.Grad(graph.Apply(foreignGradOp{}, x), x)
 	if err == nil || !strings.Contains(err.Error(), "Backward of Stranger returned a gradient for input 0") {
 		t.Errorf("got %v, want the foreign gradient named", err)
+	}
+}
+
+// A gradient that cannot be built (rank 9 is past the reductions' limit)
+// is one error with one prefix and one site, naming the Backward.
+func TestGradientBuildErrorIsNamedOnce(t *testing.T) {
+	g := graph.New()
+	x := g.Input("x", graph.Float64, 1, 1, 1, 1, 1, 1, 1, 1, 2)
+	loss := ops.Sum(ops.Reshape(ops.Tanh(x), -1))
+	_, err := compile.Grad(loss, x)
+	if err == nil || strings.Count(err.Error(), "nabla:") != 1 || strings.Count(err.Error(), " at ") != 1 ||
+		!strings.Contains(err.Error(), "nabla: Grad: Backward of Reshape: Reshape: rank 9 is above the supported 8") {
+		t.Errorf("got %v, want one prefix and site, naming Reshape's Backward", err)
 	}
 }
