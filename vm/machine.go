@@ -236,6 +236,11 @@ func (m *Machine) Run(feeds Feeds) error {
 	if err := m.feed(feeds); err != nil {
 		return err
 	}
+	if m.checkNaN && !m.ran {
+		if err := m.checkFolded(); err != nil {
+			return err
+		}
+	}
 	if err := m.execute(); err != nil {
 		return err
 	}
@@ -370,21 +375,47 @@ func (m *Machine) execute() (err error) {
 	return nil
 }
 
-func instrError(in *compile.Instruction, err error) error {
-	msg := fmt.Sprintf("nabla: %s (node %v): %v", in.Name(), in.Node, err)
-	if site := in.Node.Site(); site != "" {
+func instrError(in *compile.Instruction, err error) error { return nodeError(in.Name(), in.Node, err) }
+
+// nodeError names the op, the node and where it was built.
+func nodeError(op string, n *graph.Node, err error) error {
+	msg := fmt.Sprintf("nabla: %s (node %v): %v", op, n, err)
+	if site := n.Site(); site != "" {
 		msg += " (built at " + site + ")"
 	}
-	return fmt.Errorf("%s", msg)
+	return errors.New(msg)
 }
 
 func checkFinite(in *compile.Instruction, outs []*tensor.Dense) error {
 	for _, t := range outs {
-		n := graph.ShapeSize(t.Shape()) // DataSize is 0 for a scalar
-		for j := 0; j < n; j++ {
-			if v := graph.Float(t, j); math.IsNaN(v) || math.IsInf(v, 0) {
-				return instrError(in, fmt.Errorf("output element %d is %v", j, v))
-			}
+		if j, v := firstNonFinite(t); j >= 0 {
+			return instrError(in, fmt.Errorf("output element %d is %v", j, v))
+		}
+	}
+	return nil
+}
+
+// firstNonFinite is the index and value of t's first NaN or infinity, or
+// -1.
+func firstNonFinite(t *tensor.Dense) (int, float64) {
+	n := graph.ShapeSize(t.Shape()) // DataSize is 0 for a scalar
+	for j := 0; j < n; j++ {
+		if v := graph.Float(t, j); math.IsNaN(v) || math.IsInf(v, 0) {
+			return j, v
+		}
+	}
+	return -1, 0
+}
+
+// checkFolded blames a NaN or infinity that the compiler computed, folding
+// an op over constants, on that op rather than on the value's consumer.
+func (m *Machine) checkFolded() error {
+	for _, s := range m.prog.Slots() {
+		if s.Kind != graph.KindConst || s.Node == nil || s.Node.Kind() != graph.KindOp {
+			continue // not folded: a constant of the user's
+		}
+		if j, v := firstNonFinite(s.Const); j >= 0 {
+			return nodeError(s.Node.OpName(), s.Node, fmt.Errorf("output element %d is %v (computed at compile time, from constants)", j, v))
 		}
 	}
 	return nil

@@ -107,3 +107,23 @@ func TestFeedErrorsNameTheCaller(t *testing.T) {
 		}
 	}
 }
+
+// A NaN the compiler computed by folding log(-1) is blamed on the Log, not
+// on the op that reads it.
+func TestNaNCheckBlamesTheFoldedOp(t *testing.T) {
+	g := graph.New()
+	x := g.Input("x", graph.Float64)
+	c := ops.Log(g.Scalar(-1, graph.Float64)).SetName("folded")
+	y := ops.Add(x, c).SetName("consumer")
+	p, err := compile.Compile([]*graph.Node{y})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := vm.New(p, vm.WithNaNCheck())
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = m.Run(vm.Feeds{x: dense(t, graph.Float64, nil, 1)})
+	wantErr(t, "folded log(-1)", err, `nabla: Log (node Log "folded"`)
+	wantErr(t, "folded log(-1)", err, "numerics_test.go:")
+}
