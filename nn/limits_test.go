@@ -1,7 +1,9 @@
 package nn
 
 import (
+	"bytes"
 	"math/rand/v2"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -39,5 +41,30 @@ func TestPanickingInitIsAnError(t *testing.T) {
 	err := g.Err()
 	if err == nil || !strings.Contains(err.Error(), `nn.NewLinear: "fc": weight: initialiser panicked: bad init`) {
 		t.Errorf("got %v, want the Linear's weight initialiser named", err)
+	}
+}
+
+// A checkpoint whose header claims more data than the file holds is an
+// error after reading what is there, not an allocation of what is claimed;
+// one that claims more than the memory limit is refused from the header.
+func TestLoadRefusesTensorsLargerThanTheFile(t *testing.T) {
+	for _, c := range []struct {
+		header, want string
+	}{
+		{`{"a":{"dtype":"F64","shape":[1073741824],"data_offsets":[0,8589934592]}}`, "data truncated"},
+		{`{"a":{"dtype":"F64","shape":[1099511627776],"data_offsets":[0,8796093022208]}}`, "over the memory limit"},
+	} {
+		file := rawFile(c.header, make([]byte, 64))
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		before := ms.TotalAlloc
+		_, _, err := ReadSafetensors(bytes.NewReader(file))
+		runtime.ReadMemStats(&ms)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("case %s: got %v, want an error containing %q", c.header, err, c.want)
+		}
+		if used := ms.TotalAlloc - before; used > 1<<20 {
+			t.Errorf("case %s: a %d-byte file made the reader allocate %d bytes", c.header, len(file), used)
+		}
 	}
 }
