@@ -26,6 +26,7 @@ func FuzzBuild(f *testing.F) {
 	} {
 		f.Add(seed)
 	}
+	limitMemory(f)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		b := NewBuilder(NewBytes(data), Mode{Hostile: true, MaxRank: 10, MaxOps: 24}, graph.New())
 		b.Build()

@@ -83,3 +83,14 @@ func run(t *testing.T, b *Builder, outs []*graph.Node, opts ...compile.Option) (
 
 func itoa(i int) string     { return strconv.Itoa(i) }
 func ftoa(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+
+// fuzzMemoryLimit bounds what one input may allocate, well under what the
+// fuzzer's worker processes share: the default, half the machine's memory,
+// lets two workers run it out.
+const fuzzMemoryLimit = 256 << 20
+
+// limitMemory sets graph.MemoryLimit for f's inputs and restores it after.
+func limitMemory(f *testing.F) {
+	prev := graph.SetMemoryLimit(fuzzMemoryLimit)
+	f.Cleanup(func() { graph.SetMemoryLimit(prev) })
+}

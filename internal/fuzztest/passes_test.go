@@ -29,6 +29,7 @@ func FuzzPasses(f *testing.F) {
 	for i, name := range optionalPasses {
 		off[i] = compile.WithoutPass(name)
 	}
+	limitMemory(f)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		b := NewBuilder(NewBytes(data), Mode{MaxRank: 3, MaxOps: 12}, graph.New())
 		b.Build()
