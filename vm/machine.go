@@ -44,6 +44,7 @@ type Machine struct {
 	pool     *parallel.Pool
 	exec     *graph.Exec     // lent to kernels that implement graph.ExecForwarder
 	kernels  []execForwarder // per instruction: the op's ForwardExec, or nil
+	empty    []bool          // per instruction: every output has no elements
 	busy     atomic.Bool     // set during Run, to catch use from another goroutine
 	ran      bool            // a Run has completed
 }
@@ -142,6 +143,7 @@ func New(p *compile.Program, opts ...Option) (*Machine, error) {
 			k = f.ForwardExec
 		}
 		m.kernels = append(m.kernels, k)
+		m.empty = append(m.empty, allEmpty(in.OutTypes))
 	}
 	for _, nodes := range [][]*graph.Node{p.Outputs(), p.Inputs(), p.Params()} {
 		for _, n := range nodes {
@@ -193,6 +195,16 @@ func (m *Machine) view(slot int, shape []int) *tensor.Dense {
 		m.views[k] = t
 	}
 	return t
+}
+
+// allEmpty reports whether every type has no elements.
+func allEmpty(types []graph.Type) bool {
+	for _, t := range types {
+		if t.Size() != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // workers is the pool as graph.Workers: nil (serial) when there is none.
@@ -349,6 +361,11 @@ func (m *Machine) execute() (err error) {
 		}
 	}()
 	for ; i < len(instrs); i++ {
+		if m.empty[i] {
+			// Nothing to write; a kernel could still loop over the
+			// outer dimensions of a shape like (1<<40, 0).
+			continue
+		}
 		in := &instrs[i]
 		var kerr error
 		switch {

@@ -4,6 +4,7 @@ import (
 	"math"
 	"regexp"
 	"testing"
+	"time"
 
 	"github.com/nabla-go/nabla/compile"
 	"github.com/nabla-go/nabla/graph"
@@ -126,4 +127,36 @@ func TestNaNCheckBlamesTheFoldedOp(t *testing.T) {
 	err = m.Run(vm.Feeds{x: dense(t, graph.Float64, nil, 1)})
 	wantErr(t, "folded log(-1)", err, `nabla: Log (node Log "folded"`)
 	wantErr(t, "folded log(-1)", err, "numerics_test.go:")
+}
+
+// An empty value with a huge dimension, (1<<40, 0), runs at once: no
+// kernel loops over the outer dimensions of an output with no elements,
+// at run time or when folding constants.
+func TestEmptyOutputsWithHugeDimensions(t *testing.T) {
+	g := graph.New()
+	x := g.Input("x", graph.Float64, 1<<40, 0)
+	c := g.Const(graph.NewDense(graph.Float64, 1<<40, 0))
+	outs := []*graph.Node{ops.Softmax(x, -1), ops.LogSoftmax(ops.Exp(c), 0)}
+	done := make(chan error, 1)
+	go func() {
+		p, err := compile.Compile(outs)
+		if err != nil {
+			done <- err
+			return
+		}
+		m, err := vm.New(p)
+		if err != nil {
+			done <- err
+			return
+		}
+		done <- m.Run(vm.Feeds{x: graph.NewDense(graph.Float64, 1<<40, 0)})
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("softmax of a (1<<40, 0) value is still running after 20 s")
+	}
 }
