@@ -26,7 +26,7 @@ func constfold(f *function) error {
 		}
 		results := mapSlice(outs, func(o *value) *tensor.Dense { return graph.NewDenseOf(o.typ) })
 		ins := mapSlice(v.args, func(a *value) *tensor.Dense { return a.konst })
-		if err := forward(v, results, ins); err != nil {
+		if err := forwardUnlessEmpty(v, results, ins); err != nil {
 			msg := fmt.Sprintf("nabla: Compile: folding constant %s (node %v): %v", v.opName(), v.node, err)
 			if site := v.node.Site(); site != "" {
 				msg += " (built at " + site + ")"
@@ -54,6 +54,18 @@ func foldable(args, outs []*value) bool {
 		}
 	}
 	return true
+}
+
+// forwardUnlessEmpty runs v's kernel unless its outputs have no elements:
+// then there is nothing to compute, and a kernel could still loop over the
+// outer dimensions of a shape like (1<<40, 0).
+func forwardUnlessEmpty(v *value, out, in []*tensor.Dense) error {
+	for _, o := range out {
+		if graph.ShapeSize(o.Shape()) != 0 {
+			return forward(v, out, in)
+		}
+	}
+	return nil
 }
 
 // forward runs v's kernel, turning a panic into an error.

@@ -1,6 +1,7 @@
 package compile
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -140,7 +141,13 @@ func grad(caller string, ys, seeds, wrt []*graph.Node, opts []GradOption) (resul
 				continue
 			}
 			gk, err := fitGradient(n, k, grads[k])
-			if err != nil {
+			var built *graph.Error
+			switch {
+			case errors.As(err, &built):
+				// A node the gradient was built from failed: say which op's
+				// Backward built it, without a second prefix and site.
+				return nil, fail("Backward of %s: %s: %v", n.OpName(), built.Op, built.Err)
+			case err != nil:
 				return nil, fail("%v", err)
 			}
 			contribs[in] = append(contribs[in], gk)
@@ -237,6 +244,9 @@ func fitGradient(n *graph.Node, k int, gk *graph.Node) (*graph.Node, error) {
 	in := n.Inputs()[k]
 	if err := gk.Err(); err != nil {
 		return nil, err
+	}
+	if gk.Graph() != n.Graph() {
+		return nil, fmt.Errorf("Backward of %s returned a gradient for input %d (%v) built in another graph: build it with ctx.Graph()", n.OpName(), k, gk)
 	}
 	if gk.DType() != in.DType() {
 		return nil, fmt.Errorf("Backward of %s returned a %v gradient for input %d of type %v", n.OpName(), gk.Type(), k, in.Type())

@@ -271,21 +271,34 @@ func DotOpLabel(n *Node) string {
 	return label
 }
 
+// DotQuoteLimit is about the most bytes DotQuote writes for one string,
+// well under the 16384 that Graphviz's parser accepts.
+const DotQuoteLimit = 4096
+
 // DotQuote returns s as a quoted DOT string that Graphviz draws as s itself:
 // quotes and backslashes are escaped (so "\N" or "\l" in a name stay text)
 // and line breaks become centred DOT line breaks. Other control characters,
 // bytes that are not UTF-8 and U+FFFD (which some DOT parsers reject) are
-// shown as Go escapes ("\t", "\xff"). Braces, "<", ">" and "|" need no
-// escape in a quoted string: only record shapes, not used here, give them
-// a meaning.
+// shown as Go escapes ("\t", "\xff"). "&" is written "&amp;", since
+// Graphviz decodes HTML entities ("&#9731;" would be drawn as ☃). Braces,
+// "<", ">" and "|" need no escape in a quoted string: only record shapes,
+// not used here, give them a meaning. Graphviz cannot parse a quoted string
+// over 16 kB, so a string whose quoted form would pass DotQuoteLimit bytes
+// is cut there and ends in "…".
 func DotQuote(s string) string {
 	s = strings.ReplaceAll(s, "\r\n", "\n")
 	var b strings.Builder
 	b.Grow(len(s) + 2)
 	b.WriteByte('"')
 	for len(s) > 0 {
+		if b.Len() > DotQuoteLimit {
+			b.WriteString("…")
+			break
+		}
 		r, size := utf8.DecodeRuneInString(s)
 		switch {
+		case r == '&':
+			b.WriteString("&amp;")
 		case r == '"':
 			b.WriteString(`\"`)
 		case r == '\\':

@@ -408,6 +408,8 @@ func TestDotQuote(t *testing.T) {
 		{"∇ ü 漢字", `"∇ ü 漢字"`},
 		{"bad \xff\xfe", `"bad \\xff\\xfe"`},
 		{"\uFFFD\u0085", `"\\ufffd\\u0085"`},
+		{"&#9731; &amp; &", `"&amp;#9731; &amp;amp; &amp;"`},
+		{strings.Repeat("x", 5000), `"` + strings.Repeat("x", graph.DotQuoteLimit) + `…"`},
 	}
 	for _, c := range cases {
 		if got := graph.DotQuote(c.in); got != c.want {
@@ -420,7 +422,7 @@ func TestDotQuote(t *testing.T) {
 // and reads them back as Graphviz would.
 func TestDotQuoteRoundTrip(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 1))
-	alphabet := []rune("ab \"\\\n{}<>|;,=[]-∇漢NGl")
+	alphabet := []rune("ab \"\\\n{}<>|;,=[]-∇漢NGl&#93")
 	for range 1000 {
 		r := make([]rune, rng.IntN(12))
 		for i := range r {

@@ -201,6 +201,9 @@ func (g *Graph) leaf(kind Kind, builder, name string, value *tensor.Dense, s sit
 		return g.fail(builder, s, "%q is %v: parameters are float32 or float64, since training differentiates them; "+
 			"hold integer values in an Input or a Const", name, t)
 	}
+	if _, err := Bytes(t.DType, t.Shape, 0); err != nil { // the copy would need as much again
+		return g.fail(builder, s, "%q: %v", name, err)
+	}
 	c, err := CloneDense(value)
 	if err != nil {
 		return g.fail(builder, s, "%q: %v", name, err)
@@ -216,7 +219,7 @@ func checkLeafType(t Type) error {
 }
 
 // checkShape rejects negative dimensions and shapes with more elements
-// than an int counts (whose size would wrap around).
+// than an int counts (whose size would wrap around) or more bytes.
 func checkShape(shape []int) error {
 	n := 1
 	for _, d := range shape {
@@ -227,6 +230,9 @@ func checkShape(shape []int) error {
 			return fmt.Errorf("shape %s has more elements than an int can count", ShapeString(shape))
 		}
 		n *= d
+	}
+	if n > math.MaxInt/8 {
+		return fmt.Errorf("shape %s needs more bytes than an int can count", ShapeString(shape))
 	}
 	return nil
 }

@@ -201,8 +201,11 @@ func (b *builder) param(name string, init Init, fanIn, fanOut int, shape ...int)
 			return b.fail("%s: shape %s must have positive dimensions", name, graph.ShapeString(shape))
 		}
 	}
+	if _, err := graph.Bytes(b.o.dtype, shape, 0); err != nil {
+		return b.fail("%s: %v", name, err)
+	}
 	t := graph.NewDense(b.o.dtype, shape...)
-	if err := init(b.o.rng, t, fanIn, fanOut); err != nil {
+	if err := runInit(init, b.o.rng, t, fanIn, fanOut); err != nil {
 		return b.fail("%s: %v", name, err)
 	}
 	return b.g.Param(join(b.name, name), t)
@@ -214,4 +217,15 @@ func (b *builder) buffer(name string) *graph.Node {
 		return b.fail("graph is nil")
 	}
 	return b.g.Param(join(b.name, name), graph.NewDense(graph.Float64))
+}
+
+// runInit calls a (possibly user-written) initialiser, turning a panic into
+// an error.
+func runInit(init Init, rng *rand.Rand, t *tensor.Dense, fanIn, fanOut int) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("initialiser panicked: %v", r)
+		}
+	}()
+	return init(rng, t, fanIn, fanOut)
 }

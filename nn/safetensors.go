@@ -394,6 +394,9 @@ func parseEntry(name string, raw json.RawMessage) (entry, error) {
 	if e.shape == nil {
 		e.shape = []int{}
 	}
+	if _, err := graph.Bytes(e.dt.dtype, e.shape, 0); err != nil {
+		return entry{}, err
+	}
 	e.begin, e.end = offsets[0], offsets[1]
 	switch want := e.elems * e.dt.size; {
 	case e.begin < 0 || e.end < e.begin:

@@ -303,7 +303,11 @@ func (op MatMulAddOp) Backward(ctx *graph.GradContext, g *graph.Node) []*graph.N
 }
 
 // sameBuffer reports whether a and b are the same elements of one buffer
-// (an output computed in place over an input).
+// (an output computed in place over an input). An empty a is: there is
+// nothing to copy into it (and no first element to take the address of).
 func sameBuffer(a, b *tensor.Dense) bool {
+	if graph.ShapeSize(a.Shape()) == 0 {
+		return true
+	}
 	return a.DataSize() == b.DataSize() && a.Uintptr() == b.Uintptr()
 }

@@ -1,6 +1,7 @@
 package vm
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"runtime"
@@ -40,10 +41,12 @@ type Machine struct {
 	shared   *Machine
 	stats    []instrStats // per instruction, when profiling
 	threads  int          // asked for by WithThreads; 0: GOMAXPROCS
+	memLimit int64        // asked for by WithMemoryLimit; 0: graph.MemoryLimit
 	pool     *parallel.Pool
 	exec     *graph.Exec      // lent to kernels that implement graph.ExecForwarder
 	kernels  []execForwarder  // per instruction: the op's ForwardExec, or nil
 	multis   []multiForwarder // per instruction: a multi-output op's ForwardExec, or nil
+	empty    []bool           // per instruction: every output has no elements
 	busy     atomic.Bool      // set during Run, to catch use from another goroutine
 	ran      bool             // a Run has completed
 }
@@ -81,6 +84,11 @@ func WithNaNCheck() Option { return func(m *Machine) { m.checkNaN = true } }
 // their results do not depend on the number of threads.
 func WithThreads(n int) Option { return func(m *Machine) { m.threads = n } }
 
+// WithMemoryLimit bounds the bytes of the buffers New allocates for the
+// machine (graph.MemoryLimit by default): a program that needs more is an
+// error from New, naming its largest value, before anything is allocated.
+func WithMemoryLimit(bytes int64) Option { return func(m *Machine) { m.memLimit = bytes } }
+
 // New allocates a machine for p: a buffer for every slot, parameters set to
 // their initial values (or shared, see SharingParams). Values sharing a
 // slot share its buffer, each through a tensor of its own shape made here,
@@ -97,6 +105,9 @@ func New(p *compile.Program, opts ...Option) (*Machine, error) {
 	}
 	if m.shared != nil && m.shared.prog.Graph() != p.Graph() {
 		return nil, fmt.Errorf("nabla: vm.New: SharingParams: the other machine's program was compiled from another graph")
+	}
+	if err := m.checkMemory(); err != nil {
+		return nil, err
 	}
 	if m.threads < 1 {
 		m.threads = runtime.GOMAXPROCS(0)
@@ -142,6 +153,7 @@ func New(p *compile.Program, opts ...Option) (*Machine, error) {
 			mk = f.ForwardExec
 		}
 		m.multis = append(m.multis, mk)
+		m.empty = append(m.empty, allEmpty(in.OutTypes))
 	}
 	for _, nodes := range [][]*graph.Node{p.Outputs(), p.Inputs(), p.Params()} {
 		for _, n := range nodes {
@@ -191,6 +203,16 @@ func (m *Machine) view(slot int, shape []int) *tensor.Dense {
 	return t
 }
 
+// allEmpty reports whether every type has no elements.
+func allEmpty(types []graph.Type) bool {
+	for _, t := range types {
+		if t.Size() != 0 {
+			return false
+		}
+	}
+	return true
+}
+
 // workers is the pool as graph.Workers: nil (serial) when there is none.
 func workers(p *parallel.Pool) graph.Workers {
 	if p == nil {
@@ -232,6 +254,11 @@ func (m *Machine) Run(feeds Feeds) error {
 	if err := m.feed(feeds); err != nil {
 		return err
 	}
+	if m.checkNaN && !m.ran {
+		if err := m.checkFolded(); err != nil {
+			return err
+		}
+	}
 	if err := m.execute(); err != nil {
 		return err
 	}
@@ -267,27 +294,37 @@ func (m *Machine) feed(feeds Feeds) error {
 	for n, t := range feeds {
 		switch {
 		case n == nil:
-			return fmt.Errorf("nabla: Run: feed for a nil node")
+			return feedError("feed for a nil node")
 		case n.Graph() != g:
-			return fmt.Errorf("nabla: Run: fed node %v belongs to another graph", n)
+			return feedError("fed node %v belongs to another graph", n)
 		case n.Kind() != graph.KindInput:
-			return fmt.Errorf("nabla: Run: fed node %v is not an input", n)
+			return feedError("fed node %v is not an input", n)
 		case t == nil:
-			return fmt.Errorf("nabla: Run: input %q is fed a nil tensor", n.Name())
+			return feedError("input %q is fed a nil tensor", n.Name())
 		}
 	}
 	for _, n := range m.prog.Inputs() {
 		t, ok := feeds[n]
 		if !ok {
-			return fmt.Errorf("nabla: Run: input %q (%v) is not fed", n.Name(), n.Type())
+			return feedError("input %q (%v) is not fed", n.Name(), n.Type())
 		}
 		if err := checkValue(t, n.Type()); err != nil {
-			return fmt.Errorf("nabla: Run: input %q: %v", n.Name(), err)
+			return feedError("input %q: %v", n.Name(), err)
 		}
 		s, _ := m.prog.SlotOf(n)
 		copyData(m.slots[s], t)
 	}
 	return nil
+}
+
+// feedError is a feed's error, naming the caller's file:line as build
+// errors do.
+func feedError(format string, args ...any) error {
+	msg := "nabla: Run: " + fmt.Sprintf(format, args...)
+	if site := graph.CallerSite(); site != "" {
+		msg += " at " + site
+	}
+	return errors.New(msg)
 }
 
 // checkValue says why a tensor cannot stand for a value of type want.
@@ -324,6 +361,11 @@ func (m *Machine) execute() (err error) {
 		}
 	}()
 	for ; i < len(instrs); i++ {
+		if m.empty[i] {
+			// Nothing to write; a kernel could still loop over the
+			// outer dimensions of a shape like (1<<40, 0).
+			continue
+		}
 		in := &instrs[i]
 		var kerr error
 		switch {
@@ -368,10 +410,15 @@ func nodeError(in *compile.Instruction, n *graph.Node, err error) error {
 		}
 	}
 	msg += fmt.Sprintf("): %v", err)
+	return withSite(msg, n)
+}
+
+// withSite adds to msg where n was built.
+func withSite(msg string, n *graph.Node) error {
 	if site := n.Site(); site != "" {
 		msg += " (built at " + site + ")"
 	}
-	return fmt.Errorf("%s", msg)
+	return errors.New(msg)
 }
 
 // nodeSites lists nodes with the sites they were built at: the first few
@@ -399,14 +446,38 @@ func nodeSites(nodes []*graph.Node) string {
 // whose value there is bad.
 func checkFinite(in *compile.Instruction, ins, outs []*tensor.Dense) error {
 	for _, t := range outs {
-		if !graph.IsFloat(t.Dtype()) {
-			continue // integers are always finite
+		if j, v := firstNonFinite(t); j >= 0 {
+			return nodeError(in, in.Culprit(ins, j), fmt.Errorf("output element %d is %v", j, v))
 		}
-		n := graph.ShapeSize(t.Shape()) // DataSize is 0 for a scalar
-		for j := 0; j < n; j++ {
-			if v := graph.Float(t, j); math.IsNaN(v) || math.IsInf(v, 0) {
-				return nodeError(in, in.Culprit(ins, j), fmt.Errorf("output element %d is %v", j, v))
-			}
+	}
+	return nil
+}
+
+// firstNonFinite is the index and value of t's first NaN or infinity, or
+// -1; integers are always finite.
+func firstNonFinite(t *tensor.Dense) (int, float64) {
+	if !graph.IsFloat(t.Dtype()) {
+		return -1, 0
+	}
+	n := graph.ShapeSize(t.Shape()) // DataSize is 0 for a scalar
+	for j := 0; j < n; j++ {
+		if v := graph.Float(t, j); math.IsNaN(v) || math.IsInf(v, 0) {
+			return j, v
+		}
+	}
+	return -1, 0
+}
+
+// checkFolded blames a NaN or infinity that the compiler computed, folding
+// an op over constants, on that op rather than on the value's consumer.
+func (m *Machine) checkFolded() error {
+	for _, s := range m.prog.Slots() {
+		if s.Kind != graph.KindConst || s.Node == nil || s.Node.Kind() != graph.KindOp {
+			continue // not folded: a constant of the user's
+		}
+		if j, v := firstNonFinite(s.Const); j >= 0 {
+			return withSite(fmt.Sprintf("nabla: %s (node %v): output element %d is %v (computed at compile time, from constants)",
+				s.Node.OpName(), s.Node, j, v), s.Node)
 		}
 	}
 	return nil

@@ -100,7 +100,7 @@ func TestEmptyBatch(t *testing.T) {
 	require.Equal(t, []float64{0}, sv.Float64s())
 }
 
-// TestProgramSharedAcrossGoroutines: one Program, several machines each
+// TestProgramSharedAcrossGoroutines: one Program, eight machines each
 // owned by its own goroutine, give each the same results as running alone
 // (run with -race to see that nothing in the program is written).
 func TestProgramSharedAcrossGoroutines(t *testing.T) {
@@ -120,7 +120,7 @@ func TestProgramSharedAcrossGoroutines(t *testing.T) {
 		}
 		return vm.Feeds{x: dense(t, graph.Float64, []int{4, 3}, vals...)}
 	}
-	// What each of four machines computes over ten steps, run alone.
+	// What each machine computes over ten steps, run alone.
 	alone := func(k int) []float64 {
 		m, err := vm.New(p)
 		require.NoError(t, err)
@@ -133,13 +133,14 @@ func TestProgramSharedAcrossGoroutines(t *testing.T) {
 		}
 		return losses
 	}
-	want := make([][]float64, 4)
-	feeds := make([]vm.Feeds, 4)
+	const machines = 8
+	want := make([][]float64, machines)
+	feeds := make([]vm.Feeds, machines)
 	for k := range want {
 		want[k] = alone(k)
 		feeds[k] = feed(k)
 	}
-	got := make([][]float64, 4)
+	got := make([][]float64, machines)
 	done := make(chan int)
 	for k := range got {
 		go func() {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"html"
 	"io"
 	"os"
 	"os/exec"
@@ -142,8 +143,9 @@ func attrMap(attrs []*ast.Attr) (map[string]string, error) {
 
 // Unquote returns the text Graphviz draws for an attribute value: a bare ID
 // as it is; a quoted string without its quotes, with \" and \\ unescaped
-// and \n as a line break. It rejects every other escape: nabla never writes
-// them, and Graphviz would replace \N, \G and the like with names.
+// and \n as a line break, and HTML entities ("&amp;", "&#9731;") decoded,
+// as Graphviz decodes them. It rejects every other escape: nabla never
+// writes them, and Graphviz would replace \N, \G and the like with names.
 func Unquote(v string) (string, error) {
 	if !strings.HasPrefix(v, `"`) {
 		return v, nil
@@ -177,7 +179,7 @@ func Unquote(v string) (string, error) {
 			return "", fmt.Errorf("escape \\%c in %s", body[i], v)
 		}
 	}
-	return b.String(), nil
+	return html.UnescapeString(b.String()), nil
 }
 
 // Golden compares got with the file testdata/name, or rewrites the file

@@ -1,0 +1,79 @@
+package fuzztest
+
+import (
+	"math"
+	"testing"
+
+	"gorgonia.org/tensor"
+
+	"github.com/nabla-go/nabla/compile"
+	"github.com/nabla-go/nabla/graph"
+)
+
+// optionalPasses are the passes compile.WithoutPass switches off.
+var optionalPasses = []string{"deadcode", "constfold", "simplify", "cse", "matmuladd", "late deadcode", "memory"}
+
+// FuzzPasses checks that the optional passes do not change values: a
+// random valid graph and its gradient give the same outputs (to rounding)
+// with every pass on and with all of them off.
+func FuzzPasses(f *testing.F) {
+	for _, seed := range [][]byte{
+		{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12},
+		{0, 1, 1, 2, 2, 0, 3, 1, 2, 2, 40, 1, 40, 1, 16, 0, 1, 16, 1, 2},
+		{0, 2, 2, 2, 2, 0, 2, 2, 3, 3, 26, 1, 2, 16, 0, 0, 41, 1, 0, 41, 3, 3},
+		{0, 2, 2, 2, 2, 0, 2, 2, 2, 3, 43, 0, 1, 1, 1, 17, 1, 1},
+	} {
+		f.Add(seed)
+	}
+	off := make([]compile.Option, len(optionalPasses))
+	for i, name := range optionalPasses {
+		off[i] = compile.WithoutPass(name)
+	}
+	limitMemory(f)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		b := NewBuilder(NewBytes(data), Mode{MaxRank: 3, MaxOps: 12}, graph.New())
+		b.Build()
+		outs := outputs(b)
+		if len(outs) == 0 || b.G.Err() != nil {
+			return
+		}
+		if loss, wrt := sumOfOutputs(b, outs); loss != nil {
+			grads, err := compile.GradWith(loss, wrt, compile.ZerosIfDisconnected())
+			if err != nil {
+				return // a gradient past rank 8, say: FuzzBuild checks the error
+			}
+			outs = append(outs, grads...)
+		}
+		on, errOn := run(t, b, outs)
+		plain, errOff := run(t, b, outs, off...)
+		if errOn != nil || errOff != nil {
+			// A data error (an index out of range) in a value that the
+			// passes fold away or drop fails only the plain program.
+			return
+		}
+		for i := range on {
+			if err := same(on[i], plain[i]); err != "" {
+				t.Fatalf("output %d (%v): %s with every pass on and all off", i, outs[i], err)
+			}
+		}
+	})
+}
+
+// same says how two values differ beyond rounding, or "".
+func same(a, b *tensor.Dense) string {
+	tol := 1e-9
+	if a.Dtype() == graph.Float32 {
+		tol = 1e-4
+	}
+	x, y := graph.Float64s(a), graph.Float64s(b)
+	for i := range x {
+		u, v := x[i], y[i]
+		switch {
+		case math.IsNaN(u) && math.IsNaN(v), u == v:
+		case math.IsNaN(u) || math.IsNaN(v) || math.IsInf(u, 0) || math.IsInf(v, 0) ||
+			math.Abs(u-v) > tol*(1+math.Max(math.Abs(u), math.Abs(v))):
+			return "element " + itoa(i) + " is " + ftoa(u) + " and " + ftoa(v)
+		}
+	}
+	return ""
+}
