@@ -40,15 +40,17 @@ func WriteDot(w io.Writer, p *Program) error {
 	held, outputs := p.slotContents()
 	var b strings.Builder
 	b.WriteString("digraph program {\n")
+	var label strings.Builder // reused: a slot may hold thousands of nodes
 	for i, s := range p.slots {
-		label := fmt.Sprintf("slot %d\n%v", i, s.Type)
+		label.Reset()
+		fmt.Fprintf(&label, "slot %d\n%v", i, s.Type)
 		for _, n := range held[i] {
-			label += fmt.Sprintf("\nn%d %s", n.ID(), graph.DotOpLabel(n))
+			fmt.Fprintf(&label, "\nn%d %s", n.ID(), graph.DotOpLabel(n))
 			if n.Name() != "" {
-				label += fmt.Sprintf(" %q", n.Name())
+				fmt.Fprintf(&label, " %q", n.Name())
 			}
 		}
-		fmt.Fprintf(&b, "\ts%d [label=%s, %s];\n", i, graph.DotQuote(label), graph.DotStyle(s.Kind, outputs[i]))
+		fmt.Fprintf(&b, "\ts%d [label=%s, %s];\n", i, graph.DotQuote(label.String()), graph.DotStyle(s.Kind, outputs[i]))
 	}
 	for i := range p.instrs {
 		label := fmt.Sprintf("#%d %s", i, instructionLabel(&p.instrs[i]))
