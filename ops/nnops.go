@@ -155,7 +155,19 @@ type crossEntropyOp struct{}
 // integer in [0,C) makes the run fail with an error naming it. Labels get no
 // gradient.
 func CrossEntropy(logits, labels *graph.Node) *graph.Node {
-	return graph.Apply(crossEntropyOp{}, logits, labels)
+	y := graph.Apply(crossEntropyOp{}, logits, labels)
+	if y.Err() != nil || labels.Kind() != graph.KindConst {
+		return y
+	}
+	// Constant labels are checked now, so that a bad one is reported here
+	// rather than by the gradient's one-hot encoding at compile time.
+	data, classes := indicesOf(labels.Value()), logits.Shape()[1]
+	for i := range data.len() {
+		if _, err := classIndex(data, classes, i); err != nil {
+			return y.Graph().Fail(&graph.Error{Op: "CrossEntropy", Err: err, Site: graph.CallerSite()})
+		}
+	}
+	return y
 }
 
 func (crossEntropyOp) Name() string { return "CrossEntropy" }

@@ -142,7 +142,10 @@ func TestLabelErrors(t *testing.T) {
 			g := graph.New()
 			labels := g.Const(dense(t, dt, []int{2}, c.labels...))
 			logits := g.Const(dense(t, dt, []int{2, 3}, 1, 2, 3, 4, 5, 6))
-			for _, n := range []*graph.Node{CrossEntropy(logits, labels), OneHot(labels, 3, logits.DType())} {
+			// The op itself: the builder refuses constant labels out of range
+			// (TestCrossEntropyChecksConstantLabels); fed ones reach the kernel.
+			ce := graph.Apply(crossEntropyOp{}, logits, labels)
+			for _, n := range []*graph.Node{ce, OneHot(labels, 3, logits.DType())} {
 				err := forwardErr(t, n)
 				if err == nil || !strings.Contains(err.Error(), c.want) {
 					t.Errorf("case %v/%s/%s: got error %v, want %q", dt, n.OpName(), c.name, err, c.want)
@@ -254,5 +257,17 @@ func TestNNBackward(t *testing.T) {
 		{name: "OneHot", in: []values{labels3}, build: func(xs ...*graph.Node) *graph.Node { return OneHot(xs[0], 4, xs[0].DType()) }, noGrad: []int{0}},
 	} {
 		t.Run(c.name, func(t *testing.T) { checkBackwardFD(t, c) })
+	}
+}
+
+// A constant label out of range is reported by CrossEntropy where it is
+// built, not by its gradient's one-hot encoding when compiling.
+func TestCrossEntropyChecksConstantLabels(t *testing.T) {
+	g := graph.New()
+	x := g.Input("x", graph.Float64, 2, 3)
+	CrossEntropy(x, g.Const(dense(t, graph.Float64, []int{2}, 1, 7)))
+	err := g.Err()
+	if err == nil || !containsAll(err.Error(), "CrossEntropy", "label 7 at index 1 is not a class index in [0,3)", "nnops_test.go") {
+		t.Fatalf("got %v", err)
 	}
 }
