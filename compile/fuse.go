@@ -128,9 +128,10 @@ func (f *function) sinkOpaque() {
 	copy(f.values, order)
 }
 
-// fusible reports whether v is an elementwise value.
+// fusible reports whether v is an elementwise value of a rank fused
+// instructions handle.
 func fusible(v *value) bool {
-	return v.kind == graph.KindOp && v.op != nil && ops.IsElementwise(v.op)
+	return v.kind == graph.KindOp && v.op != nil && ops.IsElementwise(v.op) && v.typ.Rank() <= ops.MaxFusedRank
 }
 
 // fusion is a group of elementwise values to compute in one instruction.

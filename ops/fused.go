@@ -22,6 +22,10 @@ type FusedStep struct {
 	Node *graph.Node
 }
 
+// MaxFusedRank is the highest rank a fused instruction computes in: the
+// fuse pass leaves values of higher rank unfused.
+const MaxFusedRank = maxRank
+
 // FusedOp computes an elementwise expression of its inputs, given as data
 // (a list of steps), in one pass over the elements: a block of them at a
 // time, each step applied to the whole block with the kernel of its own op
@@ -188,7 +192,7 @@ func NewFused(in []graph.Type, steps []FusedStep, outputs ...int) (*FusedOp, err
 			shape = t.Shape // the same axes, with leading 1s
 		}
 	}
-	if len(shape) > maxRank {
+	if len(shape) > MaxFusedRank {
 		return nil, fmt.Errorf("nabla: NewFused: rank %d is above the supported %d", len(shape), maxRank)
 	}
 	for i, t := range in {
