@@ -116,3 +116,89 @@ func (c *Conv2d) Name() string {
 	}
 	return c.name
 }
+
+// ConvTranspose2d is a transposed 2-D convolution layer over NCHW images,
+// y = ConvTranspose2D(x, W) + b, with PyTorch's parameters: weight (in,
+// out/groups, kH, kW) and bias (out), as torch.nn.ConvTranspose2d.
+type ConvTranspose2d struct {
+	Weight  *graph.Node // (in, out/groups, kH, kW)
+	Bias    *graph.Node // (out), or nil without a bias
+	in, out int
+	kernel  [2]int
+	conv    ops.ConvOptions
+	name    string
+}
+
+// NewConvTranspose2d adds to g the parameters of a ConvTranspose2d from in
+// to out channels with a kernel of kernel[0]×kernel[1] (one value:
+// square) and the settings conv (OutputPadding included). As in PyTorch
+// both start uniform in ±1/√(out/groups·kH·kW).
+func NewConvTranspose2d(g *graph.Graph, name string, in, out int, kernel []int, bias bool, conv ops.ConvOptions, opts ...Option) *ConvTranspose2d {
+	groups := max(conv.Groups, 1)
+	k := [2]int{}
+	switch len(kernel) {
+	case 1:
+		k = [2]int{kernel[0], kernel[0]}
+	case 2:
+		k = [2]int{kernel[0], kernel[1]}
+	}
+	fanIn := max(out/groups*k[0]*k[1], 1) // PyTorch's: the weight's dimension 1 times the kernel
+	bound := 1 / math.Sqrt(float64(fanIn))
+	b := newBuilder(g, "ConvTranspose2d", name, Uniform(-bound, bound), Uniform(-bound, bound), opts)
+	c := &ConvTranspose2d{in: in, out: out, kernel: k, conv: conv, name: b.name}
+	switch {
+	case len(kernel) < 1 || len(kernel) > 2 || k[0] <= 0 || k[1] <= 0:
+		c.Weight = b.fail("kernel size %v: want 1 or 2 positive values", kernel)
+		return c
+	case in <= 0 || out <= 0 || in%groups != 0 || out%groups != 0:
+		c.Weight = b.fail("in %d and out %d channels must be positive and divisible by %d groups", in, out, groups)
+		return c
+	}
+	c.Weight = b.param("weight", b.o.weightInit, fanIn, in*k[0]*k[1], in, out/groups, k[0], k[1])
+	if bias {
+		c.Bias = b.param("bias", b.o.biasInit, fanIn, out, out)
+	}
+	return c
+}
+
+// Forward transposes the convolution of x (N, in, H, W) into (N, out, H', W').
+func (c *ConvTranspose2d) Forward(x *graph.Node) *graph.Node {
+	if c == nil {
+		return fail(x, "ConvTranspose2d", "the module is nil")
+	}
+	return inScope(x, c.name, func() *graph.Node {
+		y := ops.ConvTranspose2D(x, c.Weight, c.conv)
+		if c.Bias == nil {
+			return y
+		}
+		return ops.Add(y, ops.Reshape(c.Bias, c.out, 1, 1))
+	})
+}
+
+// Describe gives the layer's settings as PyTorch prints them: Conv2d's,
+// with the output padding where there is one.
+func (c *ConvTranspose2d) Describe() string {
+	conv := c.conv
+	conv.OutputPadding = nil
+	d := (&Conv2d{in: c.in, out: c.out, kernel: c.kernel, conv: conv, Bias: c.Bias}).Describe()
+	if op := c.conv.OutputPadding; len(op) > 0 && (op[0] != 0 || op[len(op)-1] != 0) {
+		p := [2]int{op[0], op[len(op)-1]}
+		suffix := fmt.Sprintf(", output_padding=(%d, %d)", p[0], p[1])
+		if c.Bias == nil { // PyTorch prints bias=False last
+			return strings.TrimSuffix(d, ", bias=False") + suffix + ", bias=False"
+		}
+		return d + suffix
+	}
+	return d
+}
+
+// String prints the module as a tree (see Format).
+func (c *ConvTranspose2d) String() string { return Format(c) }
+
+// Name is the name the module was made with.
+func (c *ConvTranspose2d) Name() string {
+	if c == nil {
+		return ""
+	}
+	return c.name
+}

@@ -8,6 +8,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"gorgonia.org/tensor"
 
+	"github.com/nabla-go/nabla/compile"
+	"github.com/nabla-go/nabla/gradcheck"
 	"github.com/nabla-go/nabla/graph"
 	"github.com/nabla-go/nabla/ops"
 	"github.com/nabla-go/nabla/vm"
@@ -158,4 +160,46 @@ func TestBatchNormErrors(t *testing.T) {
 	g = graph.New()
 	NewBatchNorm2d(g, "bn", 3, 1e-5, 2)
 	require.ErrorContains(t, g.Err(), "momentum 2 in [0, 1]")
+}
+
+// A gradient penalty through a small CNN, ‖∂loss/∂x‖², differentiated
+// again with respect to the input and the weight, agrees with finite
+// differences: the convolution family and max pooling differentiate past
+// second order.
+func TestCNNGradientPenalty(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 5))
+	draw := func(shape ...int) *tensor.Dense {
+		v := graph.NewDense(graph.Float64, shape...)
+		require.NoError(t, Normal(0, 1)(rng, v, 1, 1))
+		return v
+	}
+	penalty := func(in []*graph.Node) *graph.Node {
+		x, w := in[0], in[1]
+		h := ops.Tanh(ops.Conv2D(x, w, ops.ConvOptions{Padding: []int{1}}))
+		loss := ops.Sum(ops.Square(ops.MaxPool2D(h, ops.PoolOptions{Kernel: []int{2}})))
+		g, err := compile.Grad(loss, x)
+		if err != nil {
+			return x.Graph().Fail(err)
+		}
+		return ops.Sum(ops.Square(g[0]))
+	}
+	require.NoError(t, gradcheck.Check(penalty, []*tensor.Dense{draw(1, 1, 4, 4), draw(2, 1, 3, 3)}, gradcheck.Options{}))
+}
+
+func TestConvTranspose2d(t *testing.T) {
+	g := graph.New()
+	opts := ops.ConvOptions{Stride: []int{2}, Padding: []int{1}, OutputPadding: []int{1}}
+	c := NewConvTranspose2d(g, "up", 4, 6, []int{3}, true, opts)
+	require.NoError(t, g.Err())
+	require.Equal(t, []int{4, 6, 3, 3}, c.Weight.Shape(), "PyTorch's layout: (in, out/groups, kH, kW)")
+	require.Equal(t, "4, 6, kernel_size=(3, 3), stride=(2, 2), padding=(1, 1), output_padding=(1, 1)", c.Describe())
+	x := g.Input("x", graph.Float64, 2, 4, 5, 5)
+	y := c.Forward(x)
+	want := ops.Add(ops.ConvTranspose2D(x, c.Weight, opts), ops.Reshape(c.Bias, 6, 1, 1))
+	require.Equal(t, []int{2, 6, 10, 10}, y.Shape())
+	out, err := vm.Eval(vm.Feeds{x: sines(t, 0.2, 1, 2, 4, 5, 5)}, y, want)
+	require.NoError(t, err)
+	assertClose(t, "ConvTranspose2d", graph.Float64s(out[0]), graph.Float64s(out[1]), 0)
+	var nilc *ConvTranspose2d
+	require.ErrorContains(t, nilc.Forward(x).Err(), "the module is nil")
 }
