@@ -4,7 +4,7 @@
 // or, with -fashion, on Fashion-MNIST (28×28), and prints its test accuracy.
 //
 //	go run ./examples/cnn
-//	go run ./examples/cnn -fashion -epochs 4
+//	go run ./examples/cnn -fashion              # 3 epochs of batches of 64
 //	go run ./examples/cnn -save cnn.safetensors   # loadable by bench/torch/load_cnn.py
 package main
 
@@ -33,6 +33,9 @@ func main() {
 	}
 	if cfg.Fashion && !isSet(fs, "epochs") {
 		cfg.Epochs = 3
+	}
+	if cfg.Fashion && !isSet(fs, "batch") {
+		cfg.Batch = 64
 	}
 	if _, err := Train(cfg, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, err)

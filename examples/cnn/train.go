@@ -201,7 +201,8 @@ func load(cfg Config) (images, error) {
 				return images{}, err
 			}
 		}
-		return images{train: train, test: test, side: 28, classes: data.FashionMNISTClasses, maxPixel: 255}, nil
+		// data.LoadIDX has scaled the pixels to [0, 1] already.
+		return images{train: train, test: test, side: 28, classes: data.FashionMNISTClasses, maxPixel: 1}, nil
 	}
 	path := cfg.Digits
 	if path == "" {

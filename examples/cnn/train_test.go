@@ -102,3 +102,20 @@ func TestTrainErrors(t *testing.T) {
 	_, err = Train(cfg, &bytes.Buffer{})
 	require.ErrorContains(t, err, "must be positive")
 }
+
+// The network sees pixels in [0, 1] whichever data set it trains on: the
+// Fashion-MNIST loader scales them already, the digits' range is 0..16.
+func TestPixelsReachTheNetworkInUnitRange(t *testing.T) {
+	for _, fashion := range []bool{false, true} {
+		set, err := load(Config{Fashion: fashion, Seed: 1})
+		if err != nil {
+			t.Logf("fashion %v: %v (skipped)", fashion, err)
+			continue
+		}
+		top := 0.0
+		for _, v := range graph.Float64s(set.train.Column("x")) {
+			top = max(top, v/set.maxPixel)
+		}
+		require.InDelta(t, 1, top, 1e-6, "fashion %v: the brightest pixel reaches the network as %v", fashion, top)
+	}
+}
