@@ -129,9 +129,11 @@ func (f *function) sinkOpaque() {
 }
 
 // fusible reports whether v is an elementwise value of a rank fused
-// instructions handle.
+// instructions handle. Empty values are left alone: groups form by size,
+// and values of different shapes are all of size 0.
 func fusible(v *value) bool {
-	return v.kind == graph.KindOp && v.op != nil && ops.IsElementwise(v.op) && v.typ.Rank() <= ops.MaxFusedRank
+	return v.kind == graph.KindOp && v.op != nil && ops.IsElementwise(v.op) &&
+		v.typ.Rank() <= ops.MaxFusedRank && v.typ.Size() > 0
 }
 
 // fusion is a group of elementwise values to compute in one instruction.
