@@ -27,24 +27,13 @@ type Conv2d struct {
 // true. As in PyTorch both start uniform in ±1/√(in/groups·kH·kW) unless
 // WithInit or WithBiasInit say otherwise. Bad sizes are recorded on g.
 func NewConv2d(g *graph.Graph, name string, in, out int, kernel []int, bias bool, conv ops.ConvOptions, opts ...Option) *Conv2d {
-	groups := max(conv.Groups, 1)
-	k := [2]int{}
-	switch len(kernel) {
-	case 1:
-		k = [2]int{kernel[0], kernel[0]}
-	case 2:
-		k = [2]int{kernel[0], kernel[1]}
-	}
+	groups, k := max(conv.Groups, 1), kernelSize(kernel)
 	fanIn := max(in/groups*k[0]*k[1], 1)
 	bound := 1 / math.Sqrt(float64(fanIn))
 	b := newBuilder(g, "Conv2d", name, Uniform(-bound, bound), Uniform(-bound, bound), opts)
 	c := &Conv2d{in: in, out: out, kernel: k, conv: conv, name: b.name}
-	switch {
-	case len(kernel) < 1 || len(kernel) > 2 || k[0] <= 0 || k[1] <= 0:
-		c.Weight = b.fail("kernel size %v: want 1 or 2 positive values", kernel)
-		return c
-	case in <= 0 || out <= 0 || in%groups != 0 || out%groups != 0:
-		c.Weight = b.fail("in %d and out %d channels must be positive and divisible by %d groups", in, out, groups)
+	if bad := b.checkConv(kernel, k, in, out, groups); bad != nil {
+		c.Weight = bad
 		return c
 	}
 	c.Weight = b.param("weight", b.o.weightInit, fanIn, out/groups*k[0]*k[1], out, in/groups, k[0], k[1])
@@ -134,24 +123,13 @@ type ConvTranspose2d struct {
 // square) and the settings conv (OutputPadding included). As in PyTorch
 // both start uniform in ±1/√(out/groups·kH·kW).
 func NewConvTranspose2d(g *graph.Graph, name string, in, out int, kernel []int, bias bool, conv ops.ConvOptions, opts ...Option) *ConvTranspose2d {
-	groups := max(conv.Groups, 1)
-	k := [2]int{}
-	switch len(kernel) {
-	case 1:
-		k = [2]int{kernel[0], kernel[0]}
-	case 2:
-		k = [2]int{kernel[0], kernel[1]}
-	}
+	groups, k := max(conv.Groups, 1), kernelSize(kernel)
 	fanIn := max(out/groups*k[0]*k[1], 1) // PyTorch's: the weight's dimension 1 times the kernel
 	bound := 1 / math.Sqrt(float64(fanIn))
 	b := newBuilder(g, "ConvTranspose2d", name, Uniform(-bound, bound), Uniform(-bound, bound), opts)
 	c := &ConvTranspose2d{in: in, out: out, kernel: k, conv: conv, name: b.name}
-	switch {
-	case len(kernel) < 1 || len(kernel) > 2 || k[0] <= 0 || k[1] <= 0:
-		c.Weight = b.fail("kernel size %v: want 1 or 2 positive values", kernel)
-		return c
-	case in <= 0 || out <= 0 || in%groups != 0 || out%groups != 0:
-		c.Weight = b.fail("in %d and out %d channels must be positive and divisible by %d groups", in, out, groups)
+	if bad := b.checkConv(kernel, k, in, out, groups); bad != nil {
+		c.Weight = bad
 		return c
 	}
 	c.Weight = b.param("weight", b.o.weightInit, fanIn, in*k[0]*k[1], in, out/groups, k[0], k[1])
@@ -201,4 +179,28 @@ func (c *ConvTranspose2d) Name() string {
 		return ""
 	}
 	return c.name
+}
+
+// kernelSize reads a kernel size of one value (square) or two; anything
+// else gives a zero size, which checkConv refuses.
+func kernelSize(kernel []int) [2]int {
+	switch len(kernel) {
+	case 1:
+		return [2]int{kernel[0], kernel[0]}
+	case 2:
+		return [2]int{kernel[0], kernel[1]}
+	}
+	return [2]int{}
+}
+
+// checkConv records on the graph what is wrong with a convolution layer's
+// sizes, returning the poisoned node that stands for its weight, or nil.
+func (b *builder) checkConv(kernel []int, k [2]int, in, out, groups int) *graph.Node {
+	switch {
+	case k[0] <= 0 || k[1] <= 0:
+		return b.fail("kernel size %v: want 1 or 2 positive values", kernel)
+	case in <= 0 || out <= 0 || in%groups != 0 || out%groups != 0:
+		return b.fail("in %d and out %d channels must be positive and divisible by %d groups", in, out, groups)
+	}
+	return nil
 }

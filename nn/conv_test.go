@@ -44,6 +44,9 @@ func TestConv2dParametersAndForward(t *testing.T) {
 	bad := NewConv2d(g, "bad", 3, 4, []int{3}, false, ops.ConvOptions{Groups: 2})
 	require.Nil(t, bad.Bias)
 	require.ErrorContains(t, g.Err(), "divisible by 2 groups")
+	g = graph.New()
+	NewConvTranspose2d(g, "bad", 3, 4, []int{3, 3, 3}, false, ops.ConvOptions{})
+	require.ErrorContains(t, g.Err(), "kernel size [3 3 3]: want 1 or 2 positive values")
 }
 
 // batchStats computes per-channel mean and biased variance of x (N, C,
