@@ -27,19 +27,8 @@ type Conv2d struct {
 // true. As in PyTorch both start uniform in ±1/√(in/groups·kH·kW) unless
 // WithInit or WithBiasInit say otherwise. Bad sizes are recorded on g.
 func NewConv2d(g *graph.Graph, name string, in, out int, kernel []int, bias bool, conv ops.ConvOptions, opts ...Option) *Conv2d {
-	groups, k := max(conv.Groups, 1), kernelSize(kernel)
-	fanIn := max(in/groups*k[0]*k[1], 1)
-	bound := 1 / math.Sqrt(float64(fanIn))
-	b := newBuilder(g, "Conv2d", name, Uniform(-bound, bound), Uniform(-bound, bound), opts)
-	c := &Conv2d{in: in, out: out, kernel: k, conv: conv, name: b.name}
-	if bad := b.checkConv(kernel, k, in, out, groups); bad != nil {
-		c.Weight = bad
-		return c
-	}
-	c.Weight = b.param("weight", b.o.weightInit, fanIn, out/groups*k[0]*k[1], out, in/groups, k[0], k[1])
-	if bias {
-		c.Bias = b.param("bias", b.o.biasInit, fanIn, out, out)
-	}
+	c := &Conv2d{in: in, out: out, conv: conv}
+	c.Weight, c.Bias, c.kernel, c.name = convParams(g, "Conv2d", name, in, out, kernel, bias, conv, false, opts)
 	return c
 }
 
@@ -48,13 +37,7 @@ func (c *Conv2d) Forward(x *graph.Node) *graph.Node {
 	if c == nil {
 		return fail(x, "Conv2d", "the module is nil")
 	}
-	return inScope(x, c.name, func() *graph.Node {
-		y := ops.Conv2D(x, c.Weight, c.conv)
-		if c.Bias == nil {
-			return y
-		}
-		return ops.Add(y, ops.Reshape(c.Bias, c.out, 1, 1))
-	})
+	return convForward(x, c.name, c.Bias, c.out, func(x *graph.Node) *graph.Node { return ops.Conv2D(x, c.Weight, c.conv) })
 }
 
 // Describe gives the layer's settings, as PyTorch prints them: defaults
@@ -123,19 +106,8 @@ type ConvTranspose2d struct {
 // square) and the settings conv (OutputPadding included). As in PyTorch
 // both start uniform in ±1/√(out/groups·kH·kW).
 func NewConvTranspose2d(g *graph.Graph, name string, in, out int, kernel []int, bias bool, conv ops.ConvOptions, opts ...Option) *ConvTranspose2d {
-	groups, k := max(conv.Groups, 1), kernelSize(kernel)
-	fanIn := max(out/groups*k[0]*k[1], 1) // PyTorch's: the weight's dimension 1 times the kernel
-	bound := 1 / math.Sqrt(float64(fanIn))
-	b := newBuilder(g, "ConvTranspose2d", name, Uniform(-bound, bound), Uniform(-bound, bound), opts)
-	c := &ConvTranspose2d{in: in, out: out, kernel: k, conv: conv, name: b.name}
-	if bad := b.checkConv(kernel, k, in, out, groups); bad != nil {
-		c.Weight = bad
-		return c
-	}
-	c.Weight = b.param("weight", b.o.weightInit, fanIn, in*k[0]*k[1], in, out/groups, k[0], k[1])
-	if bias {
-		c.Bias = b.param("bias", b.o.biasInit, fanIn, out, out)
-	}
+	c := &ConvTranspose2d{in: in, out: out, conv: conv}
+	c.Weight, c.Bias, c.kernel, c.name = convParams(g, "ConvTranspose2d", name, in, out, kernel, bias, conv, true, opts)
 	return c
 }
 
@@ -144,13 +116,7 @@ func (c *ConvTranspose2d) Forward(x *graph.Node) *graph.Node {
 	if c == nil {
 		return fail(x, "ConvTranspose2d", "the module is nil")
 	}
-	return inScope(x, c.name, func() *graph.Node {
-		y := ops.ConvTranspose2D(x, c.Weight, c.conv)
-		if c.Bias == nil {
-			return y
-		}
-		return ops.Add(y, ops.Reshape(c.Bias, c.out, 1, 1))
-	})
+	return convForward(x, c.name, c.Bias, c.out, func(x *graph.Node) *graph.Node { return ops.ConvTranspose2D(x, c.Weight, c.conv) })
 }
 
 // Describe gives the layer's settings as PyTorch prints them: Conv2d's,
@@ -193,14 +159,41 @@ func kernelSize(kernel []int) [2]int {
 	return [2]int{}
 }
 
-// checkConv records on the graph what is wrong with a convolution layer's
-// sizes, returning the poisoned node that stands for its weight, or nil.
-func (b *builder) checkConv(kernel []int, k [2]int, in, out, groups int) *graph.Node {
+// convParams makes a convolution layer's parameters in g, initialised as
+// PyTorch does (uniform in ±1/√fan-in): the weight (out, in/groups, kH,
+// kW), or (in, out/groups, kH, kW) when transposed, and the bias (out)
+// when bias is true. Bad sizes are recorded on g and leave the weight
+// poisoned. It returns the kernel's size and the layer's name.
+func convParams(g *graph.Graph, kind, name string, in, out int, kernel []int, bias bool, conv ops.ConvOptions, transposed bool, opts []Option) (w, b *graph.Node, k [2]int, scope string) {
+	groups, k := max(conv.Groups, 1), kernelSize(kernel)
+	shape := []int{out, in / groups, k[0], k[1]}
+	if transposed {
+		shape = []int{in, out / groups, k[0], k[1]}
+	}
+	fanIn := max(shape[1]*k[0]*k[1], 1) // PyTorch's: the weight's dimension 1 times the kernel
+	bound := 1 / math.Sqrt(float64(fanIn))
+	bld := newBuilder(g, kind, name, Uniform(-bound, bound), Uniform(-bound, bound), opts)
 	switch {
 	case k[0] <= 0 || k[1] <= 0:
-		return b.fail("kernel size %v: want 1 or 2 positive values", kernel)
+		return bld.fail("kernel size %v: want 1 or 2 positive values", kernel), nil, k, bld.name
 	case in <= 0 || out <= 0 || in%groups != 0 || out%groups != 0:
-		return b.fail("in %d and out %d channels must be positive and divisible by %d groups", in, out, groups)
+		return bld.fail("in %d and out %d channels must be positive and divisible by %d groups", in, out, groups), nil, k, bld.name
 	}
-	return nil
+	w = bld.param("weight", bld.o.weightInit, fanIn, shape[0]*k[0]*k[1], shape...)
+	if bias {
+		b = bld.param("bias", bld.o.biasInit, fanIn, out, out)
+	}
+	return w, b, k, bld.name
+}
+
+// convForward builds a layer's convolution of x, plus its bias broadcast
+// over the image, in the layer's scope.
+func convForward(x *graph.Node, scope string, bias *graph.Node, out int, convolve func(*graph.Node) *graph.Node) *graph.Node {
+	return inScope(x, scope, func() *graph.Node {
+		y := convolve(x)
+		if bias == nil {
+			return y
+		}
+		return ops.Add(y, ops.Reshape(bias, out, 1, 1))
+	})
 }
