@@ -197,41 +197,26 @@ func dot(d dtype) {
 	}
 	t := []reg.VecVirtual{YMM(), YMM(), YMM(), YMM()}
 	step := 4 * d.lanes
-	Label(name + "_loop16")
-	CMPQ(n, U32(step))
-	JL(LabelRef(name + "_loop4"))
-	for u := range 4 {
-		d.mov(Mem{Base: x, Disp: u * 32}, t[u])
-		d.fma(Mem{Base: y, Disp: u * 32}, t[u], acc[u])
-	}
-	ADDQ(U32(step*d.size), x)
-	ADDQ(U32(step*d.size), y)
-	SUBQ(U32(step), n)
-	JMP(LabelRef(name + "_loop16"))
-	Label(name + "_loop4")
-	CMPQ(n, U32(d.lanes))
-	JL(LabelRef(name + "_reduce"))
-	d.mov(Mem{Base: x}, t[0])
-	d.fma(Mem{Base: y}, t[0], acc[0])
-	ADDQ(U32(d.lanes*d.size), x)
-	ADDQ(U32(d.lanes*d.size), y)
-	SUBQ(U32(d.lanes), n)
-	JMP(LabelRef(name + "_loop4"))
+	stream(name, "_loop16", "_loop4", n, step, d.size, []reg.Register{x, y}, func() {
+		for u := range 4 {
+			d.mov(Mem{Base: x, Disp: u * 32}, t[u])
+			d.fma(Mem{Base: y, Disp: u * 32}, t[u], acc[u])
+		}
+	})
+	stream(name, "_loop4", "_reduce", n, d.lanes, d.size, []reg.Register{x, y}, func() {
+		d.mov(Mem{Base: x}, t[0])
+		d.fma(Mem{Base: y}, t[0], acc[0])
+	})
 	Label(name + "_reduce")
 	d.add(acc[1], acc[0], acc[0])
 	d.add(acc[3], acc[2], acc[2])
 	d.add(acc[2], acc[0], acc[0])
 	hsum(d, acc[0], t[0])
 	lo, hi := acc[0].AsX(), t[0].AsX()
-	Label(name + "_tail")
-	TESTQ(n, n)
-	JE(LabelRef(name + "_done"))
-	d.movs(Mem{Base: x}, hi)
-	d.fmas(Mem{Base: y}, hi, lo)
-	ADDQ(U32(d.size), x)
-	ADDQ(U32(d.size), y)
-	DECQ(n)
-	JMP(LabelRef(name + "_tail"))
+	stream(name, "_tail", "_done", n, 1, d.size, []reg.Register{x, y}, func() {
+		d.movs(Mem{Base: x}, hi)
+		d.fmas(Mem{Base: y}, hi, lo)
+	})
 	Label(name + "_done")
 	Store(lo, ReturnIndex(0))
 	VZEROUPPER()
@@ -251,39 +236,24 @@ func axpy(d dtype) {
 	d.bcast(Load(Param("alpha"), XMM()), al)
 	t := []reg.VecVirtual{YMM(), YMM(), YMM(), YMM()}
 	step := 4 * d.lanes
-	Label(name + "_loop16")
-	CMPQ(n, U32(step))
-	JL(LabelRef(name + "_loop4"))
-	for u := range 4 {
-		d.mov(Mem{Base: y, Disp: u * 32}, t[u])
-		d.fma(Mem{Base: x, Disp: u * 32}, al, t[u])
-		d.mov(t[u], Mem{Base: y, Disp: u * 32})
-	}
-	ADDQ(U32(step*d.size), x)
-	ADDQ(U32(step*d.size), y)
-	SUBQ(U32(step), n)
-	JMP(LabelRef(name + "_loop16"))
-	Label(name + "_loop4")
-	CMPQ(n, U32(d.lanes))
-	JL(LabelRef(name + "_tail"))
-	d.mov(Mem{Base: y}, t[0])
-	d.fma(Mem{Base: x}, al, t[0])
-	d.mov(t[0], Mem{Base: y})
-	ADDQ(U32(d.lanes*d.size), x)
-	ADDQ(U32(d.lanes*d.size), y)
-	SUBQ(U32(d.lanes), n)
-	JMP(LabelRef(name + "_loop4"))
-	Label(name + "_tail")
-	TESTQ(n, n)
-	JE(LabelRef(name + "_done"))
+	stream(name, "_loop16", "_loop4", n, step, d.size, []reg.Register{x, y}, func() {
+		for u := range 4 {
+			d.mov(Mem{Base: y, Disp: u * 32}, t[u])
+			d.fma(Mem{Base: x, Disp: u * 32}, al, t[u])
+			d.mov(t[u], Mem{Base: y, Disp: u * 32})
+		}
+	})
+	stream(name, "_loop4", "_tail", n, d.lanes, d.size, []reg.Register{x, y}, func() {
+		d.mov(Mem{Base: y}, t[0])
+		d.fma(Mem{Base: x}, al, t[0])
+		d.mov(t[0], Mem{Base: y})
+	})
 	s := t[1].AsX()
-	d.movs(Mem{Base: y}, s)
-	d.fmas(Mem{Base: x}, al.AsX(), s)
-	d.movs(s, Mem{Base: y})
-	ADDQ(U32(d.size), x)
-	ADDQ(U32(d.size), y)
-	DECQ(n)
-	JMP(LabelRef(name + "_tail"))
+	stream(name, "_tail", "_done", n, 1, d.size, []reg.Register{x, y}, func() {
+		d.movs(Mem{Base: y}, s)
+		d.fmas(Mem{Base: x}, al.AsX(), s)
+		d.movs(s, Mem{Base: y})
+	})
 	Label(name + "_done")
 	VZEROUPPER()
 	RET()
@@ -504,6 +474,30 @@ func dotTile(d dtype) {
 	}
 	VZEROUPPER()
 	RET()
+}
+
+// stream generates the loop at label that runs body while n holds at
+// least step elements, then advances each pointer by step elements of
+// size bytes and counts them off n; it goes on at next.
+func stream(name, label, next string, n reg.Register, step, size int, ptrs []reg.Register, body func()) {
+	Label(name + label)
+	if step == 1 {
+		TESTQ(n, n)
+		JE(LabelRef(name + next))
+	} else {
+		CMPQ(n, U32(step))
+		JL(LabelRef(name + next))
+	}
+	body()
+	for _, p := range ptrs {
+		ADDQ(U32(step*size), p)
+	}
+	if step == 1 {
+		DECQ(n)
+	} else {
+		SUBQ(U32(step), n)
+	}
+	JMP(LabelRef(name + label))
 }
 
 func log2(n int) int {
