@@ -46,18 +46,26 @@ func (f convFixture) build(x, w *graph.Node) *graph.Node {
 	return Conv2D(x, w, f.Options)
 }
 
-func TestConvMatchesPyTorch(t *testing.T) {
-	raw, err := os.ReadFile("testdata/conv_torch.json")
+// readFixtures reads a JSON list of PyTorch fixtures, written by a script
+// beside it in testdata, and checks that it holds at least least of them.
+func readFixtures[F any](t *testing.T, path string, least int) []F {
+	t.Helper()
+	raw, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var cases []convFixture
+	var cases []F
 	if err := json.Unmarshal(raw, &cases); err != nil {
 		t.Fatal(err)
 	}
-	if len(cases) < 10 {
-		t.Fatalf("%d fixtures", len(cases))
+	if len(cases) < least {
+		t.Fatalf("%s: %d fixtures, want at least %d", path, len(cases), least)
 	}
+	return cases
+}
+
+func TestConvMatchesPyTorch(t *testing.T) {
+	cases := readFixtures[convFixture](t, "testdata/conv_torch.json", 10)
 	for _, c := range cases {
 		for _, dtype := range dtypes {
 			g := graph.New()

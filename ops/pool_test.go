@@ -1,7 +1,6 @@
 package ops
 
 import (
-	"encoding/json"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -45,17 +44,7 @@ func (f poolFixture) build(x *graph.Node) *graph.Node {
 }
 
 func TestPoolingAndActivationsMatchPyTorch(t *testing.T) {
-	raw, err := os.ReadFile("testdata/pool_torch.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var cases []poolFixture
-	if err := json.Unmarshal(raw, &cases); err != nil {
-		t.Fatal(err)
-	}
-	if len(cases) < 20 {
-		t.Fatalf("%d fixtures", len(cases))
-	}
+	cases := readFixtures[poolFixture](t, "testdata/pool_torch.json", 20)
 	for _, c := range cases {
 		scale := 3.0
 		if strings.Contains(c.Op, "pool") {
