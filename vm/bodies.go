@@ -110,4 +110,3 @@ func newBodyRunner(m *Machine, sub *graph.Subgraph) *bodyRunner {
 func (r *bodyRunner) In(i int) *tensor.Dense  { return r.ins[i] }
 func (r *bodyRunner) Out(i int) *tensor.Dense { return r.outs[i] }
 func (r *bodyRunner) Run() error              { return r.m.execute() }
-
