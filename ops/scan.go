@@ -279,15 +279,15 @@ func (op *scanOp) ForwardExec(e *graph.Exec, out, in []*tensor.Dense) error {
 // copyStep copies between step, one step's value, and slice t of seq, a
 // stack of them: into seq when toSeq, else out of it.
 func copyStep(step, seq *tensor.Dense, t int, toSeq bool) {
-	switch a := graph.Backing(step).(type) {
-	case []float32:
-		copyPart(a, seq.Float32s(), t, toSeq)
-	case []float64:
-		copyPart(a, seq.Float64s(), t, toSeq)
-	case []int32:
-		copyPart(a, seq.Int32s(), t, toSeq)
-	case []int64:
-		copyPart(a, seq.Int64s(), t, toSeq)
+	switch step.Dtype() {
+	case graph.Float32:
+		copyPart(step.Float32s(), seq.Float32s(), t, toSeq)
+	case graph.Float64:
+		copyPart(step.Float64s(), seq.Float64s(), t, toSeq)
+	case graph.Int32:
+		copyPart(step.Int32s(), seq.Int32s(), t, toSeq)
+	case graph.Int64:
+		copyPart(step.Int64s(), seq.Int64s(), t, toSeq)
 	}
 }
 

@@ -5,8 +5,6 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"gorgonia.org/tensor"
-
 	"github.com/nabla-go/nabla/compile"
 	"github.com/nabla-go/nabla/graph"
 	"github.com/nabla-go/nabla/ops"
@@ -38,6 +36,9 @@ func unrolled(body ops.ScanBody, init, xs []*graph.Node, opts ...ops.ScanOption)
 		var y []*graph.Node
 		carry, y = body(carry, x)
 		steps = append(steps, y)
+	}
+	if len(steps[0]) == 0 {
+		return carry, nil
 	}
 	ys := make([]*graph.Node, len(steps[0]))
 	for j := range ys {
@@ -89,6 +90,16 @@ var scanCases = []scanCase{
 		}, []*graph.Node{b0, c0}, []*graph.Node{xs, ks})
 		loss := ops.Add(ops.Sum(ops.Mul(final[0], final[1])), ops.Sum(ops.Tanh(ys[0])))
 		return loss, []*graph.Node{a, b0, c0, xs, ks}
+	}},
+	{"final carry only, w.r.t. the initial carry", func(g *graph.Graph, loop loopFunc) (*graph.Node, []*graph.Node) {
+		// Higher orders reach the Scan through its stored carries alone.
+		rng := rand.New(rand.NewPCG(5, 6))
+		h0 := randParam(g, rng, "h0", 0.5, 2)
+		xs := randParam(g, rng, "xs", 1, 3, 2)
+		final, _ := loop(func(c, x []*graph.Node) ([]*graph.Node, []*graph.Node) {
+			return []*graph.Node{ops.Mul(ops.Sin(c[0]), x[0])}, nil
+		}, []*graph.Node{h0}, []*graph.Node{xs})
+		return ops.Sum(final[0]), []*graph.Node{h0}
 	}},
 }
 
@@ -166,5 +177,3 @@ func TestScanMatchesUnrolledToThirdOrder(t *testing.T) {
 		})
 	}
 }
-
-var _ = tensor.Float64
