@@ -193,7 +193,7 @@ func TestScanRunsWithoutAllocating(t *testing.T) {
 	h := []float64{0.1, 0.2}
 	for s := range 3 {
 		x := graph.Float64s(xs.Value())[2*s:]
-		h = []float64{math.Tanh(h[0]*0.1+h[1]*0.3+x[0]), math.Tanh(h[0]*-0.4+h[1]*0.2+x[1])}
+		h = []float64{math.Tanh(h[0]*0.1 + h[1]*0.3 + x[0]), math.Tanh(h[0]*-0.4 + h[1]*0.2 + x[1])}
 	}
 	for i := range h {
 		if a, b := graph.Float64s(fv)[i], graph.Float64s(rv)[i]; a != b || math.Abs(a-h[i]) > 1e-15 {
