@@ -121,6 +121,16 @@ type SubgraphOp interface {
 	Subgraphs() []*Subgraph
 }
 
+// OutputPruner is implemented by multi-output ops that can spare the work
+// and memory of outputs nothing reads (a loop's stored history, say).
+// Prune is given which outputs are read; it returns an op computing the
+// same values for those, and values with no elements for the others (its
+// Types says which), or nil to keep the op as it is. Compilers call it on
+// their own copy of the program; the graph keeps the op.
+type OutputPruner interface {
+	Prune(used []bool) MultiOp
+}
+
 // Runner runs one subgraph: the caller fills the buffers In returns,
 // calls Run, and reads the buffers Out returns. The buffers belong to the
 // runner and keep their identity across calls, so a loop allocates

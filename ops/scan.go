@@ -176,6 +176,10 @@ type scanOp struct {
 	seqs    int
 	steps   int
 	reverse bool
+	// skip marks the step outputs (by output index less the carries) that
+	// nothing reads, which a compiler pruned (see Prune): they are empty
+	// and the body does not compute them. nil: none.
+	skip []bool
 }
 
 // newScanOp makes the op running outs from the given body inputs, adding
@@ -195,8 +199,48 @@ func (op *scanOp) Name() string {
 	return "Scan"
 }
 
-// Subgraphs is the body.
-func (op *scanOp) Subgraphs() []*graph.Subgraph { return []*graph.Subgraph{op.body} }
+// Subgraphs is the body, less the outputs pruned.
+func (op *scanOp) Subgraphs() []*graph.Subgraph {
+	if op.skip == nil {
+		return []*graph.Subgraph{op.body}
+	}
+	return []*graph.Subgraph{{Inputs: op.body.Inputs, Outputs: op.kept()}}
+}
+
+// kept is the body's outputs that are not skipped: the runner's outputs.
+func (op *scanOp) kept() []*graph.Node {
+	var outs []*graph.Node
+	for j, n := range op.body.Outputs {
+		if !op.skipped(j) {
+			outs = append(outs, n)
+		}
+	}
+	return outs
+}
+
+func (op *scanOp) skipped(j int) bool { return j >= op.carries && op.skip != nil && op.skip[j-op.carries] }
+
+// Prune returns the op computing only the step outputs in use: those
+// nothing reads (the stored carries, when no gradient of second order
+// reads them; outputs of a gradient nobody asked for) are left empty and
+// out of the compiled body. The carries are always computed.
+func (op *scanOp) Prune(used []bool) graph.MultiOp {
+	if len(used) != len(op.body.Outputs) {
+		return nil
+	}
+	skip := make([]bool, len(used)-op.carries)
+	some := false
+	for j := range skip {
+		skip[j] = !used[op.carries+j] || op.skipped(op.carries+j)
+		some = some || skip[j]
+	}
+	if !some {
+		return nil
+	}
+	pruned := *op
+	pruned.skip = skip
+	return &pruned
+}
 
 func (op *scanOp) Types(in []graph.Type) ([]graph.Type, error) {
 	body := op.body
@@ -215,7 +259,10 @@ func (op *scanOp) Types(in []graph.Type) ([]graph.Type, error) {
 	out := make([]graph.Type, len(body.Outputs))
 	for i, n := range body.Outputs {
 		out[i] = n.Type()
-		if i >= op.carries {
+		switch {
+		case op.skipped(i):
+			out[i] = stepped(out[i], 0)
+		case i >= op.carries:
 			out[i] = stepped(out[i], op.steps)
 		}
 	}
@@ -235,7 +282,7 @@ func (op *scanOp) ForwardExec(e *graph.Exec, out, in []*tensor.Dense) error {
 	r := e.Runner(0)
 	if r == nil {
 		var err error
-		if r, err = graph.NewInterpreter(op.body); err != nil {
+		if r, err = graph.NewInterpreter(op.Subgraphs()[0]); err != nil {
 			return err
 		}
 	}
@@ -266,8 +313,12 @@ func (op *scanOp) ForwardExec(e *graph.Exec, out, in []*tensor.Dense) error {
 		if err := r.Run(); err != nil {
 			return fmt.Errorf("step %d: %v", t, err)
 		}
+		k := C // the runner's output
 		for j := C; j < len(out); j++ {
-			copyStep(r.Out(j), out[j], t, true)
+			if !op.skipped(j) {
+				copyStep(r.Out(k), out[j], t, true)
+				k++
+			}
 		}
 		for c := range C {
 			graph.CopyValues(out[c], r.Out(c))

@@ -275,3 +275,51 @@ func TestScanErrors(t *testing.T) {
 		})
 	}
 }
+
+// A first-order gradient stores the forward carries (T of them) and
+// nothing more: the backward loop's own carries, among them the running
+// sum of the weight's gradient, are not stored, since no second derivative
+// reads them. Values are the same with and without the pruning pass.
+func TestScanStoresOnlyWhatIsRead(t *testing.T) {
+	const T = 500
+	outs, xs := scanModel(T)
+	feeds := vm.Feeds{xs: graph.NewDense(graph.Float32, T, 4, 16)}
+	for i := range feeds[xs].Float32s() {
+		feeds[xs].Float32s()[i] = float32(math.Sin(float64(i)))
+	}
+	var results [][]float32
+	for _, opts := range [][]compile.Option{nil, {compile.WithoutPass("prune")}} {
+		p, err := compile.Compile(outs, opts...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		largest := 0
+		for _, s := range p.Slots() {
+			largest = max(largest, s.Type.Size())
+		}
+		if opts == nil && largest > T*4*16 {
+			t.Errorf("largest slot holds %d elements, want at most the forward carries' %d", largest, T*4*16)
+		}
+		if opts != nil && largest <= T*4*16 {
+			t.Errorf("without pruning the largest slot holds %d elements: the test does not see the stored gradient sums", largest)
+		}
+		m, err := vm.New(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := m.Run(feeds); err != nil {
+			t.Fatal(err)
+		}
+		var vals []float32
+		for _, o := range outs {
+			v, _ := m.Value(o)
+			vals = append(vals, v.Float32s()...)
+		}
+		results = append(results, vals)
+	}
+	for i := range results[0] {
+		if results[0][i] != results[1][i] {
+			t.Fatalf("value %d: %v pruned, %v not", i, results[0][i], results[1][i])
+		}
+	}
+}

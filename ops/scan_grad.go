@@ -104,12 +104,24 @@ func (op *scanOp) Backward(ctx *graph.GradContext, gradOuts []*graph.Node) []*gr
 		newCarry = append(newCarry, Add(acc, gCap[n]))
 		bInits = append(bInits, g.Const(graph.NewDenseOf(inputs[k].Type())))
 	}
-	bSteps := append(append([]*graph.Node(nil), body.Inputs[:C+S]...), ySeeds...)
-	bSeqs := make([]*graph.Node, 0, len(bSteps))
-	for c := range C {
-		bSeqs = append(bSeqs, outputs[len(outputs)-C+c]) // the history
+	// Step inputs: the forward step's carries (from the history) and
+	// sequence slices that the backward body reads, and the output
+	// gradients.
+	read := ancestors(append(append([]*graph.Node(nil), newCarry...), gSeq...))
+	var bSteps, bSeqs []*graph.Node
+	for i, n := range body.Inputs[:C+S] {
+		if !read[n] {
+			continue
+		}
+		bSteps = append(bSteps, n)
+		if i < C {
+			bSeqs = append(bSeqs, outputs[len(outputs)-C+i]) // the history
+		} else {
+			bSeqs = append(bSeqs, inputs[i])
+		}
 	}
-	bSeqs = append(append(bSeqs, inputs[C:C+S]...), yGrads...)
+	bSteps = append(bSteps, ySeeds...)
+	bSeqs = append(bSeqs, yGrads...)
 	if err := sub.Err(); err != nil {
 		ctx.Errorf("differentiating the body: %v", err)
 		return nil
@@ -134,4 +146,21 @@ func (op *scanOp) Backward(ctx *graph.GradContext, gradOuts []*graph.Node) []*gr
 		out[s] = res[len(bCarries)+n]
 	}
 	return out
+}
+
+// ancestors marks the nodes the given nodes are computed from, themselves
+// included.
+func ancestors(nodes []*graph.Node) map[*graph.Node]bool {
+	seen := map[*graph.Node]bool{}
+	stack := append([]*graph.Node(nil), nodes...)
+	for len(stack) > 0 {
+		n := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if seen[n] {
+			continue
+		}
+		seen[n] = true
+		stack = append(stack, n.Inputs()...)
+	}
+	return seen
 }
