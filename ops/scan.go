@@ -218,7 +218,9 @@ func (op *scanOp) kept() []*graph.Node {
 	return outs
 }
 
-func (op *scanOp) skipped(j int) bool { return j >= op.carries && op.skip != nil && op.skip[j-op.carries] }
+func (op *scanOp) skipped(j int) bool {
+	return j >= op.carries && op.skip != nil && op.skip[j-op.carries]
+}
 
 // Prune returns the op computing only the step outputs in use: those
 // nothing reads (the stored carries, when no gradient of second order
