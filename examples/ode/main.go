@@ -1,7 +1,7 @@
 // Command ode fits the physical parameters of a damped oscillator to noisy
 // observations by differentiating through its numerical integration.
 //
-// The oscillator x” = -k·x - c·x' is integrated by 1000 RK4 steps inside
+// The oscillator d²x/dt² = -k·x - c·dx/dt is integrated by 1000 RK4 steps inside
 // one ops.Scan (the graph holds one step, whatever the number of steps).
 // Observations of x every 10 steps are made from k = 4, c = 0.3 with
 // Gaussian noise; starting from k = 2.5, c = 0.8, Adam fits (k, c) by the

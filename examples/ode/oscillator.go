@@ -9,7 +9,7 @@ import (
 	"github.com/nabla-go/nabla/ops"
 )
 
-// Problem is a damped oscillator, x” = -k·x - c·x', started at X0 with
+// Problem is a damped oscillator, d²x/dt² = -k·x - c·dx/dt, started at X0 with
 // velocity V0 and integrated by Steps steps of RK4 of length DT; x is
 // observed every Every steps.
 type Problem struct {
