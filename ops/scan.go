@@ -2,6 +2,7 @@ package ops
 
 import (
 	"fmt"
+	"slices"
 
 	"gorgonia.org/tensor"
 
@@ -75,49 +76,106 @@ func Scan(body ScanBody, init, xs []*graph.Node, opts ...ScanOption) (final, ys 
 	if body == nil {
 		return fail("body is nil")
 	}
-	T, err := scanSteps(xs, cfg.steps)
+	types := func(nodes []*graph.Node) []graph.Type {
+		ts := make([]graph.Type, len(nodes))
+		for i, n := range nodes {
+			ts[i] = n.Type()
+		}
+		return ts
+	}
+	tr := &scanTracer{graph: g, body: body, cfg: cfg}
+	op, outer, err := tr.trace(types(init), types(xs))
 	if err != nil {
 		return fail("%v", err)
 	}
-	sub := g.NewSub()
-	carries := make([]*graph.Node, len(init))
-	for i, c := range init {
-		carries[i] = sub.Input(fmt.Sprintf("carry%d", i), c.DType(), c.Shape()...)
-	}
-	steps := make([]*graph.Node, len(xs))
-	for i, x := range xs {
-		steps[i] = sub.Input(fmt.Sprintf("x%d", i), x.DType(), x.Shape()[1:]...)
-	}
-	newCarry, y, err := traceBody(body, carries, steps)
-	if err == nil {
-		err = sub.Err()
-	}
-	if err != nil {
-		return fail("body: %v", err)
-	}
-	if len(newCarry) != len(init) {
-		return fail("body returns %d carries for %d", len(newCarry), len(init))
-	}
-	outs := append(append([]*graph.Node(nil), newCarry...), y...)
-	for i, n := range outs {
-		if n == nil || n.Err() != nil {
-			return fail("body returns a nil or poisoned node: %v", n)
-		}
-		outs[i] = sub.Capture(n)
-		if outs[i] == nil {
-			return fail("body returns %v, a node of an unrelated graph", n)
-		}
-		if i < len(init) && !outs[i].Type().Equal(init[i].Type()) {
-			return fail("body returns carry %d of type %v, want init's %v", i, outs[i].Type(), init[i].Type())
-		}
-	}
-	outer, captured := sub.Captures()
-	op := newScanOp(carries, steps, captured, outs, T, cfg.reverse)
 	res := graph.ApplyMulti(op, append(all, outer...)...)
 	if len(res) == 1 && res[0].Err() != nil {
 		return repeat(res[0], len(init)), []*graph.Node{res[0]}
 	}
-	return res[:len(init)], res[len(init) : len(init)+len(y)]
+	nY := len(res) - 2*len(init)
+	return res[:len(init)], res[len(init) : len(init)+nY]
+}
+
+// scanTracer builds a Scan's op from its body for given carry and sequence
+// types: once when the Scan is built, again when it is replayed on inputs
+// of other shapes (graph.Replay).
+type scanTracer struct {
+	graph *graph.Graph
+	body  ScanBody
+	cfg   scanConfig
+}
+
+// trace calls the body on inputs of a nested graph and returns the op
+// and the nodes of enclosing graphs the body reads.
+func (tr *scanTracer) trace(init, xs []graph.Type) (*scanOp, []*graph.Node, error) {
+	T, err := scanSteps(xs, tr.cfg.steps)
+	if err != nil {
+		return nil, nil, err
+	}
+	sub := tr.graph.NewSub()
+	carries := make([]*graph.Node, len(init))
+	for i, c := range init {
+		carries[i] = sub.Input(fmt.Sprintf("carry%d", i), c.DType, c.Shape...)
+	}
+	steps := make([]*graph.Node, len(xs))
+	for i, x := range xs {
+		steps[i] = sub.Input(fmt.Sprintf("x%d", i), x.DType, x.Shape[1:]...)
+	}
+	newCarry, y, err := traceBody(tr.body, carries, steps)
+	if err == nil {
+		err = sub.Err()
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("body: %v", err)
+	}
+	if len(newCarry) != len(init) {
+		return nil, nil, fmt.Errorf("body returns %d carries for %d", len(newCarry), len(init))
+	}
+	outs := append(append([]*graph.Node(nil), newCarry...), y...)
+	for i, n := range outs {
+		if n == nil || n.Err() != nil {
+			return nil, nil, fmt.Errorf("body returns a nil or poisoned node: %v", n)
+		}
+		outs[i] = sub.Capture(n)
+		if outs[i] == nil {
+			return nil, nil, fmt.Errorf("body returns %v, a node of an unrelated graph", n)
+		}
+		if i < len(init) && !outs[i].Type().Equal(init[i]) {
+			return nil, nil, fmt.Errorf("body returns carry %d of type %v, want init's %v", i, outs[i].Type(), init[i])
+		}
+	}
+	outer, captured := sub.Captures()
+	op := newScanOp(carries, steps, captured, outs, T, tr.cfg.reverse)
+	op.tracer, op.outer = tr, outer
+	return op, outer, nil
+}
+
+// Retype traces the body again for inputs of other types (graph.Replay:
+// vm.Runner at another batch size). The body must read the same values of
+// the enclosing graph, none of them replayed: a value computed from the
+// replayed inputs is to be given to Scan as a carry or a sequence.
+func (op *scanOp) Retype(in []graph.Type, replayed []bool) (any, error) {
+	if op.tracer == nil {
+		return nil, fmt.Errorf("this Scan cannot be traced again (it is a gradient's)")
+	}
+	C, S := op.carries, op.seqs
+	K := len(in) - C - S
+	if K < 0 {
+		return nil, fmt.Errorf("%d inputs for %d carries and %d sequences", len(in), C, S)
+	}
+	for k := C + S; k < len(in); k++ {
+		if replayed[k] {
+			return nil, fmt.Errorf("the body reads %v, which is computed from the replayed inputs: give it to Scan as a carry or a sequence", op.body.Inputs[k])
+		}
+	}
+	again, outer, err := op.tracer.trace(in[:C], in[C:C+S])
+	if err != nil {
+		return nil, err
+	}
+	if !slices.Equal(outer, op.outer) {
+		return nil, fmt.Errorf("traced again for %v, the body reads other values of the enclosing graph", graph.TypesString(in))
+	}
+	return again, nil
 }
 
 func repeat(n *graph.Node, k int) []*graph.Node {
@@ -130,13 +188,13 @@ func repeat(n *graph.Node, k int) []*graph.Node {
 
 // scanSteps is the number of steps the sequences give (or steps, when
 // there are none); they must agree.
-func scanSteps(xs []*graph.Node, steps int) (int, error) {
+func scanSteps(xs []graph.Type, steps int) (int, error) {
 	T := steps
 	for i, x := range xs {
-		if x.Type().Rank() == 0 {
+		if x.Rank() == 0 {
 			return 0, fmt.Errorf("sequence %d is a scalar: sequences have a leading step axis", i)
 		}
-		n := x.Shape()[0]
+		n := x.Shape[0]
 		if T >= 0 && n != T {
 			if i == 0 {
 				return 0, fmt.Errorf("sequence 0 has %d steps, but Steps(%d) was given", n, T)
@@ -176,6 +234,8 @@ type scanOp struct {
 	seqs    int
 	steps   int
 	reverse bool
+	tracer  *scanTracer   // traces the body again for other types; nil for a gradient's Scan
+	outer   []*graph.Node // the values of enclosing graphs the traced body reads
 	// skip marks the step outputs (by output index less the carries) that
 	// nothing reads, which a compiler pruned (see Prune): they are empty
 	// and the body does not compute them. nil: none.
