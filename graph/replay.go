@@ -63,7 +63,7 @@ func Replay(subst map[*Node]*Node, roots ...*Node) (map[*Node]*Node, error) {
 	for from, to := range subst {
 		types[from] = to.typ
 	}
-	var replayed []*Node // first node of each op application to replay
+	var replayed []*Node      // first node of each op application to replay
 	ops := map[*Node]opPair{} // ops traced again for their new inputs (Retyper)
 	for _, n := range g.nodes {
 		if !need[n.id] || subst[n] != nil || len(n.inputs) == 0 {
