@@ -329,3 +329,46 @@ func TestScanStoresOnlyWhatIsRead(t *testing.T) {
 		}
 	}
 }
+
+// A Scan goes through DOT export, profiles and NaN checks like any op: a
+// NaN made inside the body is reported naming the body's node.
+func TestScanWithTheTools(t *testing.T) {
+	g := graph.New()
+	xs := g.Input("xs", graph.Float64, 3, 2)
+	h0 := g.Param("h0", f64(t, []float64{2, 3}, 2))
+	final, _ := ops.Scan(func(c, x []*graph.Node) ([]*graph.Node, []*graph.Node) {
+		return []*graph.Node{ops.Log(ops.Mul(c[0], x[0]))}, nil
+	}, []*graph.Node{h0}, []*graph.Node{xs})
+	loss := ops.Sum(final[0])
+	grads, err := compile.Grad(loss, h0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dot strings.Builder
+	if err := graph.WriteDot(&dot, g, graph.DotOptions{}); err != nil || !strings.Contains(dot.String(), "Scan") {
+		t.Fatalf("graph DOT: %v\n%s", err, dot.String())
+	}
+	p, err := compile.Compile([]*graph.Node{loss, grads[0]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dot.Reset()
+	if err := compile.WriteDot(&dot, p); err != nil || !strings.Contains(dot.String(), "Scan(reverse)") {
+		t.Fatalf("program DOT: %v\n%s", err, dot.String())
+	}
+	m, err := vm.New(p, vm.WithNaNCheck(), vm.WithProfile())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Run(vm.Feeds{xs: f64(t, []float64{2, 3, 4, 5, 6, 7}, 3, 2)}); err != nil {
+		t.Fatal(err)
+	}
+	var table strings.Builder
+	if err := m.Profile().WriteTable(&table, 5); err != nil || !strings.Contains(table.String(), "Scan") {
+		t.Fatalf("profile: %v\n%s", err, table.String())
+	}
+	err = m.Run(vm.Feeds{xs: f64(t, []float64{2, 3, -4, 5, 6, 7}, 3, 2)})
+	if err == nil || !strings.Contains(err.Error(), "Log") || !strings.Contains(err.Error(), "step 1") {
+		t.Fatalf("NaN in the body: got %v, want an error naming Log and the step", err)
+	}
+}
