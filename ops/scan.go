@@ -146,9 +146,27 @@ func (tr *scanTracer) trace(init, xs []graph.Type) (*scanOp, []*graph.Node, erro
 		}
 	}
 	outer, captured := sub.Captures()
+	if err := checkBodyLeaves(sub, slices.Concat(carries, steps, captured)); err != nil {
+		return nil, nil, err
+	}
 	op := newScanOp(carries, steps, captured, outs[:len(init)], nil, outs[len(init):], T, tr.cfg.reverse)
 	op.tracer, op.outer = tr, outer
 	return op, outer, nil
+}
+
+// checkBodyLeaves refuses inputs and parameters made inside a body: a
+// body's inputs are its carries, step slices and captured values, and
+// parameters belong to the enclosing graph (where optimisers find them).
+func checkBodyLeaves(sub *graph.Graph, inputs []*graph.Node) error {
+	for _, n := range sub.Nodes() {
+		switch {
+		case n.Kind() == graph.KindParam:
+			return fmt.Errorf("body makes parameter %v: make parameters outside the body and read them there", n)
+		case n.Kind() == graph.KindInput && !slices.Contains(inputs, n):
+			return fmt.Errorf("body makes input %v: feed values as sequences or carries, or read inputs of the enclosing graph", n)
+		}
+	}
+	return nil
 }
 
 // Retype traces the body again for inputs of other types (graph.Replay:

@@ -256,6 +256,18 @@ func TestScanErrors(t *testing.T) {
 			}, []*graph.Node{g.Input("h", graph.Float64, 2)}, []*graph.Node{g.Input("a", graph.Float64, 3, 2)})
 			return f
 		}, "a node of an unrelated graph"},
+		{"body makes an input", func(g *graph.Graph) []*graph.Node {
+			f, _ := ops.Scan(func(c, x []*graph.Node) ([]*graph.Node, []*graph.Node) {
+				return []*graph.Node{ops.Add(c[0], c[0].Graph().Input("stray", graph.Float64, 2))}, nil
+			}, []*graph.Node{g.Input("h", graph.Float64, 2)}, nil, ops.Steps(2))
+			return f
+		}, `body makes input input "stray"`},
+		{"body makes a parameter", func(g *graph.Graph) []*graph.Node {
+			f, _ := ops.Scan(func(c, x []*graph.Node) ([]*graph.Node, []*graph.Node) {
+				return []*graph.Node{ops.Add(c[0], c[0].Graph().Param("w", graph.NewDense(graph.Float64, 2)))}, nil
+			}, []*graph.Node{g.Input("h", graph.Float64, 2)}, nil, ops.Steps(2))
+			return f
+		}, `body makes parameter param "w"`},
 		{"nil body", func(g *graph.Graph) []*graph.Node {
 			f, _ := ops.Scan(nil, []*graph.Node{g.Input("h", graph.Float64, 2)}, nil, ops.Steps(2))
 			return f
