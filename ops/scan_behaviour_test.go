@@ -268,6 +268,18 @@ func TestScanErrors(t *testing.T) {
 			}, []*graph.Node{g.Input("h", graph.Float64, 2)}, nil, ops.Steps(2))
 			return f
 		}, `body makes parameter param "w"`},
+		{"nil init", func(g *graph.Graph) []*graph.Node {
+			f, _ := ops.Scan(identity, []*graph.Node{g.Input("h", graph.Float64, 2), nil}, nil, ops.Steps(2))
+			return f
+		}, "init 1 is nil"},
+		{"negative Steps", func(g *graph.Graph) []*graph.Node {
+			f, _ := ops.Scan(identity, []*graph.Node{g.Input("h", graph.Float64, 2)}, nil, ops.Steps(-3))
+			return f
+		}, "Steps(-3) is negative"},
+		{"unrelated graphs", func(g *graph.Graph) []*graph.Node {
+			f, _ := ops.Scan(identity, []*graph.Node{g.Input("h", graph.Float64, 2)}, []*graph.Node{graph.New().Input("x", graph.Float64, 3, 2)})
+			return f
+		}, "init and sequences belong to unrelated graphs"},
 		{"nil body", func(g *graph.Graph) []*graph.Node {
 			f, _ := ops.Scan(nil, []*graph.Node{g.Input("h", graph.Float64, 2)}, nil, ops.Steps(2))
 			return f
