@@ -83,11 +83,11 @@ func Replay(subst map[*Node]*Node, roots ...*Node) (map[*Node]*Node, error) {
 		if !changed {
 			continue
 		}
-		op, multi, err := retype(n, in, fresh)
+		op, multi, retyped, err := retype(n, in, fresh)
 		if err != nil {
 			return nil, fmt.Errorf("nabla: Replay: %v at %v: %v", n, n.site, err)
 		}
-		if op != n.op || multi != n.multi {
+		if retyped {
 			ops[n] = opPair{op, multi}
 		}
 		out, err := inferTypes(op, multi, in)
@@ -158,8 +158,9 @@ type opPair struct {
 }
 
 // retype returns the op to apply to node n's new inputs: its own, or what
-// its Retype gives.
-func retype(n *Node, in []Type, fresh []bool) (op Op, multi MultiOp, err error) {
+// its Retype gives (retyped). Ops are not compared: they need not be
+// comparable.
+func retype(n *Node, in []Type, fresh []bool) (op Op, multi MultiOp, retyped bool, err error) {
 	var r Retyper
 	switch {
 	case n.op != nil:
@@ -168,26 +169,26 @@ func retype(n *Node, in []Type, fresh []bool) (op Op, multi MultiOp, err error) 
 		r, _ = n.multi.(Retyper)
 	}
 	if r == nil {
-		return n.op, n.multi, nil
+		return n.op, n.multi, false, nil
 	}
 	defer func() {
 		if p := recover(); p != nil {
-			op, multi, err = nil, nil, fmt.Errorf("Retype panicked: %v", p)
+			op, multi, retyped, err = nil, nil, false, fmt.Errorf("Retype panicked: %v", p)
 		}
 	}()
 	again, err := r.Retype(in, fresh)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, false, err
 	}
 	switch a := again.(type) {
 	case Op:
 		if n.op != nil {
-			return a, nil, nil
+			return a, nil, true, nil
 		}
 	case MultiOp:
 		if n.multi != nil {
-			return nil, a, nil
+			return nil, a, true, nil
 		}
 	}
-	return nil, nil, fmt.Errorf("Retype returned %T, not an op of the kind of %s", again, n.OpName())
+	return nil, nil, false, fmt.Errorf("Retype returned %T, not an op of the kind of %s", again, n.OpName())
 }
