@@ -112,7 +112,7 @@ func (r *recurrent) run(x *graph.Node, init []*graph.Node) (out *graph.Node, fin
 		xp := w.project(r.kind, ops.Reshape(x, steps*n, width))
 		xp = ops.Reshape(xp, steps, n, r.kind.gates()*r.hidden)
 		kind := r.kind
-		last, ys := scan(func(carry, xs []*graph.Node) ([]*graph.Node, []*graph.Node) {
+		last, ys := ops.Scan(func(carry, xs []*graph.Node) ([]*graph.Node, []*graph.Node) {
 			next := w.step(kind, xs[0], carry)
 			return next, next[:1]
 		}, carry, []*graph.Node{xp})

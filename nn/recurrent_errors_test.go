@@ -1,0 +1,105 @@
+package nn
+
+import (
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/nabla-go/nabla/graph"
+)
+
+// Bad settings and inputs are errors on the graph naming the module, never
+// panics.
+func TestRecurrentErrors(t *testing.T) {
+	for _, c := range []struct {
+		name, want string
+		build      func(g *graph.Graph) *graph.Node
+	}{
+		{"bad size", "hidden size 0 must be positive", func(g *graph.Graph) *graph.Node {
+			return NewLSTM(g, "lstm", 3, 0, RecurrentConfig{}).Forward(g.Input("x", graph.Float64, 2, 1, 3))
+		}},
+		{"bad nonlinearity", `nonlinearity "sigmoid"`, func(g *graph.Graph) *graph.Node {
+			return NewRNN(g, "rnn", 3, 4, RecurrentConfig{Nonlinearity: "sigmoid"}).Forward(g.Input("x", graph.Float64, 2, 1, 3))
+		}},
+		{"GRU nonlinearity", "only an RNN has one", func(g *graph.Graph) *graph.Node {
+			return NewGRU(g, "gru", 3, 4, RecurrentConfig{Nonlinearity: "relu"}).Forward(g.Input("x", graph.Float64, 2, 1, 3))
+		}},
+		{"cell nonlinearity", `nonlinearity "gelu"`, func(g *graph.Graph) *graph.Node {
+			return NewRNNCell(g, "cell", 3, 4, true, "gelu").Forward(g.Input("x", graph.Float64, 2, 3))
+		}},
+		{"input features", "is not (T, N, 3)", func(g *graph.Graph) *graph.Node {
+			return NewGRU(g, "gru", 3, 4, RecurrentConfig{}).Forward(g.Input("x", graph.Float64, 2, 1, 5))
+		}},
+		{"batch-first rank", "is not (N, T, 3)", func(g *graph.Graph) *graph.Node {
+			return NewGRU(g, "gru", 3, 4, RecurrentConfig{BatchFirst: true}).Forward(g.Input("x", graph.Float64, 2, 3))
+		}},
+		{"empty sequence", "the sequence is empty", func(g *graph.Graph) *graph.Node {
+			return NewLSTM(g, "lstm", 3, 4, RecurrentConfig{}).Forward(g.Input("x", graph.Float64, 0, 2, 3))
+		}},
+		{"state shape", "initial state", func(g *graph.Graph) *graph.Node {
+			out, _ := NewRNN(g, "rnn", 3, 4, RecurrentConfig{Layers: 2}).Run(g.Input("x", graph.Float64, 5, 2, 3), g.Input("h0", graph.Float64, 1, 2, 4))
+			return out
+		}},
+		{"state dtype", "state", func(g *graph.Graph) *graph.Node {
+			_, _, cn := NewLSTM(g, "lstm", 3, 4, RecurrentConfig{}).Run(g.Input("x", graph.Float64, 5, 2, 3), nil, g.Input("c0", graph.Float32, 1, 2, 4))
+			return cn
+		}},
+		{"cell state", "state", func(g *graph.Graph) *graph.Node {
+			h, _ := NewLSTMCell(g, "cell", 3, 4, true).Step(g.Input("x", graph.Float64, 2, 3), g.Input("h", graph.Float64, 3, 4), nil)
+			return h
+		}},
+		{"cell input", "is not (N, 3)", func(g *graph.Graph) *graph.Node {
+			return NewGRUCell(g, "cell", 3, 4, true).Forward(g.Input("x", graph.Float64, 2, 1, 3))
+		}},
+		{"nil module", "the module is nil", func(g *graph.Graph) *graph.Node {
+			var m *LSTM
+			return m.Forward(g.Input("x", graph.Float64, 2, 1, 3))
+		}},
+	} {
+		g := graph.New()
+		y := c.build(g)
+		require.NotNil(t, graph.Poisoned(y), c.name)
+		if err := g.Err(); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("case %s: got %v, want an error containing %q", c.name, err, c.want)
+		}
+	}
+}
+
+// Parameters are named, ordered and shaped as in PyTorch's state dicts,
+// and start uniform in ±1/√hidden.
+func TestRecurrentParameters(t *testing.T) {
+	g := graph.New()
+	m := NewGRU(g, "gru", 3, 4, RecurrentConfig{Layers: 2})
+	var names []string
+	for _, p := range NamedParameters(m) {
+		names = append(names, p.Name)
+		want := []int{12}
+		switch {
+		case strings.HasPrefix(p.Name, "weight_ih_l0"):
+			want = []int{12, 3}
+		case strings.HasPrefix(p.Name, "weight"):
+			want = []int{12, 4}
+		}
+		require.Equal(t, want, p.Node.Shape(), p.Name)
+		require.Equal(t, "gru."+p.Name, p.Node.Name())
+		v := graph.Float64s(p.Node.Value())
+		lo, hi := v[0], v[0]
+		for _, x := range v {
+			lo, hi = math.Min(lo, x), math.Max(hi, x)
+		}
+		if lo < -0.5 || hi > 0.5 || hi-lo < 0.2 {
+			t.Errorf("%s: values in [%v, %v], want spread over [-0.5, 0.5)", p.Name, lo, hi)
+		}
+	}
+	require.Equal(t, []string{
+		"weight_ih_l0", "weight_hh_l0", "bias_ih_l0", "bias_hh_l0",
+		"weight_ih_l1", "weight_hh_l1", "bias_ih_l1", "bias_hh_l1",
+	}, names)
+	cellNames := []string{}
+	for _, p := range NamedParameters(NewLSTMCell(g, "cell", 3, 4, false)) {
+		cellNames = append(cellNames, p.Name)
+	}
+	require.Equal(t, []string{"weight_ih", "weight_hh"}, cellNames)
+}
