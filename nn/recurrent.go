@@ -11,17 +11,23 @@ import (
 // arguments do. The zero value is PyTorch's default: one layer, biases,
 // time-major inputs, tanh.
 type RecurrentConfig struct {
-	Layers       int    // stacked layers (num_layers); 0 means 1
-	BatchFirst   bool   // inputs and outputs are (N, T, ·) rather than (T, N, ·)
-	NoBias       bool   // no bias_ih and bias_hh (bias=False)
-	Nonlinearity string // the RNN's: "tanh" (also "") or "relu"
+	Layers     int  // stacked layers (num_layers); 0 means 1
+	BatchFirst bool // inputs and outputs are (N, T, ·) rather than (T, N, ·)
+	NoBias     bool // no bias_ih and bias_hh (bias=False)
+	// Bidirectional runs each layer forwards and backwards over the
+	// sequence and joins the two directions' hidden states, (…, 2·hidden);
+	// the backward direction's parameters end in "_reverse".
+	Bidirectional bool
+	Nonlinearity  string // the RNN's: "tanh" (also "") or "relu"
 }
 
 // recurrent is what RNN, LSTM and GRU share: layers of weights and the
 // loop over time that runs them.
 type recurrent struct {
 	// Layers holds each layer's parameters: layer l's are weight_ih_l{l}
-	// and so on, as in PyTorch's state dicts.
+	// and so on, as in PyTorch's state dicts. A bidirectional module's
+	// Layers[2l] is layer l's forward direction and Layers[2l+1] its
+	// backward direction (weight_ih_l{l}_reverse, …).
 	Layers     []RecurrentWeights
 	kind       cellKind
 	in, hidden int
@@ -47,23 +53,43 @@ func newRecurrent(g *graph.Graph, typeName, name string, kind cellKind, in, hidd
 	for l := range cfg.Layers {
 		width := in
 		if l > 0 {
-			width = hidden
+			width = r.directions() * hidden
 		}
-		r.Layers = append(r.Layers, b.recurrentWeights(kind, width, hidden, !cfg.NoBias, fmt.Sprintf("_l%d", l)))
+		for d := range r.directions() {
+			r.Layers = append(r.Layers, b.recurrentWeights(kind, width, hidden, !cfg.NoBias, layerSuffix(l, d)))
+		}
 	}
 	return r
+}
+
+// directions is 2 for a bidirectional module, 1 otherwise.
+func (r *recurrent) directions() int {
+	if r.cfg.Bidirectional {
+		return 2
+	}
+	return 1
+}
+
+// layerSuffix ends the names of layer l's parameters in direction d:
+// "_l0", or "_l0_reverse" for the backward direction.
+func layerSuffix(l, d int) string {
+	if d == 1 {
+		return fmt.Sprintf("_l%d_reverse", l)
+	}
+	return fmt.Sprintf("_l%d", l)
 }
 
 // members names each layer's parameters as PyTorch does ("weight_ih_l0").
 func (r *recurrent) members() []member {
 	var out []member
-	for l, w := range r.Layers {
+	for i, w := range r.Layers {
+		suffix := layerSuffix(i/r.directions(), i%r.directions())
 		for _, p := range []struct {
 			name string
 			node *graph.Node
 		}{{"weight_ih", w.WeightIH}, {"weight_hh", w.WeightHH}, {"bias_ih", w.BiasIH}, {"bias_hh", w.BiasHH}} {
 			if p.node != nil && p.node.Kind() == graph.KindParam && p.node.Err() == nil {
-				out = append(out, member{name: fmt.Sprintf("%s_l%d", p.name, l), kind: memberParam, node: p.node})
+				out = append(out, member{name: p.name + suffix, kind: memberParam, node: p.node})
 			}
 		}
 	}
@@ -71,9 +97,10 @@ func (r *recurrent) members() []member {
 }
 
 // run runs the layers over x, (T, N, in) or (N, T, in) with BatchFirst,
-// from the initial states init (each (layers, N, hidden), nil for zeros),
-// and returns the last layer's outputs, (T, N, hidden) or (N, T, hidden),
-// and each state's final value for every layer, (layers, N, hidden).
+// from the initial states init (each (layers·directions, N, hidden), nil
+// for zeros), and returns the last layer's outputs, (T, N,
+// directions·hidden) or (N, T, directions·hidden), and each state's final
+// value for every layer and direction, (layers·directions, N, hidden).
 func (r *recurrent) run(x *graph.Node, init []*graph.Node) (out *graph.Node, final []*graph.Node) {
 	states := len(init)
 	if p := firstPoisoned(append([]*graph.Node{x, r.Layers[0].WeightIH}, init...)); p != nil {
@@ -94,32 +121,33 @@ func (r *recurrent) run(x *graph.Node, init []*graph.Node) (out *graph.Node, fin
 	if r.cfg.BatchFirst {
 		x = ops.Transpose(x, 1, 0, 2)
 	}
-	steps, n, layers := x.Shape()[0], x.Shape()[1], len(r.Layers)
+	steps, n, runs := x.Shape()[0], x.Shape()[1], len(r.Layers)
 	if steps == 0 {
 		return failed("the sequence is empty")
 	}
-	init, err := zeroStates(x, init, n, r.hidden, layers)
+	init, err := zeroStates(x, init, n, r.hidden, runs)
 	if err != nil {
 		return failed("initial %v", err)
 	}
 	finals := make([][]*graph.Node, states)
-	for l, w := range r.Layers {
-		carry := make([]*graph.Node, states)
-		for s, v := range init {
-			carry[s] = ops.Reshape(ops.Slice(v, 0, l, l+1), n, r.hidden)
+	dirs := r.directions()
+	for l := 0; l < runs; l += dirs {
+		outs := make([]*graph.Node, dirs)
+		for d := range dirs {
+			carry := make([]*graph.Node, states)
+			for s, v := range init {
+				carry[s] = ops.Reshape(ops.Slice(v, 0, l+d, l+d+1), n, r.hidden)
+			}
+			last, ys := r.direction(r.Layers[l+d], x, carry, d == 1)
+			for s, v := range last {
+				finals[s] = append(finals[s], ops.Reshape(v, 1, n, r.hidden))
+			}
+			outs[d] = ys
 		}
-		width := x.Shape()[2]
-		xp := w.project(r.kind, ops.Reshape(x, steps*n, width))
-		xp = ops.Reshape(xp, steps, n, r.kind.gates()*r.hidden)
-		kind := r.kind
-		last, ys := ops.Scan(func(carry, xs []*graph.Node) ([]*graph.Node, []*graph.Node) {
-			next := w.step(kind, xs[0], carry)
-			return next, next[:1]
-		}, carry, []*graph.Node{xp})
-		for s, v := range last {
-			finals[s] = append(finals[s], ops.Reshape(v, 1, n, r.hidden))
+		x = outs[0]
+		if dirs == 2 {
+			x = ops.Concat(2, outs...)
 		}
-		x = ys[0]
 	}
 	final = make([]*graph.Node, states)
 	for s, vs := range finals {
@@ -129,6 +157,27 @@ func (r *recurrent) run(x *graph.Node, init []*graph.Node) (out *graph.Node, fin
 		x = ops.Transpose(x, 1, 0, 2)
 	}
 	return x, final
+}
+
+// direction runs one layer's recurrence with weights w over x (T, N,
+// width) from the state carry, from the last step to the first when
+// reverse is true, and returns the final state and the hidden states (T,
+// N, hidden). The input's part of every step is one product, outside the
+// loop.
+func (r *recurrent) direction(w RecurrentWeights, x *graph.Node, carry []*graph.Node, reverse bool) (last []*graph.Node, ys *graph.Node) {
+	steps, n, width := x.Shape()[0], x.Shape()[1], x.Shape()[2]
+	xp := w.project(r.kind, ops.Reshape(x, steps*n, width))
+	xp = ops.Reshape(xp, steps, n, r.kind.gates()*r.hidden)
+	var opts []ops.ScanOption
+	if reverse {
+		opts = append(opts, ops.Reverse())
+	}
+	kind := r.kind
+	last, out := ops.Scan(func(carry, xs []*graph.Node) ([]*graph.Node, []*graph.Node) {
+		next := w.step(kind, xs[0], carry)
+		return next, next[:1]
+	}, carry, []*graph.Node{xp}, opts...)
+	return last, out[0]
 }
 
 // Describe gives the module's settings as PyTorch prints them: defaults
@@ -143,6 +192,9 @@ func (r *recurrent) Describe() string {
 	}
 	if r.cfg.BatchFirst {
 		s += ", batch_first=True"
+	}
+	if r.cfg.Bidirectional {
+		s += ", bidirectional=True"
 	}
 	return s
 }
@@ -170,7 +222,9 @@ func NewRNN(g *graph.Graph, name string, in, hidden int, cfg RecurrentConfig, op
 // from the hidden state h0 (layers, N, hidden), zeros when nil. It returns
 // the last layer's hidden states at every step, (T, N, hidden) or (N, T,
 // hidden), and every layer's last hidden state hn (layers, N, hidden), as
-// PyTorch's (output, h_n).
+// PyTorch's (output, h_n). A bidirectional network's states are (2·layers,
+// N, hidden), layer l's forward direction at 2l and its backward direction
+// at 2l+1, and its outputs join both directions, (…, 2·hidden).
 func (r *RNN) Run(x, h0 *graph.Node) (out, hn *graph.Node) {
 	if r == nil {
 		p := fail(x, "RNN", "the module is nil")
@@ -206,7 +260,7 @@ func NewLSTM(g *graph.Graph, name string, in, hidden int, cfg RecurrentConfig, o
 // from the hidden and cell states h0 and c0 (layers, N, hidden), zeros
 // when nil. It returns the last layer's hidden states at every step and
 // every layer's last hidden and cell states, as PyTorch's (output, (h_n,
-// c_n)).
+// c_n)); shapes as for RNN's Run.
 func (r *LSTM) Run(x, h0, c0 *graph.Node) (out, hn, cn *graph.Node) {
 	if r == nil {
 		p := fail(x, "LSTM", "the module is nil")

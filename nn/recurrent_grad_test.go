@@ -28,11 +28,19 @@ func randomDense(t *testing.T, r *rand.Rand, shape ...int) *tensor.Dense {
 type recurrentUnderTest struct {
 	kind                      cellKind
 	steps, n, in, hidden, lay int
-	batchFirst                bool
+	batchFirst, bidirectional bool
+}
+
+// dirs is the number of directions.
+func (c recurrentUnderTest) dirs() int {
+	if c.bidirectional {
+		return 2
+	}
+	return 1
 }
 
 func (c recurrentUnderTest) String() string {
-	return fmt.Sprintf("kind %d, %d layers, batch first %t", c.kind, c.lay, c.batchFirst)
+	return fmt.Sprintf("kind %d, %d layers, batch first %t, bidirectional %t", c.kind, c.lay, c.batchFirst, c.bidirectional)
 }
 
 // inputs returns x, h0, c0 (for the LSTM) and each layer's four weights.
@@ -44,13 +52,13 @@ func (c recurrentUnderTest) inputs(t *testing.T) []*tensor.Dense {
 	}
 	vals := []*tensor.Dense{x}
 	for range c.kind.states() {
-		vals = append(vals, randomDense(t, r, c.lay, c.n, c.hidden))
+		vals = append(vals, randomDense(t, r, c.lay*c.dirs(), c.n, c.hidden))
 	}
 	rows := c.kind.gates() * c.hidden
-	for l := range c.lay {
+	for l := range c.lay * c.dirs() {
 		width := c.in
-		if l > 0 {
-			width = c.hidden
+		if l >= c.dirs() {
+			width = c.dirs() * c.hidden
 		}
 		vals = append(vals, randomDense(t, r, rows, width), randomDense(t, r, rows, c.hidden), randomDense(t, r, rows), randomDense(t, r, rows))
 	}
@@ -61,7 +69,7 @@ func (c recurrentUnderTest) inputs(t *testing.T) []*tensor.Dense {
 // final states, flattened into one vector.
 func (c recurrentUnderTest) build(in []*graph.Node) *graph.Node {
 	g := in[0].Graph()
-	cfg := RecurrentConfig{Layers: c.lay, BatchFirst: c.batchFirst}
+	cfg := RecurrentConfig{Layers: c.lay, BatchFirst: c.batchFirst, Bidirectional: c.bidirectional}
 	r := newRecurrent(g, "rnn", "rnn", c.kind, c.in, c.hidden, cfg, nil, nil)
 	states := c.kind.states()
 	w := in[1+states:]
@@ -83,6 +91,8 @@ var recurrentGradCases = []recurrentUnderTest{
 	{kind: cellLSTM, steps: 4, n: 1, in: 3, hidden: 2, lay: 1},
 	{kind: cellGRU, steps: 3, n: 2, in: 2, hidden: 2, lay: 2},
 	{kind: cellGRU, steps: 3, n: 2, in: 3, hidden: 3, lay: 1, batchFirst: true},
+	{kind: cellLSTM, steps: 3, n: 2, in: 2, hidden: 2, lay: 2, bidirectional: true},
+	{kind: cellGRU, steps: 3, n: 1, in: 2, hidden: 2, lay: 1, batchFirst: true, bidirectional: true},
 }
 
 // TestRecurrentGradients checks the modules' first and second derivatives
@@ -114,7 +124,7 @@ func TestRecurrentMatchesUnrolledCells(t *testing.T) {
 }
 
 // unrolled is build's recurrence written as a Go loop over the cells'
-// step, layer by layer, without Scan.
+// step, layer by layer and direction by direction, without Scan.
 func (c recurrentUnderTest) unrolled(in []*graph.Node) *graph.Node {
 	x := in[0]
 	if c.batchFirst {
@@ -123,23 +133,32 @@ func (c recurrentUnderTest) unrolled(in []*graph.Node) *graph.Node {
 	states := c.kind.states()
 	w := in[1+states:]
 	finals := make([][]*graph.Node, states)
-	for l := range c.lay {
-		weights := RecurrentWeights{WeightIH: w[4*l], WeightHH: w[4*l+1], BiasIH: w[4*l+2], BiasHH: w[4*l+3]}
-		cl := cell{kind: c.kind, in: x.Shape()[2], hidden: c.hidden, name: "cell"}
-		state := make([]*graph.Node, states)
-		for s := range state {
-			state[s] = ops.Reshape(ops.Slice(in[1+s], 0, l, l+1), c.n, c.hidden)
+	for l := 0; l < c.lay*c.dirs(); l += c.dirs() {
+		var outs []*graph.Node
+		for d := range c.dirs() {
+			i := l + d
+			weights := RecurrentWeights{WeightIH: w[4*i], WeightHH: w[4*i+1], BiasIH: w[4*i+2], BiasHH: w[4*i+3]}
+			cl := cell{kind: c.kind, in: x.Shape()[2], hidden: c.hidden, name: "cell"}
+			state := make([]*graph.Node, states)
+			for s := range state {
+				state[s] = ops.Reshape(ops.Slice(in[1+s], 0, i, i+1), c.n, c.hidden)
+			}
+			ys := make([]*graph.Node, c.steps)
+			for k := range c.steps {
+				t := k
+				if d == 1 {
+					t = c.steps - 1 - k
+				}
+				xt := ops.Reshape(ops.Slice(x, 0, t, t+1), c.n, x.Shape()[2])
+				state = cl.run(weights, xt, state)
+				ys[t] = ops.Reshape(state[0], 1, c.n, c.hidden)
+			}
+			for s, v := range state {
+				finals[s] = append(finals[s], ops.Reshape(v, 1, c.n, c.hidden))
+			}
+			outs = append(outs, ops.Concat(0, ys...))
 		}
-		var ys []*graph.Node
-		for t := range c.steps {
-			xt := ops.Reshape(ops.Slice(x, 0, t, t+1), c.n, x.Shape()[2])
-			state = cl.run(weights, xt, state)
-			ys = append(ys, ops.Reshape(state[0], 1, c.n, c.hidden))
-		}
-		for s, v := range state {
-			finals[s] = append(finals[s], ops.Reshape(v, 1, c.n, c.hidden))
-		}
-		x = ops.Concat(0, ys...)
+		x = ops.Concat(2, outs...)
 	}
 	if c.batchFirst {
 		x = ops.Transpose(x, 1, 0, 2)

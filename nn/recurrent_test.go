@@ -54,6 +54,9 @@ func TestRecurrentMatchesPyTorch(t *testing.T) {
 		{"lstm_nobias_l1", RecurrentConfig{NoBias: true}, true, lstmUnderTest},
 		{"gru_l1", RecurrentConfig{}, false, gruUnderTest},
 		{"gru_l2", RecurrentConfig{Layers: 2}, false, gruUnderTest},
+		{"rnn_bi_l1", RecurrentConfig{Bidirectional: true}, false, rnnUnderTest},
+		{"lstm_bi_l2", RecurrentConfig{Layers: 2, Bidirectional: true}, true, lstmUnderTest},
+		{"gru_bi_l2", RecurrentConfig{Layers: 2, Bidirectional: true}, false, gruUnderTest},
 	} {
 		for _, bf := range []int{0, 1} {
 			for _, init := range []int{0, 1} {

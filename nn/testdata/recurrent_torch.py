@@ -28,6 +28,9 @@ MODULES = [
     ("lstm_nobias_l1", torch.nn.LSTM, {"bias": False}),
     ("gru_l1", torch.nn.GRU, {}),
     ("gru_l2", torch.nn.GRU, {"num_layers": 2}),
+    ("rnn_bi_l1", torch.nn.RNN, {"bidirectional": True}),
+    ("lstm_bi_l2", torch.nn.LSTM, {"num_layers": 2, "bidirectional": True}),
+    ("gru_bi_l2", torch.nn.GRU, {"num_layers": 2, "bidirectional": True}),
 ]
 
 CELLS = [
@@ -62,7 +65,7 @@ def main():
         torch.manual_seed(100 + i)
         m = make(IN, HIDDEN, **kwargs).double()
         write_safetensors(f"recurrent/{name}.safetensors", m.state_dict())
-        layers = kwargs.get("num_layers", 1)
+        layers = kwargs.get("num_layers", 1) * (2 if kwargs.get("bidirectional") else 1)
         lstm = make is torch.nn.LSTM
         for bf in (0, 1):
             m.batch_first = bool(bf)
