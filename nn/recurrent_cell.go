@@ -89,11 +89,11 @@ func recurrentBuilder(g *graph.Graph, kind, name string, hidden int, opts []Opti
 // but the GRU, whose n gate scales W_hn h + b_hn by r). A layer projects
 // its whole sequence at once, outside the loop.
 func (w RecurrentWeights) project(kind cellKind, x *graph.Node) *graph.Node {
-	xp := LinearFunc(x, w.WeightIH, w.BiasIH)
-	if kind != cellGRU && w.BiasHH != nil {
-		xp = ops.Add(xp, w.BiasHH)
+	bias := w.BiasIH
+	if kind != cellGRU && bias != nil && w.BiasHH != nil {
+		bias = ops.Add(bias, w.BiasHH) // one pass over the product, not two
 	}
-	return xp
+	return LinearFunc(x, w.WeightIH, bias)
 }
 
 // step is one step of the recurrence from the projected input xp (N,
