@@ -121,11 +121,11 @@ func (r *recurrent) run(x *graph.Node, init []*graph.Node) (out *graph.Node, fin
 	if r.cfg.BatchFirst {
 		x = ops.Transpose(x, 1, 0, 2)
 	}
-	steps, n, runs := x.Shape()[0], x.Shape()[1], len(r.Layers)
-	if steps == 0 {
+	runs := len(r.Layers)
+	if x.Shape()[0] == 0 {
 		return failed("the sequence is empty")
 	}
-	init, err := zeroStates(x, init, n, r.hidden, runs)
+	init, err := zeroStates(x, init, 1, r.hidden, runs)
 	if err != nil {
 		return failed("initial %v", err)
 	}
@@ -136,11 +136,11 @@ func (r *recurrent) run(x *graph.Node, init []*graph.Node) (out *graph.Node, fin
 		for d := range dirs {
 			carry := make([]*graph.Node, states)
 			for s, v := range init {
-				carry[s] = ops.Reshape(ops.Slice(v, 0, l+d, l+d+1), n, r.hidden)
+				carry[s] = ops.Reshape(ops.Slice(v, 0, l+d, l+d+1), -1, r.hidden)
 			}
 			last, ys := r.direction(r.Layers[l+d], x, carry, d == 1)
 			for s, v := range last {
-				finals[s] = append(finals[s], ops.Reshape(v, 1, n, r.hidden))
+				finals[s] = append(finals[s], ops.Reshape(v, 1, -1, r.hidden))
 			}
 			outs[d] = ys
 		}
@@ -165,9 +165,7 @@ func (r *recurrent) run(x *graph.Node, init []*graph.Node) (out *graph.Node, fin
 // N, hidden). The input's part of every step is one product, outside the
 // loop.
 func (r *recurrent) direction(w RecurrentWeights, x *graph.Node, carry []*graph.Node, reverse bool) (last []*graph.Node, ys *graph.Node) {
-	steps, n, width := x.Shape()[0], x.Shape()[1], x.Shape()[2]
-	xp := w.project(r.kind, ops.Reshape(x, steps*n, width))
-	xp = ops.Reshape(xp, steps, n, r.kind.gates()*r.hidden)
+	xp := w.project(r.kind, x)
 	var opts []ops.ScanOption
 	if reverse {
 		opts = append(opts, ops.Reverse())

@@ -84,7 +84,7 @@ func recurrentBuilder(g *graph.Graph, kind, name string, hidden int, opts []Opti
 	return newBuilder(g, kind, name, Uniform(-bound, bound), Uniform(-bound, bound), opts)
 }
 
-// project returns the input's part of the gates for x (N, in): x·W_ihᵀ +
+// project returns the input's part of the gates for x (…, in): x·W_ihᵀ +
 // b_ih, plus b_hh where the recurrence adds it to the gates unchanged (all
 // but the GRU, whose n gate scales W_hn h + b_hn by r). A layer projects
 // its whole sequence at once, outside the loop.
@@ -93,7 +93,11 @@ func (w RecurrentWeights) project(kind cellKind, x *graph.Node) *graph.Node {
 	if kind != cellGRU && bias != nil && w.BiasHH != nil {
 		bias = ops.Add(bias, w.BiasHH) // one pass over the product, not two
 	}
-	return LinearFunc(x, w.WeightIH, bias)
+	xp := ops.MatMulT(x, w.WeightIH, false, true) // a batch of sequences by one matrix
+	if bias == nil {
+		return xp
+	}
+	return ops.Add(xp, bias)
 }
 
 // step is one step of the recurrence from the projected input xp (N,
@@ -106,7 +110,7 @@ func (w RecurrentWeights) project(kind cellKind, x *graph.Node) *graph.Node {
 //	       h' = (1-z)·n + z·h
 func (w RecurrentWeights) step(kind cellKind, xp *graph.Node, state []*graph.Node) []*graph.Node {
 	h := state[0]
-	hidden := h.Shape()[1]
+	hidden := w.WeightHH.Shape()[1]
 	gate := func(v *graph.Node, k int) *graph.Node { return ops.Slice(v, 1, k*hidden, (k+1)*hidden) }
 	if kind == cellGRU {
 		gh := LinearFunc(h, w.WeightHH, w.BiasHH)
@@ -160,24 +164,29 @@ func (c *cell) run(w RecurrentWeights, x *graph.Node, state []*graph.Node) []*gr
 	if x.Type().Rank() != 2 || x.Shape()[1] != c.in {
 		return repeat(fail(x, c.typeName, "%q: input %v is not (N, %d)", c.name, x.Type(), c.in), len(state))
 	}
-	full, err := zeroStates(x, state, x.Shape()[0], c.hidden)
+	full, err := zeroStates(x, state, 0, c.hidden, 0)
 	if err != nil {
 		return repeat(fail(x, c.typeName, "%q: %v", c.name, err), len(state))
 	}
 	return w.step(c.kind, w.project(c.kind, x), full)
 }
 
-// zeroStates returns the states with nil ones replaced by zeros (n,
-// hidden) of x's dtype, or an error if one has another shape.
-func zeroStates(x *graph.Node, state []*graph.Node, n, hidden int, leading ...int) ([]*graph.Node, error) {
-	shape := append(leading, n, hidden)
+// zeroStates returns the states with nil ones replaced by zeros of x's
+// dtype, (layers, N, hidden) or (N, hidden) when layers is 0, N being x's
+// dimension batchAxis; or an error if a state has another type.
+func zeroStates(x *graph.Node, state []*graph.Node, batchAxis, hidden, layers int) ([]*graph.Node, error) {
+	shape := []int{x.Shape()[batchAxis], hidden}
+	if layers > 0 {
+		shape = append([]int{layers}, shape...)
+	}
+	want := graph.TypeOf(x.DType(), shape...)
 	out := make([]*graph.Node, len(state))
 	for i, s := range state {
 		switch {
 		case s == nil:
-			out[i] = x.Graph().Const(graph.NewDense(x.DType(), shape...))
-		case !s.Type().Equal(graph.TypeOf(x.DType(), shape...)):
-			return nil, fmt.Errorf("state %v is not %v", s.Type(), graph.TypeOf(x.DType(), shape...))
+			out[i] = zeroState(x, batchAxis, hidden, layers)
+		case !s.Type().Equal(want):
+			return nil, fmt.Errorf("state %v is not %v", s.Type(), want)
 		default:
 			out[i] = s
 		}

@@ -1,6 +1,7 @@
 package nn
 
 import (
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -8,6 +9,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/nabla-go/nabla/graph"
+	"github.com/nabla-go/nabla/ops"
+	"github.com/nabla-go/nabla/vm"
 )
 
 // Bad settings and inputs are errors on the graph naming the module, never
@@ -102,4 +105,31 @@ func TestRecurrentParameters(t *testing.T) {
 		cellNames = append(cellNames, p.Name)
 	}
 	require.Equal(t, []string{"weight_ih", "weight_hh"}, cellNames)
+}
+
+// A recurrent module fixes no batch size in its graph: vm.Runner replays
+// it for other sizes of the inputs' leading axis (the batch when
+// batch-first, the steps otherwise), and the outputs are those of the
+// module built for that size.
+func TestRecurrentAnyBatchSize(t *testing.T) {
+	for _, bf := range []bool{true, false} {
+		cfg := RecurrentConfig{Layers: 2, BatchFirst: bf, Bidirectional: true}
+		build := func(lead int) (*graph.Node, *graph.Node) {
+			g := graph.New()
+			x := g.Input("x", graph.Float64, lead, 4, 3)
+			out, hn, cn := NewLSTM(g, "lstm", 3, 2, cfg).Run(x, nil, nil)
+			return x, ops.Concat(0, ops.Reshape(out, -1), ops.Reshape(hn, -1), ops.Reshape(cn, -1))
+		}
+		x2, y2 := build(2)
+		r, err := vm.NewRunner([]*graph.Node{y2}, nil, nil)
+		require.NoError(t, err)
+		x5 := sines(t, 0.2, 1, 5, 4, 3)
+		require.NoError(t, r.Run(vm.Feeds{x2: x5}))
+		got, err := r.Value(y2)
+		require.NoError(t, err)
+		x, y := build(5)
+		want, err := vm.Eval(vm.Feeds{x: x5}, y)
+		require.NoError(t, err)
+		assertClose(t, fmt.Sprintf("batch first %t", bf), graph.Float64s(got), graph.Float64s(want[0]), 1e-12)
+	}
 }
