@@ -20,7 +20,8 @@ type ScanOption func(*scanConfig)
 
 type scanConfig struct {
 	reverse bool
-	steps   int // -1: from the sequences
+	steps   int  // when stepsOK
+	stepsOK bool // Steps was given
 }
 
 // Reverse runs the steps from the last to the first: step t still reads
@@ -29,7 +30,7 @@ func Reverse() ScanOption { return func(c *scanConfig) { c.reverse = true } }
 
 // Steps sets the number of steps, for a loop without sequences (an
 // integrator, say). With sequences, it must equal their length.
-func Steps(t int) ScanOption { return func(c *scanConfig) { c.steps = t } }
+func Steps(t int) ScanOption { return func(c *scanConfig) { c.steps, c.stepsOK = t, true } }
 
 // Scan runs body over the leading axis of every sequence in xs (all of
 // length T), carrying state from init: for t = 0 … T-1,
@@ -54,7 +55,7 @@ func Steps(t int) ScanOption { return func(c *scanConfig) { c.steps = t } }
 // body that panics, fails to build, or returns a carry of another type is
 // an error recorded on the graph, as for any op.
 func Scan(body ScanBody, init, xs []*graph.Node, opts ...ScanOption) (final, ys []*graph.Node) {
-	cfg := scanConfig{steps: -1}
+	var cfg scanConfig
 	for _, o := range opts {
 		if o != nil {
 			o(&cfg)
@@ -68,8 +69,23 @@ func Scan(body ScanBody, init, xs []*graph.Node, opts ...ScanOption) (final, ys 
 		p := g.Fail(err)
 		return repeat(p, len(init)), []*graph.Node{p}
 	}
+	for i, n := range all {
+		if n == nil {
+			if g == nil {
+				g = firstGraph(all)
+			}
+			if i < len(init) {
+				return fail("init %d is nil", i)
+			}
+			return fail("sequence %d is nil", i-len(init))
+		}
+	}
 	if p := graph.Poisoned(all...); p != nil {
 		return repeat(p, len(init)), []*graph.Node{p}
+	}
+	if g == nil && len(all) > 0 {
+		g = all[0].Graph()
+		return fail("init and sequences belong to unrelated graphs")
 	}
 	if g == nil {
 		return fail("no carry and no sequence: give init or xs")
@@ -109,7 +125,7 @@ type scanTracer struct {
 // trace calls the body on inputs of a nested graph and returns the op
 // and the nodes of enclosing graphs the body reads.
 func (tr *scanTracer) trace(init, xs []graph.Type) (*scanOp, []*graph.Node, error) {
-	T, err := scanSteps(xs, tr.cfg.steps)
+	T, err := scanSteps(xs, tr.cfg)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -146,9 +162,27 @@ func (tr *scanTracer) trace(init, xs []graph.Type) (*scanOp, []*graph.Node, erro
 		}
 	}
 	outer, captured := sub.Captures()
+	if err := checkBodyLeaves(sub, slices.Concat(carries, steps, captured)); err != nil {
+		return nil, nil, err
+	}
 	op := newScanOp(carries, steps, captured, outs[:len(init)], nil, outs[len(init):], T, tr.cfg.reverse)
 	op.tracer, op.outer = tr, outer
 	return op, outer, nil
+}
+
+// checkBodyLeaves refuses inputs and parameters made inside a body: a
+// body's inputs are its carries, step slices and captured values, and
+// parameters belong to the enclosing graph (where optimisers find them).
+func checkBodyLeaves(sub *graph.Graph, inputs []*graph.Node) error {
+	for _, n := range sub.Nodes() {
+		switch {
+		case n.Kind() == graph.KindParam:
+			return fmt.Errorf("body makes parameter %v: make parameters outside the body and read them there", n)
+		case n.Kind() == graph.KindInput && !slices.Contains(inputs, n):
+			return fmt.Errorf("body makes input %v: feed values as sequences or carries, or read inputs of the enclosing graph", n)
+		}
+	}
+	return nil
 }
 
 // Retype traces the body again for inputs of other types (graph.Replay:
@@ -179,6 +213,16 @@ func (op *scanOp) Retype(in []graph.Type, replayed []bool) (any, error) {
 	return again, nil
 }
 
+// firstGraph is the graph of the first node that has one.
+func firstGraph(nodes []*graph.Node) *graph.Graph {
+	for _, n := range nodes {
+		if g := n.Graph(); g != nil {
+			return g
+		}
+	}
+	return nil
+}
+
 func repeat(n *graph.Node, k int) []*graph.Node {
 	out := make([]*graph.Node, k)
 	for i := range out {
@@ -187,10 +231,16 @@ func repeat(n *graph.Node, k int) []*graph.Node {
 	return out
 }
 
-// scanSteps is the number of steps the sequences give (or steps, when
-// there are none); they must agree.
-func scanSteps(xs []graph.Type, steps int) (int, error) {
-	T := steps
+// scanSteps is the number of steps the sequences give, or Steps gives;
+// they must agree.
+func scanSteps(xs []graph.Type, cfg scanConfig) (int, error) {
+	T := -1 // unknown
+	if cfg.stepsOK {
+		if cfg.steps < 0 {
+			return 0, fmt.Errorf("Steps(%d) is negative", cfg.steps)
+		}
+		T = cfg.steps
+	}
 	for i, x := range xs {
 		if x.Rank() == 0 {
 			return 0, fmt.Errorf("sequence %d is a scalar: sequences have a leading step axis", i)

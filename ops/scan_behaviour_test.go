@@ -256,6 +256,30 @@ func TestScanErrors(t *testing.T) {
 			}, []*graph.Node{g.Input("h", graph.Float64, 2)}, []*graph.Node{g.Input("a", graph.Float64, 3, 2)})
 			return f
 		}, "a node of an unrelated graph"},
+		{"body makes an input", func(g *graph.Graph) []*graph.Node {
+			f, _ := ops.Scan(func(c, x []*graph.Node) ([]*graph.Node, []*graph.Node) {
+				return []*graph.Node{ops.Add(c[0], c[0].Graph().Input("stray", graph.Float64, 2))}, nil
+			}, []*graph.Node{g.Input("h", graph.Float64, 2)}, nil, ops.Steps(2))
+			return f
+		}, `body makes input input "stray"`},
+		{"body makes a parameter", func(g *graph.Graph) []*graph.Node {
+			f, _ := ops.Scan(func(c, x []*graph.Node) ([]*graph.Node, []*graph.Node) {
+				return []*graph.Node{ops.Add(c[0], c[0].Graph().Param("w", graph.NewDense(graph.Float64, 2)))}, nil
+			}, []*graph.Node{g.Input("h", graph.Float64, 2)}, nil, ops.Steps(2))
+			return f
+		}, `body makes parameter param "w"`},
+		{"nil init", func(g *graph.Graph) []*graph.Node {
+			f, _ := ops.Scan(identity, []*graph.Node{g.Input("h", graph.Float64, 2), nil}, nil, ops.Steps(2))
+			return f
+		}, "init 1 is nil"},
+		{"negative Steps", func(g *graph.Graph) []*graph.Node {
+			f, _ := ops.Scan(identity, []*graph.Node{g.Input("h", graph.Float64, 2)}, nil, ops.Steps(-3))
+			return f
+		}, "Steps(-3) is negative"},
+		{"unrelated graphs", func(g *graph.Graph) []*graph.Node {
+			f, _ := ops.Scan(identity, []*graph.Node{g.Input("h", graph.Float64, 2)}, []*graph.Node{graph.New().Input("x", graph.Float64, 3, 2)})
+			return f
+		}, "init and sequences belong to unrelated graphs"},
 		{"nil body", func(g *graph.Graph) []*graph.Node {
 			f, _ := ops.Scan(nil, []*graph.Node{g.Input("h", graph.Float64, 2)}, nil, ops.Steps(2))
 			return f

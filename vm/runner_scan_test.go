@@ -47,16 +47,7 @@ func (m scanNet) loss(x *graph.Node, capture *graph.Node) *graph.Node {
 }
 
 func (m scanNet) sgd(outputs []*graph.Node) (map[*graph.Node]*graph.Node, error) {
-	params := []*graph.Node{m.w, m.u, m.v}
-	grads, err := compile.Grad(outputs[0], params...)
-	if err != nil {
-		return nil, err
-	}
-	updates := map[*graph.Node]*graph.Node{}
-	for i, p := range params {
-		updates[p] = ops.Sub(p, ops.Scale(grads[i], 0.5))
-	}
-	return updates, nil
+	return sgdUpdates(outputs[0], 0.5, m.w, m.u, m.v)
 }
 
 func sequences(rng *rand.Rand, n int) *tensor.Dense {
