@@ -96,7 +96,8 @@ func (r *recurrent) members() []member {
 	return out
 }
 
-// run runs the layers over x, (T, N, in) or (N, T, in) with BatchFirst,
+// run runs the layers over x, (T, N, in) or (N, T, in) with BatchFirst, or
+// an unbatched (T, in) whose states and outputs have no batch axis either,
 // from the initial states init (each (layers·directions, N, hidden), nil
 // for zeros), and returns the last layer's outputs, (T, N,
 // directions·hidden) or (N, T, directions·hidden), and each state's final
@@ -115,12 +116,28 @@ func (r *recurrent) run(x *graph.Node, init []*graph.Node) (out *graph.Node, fin
 	if r.cfg.BatchFirst {
 		layout = "(N, T, %d)"
 	}
-	if x.Type().Rank() != 3 || x.Shape()[2] != r.in {
-		return failed("input %v is not "+layout, x.Type(), r.in)
+	rank := x.Type().Rank()
+	if rank < 2 || rank > 3 || x.Shape()[rank-1] != r.in {
+		return failed("input %v is not "+layout+" or (T, %d)", x.Type(), r.in, r.in)
 	}
-	if r.cfg.BatchFirst {
-		x = ops.Transpose(x, 1, 0, 2)
+	switch {
+	case rank == 2: // unbatched, as PyTorch allows: a batch of one
+		out, final = r.timeMajor(withBatchAxis(x, 1), unbatch(init, 1, withBatchAxis), failed)
+		return withoutBatchAxis(out, 1), unbatch(final, 1, withoutBatchAxis)
+	case r.cfg.BatchFirst:
+		out, final = r.timeMajor(ops.Transpose(x, 1, 0, 2), init, failed)
+		return ops.Transpose(out, 1, 0, 2), final
 	}
+	return r.timeMajor(x, init, failed)
+}
+
+// timeMajor runs the layers over x (T, N, in) from the initial states;
+// see run.
+func (r *recurrent) timeMajor(x *graph.Node, init []*graph.Node, failed func(string, ...any) (*graph.Node, []*graph.Node)) (out *graph.Node, final []*graph.Node) {
+	if p := firstPoisoned(append([]*graph.Node{x}, init...)); p != nil {
+		return p, repeat(p, len(init))
+	}
+	states := len(init)
 	runs := len(r.Layers)
 	if x.Shape()[0] == 0 {
 		return failed("the sequence is empty")
@@ -152,9 +169,6 @@ func (r *recurrent) run(x *graph.Node, init []*graph.Node) (out *graph.Node, fin
 	final = make([]*graph.Node, states)
 	for s, vs := range finals {
 		final[s] = ops.Concat(0, vs...)
-	}
-	if r.cfg.BatchFirst {
-		x = ops.Transpose(x, 1, 0, 2)
 	}
 	return x, final
 }
@@ -222,7 +236,9 @@ func NewRNN(g *graph.Graph, name string, in, hidden int, cfg RecurrentConfig, op
 // hidden), and every layer's last hidden state hn (layers, N, hidden), as
 // PyTorch's (output, h_n). A bidirectional network's states are (2·layers,
 // N, hidden), layer l's forward direction at 2l and its backward direction
-// at 2l+1, and its outputs join both directions, (…, 2·hidden).
+// at 2l+1, and its outputs join both directions, (…, 2·hidden). As in
+// PyTorch, x may be unbatched, (T, in), whatever BatchFirst says: then the
+// states and outputs have no batch axis either.
 func (r *RNN) Run(x, h0 *graph.Node) (out, hn *graph.Node) {
 	if r == nil {
 		p := fail(x, "RNN", "the module is nil")

@@ -161,8 +161,13 @@ func (c *cell) run(w RecurrentWeights, x *graph.Node, state []*graph.Node) []*gr
 		return repeat(p, len(state))
 	}
 	defer x.Graph().Scope(c.name)()
-	if x.Type().Rank() != 2 || x.Shape()[1] != c.in {
-		return repeat(fail(x, c.typeName, "%q: input %v is not (N, %d)", c.name, x.Type(), c.in), len(state))
+	rank := x.Type().Rank()
+	if rank < 1 || rank > 2 || x.Shape()[rank-1] != c.in {
+		return repeat(fail(x, c.typeName, "%q: input %v is not (N, %d) or (%d)", c.name, x.Type(), c.in, c.in), len(state))
+	}
+	if rank == 1 { // unbatched, as PyTorch allows: a batch of one
+		next := c.run(w, withBatchAxis(x, 0), unbatch(state, 0, withBatchAxis))
+		return unbatch(next, 0, withoutBatchAxis)
 	}
 	full, err := zeroStates(x, state, 0, c.hidden, 0)
 	if err != nil {
@@ -253,7 +258,8 @@ func NewRNNCell(g *graph.Graph, name string, in, hidden int, bias bool, nonlin s
 }
 
 // Step returns the new hidden state (N, hidden) from x (N, in) and h (N,
-// hidden), or zeros when h is nil.
+// hidden), or zeros when h is nil. As in PyTorch, x may be unbatched, (in),
+// with h and the result (hidden).
 func (c *RNNCell) Step(x, h *graph.Node) *graph.Node {
 	if c == nil {
 		return fail(x, "RNNCell", "the module is nil")
@@ -283,7 +289,7 @@ func NewLSTMCell(g *graph.Graph, name string, in, hidden int, bias bool, opts ..
 }
 
 // Step returns the new hidden and cell states (N, hidden) from x (N, in)
-// and the states h and c, each zeros when nil.
+// and the states h and c, each zeros when nil; or unbatched, as RNNCell's.
 func (c *LSTMCell) Step(x, h, cs *graph.Node) (hNext, cNext *graph.Node) {
 	if c == nil {
 		p := fail(x, "LSTMCell", "the module is nil")
@@ -319,7 +325,7 @@ func NewGRUCell(g *graph.Graph, name string, in, hidden int, bias bool, opts ...
 }
 
 // Step returns the new hidden state (N, hidden) from x (N, in) and h (N,
-// hidden), or zeros when h is nil.
+// hidden), or zeros when h is nil; or unbatched, as RNNCell's.
 func (c *GRUCell) Step(x, h *graph.Node) *graph.Node {
 	if c == nil {
 		return fail(x, "GRUCell", "the module is nil")

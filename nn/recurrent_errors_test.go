@@ -35,8 +35,12 @@ func TestRecurrentErrors(t *testing.T) {
 		{"input features", "is not (T, N, 3)", func(g *graph.Graph) *graph.Node {
 			return NewGRU(g, "gru", 3, 4, RecurrentConfig{}).Forward(g.Input("x", graph.Float64, 2, 1, 5))
 		}},
-		{"batch-first rank", "is not (N, T, 3)", func(g *graph.Graph) *graph.Node {
-			return NewGRU(g, "gru", 3, 4, RecurrentConfig{BatchFirst: true}).Forward(g.Input("x", graph.Float64, 2, 3))
+		{"batch-first rank", "is not (N, T, 3) or (T, 3)", func(g *graph.Graph) *graph.Node {
+			return NewGRU(g, "gru", 3, 4, RecurrentConfig{BatchFirst: true}).Forward(g.Input("x", graph.Float64, 2, 1, 1, 3))
+		}},
+		{"unbatched state", "initial state", func(g *graph.Graph) *graph.Node {
+			out, _ := NewGRU(g, "gru", 3, 4, RecurrentConfig{}).Run(g.Input("x", graph.Float64, 5, 3), g.Input("h0", graph.Float64, 1, 2, 4))
+			return out
 		}},
 		{"empty sequence", "the sequence is empty", func(g *graph.Graph) *graph.Node {
 			return NewLSTM(g, "lstm", 3, 4, RecurrentConfig{}).Forward(g.Input("x", graph.Float64, 0, 2, 3))
@@ -53,7 +57,7 @@ func TestRecurrentErrors(t *testing.T) {
 			h, _ := NewLSTMCell(g, "cell", 3, 4, true).Step(g.Input("x", graph.Float64, 2, 3), g.Input("h", graph.Float64, 3, 4), nil)
 			return h
 		}},
-		{"cell input", "is not (N, 3)", func(g *graph.Graph) *graph.Node {
+		{"cell input", "is not (N, 3) or (3)", func(g *graph.Graph) *graph.Node {
 			return NewGRUCell(g, "cell", 3, 4, true).Forward(g.Input("x", graph.Float64, 2, 1, 3))
 		}},
 		{"nil module", "the module is nil", func(g *graph.Graph) *graph.Node {

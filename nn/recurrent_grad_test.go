@@ -207,3 +207,24 @@ func (c recurrentUnderTest) derivatives(t *testing.T, vals []*tensor.Dense, fn f
 	}
 	return res
 }
+
+// A cell steps inside a Scan of one's own: an LSTMCell looped by ops.Scan
+// gives the LSTM's outputs, with the same weights.
+func TestCellInsideScan(t *testing.T) {
+	g := graph.New()
+	lstm := NewLSTM(g, "lstm", 3, 4, RecurrentConfig{})
+	c := NewLSTMCell(g, "cell", 3, 4, true)
+	c.RecurrentWeights = lstm.Layers[0]
+	x := g.Input("x", graph.Float64, 5, 2, 3)
+	want, hn, cn := lstm.Run(x, nil, nil)
+	final, ys := ops.Scan(func(carry, xs []*graph.Node) ([]*graph.Node, []*graph.Node) {
+		h, cs := c.Step(xs[0], carry[0], carry[1])
+		return []*graph.Node{h, cs}, []*graph.Node{h}
+	}, []*graph.Node{zeroState(x, 1, 4, 0), zeroState(x, 1, 4, 0)}, []*graph.Node{x})
+	require.NoError(t, g.Err())
+	out, err := vm.Eval(vm.Feeds{x: sines(t, 0.3, 1, 5, 2, 3)}, want, hn, cn, ys[0], final[0], final[1])
+	require.NoError(t, err)
+	for i := range 3 {
+		assertClose(t, fmt.Sprint("output ", i), graph.Float64s(out[3+i]), graph.Float64s(out[i]), 1e-12)
+	}
+}

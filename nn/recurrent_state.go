@@ -2,10 +2,12 @@ package nn
 
 import (
 	"fmt"
+	"slices"
 
 	"gorgonia.org/tensor"
 
 	"github.com/nabla-go/nabla/graph"
+	"github.com/nabla-go/nabla/ops"
 )
 
 // zeroStateOp is a recurrent module's zero initial state, made from its
@@ -55,4 +57,40 @@ func (zeroStateOp) Forward(out *tensor.Dense, _ []*tensor.Dense) error {
 // Backward: the zeros do not depend on the input's values.
 func (zeroStateOp) Backward(*graph.GradContext, *graph.Node) []*graph.Node {
 	return []*graph.Node{nil}
+}
+
+// withBatchAxis inserts a batch axis of size 1 at axis into n's shape, for
+// an unbatched input or state (nil stays nil). Past axis 0, the leading
+// dimension is left free (-1), so a replay for another length still fits.
+func withBatchAxis(n *graph.Node, axis int) *graph.Node {
+	if n == nil || graph.Poisoned(n) != nil {
+		return n
+	}
+	shape := slices.Insert(slices.Clone(n.Shape()), min(axis, n.Type().Rank()), 1)
+	if axis > 0 {
+		shape[0] = -1
+	}
+	return ops.Reshape(n, shape...)
+}
+
+// withoutBatchAxis removes the batch axis of size 1 at axis from n's shape.
+func withoutBatchAxis(n *graph.Node, axis int) *graph.Node {
+	if graph.Poisoned(n) != nil {
+		return n
+	}
+	shape := slices.Delete(slices.Clone(n.Shape()), axis, axis+1)
+	if axis > 0 {
+		shape[0] = -1
+	}
+	return ops.Reshape(n, shape...)
+}
+
+// unbatch applies f (withBatchAxis or withoutBatchAxis) at axis to each
+// of ns.
+func unbatch(ns []*graph.Node, axis int, f func(*graph.Node, int) *graph.Node) []*graph.Node {
+	out := make([]*graph.Node, len(ns))
+	for i, n := range ns {
+		out[i] = f(n, axis)
+	}
+	return out
 }

@@ -3,6 +3,7 @@ package nn
 import (
 	"fmt"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -58,14 +59,17 @@ func TestRecurrentMatchesPyTorch(t *testing.T) {
 		{"lstm_bi_l2", RecurrentConfig{Layers: 2, Bidirectional: true}, true, lstmUnderTest},
 		{"gru_bi_l2", RecurrentConfig{Layers: 2, Bidirectional: true}, false, gruUnderTest},
 	} {
-		for _, bf := range []int{0, 1} {
+		for _, bf := range []int{0, 1, 2} { // 2: unbatched, batch_first set
 			for _, init := range []int{0, 1} {
 				key := fmt.Sprintf("%s/bf%d/init%d/", c.name, bf, init)
+				if bf == 2 {
+					key = fmt.Sprintf("%s/unbatched/init%d/", c.name, init)
+				}
 				cfg := c.cfg
-				cfg.BatchFirst = bf == 1
+				cfg.BatchFirst = bf > 0
 				g := graph.New()
 				m, run := c.make(g, cfg)
-				require.Equal(t, meta[fmt.Sprintf("%s/bf%d.repr", c.name, bf)], Format(m), key)
+				require.Equal(t, meta[fmt.Sprintf("%s/bf%d.repr", c.name, min(bf, 1))], Format(m), key)
 				outs := []string{"out", "h_n"}
 				if c.lstm {
 					outs = append(outs, "c_n")
@@ -103,8 +107,9 @@ func TestRecurrentCellsMatchPyTorch(t *testing.T) {
 			return m, func(x, h, _ *graph.Node) []*graph.Node { return []*graph.Node{m.Step(x, h)} }
 		}},
 	} {
-		for _, init := range []int{0, 1} {
-			key := fmt.Sprintf("%s/init%d/", c.name, init)
+		for _, key := range []string{"init0/", "init1/", "unbatched/init0/", "unbatched/init1/"} {
+			init := strings.HasSuffix(key, "init1/")
+			key = c.name + "/" + key
 			g := graph.New()
 			m, run := c.make(g)
 			require.Equal(t, meta[c.name+".repr"], Format(m), key)
@@ -112,7 +117,7 @@ func TestRecurrentCellsMatchPyTorch(t *testing.T) {
 			if c.lstm {
 				outs = append(outs, "c")
 			}
-			checkRecurrent(t, key, io, g, m, c.name, run, init == 1, c.lstm, outs)
+			checkRecurrent(t, key, io, g, m, c.name, run, init, c.lstm, outs)
 		}
 	}
 }

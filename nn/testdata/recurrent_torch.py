@@ -4,8 +4,9 @@
 For each module of MODULES, recurrent/<name>.safetensors holds its state dict
 exactly as PyTorch names it (float64), and recurrent/io.safetensors holds,
 under "<name>/bf<0|1>/init<0|1>/", the input x, the initial states h0 (and c0)
-when init is 1, and PyTorch's outputs: out, h_n (and c_n). Cells are run on
-one step: "<name>/init<0|1>/" holds x, h0 (c0), and the new h (c). The
+when init is 1, and PyTorch's outputs: out, h_n (and c_n); "<name>/unbatched/
+init<0|1>/" the same for an unbatched input (T, in). Cells are run on one
+step: "<name>/[unbatched/]init<0|1>/" holds x, h0 (c0), and the new h (c). The
 metadata of recurrent/io.safetensors holds each module's printed form under
 "<name>/bf<0|1>.repr", and each cell's under "<name>.repr".
 Run from this directory:  /usr/bin/python3 recurrent_torch.py
@@ -58,6 +59,16 @@ def write_safetensors(path, tensors, metadata=None):
         f.write(struct.pack("<Q", len(raw)) + raw + b"".join(blobs))
 
 
+def run(m, x, state, io, key, lstm):
+    """Runs module m and records its outputs under key."""
+    out, final = m(x, state)
+    io[key + "out"] = out
+    if lstm:
+        io[key + "h_n"], io[key + "c_n"] = final
+    else:
+        io[key + "h_n"] = final
+
+
 def main():
     os.makedirs("recurrent", exist_ok=True)
     io, reprs = {}, {}
@@ -83,29 +94,40 @@ def main():
                         c0 = torch.randn(layers, N, HIDDEN, dtype=torch.float64)
                         io[key + "c0"] = c0
                         state = (h0, c0)
-                out, final = m(x, state)
-                io[key + "out"] = out
+                run(m, x, state, io, key, lstm)
+        # Unbatched: x (T, in), states (layers, hidden); batch_first (now
+        # True) does not apply.
+        for init in (0, 1):
+            key = f"{name}/unbatched/init{init}/"
+            x = torch.randn(T, IN, dtype=torch.float64)
+            io[key + "x"] = x
+            state = None
+            if init:
+                h0 = torch.randn(layers, HIDDEN, dtype=torch.float64)
+                io[key + "h0"] = h0
+                state = h0
                 if lstm:
-                    io[key + "h_n"], io[key + "c_n"] = final
-                else:
-                    io[key + "h_n"] = final
+                    c0 = torch.randn(layers, HIDDEN, dtype=torch.float64)
+                    io[key + "c0"] = c0
+                    state = (h0, c0)
+            run(m, x, state, io, key, lstm)
     for i, (name, make, kwargs) in enumerate(CELLS):
         torch.manual_seed(200 + i)
         m = make(IN, HIDDEN, **kwargs).double()
         write_safetensors(f"recurrent/{name}.safetensors", m.state_dict())
         reprs[f"{name}.repr"] = str(m)
         lstm = make is torch.nn.LSTMCell
-        for init in (0, 1):
-            key = f"{name}/init{init}/"
-            x = torch.randn(N, IN, dtype=torch.float64)
+        for init, batch in ((0, (N,)), (1, (N,)), (0, ()), (1, ())):
+            key = f"{name}/{'' if batch else 'unbatched/'}init{init}/"
+            x = torch.randn(*batch, IN, dtype=torch.float64)
             io[key + "x"] = x
             state = None
             if init:
-                h0 = torch.randn(N, HIDDEN, dtype=torch.float64)
+                h0 = torch.randn(*batch, HIDDEN, dtype=torch.float64)
                 io[key + "h0"] = h0
                 state = h0
                 if lstm:
-                    c0 = torch.randn(N, HIDDEN, dtype=torch.float64)
+                    c0 = torch.randn(*batch, HIDDEN, dtype=torch.float64)
                     io[key + "c0"] = c0
                     state = (h0, c0)
             y = m(x, state)
