@@ -39,18 +39,20 @@ type recurrent struct {
 // newRecurrent makes a module's layers; bad settings (bad, if not nil)
 // are recorded on g and leave the first layer's weight poisoned.
 func newRecurrent(g *graph.Graph, typeName, name string, kind cellKind, in, hidden int, cfg RecurrentConfig, bad error, opts []Option) recurrent {
-	cfg.Layers = max(cfg.Layers, 1)
 	b := recurrentBuilder(g, typeName, name, hidden, opts)
 	r := recurrent{kind: kind, in: in, hidden: hidden, cfg: cfg, name: b.name, typeName: typeName}
+	if cfg.Layers == 0 {
+		r.cfg.Layers = 1
+	}
 	switch {
 	case bad != nil:
 		r.Layers = []RecurrentWeights{{WeightIH: b.fail("%v", bad)}}
 		return r
-	case in <= 0 || hidden <= 0:
-		r.Layers = []RecurrentWeights{{WeightIH: b.fail("input size %d and hidden size %d must be positive", in, hidden)}}
+	case in <= 0 || hidden <= 0 || r.cfg.Layers < 0:
+		r.Layers = []RecurrentWeights{{WeightIH: b.fail("input size %d, hidden size %d and layers %d must be positive", in, hidden, r.cfg.Layers)}}
 		return r
 	}
-	for l := range cfg.Layers {
+	for l := range r.cfg.Layers {
 		width := in
 		if l > 0 {
 			width = r.directions() * hidden

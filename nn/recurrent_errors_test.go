@@ -20,8 +20,11 @@ func TestRecurrentErrors(t *testing.T) {
 		name, want string
 		build      func(g *graph.Graph) *graph.Node
 	}{
-		{"bad size", "hidden size 0 must be positive", func(g *graph.Graph) *graph.Node {
+		{"bad size", "hidden size 0 and layers 1 must be positive", func(g *graph.Graph) *graph.Node {
 			return NewLSTM(g, "lstm", 3, 0, RecurrentConfig{}).Forward(g.Input("x", graph.Float64, 2, 1, 3))
+		}},
+		{"bad layers", "layers -2 must be positive", func(g *graph.Graph) *graph.Node {
+			return NewRNN(g, "rnn", 3, 4, RecurrentConfig{Layers: -2}).Forward(g.Input("x", graph.Float64, 2, 1, 3))
 		}},
 		{"bad nonlinearity", `nonlinearity "sigmoid"`, func(g *graph.Graph) *graph.Node {
 			return NewRNN(g, "rnn", 3, 4, RecurrentConfig{Nonlinearity: "sigmoid"}).Forward(g.Input("x", graph.Float64, 2, 1, 3))
