@@ -228,3 +228,40 @@ func TestCellInsideScan(t *testing.T) {
 		assertClose(t, fmt.Sprint("output ", i), graph.Float64s(out[3+i]), graph.Float64s(out[i]), 1e-12)
 	}
 }
+
+// A GRU followed by a Linear layer learns, with Adam, to output the running
+// sum of its inputs: the optimiser finds the recurrent parameters by their
+// PyTorch names and the loss falls.
+func TestRecurrentTrains(t *testing.T) {
+	g := graph.New()
+	gru := NewGRU(g, "gru", 1, 8, RecurrentConfig{BatchFirst: true})
+	head := NewLinear(g, "head", 8, 1, true)
+	model := NewSequential("model", gru, head)
+	x := g.Input("x", graph.Float64, 4, 6, 1)
+	y := g.Input("y", graph.Float64, 4*6, 1)
+	pred := head.Forward(ops.Reshape(gru.Forward(x), -1, 8))
+	loss := MSE(pred, y)
+	updates, err := TrainingUpdates(NewAdam(DefaultAdam().WithLR(0.02)), loss, model)
+	require.NoError(t, err)
+	m := machine(t, []*graph.Node{loss}, updates)
+	xs := sines(t, 0.4, 0.5, 4, 6, 1)
+	sums := make([]float64, 4*6)
+	for i, v := range graph.Float64s(xs) {
+		sums[i] = v
+		if i%6 > 0 {
+			sums[i] += sums[i-1]
+		}
+	}
+	feeds := vm.Feeds{x: xs, y: dense(t, sums, 4*6, 1)}
+	var first, last float64
+	for step := range 150 {
+		require.NoError(t, m.Run(feeds))
+		last = value(t, m, loss)[0]
+		if step == 0 {
+			first = last
+		}
+	}
+	if !(last < first/10) {
+		t.Errorf("loss went from %v to %v in 150 steps, want a tenth or less", first, last)
+	}
+}
