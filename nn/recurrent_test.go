@@ -178,3 +178,23 @@ func gruUnderTest(g *graph.Graph, cfg RecurrentConfig) (Module, recurrentRun) {
 		return []*graph.Node{out, hn}
 	}
 }
+
+// In float32 the modules give float64's outputs to float32's precision.
+func TestRecurrentFloat32(t *testing.T) {
+	run := func(dtype tensor.Dtype) []float64 {
+		g := graph.New()
+		m := NewLSTM(g, "lstm", 3, 4, RecurrentConfig{Layers: 2, Bidirectional: true}, WithDType(dtype))
+		x := g.Input("x", dtype, 6, 2, 3)
+		out, hn, cn := m.Run(x, nil, nil)
+		xs, err := graph.FromFloat64s(dtype, graph.Float64s(sines(t, 0.5, 1, 6, 2, 3)), 6, 2, 3)
+		require.NoError(t, err)
+		vals, err := vm.Eval(vm.Feeds{x: xs}, out, hn, cn)
+		require.NoError(t, err)
+		var all []float64
+		for _, v := range vals {
+			all = append(all, graph.Float64s(v)...)
+		}
+		return all
+	}
+	assertClose(t, "float32", run(graph.Float32), run(graph.Float64), 1e-5)
+}
