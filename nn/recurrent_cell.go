@@ -3,6 +3,7 @@ package nn
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/nabla-go/nabla/graph"
 	"github.com/nabla-go/nabla/ops"
@@ -202,15 +203,7 @@ func zeroStates(x *graph.Node, state []*graph.Node, batchAxis, hidden, layers in
 // firstPoisoned returns the first poisoned node of ns (nil ones skipped),
 // or nil.
 func firstPoisoned(ns []*graph.Node) *graph.Node {
-	for _, n := range ns {
-		if n == nil {
-			continue
-		}
-		if p := graph.Poisoned(n); p != nil {
-			return p
-		}
-	}
-	return nil
+	return graph.Poisoned(slices.DeleteFunc(slices.Clone(ns), func(n *graph.Node) bool { return n == nil })...)
 }
 
 // repeat returns n copies of node.
