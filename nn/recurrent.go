@@ -19,6 +19,12 @@ type RecurrentConfig struct {
 	// the backward direction's parameters end in "_reverse".
 	Bidirectional bool
 	Nonlinearity  string // the RNN's: "tanh" (also "") or "relu"
+	// Dropout is the probability of dropping each element of every layer's
+	// output but the last layer's, in training mode (see SetTraining), as
+	// PyTorch's dropout. Its step counter (a buffer named "dropout.step"
+	// in the graph) is not part of the module's checkpointed state, which
+	// stays PyTorch's.
+	Dropout float64
 }
 
 // recurrent is what RNN, LSTM and GRU share: layers of weights and the
@@ -29,6 +35,7 @@ type recurrent struct {
 	// Layers[2l] is layer l's forward direction and Layers[2l+1] its
 	// backward direction (weight_ih_l{l}_reverse, …).
 	Layers     []RecurrentWeights
+	drop       *Dropout // between layers, or nil
 	kind       cellKind
 	in, hidden int
 	cfg        RecurrentConfig
@@ -51,6 +58,9 @@ func newRecurrent(g *graph.Graph, typeName, name string, kind cellKind, in, hidd
 	case in <= 0 || hidden <= 0 || r.cfg.Layers < 0:
 		r.Layers = []RecurrentWeights{{WeightIH: b.fail("input size %d, hidden size %d and layers %d must be positive", in, hidden, r.cfg.Layers)}}
 		return r
+	}
+	if cfg.Dropout != 0 {
+		r.drop = NewDropout(g, join(b.name, "dropout"), cfg.Dropout, opts...)
 	}
 	for l := range r.cfg.Layers {
 		width := in
@@ -167,6 +177,9 @@ func (r *recurrent) timeMajor(x *graph.Node, init []*graph.Node, failed func(str
 		if dirs == 2 {
 			x = ops.Concat(2, outs...)
 		}
+		if r.drop != nil && l+dirs < runs {
+			x = r.drop.Forward(x)
+		}
 	}
 	final = make([]*graph.Node, states)
 	for s, vs := range finals {
@@ -207,10 +220,29 @@ func (r *recurrent) Describe() string {
 	if r.cfg.BatchFirst {
 		s += ", batch_first=True"
 	}
+	if r.cfg.Dropout != 0 {
+		s += fmt.Sprintf(", dropout=%v", r.cfg.Dropout)
+	}
 	if r.cfg.Bidirectional {
 		s += ", bidirectional=True"
 	}
 	return s
+}
+
+// SetTraining switches the dropout between layers on (training) or off
+// for the Forward and Run calls that follow.
+func (r *recurrent) SetTraining(training bool) {
+	if r.drop != nil {
+		r.drop.SetTraining(training)
+	}
+}
+
+// StateUpdates advances the dropout's step counter at each training run.
+func (r *recurrent) StateUpdates() map[*graph.Node]*graph.Node {
+	if r.drop == nil {
+		return nil
+	}
+	return r.drop.StateUpdates()
 }
 
 // Name is the name the module was made with, which prefixes its

@@ -140,3 +140,39 @@ func TestRecurrentAnyBatchSize(t *testing.T) {
 		assertClose(t, fmt.Sprintf("batch first %t", bf), graph.Float64s(got), graph.Float64s(want[0]), 1e-12)
 	}
 }
+
+// Dropout between layers acts in training mode only: in evaluation mode the
+// module gives the outputs of the same module without dropout, in training
+// mode it drops elements of the first layer's outputs, with a fresh mask at
+// each run, and its checkpointed state stays PyTorch's.
+func TestRecurrentDropout(t *testing.T) {
+	cfg := RecurrentConfig{Layers: 2, BatchFirst: true, Bidirectional: true}
+	build := func(g *graph.Graph, p float64) *LSTM {
+		c := cfg
+		c.Dropout = p
+		return NewLSTM(g, "lstm", 3, 4, c)
+	}
+	g := graph.New()
+	m := build(g, 0.5)
+	require.Equal(t, "LSTM(3, 4, num_layers=2, batch_first=True, dropout=0.5, bidirectional=True)", Format(m))
+	require.Len(t, StateOf(m), 16)
+	x := g.Input("x", graph.Float64, 2, 5, 3)
+	train := m.Forward(x)
+	SetTraining(m, false)
+	eval := m.Forward(x)
+	plain := build(g, 0).Forward(x)
+	require.NoError(t, g.Err())
+
+	mach := machine(t, []*graph.Node{train, eval, plain}, StateUpdates(m))
+	feeds := vm.Feeds{x: sines(t, 0.1, 1, 2, 5, 3)}
+	require.NoError(t, mach.Run(feeds))
+	first := value(t, mach, train)
+	assertClose(t, "evaluation", value(t, mach, eval), value(t, mach, plain), 0)
+	require.NotEqual(t, value(t, mach, plain), first)
+	require.NoError(t, mach.Run(feeds))
+	require.NotEqual(t, first, value(t, mach, train), "the mask is the same at the next step")
+
+	bad := graph.New()
+	NewGRU(bad, "gru", 3, 4, RecurrentConfig{Layers: 2, Dropout: 1.5})
+	require.ErrorContains(t, bad.Err(), "drop probability 1.5")
+}
