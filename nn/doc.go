@@ -34,7 +34,8 @@
 //
 // RNN, LSTM and GRU are PyTorch's modules of those names: the same
 // settings (RecurrentConfig: layers, batch-first, biases, bidirectional,
-// the RNN's nonlinearity), the same parameters (weight_ih_l0, weight_hh_l0,
+// dropout between layers, the RNN's nonlinearity), unbatched inputs too,
+// the same parameters (weight_ih_l0, weight_hh_l0,
 // bias_ih_l0, bias_hh_l0, …, gates in PyTorch's order), the same
 // initialisation and the same outputs, so a state dict saved from PyTorch
 // loads with Load as it is. Their loop over time is an ops.Scan, compiled
