@@ -86,13 +86,18 @@ func recurrentBuilder(g *graph.Graph, kind, name string, hidden int, opts []Opti
 }
 
 // project returns the input's part of the gates for x (…, in): x·W_ihᵀ +
-// b_ih, plus b_hh where the recurrence adds it to the gates unchanged (all
-// but the GRU, whose n gate scales W_hn h + b_hn by r). A layer projects
-// its whole sequence at once, outside the loop.
+// b_ih + b_hh, but for the GRU's b_hn, which its n gate scales by r. A
+// layer projects its whole sequence at once, outside the loop, so the
+// biases are added once, not at every step.
 func (w RecurrentWeights) project(kind cellKind, x *graph.Node) *graph.Node {
 	bias := w.BiasIH
-	if kind != cellGRU && bias != nil && w.BiasHH != nil {
-		bias = ops.Add(bias, w.BiasHH) // one pass over the product, not two
+	if bias != nil && w.BiasHH != nil {
+		bhh := w.BiasHH
+		if kind == cellGRU { // b_hr, b_hz, and 0 for b_hn
+			third := bhh.Shape()[0] / 3
+			bhh = ops.Pad(ops.Slice(bhh, 0, 0, 2*third), 0, 0, third)
+		}
+		bias = ops.Add(bias, bhh)
 	}
 	xp := ops.MatMulT(x, w.WeightIH, false, true) // a batch of sequences by one matrix
 	if bias == nil {
@@ -107,17 +112,21 @@ func (w RecurrentWeights) project(kind cellKind, x *graph.Node) *graph.Node {
 //
 //	Elman: h' = act(xp + W_hh h)
 //	LSTM:  i,f,g,o = σ,σ,tanh,σ(xp + W_hh h); c' = f·c + i·g; h' = o·tanh(c')
-//	GRU:   r,z = σ(xp_rz + W_hrz h + b_hrz); n = tanh(xp_n + r·(W_hn h + b_hn))
+//	GRU:   r,z = σ(xp_rz + W_hrz h); n = tanh(xp_n + r·(W_hn h + b_hn))
 //	       h' = (1-z)·n + z·h
 func (w RecurrentWeights) step(kind cellKind, xp *graph.Node, state []*graph.Node) []*graph.Node {
 	h := state[0]
 	hidden := w.WeightHH.Shape()[1]
 	gate := func(v *graph.Node, k int) *graph.Node { return ops.Slice(v, 1, k*hidden, (k+1)*hidden) }
 	if kind == cellGRU {
-		gh := LinearFunc(h, w.WeightHH, w.BiasHH)
+		gh := ops.MatMulT(h, w.WeightHH, false, true)
 		r := ops.Sigmoid(ops.Add(gate(xp, 0), gate(gh, 0)))
 		z := ops.Sigmoid(ops.Add(gate(xp, 1), gate(gh, 1)))
-		n := ops.Tanh(ops.Add(gate(xp, 2), ops.Mul(r, gate(gh, 2))))
+		hn := gate(gh, 2)
+		if w.BiasHH != nil {
+			hn = ops.Add(hn, ops.Slice(w.BiasHH, 0, 2*hidden, 3*hidden))
+		}
+		n := ops.Tanh(ops.Add(gate(xp, 2), ops.Mul(r, hn)))
 		return []*graph.Node{ops.Add(n, ops.Mul(z, ops.Sub(h, n)))}
 	}
 	gates := ops.Add(ops.MatMulT(h, w.WeightHH, false, true), xp)
