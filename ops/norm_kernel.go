@@ -1,0 +1,184 @@
+package ops
+
+import (
+	"math"
+
+	"gorgonia.org/tensor"
+
+	"github.com/nabla-go/nabla/graph"
+	"github.com/nabla-go/nabla/internal/vek"
+)
+
+// channelRun is one per-channel kernel's run over tensors (N, C, S...)
+// seen as N·C planes of s elements: in are the inputs' elements, out the
+// output's. It is a graph.Task over the channels; a machine keeps one per
+// dtype. Reductions accumulate in float64, so that a channel's thousands
+// of float32 values sum to float32 precision.
+type channelRun[T float] struct {
+	op      channelOp
+	in      [5][]T
+	out     []T
+	n, c, s int
+	parts   int
+}
+
+type channelKey[T float] struct{}
+
+// runChannels computes op into out, the channels handed out to e's
+// threads when there is enough work.
+func runChannels[T float](e *graph.Exec, op channelOp, out *tensor.Dense, in []*tensor.Dense, view func(*tensor.Dense) []T) {
+	r := e.State(channelKey[T]{}, func() any { return new(channelRun[T]) }).(*channelRun[T])
+	shape := in[0].Shape()
+	r.op, r.out, r.n, r.c = op, view(out), shape[0], shape[1]
+	r.s = 1
+	for _, d := range shape[2:] {
+		r.s *= d
+	}
+	for i, t := range in {
+		r.in[i] = view(t)
+	}
+	r.parts = 1
+	if work := len(in) * r.n * r.c * r.s; work >= parallelMin {
+		r.parts = min(e.Threads(), r.c)
+	}
+	e.Parallel(r.parts, r)
+	r.in, r.out = [5][]T{}, nil
+}
+
+// Do computes every parts-th channel, from the part-th.
+func (r *channelRun[T]) Do(part int) {
+	for ch := part; ch < r.c; ch += r.parts {
+		r.channel(ch)
+	}
+}
+
+// plane is channel ch's elements in sample i of x.
+func (r *channelRun[T]) plane(x []T, i, ch int) []T {
+	off := (i*r.c + ch) * r.s
+	return x[off : off+r.s]
+}
+
+// sum is the sum of channel ch of x.
+func (r *channelRun[T]) sum(x []T, ch int) float64 {
+	var s float64
+	for i := range r.n {
+		s += sumAcc(r.plane(x, i, ch))
+	}
+	return s
+}
+
+// channel computes channel ch.
+func (r *channelRun[T]) channel(ch int) {
+	count := float64(r.n * r.s)
+	x := r.in[0]
+	switch r.op.kind {
+	case channelSumKind:
+		r.out[ch] = T(r.sum(x, ch))
+	case channelMeanKind:
+		r.out[ch] = T(r.sum(x, ch) / count)
+	case channelDotKind:
+		var s float64
+		for i := range r.n {
+			s += dotAcc(r.plane(x, i, ch), r.plane(r.in[1], i, ch))
+		}
+		r.out[ch] = T(s)
+	case channelCovKind:
+		r.out[ch] = T(r.covariance(x, r.in[1], ch))
+	case channelAffineKind:
+		r.affine(ch)
+	case batchNormKind:
+		mean := r.sum(x, ch) / count
+		variance := r.covariance(x, x, ch)
+		a := float64(r.in[1][ch]) / math.Sqrt(variance+r.op.eps)
+		m, at, b := T(mean), T(a), r.in[2][ch]
+		for i := range r.n {
+			y := r.plane(r.out, i, ch)
+			vek.VS(vek.Sub, y, r.plane(x, i, ch), m)
+			vek.VS(vek.Mul, y, y, at)
+			vek.VS(vek.Add, y, y, b)
+		}
+	}
+}
+
+// covariance is the biased covariance of channel ch of u and v, from
+// their means (one, when u is v).
+func (r *channelRun[T]) covariance(u, v []T, ch int) float64 {
+	count := float64(r.n * r.s)
+	mu := r.sum(u, ch) / count
+	mv := mu
+	if len(u) > 0 && &u[0] != &v[0] {
+		mv = r.sum(v, ch) / count
+	}
+	var s float64
+	for i := range r.n {
+		s += deviationsAcc(r.plane(u, i, ch), r.plane(v, i, ch), mu, mv)
+	}
+	return s / count
+}
+
+// affine computes channel ch of Σᵢ uᵢ·aᵢ (+ b).
+func (r *channelRun[T]) affine(ch int) {
+	terms := r.op.terms
+	a := r.in[terms][ch]
+	for i := range r.n {
+		y, u := r.plane(r.out, i, ch), r.plane(r.in[0], i, ch)
+		vek.VS(vek.Mul, y, u, a)
+		if terms == 2 {
+			v, b := r.plane(r.in[1], i, ch), r.in[3][ch]
+			for j := range y {
+				y[j] += v[j] * b
+			}
+		}
+		if r.op.bias {
+			vek.VS(vek.Add, y, y, r.in[2*terms][ch])
+		}
+	}
+}
+
+// sumAcc is Σ x in float64.
+func sumAcc[T float](x []T) float64 {
+	var s0, s1, s2, s3 float64
+	i := 0
+	for ; i+4 <= len(x); i += 4 {
+		s0 += float64(x[i])
+		s1 += float64(x[i+1])
+		s2 += float64(x[i+2])
+		s3 += float64(x[i+3])
+	}
+	for ; i < len(x); i++ {
+		s0 += float64(x[i])
+	}
+	return (s0 + s1) + (s2 + s3)
+}
+
+// dotAcc is Σ u·v in float64.
+func dotAcc[T float](u, v []T) float64 {
+	v = v[:len(u)]
+	var s0, s1, s2, s3 float64
+	i := 0
+	for ; i+4 <= len(u); i += 4 {
+		s0 += float64(u[i]) * float64(v[i])
+		s1 += float64(u[i+1]) * float64(v[i+1])
+		s2 += float64(u[i+2]) * float64(v[i+2])
+		s3 += float64(u[i+3]) * float64(v[i+3])
+	}
+	for ; i < len(u); i++ {
+		s0 += float64(u[i]) * float64(v[i])
+	}
+	return (s0 + s1) + (s2 + s3)
+}
+
+// deviationsAcc is Σ (u - mu)·(v - mv) in float64.
+func deviationsAcc[T float](u, v []T, mu, mv float64) float64 {
+	v = v[:len(u)]
+	var s0, s1 float64
+	i := 0
+	for ; i+2 <= len(u); i += 2 {
+		s0 += (float64(u[i]) - mu) * (float64(v[i]) - mv)
+		s1 += (float64(u[i+1]) - mu) * (float64(v[i+1]) - mv)
+	}
+	for ; i < len(u); i++ {
+		s0 += (float64(u[i]) - mu) * (float64(v[i]) - mv)
+	}
+	return s0 + s1
+}
