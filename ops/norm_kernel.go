@@ -12,8 +12,8 @@ import (
 // channelRun is one per-channel kernel's run over tensors (N, C, S...)
 // seen as N·C planes of s elements: in are the inputs' elements, out the
 // output's. It is a graph.Task over the channels; a machine keeps one per
-// dtype. Reductions accumulate in float64, so that a channel's thousands
-// of float32 values sum to float32 precision.
+// dtype. Reductions add each plane in T and the planes in float64 (see
+// sumAcc).
 type channelRun[T float] struct {
 	op      channelOp
 	in      [5][]T
@@ -135,50 +135,81 @@ func (r *channelRun[T]) affine(ch int) {
 	}
 }
 
-// sumAcc is Σ x in float64.
+// The reductions below add a plane in eight lanes of T, each a few
+// hundred elements long (a plane is one sample's channel), and the lanes
+// and the planes in float64: a float32 sum of a channel's thousands of
+// values keeps float32 precision, without a float64 conversion of every
+// element, whose latency would bound the loop. The lanes are locals, not
+// an array, so that they live in registers.
+
+// lanes adds the eight partial sums in float64.
+func lanes[T float](s0, s1, s2, s3, s4, s5, s6, s7 T) float64 {
+	return ((float64(s0) + float64(s1)) + (float64(s2) + float64(s3))) +
+		((float64(s4) + float64(s5)) + (float64(s6) + float64(s7)))
+}
+
+// sumAcc is Σ x.
 func sumAcc[T float](x []T) float64 {
-	var s0, s1, s2, s3 float64
+	var s0, s1, s2, s3, s4, s5, s6, s7 T
 	i := 0
-	for ; i+4 <= len(x); i += 4 {
-		s0 += float64(x[i])
-		s1 += float64(x[i+1])
-		s2 += float64(x[i+2])
-		s3 += float64(x[i+3])
+	for ; i+8 <= len(x); i += 8 {
+		v := x[i : i+8 : i+8]
+		s0 += v[0]
+		s1 += v[1]
+		s2 += v[2]
+		s3 += v[3]
+		s4 += v[4]
+		s5 += v[5]
+		s6 += v[6]
+		s7 += v[7]
 	}
 	for ; i < len(x); i++ {
-		s0 += float64(x[i])
+		s0 += x[i]
 	}
-	return (s0 + s1) + (s2 + s3)
+	return lanes(s0, s1, s2, s3, s4, s5, s6, s7)
 }
 
-// dotAcc is Σ u·v in float64.
+// dotAcc is Σ u·v.
 func dotAcc[T float](u, v []T) float64 {
 	v = v[:len(u)]
-	var s0, s1, s2, s3 float64
+	var s0, s1, s2, s3, s4, s5, s6, s7 T
 	i := 0
-	for ; i+4 <= len(u); i += 4 {
-		s0 += float64(u[i]) * float64(v[i])
-		s1 += float64(u[i+1]) * float64(v[i+1])
-		s2 += float64(u[i+2]) * float64(v[i+2])
-		s3 += float64(u[i+3]) * float64(v[i+3])
+	for ; i+8 <= len(u); i += 8 {
+		a, b := u[i:i+8:i+8], v[i:i+8:i+8]
+		s0 += a[0] * b[0]
+		s1 += a[1] * b[1]
+		s2 += a[2] * b[2]
+		s3 += a[3] * b[3]
+		s4 += a[4] * b[4]
+		s5 += a[5] * b[5]
+		s6 += a[6] * b[6]
+		s7 += a[7] * b[7]
 	}
 	for ; i < len(u); i++ {
-		s0 += float64(u[i]) * float64(v[i])
+		s0 += u[i] * v[i]
 	}
-	return (s0 + s1) + (s2 + s3)
+	return lanes(s0, s1, s2, s3, s4, s5, s6, s7)
 }
 
-// deviationsAcc is Σ (u - mu)·(v - mv) in float64.
+// deviationsAcc is Σ (u - mu)·(v - mv), the means rounded to T.
 func deviationsAcc[T float](u, v []T, mu, mv float64) float64 {
 	v = v[:len(u)]
-	var s0, s1 float64
+	m, n := T(mu), T(mv)
+	var s0, s1, s2, s3, s4, s5, s6, s7 T
 	i := 0
-	for ; i+2 <= len(u); i += 2 {
-		s0 += (float64(u[i]) - mu) * (float64(v[i]) - mv)
-		s1 += (float64(u[i+1]) - mu) * (float64(v[i+1]) - mv)
+	for ; i+8 <= len(u); i += 8 {
+		a, b := u[i:i+8:i+8], v[i:i+8:i+8]
+		s0 += (a[0] - m) * (b[0] - n)
+		s1 += (a[1] - m) * (b[1] - n)
+		s2 += (a[2] - m) * (b[2] - n)
+		s3 += (a[3] - m) * (b[3] - n)
+		s4 += (a[4] - m) * (b[4] - n)
+		s5 += (a[5] - m) * (b[5] - n)
+		s6 += (a[6] - m) * (b[6] - n)
+		s7 += (a[7] - m) * (b[7] - n)
 	}
 	for ; i < len(u); i++ {
-		s0 += (float64(u[i]) - mu) * (float64(v[i]) - mv)
+		s0 += (u[i] - m) * (v[i] - n)
 	}
-	return s0 + s1
+	return lanes(s0, s1, s2, s3, s4, s5, s6, s7)
 }
