@@ -264,6 +264,8 @@ func builtinTable() []opCase {
 			v.signed(2, 3, 2, 2), v.signed(3), v.signed(3)),
 		row("ChannelAffine", "scale", func(in []*graph.Node) *graph.Node { return ops.ChannelAffine(in[0], in[1], nil) },
 			v.signed(3, 2), v.signed(2)),
+		row("ChannelAffine", "shift", func(in []*graph.Node) *graph.Node { return ops.ChannelAffine(in[0], nil, in[1]) },
+			v.signed(2, 3, 2), v.signed(3)),
 		row("BatchNorm", "images", batchNorm(1e-5), v.signed(2, 3, 2, 2), v.signed(3), v.signed(3)),
 		row("BatchNorm", "rank 2 eps 0.1", batchNorm(0.1), v.signed(4, 3), v.signed(3), v.signed(3)),
 		row("BatchNorm", "rank 3", batchNorm(1e-5), v.signed(2, 2, 3), v.signed(2), v.signed(2)),

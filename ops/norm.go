@@ -46,12 +46,14 @@ var channelNames = [...]string{
 }
 
 // channelOp is every member of the family. terms is the affine map's
-// number of (u, a) pairs (1 or 2), bias whether a shift b follows them;
+// number of (u, a) pairs (1 or 2), bias whether a shift b follows them,
+// unit whether the first term's scale is 1 (and not an input: x + b);
 // eps is BatchNorm's.
 type channelOp struct {
 	kind  channelKind
 	terms int
 	bias  bool
+	unit  bool
 	eps   float64
 }
 
@@ -84,9 +86,17 @@ func channelCov(u, v *graph.Node) *graph.Node {
 }
 
 // ChannelAffine returns x·scale + shift with scale and shift (C) applied
-// to each channel of x (N, C, ...): a BatchNorm in evaluation mode, say.
-// A nil shift adds nothing.
+// to each channel of x (N, C, ...): a BatchNorm in evaluation mode, or a
+// convolution's bias, say. A nil scale scales by 1 (x + shift, as Add of
+// the shift reshaped to (C, 1, ...) computes it); a nil shift adds
+// nothing.
 func ChannelAffine(x, scale, shift *graph.Node) *graph.Node {
+	if scale == nil {
+		if shift == nil {
+			return x
+		}
+		return graph.Apply(channelOp{kind: channelAffineKind, terms: 1, bias: true, unit: true}, x, shift)
+	}
 	return channelAffine([]*graph.Node{x}, []*graph.Node{scale}, shift)
 }
 
@@ -129,6 +139,9 @@ func (op channelOp) arity() (arity, lead int) {
 		if op.bias {
 			arity++
 		}
+		if op.unit {
+			arity--
+		}
 		return arity, op.terms
 	}
 	return 3, 1
@@ -140,8 +153,8 @@ func (op channelOp) reduces() bool { return op.kind <= channelCovKind }
 // Type is (C) for the reductions and x's type for the others.
 func (op channelOp) Type(in []graph.Type) (graph.Type, error) {
 	arity, lead := op.arity()
-	if op.kind == channelAffineKind && (op.terms < 1 || op.terms > 2) {
-		return graph.Type{}, fmt.Errorf("takes 1 or 2 terms, got %d", op.terms)
+	if op.kind == channelAffineKind && (op.terms < 1 || op.terms > 2 || op.unit && (op.terms != 1 || !op.bias)) {
+		return graph.Type{}, fmt.Errorf("takes 1 or 2 terms, got %d (unit scale %v, shift %v)", op.terms, op.unit, op.bias)
 	}
 	dtype, err := graph.CheckInputs(in, arity)
 	if err != nil {
@@ -238,6 +251,13 @@ func (op channelOp) Backward(ctx *graph.GradContext, g *graph.Node) []*graph.Nod
 			grads[i] = ChannelAffine(other, s, Neg(Mul(s, ChannelMean(other))))
 		}
 	case channelAffineKind:
+		if op.unit { // x + b
+			grads[0] = g
+			if ctx.NeedsGrad(1) {
+				grads[1] = ChannelSum(g)
+			}
+			break
+		}
 		for t := range op.terms {
 			if ctx.NeedsGrad(t) {
 				grads[t] = ChannelAffine(g, in[op.terms+t], nil)

@@ -119,6 +119,13 @@ func (r *channelRun[T]) covariance(u, v []T, ch int) float64 {
 // affine computes channel ch of Σᵢ uᵢ·aᵢ (+ b).
 func (r *channelRun[T]) affine(ch int) {
 	terms := r.op.terms
+	if r.op.unit {
+		b := r.in[1][ch]
+		for i := range r.n {
+			vek.VS(vek.Add, r.plane(r.out, i, ch), r.plane(r.in[0], i, ch), b)
+		}
+		return
+	}
 	a := r.in[terms][ch]
 	for i := range r.n {
 		y, u := r.plane(r.out, i, ch), r.plane(r.in[0], i, ch)

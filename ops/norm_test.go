@@ -71,6 +71,10 @@ func naiveChannels(op channelOp, n, c, s int, in [][]float64) []float64 {
 				j := (i*c+ch)*s + k
 				switch op.kind {
 				case channelAffineKind:
+					if op.unit {
+						out[j] = in[0][j] + in[1][ch]
+						continue
+					}
 					for t := range op.terms {
 						out[j] += in[t][j] * in[op.terms+t][ch]
 					}
@@ -96,6 +100,7 @@ func TestChannelOpsAgreeWithDefinition(t *testing.T) {
 		{kind: channelSumKind}, {kind: channelMeanKind}, {kind: channelDotKind}, {kind: channelCovKind},
 		{kind: channelAffineKind, terms: 1}, {kind: channelAffineKind, terms: 1, bias: true},
 		{kind: channelAffineKind, terms: 2}, {kind: channelAffineKind, terms: 2, bias: true},
+		{kind: channelAffineKind, terms: 1, bias: true, unit: true},
 		{kind: batchNormKind, eps: 1e-5}, {kind: batchNormKind, eps: 0.5},
 	}
 	shapes := [][]int{{3, 2}, {1, 3, 5}, {2, 3, 2, 3}, {4, 1, 1, 1}, {3, 5, 7, 9}, {8, 6, 40, 40}}
