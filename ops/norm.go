@@ -30,10 +30,10 @@ type channelKind uint8
 const (
 	channelSumKind    channelKind = iota // Σ x
 	channelMeanKind                      // Σ x / n
-	channelDotKind                       // Σ u·v
+	channelDotKind                       // Σ u·v, or Σ u·(v - m) (centred)
 	channelCovKind                       // Σ (u-ū)(v-v̄) / n
 	channelAffineKind                    // Σᵢ uᵢ·aᵢ + b
-	batchNormKind                        // (x - x̄)/√(var x + eps)·w + b
+	batchNormKind                        // (x - m)/√(v + eps)·w + b
 )
 
 var channelNames = [...]string{
@@ -48,13 +48,15 @@ var channelNames = [...]string{
 // channelOp is every member of the family. terms is the affine map's
 // number of (u, a) pairs (1 or 2), bias whether a shift b follows them,
 // unit whether the first term's scale is 1 (and not an input: x + b);
-// eps is BatchNorm's.
+// centred whether a dot product subtracts a (C) input m from v; eps is
+// BatchNorm's.
 type channelOp struct {
-	kind  channelKind
-	terms int
-	bias  bool
-	unit  bool
-	eps   float64
+	kind    channelKind
+	terms   int
+	bias    bool
+	unit    bool
+	centred bool
+	eps     float64
 }
 
 // ChannelSum returns the sum of each channel of x (N, C, ...), of shape
@@ -78,6 +80,13 @@ func ChannelVar(x *graph.Node) *graph.Node { return channelCov(x, x) }
 // channelDot is Σ u·v per channel; u and v have one shape.
 func channelDot(u, v *graph.Node) *graph.Node {
 	return graph.Apply(channelOp{kind: channelDotKind}, u, v)
+}
+
+// centredDot is Σ u·(v - m) per channel, m (C): with m v's mean, the
+// covariance of u and v times the count, without the cancellation of
+// Σ u·v - m·Σ u.
+func centredDot(u, v, m *graph.Node) *graph.Node {
+	return graph.Apply(channelOp{kind: channelDotKind, centred: true}, u, v, m)
 }
 
 // channelCov is the biased covariance of u and v per channel.
@@ -113,14 +122,19 @@ func channelAffine(us, as []*graph.Node, b *graph.Node) *graph.Node {
 // BatchNorm normalises each channel of x (N, C, ...) by its batch
 // statistics and scales and shifts it per channel, as PyTorch's
 // batch_norm in training mode: (x - mean)/√(var + eps)·weight + bias, var
-// biased, weight and bias (C). The statistics are computed inside the op
-// (ChannelMean and ChannelVar give them, for running averages); its
-// gradient treats them as the functions of x they are.
+// biased, weight and bias (C). The statistics are ChannelMean(x) and
+// ChannelVar(x), nodes that the compiler shares with the same ones built
+// elsewhere (for running averages, say), so that x is read for them
+// once. The op takes them as inputs, and its gradient with respect to x
+// is the whole of it, through them too (see batchNormBackward).
 func BatchNorm(x, weight, bias *graph.Node, eps float64) *graph.Node {
-	if !(eps >= 0) && graph.Poisoned(x) == nil {
+	if graph.Poisoned(x) != nil || x.Type().Rank() < 2 {
+		return graph.Apply(channelOp{kind: batchNormKind, eps: eps}, x, weight, bias) // Type says what is wrong
+	}
+	if !(eps >= 0) {
 		return failBuilder("BatchNorm", fmt.Errorf("eps %v must be at least 0", eps), x)
 	}
-	return graph.Apply(channelOp{kind: batchNormKind, eps: eps}, x, weight, bias)
+	return graph.Apply(channelOp{kind: batchNormKind, eps: eps}, x, ChannelMean(x), ChannelVar(x), weight, bias)
 }
 
 // Name is the member's name.
@@ -133,6 +147,9 @@ func (op channelOp) arity() (arity, lead int) {
 	case channelSumKind, channelMeanKind:
 		return 1, 1
 	case channelDotKind, channelCovKind:
+		if op.centred {
+			return 3, 2
+		}
 		return 2, 2
 	case channelAffineKind:
 		arity = 2 * op.terms
@@ -144,7 +161,7 @@ func (op channelOp) arity() (arity, lead int) {
 		}
 		return arity, op.terms
 	}
-	return 3, 1
+	return 5, 1
 }
 
 // reduces reports whether the output is (C).
@@ -203,6 +220,9 @@ func (op channelOp) Cost(in []graph.Type, out graph.Type) graph.Cost {
 		c.Flops = n
 	case channelDotKind:
 		c.Flops = 2 * n
+		if op.centred {
+			c.Flops = 3 * n
+		}
 	case channelCovKind:
 		c.Flops = 5 * n
 	case channelAffineKind:
@@ -239,6 +259,18 @@ func (op channelOp) Backward(ctx *graph.GradContext, g *graph.Node) []*graph.Nod
 	case channelMeanKind:
 		grads[0] = spreadChannels(Scale(g, 1/n), x)
 	case channelDotKind, channelCovKind:
+		if op.centred { // Σ u·(v - m)
+			if ctx.NeedsGrad(0) {
+				grads[0] = ChannelAffine(in[1], g, Neg(Mul(g, in[2])))
+			}
+			if ctx.NeedsGrad(1) {
+				grads[1] = ChannelAffine(in[0], g, nil)
+			}
+			if ctx.NeedsGrad(2) {
+				grads[2] = Neg(Mul(g, ChannelSum(in[0])))
+			}
+			break
+		}
 		for i, other := range []*graph.Node{in[1], in[0]} {
 			if !ctx.NeedsGrad(i) {
 				continue
@@ -275,30 +307,55 @@ func (op channelOp) Backward(ctx *graph.GradContext, g *graph.Node) []*graph.Nod
 	return grads
 }
 
-// batchNormBackward: with r = 1/√(var + eps) and x̂ = (x - x̄)·r, the
-// gradients are Σ g·x̂ = n·r·cov(g, x) for the weight, Σ g for the bias,
-// and w·r·(g - ḡ - x̂·cov(g, x)·r) for x, an affine map of g and x.
+// batchNormBackward gives the gradients with respect to x, the weight and
+// the bias; none with respect to the statistics, whose share is x's.
+// With r = 1/√(var + eps), x̂ = (x - mean)·r and d = Σ g·(x - mean),
+// they are r·d for the weight, Σ g for the bias, and
+// w·r·(g - ḡ - x̂·r·d/n) for x: an affine map of g and x.
 func (op channelOp) batchNormBackward(ctx *graph.GradContext, g *graph.Node, grads []*graph.Node) {
-	x, w := ctx.Input(0), ctx.Input(1)
-	n := float64(channelCount(x.Shape()))
-	if ctx.NeedsGrad(2) {
-		grads[2] = ChannelSum(g)
-	}
-	if !ctx.NeedsGrad(0) && !ctx.NeedsGrad(1) {
+	x, mean, variance, w := ctx.Input(0), ctx.Input(1), ctx.Input(2), ctx.Input(3)
+	if !isStatistic(mean, channelMeanKind, x) || !isStatistic(variance, channelCovKind, x) {
+		ctx.Errorf("BatchNorm's statistics must be ChannelMean(x) and ChannelVar(x), as ops.BatchNorm builds them")
 		return
 	}
-	mean := ChannelMean(x)
-	r := Div(x.Graph().Scalar(1, x.DType()), Sqrt(Add(ChannelVar(x), x.Graph().Scalar(op.eps, x.DType()))))
-	cov := channelCov(g, x)
-	if ctx.NeedsGrad(1) {
-		grads[1] = Scale(Mul(r, cov), n)
+	n := float64(channelCount(x.Shape()))
+	var sum *graph.Node
+	if ctx.NeedsGrad(0) || ctx.NeedsGrad(4) {
+		sum = ChannelSum(g)
+	}
+	if ctx.NeedsGrad(4) {
+		grads[4] = sum
+	}
+	if !ctx.NeedsGrad(0) && !ctx.NeedsGrad(3) {
+		return
+	}
+	r := Div(x.Graph().Scalar(1, x.DType()), Sqrt(Add(variance, x.Graph().Scalar(op.eps, x.DType()))))
+	d := centredDot(g, x, mean)
+	if ctx.NeedsGrad(3) {
+		grads[3] = Mul(r, d)
 	}
 	if ctx.NeedsGrad(0) {
-		a := Mul(w, r)                                      // g's coefficient
-		b := Neg(Mul(Mul(a, Square(r)), cov))               // x's: -w·r³·cov(g, x)
-		c := Neg(Add(Mul(a, ChannelMean(g)), Mul(b, mean))) // -w·r·ḡ - x̄·b
+		a := Mul(w, r)                                       // g's coefficient
+		b := Neg(Mul(Mul(a, Square(r)), Scale(d, 1/n)))      // x's: -w·r³·d/n
+		c := Neg(Add(Mul(a, Scale(sum, 1/n)), Mul(b, mean))) // -w·r·ḡ - mean·b
 		grads[0] = channelAffine([]*graph.Node{g, x}, []*graph.Node{a, b}, c)
 	}
+}
+
+// isStatistic reports whether node s is the member kind of the family
+// applied to x alone (ChannelMean(x), or ChannelVar(x) for the
+// covariance).
+func isStatistic(s *graph.Node, kind channelKind, x *graph.Node) bool {
+	op, ok := s.Op().(channelOp)
+	if !ok || op.kind != kind || op.centred {
+		return false
+	}
+	for _, in := range s.Inputs() {
+		if in != x {
+			return false
+		}
+	}
+	return true
 }
 
 // spreadChannels broadcasts v (C) over the shape of x (N, C, ...).

@@ -79,7 +79,11 @@ func (r *channelRun[T]) channel(ch int) {
 	case channelDotKind:
 		var s float64
 		for i := range r.n {
-			s += dotAcc(r.plane(x, i, ch), r.plane(r.in[1], i, ch))
+			if r.op.centred {
+				s += deviationsAcc(r.plane(x, i, ch), r.plane(r.in[1], i, ch), 0, float64(r.in[2][ch]))
+			} else {
+				s += dotAcc(r.plane(x, i, ch), r.plane(r.in[1], i, ch))
+			}
 		}
 		r.out[ch] = T(s)
 	case channelCovKind:
@@ -87,10 +91,8 @@ func (r *channelRun[T]) channel(ch int) {
 	case channelAffineKind:
 		r.affine(ch)
 	case batchNormKind:
-		mean := r.sum(x, ch) / count
-		variance := r.covariance(x, x, ch)
-		a := float64(r.in[1][ch]) / math.Sqrt(variance+r.op.eps)
-		m, at, b := T(mean), T(a), r.in[2][ch]
+		a := float64(r.in[3][ch]) / math.Sqrt(float64(r.in[2][ch])+r.op.eps)
+		m, at, b := r.in[1][ch], T(a), r.in[4][ch]
 		for i := range r.n {
 			y := r.plane(r.out, i, ch)
 			vek.VS(vek.Sub, y, r.plane(x, i, ch), m)

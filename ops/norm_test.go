@@ -42,6 +42,9 @@ func naiveChannels(op channelOp, n, c, s int, in [][]float64) []float64 {
 			if op.kind == channelDotKind {
 				mu, mv = 0, 0
 			}
+			if op.centred {
+				mv = in[2][ch]
+			}
 			sum := 0.0
 			for i := range n {
 				for k := range s {
@@ -59,13 +62,6 @@ func naiveChannels(op channelOp, n, c, s int, in [][]float64) []float64 {
 	}
 	out = make([]float64, len(in[0]))
 	for ch := range c {
-		m, variance := mean(in[0], ch), 0.0
-		for i := range n {
-			for k := range s {
-				variance += (at(in[0], i, ch, k) - m) * (at(in[0], i, ch, k) - m)
-			}
-		}
-		variance /= count
 		for i := range n {
 			for k := range s {
 				j := (i*c+ch)*s + k
@@ -81,8 +77,8 @@ func naiveChannels(op channelOp, n, c, s int, in [][]float64) []float64 {
 					if op.bias {
 						out[j] += in[2*op.terms][ch]
 					}
-				case batchNormKind:
-					out[j] = (in[0][j]-m)/math.Sqrt(variance+op.eps)*in[1][ch] + in[2][ch]
+				case batchNormKind: // the statistics are inputs
+					out[j] = (in[0][j]-in[1][ch])/math.Sqrt(in[2][ch]+op.eps)*in[3][ch] + in[4][ch]
 				}
 			}
 		}
@@ -97,7 +93,7 @@ func TestChannelOpsAgreeWithDefinition(t *testing.T) {
 	workers := parallel.New(3)
 	defer workers.Close()
 	ops := []channelOp{
-		{kind: channelSumKind}, {kind: channelMeanKind}, {kind: channelDotKind}, {kind: channelCovKind},
+		{kind: channelSumKind}, {kind: channelMeanKind}, {kind: channelDotKind}, {kind: channelDotKind, centred: true}, {kind: channelCovKind},
 		{kind: channelAffineKind, terms: 1}, {kind: channelAffineKind, terms: 1, bias: true},
 		{kind: channelAffineKind, terms: 2}, {kind: channelAffineKind, terms: 2, bias: true},
 		{kind: channelAffineKind, terms: 1, bias: true, unit: true},
@@ -151,6 +147,22 @@ func TestChannelOpsAgreeWithDefinition(t *testing.T) {
 					}
 				}
 			}
+		}
+	}
+}
+
+// BatchNorm's gradient holds only for the statistics ops.BatchNorm gives
+// it: with others it is an error, not a wrong gradient.
+func TestBatchNormStatisticsChecked(t *testing.T) {
+	g := graph.New()
+	x, z, c := g.Input("x", graph.Float64, 2, 3), g.Input("z", graph.Float64, 2, 3), g.Input("c", graph.Float64, 3)
+	for i, stats := range [][2]*graph.Node{{c, ChannelVar(x)}, {ChannelMean(x), c}, {ChannelMean(z), ChannelVar(x)},
+		{ChannelMean(x), channelCov(x, z)}, {ChannelMean(x), ChannelVar(x)}} {
+		y := graph.Apply(channelOp{kind: batchNormKind}, x, stats[0], stats[1], c, c)
+		ctx := graph.NewGradContext(y, []bool{true, false, false, true, true})
+		y.Op().(channelOp).Backward(ctx, g.Input("g", graph.Float64, 2, 3))
+		if ok := i == 4; ok != (ctx.Err() == nil) {
+			t.Errorf("case %d: statistics %v, %v: error %v", i, stats[0], stats[1], ctx.Err())
 		}
 	}
 }
