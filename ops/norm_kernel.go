@@ -20,6 +20,7 @@ type channelRun[T float] struct {
 	out     []T
 	n, c, s int
 	parts   int
+	scratch [][]T // per part, a plane: a two-term affine map's second term
 }
 
 type channelKey[T float] struct{}
@@ -41,6 +42,14 @@ func runChannels[T float](e *graph.Exec, op channelOp, out *tensor.Dense, in []*
 	if work := len(in) * r.n * r.c * r.s; work >= parallelMin {
 		r.parts = min(e.Threads(), r.c)
 	}
+	if op.kind == channelAffineKind && op.terms == 2 {
+		for len(r.scratch) < r.parts {
+			r.scratch = append(r.scratch, nil)
+		}
+		for p := range r.parts {
+			r.scratch[p] = grow(r.scratch[p], r.s)
+		}
+	}
 	e.Parallel(r.parts, r)
 	r.in, r.out = [5][]T{}, nil
 }
@@ -48,7 +57,7 @@ func runChannels[T float](e *graph.Exec, op channelOp, out *tensor.Dense, in []*
 // Do computes every parts-th channel, from the part-th.
 func (r *channelRun[T]) Do(part int) {
 	for ch := part; ch < r.c; ch += r.parts {
-		r.channel(ch)
+		r.channel(part, ch)
 	}
 }
 
@@ -67,8 +76,8 @@ func (r *channelRun[T]) sum(x []T, ch int) float64 {
 	return s
 }
 
-// channel computes channel ch.
-func (r *channelRun[T]) channel(ch int) {
+// channel computes channel ch, as part part of the run.
+func (r *channelRun[T]) channel(part, ch int) {
 	count := float64(r.n * r.s)
 	x := r.in[0]
 	switch r.op.kind {
@@ -89,7 +98,7 @@ func (r *channelRun[T]) channel(ch int) {
 	case channelCovKind:
 		r.out[ch] = T(r.covariance(x, r.in[1], ch))
 	case channelAffineKind:
-		r.affine(ch)
+		r.affine(part, ch)
 	case batchNormKind:
 		a := float64(r.in[3][ch]) / math.Sqrt(float64(r.in[2][ch])+r.op.eps)
 		m, at, b := r.in[1][ch], T(a), r.in[4][ch]
@@ -118,8 +127,9 @@ func (r *channelRun[T]) covariance(u, v []T, ch int) float64 {
 	return s / count
 }
 
-// affine computes channel ch of Σᵢ uᵢ·aᵢ (+ b).
-func (r *channelRun[T]) affine(ch int) {
+// affine computes channel ch of Σᵢ uᵢ·aᵢ (+ b), each product rounded
+// before the sum.
+func (r *channelRun[T]) affine(part, ch int) {
 	terms := r.op.terms
 	if r.op.unit {
 		b := r.in[1][ch]
@@ -133,10 +143,9 @@ func (r *channelRun[T]) affine(ch int) {
 		y, u := r.plane(r.out, i, ch), r.plane(r.in[0], i, ch)
 		vek.VS(vek.Mul, y, u, a)
 		if terms == 2 {
-			v, b := r.plane(r.in[1], i, ch), r.in[3][ch]
-			for j := range y {
-				y[j] += v[j] * b
-			}
+			t := r.scratch[part]
+			vek.VS(vek.Mul, t, r.plane(r.in[1], i, ch), r.in[3][ch])
+			vek.VV(vek.Add, y, y, t)
 		}
 		if r.op.bias {
 			vek.VS(vek.Add, y, y, r.in[2*terms][ch])
