@@ -26,7 +26,8 @@ type convRun[T float] struct {
 	g       geom
 	x, w, y []T
 	parts   int
-	cols    [][]T // per part
+	cols    [][]T         // per part
+	serial  []*graph.Exec // per part: serial, keeping its products' buffers
 }
 
 type convKey[T float] struct{}
@@ -45,6 +46,7 @@ func runConv[T float](e *graph.Exec, kind convKind, g geom, x, w, y []T) {
 	}
 	for len(r.cols) < r.parts {
 		r.cols = append(r.cols, nil)
+		r.serial = append(r.serial, graph.NewExec(nil))
 	}
 	if !g.direct() {
 		for p := range r.parts {
@@ -61,10 +63,13 @@ func runConv[T float](e *graph.Exec, kind convKind, g geom, x, w, y []T) {
 	r.x, r.w, r.y = nil, nil, nil
 }
 
-// Do computes every parts-th image, from the part-th.
+// Do computes every parts-th image, from the part-th. Its products run
+// on the part's serial Exec, whose state keeps their packing buffers from
+// run to run (a nil Exec would take them from a pool that a collection
+// may empty).
 func (r *convRun[T]) Do(part int) {
 	for n := part; n < r.g.n; n += r.parts {
-		r.image(nil, part, n)
+		r.image(r.serial[part], part, n)
 	}
 }
 
