@@ -128,11 +128,18 @@ func channelAffine(us, as []*graph.Node, b *graph.Node) *graph.Node {
 // once. The op takes them as inputs, and its gradient with respect to x
 // is the whole of it, through them too (see batchNormBackward).
 func BatchNorm(x, weight, bias *graph.Node, eps float64) *graph.Node {
-	if graph.Poisoned(x) != nil || x.Type().Rank() < 2 {
-		return graph.Apply(channelOp{kind: batchNormKind, eps: eps}, x, weight, bias) // Type says what is wrong
+	if p := graph.Poisoned(x, weight, bias); p != nil {
+		return p
 	}
-	if !(eps >= 0) {
-		return failBuilder("BatchNorm", fmt.Errorf("eps %v must be at least 0", eps), x)
+	var err error
+	switch {
+	case x.Type().Rank() < 2:
+		err = fmt.Errorf("want (N, C, ...) with the channels on axis 1, got %s", graph.ShapeString(x.Shape()))
+	case !(eps >= 0):
+		err = fmt.Errorf("eps %v must be at least 0", eps)
+	}
+	if err != nil {
+		return failBuilder("BatchNorm", err, x, weight, bias)
 	}
 	return graph.Apply(channelOp{kind: batchNormKind, eps: eps}, x, ChannelMean(x), ChannelVar(x), weight, bias)
 }

@@ -194,6 +194,9 @@ func TestChannelOpErrors(t *testing.T) {
 		{"eps", func(g *graph.Graph) *graph.Node {
 			return BatchNorm(g.Input("x", graph.Float64, 2, 3), g.Input("w", graph.Float64, 3), g.Input("b", graph.Float64, 3), -1)
 		}, "eps -1 must be at least 0"},
+		{"BatchNorm rank 1", func(g *graph.Graph) *graph.Node {
+			return BatchNorm(g.Input("x", graph.Float64, 3), g.Input("w", graph.Float64, 3), g.Input("b", graph.Float64, 3), 0)
+		}, "BatchNorm: want (N, C, ...) with the channels on axis 1, got (3)"},
 		{"dtypes", func(g *graph.Graph) *graph.Node {
 			return BatchNorm(g.Input("x", graph.Float64, 2, 3), g.Input("w", graph.Float32, 3), g.Input("b", graph.Float64, 3), 0)
 		}, "dtype"},
