@@ -2,6 +2,7 @@ package bench
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"runtime"
 	"testing"
@@ -146,6 +147,63 @@ func TestW1StepDoesNotAllocate(t *testing.T) {
 				name := fmt.Sprintf("%s/%s/threads=%d", dtypeName(dtype), opt, threads)
 				assertStepsDoNotAllocate(t, name, machine, m.feeds, m.loss, 3)
 				machine.Close()
+			}
+		}
+	}
+}
+
+// TestW1UpdatesInPlace: W1's training step computes every update in its
+// parameter's buffer, leaving nothing to copy after the run, and its
+// losses, parameters and optimiser state are the same bits, step after
+// step, as with the updates copied after each run (pass inplace off).
+func TestW1UpdatesInPlace(t *testing.T) {
+	for _, dtype := range dtypes {
+		m := newW1Model(dtype, []int{40, 24, 24, 10}, 8, 3)
+		for _, opt := range w1Optimizers {
+			name := fmt.Sprintf("%s/%s", dtypeName(dtype), opt)
+			o := newW1Optimizer(opt)
+			updates, err := nn.TrainingUpdates(o, m.loss, m.model)
+			if err != nil {
+				t.Fatal(err)
+			}
+			steps := func(opts ...compile.Option) (*compile.Program, [][]float64) {
+				prog, err := compile.Compile([]*graph.Node{m.loss}, append(opts, compile.WithUpdates(updates), compile.WithChecks())...)
+				if err != nil {
+					t.Fatal(err)
+				}
+				machine := newMachine(t, prog, 2)
+				defer machine.Close()
+				var got [][]float64
+				for range 3 {
+					if err := machine.Run(m.feeds); err != nil {
+						t.Fatal(err)
+					}
+					for _, n := range append([]*graph.Node{m.loss}, prog.Params()...) {
+						v, err := machine.Value(n)
+						if err != nil {
+							t.Fatal(err)
+						}
+						got = append(got, graph.Float64s(v))
+					}
+				}
+				return prog, got
+			}
+			prog, inPlace := steps()
+			_, copied := steps(compile.WithoutPass("inplace"))
+			for _, u := range prog.Updates() {
+				if u.From != u.Slot {
+					t.Errorf("%s: the update of %v is copied after the run", name, u.Param)
+				}
+			}
+			if len(prog.Updates()) < 2*len(m.layers) {
+				t.Errorf("%s: %d updates, want at least %d", name, len(prog.Updates()), 2*len(m.layers))
+			}
+			for i := range copied {
+				for j := range copied[i] {
+					if math.Float64bits(inPlace[i][j]) != math.Float64bits(copied[i][j]) {
+						t.Fatalf("%s: value %d element %d: %v in place, %v copied", name, i, j, inPlace[i][j], copied[i][j])
+					}
+				}
 			}
 		}
 	}
