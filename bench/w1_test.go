@@ -155,7 +155,9 @@ func TestW1StepDoesNotAllocate(t *testing.T) {
 // TestW1UpdatesInPlace: W1's training step computes every update in its
 // parameter's buffer, leaving nothing to copy after the run, and its
 // losses, parameters and optimiser state are the same bits, step after
-// step, as with the updates copied after each run (pass inplace off).
+// step, as with the updates copied after each run (pass inplace off), and
+// as with every op run on its own (passes fuse and inplace off: Adam's
+// step without ops.FusedOp's one-pass kernel).
 func TestW1UpdatesInPlace(t *testing.T) {
 	for _, dtype := range dtypes {
 		m := newW1Model(dtype, []int{40, 24, 24, 10}, 8, 3)
@@ -190,6 +192,18 @@ func TestW1UpdatesInPlace(t *testing.T) {
 			}
 			prog, inPlace := steps()
 			_, copied := steps(compile.WithoutPass("inplace"))
+			_, unfused := steps(compile.WithoutPass("inplace"), compile.WithoutPass("fuse"))
+			if opt == "adam" {
+				onePass := 0
+				for _, in := range prog.Instructions() {
+					if f := in.Fused(); f != nil && f.OnePass() == "Adam" {
+						onePass++
+					}
+				}
+				if onePass != 2*len(m.layers) {
+					t.Errorf("%s: %d parameters' Adam steps run in one pass, want all %d:\n%v", name, onePass, 2*len(m.layers), prog)
+				}
+			}
 			for _, u := range prog.Updates() {
 				if u.From != u.Slot {
 					t.Errorf("%s: the update of %v is copied after the run", name, u.Param)
@@ -200,8 +214,8 @@ func TestW1UpdatesInPlace(t *testing.T) {
 			}
 			for i := range copied {
 				for j := range copied[i] {
-					if math.Float64bits(inPlace[i][j]) != math.Float64bits(copied[i][j]) {
-						t.Fatalf("%s: value %d element %d: %v in place, %v copied", name, i, j, inPlace[i][j], copied[i][j])
+					if a, b, c := inPlace[i][j], copied[i][j], unfused[i][j]; math.Float64bits(a) != math.Float64bits(b) || math.Float64bits(a) != math.Float64bits(c) {
+						t.Fatalf("%s: value %d element %d: %v in place, %v copied, %v unfused", name, i, j, a, b, c)
 					}
 				}
 			}

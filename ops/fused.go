@@ -57,6 +57,7 @@ type FusedOp struct {
 	stride    int   // elements of scratch per register: a block, or less
 	locStride []int // per location (see fusedInstr): its elements' stride, 0 or 1
 	name      string
+	adam      *fusedAdam // Adam's step, run as one pass (matchAdam), or nil
 }
 
 // fusedBlock is the number of elements a fused op computes a step over at
@@ -222,6 +223,7 @@ func NewFused(in []graph.Type, steps []FusedStep, outputs ...int) (*FusedOp, err
 		c.vv = c.kind == fusedBinary && c.bin <= divKind && c.stride[0] == 1 && c.stride[1] == 1
 	}
 	op.name = fusedName(op.steps)
+	op.adam = matchAdam(op)
 	return op, nil
 }
 

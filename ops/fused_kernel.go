@@ -90,6 +90,10 @@ func (t *fusedTask[T]) Do(p int) {
 // each step over the whole block before the next. views holds, for the
 // block, the elements of every location.
 func evalFused[T float](op *FusedOp, outs, ins [][]T, lo, hi int, scratch []T, views [][]T) {
+	if op.adam != nil {
+		runAdam(op.adam, outs, ins, lo, hi)
+		return
+	}
 	nIn := len(ins)
 	for b := lo; b < hi; b += op.stride {
 		e := min(b+op.stride, hi)

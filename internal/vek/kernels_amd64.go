@@ -129,3 +129,7 @@ func unary64(op UnaryOp, dst, x []float64) {
 		sqrt64AVX2(dst, x)
 	}
 }
+
+func adam32(p1, m1, v1, p, g, m, v, k []float32) { adam32AVX2(p1, m1, v1, p, g, m, v, k) }
+
+func adam64(p1, m1, v1, p, g, m, v, k []float64) { adam64AVX2(p1, m1, v1, p, g, m, v, k) }

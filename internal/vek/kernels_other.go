@@ -22,3 +22,6 @@ func vv64(Op, []float64, []float64, []float64) { unreachable() }
 func vs64(Op, []float64, []float64, float64)   { unreachable() }
 func sv64(Op, []float64, float64, []float64)   { unreachable() }
 func unary64(UnaryOp, []float64, []float64)    { unreachable() }
+
+func adam32(_, _, _, _, _, _, _, _ []float32) { unreachable() }
+func adam64(_, _, _, _, _, _, _, _ []float64) { unreachable() }

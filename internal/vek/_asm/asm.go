@@ -119,8 +119,97 @@ func main() {
 			t.xor(sign, r, r)
 			return r
 		})
+		adam(t)
 	}
 	Generate()
+}
+
+// adam emits func adam<t.name>AVX2, Adam's step a vector at a time: each
+// operation is the instruction, with the operand order, that the kernels
+// above use for the step it stands for (Scale is mul by a broadcast
+// scalar; the step size times a vector is mul's scalar-vector form, the
+// vector first), so its results are theirs bit for bit.
+func adam(t dtype) {
+	fn := "adam" + t.name + "AVX2"
+	TEXT(fn, NOSPLIT, fmt.Sprintf("func(p1, m1, v1, p, g, m, v, k []%s)", t.goType))
+	Pragma("noescape")
+	Doc(fn+" sets p1, m1 and v1 to Adam's step from p, g, m and v with the scalars k",
+		"(beta1, 1-beta1, beta2, 1-beta2, step size, bias correction, eps),",
+		fmt.Sprintf("%d elements at a time; see Adam.", t.lanes))
+	n := GP64()
+	Load(Param("p1").Len(), n)
+	names := []string{"p1", "m1", "v1", "p", "g", "m", "v"}
+	ptr := map[string]GPVirtual{}
+	for _, name := range names {
+		r := GP64()
+		Load(Param(name).Base(), r)
+		ptr[name] = r
+	}
+	kb := GP64()
+	Load(Param("k").Base(), kb)
+	var k [7]VecVirtual
+	for i := range k {
+		k[i] = YMM()
+		t.bcast(Mem{Base: kb, Disp: i * t.size}, k[i])
+	}
+	beta1, c1, beta2, c2, stepSize, correction, eps := k[0], k[1], k[2], k[3], k[4], k[5], k[6]
+	// a op b with a as VEX's first source, as in the kernels above.
+	bin := func(op func(...Op), a, b Op) VecVirtual { r := YMM(); op(b, a, r); return r }
+	step := func(mask VecVirtual) {
+		in := map[string]VecVirtual{}
+		for _, name := range names[3:] {
+			r := YMM()
+			if mask == nil {
+				t.load(Mem{Base: ptr[name]}, r)
+			} else {
+				t.maskLoad(Mem{Base: ptr[name]}, mask, r)
+			}
+			in[name] = r
+		}
+		store := func(name string, r VecVirtual) {
+			if mask == nil {
+				t.store(r, Mem{Base: ptr[name]})
+			} else {
+				t.maskStore(r, mask, Mem{Base: ptr[name]})
+			}
+		}
+		m1 := bin(t.add, bin(t.mul, in["m"], beta1), bin(t.mul, in["g"], c1))
+		store("m1", m1)
+		v1 := bin(t.add, bin(t.mul, in["v"], beta2), bin(t.mul, bin(t.mul, in["g"], in["g"]), c2))
+		store("v1", v1)
+		root := YMM()
+		t.sqrt(v1, root)
+		denom := bin(t.add, bin(t.div, root, correction), eps)
+		delta := bin(t.mul, bin(t.div, m1, denom), stepSize)
+		store("p1", bin(t.sub, in["p"], delta))
+	}
+	advance := func() {
+		for _, name := range names {
+			ADDQ(Imm(uint64(t.lanes*t.size)), ptr[name])
+		}
+		SUBQ(Imm(uint64(t.lanes)), n)
+	}
+	Label(fn + "_loop")
+	CMPQ(n, Imm(uint64(t.lanes)))
+	JB(LabelRef(fn + "_tail"))
+	step(nil)
+	advance()
+	JMP(LabelRef(fn + "_loop"))
+
+	Label(fn + "_tail")
+	TESTQ(n, n)
+	JZ(LabelRef(fn + "_done"))
+	idx := GP64()
+	MOVQ(U64(uint64(t.lanes)), idx)
+	SUBQ(n, idx)
+	base := GP64()
+	LEAQ(tailMask(t.lanes, t.size), base)
+	mask := YMM()
+	VMOVDQU(Mem{Base: base, Index: idx, Scale: uint8(t.size)}, mask)
+	step(mask)
+	Label(fn + "_done")
+	VZEROUPPER()
+	RET()
 }
 
 // kernel emits func <name><t.name>AVX2 with the parameters params ("dst"
