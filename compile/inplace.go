@@ -22,7 +22,8 @@ func inplace(f *function) error {
 
 // overwritable reports whether value o may be computed in parameter p's
 // slot: nothing reads p after o's instruction, and that instruction, if it
-// reads p, may write o over it.
+// reads p, may write o over it. A parameter made after o is refused too
+// (its position is its first "read"), so its slot is placed before o's.
 func overwritable(o, p *value, lv lifetimes) bool {
 	t := lv.def[o]
 	switch last := lv.last[p]; {

@@ -45,6 +45,13 @@ func TestInPlace(t *testing.T) {
 		{"later readers of the new value read the parameter", []*graph.Node{readA}, ups{w: a},
 			[]string{"w = Neg x", "%0 = Exp w", "return %0", "w ← (in place)"}},
 	}
+	late := tg.g.Param("late", graph.NewDense(graph.Float64, 2, 3)) // made after a
+	cases = append(cases, struct {
+		name    string
+		outputs []*graph.Node
+		updates ups
+		want    []string
+	}{"not into a parameter made after the value", nil, ups{late: a}, []string{"%0 = Neg x", "late ← %0"}})
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			tg.expect(t, c.outputs, append(only("memory", "inplace"), WithUpdates(c.updates)), c.want...)
