@@ -157,14 +157,25 @@ func TestW1StepDoesNotAllocate(t *testing.T) {
 // losses, parameters and optimiser state are the same bits, step after
 // step, as with the updates copied after each run (pass inplace off), and
 // as with every op run on its own (passes fuse and inplace off: Adam's
-// step without ops.FusedOp's one-pass kernel).
+// step without ops.FusedOp's one-pass kernel), with SGD and with Adam
+// without weight decay, with L2 decay and with decoupled decay (AdamW).
 func TestW1UpdatesInPlace(t *testing.T) {
+	decayed := nn.DefaultAdam().WithLR(w1LR)
+	decayed.WeightDecay = 0.01
+	optimizers := []struct {
+		name, onePass string
+		make          func() nn.Optimizer
+	}{
+		{"sgd", "", func() nn.Optimizer { return newW1Optimizer("sgd") }},
+		{"adam", "Adam", func() nn.Optimizer { return newW1Optimizer("adam") }},
+		{"adam+L2", "Adam+L2", func() nn.Optimizer { return nn.NewAdam(decayed) }},
+		{"adamw", "AdamW", func() nn.Optimizer { return nn.NewAdamW(decayed) }},
+	}
 	for _, dtype := range dtypes {
 		m := newW1Model(dtype, []int{40, 24, 24, 10}, 8, 3)
-		for _, opt := range w1Optimizers {
-			name := fmt.Sprintf("%s/%s", dtypeName(dtype), opt)
-			o := newW1Optimizer(opt)
-			updates, err := nn.TrainingUpdates(o, m.loss, m.model)
+		for _, opt := range optimizers {
+			name := fmt.Sprintf("%s/%s", dtypeName(dtype), opt.name)
+			updates, err := nn.TrainingUpdates(opt.make(), m.loss, m.model)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -193,15 +204,21 @@ func TestW1UpdatesInPlace(t *testing.T) {
 			prog, inPlace := steps()
 			_, copied := steps(compile.WithoutPass("inplace"))
 			_, unfused := steps(compile.WithoutPass("inplace"), compile.WithoutPass("fuse"))
-			if opt == "adam" {
-				onePass := 0
+			if opt.onePass != "" {
+				// Every parameter's step runs in one pass; a weight's L2
+				// decay may join its gradient's product (pass matmuladd),
+				// leaving the step without decay.
+				onePass, kind := 0, 0
 				for _, in := range prog.Instructions() {
-					if f := in.Fused(); f != nil && f.OnePass() == "Adam" {
+					if f := in.Fused(); f != nil && f.OnePass() != "" {
 						onePass++
+						if f.OnePass() == opt.onePass {
+							kind++
+						}
 					}
 				}
-				if onePass != 2*len(m.layers) {
-					t.Errorf("%s: %d parameters' Adam steps run in one pass, want all %d:\n%v", name, onePass, 2*len(m.layers), prog)
+				if onePass != 2*len(m.layers) || kind == 0 {
+					t.Errorf("%s: %d parameters' Adam steps run in one pass (%d as %s), want all %d:\n%v", name, onePass, kind, opt.onePass, 2*len(m.layers), prog)
 				}
 			}
 			for _, u := range prog.Updates() {

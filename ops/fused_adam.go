@@ -3,28 +3,32 @@ package ops
 import "github.com/nabla-go/nabla/internal/vek"
 
 // fusedAdam is where a fused op whose expression is Adam's step (as
-// nn.Adam builds it, without weight decay) finds its operands: it then runs
-// as one pass of vek.Adam over the elements, which reads each input and
-// writes each output once and keeps every intermediate in registers,
-// with the same operations in the same order, so the same bits.
+// nn.Adam and nn.AdamW build it, with or without weight decay) finds its
+// operands: it then runs as one pass of vek.Adam over the elements, which
+// reads each input and writes each output once and keeps every
+// intermediate in registers, with the same operations in the same order,
+// so the same bits.
 type fusedAdam struct {
 	p, g, m, v           int // the inputs of the outputs' size
 	stepSize, corr, eps  int // the inputs of one element
+	decay                int // and the decay's factor, with a decay
 	p1, m1, v1           int // the outputs
 	beta1, c1, beta2, c2 float64
+	mode                 vek.AdamDecay
 }
 
 // OnePass names the kernel that computes the fused op's whole expression
-// in one pass over the elements ("Adam" for Adam's step), or is "" when
-// the op runs its steps a block at a time.
+// in one pass over the elements ("Adam", "Adam+L2" or "AdamW" for Adam's
+// step without weight decay, with L2 decay or decoupled decay), or is ""
+// when the op runs its steps a block at a time.
 func (op *FusedOp) OnePass() string {
-	if op.adam != nil {
-		return "Adam"
+	if op.adam == nil {
+		return ""
 	}
-	return ""
+	return [...]string{vek.NoDecay: "Adam", vek.L2Decay: "Adam+L2", vek.DecoupledDecay: "AdamW"}[op.adam.mode]
 }
 
-// adamSteps is the number of steps of Adam's expression.
+// adamSteps is the number of steps of Adam's expression without decay.
 const adamSteps = 13
 
 // matchAdam recognises Adam's step among op's steps:
@@ -35,13 +39,14 @@ const adamSteps = 13
 //
 // with p, g, m and v distinct inputs of the outputs' size, stepSize, corr
 // and eps inputs of one element, m1, v1 and p1 the outputs and no other
-// step.
+// step; or with g + p·decay for g (L2 decay), or p·decay for p in p1's
+// difference (decoupled decay), decay an input of one element.
 func matchAdam(op *FusedOp) *fusedAdam {
 	n := len(op.inSizes)
-	if len(op.steps) != adamSteps || len(op.outputs) != 3 || n != 7 {
+	if len(op.outputs) != 3 || n < 7 || n > 8 || len(op.steps) > adamSteps+2 {
 		return nil
 	}
-	mt := adamMatcher{op: op, n: n, seen: map[int]bool{}}
+	mt := adamMatcher{op: op, n: n}
 	var a fusedAdam
 	for k := range op.outputs {
 		if mt.fit(n+op.outputs[k], &a) {
@@ -49,7 +54,14 @@ func matchAdam(op *FusedOp) *fusedAdam {
 			break
 		}
 	}
-	mt.ok = mt.ok && len(mt.seen) == adamSteps
+	steps, inputs := adamSteps, 7
+	switch a.mode {
+	case vek.L2Decay:
+		steps, inputs = adamSteps+2, 8
+	case vek.DecoupledDecay:
+		steps, inputs = adamSteps+1, 8
+	}
+	mt.ok = mt.ok && len(mt.seen) == steps && n == inputs && len(op.steps) == steps
 	full := []int{a.p, a.g, a.m, a.v}
 	for i, x := range full {
 		for _, y := range full[i+1:] {
@@ -57,7 +69,11 @@ func matchAdam(op *FusedOp) *fusedAdam {
 		}
 		mt.ok = mt.ok && op.inSizes[x] == op.size
 	}
-	for _, x := range []int{a.stepSize, a.corr, a.eps} {
+	scalars := []int{a.stepSize, a.corr, a.eps}
+	if a.mode != vek.NoDecay {
+		scalars = append(scalars, a.decay)
+	}
+	for _, x := range scalars {
 		mt.ok = mt.ok && op.inSizes[x] == 1
 	}
 	if !mt.ok {
@@ -78,8 +94,14 @@ type adamMatcher struct {
 // fit matches p1's expression at operand x, filling a; mt.ok reports it.
 func (mt *adamMatcher) fit(x int, a *fusedAdam) bool {
 	mt.ok, mt.seen = true, map[int]bool{}
-	p, r := mt.bin(x, subKind)
-	a.p = mt.input(p)
+	*a = fusedAdam{}
+	base, r := mt.bin(x, subKind)
+	if mt.isStep(base) { // AdamW: p·decay
+		p, decay := mt.bin(base, mulKind)
+		a.p, a.decay, a.mode = mt.input(p), mt.input(decay), vek.DecoupledDecay
+	} else {
+		a.p = mt.input(base)
+	}
 	s, q := mt.bin(r, mulKind)
 	a.stepSize = mt.input(s)
 	m1, d := mt.bin(q, divKind)
@@ -94,15 +116,23 @@ func (mt *adamMatcher) fit(x int, a *fusedAdam) bool {
 	a.m, a.beta1 = mt.scale(sm)
 	a.m = mt.input(a.m)
 	g, a.c1 = mt.scale(sg)
-	a.g = mt.input(g)
 	sv, sq := mt.bin(v1, addKind)
 	a.v, a.beta2 = mt.scale(sv)
 	a.v = mt.input(a.v)
 	g2, a.c2 = mt.scale(sq)
-	g2 = mt.unary(g2, squareKind)
-	mt.ok = mt.ok && mt.input(g2) == a.g
+	mt.ok = mt.ok && mt.unary(g2, squareKind) == g
+	if mt.isStep(g) && a.mode == vek.NoDecay { // Adam with L2 decay: g + p·decay
+		raw, t := mt.bin(g, addKind)
+		p, decay := mt.bin(t, mulKind)
+		mt.ok = mt.ok && mt.input(p) == a.p
+		g, a.decay, a.mode = raw, mt.input(decay), vek.L2Decay
+	}
+	a.g = mt.input(g)
 	return mt.ok
 }
+
+// isStep reports whether operand x is a step's result.
+func (mt *adamMatcher) isStep(x int) bool { return x >= mt.n }
 
 // step returns the step operand x is the result of, or nil.
 func (mt *adamMatcher) step(x int) *FusedStep {
@@ -183,6 +213,10 @@ func runAdam[T float](a *fusedAdam, outs, ins [][]T, lo, hi int) {
 	k := vek.AdamScalars[T]{
 		Beta1: T(a.beta1), OneMinusBeta1: T(a.c1), Beta2: T(a.beta2), OneMinusBeta2: T(a.c2),
 		StepSize: ins[a.stepSize][0], Correction: ins[a.corr][0], Eps: ins[a.eps][0],
+		Mode: a.mode,
+	}
+	if a.mode != vek.NoDecay {
+		k.Decay = ins[a.decay][0]
 	}
 	vek.Adam(outs[a.p1][lo:hi], outs[a.m1][lo:hi], outs[a.v1][lo:hi],
 		ins[a.p][lo:hi], ins[a.g][lo:hi], ins[a.m][lo:hi], ins[a.v][lo:hi], &k)

@@ -10,6 +10,17 @@ import (
 func adamSteps[T Float](p1, m1, v1, p, g, m, v []T, k *AdamScalars[T]) {
 	n := len(p1)
 	a, b := make([]T, n), make([]T, n)
+	base := p
+	switch k.Mode {
+	case L2Decay:
+		gd := make([]T, n)
+		VS(Mul, gd, p, k.Decay)
+		VV(Add, gd, g, gd)
+		g = gd
+	case DecoupledDecay:
+		base = make([]T, n)
+		VS(Mul, base, p, k.Decay)
+	}
 	VS(Mul, a, m, k.Beta1)
 	VS(Mul, b, g, k.OneMinusBeta1)
 	VV(Add, m1, a, b)
@@ -22,7 +33,7 @@ func adamSteps[T Float](p1, m1, v1, p, g, m, v []T, k *AdamScalars[T]) {
 	VS(Add, a, a, k.Eps)
 	VV(Div, a, m1, a)
 	SV(Mul, a, k.StepSize, a)
-	VV(Sub, p1, p, a)
+	VV(Sub, p1, base, a)
 }
 
 // checkAdam compares Adam with adamSteps bit for bit on every length up to
@@ -68,19 +79,20 @@ func checkAdam[T Float](t *testing.T, p, g, m, v []T, k *AdamScalars[T]) {
 
 // TestAdam: Adam's results are those of its separate steps bit for bit,
 // on ordinary and special values and scalars, in both element types, with
-// the assembly and with the Go loops.
+// every decay, with the assembly and with the Go loops.
 func TestAdam(t *testing.T) {
 	implementations(t, func(t *testing.T) {
 		rng := rand.New(rand.NewPCG(3, 4))
-		for round := range 30 {
+		for round := range 45 {
 			const n = 300
-			k64 := AdamScalars[float64]{0.9, 0.1, 0.999, 0.001, 0.01 / 0.19, 0.0447, 1e-8}
-			k32 := AdamScalars[float32]{0.9, 0.1, 0.999, 0.001, 0.01 / 0.19, 0.0447, 1e-8}
-			if round%3 == 2 { // special scalars too
-				s := values64(rng, 7)
-				k64 = AdamScalars[float64]{s[0], s[1], s[2], s[3], s[4], s[5], s[6]}
-				f := values32(rng, 7)
-				k32 = AdamScalars[float32]{f[0], f[1], f[2], f[3], f[4], f[5], f[6]}
+			mode := AdamDecay(round % 3)
+			k64 := AdamScalars[float64]{0.9, 0.1, 0.999, 0.001, 0.01 / 0.19, 0.0447, 1e-8, 0.99, mode}
+			k32 := AdamScalars[float32]{0.9, 0.1, 0.999, 0.001, 0.01 / 0.19, 0.0447, 1e-8, 0.99, mode}
+			if round%5 == 4 { // special scalars too
+				s := values64(rng, 8)
+				k64 = AdamScalars[float64]{s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7], mode}
+				f := values32(rng, 8)
+				k32 = AdamScalars[float32]{f[0], f[1], f[2], f[3], f[4], f[5], f[6], f[7], mode}
 			}
 			checkAdam(t, values64(rng, n), values64(rng, n), values64(rng, n), values64(rng, n), &k64)
 			checkAdam(t, values32(rng, n), values32(rng, n), values32(rng, n), values32(rng, n), &k32)
@@ -91,7 +103,7 @@ func TestAdam(t *testing.T) {
 func TestAdamDoesNotAllocate(t *testing.T) {
 	x := make([]float32, 100)
 	x64 := make([]float64, 100)
-	k, k64 := &AdamScalars[float32]{Beta1: 0.9}, &AdamScalars[float64]{Beta1: 0.9}
+	k, k64 := &AdamScalars[float32]{Beta1: 0.9, Mode: L2Decay}, &AdamScalars[float64]{Beta1: 0.9, Mode: DecoupledDecay}
 	if allocs := testing.AllocsPerRun(20, func() {
 		Adam(x, x, x, x, x, x, x, k)
 		Adam(x64, x64, x64, x64, x64, x64, x64, k64)

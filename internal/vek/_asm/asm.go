@@ -119,22 +119,35 @@ func main() {
 			t.xor(sign, r, r)
 			return r
 		})
-		adam(t)
+		for _, mode := range []adamMode{adamPlain, adamL2, adamDecoupled} {
+			adam(t, mode)
+		}
 	}
 	Generate()
 }
 
-// adam emits func adam<t.name>AVX2, Adam's step a vector at a time: each
-// operation is the instruction, with the operand order, that the kernels
-// above use for the step it stands for (Scale is mul by a broadcast
-// scalar; the step size times a vector is mul's scalar-vector form, the
-// vector first), so its results are theirs bit for bit.
-func adam(t dtype) {
-	fn := "adam" + t.name + "AVX2"
+// adamMode is how an Adam kernel decays the weights.
+type adamMode struct {
+	name, doc string
+}
+
+var (
+	adamPlain     = adamMode{"", ""}
+	adamL2        = adamMode{"L2", " with g + p·decay for g"}
+	adamDecoupled = adamMode{"W", " with p·decay for p before the step"}
+)
+
+// adam emits func adam<mode><t.name>AVX2, Adam's step a vector at a time:
+// each operation is the instruction, with the operand order, that the
+// kernels above use for the step it stands for (Scale is mul by a
+// broadcast scalar; the step size times a vector is mul's scalar-vector
+// form, the vector first), so its results are theirs bit for bit.
+func adam(t dtype, mode adamMode) {
+	fn := "adam" + mode.name + t.name + "AVX2"
 	TEXT(fn, NOSPLIT, fmt.Sprintf("func(p1, m1, v1, p, g, m, v, k []%s)", t.goType))
 	Pragma("noescape")
-	Doc(fn+" sets p1, m1 and v1 to Adam's step from p, g, m and v with the scalars k",
-		"(beta1, 1-beta1, beta2, 1-beta2, step size, bias correction, eps),",
+	Doc(fn+" sets p1, m1 and v1 to Adam's step"+mode.doc+" from p, g, m and v with the scalars k",
+		"(beta1, 1-beta1, beta2, 1-beta2, step size, bias correction, eps, decay),",
 		fmt.Sprintf("%d elements at a time; see Adam.", t.lanes))
 	n := GP64()
 	Load(Param("p1").Len(), n)
@@ -173,15 +186,25 @@ func adam(t dtype) {
 				t.maskStore(r, mask, Mem{Base: ptr[name]})
 			}
 		}
-		m1 := bin(t.add, bin(t.mul, in["m"], beta1), bin(t.mul, in["g"], c1))
+		// The decay factor is broadcast where it is used: the constants
+		// above take every register the step does not.
+		decay := func() VecVirtual { r := YMM(); t.bcast(Mem{Base: kb, Disp: 7 * t.size}, r); return r }
+		g, base := in["g"], in["p"]
+		switch mode {
+		case adamL2:
+			g = bin(t.add, g, bin(t.mul, in["p"], decay()))
+		case adamDecoupled:
+			base = bin(t.mul, in["p"], decay())
+		}
+		m1 := bin(t.add, bin(t.mul, in["m"], beta1), bin(t.mul, g, c1))
 		store("m1", m1)
-		v1 := bin(t.add, bin(t.mul, in["v"], beta2), bin(t.mul, bin(t.mul, in["g"], in["g"]), c2))
+		v1 := bin(t.add, bin(t.mul, in["v"], beta2), bin(t.mul, bin(t.mul, g, g), c2))
 		store("v1", v1)
 		root := YMM()
 		t.sqrt(v1, root)
 		denom := bin(t.add, bin(t.div, root, correction), eps)
 		delta := bin(t.mul, bin(t.div, m1, denom), stepSize)
-		store("p1", bin(t.sub, in["p"], delta))
+		store("p1", bin(t.sub, base, delta))
 	}
 	advance := func() {
 		for _, name := range names {
