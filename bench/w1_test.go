@@ -2,6 +2,7 @@ package bench
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"runtime"
 	"testing"
@@ -146,6 +147,94 @@ func TestW1StepDoesNotAllocate(t *testing.T) {
 				name := fmt.Sprintf("%s/%s/threads=%d", dtypeName(dtype), opt, threads)
 				assertStepsDoNotAllocate(t, name, machine, m.feeds, m.loss, 3)
 				machine.Close()
+			}
+		}
+	}
+}
+
+// TestW1UpdatesInPlace: W1's training step computes every update in its
+// parameter's buffer, leaving nothing to copy after the run, and its
+// losses, parameters and optimiser state are the same bits, step after
+// step, as with the updates copied after each run (pass inplace off), and
+// as with every op run on its own (passes fuse and inplace off: Adam's
+// step without ops.FusedOp's one-pass kernel), with SGD and with Adam
+// without weight decay, with L2 decay and with decoupled decay (AdamW).
+func TestW1UpdatesInPlace(t *testing.T) {
+	decayed := nn.DefaultAdam().WithLR(w1LR)
+	decayed.WeightDecay = 0.01
+	optimizers := []struct {
+		name, onePass string
+		make          func() nn.Optimizer
+	}{
+		{"sgd", "", func() nn.Optimizer { return newW1Optimizer("sgd") }},
+		{"adam", "Adam", func() nn.Optimizer { return newW1Optimizer("adam") }},
+		{"adam+L2", "Adam+L2", func() nn.Optimizer { return nn.NewAdam(decayed) }},
+		{"adamw", "AdamW", func() nn.Optimizer { return nn.NewAdamW(decayed) }},
+	}
+	for _, dtype := range dtypes {
+		m := newW1Model(dtype, []int{40, 24, 24, 10}, 8, 3)
+		for _, opt := range optimizers {
+			name := fmt.Sprintf("%s/%s", dtypeName(dtype), opt.name)
+			updates, err := nn.TrainingUpdates(opt.make(), m.loss, m.model)
+			if err != nil {
+				t.Fatal(err)
+			}
+			steps := func(opts ...compile.Option) (*compile.Program, [][]float64) {
+				prog, err := compile.Compile([]*graph.Node{m.loss}, append(opts, compile.WithUpdates(updates), compile.WithChecks())...)
+				if err != nil {
+					t.Fatal(err)
+				}
+				machine := newMachine(t, prog, 2)
+				defer machine.Close()
+				var got [][]float64
+				for range 3 {
+					if err := machine.Run(m.feeds); err != nil {
+						t.Fatal(err)
+					}
+					for _, n := range append([]*graph.Node{m.loss}, prog.Params()...) {
+						v, err := machine.Value(n)
+						if err != nil {
+							t.Fatal(err)
+						}
+						got = append(got, graph.Float64s(v))
+					}
+				}
+				return prog, got
+			}
+			prog, inPlace := steps()
+			_, copied := steps(compile.WithoutPass("inplace"))
+			_, unfused := steps(compile.WithoutPass("inplace"), compile.WithoutPass("fuse"))
+			if opt.onePass != "" {
+				// Every parameter's step runs in one pass; a weight's L2
+				// decay may join its gradient's product (pass matmuladd),
+				// leaving the step without decay.
+				onePass, kind := 0, 0
+				for _, in := range prog.Instructions() {
+					if f := in.Fused(); f != nil && f.OnePass() != "" {
+						onePass++
+						if f.OnePass() == opt.onePass {
+							kind++
+						}
+					}
+				}
+				if onePass != 2*len(m.layers) || kind == 0 {
+					t.Errorf("%s: %d parameters' Adam steps run in one pass (%d as %s), want all %d:\n%v", name, onePass, kind, opt.onePass, 2*len(m.layers), prog)
+				}
+			}
+			for _, u := range prog.Updates() {
+				if u.From != u.Slot {
+					t.Errorf("%s: the update of %v is copied after the run", name, u.Param)
+				}
+			}
+			if len(prog.Updates()) < 2*len(m.layers) {
+				t.Errorf("%s: %d updates, want at least %d", name, len(prog.Updates()), 2*len(m.layers))
+			}
+			for i := range copied {
+				for j := range copied[i] {
+					if a, b, c := inPlace[i][j], copied[i][j], unfused[i][j]; math.Float64bits(a) != math.Float64bits(b) || math.Float64bits(a) != math.Float64bits(c) {
+						t.Fatalf("%s: value %d element %d: %v in place, %v copied, %v unfused", name, i, j, a, b, c)
+					}
+				}
 			}
 		}
 	}

@@ -93,6 +93,7 @@ func checkSlots(f *function) error {
 		}
 		t := lv.def[v]
 		switch {
+		case v.into == prev && overwritable(v, prev, lv):
 		case prev.kind != graph.KindOp || v.kind != graph.KindOp:
 			return fmt.Errorf("value %d (%s) shares slot %d with a %s", i, v.opName(), v.slot, prev.opName())
 		case prev.typ.DType != v.typ.DType || prev.typ.Size() != v.typ.Size():

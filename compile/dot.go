@@ -26,7 +26,8 @@ const (
 // node they hold, styled as graph.WriteDot styles those nodes; an edge from
 // each slot an instruction reads to the instruction and from the
 // instruction to each slot it writes; and a dashed edge for each parameter
-// update. A fused instruction (pass "fuse") is drawn inside a cluster with
+// update (a loop on the parameter's slot where the update is computed in
+// place). A fused instruction (pass "fuse") is drawn inside a cluster with
 // the graph nodes it computes, one per step of its expression, and a dotted
 // edge for each value a step passes to another (and each output step's to
 // the instruction). The same program always gives the same bytes.

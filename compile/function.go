@@ -31,6 +31,7 @@ type value struct {
 	typ   graph.Type
 	konst *tensor.Dense // a constant's value
 	slot  int           // -1 until a memory pass places the value
+	into  *value        // the parameter whose slot it may take (pass inplace)
 }
 
 // update writes expr into param after a run.

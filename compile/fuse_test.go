@@ -66,7 +66,7 @@ func TestFuseUpdate(t *testing.T) {
 	tg := newTestGraph()
 	w := tg.g.Param("w", graph.NewDense(graph.Float64, 2, 3))
 	p := tg.expect(t, nil, []Option{WithUpdates(map[*graph.Node]*graph.Node{w: ops.Sub(w, ops.Scale(ops.Mul(w, tg.x), 0.1))})},
-		"%0 = Fused(Mul,Scale,Sub) w x", "w ← %0")
+		"w = Fused(Mul,Scale,Sub) w x", "w ← (in place)")
 	if got := len(p.Instructions()[0].Absorbed()); got != 3 {
 		t.Errorf("absorbed nodes: got %d, want 3", got)
 	}

@@ -10,7 +10,8 @@ import (
 // before it, of the same dtype and element count (the shape may differ),
 // or, where its op allows it (graph.InPlacer), the slot of the argument it
 // overwrites when that argument dies at it. Inputs, parameters and
-// constants have slots of their own; outputs and the values updates read
+// constants have slots of their own, but for an update's value computed in
+// its parameter's slot (pass inplace); outputs and the values updates read
 // live to the end of the run, so their slots are never taken over.
 func memory(f *function) error {
 	lv := liveness(f)
@@ -42,10 +43,16 @@ func memory(f *function) error {
 		t := lv.def[v]
 		outs := v.results()
 		over := inPlaceArg(v, lv)
-		if over != nil {
-			v.slot = over.slot
-		} else {
-			for _, o := range outs {
+		if v.into != nil {
+			over = nil
+		}
+		for _, o := range outs {
+			switch {
+			case o.into != nil:
+				o.slot = o.into.slot
+			case over != nil:
+				o.slot = over.slot
+			default:
 				take(o)
 			}
 		}
@@ -58,7 +65,7 @@ func memory(f *function) error {
 			}
 		}
 		for _, o := range outs {
-			if lv.last[o] == t { // never read
+			if lv.last[o] == t && o.into == nil { // never read
 				release(o)
 			}
 		}

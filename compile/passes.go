@@ -18,6 +18,7 @@ var passes = [...]pass{
 	{name: "late deadcode", fn: deadcode},
 	{name: "prune", fn: prune},
 	{name: "fuse", fn: fuse},
+	{name: "inplace", fn: inplace},
 	{name: "memory", fn: memory},
 	{name: "allocslots", fn: allocslots, required: true},
 }
@@ -56,6 +57,11 @@ var passOrder = [...]constraint{
 	{"constfold", "memory"},
 	{"simplify", "memory"},
 	{"cse", "memory"},
+	// Updates are computed in their parameters' slots once the
+	// instructions are what they will be: fused, and none merged away.
+	{"fuse", "inplace"},
+	{"late deadcode", "inplace"},
+	{"inplace", "memory"},
 	// allocslots places what memory did not place.
 	{"memory", "allocslots"},
 }

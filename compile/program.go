@@ -61,7 +61,9 @@ type Slot struct {
 }
 
 // Update writes the value of slot From into parameter Param's slot after
-// every instruction has run.
+// every instruction has run. From is Slot when the compiler computes the
+// value in the parameter's own slot (pass inplace), after every
+// instruction reading the old value: nothing is left to write.
 type Update struct {
 	Param *graph.Node
 	Slot  int
@@ -116,12 +118,15 @@ func (p *Program) SlotOf(n *graph.Node) (int, bool) {
 //	%0 = Mul %0 2
 //	return %1 %0
 //	w ← %0
+//	v ← (in place)
 //
 // Ops show their DOT label (graph.DotLabeler) or name; inputs and
 // parameters go by name, scalar constants by value, and computed slots are
 // numbered %0, %1, … as they are first written: an instruction writing a
-// slot already named reuses its storage. The programs of an instruction's
-// subgraphs (a Scan's body) follow it, indented.
+// slot already named reuses its storage. An update computed in its
+// parameter's slot (the instruction writes the parameter) is "in place".
+// The programs of an instruction's subgraphs (a Scan's body) follow it,
+// indented.
 func (p *Program) String() string {
 	var b strings.Builder
 	names := make([]string, len(p.slots))
@@ -169,7 +174,11 @@ func (p *Program) String() string {
 		b.WriteString("return " + list(mapSlice(p.outputs, func(n *graph.Node) int { return p.nodes[n] }), " ") + "\n")
 	}
 	for _, u := range p.updates {
-		fmt.Fprintf(&b, "%s ← %s\n", name(u.Slot), name(u.From))
+		from := name(u.From)
+		if u.From == u.Slot {
+			from = "(in place)"
+		}
+		fmt.Fprintf(&b, "%s ← %s\n", name(u.Slot), from)
 	}
 	return b.String()
 }

@@ -83,6 +83,18 @@ type InPlacer interface {
 	InPlace() int
 }
 
+// Overwriter is implemented by ops, single- or multi-output, whose kernel
+// may write output out over the buffer of input in: it must then compute
+// every output right when they share it, reading each of the input's
+// elements before output out's element there is written (an elementwise
+// kernel that reads the input only up to the step computing that output
+// does). The compiler uses it to compute a parameter's update in the
+// parameter's own buffer, where nothing after the instruction reads the
+// parameter's old value.
+type Overwriter interface {
+	Overwrites(out, in int) bool
+}
+
 // Cost estimates the work of one run of an op, for profiles: the
 // floating-point operations it does and the bytes it reads from its inputs
 // and writes to its outputs.

@@ -57,6 +57,7 @@ type FusedOp struct {
 	stride    int   // elements of scratch per register: a block, or less
 	locStride []int // per location (see fusedInstr): its elements' stride, 0 or 1
 	name      string
+	adam      *fusedAdam // Adam's step, run as one pass (matchAdam), or nil
 }
 
 // fusedBlock is the number of elements a fused op computes a step over at
@@ -222,6 +223,7 @@ func NewFused(in []graph.Type, steps []FusedStep, outputs ...int) (*FusedOp, err
 		c.vv = c.kind == fusedBinary && c.bin <= divKind && c.stride[0] == 1 && c.stride[1] == 1
 	}
 	op.name = fusedName(op.steps)
+	op.adam = matchAdam(op)
 	return op, nil
 }
 
@@ -394,20 +396,36 @@ func (op *FusedOp) Cost(in []graph.Type, out graph.Type) graph.Cost {
 	return c
 }
 
-// InPlace lets the output overwrite the first input of the output's size:
-// a block's steps read the block's input elements before the last step
-// writes them, and no other block reads them. -1 if there is none, or
-// several outputs.
+// InPlace lets the output overwrite the first input of the output's size
+// that it may overwrite (Overwrites). -1 if there is none, or several
+// outputs.
 func (op *FusedOp) InPlace() int {
 	if len(op.outputs) != 1 {
 		return -1
 	}
-	for i, s := range op.inSizes {
-		if s == op.size {
+	for i := range op.inSizes {
+		if op.Overwrites(0, i) {
 			return i
 		}
 	}
 	return -1
+}
+
+// Overwrites reports whether output out may be written over input in's
+// buffer: the input has the outputs' size (read where it is, not
+// gathered), and no step after the one computing that output reads it. A
+// block's steps then read the block's elements of the input before they
+// are overwritten, and no other block reads them.
+func (op *FusedOp) Overwrites(out, in int) bool {
+	if out < 0 || out >= len(op.outputs) || in < 0 || in >= len(op.inSizes) || op.inSizes[in] != op.size {
+		return false
+	}
+	for j := op.outputs[out] + 1; j < len(op.steps); j++ {
+		if slices.Contains(op.steps[j].Args, in) {
+			return false
+		}
+	}
+	return true
 }
 
 // Backward reports that fused ops have no gradient: the compiler fuses
@@ -453,6 +471,9 @@ func (m FusedMulti) Key() string { return m.op.Key() }
 
 // Types returns the outputs' types.
 func (m FusedMulti) Types(in []graph.Type) ([]graph.Type, error) { return m.op.Types(in) }
+
+// Overwrites is FusedOp.Overwrites.
+func (m FusedMulti) Overwrites(out, in int) bool { return m.op.Overwrites(out, in) }
 
 // Forward computes every output serially.
 func (m FusedMulti) Forward(out []*tensor.Dense, in []*tensor.Dense) error {

@@ -71,12 +71,25 @@ func runFused[T float](e *graph.Exec, op *FusedOp, out *tensor.Dense, outs, in [
 // element-ops, in parts of whole blocks that together make about
 // parallelChunk element-ops each.
 func (op *FusedOp) parts(e *graph.Exec) (n, chunk int) {
-	work := op.size * len(op.steps)
+	work := op.size * op.costPerElement()
 	if e.Threads() == 1 || work < parallelMin || op.size <= fusedBlock {
 		return 1, max(op.size, 1)
 	}
-	chunk = max(1, parallelChunk/len(op.steps)/fusedBlock) * fusedBlock
+	chunk = max(1, parallelChunk/op.costPerElement()/fusedBlock) * fusedBlock
 	return (op.size + chunk - 1) / chunk, chunk
+}
+
+// adamCost is what Adam's step in one pass costs an element, in
+// elementwise ops: about its square root and two divisions.
+const adamCost = 3
+
+// costPerElement is what the op costs an element, in elementwise ops: one
+// per step, or less in one pass.
+func (op *FusedOp) costPerElement() int {
+	if op.adam != nil {
+		return adamCost
+	}
+	return len(op.steps)
 }
 
 func (t *fusedTask[T]) Do(p int) {
@@ -90,6 +103,10 @@ func (t *fusedTask[T]) Do(p int) {
 // each step over the whole block before the next. views holds, for the
 // block, the elements of every location.
 func evalFused[T float](op *FusedOp, outs, ins [][]T, lo, hi int, scratch []T, views [][]T) {
+	if op.adam != nil {
+		runAdam(op.adam, outs, ins, lo, hi)
+		return
+	}
 	nIn := len(ins)
 	for b := lo; b < hi; b += op.stride {
 		e := min(b+op.stride, hi)

@@ -36,7 +36,8 @@ type Machine struct {
 	values   map[*graph.Node]*tensor.Dense // what Value returns
 	ins      [][]*tensor.Dense             // each instruction's inputs
 	outs     [][]*tensor.Dense             // each instruction's outputs
-	staging  []*tensor.Dense               // per update: a copy of its value when it reads an updated parameter
+	staging  []*tensor.Dense               // per update: a copy of its value when it reads a parameter another update writes
+	backups  []*tensor.Dense               // per update computed in place, with WithNaNCheck: the parameter before the run
 	checkNaN bool
 	shared   *Machine
 	stats    []instrStats // per instruction, when profiling
@@ -78,7 +79,9 @@ type Option func(*Machine)
 func SharingParams(other *Machine) Option { return func(m *Machine) { m.shared = other } }
 
 // WithNaNCheck makes Run check every instruction's outputs and fail at the
-// first NaN or infinity, naming the node that produced it.
+// first NaN or infinity, naming the node that produced it. A failed Run
+// then leaves the parameters as they were before it (the machine keeps a
+// copy of those the program updates in place).
 func WithNaNCheck() Option { return func(m *Machine) { m.checkNaN = true } }
 
 // WithThreads sets the number of goroutines the machine's kernels may use
@@ -177,14 +180,20 @@ func New(p *compile.Program, opts ...Option) (*Machine, error) {
 			m.values[n] = v
 		}
 	}
-	updated := map[int]bool{}
+	updated := map[int]bool{} // slots update writes after the run
 	for _, u := range p.Updates() {
-		updated[u.Slot] = true
+		if u.From != u.Slot {
+			updated[u.Slot] = true
+		}
 	}
 	m.staging = make([]*tensor.Dense, len(p.Updates()))
+	m.backups = make([]*tensor.Dense, len(p.Updates()))
 	for i, u := range p.Updates() {
 		if updated[u.From] {
 			m.staging[i] = graph.NewDenseOf(p.Slots()[u.From].Type)
+		}
+		if u.From == u.Slot && m.checkNaN {
+			m.backups[i] = graph.NewDenseOf(p.Slots()[u.Slot].Type)
 		}
 	}
 	return m, nil
@@ -257,6 +266,11 @@ func (m *Machine) Program() *compile.Program { return m.prog }
 // Run feeds the inputs, executes every instruction and then applies the
 // program's parameter updates. Feeds are copied in; the fed tensors are
 // not modified. After the first run, Run allocates nothing.
+//
+// An update the compiler computes in its parameter's own buffer is written
+// by its instruction, once nothing left to run reads the old value, so a
+// Run that fails part-way may leave such parameters updated; with
+// WithNaNCheck, a failed Run leaves every parameter as it was.
 func (m *Machine) Run(feeds Feeds) error {
 	if err := m.acquire(); err != nil {
 		return err
@@ -270,7 +284,9 @@ func (m *Machine) Run(feeds Feeds) error {
 			return err
 		}
 	}
+	m.backUp()
 	if err := m.execute(); err != nil {
+		m.restore()
 		return err
 	}
 	m.update()
@@ -495,7 +511,8 @@ func (m *Machine) checkFolded() error {
 }
 
 // update writes the parameter updates, all from values computed before any
-// is written.
+// is written. An update computed in its parameter's slot (From is Slot)
+// was written by its instruction, after every read of the old value.
 func (m *Machine) update() {
 	ups := m.prog.Updates()
 	for i, u := range ups {
@@ -510,6 +527,25 @@ func (m *Machine) update() {
 		}
 		if u.From != u.Slot {
 			copyData(m.slots[u.Slot], src)
+		}
+	}
+}
+
+// backUp copies the parameters that updates computed in place will
+// overwrite, where the machine keeps backups (WithNaNCheck).
+func (m *Machine) backUp() {
+	for i, u := range m.prog.Updates() {
+		if m.backups[i] != nil {
+			copyData(m.backups[i], m.slots[u.Slot])
+		}
+	}
+}
+
+// restore puts back the parameters backUp copied, after a failed run.
+func (m *Machine) restore() {
+	for i, u := range m.prog.Updates() {
+		if m.backups[i] != nil {
+			copyData(m.slots[u.Slot], m.backups[i])
 		}
 	}
 }

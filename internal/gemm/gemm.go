@@ -268,6 +268,10 @@ func (d *driver[E]) block(t, ib, ch int) {
 // for each depth l, the nr values B(pc+l, jc+jp·nr+x), zero past column n.
 func (d *driver[E]) packB(p0, p1 int) {
 	k, p, kc := d.k, d.p, d.kc
+	if !p.TransB && p1-p0 > 1 {
+		d.packBRows(p0, p1)
+		return
+	}
 	for jp := p0; jp < p1; jp++ {
 		dst := d.bpack[jp*k.nr*kc : (jp+1)*k.nr*kc]
 		j0 := d.jc + jp*k.nr
@@ -296,6 +300,38 @@ func (d *driver[E]) packB(p0, p1 int) {
 	}
 }
 
+// packBRows packs panels [p0, p1) of an untransposed B whose columns fill
+// every panel but maybe the last, row by row: each row of the block is
+// read once, in order, and cut into the panels' rows. (Panel by panel,
+// each row of a panel is a short copy of its own from another page.)
+func (d *driver[E]) packBRows(p0, p1 int) {
+	k, p, kc := d.k, d.p, d.kc
+	full := p1
+	if d.jc+p1*k.nr > p.N {
+		full = p1 - 1 // the last panel is partial
+	}
+	for l := range kc {
+		src := d.b[(d.pc+l)*p.Ldb+d.jc:]
+		for jp := p0; jp < full; jp++ {
+			copyPanelRow(d.bpack[(jp*kc+l)*k.nr:], src[jp*k.nr:], k.nr)
+		}
+	}
+	if full < p1 {
+		d.packB(full, p1)
+	}
+}
+
+// copyPanelRow copies the first nr elements of src into dst: 64 bytes at
+// once where they are 64 bytes (the AVX2 kernels' panels), inline.
+func copyPanelRow[E elem](dst, src []E, nr int) {
+	if nr*int(unsafe.Sizeof(dst[0])) == 64 {
+		_, _ = dst[nr-1], src[nr-1]
+		*(*[64]byte)(unsafe.Pointer(&dst[0])) = *(*[64]byte)(unsafe.Pointer(&src[0]))
+		return
+	}
+	copy(dst[:nr], src[:nr])
+}
+
 // packA packs rows [i0, i0+mc) of the current depth block of A into ap:
 // panel r holds, for each depth l, the mr values A(i0+r·mr+y, pc+l), zero
 // past row mc.
@@ -313,6 +349,10 @@ func (d *driver[E]) packA(ap []E, i0, mc int) {
 			}
 			continue
 		}
+		if mr == 6 && k.mr == 6 { // the AVX2 kernels' panels: a row of each at a time
+			packA6(dst, d.a[(i0+i)*p.Lda+d.pc:], p.Lda, kc)
+			continue
+		}
 		for y := range mr {
 			src := d.a[(i0+i+y)*p.Lda+d.pc : (i0+i+y)*p.Lda+d.pc+kc]
 			for l, v := range src {
@@ -324,6 +364,18 @@ func (d *driver[E]) packA(ap []E, i0, mc int) {
 				dst[l*k.mr+y] = 0
 			}
 		}
+	}
+}
+
+// packA6 packs six rows of kc elements, lda apart from a, into dst: the
+// six values of depth l at dst[6l:6l+6], reading the rows side by side.
+func packA6[E elem](dst, a []E, lda, kc int) {
+	r0, r1, r2 := a[:kc], a[lda:lda+kc], a[2*lda:2*lda+kc]
+	r3, r4, r5 := a[3*lda:3*lda+kc], a[4*lda:4*lda+kc], a[5*lda:5*lda+kc]
+	dst = dst[:6*kc]
+	for l := range kc {
+		col := (*[6]E)(dst[6*l:])
+		col[0], col[1], col[2], col[3], col[4], col[5] = r0[l], r1[l], r2[l], r3[l], r4[l], r5[l]
 	}
 }
 

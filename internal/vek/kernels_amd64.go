@@ -129,3 +129,25 @@ func unary64(op UnaryOp, dst, x []float64) {
 		sqrt64AVX2(dst, x)
 	}
 }
+
+func adam32(mode AdamDecay, p1, m1, v1, p, g, m, v, k []float32) {
+	switch mode {
+	case NoDecay:
+		adam32AVX2(p1, m1, v1, p, g, m, v, k)
+	case L2Decay:
+		adamL232AVX2(p1, m1, v1, p, g, m, v, k)
+	case DecoupledDecay:
+		adamW32AVX2(p1, m1, v1, p, g, m, v, k)
+	}
+}
+
+func adam64(mode AdamDecay, p1, m1, v1, p, g, m, v, k []float64) {
+	switch mode {
+	case NoDecay:
+		adam64AVX2(p1, m1, v1, p, g, m, v, k)
+	case L2Decay:
+		adamL264AVX2(p1, m1, v1, p, g, m, v, k)
+	case DecoupledDecay:
+		adamW64AVX2(p1, m1, v1, p, g, m, v, k)
+	}
+}

@@ -1053,6 +1053,271 @@ relu32AVX2_done:
 	VZEROUPPER
 	RET
 
+// func adam32AVX2(p1 []float32, m1 []float32, v1 []float32, p []float32, g []float32, m []float32, v []float32, k []float32)
+// Requires: AVX
+TEXT ·adam32AVX2(SB), NOSPLIT, $0-192
+	MOVQ         p1_len+8(FP), AX
+	MOVQ         p1_base+0(FP), CX
+	MOVQ         m1_base+24(FP), DX
+	MOVQ         v1_base+48(FP), BX
+	MOVQ         p_base+72(FP), SI
+	MOVQ         g_base+96(FP), DI
+	MOVQ         m_base+120(FP), R8
+	MOVQ         v_base+144(FP), R9
+	MOVQ         k_base+168(FP), R10
+	VBROADCASTSS (R10), Y0
+	VBROADCASTSS 4(R10), Y1
+	VBROADCASTSS 8(R10), Y2
+	VBROADCASTSS 12(R10), Y3
+	VBROADCASTSS 16(R10), Y4
+	VBROADCASTSS 20(R10), Y5
+	VBROADCASTSS 24(R10), Y6
+
+adam32AVX2_loop:
+	CMPQ    AX, $0x08
+	JB      adam32AVX2_tail
+	VMOVUPS (SI), Y7
+	VMOVUPS (DI), Y8
+	VMOVUPS (R8), Y9
+	VMOVUPS (R9), Y10
+	VMULPS  Y0, Y9, Y9
+	VMULPS  Y1, Y8, Y11
+	VADDPS  Y11, Y9, Y9
+	VMOVUPS Y9, (DX)
+	VMULPS  Y2, Y10, Y10
+	VMULPS  Y8, Y8, Y8
+	VMULPS  Y3, Y8, Y8
+	VADDPS  Y8, Y10, Y8
+	VMOVUPS Y8, (BX)
+	VSQRTPS Y8, Y8
+	VDIVPS  Y5, Y8, Y8
+	VADDPS  Y6, Y8, Y8
+	VDIVPS  Y8, Y9, Y8
+	VMULPS  Y4, Y8, Y8
+	VSUBPS  Y8, Y7, Y7
+	VMOVUPS Y7, (CX)
+	ADDQ    $0x20, CX
+	ADDQ    $0x20, DX
+	ADDQ    $0x20, BX
+	ADDQ    $0x20, SI
+	ADDQ    $0x20, DI
+	ADDQ    $0x20, R8
+	ADDQ    $0x20, R9
+	SUBQ    $0x08, AX
+	JMP     adam32AVX2_loop
+
+adam32AVX2_tail:
+	TESTQ      AX, AX
+	JZ         adam32AVX2_done
+	MOVQ       $0x0000000000000008, R10
+	SUBQ       AX, R10
+	LEAQ       tailmask8x4<>+0(SB), AX
+	VMOVDQU    (AX)(R10*4), Y7
+	VMASKMOVPS (SI), Y7, Y8
+	VMASKMOVPS (DI), Y7, Y9
+	VMASKMOVPS (R8), Y7, Y10
+	VMASKMOVPS (R9), Y7, Y11
+	VMULPS     Y0, Y10, Y0
+	VMULPS     Y1, Y9, Y1
+	VADDPS     Y1, Y0, Y0
+	VMASKMOVPS Y0, Y7, (DX)
+	VMULPS     Y2, Y11, Y1
+	VMULPS     Y9, Y9, Y2
+	VMULPS     Y3, Y2, Y2
+	VADDPS     Y2, Y1, Y1
+	VMASKMOVPS Y1, Y7, (BX)
+	VSQRTPS    Y1, Y1
+	VDIVPS     Y5, Y1, Y1
+	VADDPS     Y6, Y1, Y1
+	VDIVPS     Y1, Y0, Y0
+	VMULPS     Y4, Y0, Y0
+	VSUBPS     Y0, Y8, Y0
+	VMASKMOVPS Y0, Y7, (CX)
+
+adam32AVX2_done:
+	VZEROUPPER
+	RET
+
+// func adamL232AVX2(p1 []float32, m1 []float32, v1 []float32, p []float32, g []float32, m []float32, v []float32, k []float32)
+// Requires: AVX
+TEXT ·adamL232AVX2(SB), NOSPLIT, $0-192
+	MOVQ         p1_len+8(FP), AX
+	MOVQ         p1_base+0(FP), CX
+	MOVQ         m1_base+24(FP), DX
+	MOVQ         v1_base+48(FP), BX
+	MOVQ         p_base+72(FP), SI
+	MOVQ         g_base+96(FP), DI
+	MOVQ         m_base+120(FP), R8
+	MOVQ         v_base+144(FP), R9
+	MOVQ         k_base+168(FP), R10
+	VBROADCASTSS (R10), Y0
+	VBROADCASTSS 4(R10), Y1
+	VBROADCASTSS 8(R10), Y2
+	VBROADCASTSS 12(R10), Y3
+	VBROADCASTSS 16(R10), Y4
+	VBROADCASTSS 20(R10), Y5
+	VBROADCASTSS 24(R10), Y6
+
+adamL232AVX2_loop:
+	CMPQ         AX, $0x08
+	JB           adamL232AVX2_tail
+	VMOVUPS      (SI), Y7
+	VMOVUPS      (DI), Y8
+	VMOVUPS      (R8), Y9
+	VMOVUPS      (R9), Y10
+	VBROADCASTSS 28(R10), Y11
+	VMULPS       Y11, Y7, Y11
+	VADDPS       Y11, Y8, Y8
+	VMULPS       Y0, Y9, Y9
+	VMULPS       Y1, Y8, Y11
+	VADDPS       Y11, Y9, Y9
+	VMOVUPS      Y9, (DX)
+	VMULPS       Y2, Y10, Y10
+	VMULPS       Y8, Y8, Y8
+	VMULPS       Y3, Y8, Y8
+	VADDPS       Y8, Y10, Y8
+	VMOVUPS      Y8, (BX)
+	VSQRTPS      Y8, Y8
+	VDIVPS       Y5, Y8, Y8
+	VADDPS       Y6, Y8, Y8
+	VDIVPS       Y8, Y9, Y8
+	VMULPS       Y4, Y8, Y8
+	VSUBPS       Y8, Y7, Y7
+	VMOVUPS      Y7, (CX)
+	ADDQ         $0x20, CX
+	ADDQ         $0x20, DX
+	ADDQ         $0x20, BX
+	ADDQ         $0x20, SI
+	ADDQ         $0x20, DI
+	ADDQ         $0x20, R8
+	ADDQ         $0x20, R9
+	SUBQ         $0x08, AX
+	JMP          adamL232AVX2_loop
+
+adamL232AVX2_tail:
+	TESTQ        AX, AX
+	JZ           adamL232AVX2_done
+	MOVQ         $0x0000000000000008, R11
+	SUBQ         AX, R11
+	LEAQ         tailmask8x4<>+0(SB), AX
+	VMOVDQU      (AX)(R11*4), Y7
+	VMASKMOVPS   (SI), Y7, Y8
+	VMASKMOVPS   (DI), Y7, Y9
+	VMASKMOVPS   (R8), Y7, Y10
+	VMASKMOVPS   (R9), Y7, Y11
+	VBROADCASTSS 28(R10), Y12
+	VMULPS       Y12, Y8, Y12
+	VADDPS       Y12, Y9, Y9
+	VMULPS       Y0, Y10, Y0
+	VMULPS       Y1, Y9, Y1
+	VADDPS       Y1, Y0, Y0
+	VMASKMOVPS   Y0, Y7, (DX)
+	VMULPS       Y2, Y11, Y1
+	VMULPS       Y9, Y9, Y2
+	VMULPS       Y3, Y2, Y2
+	VADDPS       Y2, Y1, Y1
+	VMASKMOVPS   Y1, Y7, (BX)
+	VSQRTPS      Y1, Y1
+	VDIVPS       Y5, Y1, Y1
+	VADDPS       Y6, Y1, Y1
+	VDIVPS       Y1, Y0, Y0
+	VMULPS       Y4, Y0, Y0
+	VSUBPS       Y0, Y8, Y0
+	VMASKMOVPS   Y0, Y7, (CX)
+
+adamL232AVX2_done:
+	VZEROUPPER
+	RET
+
+// func adamW32AVX2(p1 []float32, m1 []float32, v1 []float32, p []float32, g []float32, m []float32, v []float32, k []float32)
+// Requires: AVX
+TEXT ·adamW32AVX2(SB), NOSPLIT, $0-192
+	MOVQ         p1_len+8(FP), AX
+	MOVQ         p1_base+0(FP), CX
+	MOVQ         m1_base+24(FP), DX
+	MOVQ         v1_base+48(FP), BX
+	MOVQ         p_base+72(FP), SI
+	MOVQ         g_base+96(FP), DI
+	MOVQ         m_base+120(FP), R8
+	MOVQ         v_base+144(FP), R9
+	MOVQ         k_base+168(FP), R10
+	VBROADCASTSS (R10), Y0
+	VBROADCASTSS 4(R10), Y1
+	VBROADCASTSS 8(R10), Y2
+	VBROADCASTSS 12(R10), Y3
+	VBROADCASTSS 16(R10), Y4
+	VBROADCASTSS 20(R10), Y5
+	VBROADCASTSS 24(R10), Y6
+
+adamW32AVX2_loop:
+	CMPQ         AX, $0x08
+	JB           adamW32AVX2_tail
+	VMOVUPS      (SI), Y7
+	VMOVUPS      (DI), Y8
+	VMOVUPS      (R8), Y9
+	VMOVUPS      (R9), Y10
+	VBROADCASTSS 28(R10), Y11
+	VMULPS       Y11, Y7, Y7
+	VMULPS       Y0, Y9, Y9
+	VMULPS       Y1, Y8, Y11
+	VADDPS       Y11, Y9, Y9
+	VMOVUPS      Y9, (DX)
+	VMULPS       Y2, Y10, Y10
+	VMULPS       Y8, Y8, Y8
+	VMULPS       Y3, Y8, Y8
+	VADDPS       Y8, Y10, Y8
+	VMOVUPS      Y8, (BX)
+	VSQRTPS      Y8, Y8
+	VDIVPS       Y5, Y8, Y8
+	VADDPS       Y6, Y8, Y8
+	VDIVPS       Y8, Y9, Y8
+	VMULPS       Y4, Y8, Y8
+	VSUBPS       Y8, Y7, Y7
+	VMOVUPS      Y7, (CX)
+	ADDQ         $0x20, CX
+	ADDQ         $0x20, DX
+	ADDQ         $0x20, BX
+	ADDQ         $0x20, SI
+	ADDQ         $0x20, DI
+	ADDQ         $0x20, R8
+	ADDQ         $0x20, R9
+	SUBQ         $0x08, AX
+	JMP          adamW32AVX2_loop
+
+adamW32AVX2_tail:
+	TESTQ        AX, AX
+	JZ           adamW32AVX2_done
+	MOVQ         $0x0000000000000008, R11
+	SUBQ         AX, R11
+	LEAQ         tailmask8x4<>+0(SB), AX
+	VMOVDQU      (AX)(R11*4), Y7
+	VMASKMOVPS   (SI), Y7, Y8
+	VMASKMOVPS   (DI), Y7, Y9
+	VMASKMOVPS   (R8), Y7, Y10
+	VMASKMOVPS   (R9), Y7, Y11
+	VBROADCASTSS 28(R10), Y12
+	VMULPS       Y12, Y8, Y8
+	VMULPS       Y0, Y10, Y0
+	VMULPS       Y1, Y9, Y1
+	VADDPS       Y1, Y0, Y0
+	VMASKMOVPS   Y0, Y7, (DX)
+	VMULPS       Y2, Y11, Y1
+	VMULPS       Y9, Y9, Y2
+	VMULPS       Y3, Y2, Y2
+	VADDPS       Y2, Y1, Y1
+	VMASKMOVPS   Y1, Y7, (BX)
+	VSQRTPS      Y1, Y1
+	VDIVPS       Y5, Y1, Y1
+	VADDPS       Y6, Y1, Y1
+	VDIVPS       Y1, Y0, Y0
+	VMULPS       Y4, Y0, Y0
+	VSUBPS       Y0, Y8, Y0
+	VMASKMOVPS   Y0, Y7, (CX)
+
+adamW32AVX2_done:
+	VZEROUPPER
+	RET
+
 // func addVV64AVX2(dst []float64, x []float64, y []float64)
 // Requires: AVX
 TEXT ·addVV64AVX2(SB), NOSPLIT, $0-72
@@ -2055,5 +2320,270 @@ relu64AVX2_tail:
 	VMASKMOVPD Y1, Y0, (CX)
 
 relu64AVX2_done:
+	VZEROUPPER
+	RET
+
+// func adam64AVX2(p1 []float64, m1 []float64, v1 []float64, p []float64, g []float64, m []float64, v []float64, k []float64)
+// Requires: AVX
+TEXT ·adam64AVX2(SB), NOSPLIT, $0-192
+	MOVQ         p1_len+8(FP), AX
+	MOVQ         p1_base+0(FP), CX
+	MOVQ         m1_base+24(FP), DX
+	MOVQ         v1_base+48(FP), BX
+	MOVQ         p_base+72(FP), SI
+	MOVQ         g_base+96(FP), DI
+	MOVQ         m_base+120(FP), R8
+	MOVQ         v_base+144(FP), R9
+	MOVQ         k_base+168(FP), R10
+	VBROADCASTSD (R10), Y0
+	VBROADCASTSD 8(R10), Y1
+	VBROADCASTSD 16(R10), Y2
+	VBROADCASTSD 24(R10), Y3
+	VBROADCASTSD 32(R10), Y4
+	VBROADCASTSD 40(R10), Y5
+	VBROADCASTSD 48(R10), Y6
+
+adam64AVX2_loop:
+	CMPQ    AX, $0x04
+	JB      adam64AVX2_tail
+	VMOVUPD (SI), Y7
+	VMOVUPD (DI), Y8
+	VMOVUPD (R8), Y9
+	VMOVUPD (R9), Y10
+	VMULPD  Y0, Y9, Y9
+	VMULPD  Y1, Y8, Y11
+	VADDPD  Y11, Y9, Y9
+	VMOVUPD Y9, (DX)
+	VMULPD  Y2, Y10, Y10
+	VMULPD  Y8, Y8, Y8
+	VMULPD  Y3, Y8, Y8
+	VADDPD  Y8, Y10, Y8
+	VMOVUPD Y8, (BX)
+	VSQRTPD Y8, Y8
+	VDIVPD  Y5, Y8, Y8
+	VADDPD  Y6, Y8, Y8
+	VDIVPD  Y8, Y9, Y8
+	VMULPD  Y4, Y8, Y8
+	VSUBPD  Y8, Y7, Y7
+	VMOVUPD Y7, (CX)
+	ADDQ    $0x20, CX
+	ADDQ    $0x20, DX
+	ADDQ    $0x20, BX
+	ADDQ    $0x20, SI
+	ADDQ    $0x20, DI
+	ADDQ    $0x20, R8
+	ADDQ    $0x20, R9
+	SUBQ    $0x04, AX
+	JMP     adam64AVX2_loop
+
+adam64AVX2_tail:
+	TESTQ      AX, AX
+	JZ         adam64AVX2_done
+	MOVQ       $0x0000000000000004, R10
+	SUBQ       AX, R10
+	LEAQ       tailmask4x8<>+0(SB), AX
+	VMOVDQU    (AX)(R10*8), Y7
+	VMASKMOVPD (SI), Y7, Y8
+	VMASKMOVPD (DI), Y7, Y9
+	VMASKMOVPD (R8), Y7, Y10
+	VMASKMOVPD (R9), Y7, Y11
+	VMULPD     Y0, Y10, Y0
+	VMULPD     Y1, Y9, Y1
+	VADDPD     Y1, Y0, Y0
+	VMASKMOVPD Y0, Y7, (DX)
+	VMULPD     Y2, Y11, Y1
+	VMULPD     Y9, Y9, Y2
+	VMULPD     Y3, Y2, Y2
+	VADDPD     Y2, Y1, Y1
+	VMASKMOVPD Y1, Y7, (BX)
+	VSQRTPD    Y1, Y1
+	VDIVPD     Y5, Y1, Y1
+	VADDPD     Y6, Y1, Y1
+	VDIVPD     Y1, Y0, Y0
+	VMULPD     Y4, Y0, Y0
+	VSUBPD     Y0, Y8, Y0
+	VMASKMOVPD Y0, Y7, (CX)
+
+adam64AVX2_done:
+	VZEROUPPER
+	RET
+
+// func adamL264AVX2(p1 []float64, m1 []float64, v1 []float64, p []float64, g []float64, m []float64, v []float64, k []float64)
+// Requires: AVX
+TEXT ·adamL264AVX2(SB), NOSPLIT, $0-192
+	MOVQ         p1_len+8(FP), AX
+	MOVQ         p1_base+0(FP), CX
+	MOVQ         m1_base+24(FP), DX
+	MOVQ         v1_base+48(FP), BX
+	MOVQ         p_base+72(FP), SI
+	MOVQ         g_base+96(FP), DI
+	MOVQ         m_base+120(FP), R8
+	MOVQ         v_base+144(FP), R9
+	MOVQ         k_base+168(FP), R10
+	VBROADCASTSD (R10), Y0
+	VBROADCASTSD 8(R10), Y1
+	VBROADCASTSD 16(R10), Y2
+	VBROADCASTSD 24(R10), Y3
+	VBROADCASTSD 32(R10), Y4
+	VBROADCASTSD 40(R10), Y5
+	VBROADCASTSD 48(R10), Y6
+
+adamL264AVX2_loop:
+	CMPQ         AX, $0x04
+	JB           adamL264AVX2_tail
+	VMOVUPD      (SI), Y7
+	VMOVUPD      (DI), Y8
+	VMOVUPD      (R8), Y9
+	VMOVUPD      (R9), Y10
+	VBROADCASTSD 56(R10), Y11
+	VMULPD       Y11, Y7, Y11
+	VADDPD       Y11, Y8, Y8
+	VMULPD       Y0, Y9, Y9
+	VMULPD       Y1, Y8, Y11
+	VADDPD       Y11, Y9, Y9
+	VMOVUPD      Y9, (DX)
+	VMULPD       Y2, Y10, Y10
+	VMULPD       Y8, Y8, Y8
+	VMULPD       Y3, Y8, Y8
+	VADDPD       Y8, Y10, Y8
+	VMOVUPD      Y8, (BX)
+	VSQRTPD      Y8, Y8
+	VDIVPD       Y5, Y8, Y8
+	VADDPD       Y6, Y8, Y8
+	VDIVPD       Y8, Y9, Y8
+	VMULPD       Y4, Y8, Y8
+	VSUBPD       Y8, Y7, Y7
+	VMOVUPD      Y7, (CX)
+	ADDQ         $0x20, CX
+	ADDQ         $0x20, DX
+	ADDQ         $0x20, BX
+	ADDQ         $0x20, SI
+	ADDQ         $0x20, DI
+	ADDQ         $0x20, R8
+	ADDQ         $0x20, R9
+	SUBQ         $0x04, AX
+	JMP          adamL264AVX2_loop
+
+adamL264AVX2_tail:
+	TESTQ        AX, AX
+	JZ           adamL264AVX2_done
+	MOVQ         $0x0000000000000004, R11
+	SUBQ         AX, R11
+	LEAQ         tailmask4x8<>+0(SB), AX
+	VMOVDQU      (AX)(R11*8), Y7
+	VMASKMOVPD   (SI), Y7, Y8
+	VMASKMOVPD   (DI), Y7, Y9
+	VMASKMOVPD   (R8), Y7, Y10
+	VMASKMOVPD   (R9), Y7, Y11
+	VBROADCASTSD 56(R10), Y12
+	VMULPD       Y12, Y8, Y12
+	VADDPD       Y12, Y9, Y9
+	VMULPD       Y0, Y10, Y0
+	VMULPD       Y1, Y9, Y1
+	VADDPD       Y1, Y0, Y0
+	VMASKMOVPD   Y0, Y7, (DX)
+	VMULPD       Y2, Y11, Y1
+	VMULPD       Y9, Y9, Y2
+	VMULPD       Y3, Y2, Y2
+	VADDPD       Y2, Y1, Y1
+	VMASKMOVPD   Y1, Y7, (BX)
+	VSQRTPD      Y1, Y1
+	VDIVPD       Y5, Y1, Y1
+	VADDPD       Y6, Y1, Y1
+	VDIVPD       Y1, Y0, Y0
+	VMULPD       Y4, Y0, Y0
+	VSUBPD       Y0, Y8, Y0
+	VMASKMOVPD   Y0, Y7, (CX)
+
+adamL264AVX2_done:
+	VZEROUPPER
+	RET
+
+// func adamW64AVX2(p1 []float64, m1 []float64, v1 []float64, p []float64, g []float64, m []float64, v []float64, k []float64)
+// Requires: AVX
+TEXT ·adamW64AVX2(SB), NOSPLIT, $0-192
+	MOVQ         p1_len+8(FP), AX
+	MOVQ         p1_base+0(FP), CX
+	MOVQ         m1_base+24(FP), DX
+	MOVQ         v1_base+48(FP), BX
+	MOVQ         p_base+72(FP), SI
+	MOVQ         g_base+96(FP), DI
+	MOVQ         m_base+120(FP), R8
+	MOVQ         v_base+144(FP), R9
+	MOVQ         k_base+168(FP), R10
+	VBROADCASTSD (R10), Y0
+	VBROADCASTSD 8(R10), Y1
+	VBROADCASTSD 16(R10), Y2
+	VBROADCASTSD 24(R10), Y3
+	VBROADCASTSD 32(R10), Y4
+	VBROADCASTSD 40(R10), Y5
+	VBROADCASTSD 48(R10), Y6
+
+adamW64AVX2_loop:
+	CMPQ         AX, $0x04
+	JB           adamW64AVX2_tail
+	VMOVUPD      (SI), Y7
+	VMOVUPD      (DI), Y8
+	VMOVUPD      (R8), Y9
+	VMOVUPD      (R9), Y10
+	VBROADCASTSD 56(R10), Y11
+	VMULPD       Y11, Y7, Y7
+	VMULPD       Y0, Y9, Y9
+	VMULPD       Y1, Y8, Y11
+	VADDPD       Y11, Y9, Y9
+	VMOVUPD      Y9, (DX)
+	VMULPD       Y2, Y10, Y10
+	VMULPD       Y8, Y8, Y8
+	VMULPD       Y3, Y8, Y8
+	VADDPD       Y8, Y10, Y8
+	VMOVUPD      Y8, (BX)
+	VSQRTPD      Y8, Y8
+	VDIVPD       Y5, Y8, Y8
+	VADDPD       Y6, Y8, Y8
+	VDIVPD       Y8, Y9, Y8
+	VMULPD       Y4, Y8, Y8
+	VSUBPD       Y8, Y7, Y7
+	VMOVUPD      Y7, (CX)
+	ADDQ         $0x20, CX
+	ADDQ         $0x20, DX
+	ADDQ         $0x20, BX
+	ADDQ         $0x20, SI
+	ADDQ         $0x20, DI
+	ADDQ         $0x20, R8
+	ADDQ         $0x20, R9
+	SUBQ         $0x04, AX
+	JMP          adamW64AVX2_loop
+
+adamW64AVX2_tail:
+	TESTQ        AX, AX
+	JZ           adamW64AVX2_done
+	MOVQ         $0x0000000000000004, R11
+	SUBQ         AX, R11
+	LEAQ         tailmask4x8<>+0(SB), AX
+	VMOVDQU      (AX)(R11*8), Y7
+	VMASKMOVPD   (SI), Y7, Y8
+	VMASKMOVPD   (DI), Y7, Y9
+	VMASKMOVPD   (R8), Y7, Y10
+	VMASKMOVPD   (R9), Y7, Y11
+	VBROADCASTSD 56(R10), Y12
+	VMULPD       Y12, Y8, Y8
+	VMULPD       Y0, Y10, Y0
+	VMULPD       Y1, Y9, Y1
+	VADDPD       Y1, Y0, Y0
+	VMASKMOVPD   Y0, Y7, (DX)
+	VMULPD       Y2, Y11, Y1
+	VMULPD       Y9, Y9, Y2
+	VMULPD       Y3, Y2, Y2
+	VADDPD       Y2, Y1, Y1
+	VMASKMOVPD   Y1, Y7, (BX)
+	VSQRTPD      Y1, Y1
+	VDIVPD       Y5, Y1, Y1
+	VADDPD       Y6, Y1, Y1
+	VDIVPD       Y1, Y0, Y0
+	VMULPD       Y4, Y0, Y0
+	VSUBPD       Y0, Y8, Y0
+	VMASKMOVPD   Y0, Y7, (CX)
+
+adamW64AVX2_done:
 	VZEROUPPER
 	RET

@@ -119,8 +119,120 @@ func main() {
 			t.xor(sign, r, r)
 			return r
 		})
+		for _, mode := range []adamMode{adamPlain, adamL2, adamDecoupled} {
+			adam(t, mode)
+		}
 	}
 	Generate()
+}
+
+// adamMode is how an Adam kernel decays the weights.
+type adamMode struct {
+	name, doc string
+}
+
+var (
+	adamPlain     = adamMode{"", ""}
+	adamL2        = adamMode{"L2", " with g + p·decay for g"}
+	adamDecoupled = adamMode{"W", " with p·decay for p before the step"}
+)
+
+// adam emits func adam<mode><t.name>AVX2, Adam's step a vector at a time:
+// each operation is the instruction, with the operand order, that the
+// kernels above use for the step it stands for (Scale is mul by a
+// broadcast scalar; the step size times a vector is mul's scalar-vector
+// form, the vector first), so its results are theirs bit for bit.
+func adam(t dtype, mode adamMode) {
+	fn := "adam" + mode.name + t.name + "AVX2"
+	TEXT(fn, NOSPLIT, fmt.Sprintf("func(p1, m1, v1, p, g, m, v, k []%s)", t.goType))
+	Pragma("noescape")
+	Doc(fn+" sets p1, m1 and v1 to Adam's step"+mode.doc+" from p, g, m and v with the scalars k",
+		"(beta1, 1-beta1, beta2, 1-beta2, step size, bias correction, eps, decay),",
+		fmt.Sprintf("%d elements at a time; see Adam.", t.lanes))
+	n := GP64()
+	Load(Param("p1").Len(), n)
+	names := []string{"p1", "m1", "v1", "p", "g", "m", "v"}
+	ptr := map[string]GPVirtual{}
+	for _, name := range names {
+		r := GP64()
+		Load(Param(name).Base(), r)
+		ptr[name] = r
+	}
+	kb := GP64()
+	Load(Param("k").Base(), kb)
+	var k [7]VecVirtual
+	for i := range k {
+		k[i] = YMM()
+		t.bcast(Mem{Base: kb, Disp: i * t.size}, k[i])
+	}
+	beta1, c1, beta2, c2, stepSize, correction, eps := k[0], k[1], k[2], k[3], k[4], k[5], k[6]
+	// a op b with a as VEX's first source, as in the kernels above.
+	bin := func(op func(...Op), a, b Op) VecVirtual { r := YMM(); op(b, a, r); return r }
+	step := func(mask VecVirtual) {
+		in := map[string]VecVirtual{}
+		for _, name := range names[3:] {
+			r := YMM()
+			if mask == nil {
+				t.load(Mem{Base: ptr[name]}, r)
+			} else {
+				t.maskLoad(Mem{Base: ptr[name]}, mask, r)
+			}
+			in[name] = r
+		}
+		store := func(name string, r VecVirtual) {
+			if mask == nil {
+				t.store(r, Mem{Base: ptr[name]})
+			} else {
+				t.maskStore(r, mask, Mem{Base: ptr[name]})
+			}
+		}
+		// The decay factor is broadcast where it is used: the constants
+		// above take every register the step does not.
+		decay := func() VecVirtual { r := YMM(); t.bcast(Mem{Base: kb, Disp: 7 * t.size}, r); return r }
+		g, base := in["g"], in["p"]
+		switch mode {
+		case adamL2:
+			g = bin(t.add, g, bin(t.mul, in["p"], decay()))
+		case adamDecoupled:
+			base = bin(t.mul, in["p"], decay())
+		}
+		m1 := bin(t.add, bin(t.mul, in["m"], beta1), bin(t.mul, g, c1))
+		store("m1", m1)
+		v1 := bin(t.add, bin(t.mul, in["v"], beta2), bin(t.mul, bin(t.mul, g, g), c2))
+		store("v1", v1)
+		root := YMM()
+		t.sqrt(v1, root)
+		denom := bin(t.add, bin(t.div, root, correction), eps)
+		delta := bin(t.mul, bin(t.div, m1, denom), stepSize)
+		store("p1", bin(t.sub, base, delta))
+	}
+	advance := func() {
+		for _, name := range names {
+			ADDQ(Imm(uint64(t.lanes*t.size)), ptr[name])
+		}
+		SUBQ(Imm(uint64(t.lanes)), n)
+	}
+	Label(fn + "_loop")
+	CMPQ(n, Imm(uint64(t.lanes)))
+	JB(LabelRef(fn + "_tail"))
+	step(nil)
+	advance()
+	JMP(LabelRef(fn + "_loop"))
+
+	Label(fn + "_tail")
+	TESTQ(n, n)
+	JZ(LabelRef(fn + "_done"))
+	idx := GP64()
+	MOVQ(U64(uint64(t.lanes)), idx)
+	SUBQ(n, idx)
+	base := GP64()
+	LEAQ(tailMask(t.lanes, t.size), base)
+	mask := YMM()
+	VMOVDQU(Mem{Base: base, Index: idx, Scale: uint8(t.size)}, mask)
+	step(mask)
+	Label(fn + "_done")
+	VZEROUPPER()
+	RET()
 }
 
 // kernel emits func <name><t.name>AVX2 with the parameters params ("dst"
