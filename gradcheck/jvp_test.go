@@ -203,3 +203,48 @@ func TestJVPColumn(t *testing.T) {
 		})
 	}
 }
+
+// TestPatternColumn checks, for every row of the table, that the Jacobian
+// sparsity pattern found from the graph holds every nonzero of the dense
+// Jacobian at the row's inputs, and that the sparse Jacobian computed with
+// it equals the dense one.
+func TestPatternColumn(t *testing.T) {
+	for _, c := range append(builtinTable(), scanRows()...) {
+		if c.stopsGradient || c.noGrad != "" && len(c.checked) == 0 && len(c.noGradInputs) == len(c.inputs) {
+			continue
+		}
+		t.Run(c.name(), func(t *testing.T) {
+			s := newJVPSetup(c)
+			if len(s.wrt) == 0 || !graph.IsFloat(s.y.DType()) {
+				t.Skip("no float input or output to differentiate")
+			}
+			var outs []*graph.Node
+			var sparse []*compile.Sparse
+			for _, i := range s.wrt {
+				jac, err := compile.JacobianWith(s.y, s.xs[i], compile.Reverse)
+				if err != nil {
+					t.Fatal(err)
+				}
+				sp, err := compile.SparseJacobian(s.y, s.xs[i])
+				if err != nil {
+					t.Fatal(err)
+				}
+				outs = append(outs, jac, sp.Values)
+				sparse = append(sparse, sp)
+			}
+			vals := s.eval(t, c, outs, 0)
+			for k, sp := range sparse {
+				dense, got := vals[2*k], sp.Pattern.Dense(vals[2*k+1])
+				p := sp.Pattern
+				for e, v := range dense {
+					if v != 0 && !p.Has(e/p.Columns, e%p.Columns) {
+						t.Fatalf("input %d: Jacobian entry (%d, %d) = %v is outside the pattern", s.wrt[k], e/p.Columns, e%p.Columns, v)
+					}
+				}
+				if e, ok := closeTo(got, dense, 1e-12, 1e-9); !ok {
+					t.Fatalf("input %d: sparse Jacobian entry %d is %v, dense %v", s.wrt[k], e, got[e], dense[e])
+				}
+			}
+		})
+	}
+}

@@ -127,6 +127,16 @@ type OutputPruner interface {
 	Prune(used []bool) MultiOp
 }
 
+// ElementDeps is implemented by ops that know which input elements each
+// output element may depend on; sparsity patterns of Jacobians and
+// Hessians (compile.JacobianPattern) follow them, and take an op without
+// it to mix every element of its inputs. Deps calls read(i, k) for each
+// element k of input i that output element e may depend on (flat,
+// row-major indices): never fewer than its derivative reads.
+type ElementDeps interface {
+	Deps(in []Type, out Type, e int, read func(input, elem int))
+}
+
 // Runner runs one subgraph: the caller fills the buffers In returns,
 // calls Run, and reads the buffers Out returns. The buffers belong to the
 // runner and keep their identity across calls, so a loop allocates

@@ -1,0 +1,263 @@
+package compile
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/nabla-go/nabla/graph"
+	"github.com/nabla-go/nabla/ops"
+)
+
+// Pattern is the sparsity pattern of a Jacobian or Hessian, in compressed
+// sparse row form: row i's possibly nonzero columns are
+// Cols[RowStart[i]:RowStart[i+1]], in increasing order. Rows and columns
+// are the flat (row-major) indices of the output's and the input's
+// elements.
+type Pattern struct {
+	Rows, Columns int
+	RowStart      []int
+	Cols          []int
+}
+
+// NNZ is the number of entries that may be nonzero.
+func (p *Pattern) NNZ() int { return len(p.Cols) }
+
+// Has reports whether entry (i, j) may be nonzero.
+func (p *Pattern) Has(i, j int) bool {
+	_, ok := slices.BinarySearch(p.Cols[p.RowStart[i]:p.RowStart[i+1]], j)
+	return ok
+}
+
+// Dense returns the Rows×Columns matrix, row-major, holding values (one
+// per entry of the pattern, in its order) and zeros elsewhere.
+func (p *Pattern) Dense(values []float64) []float64 {
+	d := make([]float64, p.Rows*p.Columns)
+	for i := range p.Rows {
+		for k := p.RowStart[i]; k < p.RowStart[i+1]; k++ {
+			d[i*p.Columns+p.Cols[k]] = values[k]
+		}
+	}
+	return d
+}
+
+// JacobianPattern returns the sparsity pattern of the Jacobian of y with
+// respect to x, found from the graph without running it: each op's
+// graph.ElementDeps, or, for an op without one, every element of its
+// inputs. It is never smaller than the Jacobian's nonzeros at any point;
+// it is exact for elementwise, broadcasting, slicing, padding,
+// concatenating and reducing graphs (stencils among them).
+func JacobianPattern(y, x *graph.Node) (*Pattern, error) {
+	if p := graph.Poisoned(y, x); p != nil {
+		return nil, p.Err()
+	}
+	if y.Graph() != x.Graph() {
+		return nil, &graph.Error{Op: "JacobianPattern", Err: fmt.Errorf("y and x belong to different graphs"), Site: graph.CallerSite()}
+	}
+	deps := map[*graph.Node][][]int{}
+	self := make([][]int, x.Type().Size())
+	for k := range self {
+		self[k] = []int{k}
+	}
+	deps[x] = self
+	if y.ID() > x.ID() {
+		for _, n := range y.Graph().Nodes()[x.ID()+1 : y.ID()+1] {
+			if n.Kind() != graph.KindOp {
+				continue
+			}
+			if d := nodeDeps(n, deps); d != nil {
+				deps[n] = d
+			}
+		}
+	}
+	p := &Pattern{Rows: y.Type().Size(), Columns: x.Type().Size(), RowStart: make([]int, y.Type().Size()+1)}
+	rows := deps[y]
+	for i := range p.Rows {
+		if rows != nil {
+			p.Cols = append(p.Cols, rows[i]...)
+		}
+		p.RowStart[i+1] = len(p.Cols)
+	}
+	return p, nil
+}
+
+// nodeDeps is, per element of n, the elements of x it may depend on; nil
+// when it depends on none.
+func nodeDeps(n *graph.Node, deps map[*graph.Node][][]int) [][]int {
+	ins := n.Inputs()
+	some := false
+	for _, in := range ins {
+		some = some || deps[in] != nil
+	}
+	if !some {
+		return nil
+	}
+	size := n.Type().Size()
+	out := make([][]int, size)
+	ed, ok := n.Op().(graph.ElementDeps)
+	if !ok {
+		// Every element may depend on every element of the inputs.
+		var all []int
+		for _, in := range ins {
+			for _, d := range deps[in] {
+				all = union(all, d)
+			}
+		}
+		for e := range out {
+			out[e] = all
+		}
+		return out
+	}
+	types := make([]graph.Type, len(ins))
+	for i, in := range ins {
+		types[i] = in.Type()
+	}
+	for e := range out {
+		var set []int
+		ed.Deps(types, n.Type(), e, func(i, k int) {
+			if d := deps[ins[i]]; d != nil {
+				set = union(set, d[k])
+			}
+		})
+		out[e] = set
+	}
+	return out
+}
+
+// union merges two sorted sets.
+func union(a, b []int) []int {
+	if len(a) == 0 {
+		return b
+	}
+	if len(b) == 0 {
+		return a
+	}
+	out := make([]int, 0, len(a)+len(b))
+	i, j := 0, 0
+	for i < len(a) || j < len(b) {
+		switch {
+		case j == len(b) || i < len(a) && a[i] < b[j]:
+			out = append(out, a[i])
+			i++
+		case i == len(a) || b[j] < a[i]:
+			out = append(out, b[j])
+			j++
+		default:
+			out = append(out, a[i])
+			i, j = i+1, j+1
+		}
+	}
+	return out
+}
+
+// ColorColumns colours the pattern's columns so that no two columns of one
+// colour have an entry in a common row (greedy distance-1 colouring of the
+// column intersection graph, columns in order): one product per colour
+// then recovers every entry. It returns each column's colour and the
+// number of colours.
+func ColorColumns(p *Pattern) (colors []int, n int) {
+	rowsOf := make([][]int, p.Columns)
+	for i := range p.Rows {
+		for _, j := range p.Cols[p.RowStart[i]:p.RowStart[i+1]] {
+			rowsOf[j] = append(rowsOf[j], i)
+		}
+	}
+	colors = make([]int, p.Columns)
+	for j := range colors {
+		colors[j] = -1
+	}
+	var taken []int // taken[c] == j+1: colour c is used by a neighbour of j
+	for j := range p.Columns {
+		for _, i := range rowsOf[j] {
+			for _, k := range p.Cols[p.RowStart[i]:p.RowStart[i+1]] {
+				if c := colors[k]; c >= 0 {
+					taken[c] = j + 1
+				}
+			}
+		}
+		c := 0
+		for c < len(taken) && taken[c] == j+1 {
+			c++
+		}
+		if c == len(taken) {
+			taken = append(taken, 0)
+		}
+		colors[j] = c
+		n = max(n, c+1)
+	}
+	return colors, n
+}
+
+// Sparse is a sparse Jacobian or Hessian: its pattern, a node holding the
+// values of the pattern's entries in its order (so it compiles and
+// differentiates like any node), and the number of colours, that is of
+// compressed products, it was computed with.
+type Sparse struct {
+	Pattern *Pattern
+	Values  *graph.Node
+	Colors  int
+}
+
+// SparseJacobian returns the Jacobian of y with respect to x as a Sparse:
+// its pattern (JacobianPattern), columns coloured (ColorColumns), one
+// Jacobian–vector product per colour with the sum of the colour's unit
+// vectors, and the entries gathered from those products. A banded
+// Jacobian costs as many products as its band is wide, whatever its size.
+func SparseJacobian(y, x *graph.Node) (*Sparse, error) {
+	p, err := JacobianPattern(y, x)
+	if err != nil {
+		return nil, err
+	}
+	return compressed(y, x, p)
+}
+
+// SparseHessian returns the Hessian of the scalar f with respect to x as a
+// Sparse: the pattern of the gradient's Jacobian, its columns coloured,
+// and one Hessian–vector product (forward over reverse) per colour.
+func SparseHessian(f, x *graph.Node) (*Sparse, error) {
+	gr, err := Grad(f, x)
+	if err != nil {
+		return nil, err
+	}
+	p, err := JacobianPattern(gr[0], x)
+	if err != nil {
+		return nil, err
+	}
+	return compressed(gr[0], x, p)
+}
+
+// compressed computes the entries of y's Jacobian in pattern p from one
+// JVP per colour of p's columns.
+func compressed(y, x *graph.Node, p *Pattern) (*Sparse, error) {
+	g := y.Graph()
+	colors, nc := ColorColumns(p)
+	m := p.Rows
+	products := make([]*graph.Node, nc)
+	for c := range nc {
+		seed := graph.NewDenseOf(x.Type())
+		for j, cj := range colors {
+			if cj == c {
+				graph.SetFloat(seed, j, 1)
+			}
+		}
+		jv, err := JVP([]*graph.Node{y}, []*graph.Node{x}, []*graph.Node{g.Const(seed)})
+		if err != nil {
+			return nil, err
+		}
+		products[c] = ops.Reshape(jv[0], 1, m)
+	}
+	if p.NNZ() == 0 {
+		return &Sparse{Pattern: p, Values: g.Const(graph.NewDense(y.DType(), 0)), Colors: nc}, g.Err()
+	}
+	at := make([]int64, 0, p.NNZ()) // entry (i, j) is product colors[j] at row i
+	for i := range m {
+		for _, j := range p.Cols[p.RowStart[i]:p.RowStart[i+1]] {
+			at = append(at, int64(colors[j]*m+i))
+		}
+	}
+	idx, err := graph.FromInt64s(graph.Int64, at, len(at))
+	if err != nil {
+		return nil, err
+	}
+	values := ops.Gather(ops.Reshape(ops.Concat(0, products...), nc*m), g.Const(idx))
+	return &Sparse{Pattern: p, Values: values, Colors: nc}, g.Err()
+}
