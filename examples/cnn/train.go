@@ -22,7 +22,7 @@ import (
 type Config struct {
 	Epochs int     // passes over the training set
 	Batch  int     // examples per training step
-	LR     float64 // Adam's learning rate
+	LR     float64 // Adam's initial learning rate (it decays along a cosine)
 	Seed   uint64  // seeds the split, the shuffles and the initial weights
 
 	Digits     string // the UCI digits file; "" finds the one examples/mlp ships
@@ -98,6 +98,9 @@ func Train(cfg Config, out io.Writer) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
+	// The learning rate decays along a cosine to a twentieth of its start.
+	schedule := nn.CosineLR{Base: cfg.LR, Min: cfg.LR / 20, Total: cfg.Epochs * batches.Len()}
+	step := 0
 	var res Result
 	for epoch := range cfg.Epochs {
 		set.train.Shuffle(cfg.Seed + uint64(epoch) + 1)
@@ -107,6 +110,10 @@ func Train(cfg Config, out io.Writer) (Result, error) {
 			if err != nil {
 				return Result{}, err
 			}
+			if err := nn.Apply(schedule, opt, trainer.Machine(), step); err != nil {
+				return Result{}, err
+			}
+			step++
 			if err := trainer.Run(vm.Feeds{x: b[0], y: b[1]}); err != nil {
 				return Result{}, err
 			}
