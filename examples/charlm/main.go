@@ -8,6 +8,7 @@
 //	go run ./examples/charlm
 //	go run ./examples/charlm -steps 3000 -embed 128 -layers 4
 //	go run ./examples/charlm -prompt "KING RICHARD III:" -sample 600 -temperature 0.6
+//	go run ./examples/charlm -profile   # time each instruction of the training step
 package main
 
 import (
@@ -36,6 +37,7 @@ func main() {
 	fs.IntVar(&cfg.SampleChars, "sample", cfg.SampleChars, "characters to sample after training")
 	fs.Float64Var(&cfg.Temperature, "temperature", cfg.Temperature, "sampling temperature (0: the likeliest character)")
 	fs.StringVar(&cfg.Prompt, "prompt", "", "start of the sample (default: the validation text's first line)")
+	fs.BoolVar(&cfg.Profile, "profile", false, "time each instruction of the training step and print the 10 slowest")
 	if err := fs.Parse(os.Args[1:]); err != nil {
 		if err == flag.ErrHelp {
 			os.Exit(0)

@@ -39,11 +39,15 @@ type Config struct {
 	SampleChars int     // characters to sample after training (0: none)
 	Temperature float64 // of the sampling (≤ 0: the likeliest character each time)
 	Prompt      string  // the sample's start; "" for the validation text's first line
+
+	// Profile times each instruction of the training program and prints
+	// the slowest after training.
+	Profile bool
 }
 
 // DefaultConfig is the configuration the command's flags start from: a
-// 2-layer model of width 64 that reaches about 2.6 bits per character on
-// the validation text in a few minutes on two cores.
+// 2-layer model of width 64 that reaches 2.24 bits per character on the
+// validation text in a few minutes on two cores.
 func DefaultConfig() Config {
 	return Config{
 		Steps: 1500, Batch: 32, Context: 64,
@@ -109,9 +113,13 @@ func Train(cfg Config, out io.Writer) (Result, error) {
 	adam := nn.DefaultAdam().WithLR(cfg.LR)
 	adam.Clip.MaxNorm = 1
 	opt := nn.NewAdam(adam)
+	var trainOpts []vm.Option
+	if cfg.Profile {
+		trainOpts = append(trainOpts, vm.WithProfile())
+	}
 	trainer, err := vm.NewRunner([]*graph.Node{loss}, nil, func(outs []*graph.Node) (map[*graph.Node]*graph.Node, error) {
 		return nn.TrainingUpdates(opt, outs[0], model)
-	})
+	}, trainOpts...)
 	if err != nil {
 		return Result{}, err
 	}
@@ -162,6 +170,12 @@ func Train(cfg Config, out io.Writer) (Result, error) {
 	}
 	res.BPC = res.ValBPC[len(res.ValBPC)-1]
 	fmt.Fprintf(out, "validation: %.3f bits per character\n", res.BPC)
+	if cfg.Profile {
+		fmt.Fprintln(out, "profile of the training step, the 10 slowest instructions:")
+		if err := trainer.Machine().Profile().WriteTable(out, 10); err != nil {
+			return Result{}, err
+		}
+	}
 
 	if cfg.SampleChars > 0 {
 		if res.Sample, err = sample(cfg, g, model, trainer.Machine(), text); err != nil {
