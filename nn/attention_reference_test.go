@@ -151,3 +151,18 @@ func requireZeroGradient(t *testing.T, y *graph.Node, feeds vm.Feeds, at int, wr
 		}
 	}
 }
+
+// A query that may attend to no key gets NaN, as in PyTorch, and the
+// other queries are unaffected: their output equals attention over their
+// row of the mask alone.
+func TestAttentionQueryWithNoKeys(t *testing.T) {
+	g := graph.New()
+	q, k, v := g.Input("q", graph.Float64, 1, 2, 2), g.Input("k", graph.Float64, 1, 3, 2), g.Input("v", graph.Float64, 1, 3, 2)
+	both := ScaledDotProductAttention(q, k, v, g.Const(dense(t, []float64{0, 0, 0, 1, 0, 1}, 2, 3)), false)
+	alone := ScaledDotProductAttention(ops.Slice(q, 1, 1, 2), k, v, g.Const(dense(t, []float64{1, 0, 1}, 1, 3)), false)
+	out, err := vm.Eval(vm.Feeds{q: sines(t, 0.1, 1, 1, 2, 2), k: sines(t, 0.2, 1, 1, 3, 2), v: sines(t, 0.3, 1, 1, 3, 2)}, both, alone)
+	require.NoError(t, err)
+	y := graph.Float64s(out[0])
+	require.True(t, math.IsNaN(y[0]) && math.IsNaN(y[1]), "the first query attends to nothing: %v", y)
+	require.Equal(t, graph.Float64s(out[1]), y[2:])
+}
