@@ -9,6 +9,7 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/nabla-go/nabla/graph"
+	"github.com/nabla-go/nabla/nn"
 	"github.com/nabla-go/nabla/ops"
 	"github.com/nabla-go/nabla/vm"
 )
@@ -69,6 +70,32 @@ func TestModelIsCausal(t *testing.T) {
 			require.Equal(t, base[:j*vocab], changed[:j*vocab], "positions before %d", j)
 			require.NotEqual(t, base[j*vocab:(j+1)*vocab], changed[j*vocab:(j+1)*vocab], "position %d", j)
 		}
+	}
+}
+
+// The parameters have GPT-style names, PyTorch's inside the blocks, and
+// sinusoidal positions are no parameter.
+func TestModelParameterNames(t *testing.T) {
+	for _, sinusoidal := range []bool{false, true} {
+		m, err := NewModel(graph.New(), ModelConfig{Vocab: 5, Context: 4, Embed: 4, Heads: 2, Layers: 2, FF: 8,
+			Sinusoidal: sinusoidal, DType: graph.Float32}, rand.New(rand.NewPCG(1, 1)))
+		require.NoError(t, err)
+		var names []string
+		for _, p := range nn.NamedParameters(m) {
+			names = append(names, p.Name)
+		}
+		block := func(i string) []string {
+			return []string{"blocks." + i + ".self_attn.in_proj_weight", "blocks." + i + ".self_attn.in_proj_bias",
+				"blocks." + i + ".self_attn.out_proj.weight", "blocks." + i + ".self_attn.out_proj.bias",
+				"blocks." + i + ".linear1.weight", "blocks." + i + ".linear1.bias", "blocks." + i + ".linear2.weight", "blocks." + i + ".linear2.bias",
+				"blocks." + i + ".norm1.weight", "blocks." + i + ".norm1.bias", "blocks." + i + ".norm2.weight", "blocks." + i + ".norm2.bias"}
+		}
+		want := []string{"tok_emb.weight"}
+		if !sinusoidal {
+			want = append(want, "pos_emb.weight")
+		}
+		want = append(append(append(want, block("0")...), block("1")...), "ln_f.weight", "ln_f.bias", "head.weight", "head.bias")
+		require.Equal(t, want, names)
 	}
 }
 
