@@ -33,7 +33,7 @@ func WithUpdates(updates map[*graph.Node]*graph.Node) Option {
 
 // WithoutPass switches off an optional pass by name, for debugging and to
 // measure what it buys: "deadcode", "constfold", "simplify", "cse", "matmuladd",
-// "late deadcode", "fuse" or "memory" (see passes.go). Unknown names are an error from
+// "late deadcode", "prune", "fuse" or "memory" (see passes.go). Unknown names are an error from
 // Compile.
 func WithoutPass(name string) Option {
 	return func(c *config) {
@@ -74,6 +74,12 @@ func Compile(outputs []*graph.Node, opts ...Option) (*Program, error) {
 		return nil, err
 	}
 	noteCompile(g)
+	return compileGraph(g, outputs, updates, &c)
+}
+
+// compileGraph runs the passes over the function computing outputs and
+// updates, lowers it, and compiles the subgraphs its ops run.
+func compileGraph(g *graph.Graph, outputs []*graph.Node, updates [][2]*graph.Node, c *config) (*Program, error) {
 	f := newFunction(outputs, updates)
 	for _, p := range passes {
 		if c.disabled[p.name] {
@@ -88,7 +94,11 @@ func Compile(outputs []*graph.Node, opts ...Option) (*Program, error) {
 			}
 		}
 	}
-	return lower(f, g), nil
+	p := lower(f, g)
+	if err := compileBodies(p, c); err != nil {
+		return nil, err
+	}
+	return p, nil
 }
 
 // runPass runs one pass, turning a panic into an error naming the pass.

@@ -66,6 +66,11 @@ func newFunction(outputs []*graph.Node, updates [][2]*graph.Node) *function {
 	} else if len(updates) > 0 {
 		g = updates[0][0].Graph()
 	}
+	// A multi-output op's outputs come together: one instruction writes
+	// them all, later ones included.
+	if outs := g.Node(last).Outputs(); len(outs) > 1 {
+		last = outs[len(outs)-1].ID()
+	}
 	for _, n := range g.Nodes()[:last+1] {
 		v := &value{node: n, kind: n.Kind(), op: n.Op(), typ: n.Type(), slot: -1}
 		v.multi, v.index = n.MultiOp()

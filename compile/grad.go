@@ -3,6 +3,7 @@ package compile
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/nabla-go/nabla/graph"
@@ -112,12 +113,15 @@ func grad(caller string, ys, seeds, wrt []*graph.Node, opts []GradOption) (resul
 	}
 	for i := len(nodes) - 1; i >= 0; i-- {
 		n := nodes[i]
-		if !needs[i] || !feeds[i] || n.Kind() != graph.KindOp {
+		if n.Kind() != graph.KindOp {
 			continue
 		}
 		outs := n.Outputs()
 		if outs[0] != n {
 			continue // a later output of a multi-output op: done with the first
+		}
+		if !needs[i] || !slices.ContainsFunc(outs, func(o *graph.Node) bool { return o.ID() < len(feeds) && feeds[o.ID()] }) {
+			continue // no output leads to ys
 		}
 		gradOuts := make([]*graph.Node, len(outs))
 		reached := false
@@ -208,7 +212,7 @@ func checkGradRequest(ys, seeds, wrt []*graph.Node, fail func(string, ...any) er
 // panic, a ctx.Errorf or a wrong count into an error naming the op.
 // Differentiation calls it for every op; gradcheck calls it to check one.
 func Backward(n *graph.Node, gradOuts []*graph.Node, needs []bool) (grads []*graph.Node, err error) {
-	ctx := graph.NewGradContext(n, needs)
+	ctx := graph.NewGradContext(n, needs).WithDifferentiator(differentiate)
 	defer func() {
 		if r := recover(); r != nil {
 			grads, err = nil, fmt.Errorf("Backward of %s panicked: %v", n.OpName(), r)
@@ -236,6 +240,11 @@ func Backward(n *graph.Node, gradOuts []*graph.Node, needs []bool) (grads []*gra
 		return nil, fmt.Errorf("Backward of %s returned %d gradients for %d inputs: it must return one per input, nil for an input without one", n.OpName(), len(grads), len(n.Inputs()))
 	}
 	return grads, nil
+}
+
+// differentiate is the graph.Differentiator lent to ops' Backward.
+func differentiate(ys, seeds, wrt []*graph.Node) ([]*graph.Node, error) {
+	return grad("Gradients", ys, seeds, wrt, []GradOption{ZerosIfDisconnected()})
 }
 
 // fitGradient brings the gradient an op returned for input k to the

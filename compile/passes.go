@@ -16,6 +16,7 @@ var passes = [...]pass{
 	{name: "cse", fn: cse},
 	{name: "matmuladd", fn: matmuladd},
 	{name: "late deadcode", fn: deadcode},
+	{name: "prune", fn: prune},
 	{name: "fuse", fn: fuse},
 	{name: "memory", fn: memory},
 	{name: "allocslots", fn: allocslots, required: true},
@@ -44,6 +45,10 @@ var passOrder = [...]constraint{
 	{"late deadcode", "fuse"},
 	{"cse", "fuse"},
 	{"matmuladd", "fuse"},
+	// Prune the outputs that remain unread, and size their memory after.
+	{"late deadcode", "prune"},
+	{"constfold", "prune"},
+	{"prune", "memory"},
 	// Plan memory for the values that remain, and only for them; values
 	// that only their fused group reads need none.
 	{"fuse", "memory"},

@@ -37,6 +37,9 @@ type Instruction struct {
 	Out      []int
 	InTypes  []graph.Type // the types of In's values
 	OutTypes []graph.Type // the types of Out's values
+	// Bodies are the programs of the subgraphs the op runs (a loop's
+	// body; see graph.SubgraphOp), in the op's order.
+	Bodies []*Program
 }
 
 // Name is the instruction's op name.

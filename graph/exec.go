@@ -13,6 +13,7 @@ import "gorgonia.org/tensor"
 type Exec struct {
 	workers Workers
 	state   map[any]any
+	runners []Runner // the running op's subgraphs (see WithRunners)
 }
 
 // Workers is a pool of goroutines that runs the parts of a task. The vm

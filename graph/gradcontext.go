@@ -10,6 +10,30 @@ type GradContext struct {
 	inputs []*Node // the inputs Backward sees: node's, or its first few for a composite
 	needs  []bool
 	err    error
+	diff   Differentiator
+}
+
+// Differentiator computes vector–Jacobian products inside any graph: the
+// gradients with respect to wrt of sum_i <seeds[i], ys[i]>, zero for a wrt
+// node no output depends on. The differentiation driver lends one to ops
+// whose gradient differentiates a subgraph they run (a loop's body).
+type Differentiator func(ys, seeds, wrt []*Node) ([]*Node, error)
+
+// WithDifferentiator lends d to the op's Backward (see Differentiate) and
+// returns c. The differentiation driver calls it.
+func (c *GradContext) WithDifferentiator(d Differentiator) *GradContext {
+	c.diff = d
+	return c
+}
+
+// Differentiate returns vector–Jacobian products of nodes of any graph,
+// through the driver's Differentiator: what an op running a subgraph needs
+// to build its gradient from its body's.
+func (c *GradContext) Differentiate(ys, seeds, wrt []*Node) ([]*Node, error) {
+	if c.diff == nil {
+		return nil, fmt.Errorf("no differentiator: build gradients with compile.Grad")
+	}
+	return c.diff(ys, seeds, wrt)
 }
 
 // NewGradContext is called by the differentiation driver: node is the op

@@ -15,6 +15,13 @@ type Graph struct {
 	nodes []*Node
 	err   error
 	scope *Scope
+
+	// A nested graph (NewSub) captures the nodes of enclosing graphs its
+	// ops read.
+	parent     *Graph
+	captured   []*Node // nodes of enclosing graphs read, in order
+	captureIns []*Node // the inputs standing for them
+	captureOf  map[*Node]*Node
 }
 
 // New returns an empty graph.

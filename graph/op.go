@@ -216,10 +216,12 @@ func ApplyMulti(op MultiOp, inputs ...*Node) []*Node {
 
 func apply(g *Graph, op Op, multi MultiOp, inputs []*Node, s site) []*Node {
 	name, nameErr := opName(op, multi)
+	if g == nil {
+		g = innermost(inputs)
+	}
 	for _, in := range inputs {
-		if in != nil && in.g != nil {
-			g = in.g
-			break
+		if g == nil && in != nil && in.g != nil {
+			g = in.g // inputs of unrelated graphs: reported below
 		}
 	}
 	if g == nil {
@@ -246,7 +248,7 @@ func apply(g *Graph, op Op, multi MultiOp, inputs []*Node, s site) []*Node {
 			return []*Node{g.fail(name, s, "input %d is nil", i)}
 		case in.err != nil:
 			return []*Node{g.Fail(in.err)}
-		case in.g != g:
+		case in.g != g && !in.g.encloses(g):
 			return []*Node{g.fail(name, s, "input %d (%v) belongs to another graph", i, in)}
 		}
 		types[i] = in.typ
@@ -256,6 +258,9 @@ func apply(g *Graph, op Op, multi MultiOp, inputs []*Node, s site) []*Node {
 		return []*Node{g.fail(name, s, "%s", describeTypeError(err, types))}
 	}
 	ins := append([]*Node(nil), inputs...)
+	for i, in := range ins {
+		ins[i] = g.capture(in) // a node of an enclosing graph
+	}
 	if op != nil {
 		return []*Node{g.add(&Node{op: op, inputs: ins, typ: outTypes[0], site: s})}
 	}

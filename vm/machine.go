@@ -44,6 +44,10 @@ type Machine struct {
 	memLimit int64        // asked for by WithMemoryLimit; 0: graph.MemoryLimit
 	pool     *parallel.Pool
 	exec     *graph.Exec      // lent to kernels that implement graph.ExecForwarder
+	bodies   [][]*Machine     // per instruction: machines for the subgraphs its op runs
+	execs    []*graph.Exec    // per instruction running subgraphs: exec with their runners
+	inherit  *parallel.Pool   // a body machine's enclosing machine's pool
+	runner   *bodyRunner      // a body machine's runner
 	kernels  []execForwarder  // per instruction: the op's ForwardExec, or nil
 	multis   []multiForwarder // per instruction: a multi-output op's ForwardExec, or nil
 	empty    []bool           // per instruction: every output has no elements
@@ -112,7 +116,10 @@ func New(p *compile.Program, opts ...Option) (*Machine, error) {
 	if m.threads < 1 {
 		m.threads = runtime.GOMAXPROCS(0)
 	}
-	if m.threads > 1 {
+	switch {
+	case m.inherit != nil:
+		m.pool = m.inherit
+	case m.threads > 1:
 		m.pool = parallel.New(m.threads)
 		// The workers hold the pool, not the machine: once the machine
 		// is unreachable, its workers stop.
@@ -154,6 +161,9 @@ func New(p *compile.Program, opts ...Option) (*Machine, error) {
 		}
 		m.multis = append(m.multis, mk)
 		m.empty = append(m.empty, allEmpty(in.OutTypes))
+	}
+	if err := m.newBodies(); err != nil {
+		return nil, err
 	}
 	for _, nodes := range [][]*graph.Node{p.Outputs(), p.Inputs(), p.Params()} {
 		for _, n := range nodes {
@@ -238,6 +248,7 @@ func (m *Machine) Close() {
 	}
 	m.pool.Close()
 	m.pool, m.exec = nil, graph.NewExec(nil)
+	m.serialBodies()
 }
 
 // Program returns the program the machine runs.
@@ -370,11 +381,11 @@ func (m *Machine) execute() (err error) {
 		var kerr error
 		switch {
 		case m.kernels[i] != nil:
-			kerr = m.kernels[i](m.exec, m.outs[i][0], m.ins[i])
+			kerr = m.kernels[i](m.execFor(i), m.outs[i][0], m.ins[i])
 		case in.Op != nil:
 			kerr = in.Op.Forward(m.outs[i][0], m.ins[i])
 		case m.multis[i] != nil:
-			kerr = m.multis[i](m.exec, m.outs[i], m.ins[i])
+			kerr = m.multis[i](m.execFor(i), m.outs[i], m.ins[i])
 		default:
 			kerr = in.Multi.Forward(m.outs[i], m.ins[i])
 		}
