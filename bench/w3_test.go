@@ -50,8 +50,10 @@ func newW3Network() *w3Network {
 	return n
 }
 
-// w3Quantities are what W3 measures, by name.
-var w3Quantities = []string{"hvp", "hessian"}
+// w3Quantities are what W3 measures, by name: the gradient (the unit of
+// cost), the Hessian–vector product by forward over reverse (compile.HVP)
+// and by reverse over reverse (the gradient of ⟨∇f, v⟩), and the Hessian.
+var w3Quantities = []string{"grad", "hvp", "hvp-rev", "hessian"}
 
 // machine compiles the named quantity (the HVP or the Hessian) on a
 // machine with the given threads; it returns the node computed too.
@@ -59,9 +61,25 @@ func (n *w3Network) machine(tb testing.TB, quantity string, threads int) (*vm.Ma
 	tb.Helper()
 	var out *graph.Node
 	var err error
-	if quantity == "hvp" {
+	switch quantity {
+	case "grad":
+		var g []*graph.Node
+		g, err = compile.Grad(n.f, n.x)
+		if err == nil {
+			out = g[0]
+		}
+	case "hvp":
 		out, err = compile.HVP(n.f, n.x, n.v)
-	} else {
+	case "hvp-rev":
+		var g, hv []*graph.Node
+		g, err = compile.Grad(n.f, n.x)
+		if err == nil {
+			hv, err = compile.Grad(ops.Sum(ops.Mul(g[0], n.v)), n.x)
+		}
+		if err == nil {
+			out = hv[0]
+		}
+	default:
 		out, err = compile.Hessian(n.f, n.x)
 	}
 	if err != nil {
@@ -73,7 +91,7 @@ func (n *w3Network) machine(tb testing.TB, quantity string, threads int) (*vm.Ma
 	}
 	m := newMachine(tb, prog, threads)
 	feeds := vm.Feeds{n.x: mustDense(graph.Float64, n.x0, 1, w3Dim)}
-	if quantity == "hvp" {
+	if quantity == "hvp" || quantity == "hvp-rev" {
 		feeds[n.v] = mustDense(graph.Float64, n.v0, 1, w3Dim)
 	}
 	return m, feeds, out
@@ -146,8 +164,11 @@ func TestW3(t *testing.T) {
 			hv[j] += want[j*w3Dim+l] * n.v0[l]
 		}
 	}
-	expected := map[string][]float64{"hvp": hv, "hessian": want}
+	expected := map[string][]float64{"hvp": hv, "hvp-rev": hv, "hessian": want}
 	for _, q := range w3Quantities {
+		if expected[q] == nil {
+			continue
+		}
 		m, feeds, out := n.machine(t, q, 1)
 		if err := m.Run(feeds); err != nil {
 			t.Fatal(err)

@@ -86,3 +86,21 @@ func TestCheckerCatchesBrokenFunctions(t *testing.T) {
 	f.values[1].typ = graph.TypeOf(graph.Float64, 3)
 	require.ErrorContains(t, checkFunction(f), "but the op infers float64(2)")
 }
+
+// A Scan's listing shows its body's program under it.
+func TestProgramStringShowsBodies(t *testing.T) {
+	g := graph.New()
+	xs := g.Input("xs", graph.Float64, 4, 2)
+	h0 := g.Input("h0", graph.Float64, 2)
+	final, _ := ops.Scan(func(c, x []*graph.Node) ([]*graph.Node, []*graph.Node) {
+		return []*graph.Node{ops.Tanh(ops.Add(c[0], x[0]))}, nil
+	}, []*graph.Node{h0}, []*graph.Node{xs})
+	p, err := Compile([]*graph.Node{final[0]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "%0, %1 = Scan h0 xs\n  body 0:\n    %0 = Fused(Add,Tanh) carry0 x0\n    return %0\nreturn %0\n"
+	if got := p.String(); got != want {
+		t.Fatalf("got\n%s\nwant\n%s", got, want)
+	}
+}

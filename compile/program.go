@@ -120,7 +120,8 @@ func (p *Program) SlotOf(n *graph.Node) (int, bool) {
 // Ops show their DOT label (graph.DotLabeler) or name; inputs and
 // parameters go by name, scalar constants by value, and computed slots are
 // numbered %0, %1, … as they are first written: an instruction writing a
-// slot already named reuses its storage.
+// slot already named reuses its storage. The programs of an instruction's
+// subgraphs (a Scan's body) follow it, indented.
 func (p *Program) String() string {
 	var b strings.Builder
 	names := make([]string, len(p.slots))
@@ -156,6 +157,13 @@ func (p *Program) String() string {
 			b.WriteString(" " + args)
 		}
 		b.WriteByte('\n')
+		for k, body := range in.Bodies {
+			fmt.Fprintf(&b, "  body %d:\n", k)
+			for _, line := range strings.SplitAfter(strings.TrimSuffix(body.String(), "\n"), "\n") {
+				b.WriteString("    " + line)
+			}
+			b.WriteByte('\n')
+		}
 	}
 	if len(p.outputs) > 0 {
 		b.WriteString("return " + list(mapSlice(p.outputs, func(n *graph.Node) int { return p.nodes[n] }), " ") + "\n")

@@ -245,6 +245,47 @@ func builtinTable() []opCase {
 		maxSquared, avgSquared, maxPenalty, avgPenalty, global, flatten, flattenLast,
 	)
 
+	// Per-channel ops. Their gradients are the family's other members
+	// (dot products, covariances, two-term affine maps), which the
+	// second- and third-order checks reach. ChannelVar is the covariance
+	// of x with itself and BatchNorm takes x's statistics as inputs, so
+	// they are checked as functions.
+	channel := func(f func(x *graph.Node) *graph.Node) func(in []*graph.Node) *graph.Node {
+		return func(in []*graph.Node) *graph.Node { return f(in[0]) }
+	}
+	batchNorm := func(eps float64) func(in []*graph.Node) *graph.Node {
+		return func(in []*graph.Node) *graph.Node { return ops.BatchNorm(in[0], in[1], in[2], eps) }
+	}
+	variance := row("ChannelVar", "images", channel(ops.ChannelVar), v.signed(2, 3, 2, 2))
+	bnImages := row("BatchNorm", "images", batchNorm(1e-5), v.signed(2, 3, 2, 2), v.signed(3), v.signed(3))
+	bnRank2 := row("BatchNorm", "rank 2 eps 0.1", batchNorm(0.1), v.signed(4, 3), v.signed(3), v.signed(3))
+	bnRank3 := row("BatchNorm", "rank 3", batchNorm(1e-5), v.signed(2, 2, 3), v.signed(2), v.signed(2))
+	// Squared, the output gradient depends on x, so the second
+	// derivative goes through the gradient's derivative with respect to
+	// the output gradient too; the penalties go one order further.
+	square := func(f func(in []*graph.Node) *graph.Node) func(in []*graph.Node) *graph.Node {
+		return func(in []*graph.Node) *graph.Node { return ops.Square(f(in)) }
+	}
+	bnSquared := row("BatchNorm", "squared", square(batchNorm(1e-5)), v.signed(2, 3, 2), v.signed(3), v.signed(3))
+	bnPenalty := row("BatchNorm", "gradient penalty", gradientPenalty(square(batchNorm(1e-5))), v.signed(2, 3, 2), v.signed(3), v.signed(3))
+	varPenalty := row("ChannelVar", "gradient penalty", gradientPenalty(square(channel(ops.ChannelVar))), v.signed(3, 2, 2))
+	affinePenalty := row("ChannelAffine", "gradient penalty",
+		gradientPenalty(square(func(in []*graph.Node) *graph.Node { return ops.ChannelAffine(in[0], in[1], in[2]) })),
+		v.signed(2, 3, 2), v.signed(3), v.signed(3))
+	for _, r := range []*opCase{&variance, &bnImages, &bnRank2, &bnRank3, &bnSquared, &bnPenalty, &varPenalty, &affinePenalty} {
+		r.composite = true
+	}
+	rows = append(rows, variance, bnImages, bnRank2, bnRank3, bnSquared, bnPenalty, varPenalty, affinePenalty,
+		row("ChannelSum", "images", channel(ops.ChannelSum), v.signed(2, 3, 2, 2)),
+		row("ChannelMean", "rank 3", channel(ops.ChannelMean), v.signed(2, 3, 2)),
+		row("ChannelAffine", "scale and shift", func(in []*graph.Node) *graph.Node { return ops.ChannelAffine(in[0], in[1], in[2]) },
+			v.signed(2, 3, 2, 2), v.signed(3), v.signed(3)),
+		row("ChannelAffine", "scale", func(in []*graph.Node) *graph.Node { return ops.ChannelAffine(in[0], in[1], nil) },
+			v.signed(3, 2), v.signed(2)),
+		row("ChannelAffine", "shift", func(in []*graph.Node) *graph.Node { return ops.ChannelAffine(in[0], nil, in[1]) },
+			v.signed(2, 3, 2), v.signed(3)),
+	)
+
 	// Neural-network ops.
 	for _, s := range []struct {
 		name string

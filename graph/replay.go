@@ -63,7 +63,8 @@ func Replay(subst map[*Node]*Node, roots ...*Node) (map[*Node]*Node, error) {
 	for from, to := range subst {
 		types[from] = to.typ
 	}
-	var replayed []*Node // first node of each op application to replay
+	var replayed []*Node      // first node of each op application to replay
+	ops := map[*Node]opPair{} // ops traced again for their new inputs (Retyper)
 	for _, n := range g.nodes {
 		if !need[n.id] || subst[n] != nil || len(n.inputs) == 0 {
 			continue
@@ -73,15 +74,23 @@ func Replay(subst map[*Node]*Node, roots ...*Node) (map[*Node]*Node, error) {
 		}
 		changed := false
 		in := make([]Type, len(n.inputs))
+		fresh := make([]bool, len(n.inputs))
 		for i, x := range n.inputs {
-			_, changed0 := types[x]
-			changed = changed || changed0
+			_, fresh[i] = types[x]
+			changed = changed || fresh[i]
 			in[i] = typeOf(x)
 		}
 		if !changed {
 			continue
 		}
-		out, err := inferTypes(n.op, n.multi, in)
+		op, multi, retyped, err := retype(n, in, fresh)
+		if err != nil {
+			return nil, fmt.Errorf("nabla: Replay: %v at %v: %v", n, n.site, err)
+		}
+		if retyped {
+			ops[n] = opPair{op, multi}
+		}
+		out, err := inferTypes(op, multi, in)
 		if err != nil {
 			return nil, fmt.Errorf("nabla: Replay: %v at %v: %s", n, n.site, describeTypeError(err, in))
 		}
@@ -113,13 +122,17 @@ func Replay(subst map[*Node]*Node, roots ...*Node) (map[*Node]*Node, error) {
 			ins[i] = mapped(x)
 		}
 		g.scope = n.scope
-		if n.op != nil {
-			out[n] = g.add(&Node{op: n.op, inputs: ins, typ: types[n], site: n.site, name: n.name})
+		op, multi := n.op, n.multi
+		if p, ok := ops[n]; ok {
+			op, multi = p.op, p.multi
+		}
+		if op != nil {
+			out[n] = g.add(&Node{op: op, inputs: ins, typ: types[n], site: n.site, name: n.name})
 			continue
 		}
 		group := make([]*Node, len(n.group))
 		for i, m := range n.group {
-			group[i] = g.add(&Node{multi: n.multi, index: i, inputs: ins, typ: types[m], site: n.site, name: m.name})
+			group[i] = g.add(&Node{multi: multi, index: i, inputs: ins, typ: types[m], site: n.site, name: m.name})
 			out[m] = group[i]
 		}
 		for _, m := range group {
@@ -127,4 +140,55 @@ func Replay(subst map[*Node]*Node, roots ...*Node) (map[*Node]*Node, error) {
 		}
 	}
 	return out, nil
+}
+
+// Retyper is implemented by ops made for their inputs' types (a loop's
+// body, traced for them). Replay asks such an op for the op to apply to
+// its new inputs: in are their types, and fresh[i] says input i is a new
+// node (whose value may differ even where its type does not). Retype
+// returns an Op or a MultiOp, as the receiver is, or says why the op
+// cannot be replayed.
+type Retyper interface {
+	Retype(in []Type, fresh []bool) (any, error)
+}
+
+type opPair struct {
+	op    Op
+	multi MultiOp
+}
+
+// retype returns the op to apply to node n's new inputs: its own, or what
+// its Retype gives (retyped). Ops are not compared: they need not be
+// comparable.
+func retype(n *Node, in []Type, fresh []bool) (op Op, multi MultiOp, retyped bool, err error) {
+	var r Retyper
+	switch {
+	case n.op != nil:
+		r, _ = n.op.(Retyper)
+	case n.multi != nil:
+		r, _ = n.multi.(Retyper)
+	}
+	if r == nil {
+		return n.op, n.multi, false, nil
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			op, multi, retyped, err = nil, nil, false, fmt.Errorf("Retype panicked: %v", p)
+		}
+	}()
+	again, err := r.Retype(in, fresh)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	switch a := again.(type) {
+	case Op:
+		if n.op != nil {
+			return a, nil, true, nil
+		}
+	case MultiOp:
+		if n.multi != nil {
+			return nil, a, true, nil
+		}
+	}
+	return nil, nil, false, fmt.Errorf("Retype returned %T, not an op of the kind of %s", again, n.OpName())
 }

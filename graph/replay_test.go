@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"gorgonia.org/tensor"
 
 	"github.com/nabla-go/nabla/graph"
 )
@@ -42,4 +43,22 @@ func TestReplay(t *testing.T) {
 
 	_, err = graph.Replay(map[*graph.Node]*graph.Node{x: graph.New().Input("y", graph.Float64)}, sum)
 	require.ErrorContains(t, err, "not between healthy nodes")
+}
+
+// sliceOp holds a slice: its type is not comparable, and Replay must not
+// compare it.
+type sliceOp struct{ scale []float64 }
+
+func (sliceOp) Name() string                                     { return "SliceOp" }
+func (sliceOp) Type(in []graph.Type) (graph.Type, error)         { return in[0], nil }
+func (sliceOp) Forward(_ *tensor.Dense, _ []*tensor.Dense) error { return nil }
+
+func TestReplayOpsThatAreNotComparable(t *testing.T) {
+	g := graph.New()
+	x := g.Input("x", graph.Float64, 4, 2)
+	y := graph.Apply(sliceOp{scale: []float64{2}}, x)
+	x2 := g.Input("x2", graph.Float64, 3, 2)
+	m, err := graph.Replay(map[*graph.Node]*graph.Node{x: x2}, y)
+	require.NoError(t, err)
+	require.Equal(t, []int{3, 2}, m[y].Shape())
 }

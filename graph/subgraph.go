@@ -9,8 +9,7 @@ import (
 // NewSub returns an empty graph nested in g, for a subgraph an op runs as
 // a function (a loop's body). Ops applied in it may read nodes of g and of
 // g's enclosing graphs: each such node is captured once, standing in the
-// nested graph as an input (Captures lists them) or, for a constant, as a
-// copy of it.
+// nested graph as an input (Captures lists them).
 func (g *Graph) NewSub() *Graph {
 	if g == nil {
 		return nil
@@ -47,8 +46,7 @@ func (g *Graph) encloses(h *Graph) bool {
 }
 
 // capture returns the node of g standing for n, a node of an enclosing
-// graph: an input (captured through every graph in between), or a copy of
-// a constant.
+// graph: an input, captured through every graph in between.
 func (g *Graph) capture(n *Node) *Node {
 	if n.g == g {
 		return n
@@ -56,15 +54,13 @@ func (g *Graph) capture(n *Node) *Node {
 	if c, ok := g.captureOf[n]; ok {
 		return c
 	}
-	var c *Node
-	if n.kind == KindConst {
-		c = g.add(&Node{kind: KindConst, typ: n.typ, value: n.value, site: n.site})
-	} else {
-		from := g.parent.capture(n)
-		c = g.add(&Node{kind: KindInput, typ: n.typ, name: captureName(n), site: n.site})
-		g.captured = append(g.captured, from)
-		g.captureIns = append(g.captureIns, c)
-	}
+	// Constants too are captured as inputs, not copied: a derivative
+	// with respect to a constant (forward mode takes some) must reach
+	// the body.
+	from := g.parent.capture(n)
+	c := g.add(&Node{kind: KindInput, typ: n.typ, name: captureName(n), site: n.site})
+	g.captured = append(g.captured, from)
+	g.captureIns = append(g.captureIns, c)
 	g.captureOf[n] = c
 	return c
 }

@@ -81,32 +81,22 @@ func (n *BatchNorm) Forward(x *graph.Node) *graph.Node {
 		for a := 2; a < r; a++ {
 			axes = append(axes, a)
 		}
-		perChannel := make([]int, r) // (1, C, 1, ...): broadcasts over the rest
-		for i := range perChannel {
-			perChannel[i] = 1
-		}
-		perChannel[1] = n.channels
-		g := x.Graph()
-		var mean, variance *graph.Node
 		if n.training {
 			count := graph.ShapeSize(shape) / n.channels
 			if count < 2 {
 				return fail(x, "BatchNorm", "%q: input %v has %d value per channel: training needs more than one", n.name, x.Type(), count)
 			}
-			mean = ops.MeanKeepDims(x, axes...)
-			variance = ops.MeanKeepDims(ops.Square(ops.Sub(x, mean)), axes...)
-			n.track(x, mean, variance, axes)
-		} else {
-			mean, variance = ops.Reshape(n.RunningMean, perChannel...), ops.Reshape(n.RunningVar, perChannel...)
+			n.track(x, ops.ChannelMean(x), ops.ChannelVar(x), axes)
+			return ops.BatchNorm(x, n.Weight, n.Bias, n.eps)
 		}
-		std := ops.Sqrt(ops.Add(variance, g.Scalar(n.eps, x.DType())))
-		y := ops.Div(ops.Sub(x, mean), std)
-		return ops.Add(ops.Mul(y, ops.Reshape(n.Weight, perChannel...)), ops.Reshape(n.Bias, perChannel...))
+		g := x.Graph()
+		scale := ops.Div(n.Weight, ops.Sqrt(ops.Add(n.RunningVar, g.Scalar(n.eps, x.DType()))))
+		return ops.ChannelAffine(x, scale, ops.Sub(n.Bias, ops.Mul(n.RunningMean, scale)))
 	})
 }
 
 // track builds the running statistics' updates from a batch's mean and
-// biased variance of x over axes. The variance is made unbiased with the
+// biased variance of x over axes, (C). The variance is made unbiased with the
 // count of values per channel taken from x's shape at run time, so
 // that the update stays right when a vm.Runner replays it for another
 // batch size.

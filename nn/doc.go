@@ -30,6 +30,25 @@
 // ("layers.0.weight", or "fc1.weight" for a layer named fc1 in a
 // Sequential); see Module for the rules.
 //
+// # Recurrent networks
+//
+// RNN, LSTM and GRU are PyTorch's modules of those names: the same
+// settings (RecurrentConfig: layers, batch-first, biases, bidirectional,
+// dropout between layers, the RNN's nonlinearity), unbatched inputs too,
+// the same parameters (weight_ih_l0, weight_hh_l0,
+// bias_ih_l0, bias_hh_l0, …, gates in PyTorch's order), the same
+// initialisation and the same outputs, so a state dict saved from PyTorch
+// loads with Load as it is. Their loop over time is an ops.Scan, compiled
+// once whatever the sequence's length; each layer's input product is one
+// matrix product outside the loop. Run takes initial states and returns
+// PyTorch's (output, h_n[, c_n]):
+//
+//	lstm := nn.NewLSTM(g, "lstm", 10, 20, nn.RecurrentConfig{Layers: 2})
+//	out, hn, cn := lstm.Run(x, h0, c0) // x (T, N, 10); out (T, N, 20); hn, cn (2, N, 20)
+//
+// RNNCell, LSTMCell and GRUCell are one step each, for loops written by
+// hand or inside a Scan of one's own.
+//
 // # Training
 //
 // An Optimizer (SGD, Adam, AdamW) turns a loss into graph expressions for

@@ -74,3 +74,28 @@ func ExampleFormat() {
 	// fc2.weight float64(10,32)
 	// fc2.bias float64(10)
 }
+
+// A two-layer LSTM over batch-first sequences: its parameters have
+// PyTorch's names and shapes, and Run returns PyTorch's (output, h_n, c_n).
+func ExampleNewLSTM() {
+	g := graph.New()
+	lstm := nn.NewLSTM(g, "lstm", 10, 20, nn.RecurrentConfig{Layers: 2, BatchFirst: true})
+	x := g.Input("x", graph.Float64, 3, 7, 10) // 3 sequences of 7 steps
+	out, hn, cn := lstm.Run(x, nil, nil)
+	fmt.Println(lstm)
+	for _, p := range nn.NamedParameters(lstm) {
+		fmt.Println(p.Name, p.Node.Type())
+	}
+	fmt.Println(out.Type(), hn.Type(), cn.Type(), g.Err())
+	// Output:
+	// LSTM(10, 20, num_layers=2, batch_first=True)
+	// weight_ih_l0 float64(80,10)
+	// weight_hh_l0 float64(80,20)
+	// bias_ih_l0 float64(80)
+	// bias_hh_l0 float64(80)
+	// weight_ih_l1 float64(80,20)
+	// weight_hh_l1 float64(80,20)
+	// bias_ih_l1 float64(80)
+	// bias_hh_l1 float64(80)
+	// float64(3,7,20) float64(2,3,20) float64(2,3,20) <nil>
+}

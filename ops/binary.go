@@ -209,12 +209,9 @@ func arithSV[T float](k binaryKind, o []T, c T, y []T) { vek.SV(vekOps[k], o, c,
 // vekOps are the arithmetic kinds' operations in vek.
 var vekOps = [...]vek.Op{addKind: vek.Add, subKind: vek.Sub, mulKind: vek.Mul, divKind: vek.Div}
 
-func mask[T float](b bool) T {
-	if b {
-		return 1
-	}
-	return 0
-}
+// mask is 1 for true and 0 for false, without a branch: a comparison's
+// outcome on data is as good as random.
+func mask[T float](b bool) T { return T(b2i(b)) }
 
 // InPlace lets the output overwrite the first input where they have the
 // same shape: each element is read before it is written. In gradients the

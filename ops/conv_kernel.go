@@ -3,6 +3,7 @@ package ops
 import (
 	"github.com/nabla-go/nabla/graph"
 	"github.com/nabla-go/nabla/internal/gemm"
+	"github.com/nabla-go/nabla/internal/vek"
 )
 
 // The convolution kernels unfold each image into columns (im2col: one row
@@ -20,31 +21,53 @@ const (
 
 // convRun is one convolution kernel's run: x, w and y are the images, the
 // weight and the output-side images, whichever of them is computed. It is
-// a graph.Task over parts of the batch; a machine keeps one per dtype.
+// a graph.Task over units of work, spread over parts: images for the
+// forward and input-gradient kernels, chunks of images for the weight
+// gradient; a machine keeps one per dtype.
 type convRun[T float] struct {
 	kind    convKind
 	g       geom
 	x, w, y []T
 	parts   int
-	cols    [][]T // per part
+	chunks  int           // the weight gradient's
+	sums    [][]T         // the weight gradient's chunks but the first
+	cols    [][]T         // per part
+	serial  []*graph.Exec // per part: serial, keeping its products' buffers
 }
 
 type convKey[T float] struct{}
 
+// weightChunks is the most chunks of images the weight gradient sums
+// apart (then adds in order): their number depends on the batch alone, so
+// the result does not depend on the threads.
+const weightChunks = 8
+
 // runConv computes kind's result. The forward and input-gradient kernels
 // hand images out to e's threads when there are enough of them, and
-// otherwise give the threads to each product; the weight gradient sums
-// over the images in order. Either way every element is computed the same
-// way whatever the number of threads.
+// otherwise give the threads to each product; the weight gradient hands
+// out its chunks the same way. Either way every element is computed the
+// same way whatever the number of threads.
 func runConv[T float](e *graph.Exec, kind convKind, g geom, x, w, y []T) {
 	r := e.State(convKey[T]{}, func() any { return new(convRun[T]) }).(*convRun[T])
 	r.kind, r.g, r.x, r.w, r.y = kind, g, x, w, y
+	units := g.n
+	if kind == convWeightGrad {
+		r.chunks = min(g.n, weightChunks)
+		units = r.chunks
+		for len(r.sums) < r.chunks-1 {
+			r.sums = append(r.sums, nil)
+		}
+		for j := range r.chunks - 1 {
+			r.sums[j] = grow(r.sums[j], len(w))
+		}
+	}
 	r.parts = 1
-	if kind != convWeightGrad && g.n >= e.Threads() {
+	if units >= e.Threads() {
 		r.parts = e.Threads()
 	}
 	for len(r.cols) < r.parts {
 		r.cols = append(r.cols, nil)
+		r.serial = append(r.serial, graph.NewExec(nil))
 	}
 	if !g.direct() {
 		for p := range r.parts {
@@ -54,17 +77,46 @@ func runConv[T float](e *graph.Exec, kind convKind, g geom, x, w, y []T) {
 	if r.parts > 1 {
 		e.Parallel(r.parts, r)
 	} else {
-		for n := range g.n {
-			r.image(e, 0, n)
+		for u := range units {
+			r.unit(e, 0, u)
+		}
+	}
+	if kind == convWeightGrad {
+		for _, s := range r.sums[:r.chunks-1] {
+			vek.VV(vek.Add, w, w, s)
 		}
 	}
 	r.x, r.w, r.y = nil, nil, nil
 }
 
-// Do computes every parts-th image, from the part-th.
+// Do computes every parts-th unit, from the part-th. Its products run on
+// the part's serial Exec, whose state keeps their packing buffers from
+// run to run (a nil Exec would take them from a pool that a collection
+// may empty).
 func (r *convRun[T]) Do(part int) {
-	for n := part; n < r.g.n; n += r.parts {
-		r.image(nil, part, n)
+	units := r.g.n
+	if r.kind == convWeightGrad {
+		units = r.chunks
+	}
+	for u := part; u < units; u += r.parts {
+		r.unit(r.serial[part], part, u)
+	}
+}
+
+// unit computes image u, or the weight gradient's sum over chunk u of
+// the images (the first into w, the others into sums).
+func (r *convRun[T]) unit(e *graph.Exec, part, u int) {
+	if r.kind != convWeightGrad {
+		r.image(e, part, u, r.w, false)
+		return
+	}
+	w := r.w
+	if u > 0 {
+		w = r.sums[u-1]
+	}
+	lo, hi := u*r.g.n/r.chunks, (u+1)*r.g.n/r.chunks
+	for n := lo; n < hi; n++ {
+		r.image(e, part, n, w, n > lo)
 	}
 }
 
@@ -81,14 +133,15 @@ func (g geom) direct() bool {
 	return g.kh == 1 && g.kw == 1 && g.stride == [2]int{1, 1} && g.pad == [4]int{}
 }
 
-// image computes image n's share, group by group, with products on e.
-func (r *convRun[T]) image(e *graph.Exec, part, n int) {
+// image computes image n's share, group by group, with products on e;
+// the weight gradient sets w to it, or adds it with acc.
+func (r *convRun[T]) image(e *graph.Exec, part, n int, weight []T, acc bool) {
 	g := r.g
 	hw, ohw, k := g.h*g.w, g.oh*g.ow, g.k()
 	for grp := range g.groups {
 		x := r.x[(n*g.c+grp*g.cg)*hw : (n*g.c+grp*g.cg+g.cg)*hw]
 		y := r.y[(n*g.o+grp*g.og)*ohw : (n*g.o+grp*g.og+g.og)*ohw]
-		w := r.w[grp*g.og*k : (grp+1)*g.og*k]
+		w := weight[grp*g.og*k : (grp+1)*g.og*k]
 		col := x
 		if !g.direct() {
 			col = r.cols[part]
@@ -109,7 +162,7 @@ func (r *convRun[T]) image(e *graph.Exec, part, n int) {
 			if !g.direct() {
 				im2col(col, x, g)
 			}
-			gemm.Mul(e, gemm.Product{TransB: true, Acc: n > 0, M: g.og, N: k, K: ohw, Lda: ohw, Ldb: ohw, Ldc: k}, y, col, w)
+			gemm.Mul(e, gemm.Product{TransB: true, Acc: acc, M: g.og, N: k, K: ohw, Lda: ohw, Ldb: ohw, Ldc: k}, y, col, w)
 		}
 	}
 }

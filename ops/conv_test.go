@@ -295,3 +295,43 @@ func BenchmarkConv2D(b *testing.B) {
 		}
 	}
 }
+
+// The weight gradient of a batch larger than its chunks agrees, entry by
+// entry, with ⟨Conv2D(x, eₖ), g⟩ for each basis weight eₖ, and is the
+// same, bit for bit, on one, two and three threads.
+func TestConvWeightGradChunks(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 9))
+	xs, ws := []int{19, 2, 5, 6}, []int{3, 2, 3, 3}
+	geo, err := newConv2d(ConvOptions{Padding: []int{1}}).newGeom(xs, ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := randoms(rng, graph.ShapeSize(xs))
+	gy := randoms(rng, len(naiveConv(geo, x, make([]float64, graph.ShapeSize(ws)))))
+	want := make([]float64, graph.ShapeSize(ws))
+	for k := range want {
+		basis := make([]float64, len(want))
+		basis[k] = 1
+		want[k] = dot64(naiveConv(geo, x, basis), gy)
+	}
+	var first []float64
+	for threads := 1; threads <= 3; threads++ {
+		pool := parallel.New(threads)
+		gw := make([]float64, len(want))
+		runConv(graph.NewExec(pool), convWeightGrad, geo, x, gw, gy)
+		pool.Close()
+		for k := range want {
+			if math.Abs(gw[k]-want[k]) > 1e-12*(1+math.Abs(want[k])) {
+				t.Fatalf("threads %d: [%d] = %v, want %v", threads, k, gw[k], want[k])
+			}
+		}
+		if first == nil {
+			first = gw
+		}
+		for k := range gw {
+			if gw[k] != first[k] {
+				t.Fatalf("threads %d: [%d] = %v, on one thread %v", threads, k, gw[k], first[k])
+			}
+		}
+	}
+}

@@ -90,7 +90,6 @@ func spans(dst []poolSpan, out, n, k, stride, pad, dilation int) []poolSpan {
 func (r *poolRun[T]) maxPlane(pl int) {
 	g := &r.g
 	hw, ohw := g.h*g.w, g.oh*g.ow
-	dh, dw := g.dilation[0], g.dilation[1]
 	x := r.a[pl*hw : (pl+1)*hw]
 	var out, in []T
 	switch r.kind {
@@ -98,17 +97,22 @@ func (r *poolRun[T]) maxPlane(pl int) {
 		out = r.out[pl*ohw : (pl+1)*ohw]
 	case maxPoolGradKind: // g (pooled) added at the argmaxes of out (x's shape)
 		out, in = r.out[pl*hw:(pl+1)*hw], r.b[pl*ohw:(pl+1)*ohw]
-		clear(out)
 	case maxPoolGatherKind: // G (x's shape) read at the argmaxes
 		out, in = r.out[pl*ohw:(pl+1)*ohw], r.b[pl*hw:(pl+1)*hw]
 	}
-	kind, w, negInf := r.kind, g.w, T(math.Inf(-1))
+	if g.halves() && r.maxHalves(x, out, in) {
+		return
+	}
+	if r.kind == maxPoolGradKind {
+		clear(out)
+	}
+	dh, dw, w := g.dilation[0], g.dilation[1], g.w
 	o := 0
 	for _, rs := range r.rows {
 		for _, cs := range r.cols {
 			at := -1
 			if rs.taps > 0 && cs.taps > 0 {
-				best := negInf
+				best := T(math.Inf(-1))
 				at = rs.first*w + cs.first
 				for p := range rs.taps {
 					row := (rs.first+p*dh)*w + cs.first
@@ -119,22 +123,86 @@ func (r *poolRun[T]) maxPlane(pl int) {
 					}
 				}
 			}
-			switch {
-			case kind == maxPoolGradKind:
-				if at >= 0 {
-					out[at] += in[o]
-				}
-			case at < 0 && kind == maxPoolKind:
-				out[o] = negInf
-			case at < 0:
-				out[o] = 0
-			case kind == maxPoolKind:
+			r.storeMax(o, at, x, out, in)
+			o++
+		}
+	}
+}
+
+// halves reports whether the pooling halves each axis with 2×2 windows
+// that lie wholly inside the image (stride 2, no padding or dilation):
+// maxHalves's case.
+func (g *poolGeom) halves() bool {
+	return g.kernel == [2]int{2, 2} && g.stride == [2]int{2, 2} && g.dilation == [2]int{1, 1} &&
+		g.pad == [2]int{} && 2*g.oh <= g.h && 2*g.ow <= g.w
+}
+
+// maxHalves is maxPlane for 2×2 windows at stride 2 inside the image,
+// without branches on the data: each window's argmax is the first
+// maximum of its rows' first maxima. That is maxPlane's argmax unless a
+// NaN is among the taps; maxHalves then reports false (a sum of the taps
+// tells, or an infinite one, where maxPlane's result is the same) and the
+// caller computes the plane again. MaxPool2DGrad's windows tile the
+// image but for a last odd row or column: it writes every element.
+func (r *poolRun[T]) maxHalves(x, out, in []T) bool {
+	w, kind := r.g.w, r.kind
+	if kind == maxPoolGradKind {
+		clear(out[2*r.g.oh*w:])
+	}
+	var sum T
+	o := 0
+	for i := range r.g.oh {
+		top := 2 * i * w
+		r0, r1 := x[top:top+w], x[top+w:top+2*w]
+		if kind == maxPoolGradKind && w > 2*r.g.ow {
+			out[top+w-1], out[top+2*w-1] = 0, 0
+		}
+		for j := range r.g.ow {
+			k := 2 * j
+			a, b, c, d := r0[k], r0[k+1], r1[k], r1[k+1]
+			p, q := k+b2i(b > a), k+b2i(d > c)
+			at := top + p + b2i(r1[q] > r0[p])*(w+q-p)
+			sum += (a + b) + (c + d)
+			switch kind {
+			case maxPoolKind:
 				out[o] = x[at]
+			case maxPoolGradKind:
+				out[top+k], out[top+k+1], out[top+w+k], out[top+w+k+1] = 0, 0, 0, 0
+				out[at] = in[o]
 			default:
 				out[o] = in[at]
 			}
 			o++
 		}
+	}
+	return sum == sum
+}
+
+// b2i is 1 for true and 0 for false; the compiler makes it a flag
+// instruction, not a branch.
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// storeMax stores window o's result given its argmax at (-1: the window
+// has no tap inside the image).
+func (r *poolRun[T]) storeMax(o, at int, x, out, in []T) {
+	switch {
+	case r.kind == maxPoolGradKind:
+		if at >= 0 {
+			out[at] += in[o]
+		}
+	case at < 0 && r.kind == maxPoolKind:
+		out[o] = T(math.Inf(-1))
+	case at < 0:
+		out[o] = 0
+	case r.kind == maxPoolKind:
+		out[o] = x[at]
+	default:
+		out[o] = in[at]
 	}
 }
 

@@ -357,3 +357,111 @@ func BenchmarkPool(b *testing.B) {
 		})
 	}
 }
+
+// 2×2 max pooling at stride 2 (maxHalves) on values full of ties, signed
+// zeros, infinities and NaNs, in both float types: the pooled value, the
+// gradient and the gather follow each window's argmax as the reference
+// finds it from its four taps in row-major order (the last NaN, else the
+// first maximum).
+func TestMaxPoolHalves(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	values := []float64{-1, 0, math.Copysign(0, -1), 1, 2, math.Inf(1), math.Inf(-1)}
+	for it := range 200 {
+		xs := []int{1 + rng.IntN(2), 1 + rng.IntN(3), 2 + rng.IntN(8), 2 + rng.IntN(8)}
+		o := PoolOptions{Kernel: []int{2}, CeilMode: it%3 == 0}
+		geo, err := newPool2d(o, true).geomOf(xs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		x := make([]float64, graph.ShapeSize(xs))
+		for i := range x {
+			x[i] = values[rng.IntN(len(values))]
+			if it%4 == 1 && rng.IntN(20) == 0 {
+				x[i] = math.NaN()
+			}
+		}
+		want := halvesArgmax(geo, x)
+		gy, gx := randoms(rng, len(want)), randoms(rng, len(x))
+		checkHalves[float32](t, it, geo, x, gy, gx, want)
+		checkHalves[float64](t, it, geo, x, gy, gx, want)
+	}
+}
+
+// halvesArgmax is the argmax of each window of a 2×2 pooling at stride
+// 2, -1 where the window reaches out of the image (ceil mode).
+func halvesArgmax(g poolGeom, x []float64) []int {
+	var at []int
+	for pl := range g.planes {
+		for i := range g.oh {
+			for j := range g.ow {
+				arg, nan := -1, false
+				for p := range 2 {
+					for q := range 2 {
+						r, c := 2*i+p, 2*j+q
+						if r >= g.h || c >= g.w {
+							continue
+						}
+						k := (pl*g.h+r)*g.w + c
+						switch v := x[k]; {
+						case math.IsNaN(v):
+							arg, nan = k, true
+						case !nan && (arg < 0 || v > x[arg]):
+							arg = k
+						}
+					}
+				}
+				at = append(at, arg)
+			}
+		}
+	}
+	return at
+}
+
+func checkHalves[T float](t *testing.T, it int, g poolGeom, x, gy, gx []float64, at []int) {
+	t.Helper()
+	conv := func(v []float64) []T {
+		r := make([]T, len(v))
+		for i := range v {
+			r[i] = T(v[i])
+		}
+		return r
+	}
+	workers := parallel.New(2)
+	defer workers.Close()
+	for _, e := range []*graph.Exec{nil, graph.NewExec(workers)} {
+		run := func(kind poolKind, n int, in ...[]T) []T {
+			ts := make([]*tensor.Dense, len(in))
+			for i, v := range in {
+				ts[i] = tensor.New(tensor.WithBacking(v))
+			}
+			out := make([]T, n)
+			for i := range out {
+				out[i] = 7 // the kernels must write every element
+			}
+			runPool(e, kind, g, tensor.New(tensor.WithBacking(out)), ts, floats[T])
+			return out
+		}
+		same := func(name string, i int, got T, want float64) {
+			// Bit for bit, so that a signed zero from the wrong tap shows.
+			if w := T(want); math.Float64bits(float64(got)) != math.Float64bits(float64(w)) && !(got != got && w != w) {
+				t.Fatalf("case %d %T %s [%d]: got %v, want %v", it, got, name, i, got, w)
+			}
+		}
+		y := run(maxPoolKind, len(at), conv(x))
+		grad := run(maxPoolGradKind, len(x), conv(x), conv(gy))
+		gather := run(maxPoolGatherKind, len(at), conv(x), conv(gx))
+		wantGrad := make([]float64, len(x))
+		for o, a := range at {
+			want, wantG := math.Inf(-1), 0.0
+			if a >= 0 {
+				want, wantG = x[a], gx[a]
+				wantGrad[a] += gy[o]
+			}
+			same("MaxPool2D", o, y[o], want)
+			same("MaxPool2DGather", o, gather[o], wantG)
+		}
+		for i := range x {
+			same("MaxPool2DGrad", i, grad[i], wantGrad[i])
+		}
+	}
+}

@@ -2,10 +2,12 @@ package ops
 
 import (
 	"fmt"
+	"slices"
 
 	"gorgonia.org/tensor"
 
 	"github.com/nabla-go/nabla/graph"
+	"github.com/nabla-go/nabla/internal/vek"
 )
 
 // ScanBody is one step of a loop: from the carried state and this step's
@@ -18,7 +20,8 @@ type ScanOption func(*scanConfig)
 
 type scanConfig struct {
 	reverse bool
-	steps   int // -1: from the sequences
+	steps   int  // when stepsOK
+	stepsOK bool // Steps was given
 }
 
 // Reverse runs the steps from the last to the first: step t still reads
@@ -27,7 +30,7 @@ func Reverse() ScanOption { return func(c *scanConfig) { c.reverse = true } }
 
 // Steps sets the number of steps, for a loop without sequences (an
 // integrator, say). With sequences, it must equal their length.
-func Steps(t int) ScanOption { return func(c *scanConfig) { c.steps = t } }
+func Steps(t int) ScanOption { return func(c *scanConfig) { c.steps, c.stepsOK = t, true } }
 
 // Scan runs body over the leading axis of every sequence in xs (all of
 // length T), carrying state from init: for t = 0 … T-1,
@@ -52,7 +55,7 @@ func Steps(t int) ScanOption { return func(c *scanConfig) { c.steps = t } }
 // body that panics, fails to build, or returns a carry of another type is
 // an error recorded on the graph, as for any op.
 func Scan(body ScanBody, init, xs []*graph.Node, opts ...ScanOption) (final, ys []*graph.Node) {
-	cfg := scanConfig{steps: -1}
+	var cfg scanConfig
 	for _, o := range opts {
 		if o != nil {
 			o(&cfg)
@@ -66,8 +69,23 @@ func Scan(body ScanBody, init, xs []*graph.Node, opts ...ScanOption) (final, ys 
 		p := g.Fail(err)
 		return repeat(p, len(init)), []*graph.Node{p}
 	}
+	for i, n := range all {
+		if n == nil {
+			if g == nil {
+				g = firstGraph(all)
+			}
+			if i < len(init) {
+				return fail("init %d is nil", i)
+			}
+			return fail("sequence %d is nil", i-len(init))
+		}
+	}
 	if p := graph.Poisoned(all...); p != nil {
 		return repeat(p, len(init)), []*graph.Node{p}
+	}
+	if g == nil && len(all) > 0 {
+		g = all[0].Graph()
+		return fail("init and sequences belong to unrelated graphs")
 	}
 	if g == nil {
 		return fail("no carry and no sequence: give init or xs")
@@ -75,49 +93,134 @@ func Scan(body ScanBody, init, xs []*graph.Node, opts ...ScanOption) (final, ys 
 	if body == nil {
 		return fail("body is nil")
 	}
-	T, err := scanSteps(xs, cfg.steps)
+	types := func(nodes []*graph.Node) []graph.Type {
+		ts := make([]graph.Type, len(nodes))
+		for i, n := range nodes {
+			ts[i] = n.Type()
+		}
+		return ts
+	}
+	tr := &scanTracer{graph: g, body: body, cfg: cfg}
+	op, outer, err := tr.trace(types(init), types(xs))
 	if err != nil {
 		return fail("%v", err)
 	}
-	sub := g.NewSub()
-	carries := make([]*graph.Node, len(init))
-	for i, c := range init {
-		carries[i] = sub.Input(fmt.Sprintf("carry%d", i), c.DType(), c.Shape()...)
-	}
-	steps := make([]*graph.Node, len(xs))
-	for i, x := range xs {
-		steps[i] = sub.Input(fmt.Sprintf("x%d", i), x.DType(), x.Shape()[1:]...)
-	}
-	newCarry, y, err := traceBody(body, carries, steps)
-	if err == nil {
-		err = sub.Err()
-	}
-	if err != nil {
-		return fail("body: %v", err)
-	}
-	if len(newCarry) != len(init) {
-		return fail("body returns %d carries for %d", len(newCarry), len(init))
-	}
-	outs := append(append([]*graph.Node(nil), newCarry...), y...)
-	for i, n := range outs {
-		if n == nil || n.Err() != nil {
-			return fail("body returns a nil or poisoned node: %v", n)
-		}
-		outs[i] = sub.Capture(n)
-		if outs[i] == nil {
-			return fail("body returns %v, a node of an unrelated graph", n)
-		}
-		if i < len(init) && !outs[i].Type().Equal(init[i].Type()) {
-			return fail("body returns carry %d of type %v, want init's %v", i, outs[i].Type(), init[i].Type())
-		}
-	}
-	outer, captured := sub.Captures()
-	op := newScanOp(carries, steps, captured, outs, T, cfg.reverse)
 	res := graph.ApplyMulti(op, append(all, outer...)...)
 	if len(res) == 1 && res[0].Err() != nil {
 		return repeat(res[0], len(init)), []*graph.Node{res[0]}
 	}
-	return res[:len(init)], res[len(init) : len(init)+len(y)]
+	nY := len(res) - 2*len(init)
+	return res[:len(init)], res[len(init) : len(init)+nY]
+}
+
+// scanTracer builds a Scan's op from its body for given carry and sequence
+// types: once when the Scan is built, again when it is replayed on inputs
+// of other shapes (graph.Replay).
+type scanTracer struct {
+	graph *graph.Graph
+	body  ScanBody
+	cfg   scanConfig
+}
+
+// trace calls the body on inputs of a nested graph and returns the op
+// and the nodes of enclosing graphs the body reads.
+func (tr *scanTracer) trace(init, xs []graph.Type) (*scanOp, []*graph.Node, error) {
+	T, err := scanSteps(xs, tr.cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	sub := tr.graph.NewSub()
+	carries := make([]*graph.Node, len(init))
+	for i, c := range init {
+		carries[i] = sub.Input(fmt.Sprintf("carry%d", i), c.DType, c.Shape...)
+	}
+	steps := make([]*graph.Node, len(xs))
+	for i, x := range xs {
+		steps[i] = sub.Input(fmt.Sprintf("x%d", i), x.DType, x.Shape[1:]...)
+	}
+	newCarry, y, err := traceBody(tr.body, carries, steps)
+	if err == nil {
+		err = sub.Err()
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("body: %v", err)
+	}
+	if len(newCarry) != len(init) {
+		return nil, nil, fmt.Errorf("body returns %d carries for %d", len(newCarry), len(init))
+	}
+	outs := append(append([]*graph.Node(nil), newCarry...), y...)
+	for i, n := range outs {
+		if n == nil || n.Err() != nil {
+			return nil, nil, fmt.Errorf("body returns a nil or poisoned node: %v", n)
+		}
+		outs[i] = sub.Capture(n)
+		if outs[i] == nil {
+			return nil, nil, fmt.Errorf("body returns %v, a node of an unrelated graph", n)
+		}
+		if i < len(init) && !outs[i].Type().Equal(init[i]) {
+			return nil, nil, fmt.Errorf("body returns carry %d of type %v, want init's %v", i, outs[i].Type(), init[i])
+		}
+	}
+	outer, captured := sub.Captures()
+	if err := checkBodyLeaves(sub, slices.Concat(carries, steps, captured)); err != nil {
+		return nil, nil, err
+	}
+	op := newScanOp(carries, steps, captured, outs[:len(init)], nil, outs[len(init):], T, tr.cfg.reverse)
+	op.tracer, op.outer = tr, outer
+	return op, outer, nil
+}
+
+// checkBodyLeaves refuses inputs and parameters made inside a body: a
+// body's inputs are its carries, step slices and captured values, and
+// parameters belong to the enclosing graph (where optimisers find them).
+func checkBodyLeaves(sub *graph.Graph, inputs []*graph.Node) error {
+	for _, n := range sub.Nodes() {
+		switch {
+		case n.Kind() == graph.KindParam:
+			return fmt.Errorf("body makes parameter %v: make parameters outside the body and read them there", n)
+		case n.Kind() == graph.KindInput && !slices.Contains(inputs, n):
+			return fmt.Errorf("body makes input %v: feed values as sequences or carries, or read inputs of the enclosing graph", n)
+		}
+	}
+	return nil
+}
+
+// Retype traces the body again for inputs of other types (graph.Replay:
+// vm.Runner at another batch size). The body must read the same values of
+// the enclosing graph, none of them replayed: a value computed from the
+// replayed inputs is to be given to Scan as a carry or a sequence.
+func (op *scanOp) Retype(in []graph.Type, replayed []bool) (any, error) {
+	if op.tracer == nil {
+		return nil, fmt.Errorf("this Scan cannot be traced again (it is a gradient's)")
+	}
+	C, S := op.carries, op.seqs
+	K := len(in) - C - S
+	if K < 0 {
+		return nil, fmt.Errorf("%d inputs for %d carries and %d sequences", len(in), C, S)
+	}
+	for k := C + S; k < len(in); k++ {
+		if replayed[k] {
+			return nil, fmt.Errorf("the body reads %v, which is computed from the replayed inputs: give it to Scan as a carry or a sequence", op.body.Inputs[k])
+		}
+	}
+	again, outer, err := op.tracer.trace(in[:C], in[C:C+S])
+	if err != nil {
+		return nil, err
+	}
+	if !slices.Equal(outer, op.outer) {
+		return nil, fmt.Errorf("traced again for %v, the body reads other values of the enclosing graph", graph.TypesString(in))
+	}
+	return again, nil
+}
+
+// firstGraph is the graph of the first node that has one.
+func firstGraph(nodes []*graph.Node) *graph.Graph {
+	for _, n := range nodes {
+		if g := n.Graph(); g != nil {
+			return g
+		}
+	}
+	return nil
 }
 
 func repeat(n *graph.Node, k int) []*graph.Node {
@@ -128,15 +231,21 @@ func repeat(n *graph.Node, k int) []*graph.Node {
 	return out
 }
 
-// scanSteps is the number of steps the sequences give (or steps, when
-// there are none); they must agree.
-func scanSteps(xs []*graph.Node, steps int) (int, error) {
-	T := steps
+// scanSteps is the number of steps the sequences give, or Steps gives;
+// they must agree.
+func scanSteps(xs []graph.Type, cfg scanConfig) (int, error) {
+	T := -1 // unknown
+	if cfg.stepsOK {
+		if cfg.steps < 0 {
+			return 0, fmt.Errorf("Steps(%d) is negative", cfg.steps)
+		}
+		T = cfg.steps
+	}
 	for i, x := range xs {
-		if x.Type().Rank() == 0 {
+		if x.Rank() == 0 {
 			return 0, fmt.Errorf("sequence %d is a scalar: sequences have a leading step axis", i)
 		}
-		n := x.Shape()[0]
+		n := x.Shape[0]
 		if T >= 0 && n != T {
 			if i == 0 {
 				return 0, fmt.Errorf("sequence 0 has %d steps, but Steps(%d) was given", n, T)
@@ -164,31 +273,36 @@ func traceBody(body ScanBody, carry, x []*graph.Node) (newCarry, y []*graph.Node
 
 // scanOp runs a subgraph once per step. The subgraph's inputs are the
 // carries (C), the step's slices of the sequences (S) and the captured
-// values (K); its outputs are the new carries (C) and the step outputs,
-// the last C of which are the carries the step read, so that the op's
-// outputs include every step's starting carry (the history its gradient
-// reads). The op's inputs are the initial carries, the sequences and the
-// captured values; its outputs the final carries and the stacked step
-// outputs.
+// values (K). Its outputs are the new carries (C), the terms of the sums
+// (A: a gradient's sums over the steps, which the op adds up itself
+// rather than carrying them through the body), and the step outputs, the
+// last C of which are the carries the step read, so that the op's outputs
+// include every step's starting carry (the history its gradient reads).
+// The op's inputs are the initial carries and sums, the sequences and the
+// captured values; its outputs the final carries and sums and the
+// stacked step outputs.
 type scanOp struct {
 	body    *graph.Subgraph
 	carries int
+	sums    int
 	seqs    int
 	steps   int
 	reverse bool
-	// skip marks the step outputs (by output index less the carries) that
-	// nothing reads, which a compiler pruned (see Prune): they are empty
-	// and the body does not compute them. nil: none.
+	tracer  *scanTracer   // traces the body again for other types; nil for a gradient's Scan
+	outer   []*graph.Node // the values of enclosing graphs the traced body reads
+	// skip marks the step outputs (by output index less the carries and
+	// sums) that nothing reads, which a compiler pruned (see Prune): they
+	// are empty and the body does not compute them. nil: none.
 	skip []bool
 }
 
-// newScanOp makes the op running outs from the given body inputs, adding
-// the history outputs.
-func newScanOp(carries, steps, captured, outs []*graph.Node, T int, reverse bool) *scanOp {
-	ins := append(append(append([]*graph.Node(nil), carries...), steps...), captured...)
+// newScanOp makes the op computing newCarry, the sums' terms and ys from
+// the given body inputs, adding the history outputs.
+func newScanOp(carries, steps, captured, newCarry, terms, ys []*graph.Node, T int, reverse bool) *scanOp {
+	ins := slices.Concat(carries, steps, captured)
 	return &scanOp{
-		body:    &graph.Subgraph{Inputs: ins, Outputs: append(append([]*graph.Node(nil), outs...), carries...)},
-		carries: len(carries), seqs: len(steps), steps: T, reverse: reverse,
+		body:    &graph.Subgraph{Inputs: ins, Outputs: slices.Concat(newCarry, terms, ys, carries)},
+		carries: len(carries), sums: len(terms), seqs: len(steps), steps: T, reverse: reverse,
 	}
 }
 
@@ -204,36 +318,44 @@ func (op *scanOp) Subgraphs() []*graph.Subgraph {
 	if op.skip == nil {
 		return []*graph.Subgraph{op.body}
 	}
-	return []*graph.Subgraph{{Inputs: op.body.Inputs, Outputs: op.kept()}}
-}
-
-// kept is the body's outputs that are not skipped: the runner's outputs.
-func (op *scanOp) kept() []*graph.Node {
 	var outs []*graph.Node
 	for j, n := range op.body.Outputs {
 		if !op.skipped(j) {
 			outs = append(outs, n)
 		}
 	}
-	return outs
+	return []*graph.Subgraph{{Inputs: op.body.Inputs, Outputs: outs}}
 }
 
+// stepOutputs is the index of the first step output (after the carries and
+// sums), in the op's outputs and the body's alike.
+func (op *scanOp) stepOutputs() int { return op.carries + op.sums }
+
 func (op *scanOp) skipped(j int) bool {
-	return j >= op.carries && op.skip != nil && op.skip[j-op.carries]
+	return j >= op.stepOutputs() && op.skip != nil && op.skip[j-op.stepOutputs()]
+}
+
+// bodyInput is the body input that op input i (not a sum) feeds.
+func (op *scanOp) bodyInput(i int) int {
+	if i < op.carries {
+		return i
+	}
+	return i - op.sums
 }
 
 // Prune returns the op computing only the step outputs in use: those
 // nothing reads (the stored carries, when no gradient of second order
 // reads them; outputs of a gradient nobody asked for) are left empty and
-// out of the compiled body. The carries are always computed.
+// out of the compiled body. Carries and sums are always computed.
 func (op *scanOp) Prune(used []bool) graph.MultiOp {
+	first := op.stepOutputs()
 	if len(used) != len(op.body.Outputs) {
 		return nil
 	}
-	skip := make([]bool, len(used)-op.carries)
+	skip := make([]bool, len(used)-first)
 	some := false
 	for j := range skip {
-		skip[j] = !used[op.carries+j] || op.skipped(op.carries+j)
+		skip[j] = !used[first+j] || op.skipped(first+j)
 		some = some || skip[j]
 	}
 	if !some {
@@ -246,13 +368,18 @@ func (op *scanOp) Prune(used []bool) graph.MultiOp {
 
 func (op *scanOp) Types(in []graph.Type) ([]graph.Type, error) {
 	body := op.body
-	if len(in) != len(body.Inputs) {
-		return nil, fmt.Errorf("%d inputs for a body of %d", len(in), len(body.Inputs))
+	if len(in) != len(body.Inputs)+op.sums {
+		return nil, fmt.Errorf("%d inputs for a body of %d and %d sums", len(in), len(body.Inputs), op.sums)
 	}
 	for i, t := range in {
-		want := body.Inputs[i].Type()
-		if i >= op.carries && i < op.carries+op.seqs {
-			want = stepped(want, op.steps)
+		var want graph.Type
+		switch {
+		case i >= op.carries && i < op.stepOutputs():
+			want = body.Outputs[i].Type() // a sum's initial value: its terms' type
+		case i >= op.stepOutputs() && i < op.stepOutputs()+op.seqs:
+			want = stepped(body.Inputs[op.bodyInput(i)].Type(), op.steps)
+		default:
+			want = body.Inputs[op.bodyInput(i)].Type()
 		}
 		if !t.Equal(want) {
 			return nil, fmt.Errorf("input %d has type %v, want %v", i, t, want)
@@ -264,7 +391,7 @@ func (op *scanOp) Types(in []graph.Type) ([]graph.Type, error) {
 		switch {
 		case op.skipped(i):
 			out[i] = stepped(out[i], 0)
-		case i >= op.carries:
+		case i >= op.stepOutputs():
 			out[i] = stepped(out[i], op.steps)
 		}
 	}
@@ -288,13 +415,13 @@ func (op *scanOp) ForwardExec(e *graph.Exec, out, in []*tensor.Dense) error {
 			return err
 		}
 	}
-	C, S := op.carries, op.seqs
-	for k := C + S; k < len(in); k++ {
-		if b := r.In(k); b != nil {
-			graph.CopyValues(b, in[k])
+	C, A, S := op.carries, op.sums, op.seqs
+	for i := C + A + S; i < len(in); i++ {
+		if b := r.In(op.bodyInput(i)); b != nil {
+			graph.CopyValues(b, in[i])
 		}
 	}
-	for c := range C {
+	for c := range C + A {
 		graph.CopyValues(out[c], in[c])
 	}
 	for i := range op.steps {
@@ -309,24 +436,39 @@ func (op *scanOp) ForwardExec(e *graph.Exec, out, in []*tensor.Dense) error {
 		}
 		for s := range S {
 			if b := r.In(C + s); b != nil {
-				copyStep(b, in[C+s], t, false)
+				copyStep(b, in[C+A+s], t, false)
 			}
 		}
 		if err := r.Run(); err != nil {
 			return fmt.Errorf("step %d: %v", t, err)
 		}
-		k := C // the runner's output
-		for j := C; j < len(out); j++ {
+		k := C + A // the runner's output
+		for j := C + A; j < len(out); j++ {
 			if !op.skipped(j) {
 				copyStep(r.Out(k), out[j], t, true)
 				k++
 			}
+		}
+		for a := C; a < C+A; a++ {
+			addInto(out[a], r.Out(a))
 		}
 		for c := range C {
 			graph.CopyValues(out[c], r.Out(c))
 		}
 	}
 	return nil
+}
+
+// addInto adds src to dst, elementwise.
+func addInto(dst, src *tensor.Dense) {
+	switch dst.Dtype() {
+	case graph.Float32:
+		d := dst.Float32s()
+		vek.VV(vek.Add, d, d, src.Float32s())
+	case graph.Float64:
+		d := dst.Float64s()
+		vek.VV(vek.Add, d, d, src.Float64s())
+	}
 }
 
 // copyStep copies between step, one step's value, and slice t of seq, a

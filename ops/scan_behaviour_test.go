@@ -256,6 +256,30 @@ func TestScanErrors(t *testing.T) {
 			}, []*graph.Node{g.Input("h", graph.Float64, 2)}, []*graph.Node{g.Input("a", graph.Float64, 3, 2)})
 			return f
 		}, "a node of an unrelated graph"},
+		{"body makes an input", func(g *graph.Graph) []*graph.Node {
+			f, _ := ops.Scan(func(c, x []*graph.Node) ([]*graph.Node, []*graph.Node) {
+				return []*graph.Node{ops.Add(c[0], c[0].Graph().Input("stray", graph.Float64, 2))}, nil
+			}, []*graph.Node{g.Input("h", graph.Float64, 2)}, nil, ops.Steps(2))
+			return f
+		}, `body makes input input "stray"`},
+		{"body makes a parameter", func(g *graph.Graph) []*graph.Node {
+			f, _ := ops.Scan(func(c, x []*graph.Node) ([]*graph.Node, []*graph.Node) {
+				return []*graph.Node{ops.Add(c[0], c[0].Graph().Param("w", graph.NewDense(graph.Float64, 2)))}, nil
+			}, []*graph.Node{g.Input("h", graph.Float64, 2)}, nil, ops.Steps(2))
+			return f
+		}, `body makes parameter param "w"`},
+		{"nil init", func(g *graph.Graph) []*graph.Node {
+			f, _ := ops.Scan(identity, []*graph.Node{g.Input("h", graph.Float64, 2), nil}, nil, ops.Steps(2))
+			return f
+		}, "init 1 is nil"},
+		{"negative Steps", func(g *graph.Graph) []*graph.Node {
+			f, _ := ops.Scan(identity, []*graph.Node{g.Input("h", graph.Float64, 2)}, nil, ops.Steps(-3))
+			return f
+		}, "Steps(-3) is negative"},
+		{"unrelated graphs", func(g *graph.Graph) []*graph.Node {
+			f, _ := ops.Scan(identity, []*graph.Node{g.Input("h", graph.Float64, 2)}, []*graph.Node{graph.New().Input("x", graph.Float64, 3, 2)})
+			return f
+		}, "init and sequences belong to unrelated graphs"},
 		{"nil body", func(g *graph.Graph) []*graph.Node {
 			f, _ := ops.Scan(nil, []*graph.Node{g.Input("h", graph.Float64, 2)}, nil, ops.Steps(2))
 			return f
@@ -277,9 +301,10 @@ func TestScanErrors(t *testing.T) {
 }
 
 // A first-order gradient stores the forward carries (T of them) and
-// nothing more: the backward loop's own carries, among them the running
-// sum of the weight's gradient, are not stored, since no second derivative
-// reads them. Values are the same with and without the pruning pass.
+// nothing more: the backward loop's own carries are not stored, since no
+// second derivative reads them, and the weight's gradient is summed over
+// the steps without being carried. Values are the same with and without
+// the pruning pass.
 func TestScanStoresOnlyWhatIsRead(t *testing.T) {
 	const T = 500
 	outs, xs := scanModel(T)
@@ -293,15 +318,20 @@ func TestScanStoresOnlyWhatIsRead(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		largest := 0
-		for _, s := range p.Slots() {
-			largest = max(largest, s.Type.Size())
+		stored := 0 // elements the loops write
+		for _, in := range p.Instructions() {
+			if strings.HasPrefix(in.Name(), "Scan") {
+				for _, ty := range in.OutTypes {
+					stored += ty.Size()
+				}
+			}
 		}
-		if opts == nil && largest > T*4*16 {
-			t.Errorf("largest slot holds %d elements, want at most the forward carries' %d", largest, T*4*16)
+		carries := T * 4 * 16
+		if opts == nil && stored > carries+2*4*16+16*16 {
+			t.Errorf("the loops write %d elements, want the forward carries' %d and the final values", stored, carries)
 		}
-		if opts != nil && largest <= T*4*16 {
-			t.Errorf("without pruning the largest slot holds %d elements: the test does not see the stored gradient sums", largest)
+		if opts != nil && stored < 2*carries {
+			t.Errorf("without pruning the loops write %d elements: the test does not see the stored backward carries", stored)
 		}
 		m, err := vm.New(p)
 		if err != nil {
@@ -321,5 +351,48 @@ func TestScanStoresOnlyWhatIsRead(t *testing.T) {
 		if results[0][i] != results[1][i] {
 			t.Fatalf("value %d: %v pruned, %v not", i, results[0][i], results[1][i])
 		}
+	}
+}
+
+// A Scan goes through DOT export, profiles and NaN checks like any op: a
+// NaN made inside the body is reported naming the body's node.
+func TestScanWithTheTools(t *testing.T) {
+	g := graph.New()
+	xs := g.Input("xs", graph.Float64, 3, 2)
+	h0 := g.Param("h0", f64(t, []float64{2, 3}, 2))
+	final, _ := ops.Scan(func(c, x []*graph.Node) ([]*graph.Node, []*graph.Node) {
+		return []*graph.Node{ops.Log(ops.Mul(c[0], x[0]))}, nil
+	}, []*graph.Node{h0}, []*graph.Node{xs})
+	loss := ops.Sum(final[0])
+	grads, err := compile.Grad(loss, h0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dot strings.Builder
+	if err := graph.WriteDot(&dot, g, graph.DotOptions{}); err != nil || !strings.Contains(dot.String(), "Scan") {
+		t.Fatalf("graph DOT: %v\n%s", err, dot.String())
+	}
+	p, err := compile.Compile([]*graph.Node{loss, grads[0]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dot.Reset()
+	if err := compile.WriteDot(&dot, p); err != nil || !strings.Contains(dot.String(), "Scan(reverse)") {
+		t.Fatalf("program DOT: %v\n%s", err, dot.String())
+	}
+	m, err := vm.New(p, vm.WithNaNCheck(), vm.WithProfile())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Run(vm.Feeds{xs: f64(t, []float64{2, 3, 4, 5, 6, 7}, 3, 2)}); err != nil {
+		t.Fatal(err)
+	}
+	var table strings.Builder
+	if err := m.Profile().WriteTable(&table, 5); err != nil || !strings.Contains(table.String(), "Scan") {
+		t.Fatalf("profile: %v\n%s", err, table.String())
+	}
+	err = m.Run(vm.Feeds{xs: f64(t, []float64{2, 3, -4, 5, 6, 7}, 3, 2)})
+	if err == nil || !strings.Contains(err.Error(), "Log") || !strings.Contains(err.Error(), "step 1") {
+		t.Fatalf("NaN in the body: got %v, want an error naming Log and the step", err)
 	}
 }

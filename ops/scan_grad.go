@@ -10,24 +10,32 @@ import (
 // steps in the opposite order. Its body is the vector–Jacobian product of
 // this body, built in the body's own graph (so the body's values are
 // recomputed from the step's starting carry, which this Scan's history
-// outputs hold). It carries the gradient with respect to the carry and
-// the sums, over the steps, of the gradients with respect to the captured
-// values; its step outputs are the gradients with respect to the
-// sequences' slices. Being a Scan, it is differentiated the same way.
+// outputs hold). It carries the gradient with respect to the carry, sums
+// over the steps the gradients with respect to the captured values, and
+// outputs at each step the gradients with respect to the sequences'
+// slices. A sum's terms are seeded, at every step, with the gradient of
+// the sum. Being a Scan, the gradient is differentiated the same way.
 func (op *scanOp) Backward(ctx *graph.GradContext, gradOuts []*graph.Node) []*graph.Node {
 	body := op.body
-	C, S := op.carries, op.seqs
+	C, A, S := op.carries, op.sums, op.seqs
+	inputs, outputs := ctx.Inputs(), ctx.Outputs()
+	out := make([]*graph.Node, len(inputs))
+	for a := C; a < C+A; a++ {
+		if ctx.NeedsGrad(a) {
+			out[a] = gradOuts[a] // a sum's initial value
+		}
+	}
 	if len(body.Inputs) == 0 {
-		return make([]*graph.Node, len(ctx.Inputs())) // nothing to differentiate
+		return out // nothing else to differentiate
 	}
 	sub := body.Inputs[0].Graph()
 	g := ctx.Graph()
-	inputs, outputs := ctx.Inputs(), ctx.Outputs()
 	isFloat := func(n *graph.Node) bool { return graph.IsFloat(n.DType()) }
 
-	// The body's outputs to differentiate and their seeds (inputs of the
-	// backward body): the float carries, and the step outputs that have
-	// a gradient.
+	// The body's outputs to differentiate and their seeds: the float
+	// carries (seeds are inputs of the backward body), the sums' terms
+	// (seeded with the sum's gradient, the same at every step) and the
+	// step outputs that have a gradient (seeds are step inputs).
 	var ys, seeds []*graph.Node
 	var carrySeeds, carryInits []*graph.Node // per float carry
 	var floatCarries []int
@@ -45,12 +53,17 @@ func (op *scanOp) Backward(ctx *graph.GradContext, gradOuts []*graph.Node) []*gr
 		}
 		carryInits = append(carryInits, init)
 	}
+	for a := C; a < C+A; a++ {
+		if gradOuts[a] != nil {
+			ys, seeds = append(ys, body.Outputs[a]), append(seeds, sub.Capture(gradOuts[a]))
+		}
+	}
 	var ySeeds, yGrads []*graph.Node // step inputs of the backward body and their sequences
-	for j := C; j < len(body.Outputs); j++ {
+	for j := C + A; j < len(body.Outputs); j++ {
 		if gradOuts[j] == nil || !isFloat(body.Outputs[j]) {
 			continue
 		}
-		seed := sub.Input(fmt.Sprintf("grad_y%d", j-C), body.Outputs[j].DType(), body.Outputs[j].Shape()...)
+		seed := sub.Input(fmt.Sprintf("grad_y%d", j-C-A), body.Outputs[j].DType(), body.Outputs[j].Shape()...)
 		ys, seeds = append(ys, body.Outputs[j]), append(seeds, seed)
 		ySeeds, yGrads = append(ySeeds, seed), append(yGrads, gradOuts[j])
 	}
@@ -62,13 +75,13 @@ func (op *scanOp) Backward(ctx *graph.GradContext, gradOuts []*graph.Node) []*gr
 	for _, c := range floatCarries {
 		wrt = append(wrt, body.Inputs[c])
 	}
-	var seqWanted, capWanted []int
-	for i := C; i < len(body.Inputs); i++ {
-		if !ctx.NeedsGrad(i) || !isFloat(body.Inputs[i]) {
+	var seqWanted, capWanted []int // op inputs
+	for i := C + A; i < len(inputs); i++ {
+		if !ctx.NeedsGrad(i) || !isFloat(inputs[i]) {
 			continue
 		}
-		wrt = append(wrt, body.Inputs[i])
-		if i < C+S {
+		wrt = append(wrt, body.Inputs[op.bodyInput(i)])
+		if i < C+A+S {
 			seqWanted = append(seqWanted, i)
 		} else {
 			capWanted = append(capWanted, i)
@@ -81,7 +94,7 @@ func (op *scanOp) Backward(ctx *graph.GradContext, gradOuts []*graph.Node) []*gr
 		}
 	}
 	if wanted == 0 || len(ys) == 0 {
-		return make([]*graph.Node, len(inputs))
+		return out
 	}
 	grads, err := ctx.Differentiate(ys, seeds, wrt)
 	if err != nil {
@@ -92,32 +105,24 @@ func (op *scanOp) Backward(ctx *graph.GradContext, gradOuts []*graph.Node) []*gr
 	gSeq := grads[len(floatCarries) : len(floatCarries)+len(seqWanted)]
 	gCap := grads[len(floatCarries)+len(seqWanted):]
 
-	// The backward body: carries are the carry gradients and the
-	// captured values' running sums; step inputs are the forward step's
-	// carries and sequence slices and the output gradients.
-	newCarry := append([]*graph.Node(nil), gCarry...)
-	bCarries := append([]*graph.Node(nil), carrySeeds...)
-	bInits := append([]*graph.Node(nil), carryInits...)
+	// The backward body carries the carries' gradients and sums the
+	// captured values'; its step inputs are the forward step's carries and
+	// sequence slices that it reads, and the output gradients.
+	sumInits := make([]*graph.Node, len(capWanted))
 	for n, k := range capWanted {
-		acc := sub.Input(fmt.Sprintf("grad_sum%d", k-C-S), body.Inputs[k].DType(), body.Inputs[k].Shape()...)
-		bCarries = append(bCarries, acc)
-		newCarry = append(newCarry, Add(acc, gCap[n]))
-		bInits = append(bInits, g.Const(graph.NewDenseOf(inputs[k].Type())))
+		sumInits[n] = g.Const(graph.NewDenseOf(inputs[k].Type()))
 	}
-	// Step inputs: the forward step's carries (from the history) and
-	// sequence slices that the backward body reads, and the output
-	// gradients.
-	read := ancestors(append(append([]*graph.Node(nil), newCarry...), gSeq...))
+	read := ancestors(append(append(append([]*graph.Node(nil), gCarry...), gSeq...), gCap...))
 	var bSteps, bSeqs []*graph.Node
-	for i, n := range body.Inputs[:C+S] {
+	for b, n := range body.Inputs[:C+S] {
 		if !read[n] {
 			continue
 		}
 		bSteps = append(bSteps, n)
-		if i < C {
-			bSeqs = append(bSeqs, outputs[len(outputs)-C+i]) // the history
+		if b < C {
+			bSeqs = append(bSeqs, outputs[len(outputs)-C+b]) // the history
 		} else {
-			bSeqs = append(bSeqs, inputs[i])
+			bSeqs = append(bSeqs, inputs[b+A])
 		}
 	}
 	bSteps = append(bSteps, ySeeds...)
@@ -127,13 +132,12 @@ func (op *scanOp) Backward(ctx *graph.GradContext, gradOuts []*graph.Node) []*gr
 		return nil
 	}
 	outer, captured := sub.Captures()
-	back := newScanOp(bCarries, bSteps, captured, append(newCarry, gSeq...), op.steps, !op.reverse)
-	res := graph.ApplyMulti(back, append(append(bInits, bSeqs...), outer...)...)
+	back := newScanOp(carrySeeds, bSteps, captured, gCarry, gCap, gSeq, op.steps, !op.reverse)
+	res := graph.ApplyMulti(back, append(append(append(carryInits, sumInits...), bSeqs...), outer...)...)
 	if err := res[0].Err(); err != nil {
 		ctx.Errorf("%v", err)
 		return nil
 	}
-	out := make([]*graph.Node, len(inputs))
 	for n, c := range floatCarries {
 		if ctx.NeedsGrad(c) {
 			out[c] = res[n]
@@ -143,7 +147,7 @@ func (op *scanOp) Backward(ctx *graph.GradContext, gradOuts []*graph.Node) []*gr
 		out[k] = res[len(floatCarries)+n]
 	}
 	for n, s := range seqWanted {
-		out[s] = res[len(bCarries)+n]
+		out[s] = res[len(floatCarries)+len(capWanted)+n]
 	}
 	return out
 }

@@ -8,7 +8,6 @@ import (
 	"github.com/nabla-go/nabla/compile"
 	"github.com/nabla-go/nabla/graph"
 	"github.com/nabla-go/nabla/ops"
-	"github.com/nabla-go/nabla/vm"
 )
 
 // scanCase is a loop built two ways: as a Scan, and unrolled into T copies
@@ -139,27 +138,7 @@ func derivatives(t *testing.T, c scanCase, loop loopFunc) [][]float64 {
 	if err != nil {
 		t.Fatal(err)
 	}
-	outs := append(append(append([]*graph.Node{loss}, g1...), g2...), g3...)
-	p, err := compile.Compile(outs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := vm.New(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := m.Run(nil); err != nil {
-		t.Fatal(err)
-	}
-	vals := make([][]float64, len(outs))
-	for i, o := range outs {
-		v, err := m.Value(o)
-		if err != nil {
-			t.Fatal(err)
-		}
-		vals[i] = graph.Float64s(v)
-	}
-	return vals
+	return run(t, append(append(append([]*graph.Node{loss}, g1...), g2...), g3...), nil)
 }
 
 func TestScanMatchesUnrolledToThirdOrder(t *testing.T) {

@@ -44,14 +44,18 @@ func (m runnerModel) build(x, t *graph.Node) (pred, loss *graph.Node) {
 // sgd is the SGD step (lr 0.1) of a loss: a vm.Trainer for outputs
 // whose first is the loss.
 func (m runnerModel) sgd(outputs []*graph.Node) (map[*graph.Node]*graph.Node, error) {
-	params := []*graph.Node{m.w1, m.b1, m.w2}
-	grads, err := compile.Grad(outputs[0], params...)
+	return sgdUpdates(outputs[0], 0.1, m.w1, m.b1, m.w2)
+}
+
+// sgdUpdates are plain gradient descent's updates of params for loss.
+func sgdUpdates(loss *graph.Node, lr float64, params ...*graph.Node) (map[*graph.Node]*graph.Node, error) {
+	grads, err := compile.Grad(loss, params...)
 	if err != nil {
 		return nil, err
 	}
 	updates := map[*graph.Node]*graph.Node{}
 	for i, p := range params {
-		updates[p] = ops.Sub(p, ops.Scale(grads[i], 0.1))
+		updates[p] = ops.Sub(p, ops.Scale(grads[i], lr))
 	}
 	return updates, nil
 }

@@ -17,6 +17,31 @@ import (
 //
 //	go test -run '^$' -bench Step ./examples/cnn/
 func BenchmarkStep(b *testing.B) {
+	r, feeds := newStep(b)
+	b.ResetTimer()
+	for range b.N {
+		if err := r.Run(feeds); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Milliseconds())/float64(b.N), "ms/step")
+}
+
+// After its first run, the training step allocates nothing.
+func TestStepDoesNotAllocate(t *testing.T) {
+	r, feeds := newStep(t)
+	if n := testing.AllocsPerRun(3, func() {
+		if err := r.Run(feeds); err != nil {
+			t.Fatal(err)
+		}
+	}); n != 0 {
+		t.Errorf("a training step allocates %v times, want 0", n)
+	}
+}
+
+// newStep builds BenchmarkStep's training step and its feeds (random
+// pixels and labels), run once.
+func newStep(tb testing.TB) (*vm.Runner, vm.Feeds) {
 	g := graph.New()
 	model := buildModel(g, Config{Fashion: true, Seed: 1}, images{side: 28, classes: 10})
 	x := g.Input("x", tensor.Float32, 64, 1, 28, 28)
@@ -24,11 +49,11 @@ func BenchmarkStep(b *testing.B) {
 	loss := nn.CrossEntropy(model.Forward(ops.Scale(x, 1.0/255)), y)
 	updates, err := nn.TrainingUpdates(nn.NewAdam(nn.DefaultAdam()), loss, model)
 	if err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
 	r, err := vm.NewRunner([]*graph.Node{loss}, nil, func([]*graph.Node) (map[*graph.Node]*graph.Node, error) { return updates, nil })
 	if err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
 	rng := rand.New(rand.NewPCG(1, 1))
 	xv := graph.NewDense(tensor.Float32, 64, 1, 28, 28)
@@ -41,13 +66,7 @@ func BenchmarkStep(b *testing.B) {
 	}
 	feeds := vm.Feeds{x: xv, y: yv}
 	if err := r.Run(feeds); err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
-	b.ResetTimer()
-	for range b.N {
-		if err := r.Run(feeds); err != nil {
-			b.Fatal(err)
-		}
-	}
-	b.ReportMetric(float64(b.Elapsed().Milliseconds())/float64(b.N), "ms/step")
+	return r, feeds
 }

@@ -1,0 +1,116 @@
+package compile
+
+import (
+	"fmt"
+
+	"github.com/nabla-go/nabla/graph"
+	"github.com/nabla-go/nabla/ops"
+)
+
+// JacobianMode chooses how Jacobian builds its entries.
+type JacobianMode int
+
+// The modes of JacobianWith.
+const (
+	// Auto builds a column per element of x (forward mode) when x has
+	// fewer elements than y, and a row per element of y (reverse mode)
+	// otherwise.
+	Auto JacobianMode = iota
+	// Forward builds one Jacobian–vector product per element of x.
+	Forward
+	// Reverse builds one vector–Jacobian product per element of y.
+	Reverse
+)
+
+// Jacobian returns the Jacobian of y with respect to x, a node of shape
+// y.shape ++ x.shape: entry (i..., j...) is ∂y[i...]/∂x[j...]. It builds
+// its columns in forward mode when x has fewer elements than y, its rows
+// in reverse mode otherwise (see JacobianWith).
+func Jacobian(y, x *graph.Node) (*graph.Node, error) { return JacobianWith(y, x, Auto) }
+
+// JacobianWith is Jacobian in the given mode: forward (one JVP per element
+// of x), reverse (one VJP per element of y) or chosen by the sizes. The
+// entries are the same either way, to rounding.
+func JacobianWith(y, x *graph.Node, mode JacobianMode) (*graph.Node, error) {
+	if p := graph.Poisoned(y, x); p != nil {
+		return nil, p.Err()
+	}
+	g := y.Graph()
+	m, n := y.Type().Size(), x.Type().Size()
+	if mode == Auto {
+		mode = Reverse
+		if n < m {
+			mode = Forward
+		}
+	}
+	var parts []*graph.Node // rows (reverse) or columns (forward), flattened
+	switch mode {
+	case Reverse:
+		for i := range m {
+			seed := graph.NewDenseOf(y.Type())
+			graph.SetFloat(seed, i, 1)
+			gi, err := Gradients([]*graph.Node{y}, []*graph.Node{g.Const(seed)}, []*graph.Node{x}, ZerosIfDisconnected())
+			if err != nil {
+				return nil, err
+			}
+			parts = append(parts, ops.Reshape(gi[0], 1, n))
+		}
+	case Forward:
+		for j := range n {
+			tangent := graph.NewDenseOf(x.Type())
+			graph.SetFloat(tangent, j, 1)
+			col, err := JVP([]*graph.Node{y}, []*graph.Node{x}, []*graph.Node{g.Const(tangent)})
+			if err != nil {
+				return nil, err
+			}
+			parts = append(parts, ops.Reshape(col[0], m, 1))
+		}
+	default:
+		return nil, &graph.Error{Op: "Jacobian", Err: fmt.Errorf("unknown mode %d", mode), Site: graph.CallerSite()}
+	}
+	shape := append(append([]int(nil), y.Shape()...), x.Shape()...)
+	axis := 0
+	if mode == Forward {
+		axis = 1
+	}
+	var j *graph.Node
+	if len(parts) == 0 { // an empty x or y
+		j = g.Const(graph.NewDense(y.DType(), shape...))
+	} else {
+		j = ops.Reshape(ops.Concat(axis, parts...), shape...)
+	}
+	return j, g.Err()
+}
+
+// Hessian returns the Hessian of the scalar f with respect to x, a node of
+// shape x.shape ++ x.shape: the Jacobian of the gradient, built in forward
+// mode (forward over reverse, one Hessian–vector product per element of
+// x).
+func Hessian(f, x *graph.Node) (*graph.Node, error) {
+	gr, err := Grad(f, x)
+	if err != nil {
+		return nil, err
+	}
+	return JacobianWith(gr[0], x, Forward)
+}
+
+// HVP returns the Hessian–vector product H·v of the scalar f with respect
+// to x (v has x's type) by forward over reverse: the JVP of the gradient
+// in the direction v. The Hessian itself is never formed.
+func HVP(f, x, v *graph.Node) (*graph.Node, error) {
+	if p := graph.Poisoned(v); p != nil {
+		return nil, p.Err()
+	}
+	if !v.Type().Equal(x.Type()) {
+		return nil, &graph.Error{Op: "HVP", Err: fmt.Errorf("v has type %v, want x's %v", v.Type(), x.Type()), Site: graph.CallerSite()}
+	}
+	gr, err := Grad(f, x)
+	if err != nil {
+		return nil, err
+	}
+	hv, err := JVP(gr, []*graph.Node{x}, []*graph.Node{v})
+	if err != nil {
+		return nil, err
+	}
+	return hv[0], nil
+}

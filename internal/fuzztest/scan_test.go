@@ -1,0 +1,66 @@
+package fuzztest
+
+import (
+	"slices"
+	"testing"
+
+	"gorgonia.org/tensor"
+
+	"github.com/nabla-go/nabla/gradcheck"
+	"github.com/nabla-go/nabla/graph"
+	"github.com/nabla-go/nabla/ops"
+)
+
+// FuzzScan checks the first and second derivatives of Scans whose bodies
+// are random functions of smooth ops of the carry, the step's slice and a
+// captured value, against finite differences.
+func FuzzScan(f *testing.F) {
+	for _, seed := range [][]byte{
+		{1, 2, 0, 1, 12, 0, 5, 1, 20},
+		{2, 1, 1, 0, 16, 1, 2, 2, 21, 0, 17},
+		{0, 3, 1, 2, 22, 0, 14, 1, 10, 2, 18},
+		{1, 0, 0, 3, 7, 1, 19, 0, 6},
+	} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		in := NewBytes(data)
+		steps := in.IntN(4)
+		shape := make([]int, in.IntN(3))
+		for i := range shape {
+			shape[i] = 1 + in.IntN(2)
+		}
+		reverse := in.IntN(2) == 1
+		rng := NewBuilder(NewBytes(data), Mode{}, graph.New()).Rand()
+		seqShape := append([]int{steps}, shape...)
+		inputs := []*tensor.Dense{
+			Values(rng, graph.TypeOf(graph.Float64, shape...)),    // initial carry
+			Values(rng, graph.TypeOf(graph.Float64, seqShape...)), // sequence
+			Values(rng, graph.TypeOf(graph.Float64, shape...)),    // captured
+		}
+		rest := data[min(in.pos, len(data)):]
+		fn := func(x []*graph.Node) *graph.Node {
+			var opts []ops.ScanOption
+			if reverse {
+				opts = append(opts, ops.Reverse())
+			}
+			final, ys := ops.Scan(func(c, s []*graph.Node) ([]*graph.Node, []*graph.Node) {
+				b := NewBuilder(NewBytes(rest), Mode{MaxOps: 4}, c[0].Graph(), c[0], s[0], x[2])
+				y := b.BuildSmooth()
+				next := ops.Tanh(ops.Add(c[0], ops.Scale(ops.Sum(y), 0.3)))
+				if slices.Equal(y.Shape(), c[0].Shape()) {
+					next = ops.Tanh(y)
+				}
+				return []*graph.Node{next}, []*graph.Node{ops.Mul(next, s[0])}
+			}, []*graph.Node{x[0]}, []*graph.Node{x[1]}, opts...)
+			return ops.Add(ops.Sum(final[0]), ops.Sum(ops.Sin(ys[0])))
+		}
+		opts := gradcheck.Options{Seed: 1}
+		if err := gradcheck.Check(fn, inputs, opts); err != nil {
+			fail(t, "first derivatives", err)
+		}
+		if err := gradcheck.GradGradCheck(fn, inputs, opts); err != nil {
+			fail(t, "second derivatives", err)
+		}
+	})
+}
