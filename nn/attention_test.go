@@ -39,12 +39,38 @@ func sinesInit(seed, scale float64) Init {
 type attentionFixture struct {
 	N, L, S, E, H int
 	MHA           []struct {
-		Name, Mask string
-		Y          []float64
+		Name, Mask     string
+		Y              []float64
+		DQ, DK, DV, DW []float64 // of sum(y·w) with respect to q, k, v and in_proj_weight
 	}
-	SDPA []float64
+	SDPA      []float64
+	SDPAGrads struct{ DQ, DK, DV []float64 } `json:"sdpa_grads"`
 }
 
+// fixtureLoss is sum(y·w) for w = sines(0.9, 1): the loss whose gradients
+// testdata/attention_torch.py records.
+func fixtureLoss(t *testing.T, y *graph.Node) *graph.Node {
+	return ops.Sum(ops.Mul(y, y.Graph().Const(sines(t, 0.9, 1, y.Shape()...))))
+}
+
+// evalGrads evaluates y and the gradients of fixtureLoss(y) with respect
+// to wrt, as float64s: y first.
+func evalGrads(t *testing.T, feeds vm.Feeds, y *graph.Node, wrt ...*graph.Node) [][]float64 {
+	t.Helper()
+	grads, err := compile.Grad(fixtureLoss(t, y), wrt...)
+	require.NoError(t, err)
+	out, err := vm.Eval(feeds, append([]*graph.Node{y}, grads...)...)
+	require.NoError(t, err)
+	vals := make([][]float64, len(out))
+	for i, o := range out {
+		vals[i] = graph.Float64s(o)
+	}
+	return vals
+}
+
+// Attention's outputs, and the gradients of a weighted sum of them with
+// respect to the queries, keys, values and projection weights, equal
+// PyTorch's; keys PyTorch masks out by padding get exactly zero gradient.
 func TestAttentionMatchesPyTorch(t *testing.T) {
 	raw, err := os.ReadFile("testdata/attention_torch.json")
 	require.NoError(t, err)
@@ -68,18 +94,29 @@ func TestAttentionMatchesPyTorch(t *testing.T) {
 			y = a.Attend(q, k, v, nil, false)
 		}
 		require.NoError(t, g.Err(), c.Name)
-		out, err := vm.Eval(vm.Feeds{q: sines(t, 0.1, 1, f.N, f.L, f.E), k: sines(t, 0.2, 1, f.N, f.S, f.E), v: sines(t, 0.25, 1, f.N, f.S, f.E)}, y)
-		require.NoError(t, err)
-		assertClose(t, c.Name, graph.Float64s(out[0]), c.Y, 1e-12)
+		feeds := vm.Feeds{q: sines(t, 0.1, 1, f.N, f.L, f.E), k: sines(t, 0.2, 1, f.N, f.S, f.E), v: sines(t, 0.25, 1, f.N, f.S, f.E)}
+		got := evalGrads(t, feeds, y, q, k, v, a.InProjWeight)
+		for i, want := range [][]float64{c.Y, c.DQ, c.DK, c.DV, c.DW} {
+			assertClose(t, c.Name+" "+[]string{"y", "dq", "dk", "dv", "dw"}[i], got[i], want, 1e-12)
+		}
+		if c.Mask == "padding" {
+			for _, key := range []int{3, f.S + 1} { // the padded keys
+				for e := range f.E {
+					require.Zero(t, got[2][key*f.E+e], "dk of padded key %d", key)
+					require.Zero(t, got[3][key*f.E+e], "dv of padded key %d", key)
+				}
+			}
+		}
 	}
 
 	g := graph.New()
 	q, k, v := g.Input("q", graph.Float64, 2, 3, 4), g.Input("k", graph.Float64, 2, 5, 4), g.Input("v", graph.Float64, 2, 5, 3)
 	keep := g.Const(dense(t, []float64{1, 1, 0, 1, 1, 0, 1, 1, 1, 0, 1, 0, 0, 0, 1}, 3, 5))
 	y := ScaledDotProductAttention(q, k, v, keep, false)
-	out, err := vm.Eval(vm.Feeds{q: sines(t, 0.1, 1, 2, 3, 4), k: sines(t, 0.2, 1, 2, 5, 4), v: sines(t, 0.3, 1, 2, 5, 3)}, y)
-	require.NoError(t, err)
-	assertClose(t, "sdpa", graph.Float64s(out[0]), f.SDPA, 1e-12)
+	got := evalGrads(t, vm.Feeds{q: sines(t, 0.1, 1, 2, 3, 4), k: sines(t, 0.2, 1, 2, 5, 4), v: sines(t, 0.3, 1, 2, 5, 3)}, y, q, k, v)
+	for i, want := range [][]float64{f.SDPA, f.SDPAGrads.DQ, f.SDPAGrads.DK, f.SDPAGrads.DV} {
+		assertClose(t, "sdpa "+[]string{"y", "dq", "dk", "dv"}[i], got[i], want, 1e-12)
+	}
 }
 
 // Attention agrees with a loop over its definition; dropped keys get zero
@@ -169,7 +206,8 @@ func TestMultiheadAttentionGradients(t *testing.T) {
 }
 
 // A causal TransformerBlock equals PyTorch's pre-norm GELU
-// TransformerEncoderLayer with the same parameters, named alike.
+// TransformerEncoderLayer with the same parameters, named alike, and so
+// does its gradient with respect to its input.
 func TestTransformerBlockMatchesPyTorch(t *testing.T) {
 	raw, err := os.ReadFile("testdata/attention_torch.json")
 	require.NoError(t, err)
@@ -177,6 +215,7 @@ func TestTransformerBlockMatchesPyTorch(t *testing.T) {
 		N, L, E, H int
 		BlockNames []string `json:"block_names"`
 		Block      []float64
+		BlockDX    []float64 `json:"block_dx"`
 	}
 	require.NoError(t, json.Unmarshal(raw, &f))
 	g := graph.New()
@@ -190,7 +229,7 @@ func TestTransformerBlockMatchesPyTorch(t *testing.T) {
 	x := g.Input("x", graph.Float64, f.N, f.L, f.E)
 	y := b.Forward(x)
 	require.NoError(t, g.Err())
-	out, err := vm.Eval(vm.Feeds{x: sines(t, 0.15, 1, f.N, f.L, f.E)}, y)
-	require.NoError(t, err)
-	assertClose(t, "block", graph.Float64s(out[0]), f.Block, 1e-12)
+	got := evalGrads(t, vm.Feeds{x: sines(t, 0.15, 1, f.N, f.L, f.E)}, y, x)
+	assertClose(t, "block", got[0], f.Block, 1e-12)
+	assertClose(t, "block dx", got[1], f.BlockDX, 1e-12)
 }
