@@ -252,3 +252,24 @@ func TestNewtonCommand(t *testing.T) {
 		t.Errorf("an unexpected argument gave exit code %d, want 2", code)
 	}
 }
+
+// The sparse Hessian of the banded problem takes 5 colours (it is
+// pentadiagonal) whatever its size, and agrees with a Hessian–vector
+// product.
+func TestSparseHessian(t *testing.T) {
+	for _, n := range []int{3, 50, 2000} {
+		r, err := SparseHessian(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Colors > 5 || r.NNZ > 5*n {
+			t.Errorf("n = %d: %d colours and %d entries, want at most 5 and %d", n, r.Colors, r.NNZ, 5*n)
+		}
+		if r.MaxDiff > 1e-12 {
+			t.Errorf("n = %d: differs from the HVP by %v", n, r.MaxDiff)
+		}
+	}
+	if _, err := SparseHessian(2); err == nil {
+		t.Error("2 unknowns: no error")
+	}
+}

@@ -3,6 +3,8 @@
 //
 // Without flags it prints one JSON object {"x", "f", "grad", "hessian"} for
 // f(x) = sum(sin(x)·x³) + log(1 + sum(x²)) at x = (0.5, −1.2, 2, 0.3).
+// With -sparse n it computes the sparse Hessian of a least-squares
+// boundary-value problem with n unknowns (see sparse.go).
 // With -newton it minimises the Rosenbrock function from (−1.2, 1), one
 // line per iterate, and exits non-zero unless it ends within 1e-8 of the
 // minimum (1, 1).
@@ -34,6 +36,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	flags := flag.NewFlagSet("hessian", flag.ContinueOnError)
 	flags.SetOutput(stderr)
 	newton := flags.Bool("newton", false, "minimise the Rosenbrock function by Newton's method")
+	sparse := flags.Int("sparse", 0, "compute the sparse Hessian of a discretised boundary-value problem with this many unknowns")
 	if err := flags.Parse(args); err != nil {
 		return 2
 	}
@@ -42,9 +45,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	var err error
-	if *newton {
+	switch {
+	case *sparse != 0:
+		err = runSparse(stdout, *sparse)
+	case *newton:
 		err = runNewton(stdout)
-	} else {
+	default:
 		err = printEvaluation(stdout)
 	}
 	if err != nil {
