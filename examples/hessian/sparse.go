@@ -13,7 +13,7 @@ import (
 	"github.com/nabla-go/nabla/vm"
 )
 
-// residual is the discretised boundary-value problem u'' = sin(u), u = 0
+// residual is the discretised boundary-value problem u” = sin(u), u = 0
 // at both ends, on n unknowns: r_i = u_{i-1} − 2u_i + u_{i+1} − h²·sin(u_i)
 // inside, and u at the two ends. Its Jacobian is tridiagonal, and the
 // Hessian of Σ r_i² pentadiagonal.
