@@ -13,7 +13,7 @@ import (
 	"github.com/nabla-go/nabla/vm"
 )
 
-// residual is the discretised boundary-value problem u” = sin(u), u = 0
+// residual is the discretised boundary-value problem d²u/dx² = sin(u), u = 0
 // at both ends, on n unknowns: r_i = u_{i-1} − 2u_i + u_{i+1} − h²·sin(u_i)
 // inside, and u at the two ends. Its Jacobian is tridiagonal, and the
 // Hessian of Σ r_i² pentadiagonal.
@@ -107,7 +107,7 @@ func runSparse(w io.Writer, n int) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "Hessian of sum(r²) for u'' = sin(u) on %d unknowns: %d entries may be nonzero (%.4f%%), %d colours, so %d Hessian–vector products instead of %d; run in %v\n",
+	fmt.Fprintf(w, "Hessian of sum(r²) for d²u/dx² = sin(u) on %d unknowns: %d entries may be nonzero (%.4f%%), %d colours, so %d Hessian–vector products instead of %d; run in %v\n",
 		r.N, r.NNZ, 100*float64(r.NNZ)/float64(r.N)/float64(r.N), r.Colors, r.Colors, r.N, r.Elapsed.Round(time.Microsecond))
 	fmt.Fprintf(w, "sparse Hessian times a random vector against compile.HVP: largest relative difference %.1e\n", r.MaxDiff)
 	if r.MaxDiff > 1e-12 {
