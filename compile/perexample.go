@@ -1,0 +1,68 @@
+package compile
+
+import (
+	"fmt"
+
+	"github.com/nabla-go/nabla/graph"
+	"github.com/nabla-go/nabla/ops"
+)
+
+// PerExampleGradients returns, for each parameter, the gradient of each
+// example's loss with respect to it, stacked on a new leading axis of the
+// batch's size: result[k] has shape (B, params[k].shape...), its row b the
+// gradient of loss(example b). loss builds one example's scalar loss from
+// its rows of the batch tensors, each given with a leading axis of 1 (so a
+// model written for batches takes it as it is); it may read the params
+// and any other node of the graph.
+//
+// The gradients are one Scan over the examples (DP-SGD's clipping per
+// example, influence functions): one program, compiled once, that runs
+// the example's gradient B times without allocating, and that can be
+// differentiated again.
+func PerExampleGradients(loss func(example []*graph.Node) *graph.Node, batch, params []*graph.Node) ([]*graph.Node, error) {
+	site := graph.CallerSite()
+	fail := func(format string, args ...any) error {
+		return &graph.Error{Op: "PerExampleGradients", Err: fmt.Errorf(format, args...), Site: site}
+	}
+	if loss == nil || len(batch) == 0 || len(params) == 0 {
+		return nil, fail("need a loss, batch tensors and parameters")
+	}
+	if p := graph.Poisoned(append(append([]*graph.Node(nil), batch...), params...)...); p != nil {
+		return nil, p.Err()
+	}
+	for _, p := range params {
+		if !graph.IsFloat(p.DType()) {
+			return nil, fail("cannot differentiate with respect to %v: it is not float", p)
+		}
+	}
+	var bodyErr error
+	_, ys := ops.Scan(func(_, rows []*graph.Node) ([]*graph.Node, []*graph.Node) {
+		sub := rows[0].Graph()
+		example := make([]*graph.Node, len(rows))
+		for i, r := range rows {
+			example[i] = ops.Reshape(r, append([]int{1}, r.Shape()...)...)
+		}
+		l := loss(example)
+		if l == nil || l.Err() != nil || !l.Type().IsScalar() {
+			bodyErr = fail("the loss of one example must be a scalar node, not %v", l)
+			return nil, nil
+		}
+		wrt := make([]*graph.Node, len(params))
+		for k, p := range params {
+			wrt[k] = sub.Capture(p)
+		}
+		grads, err := GradWith(l, wrt, ZerosIfDisconnected())
+		if err != nil {
+			bodyErr = err
+			return nil, nil
+		}
+		return nil, grads
+	}, nil, batch)
+	if bodyErr != nil {
+		return nil, bodyErr
+	}
+	if err := ys[0].Err(); err != nil {
+		return nil, err
+	}
+	return ys, nil
+}
