@@ -219,6 +219,14 @@ func adam(t dtype, mode adamMode) {
 	advance()
 	JMP(LabelRef(fn + "_loop"))
 
+	maskedTail(fn, t, n, func(mask VecVirtual) { step(mask) })
+}
+
+// maskedTail emits the end of a kernel fn over n elements left, fewer
+// than t.lanes: step run once on the first n lanes through a mask (the
+// mask of the first n lanes: lanes all-ones elements then lanes zero ones,
+// read from element lanes-n), then the return.
+func maskedTail(fn string, t dtype, n GPVirtual, step func(mask VecVirtual)) {
 	Label(fn + "_tail")
 	TESTQ(n, n)
 	JZ(LabelRef(fn + "_done"))
@@ -333,22 +341,7 @@ func kernel(t dtype, name, params, what string, body func(a, b Op) VecVirtual) {
 	advance(t.lanes)
 	JMP(LabelRef(fn + "_loop1"))
 
-	Label(fn + "_tail")
-	TESTQ(n, n)
-	JZ(LabelRef(fn + "_done"))
-	// The mask of the first n lanes: lanes all-ones elements then lanes
-	// zero ones, read from element lanes-n.
-	idx := GP64()
-	MOVQ(U64(uint64(t.lanes)), idx)
-	SUBQ(n, idx)
-	base := GP64()
-	LEAQ(tailMask(t.lanes, t.size), base)
-	mask := YMM()
-	VMOVDQU(Mem{Base: base, Index: idx, Scale: uint8(t.size)}, mask)
-	step(0, mask)
-	Label(fn + "_done")
-	VZEROUPPER()
-	RET()
+	maskedTail(fn, t, n, func(mask VecVirtual) { step(0, mask) })
 }
 
 // splitParams splits "dst, x, y" into its names.
