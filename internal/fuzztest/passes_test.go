@@ -17,12 +17,7 @@ var optionalPasses = []string{"deadcode", "constfold", "simplify", "cse", "matmu
 // random valid graph and its gradient give the same outputs (to rounding)
 // with every pass on and with all of them off.
 func FuzzPasses(f *testing.F) {
-	for _, seed := range [][]byte{
-		{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12},
-		{0, 1, 1, 2, 2, 0, 3, 1, 2, 2, 40, 1, 40, 1, 16, 0, 1, 16, 1, 2},
-		{0, 2, 2, 2, 2, 0, 2, 2, 3, 3, 26, 1, 2, 16, 0, 0, 41, 1, 0, 41, 3, 3},
-		{0, 2, 2, 2, 2, 0, 2, 2, 2, 3, 43, 0, 1, 1, 1, 17, 1, 1},
-	} {
+	for _, seed := range graphSeeds {
 		f.Add(seed)
 	}
 	off := make([]compile.Option, len(optionalPasses))
@@ -76,4 +71,13 @@ func same(a, b *tensor.Dense) string {
 		}
 	}
 	return ""
+}
+
+// graphSeeds are the seed inputs of the targets that decode valid graphs
+// and their gradients (FuzzPasses, FuzzUpdates).
+var graphSeeds = [][]byte{
+		{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12},
+		{0, 1, 1, 2, 2, 0, 3, 1, 2, 2, 40, 1, 40, 1, 16, 0, 1, 16, 1, 2},
+		{0, 2, 2, 2, 2, 0, 2, 2, 3, 3, 26, 1, 2, 16, 0, 0, 41, 1, 0, 41, 3, 3},
+		{0, 2, 2, 2, 2, 0, 2, 2, 2, 3, 43, 0, 1, 1, 1, 17, 1, 1},
 }

@@ -16,12 +16,7 @@ import (
 // set to each output) gives, over two runs, the same outputs and
 // parameters bit for bit with the pass on and off.
 func FuzzUpdates(f *testing.F) {
-	for _, seed := range [][]byte{
-		{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12},
-		{0, 1, 1, 2, 2, 0, 3, 1, 2, 2, 40, 1, 40, 1, 16, 0, 1, 16, 1, 2},
-		{0, 2, 2, 2, 2, 0, 2, 2, 3, 3, 26, 1, 2, 16, 0, 0, 41, 1, 0, 41, 3, 3},
-		{0, 2, 2, 2, 2, 0, 2, 2, 2, 3, 43, 0, 1, 1, 1, 17, 1, 1},
-	} {
+	for _, seed := range graphSeeds {
 		f.Add(seed)
 	}
 	limitMemory(f)
