@@ -12,6 +12,8 @@ require (
 	gorgonia.org/tensor v0.9.24
 )
 
+require github.com/ebitengine/purego v0.11.3
+
 require (
 	git.sr.ht/~sbinet/gg v0.5.0 // indirect
 	github.com/ajstarks/svgo v0.0.0-20211024235047-1546f124cd8b // indirect

@@ -3,6 +3,7 @@
 // one kernel per elementwise fusion group of a compiled program
 // (FusedSource); a host-compiled copy of each kernel is checked against the
 // CPU kernels element for element, so the generator is tested on machines
-// without a GPU. Loading the driver, device memory and the machine itself
-// are not built yet.
+// without a GPU. Available loads the NVIDIA driver at run time through
+// purego (no cgo); this is the only package of nabla that imports purego.
+// Device memory, cuBLAS and the GPU machine are not built yet.
 package cuda
