@@ -15,3 +15,10 @@ func OptionalPasses() []string {
 	}
 	return names
 }
+
+// TransposeEveryOp makes forward mode derive every op's tangent from its
+// Backward, ignoring forward rules, until the returned function is called.
+func TransposeEveryOp() (restore func()) {
+	transposeEveryOp = true
+	return func() { transposeEveryOp = false }
+}

@@ -28,8 +28,9 @@ const (
 // in reverse mode otherwise (see JacobianWith).
 func Jacobian(y, x *graph.Node) (*graph.Node, error) { return JacobianWith(y, x, Auto) }
 
-// JacobianWith is Jacobian in the given mode: forward (one JVP per element
-// of x), reverse (one VJP per element of y) or chosen by the sizes. The
+// JacobianWith is Jacobian in the given mode: forward (the JVPs of all
+// of x's unit vectors, carried through the graph at once as a batch of
+// tangents), reverse (one VJP per element of y) or chosen by the sizes. The
 // entries are the same either way, to rounding.
 func JacobianWith(y, x *graph.Node, mode JacobianMode) (*graph.Node, error) {
 	if p := graph.Poisoned(y, x); p != nil {
@@ -56,36 +57,47 @@ func JacobianWith(y, x *graph.Node, mode JacobianMode) (*graph.Node, error) {
 			parts = append(parts, ops.Reshape(gi[0], 1, n))
 		}
 	case Forward:
-		for j := range n {
-			tangent := graph.NewDenseOf(x.Type())
-			graph.SetFloat(tangent, j, 1)
-			col, err := JVP([]*graph.Node{y}, []*graph.Node{x}, []*graph.Node{g.Const(tangent)})
-			if err != nil {
-				return nil, err
-			}
-			parts = append(parts, ops.Reshape(col[0], m, 1))
+		if m == 0 || n == 0 {
+			break
 		}
+		// One sweep carries all n unit tangents along a leading axis:
+		// its result's row j is column j of the Jacobian.
+		eye := graph.NewDense(x.DType(), append([]int{n}, x.Shape()...)...)
+		for j := range n {
+			graph.SetFloat(eye, j*n+j, 1)
+		}
+		site := graph.CallerSite()
+		fail := func(format string, args ...any) error {
+			return &graph.Error{Op: "Jacobian", Err: fmt.Errorf(format, args...), Site: site}
+		}
+		if _, err := checkGradRequest([]*graph.Node{y}, nil, []*graph.Node{x}, fail); err != nil {
+			return nil, err
+		}
+		if err := checkGradDTypes([]*graph.Node{y}, []*graph.Node{x}, fail); err != nil {
+			return nil, err
+		}
+		cols, err := forwardSweep("Jacobian", []*graph.Node{y}, []*graph.Node{x}, []*graph.Node{g.Const(eye)}, n)
+		if err != nil {
+			return nil, err
+		}
+		parts = append(parts, ops.Transpose(ops.Reshape(cols[0], n, m)))
 	default:
 		return nil, &graph.Error{Op: "Jacobian", Err: fmt.Errorf("unknown mode %d", mode), Site: graph.CallerSite()}
 	}
 	shape := append(append([]int(nil), y.Shape()...), x.Shape()...)
-	axis := 0
-	if mode == Forward {
-		axis = 1
-	}
 	var j *graph.Node
 	if len(parts) == 0 { // an empty x or y
 		j = g.Const(graph.NewDense(y.DType(), shape...))
 	} else {
-		j = ops.Reshape(ops.Concat(axis, parts...), shape...)
+		j = ops.Reshape(ops.Concat(0, parts...), shape...)
 	}
 	return j, g.Err()
 }
 
 // Hessian returns the Hessian of the scalar f with respect to x, a node of
 // shape x.shape ++ x.shape: the Jacobian of the gradient, built in forward
-// mode (forward over reverse, one Hessian–vector product per element of
-// x).
+// mode (forward over reverse: every Hessian–vector product with a unit
+// vector, computed together as batched tensor operations).
 func Hessian(f, x *graph.Node) (*graph.Node, error) {
 	gr, err := Grad(f, x)
 	if err != nil {

@@ -4,7 +4,6 @@ import (
 	"fmt"
 
 	"github.com/nabla-go/nabla/graph"
-	"github.com/nabla-go/nabla/ops"
 )
 
 // JVP returns Jacobian–vector products (forward-mode derivatives): for
@@ -13,13 +12,13 @@ import (
 // xs[j]'s type. The products are ordinary nodes appended to the graph:
 // compile them, or differentiate them again, in either mode.
 //
-// JVP derives forward mode from the ops' symbolic gradients, so every op
-// with a Backward (users' custom ops included) has one: a vector–Jacobian
-// product is linear in its seed u, so J·t is the gradient with respect to
-// u of ⟨Jᵀu, t⟩ (Theano's R-operator by double transposition). The seed
-// is a zero constant the result does not read: compilation removes the
-// vector–Jacobian product itself, leaving a forward sweep. An output that
-// does not depend on xs gets zeros.
+// JVP pushes the tangents forward through each op's forward rule
+// (graph.ForwardDifferentiable); an op without one (a user's custom op,
+// say) gets forward mode from its symbolic gradient: a vector–Jacobian
+// product is linear in its seed u, so the op's J·t is the gradient with
+// respect to u of ⟨Jᵀu, t⟩ (Theano's R-operator by double transposition).
+// So every op with a Backward has forward mode. An output that does not
+// depend on xs gets zeros.
 func JVP(ys, xs, tangents []*graph.Node) ([]*graph.Node, error) {
 	site := graph.CallerSite()
 	fail := func(format string, args ...any) error {
@@ -42,23 +41,5 @@ func JVP(ys, xs, tangents []*graph.Node) ([]*graph.Node, error) {
 			return nil, fail("tangent %d has type %v, want %v's", j, tangents[j].Type(), x)
 		}
 	}
-	g := ys[0].Graph()
-	seeds := make([]*graph.Node, len(ys))
-	for i, y := range ys {
-		seeds[i] = g.Const(graph.NewDenseOf(y.Type()))
-	}
-	vjps, err := grad("JVP", ys, seeds, xs, []GradOption{ZerosIfDisconnected()})
-	if err != nil {
-		return nil, err
-	}
-	var dot *graph.Node // ⟨Jᵀu, t⟩
-	for j, v := range vjps {
-		term := ops.Sum(ops.Mul(v, tangents[j]))
-		if dot == nil {
-			dot = term
-		} else {
-			dot = ops.Add(dot, term)
-		}
-	}
-	return grad("JVP", []*graph.Node{dot}, nil, seeds, []GradOption{ZerosIfDisconnected()})
+	return forwardSweep("JVP", ys, xs, tangents, 0)
 }

@@ -119,7 +119,7 @@ func TestJVPColumn(t *testing.T) {
 			// J·t from the dense Jacobian, in reverse mode.
 			var dense *graph.Node
 			for k, x := range wrt {
-				jac, err := compile.Jacobian(s.y, x)
+				jac, err := compile.JacobianWith(s.y, x, compile.Reverse)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -206,8 +206,9 @@ func TestJVPColumn(t *testing.T) {
 
 // TestPatternColumn checks, for every row of the table, that the Jacobian
 // sparsity pattern found from the graph holds every nonzero of the dense
-// Jacobian at the row's inputs, and that the sparse Jacobian computed with
-// it equals the dense one.
+// Jacobian at the row's inputs, that the sparse Jacobian computed with it
+// equals the dense one, and that so does the forward-mode Jacobian (all
+// unit tangents carried at once: every op's batched forward rule).
 func TestPatternColumn(t *testing.T) {
 	for _, c := range append(builtinTable(), scanRows()...) {
 		if c.stopsGradient || c.noGrad != "" && len(c.checked) == 0 && len(c.noGradInputs) == len(c.inputs) {
@@ -229,12 +230,16 @@ func TestPatternColumn(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				outs = append(outs, jac, sp.Values)
+				fwd, err := compile.JacobianWith(s.y, s.xs[i], compile.Forward)
+				if err != nil {
+					t.Fatal(err)
+				}
+				outs = append(outs, jac, sp.Values, fwd)
 				sparse = append(sparse, sp)
 			}
 			vals := s.eval(t, c, outs, 0)
 			for k, sp := range sparse {
-				dense, got := vals[2*k], sp.Pattern.Dense(vals[2*k+1])
+				dense, got := vals[3*k], sp.Pattern.Dense(vals[3*k+1])
 				p := sp.Pattern
 				for e, v := range dense {
 					if v != 0 && !p.Has(e/p.Columns, e%p.Columns) {
@@ -243,6 +248,9 @@ func TestPatternColumn(t *testing.T) {
 				}
 				if e, ok := closeTo(got, dense, 1e-12, 1e-9); !ok {
 					t.Fatalf("input %d: sparse Jacobian entry %d is %v, dense %v", s.wrt[k], e, got[e], dense[e])
+				}
+				if e, ok := closeTo(vals[3*k+2], dense, 1e-12, 1e-9); !ok {
+					t.Fatalf("input %d: forward-mode Jacobian entry %d is %v, reverse mode's %v", s.wrt[k], e, vals[3*k+2][e], dense[e])
 				}
 			}
 		})

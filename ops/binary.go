@@ -257,6 +257,43 @@ func (op binary) Backward(ctx *graph.GradContext, g *graph.Node) []*graph.Node {
 	return []*graph.Node{nil, nil} // masks: no gradient
 }
 
+// JVP is the sum of each operand's elementwise derivative times its
+// tangent (the tangents aligned for broadcasting).
+func (op binary) JVP(c *graph.JVPContext) *graph.Node {
+	a, b, y := c.Input(0), c.Input(1), c.Output()
+	ta, tb := aligned(c, 0), aligned(c, 1)
+	switch op.kind {
+	case addKind:
+		return addTangents(ta, tb)
+	case subKind:
+		if tb == nil {
+			return ta
+		}
+		return addTangents(ta, Neg(tb))
+	case mulKind:
+		return addTangents(times(ta, b), times(tb, a))
+	case divKind:
+		var da, db *graph.Node // d(a/b) = (da - y·db)/b
+		if ta != nil {
+			da = Div(ta, b)
+		}
+		if tb != nil {
+			db = Neg(Div(Mul(tb, y), b))
+		}
+		return addTangents(da, db)
+	case maximumKind, minimumKind:
+		wins := Greater(a, b)
+		if op.kind == minimumKind {
+			wins = Less(a, b)
+		}
+		share := Add(wins, Scale(Equal(a, b), 0.5))
+		return addTangents(times(ta, share), times(tb, Sub(scalarLike(share, 1), share)))
+	case powKind:
+		c.Decline()
+	}
+	return nil // masks have no derivative
+}
+
 // scalarLike returns a scalar constant of x's dtype in x's graph.
 func scalarLike(x *graph.Node, v float64) *graph.Node {
 	if p := graph.Poisoned(x); p != nil {

@@ -67,6 +67,15 @@ func (op castOp) Backward(ctx *graph.GradContext, g *graph.Node) []*graph.Node {
 	return []*graph.Node{Cast(g, from)}
 }
 
+// JVP casts a float tangent; integers on either side have none.
+func (op castOp) JVP(c *graph.JVPContext) *graph.Node {
+	t := c.Tangent(0)
+	if t == nil || !graph.IsFloat(c.Input(0).DType()) || !graph.IsFloat(op.to) {
+		return nil
+	}
+	return Cast(t, op.to)
+}
+
 // number is every element type a node may hold.
 type number interface {
 	~float32 | ~float64 | ~int32 | ~int64

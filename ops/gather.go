@@ -61,6 +61,19 @@ func (gatherOp) Backward(ctx *graph.GradContext, g *graph.Node) []*graph.Node {
 	return []*graph.Node{ScatterAdd(g, ctx.Input(1), ctx.Input(0).Shape()[0]), nil}
 }
 
+// JVP gathers the table's tangent (unbatched: a batched tangent's rows are
+// not the table's).
+func (gatherOp) JVP(c *graph.JVPContext) *graph.Node {
+	if c.Batch() > 0 {
+		c.Decline()
+		return nil
+	}
+	if t := c.Tangent(0); t != nil {
+		return Gather(t, c.Input(1))
+	}
+	return nil
+}
+
 type scatterAddOp struct{ rows int }
 
 // ScatterAdd returns a (rows, d...) tensor of zeros to whose row
@@ -111,6 +124,18 @@ func (scatterAddOp) Backward(ctx *graph.GradContext, g *graph.Node) []*graph.Nod
 		return []*graph.Node{nil, nil}
 	}
 	return []*graph.Node{Gather(g, ctx.Input(1)), nil}
+}
+
+// JVP scatters the updates' tangent (unbatched only, as Gather's).
+func (op scatterAddOp) JVP(c *graph.JVPContext) *graph.Node {
+	if c.Batch() > 0 {
+		c.Decline()
+		return nil
+	}
+	if t := c.Tangent(0); t != nil {
+		return ScatterAdd(t, c.Input(1), op.rows)
+	}
+	return nil
 }
 
 // moveRows is both kernels. table holds rows rows; flat holds one row per

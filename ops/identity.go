@@ -25,6 +25,9 @@ func (identityOp) Backward(_ *graph.GradContext, g *graph.Node) []*graph.Node {
 	return []*graph.Node{g}
 }
 
+// JVP passes the tangent through.
+func (identityOp) JVP(c *graph.JVPContext) *graph.Node { return c.Tangent(0) }
+
 type stopGradientOp struct{}
 
 // StopGradient returns x unchanged, but no gradient flows back through it:
@@ -43,3 +46,6 @@ func (stopGradientOp) Forward(out *tensor.Dense, in []*tensor.Dense) error {
 func (stopGradientOp) Backward(*graph.GradContext, *graph.Node) []*graph.Node {
 	return []*graph.Node{nil}
 }
+
+// JVP is zero: no derivative flows through StopGradient in either mode.
+func (stopGradientOp) JVP(*graph.JVPContext) *graph.Node { return nil }

@@ -192,6 +192,25 @@ func (op MatMulOp) Backward(ctx *graph.GradContext, g *graph.Node) []*graph.Node
 	return grads
 }
 
+// JVP is the product rule, dA·B + A·dB. Batched tangents of 2-D operands
+// are batches of products sharing the other operand; those of 3-D
+// operands would need 4-D products, and the rule declines them.
+func (op MatMulOp) JVP(c *graph.JVPContext) *graph.Node {
+	a, b := c.Input(0), c.Input(1)
+	if c.Batch() > 0 && (a.Type().Rank() > 2 || b.Type().Rank() > 2) {
+		c.Decline()
+		return nil
+	}
+	var da, db *graph.Node
+	if t := c.Tangent(0); t != nil {
+		da = MatMulT(t, b, op.TransA, op.TransB)
+	}
+	if t := c.Tangent(1); t != nil {
+		db = MatMulT(a, t, op.TransA, op.TransB)
+	}
+	return addTangents(da, db)
+}
+
 // product is one product C = op(A)·op(B), or C += op(A)·op(B) when acc, on
 // row-major backing slices: C is m×n, k the inner dimension. A is stored
 // m×k (k×m if transA), B k×n (n×k if transB). Its run method is the
@@ -300,6 +319,15 @@ func (op MatMulAddOp) Backward(ctx *graph.GradContext, g *graph.Node) []*graph.N
 		return append(grads, g)
 	}
 	return append(grads, nil)
+}
+
+// JVP is MatMul's plus the addend's tangent.
+func (op MatMulAddOp) JVP(c *graph.JVPContext) *graph.Node {
+	product := op.product().JVP(c)
+	if c.Declined() {
+		return nil
+	}
+	return addTangents(product, aligned(c, 2))
 }
 
 // sameBuffer reports whether a and b are the same elements of one buffer

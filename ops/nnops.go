@@ -84,6 +84,20 @@ func (op softmaxOp) Backward(ctx *graph.GradContext, g *graph.Node) []*graph.Nod
 	return []*graph.Node{Mul(y, Sub(g, SumKeepDims(Mul(g, y), op.axis)))}
 }
 
+// JVP, with y the output and t the tangent along the axis: softmax's is
+// y*(t - sum(y*t)), log-softmax's t - sum(exp(y)*t).
+func (op softmaxOp) JVP(c *graph.JVPContext) *graph.Node {
+	t := c.Tangent(0)
+	if t == nil {
+		return nil
+	}
+	y, axis := c.Output(), c.Axis(op.axis, 0)
+	if op.log {
+		return Sub(t, SumKeepDims(Mul(Exp(y), t), axis))
+	}
+	return Mul(y, Sub(t, SumKeepDims(Mul(y, t), axis)))
+}
+
 // splitAxis views shape as (outer, n, inner) around axis: the elements along
 // the axis sit inner apart.
 func splitAxis(shape []int, axis int) (outer, n, inner int) {

@@ -372,3 +372,29 @@ func (op reduceOp) Backward(ctx *graph.GradContext, gradOut *graph.Node) []*grap
 	}
 	return []*graph.Node{grad}
 }
+
+// JVP: sums and means reduce the tangent; a maximum passes on its
+// maximal elements' tangents (shared between ties, as its gradient is),
+// a log-sum-exp their average weighted by softmax.
+func (op reduceOp) JVP(c *graph.JVPContext) *graph.Node {
+	t := c.Tangent(0)
+	if t == nil {
+		return nil
+	}
+	x := c.Input(0)
+	var buf [maxRank]int
+	keep := keepShape(&buf, x.Shape(), op.axes)
+	var weight *graph.Node // of x's shape; none for a sum or mean
+	switch op.kind {
+	case reduceMax:
+		mask := Equal(x, Reshape(c.Output(), keep...))
+		weight = Div(mask, graph.Apply(reduceOp{kind: reduceSum, axes: op.axes, keep: true}, mask))
+	case reduceLogSumExp:
+		weight = Exp(Sub(x, Reshape(c.Output(), keep...)))
+	}
+	kind := op.kind
+	if weight != nil {
+		t, kind = Mul(t, weight), reduceSum
+	}
+	return graph.Apply(reduceOp{kind: kind, axes: batchedAxes(c, op.axes), keep: op.keep}, t)
+}

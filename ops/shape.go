@@ -113,6 +113,14 @@ func (reshapeOp) Backward(ctx *graph.GradContext, g *graph.Node) []*graph.Node {
 	return []*graph.Node{Reshape(g, ctx.Input(0).Shape()...)}
 }
 
+// JVP reshapes the tangent.
+func (reshapeOp) JVP(c *graph.JVPContext) *graph.Node {
+	if t := c.Tangent(0); t != nil {
+		return Reshape(t, c.Shape(c.Output().Shape())...)
+	}
+	return nil
+}
+
 // broadcastsTo reports an error unless from broadcasts to shape to by NumPy's
 // rules: aligned on the right, each dimension equal or 1.
 func broadcastsTo(from, to []int) error {
@@ -190,6 +198,14 @@ func (broadcastToOp) Backward(ctx *graph.GradContext, g *graph.Node) []*graph.No
 	return []*graph.Node{SumTo(g, ctx.Input(0).Shape()...)}
 }
 
+// JVP broadcasts the tangent.
+func (broadcastToOp) JVP(c *graph.JVPContext) *graph.Node {
+	if t := aligned(c, 0); t != nil {
+		return BroadcastTo(t, c.Shape(c.Output().Shape())...)
+	}
+	return nil
+}
+
 type sumToOp struct{ to shapeParam }
 
 // SumTo sums x down to the given shape, one x could have been broadcast
@@ -256,6 +272,26 @@ func sumFloats[T float](xs []T) T {
 // Backward broadcasts the gradient back to the input's shape.
 func (sumToOp) Backward(ctx *graph.GradContext, g *graph.Node) []*graph.Node {
 	return []*graph.Node{BroadcastTo(g, ctx.Input(0).Shape()...)}
+}
+
+// JVP sums the tangent. A batched tangent is summed to the output's shape
+// padded with size-1 axes to the input's rank, so that the batch axis
+// stays in front, and then viewed in the output's shape.
+func (sumToOp) JVP(c *graph.JVPContext) *graph.Node {
+	t := c.Tangent(0)
+	if t == nil {
+		return nil
+	}
+	out := c.Output().Shape()
+	if c.Batch() == 0 {
+		return SumTo(t, out...)
+	}
+	padded := make([]int, 0, t.Type().Rank())
+	padded = append(padded, c.Batch())
+	for range c.Input(0).Type().Rank() - len(out) {
+		padded = append(padded, 1)
+	}
+	return Reshape(SumTo(t, append(padded, out...)...), c.Shape(out)...)
 }
 
 type transposeOp struct{ perm shapeParam }
@@ -352,6 +388,24 @@ func (op transposeOp) Backward(ctx *graph.GradContext, g *graph.Node) []*graph.N
 	return []*graph.Node{Transpose(g, inv...)}
 }
 
+// JVP transposes the tangent, the batch axis staying in front.
+func (op transposeOp) JVP(c *graph.JVPContext) *graph.Node {
+	t := c.Tangent(0)
+	if t == nil {
+		return nil
+	}
+	perm := op.perm.dims[:op.perm.rank]
+	if c.Batch() == 0 {
+		return Transpose(t, perm...)
+	}
+	shifted := make([]int, 0, len(perm)+1)
+	shifted = append(shifted, 0)
+	for _, p := range perm {
+		shifted = append(shifted, p+1)
+	}
+	return Transpose(t, shifted...)
+}
+
 type sliceOp struct{ axis, start, end int }
 
 // Slice returns the elements of x with index in [start, end) along axis
@@ -426,6 +480,14 @@ func (op sliceOp) Backward(ctx *graph.GradContext, g *graph.Node) []*graph.Node 
 	return []*graph.Node{Pad(g, op.axis, op.start, dim-op.end)}
 }
 
+// JVP slices the tangent.
+func (op sliceOp) JVP(c *graph.JVPContext) *graph.Node {
+	if t := c.Tangent(0); t != nil {
+		return Slice(t, c.Axis(op.axis, 0), op.start, op.end)
+	}
+	return nil
+}
+
 type padOp struct{ axis, before, after int }
 
 // Pad adds before zeros ahead of x and after zeros behind it along axis
@@ -470,6 +532,14 @@ func padKernel[T float](op padOp, out, x []T, outer, dim, inner int) error {
 func (op padOp) Backward(ctx *graph.GradContext, g *graph.Node) []*graph.Node {
 	dim := ctx.Input(0).Shape()[op.axis]
 	return []*graph.Node{Slice(g, op.axis, op.before, op.before+dim)}
+}
+
+// JVP pads the tangent with zeros.
+func (op padOp) JVP(c *graph.JVPContext) *graph.Node {
+	if t := c.Tangent(0); t != nil {
+		return Pad(t, c.Axis(op.axis, 0), op.before, op.after)
+	}
+	return nil
 }
 
 type concatOp struct{ axis int }
@@ -544,4 +614,23 @@ func (op concatOp) Backward(ctx *graph.GradContext, g *graph.Node) []*graph.Node
 		at += d
 	}
 	return grads
+}
+
+// JVP joins the tangents, zeros standing for the inputs that have none.
+func (op concatOp) JVP(c *graph.JVPContext) *graph.Node {
+	ts := make([]*graph.Node, len(c.Inputs()))
+	some := false
+	for i := range ts {
+		ts[i] = c.Tangent(i)
+		some = some || ts[i] != nil
+	}
+	if !some {
+		return nil
+	}
+	for i, t := range ts {
+		if t == nil {
+			ts[i] = zeroTangent(c, i)
+		}
+	}
+	return Concat(c.Axis(op.axis, 0), ts...)
 }

@@ -286,6 +286,16 @@ func (op unary) Backward(ctx *graph.GradContext, g *graph.Node) []*graph.Node {
 	return []*graph.Node{grad(ctx.Input(0), ctx.Output(), g, op.c)}
 }
 
+// JVP applies the derivative to the tangent: an elementwise op's Jacobian
+// is diagonal, so its gradient rule, linear in g, is its tangent rule.
+func (op unary) JVP(c *graph.JVPContext) *graph.Node {
+	grad, t := unaryDefs[op.kind].grad, c.Tangent(0)
+	if grad == nil || t == nil {
+		return nil
+	}
+	return grad(c.Input(0), c.Output(), t, op.c)
+}
+
 // DotLabel shows the constant of PowConst and Scale in DOT.
 func (op unary) DotLabel() string {
 	if op.kind == powConstKind || op.kind == scaleKind {

@@ -58,3 +58,19 @@ func (whereOp) Backward(ctx *graph.GradContext, g *graph.Node) []*graph.Node {
 	}
 	return grads
 }
+
+// JVP selects between the operands' tangents.
+func (whereOp) JVP(c *graph.JVPContext) *graph.Node {
+	ta, tb := aligned(c, 1), aligned(c, 2)
+	if ta == nil && tb == nil {
+		return nil
+	}
+	zero := scalarLike(c.Output(), 0)
+	if ta == nil {
+		ta = zero
+	}
+	if tb == nil {
+		tb = zero
+	}
+	return Where(c.Input(0), ta, tb)
+}

@@ -1,0 +1,241 @@
+package compile
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/nabla-go/nabla/graph"
+	"github.com/nabla-go/nabla/ops"
+)
+
+// tangentSweep is forward-mode differentiation: one sweep in creation order
+// over the nodes between xs and ys, giving each a tangent (nil for zero)
+// from its inputs' tangents, by its op's forward rule
+// (graph.ForwardDifferentiable) where it has one, and by transposing its
+// Backward where it does not (or where the rule declines).
+//
+// With batch > 0 every tangent carries a leading axis of batch directions
+// (tangents[j] has shape (batch, xs[j].shape...)), so that one sweep
+// computes batch Jacobian–vector products as batched tensor operations:
+// the columns of a Jacobian, or of a Hessian, at once.
+type tangentSweep struct {
+	caller string
+	batch  int
+	site   string
+	tan    map[*graph.Node]*graph.Node
+}
+
+// transposeEveryOp makes the sweep ignore forward rules, for tests and
+// benchmarks comparing the two derivations.
+var transposeEveryOp bool
+
+// forwardSweep returns the tangents of ys (zeros for those that do not
+// depend on xs), given those of xs.
+func forwardSweep(caller string, ys, xs, tangents []*graph.Node, batch int) (result []*graph.Node, err error) {
+	f := &tangentSweep{caller: caller, batch: batch, site: graph.CallerSite(), tan: map[*graph.Node]*graph.Node{}}
+	g := ys[0].Graph()
+	defer g.Scope("jvp")()
+	defer func() {
+		if r := recover(); r != nil {
+			result, err = nil, f.fail("forward-mode differentiation panicked: %v", r)
+		}
+	}()
+	last := 0
+	for _, y := range ys {
+		last = max(last, y.ID())
+	}
+	nodes := g.Nodes()[:last+1]
+	depends := g.Descendants(xs, last)
+	feeds := make([]bool, len(nodes))
+	for _, y := range ys {
+		feeds[y.ID()] = true
+	}
+	for i := len(nodes) - 1; i >= 0; i-- {
+		if feeds[i] {
+			for _, in := range nodes[i].Inputs() {
+				feeds[in.ID()] = true
+			}
+		}
+	}
+	given := map[*graph.Node]*graph.Node{}
+	for j, x := range xs {
+		given[x] = addNonNil(given[x], tangents[j])
+	}
+	feedsAny := func(outs []*graph.Node) bool {
+		return slices.ContainsFunc(outs, func(o *graph.Node) bool { return o.ID() <= last && feeds[o.ID()] })
+	}
+	for i, n := range nodes {
+		if !depends[i] {
+			continue
+		}
+		// A multi-output op is differentiated once, at its first output,
+		// when any of its outputs leads to ys.
+		if n.Kind() == graph.KindOp && n.Outputs()[0] == n && feedsAny(n.Outputs()) {
+			if err := f.node(n); err != nil {
+				return nil, err
+			}
+		}
+		if t, ok := given[n]; ok && feeds[i] {
+			f.tan[n] = addNonNil(f.tan[n], t)
+		}
+	}
+	result = make([]*graph.Node, len(ys))
+	for i, y := range ys {
+		if result[i] = f.tan[y]; result[i] == nil {
+			result[i] = g.Const(graph.NewDense(y.DType(), f.shape(y)...))
+		}
+	}
+	return result, g.Err()
+}
+
+func (f *tangentSweep) fail(format string, args ...any) error {
+	return &graph.Error{Op: f.caller, Err: fmt.Errorf(format, args...), Site: f.site}
+}
+
+// shape is the shape of n's tangent.
+func (f *tangentSweep) shape(n *graph.Node) []int {
+	if f.batch == 0 {
+		return n.Shape()
+	}
+	return append([]int{f.batch}, n.Shape()...)
+}
+
+// node sets the tangents of op node n's outputs.
+func (f *tangentSweep) node(n *graph.Node) error {
+	ins := n.Inputs()
+	ts := make([]*graph.Node, len(ins))
+	some := false
+	for i, in := range ins {
+		ts[i] = f.tan[in]
+		some = some || ts[i] != nil
+	}
+	if !some {
+		return nil
+	}
+	outs := n.Outputs()
+	var results []*graph.Node
+	if rule, ok := n.Op().(graph.ForwardDifferentiable); ok && !transposeEveryOp {
+		ctx := graph.NewJVPContext(n, ts, f.batch)
+		if t := rule.JVP(ctx); !ctx.Declined() {
+			results = []*graph.Node{t}
+		}
+	}
+	if results == nil {
+		var err error
+		if results, err = f.transposed(n, ts); err != nil {
+			return err
+		}
+	}
+	for k, o := range outs {
+		t, err := f.fit(n, o, results[k])
+		if err != nil {
+			return err
+		}
+		f.tan[o] = t
+	}
+	return nil
+}
+
+// fit checks a rule's tangent for output o against the shape it must
+// have, broadcasting one that a rule left smaller (the tangent of one
+// operand of a broadcasting op, say).
+func (f *tangentSweep) fit(n, o, t *graph.Node) (*graph.Node, error) {
+	g := n.Graph()
+	if err := g.Err(); err != nil {
+		return nil, f.fail("forward rule of %s at %s: %v", n.OpName(), n.Site(), err)
+	}
+	if t == nil {
+		return nil, nil
+	}
+	want := f.shape(o)
+	if t.DType() != o.DType() {
+		return nil, f.fail("forward rule of %s at %s: tangent of dtype %v for an output of dtype %v", n.OpName(), n.Site(), t.DType(), o.DType())
+	}
+	if !slices.Equal(t.Shape(), want) {
+		t = ops.BroadcastTo(t, want...)
+		if g.Err() != nil {
+			return nil, f.fail("forward rule of %s at %s: tangent of shape %s for an output whose tangent has shape %s",
+				n.OpName(), n.Site(), graph.ShapeString(t.Shape()), graph.ShapeString(want))
+		}
+	}
+	return t, nil
+}
+
+// transposed builds the tangents of n's outputs from n's Backward, by
+// double transposition: a vector–Jacobian product is linear in its seed
+// u, so J·t is the gradient with respect to u of ⟨Jᵀu, t⟩. u is a zero
+// constant the tangent does not read (compilation removes the
+// vector–Jacobian product itself), and only n's Backward lies between the
+// two, so nothing around the op enters. Batched tangents are taken one
+// direction at a time and stacked.
+func (f *tangentSweep) transposed(n *graph.Node, ts []*graph.Node) ([]*graph.Node, error) {
+	if f.batch == 0 {
+		return f.transposedOnce(n, ts)
+	}
+	outs := n.Outputs()
+	columns := make([][]*graph.Node, len(outs))
+	for d := range f.batch {
+		col := make([]*graph.Node, len(ts))
+		for i, t := range ts {
+			if t != nil {
+				col[i] = ops.Reshape(ops.Slice(t, 0, d, d+1), n.Inputs()[i].Shape()...)
+			}
+		}
+		res, err := f.transposedOnce(n, col)
+		if err != nil {
+			return nil, err
+		}
+		for k, o := range outs {
+			if res[k] == nil {
+				res[k] = n.Graph().Const(graph.NewDenseOf(o.Type()))
+			}
+			columns[k] = append(columns[k], ops.Reshape(res[k], append([]int{1}, o.Shape()...)...))
+		}
+	}
+	stacked := make([]*graph.Node, len(outs))
+	for k := range outs {
+		stacked[k] = ops.Concat(0, columns[k]...)
+	}
+	return stacked, nil
+}
+
+func (f *tangentSweep) transposedOnce(n *graph.Node, ts []*graph.Node) ([]*graph.Node, error) {
+	g, outs := n.Graph(), n.Outputs()
+	seeds := make([]*graph.Node, len(outs))
+	for k, o := range outs {
+		seeds[k] = g.Const(graph.NewDenseOf(o.Type()))
+	}
+	needs := make([]bool, len(ts))
+	for i, t := range ts {
+		needs[i] = t != nil
+	}
+	grads, err := Backward(n, seeds, needs)
+	if err != nil {
+		return nil, f.fail("%v", err)
+	}
+	var dot *graph.Node // ⟨Jᵀu, t⟩
+	for i, gi := range grads {
+		if gi == nil || ts[i] == nil {
+			continue
+		}
+		if gi, err = fitGradient(n, i, gi); err != nil {
+			return nil, f.fail("%v", err)
+		}
+		dot = addNonNil(dot, ops.Sum(ops.Mul(gi, ts[i])))
+	}
+	if dot == nil {
+		return make([]*graph.Node, len(outs)), nil // no input reaches an output
+	}
+	return grad(f.caller, []*graph.Node{dot}, nil, seeds, []GradOption{ZerosIfDisconnected()})
+}
+
+// addNonNil is a+b, either of which may be nil (zero).
+func addNonNil(a, b *graph.Node) *graph.Node {
+	switch {
+	case a == nil:
+		return b
+	case b == nil:
+		return a
+	}
+	return ops.Add(a, b)
+}

@@ -1,0 +1,81 @@
+package graph
+
+// ForwardDifferentiable is implemented by ops with a forward-mode rule: a
+// Jacobian–vector product built with graph ops. Ops without one still have
+// forward mode, derived from their Backward (see compile.JVP); a rule is
+// for speed, sparing the work that derivation leaves behind.
+type ForwardDifferentiable interface {
+	// JVP builds the output's tangent, Σ_i ∂out/∂in_i · ctx.Tangent(i),
+	// from the inputs' tangents (nil where an input's tangent is zero).
+	// It returns nil for a zero tangent. When ctx.Batch() is nonzero every
+	// tangent carries a leading axis of that size, one direction per
+	// entry; a rule that cannot handle that (or any other case) calls
+	// ctx.Decline and the derivation from Backward is used instead.
+	JVP(ctx *JVPContext) *Node
+}
+
+// JVPContext is what an op's forward rule sees: its inputs and output, the
+// inputs' tangents, and whether those are batched.
+type JVPContext struct {
+	node     *Node
+	tangents []*Node
+	batch    int
+	declined bool
+}
+
+// NewJVPContext is called by the forward-mode driver: node is the op's
+// output, tangents the tangents of its inputs (nil for zero), batch the
+// number of directions carried along a leading axis (0: none).
+func NewJVPContext(node *Node, tangents []*Node, batch int) *JVPContext {
+	return &JVPContext{node: node, tangents: tangents, batch: batch}
+}
+
+// Graph returns the graph being differentiated.
+func (c *JVPContext) Graph() *Graph { return c.node.g }
+
+// Input returns input i.
+func (c *JVPContext) Input(i int) *Node { return c.node.inputs[i] }
+
+// Inputs returns the op's input nodes.
+func (c *JVPContext) Inputs() []*Node { return c.node.inputs }
+
+// Output returns the op's output node.
+func (c *JVPContext) Output() *Node { return c.node }
+
+// Tangent returns input i's tangent, nil where it is zero: of the input's
+// type, or with a leading axis of Batch() directions.
+func (c *JVPContext) Tangent(i int) *Node { return c.tangents[i] }
+
+// Batch returns the number of directions the tangents carry along their
+// leading axis, or 0 when they have their primal's type.
+func (c *JVPContext) Batch() int { return c.batch }
+
+// Axis maps axis a of a primal value (negative counts from the end of
+// rank) to the same axis of its tangent.
+func (c *JVPContext) Axis(a, rank int) int {
+	if a < 0 {
+		a += rank
+	}
+	if c.batch > 0 {
+		return a + 1
+	}
+	return a
+}
+
+// Shape returns the shape of a tangent whose primal has shape: shape
+// itself, or with the batch size in front.
+func (c *JVPContext) Shape(shape []int) []int {
+	if c.batch == 0 {
+		return shape
+	}
+	return append([]int{c.batch}, shape...)
+}
+
+// Decline says the rule cannot build this tangent (a case it does not
+// handle, such as batched tangents of an operand of the highest rank the op
+// takes): the driver derives it from the op's Backward instead. The rule's
+// return value is then ignored.
+func (c *JVPContext) Decline() { c.declined = true }
+
+// Declined reports whether the rule called Decline.
+func (c *JVPContext) Declined() bool { return c.declined }
