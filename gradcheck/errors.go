@@ -38,6 +38,9 @@ const (
 	// SecondDerivative: the derivative of the gradient differs from
 	// finite differences of the gradient.
 	SecondDerivative
+	// ForwardRule: an op's forward-mode rule (graph.ForwardDifferentiable)
+	// gives Jacobian–vector products other than its Backward's Jacobian.
+	ForwardRule
 )
 
 var problemNames = [...]string{
@@ -51,6 +54,7 @@ var problemNames = [...]string{
 	BackwardResult:   "bad Backward result",
 	FirstDerivative:  "first derivative",
 	SecondDerivative: "second derivative",
+	ForwardRule:      "forward-mode rule",
 }
 
 // String names the problem, as error texts show it.

@@ -27,7 +27,10 @@ import (
 //     it);
 //   - the first derivatives (as Check does) and the second derivatives (as
 //     GradGradCheck does) of the op applied to the inputs match finite
-//     differences.
+//     differences;
+//   - an op with a forward-mode rule (graph.ForwardDifferentiable) gives
+//     the Jacobian its Backward gives, through one Jacobian–vector
+//     product and through a batch of tangents (all unit vectors at once).
 //
 // The op must implement graph.Differentiable unless Options.Inputs is an
 // empty non-nil slice, which checks the kernel alone.
@@ -36,8 +39,10 @@ func CheckOp(op graph.Op, inputs []*tensor.Dense, opts Options) error {
 		return asError(fail(Misuse, nil, "op is nil"), "CheckOp", "")
 	}
 	_, diff := op.(graph.Differentiable)
+	_, rule := op.(graph.ForwardDifferentiable)
 	u := opUnderTest{
 		differentiable: diff,
+		forwardRule:    rule,
 		apply:          func(xs []*graph.Node) []*graph.Node { return []*graph.Node{graph.Apply(op, xs...)} },
 		forward:        func(out, in []*tensor.Dense) error { return op.Forward(out[0], in) },
 	}
@@ -82,6 +87,7 @@ func opName(name func() string) (s string, e *Error) {
 // opUnderTest hides the difference between single- and multi-output ops.
 type opUnderTest struct {
 	differentiable bool
+	forwardRule    bool // a single-output op with a forward-mode rule
 	apply          func(xs []*graph.Node) []*graph.Node
 	forward        func(out, in []*tensor.Dense) error
 }
@@ -125,7 +131,13 @@ func (u opUnderTest) check(inputs []*tensor.Dense, opts Options) *Error {
 	if e := checkDerivatives(build, vals, opts, FirstDerivative, true); e != nil {
 		return e
 	}
-	return checkDerivatives(build, vals, opts, SecondDerivative, true)
+	if e := checkDerivatives(build, vals, opts, SecondDerivative, true); e != nil {
+		return e
+	}
+	if u.forwardRule {
+		return checkForwardRule(u.apply, vals, checked, resolved)
+	}
+	return nil
 }
 
 // outputSentinel fills output buffers in the run that tells an element the

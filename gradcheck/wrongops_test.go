@@ -69,6 +69,27 @@ var twiceWrong = &testOp{name: "TwiceWrong",
 	backward: func(_ *graph.GradContext, g *graph.Node) []*graph.Node { return []*graph.Node{ops.Scale(g, 3)} },
 }
 
+// ruledOp is a testOp with a forward-mode rule.
+type ruledOp struct {
+	*testOp
+	jvp func(c *graph.JVPContext) *graph.Node
+}
+
+func (op ruledOp) JVP(c *graph.JVPContext) *graph.Node { return op.jvp(c) }
+
+// squareWithRule is square with a correct Backward and the forward rule
+// 2x·t, scaled by batchedFactor when the tangents are batched.
+func squareWithRule(name string, factor, batchedFactor float64) ruledOp {
+	return ruledOp{square(name, func(x *graph.Node) *graph.Node { return ops.Scale(x, 2) }),
+		func(c *graph.JVPContext) *graph.Node {
+			f := factor
+			if c.Batch() > 0 {
+				f = batchedFactor
+			}
+			return ops.Mul(c.Tangent(0), ops.Scale(c.Input(0), f))
+		}}
+}
+
 // wrongOp is one deliberately wrong op and what CheckOp must say about it.
 type wrongOp struct {
 	name    string
@@ -130,6 +151,17 @@ func wrongOps() []wrongOp {
 				return []*graph.Node{ops.Mul(g, ctx.Input(1))}
 			}},
 			[]*tensor.Dense{x, v.signed(2, 3)}, gradcheck.BackwardResult, "returned 1 gradients for 2 inputs: it must return one per input"},
+		{"forward rule wrong", squareWithRule("SquareRule3x", 3, 3),
+			[]*tensor.Dense{x}, gradcheck.ForwardRule, "Jacobian–vector product differs"},
+		{"forward rule wrong for batched tangents", squareWithRule("SquareRuleBatched", 2, 2.5),
+			[]*tensor.Dense{x}, gradcheck.ForwardRule, "with batched tangents"},
+	}
+}
+
+// A right forward rule passes CheckOp.
+func TestRightForwardRule(t *testing.T) {
+	if err := gradcheck.CheckOp(squareWithRule("SquareRule", 2, 2), []*tensor.Dense{newValues(3).signed(2, 3)}, gradcheck.Options{}); err != nil {
+		t.Fatal(err)
 	}
 }
 

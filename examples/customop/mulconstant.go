@@ -51,6 +51,15 @@ func scale[T float32 | float64](y, x []T, c T) {
 	}
 }
 
+// JVP is the forward-mode rule (PyTorch's Function.jvp): the tangent
+// times c. Scaling is elementwise, so it holds for batched tangents too.
+func (op MulConstant) JVP(ctx *graph.JVPContext) *graph.Node {
+	if t := ctx.Tangent(0); t != nil {
+		return MulConst(t, op.C)
+	}
+	return nil
+}
+
 // InPlace lets the compiler write y over x when nothing reads x later:
 // scale reads each element before writing it.
 func (MulConstant) InPlace() int { return 0 }
