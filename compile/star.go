@@ -8,19 +8,19 @@ import (
 )
 
 // StarColor colours the columns of the square pattern p of a symmetric
-// matrix (a Hessian's) with a star colouring of its adjacency graph: the
+// matrix (a Hessian's) with a star colouring of its adjacency graph, the
 // graph on the columns with an edge i–j for each off-diagonal entry (i, j)
-// or (j, i). Adjacent columns get different colours, and every path on
-// four vertices uses at least three, so each off-diagonal entry is alone
-// in its colour in its own row or in its column's: one Hessian–vector
-// product per colour then recovers every entry directly, by symmetry
-// where need be. It is the greedy algorithm of Gebremedhin, Tarafdar,
-// Manne and Pothen (2007), which keeps the two-coloured stars' centres;
-// columns are coloured in order. A banded matrix of half-bandwidth b takes
-// about as many colours as ColorColumns needs for b, an arrowhead two where
-// ColorColumns needs one per column. It returns each column's colour and
-// the number of colours, or an error if p is not a square, well-formed
-// pattern.
+// or (j, i): adjacent columns get different colours, and every path on
+// four vertices uses at least three. Each off-diagonal entry is then alone
+// in its colour in its row or in its column, so one product per colour
+// recovers every entry directly, by symmetry where need be. The algorithm
+// is greedy, columns in order, keeping the two-coloured stars and their
+// centres as Gebremedhin, Tarafdar, Manne and Pothen (2007) do, in time
+// proportional to Σ over columns of the neighbours' degrees. A band of
+// half-width b takes 2b+1 colours, as with ColorColumns (and no star
+// colouring does better); an arrowhead takes two, where ColorColumns needs
+// one per column. It returns each column's colour and the number of
+// colours, or an error if p is not a square, well-formed pattern.
 func StarColor(p *Pattern) (colors []int, n int, err error) {
 	if err := checkPattern(p); err != nil {
 		return nil, 0, err
@@ -51,8 +51,8 @@ func checkPattern(p *Pattern) error {
 	}
 	for i := range p.Rows {
 		lo, hi := p.RowStart[i], p.RowStart[i+1]
-		if lo > hi {
-			return fail("row %d starts after the next", i)
+		if lo > hi || hi > len(p.Cols) {
+			return fail("row %d runs from %d to %d over %d entries", i, lo, hi, len(p.Cols))
 		}
 		for k := lo; k < hi; k++ {
 			if j := p.Cols[k]; j < 0 || j >= p.Columns || k > lo && j <= p.Cols[k-1] {
