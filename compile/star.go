@@ -17,7 +17,7 @@ import (
 // is greedy, columns in order, keeping the two-coloured stars and their
 // centres as Gebremedhin, Tarafdar, Manne and Pothen (2007) do, in time
 // proportional to Σ over columns of the neighbours' degrees. A band of
-// half-width b takes 2b+1 colours, as with ColorColumns (and no star
+// half-width b takes 2b+1 colours, as with ColorColumns (for b ≤ 3 no star
 // colouring does better); an arrowhead takes two, where ColorColumns needs
 // one per column. It returns each column's colour and the number of
 // colours, or an error if p is not a square, well-formed pattern.

@@ -151,10 +151,10 @@ func TestStarColorRandom(t *testing.T) {
 	}
 }
 
-// A band of half-width b takes 2b+1 colours, which is optimal for star
-// colourings (a path needs three, and the square of a path on 14
-// vertices has no star colouring with four); a tridiagonal pattern of
-// three columns takes two.
+// A band of half-width b takes 2b+1 colours, the fewest a star colouring
+// can have for b ≤ 3 (a path needs three; on 14 vertices, exhaustive
+// search finds none of half-width 2 with four colours or 3 with six); a
+// tridiagonal pattern of three columns takes two.
 func TestStarColorBanded(t *testing.T) {
 	for _, c := range []struct{ n, b, want int }{
 		{1, 1, 1}, {2, 1, 2}, {3, 1, 2}, {4, 1, 3}, {50, 1, 3}, {10000, 1, 3},
