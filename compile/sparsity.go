@@ -218,8 +218,8 @@ func SparseJacobian(y, x *graph.Node) (*Sparse, error) {
 //
 // The colouring is StarColor's, each entry read from its row's product
 // or, by symmetry, its column's. A distance-1 colouring (ColorColumns)
-// ignores the symmetry: it is a distance-2 colouring of the adjacency
-// graph, so a dense row and column (an arrowhead) costs a colour per
+// ignores the symmetry: with the diagonal in the pattern it is a
+// distance-2 colouring of the adjacency graph, so a dense row and column (an arrowhead) costs a colour per
 // column where a star colouring takes two. But where the pattern's
 // diagonal is empty (bilinear terms: x₀x₁ has the Hessian [[0 1] [1 0]])
 // columns that never share a row may share a colour even if adjacent,

@@ -155,7 +155,7 @@ func starColor(start, adj []int) (colors []int, n int) {
 		for k := start[v]; k < start[v+1]; k++ {
 			w := adj[k]
 			a := colors[w]
-			if a < 0 || w == v {
+			if a < 0 {
 				continue
 			}
 			s, back := -1, -1
