@@ -207,12 +207,25 @@ func SparseJacobian(y, x *graph.Node) (*Sparse, error) {
 	if err != nil {
 		return nil, err
 	}
-	return compressed(y, x, p)
+	colors, nc := ColorColumns(p)
+	return compressed(y, x, p, colors, nc, columnGather(p, colors))
 }
 
 // SparseHessian returns the Hessian of the scalar f with respect to x as a
 // Sparse: the pattern of the gradient's Jacobian, its columns coloured,
-// and one Hessian–vector product (forward over reverse) per colour.
+// one Hessian–vector product (forward over reverse) per colour, and the
+// entries read from the products.
+//
+// The colouring is StarColor's, each entry read from its row's product
+// or, by symmetry, its column's. A distance-1 colouring (ColorColumns)
+// ignores the symmetry: with the diagonal in the pattern it is a
+// distance-2 colouring of the adjacency graph, so a dense row and column (an arrowhead) costs a colour per
+// column where a star colouring takes two. But where the pattern's
+// diagonal is empty (bilinear terms: x₀x₁ has the Hessian [[0 1] [1 0]])
+// columns that never share a row may share a colour even if adjacent,
+// which a star colouring forbids; both are cheap next to the products, so
+// SparseHessian computes both and uses ColorColumns' when it has fewer
+// colours.
 func SparseHessian(f, x *graph.Node) (*Sparse, error) {
 	gr, err := Grad(f, x)
 	if err != nil {
@@ -222,14 +235,22 @@ func SparseHessian(f, x *graph.Node) (*Sparse, error) {
 	if err != nil {
 		return nil, err
 	}
-	return compressed(gr[0], x, p)
+	colors, nc, err := StarColor(p)
+	if err != nil {
+		return nil, err
+	}
+	if c1, n1 := ColorColumns(p); n1 < nc {
+		return compressed(gr[0], x, p, c1, n1, columnGather(p, c1))
+	}
+	return compressed(gr[0], x, p, colors, nc, symmetricGather(p, colors, nc))
 }
 
 // compressed computes the entries of y's Jacobian in pattern p from one
-// JVP per colour of p's columns.
-func compressed(y, x *graph.Node, p *Pattern) (*Sparse, error) {
+// JVP per colour of p's columns, each column's seed being 1 in its
+// colour's direction; entry k is element at[k] of the products, product c
+// holding c·p.Rows through (c+1)·p.Rows−1.
+func compressed(y, x *graph.Node, p *Pattern, colors []int, nc int, at []int64) (*Sparse, error) {
 	g := y.Graph()
-	colors, nc := ColorColumns(p)
 	m := p.Rows
 	products := make([]*graph.Node, nc)
 	for c := range nc {
@@ -248,16 +269,22 @@ func compressed(y, x *graph.Node, p *Pattern) (*Sparse, error) {
 	if p.NNZ() == 0 {
 		return &Sparse{Pattern: p, Values: g.Const(graph.NewDense(y.DType(), 0)), Colors: nc}, g.Err()
 	}
-	at := make([]int64, 0, p.NNZ()) // entry (i, j) is product colors[j] at row i
-	for i := range m {
-		for _, j := range p.Cols[p.RowStart[i]:p.RowStart[i+1]] {
-			at = append(at, int64(colors[j]*m+i))
-		}
-	}
 	idx, err := graph.FromInt64s(graph.Int64, at, len(at))
 	if err != nil {
 		return nil, err
 	}
 	values := ops.Gather(ops.Reshape(ops.Concat(0, products...), nc*m), g.Const(idx))
 	return &Sparse{Pattern: p, Values: values, Colors: nc}, g.Err()
+}
+
+// columnGather is, for each entry (i, j) of p in order, row i of colour
+// colors[j]'s product: the direct recovery of a distance-1 colouring.
+func columnGather(p *Pattern, colors []int) []int64 {
+	at := make([]int64, 0, p.NNZ())
+	for i := range p.Rows {
+		for _, j := range p.Cols[p.RowStart[i]:p.RowStart[i+1]] {
+			at = append(at, int64(colors[j]*p.Rows+i))
+		}
+	}
+	return at
 }
