@@ -66,21 +66,11 @@ func JacobianWith(y, x *graph.Node, mode JacobianMode) (*graph.Node, error) {
 		for j := range n {
 			graph.SetFloat(eye, j*n+j, 1)
 		}
-		site := graph.CallerSite()
-		fail := func(format string, args ...any) error {
-			return &graph.Error{Op: "Jacobian", Err: fmt.Errorf(format, args...), Site: site}
-		}
-		if _, err := checkGradRequest([]*graph.Node{y}, nil, []*graph.Node{x}, fail); err != nil {
-			return nil, err
-		}
-		if err := checkGradDTypes([]*graph.Node{y}, []*graph.Node{x}, fail); err != nil {
-			return nil, err
-		}
-		cols, err := forwardSweep("Jacobian", []*graph.Node{y}, []*graph.Node{x}, []*graph.Node{g.Const(eye)}, n)
+		cols, err := batchedJVP("Jacobian", y, x, eye, n)
 		if err != nil {
 			return nil, err
 		}
-		parts = append(parts, ops.Transpose(ops.Reshape(cols[0], n, m)))
+		parts = append(parts, ops.Transpose(ops.Reshape(cols, n, m)))
 	default:
 		return nil, &graph.Error{Op: "Jacobian", Err: fmt.Errorf("unknown mode %d", mode), Site: graph.CallerSite()}
 	}
@@ -88,6 +78,8 @@ func JacobianWith(y, x *graph.Node, mode JacobianMode) (*graph.Node, error) {
 	var j *graph.Node
 	if len(parts) == 0 { // an empty x or y
 		j = g.Const(graph.NewDense(y.DType(), shape...))
+	} else if len(parts) == 1 {
+		j = ops.Reshape(parts[0], shape...)
 	} else {
 		j = ops.Reshape(ops.Concat(0, parts...), shape...)
 	}

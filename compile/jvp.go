@@ -3,6 +3,8 @@ package compile
 import (
 	"fmt"
 
+	"gorgonia.org/tensor"
+
 	"github.com/nabla-go/nabla/graph"
 )
 
@@ -42,4 +44,26 @@ func JVP(ys, xs, tangents []*graph.Node) ([]*graph.Node, error) {
 		}
 	}
 	return forwardSweep("JVP", ys, xs, tangents, 0)
+}
+
+// batchedJVP returns the JVPs of y along k tangents of x, given as one
+// tensor of shape (k, x.shape...): a node of shape (k, y.shape...), from
+// one forward sweep with batched tangents. k must be positive.
+func batchedJVP(caller string, y, x *graph.Node, tangents *tensor.Dense, k int) (*graph.Node, error) {
+	site := graph.CallerSite()
+	fail := func(format string, args ...any) error {
+		return &graph.Error{Op: caller, Err: fmt.Errorf(format, args...), Site: site}
+	}
+	ys, xs := []*graph.Node{y}, []*graph.Node{x}
+	if _, err := checkGradRequest(ys, nil, xs, fail); err != nil {
+		return nil, err
+	}
+	if err := checkGradDTypes(ys, xs, fail); err != nil {
+		return nil, err
+	}
+	out, err := forwardSweep(caller, ys, xs, []*graph.Node{x.Graph().Const(tangents)}, k)
+	if err != nil {
+		return nil, err
+	}
+	return out[0], nil
 }

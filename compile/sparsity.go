@@ -200,8 +200,9 @@ type Sparse struct {
 // SparseJacobian returns the Jacobian of y with respect to x as a Sparse:
 // its pattern (JacobianPattern), columns coloured (ColorColumns), one
 // Jacobian–vector product per colour with the sum of the colour's unit
-// vectors, and the entries gathered from those products. A banded
-// Jacobian costs as many products as its band is wide, whatever its size.
+// vectors (all of them in one forward sweep, as a batch of tangents), and
+// the entries gathered from those products. A banded Jacobian costs as
+// many products as its band is wide, whatever its size.
 func SparseJacobian(y, x *graph.Node) (*Sparse, error) {
 	p, err := JacobianPattern(y, x)
 	if err != nil {
@@ -219,8 +220,8 @@ func SparseJacobian(y, x *graph.Node) (*Sparse, error) {
 // The colouring is StarColor's, each entry read from its row's product
 // or, by symmetry, its column's. A distance-1 colouring (ColorColumns)
 // ignores the symmetry: with the diagonal in the pattern it is a
-// distance-2 colouring of the adjacency graph, so a dense row and column (an arrowhead) costs a colour per
-// column where a star colouring takes two. But where the pattern's
+// distance-2 colouring of the adjacency graph, so a dense row and column
+// (an arrowhead) costs a colour per column where a star colouring takes two. But where the pattern's
 // diagonal is empty (bilinear terms: x₀x₁ has the Hessian [[0 1] [1 0]])
 // columns that never share a row may share a colour even if adjacent,
 // which a star colouring forbids; both are cheap next to the products, so
@@ -246,34 +247,31 @@ func SparseHessian(f, x *graph.Node) (*Sparse, error) {
 }
 
 // compressed computes the entries of y's Jacobian in pattern p from one
-// JVP per colour of p's columns, each column's seed being 1 in its
-// colour's direction; entry k is element at[k] of the products, product c
+// JVP per colour of p's columns (one batched sweep), each column's seed
+// being 1 in its colour's direction; entry k is element at[k] of the products, product c
 // holding c·p.Rows through (c+1)·p.Rows−1.
 func compressed(y, x *graph.Node, p *Pattern, colors []int, nc int, at []int64) (*Sparse, error) {
 	g := y.Graph()
 	m := p.Rows
-	products := make([]*graph.Node, nc)
-	for c := range nc {
-		seed := graph.NewDenseOf(x.Type())
-		for j, cj := range colors {
-			if cj == c {
-				graph.SetFloat(seed, j, 1)
-			}
-		}
-		jv, err := JVP([]*graph.Node{y}, []*graph.Node{x}, []*graph.Node{g.Const(seed)})
-		if err != nil {
-			return nil, err
-		}
-		products[c] = ops.Reshape(jv[0], 1, m)
-	}
-	if p.NNZ() == 0 {
+	if p.NNZ() == 0 || nc == 0 {
 		return &Sparse{Pattern: p, Values: g.Const(graph.NewDense(y.DType(), 0)), Colors: nc}, g.Err()
+	}
+	// One sweep carries every colour's seed, the sum of its columns' unit
+	// vectors, as a batch of tangents.
+	seeds := graph.NewDense(x.DType(), append([]int{nc}, x.Shape()...)...)
+	n := x.Type().Size()
+	for j, c := range colors {
+		graph.SetFloat(seeds, c*n+j, 1)
+	}
+	products, err := batchedJVP("SparseJacobian", y, x, seeds, nc)
+	if err != nil {
+		return nil, err
 	}
 	idx, err := graph.FromInt64s(graph.Int64, at, len(at))
 	if err != nil {
 		return nil, err
 	}
-	values := ops.Gather(ops.Reshape(ops.Concat(0, products...), nc*m), g.Const(idx))
+	values := ops.Gather(ops.Reshape(products, nc*m), g.Const(idx))
 	return &Sparse{Pattern: p, Values: values, Colors: nc}, g.Err()
 }
 
