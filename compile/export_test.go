@@ -1,5 +1,7 @@
 package compile
 
+import "github.com/nabla-go/nabla/graph"
+
 // Every compilation in this package's tests checks the invariants after
 // every pass.
 func init() { checkEveryPass = true }
@@ -21,4 +23,15 @@ func OptionalPasses() []string {
 func TransposeEveryOp() (restore func()) {
 	transposeEveryOp = true
 	return func() { transposeEveryOp = false }
+}
+
+// CountDeclines counts the forward rules that decline, until the returned
+// function is called, which returns the count.
+func CountDeclines() (stop func() int) {
+	n := 0
+	onDecline = func(*graph.Node) { n++ }
+	return func() int {
+		onDecline = nil
+		return n
+	}
 }

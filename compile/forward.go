@@ -26,8 +26,12 @@ type tangentSweep struct {
 }
 
 // transposeEveryOp makes the sweep ignore forward rules, for tests and
-// benchmarks comparing the two derivations.
-var transposeEveryOp bool
+// benchmarks comparing the two derivations; onDecline, when set, hears of
+// every rule that declines.
+var (
+	transposeEveryOp bool
+	onDecline        func(n *graph.Node)
+)
 
 // forwardSweep returns the tangents of ys (zeros for those that do not
 // depend on xs), given those of xs.
@@ -92,6 +96,17 @@ func (f *tangentSweep) fail(format string, args ...any) error {
 	return &graph.Error{Op: f.caller, Err: fmt.Errorf(format, args...), Site: f.site}
 }
 
+// sweeper is the graph.ForwardSweeper lent to rules: a nested sweep with
+// the same batch.
+func (f *tangentSweep) sweeper() graph.ForwardSweeper {
+	return func(ys, xs, tangents []*graph.Node) ([]*graph.Node, error) {
+		if len(ys) == 0 {
+			return nil, nil
+		}
+		return forwardSweep(f.caller, ys, xs, tangents, f.batch)
+	}
+}
+
 // shape is the shape of n's tangent.
 func (f *tangentSweep) shape(n *graph.Node) []int {
 	if f.batch == 0 {
@@ -114,11 +129,27 @@ func (f *tangentSweep) node(n *graph.Node) error {
 	}
 	outs := n.Outputs()
 	var results []*graph.Node
-	if rule, ok := n.Op().(graph.ForwardDifferentiable); ok && !transposeEveryOp {
-		ctx := graph.NewJVPContext(n, ts, f.batch)
-		if t := rule.JVP(ctx); !ctx.Declined() {
-			results = []*graph.Node{t}
+	ctx := graph.NewJVPContext(n, ts, f.batch).WithSweeper(f.sweeper())
+	multi, _ := n.MultiOp()
+	switch rule := any(n.Op()).(type) {
+	case graph.ForwardDifferentiable:
+		if !transposeEveryOp {
+			if t := rule.JVP(ctx); !ctx.Declined() {
+				results = []*graph.Node{t}
+			}
 		}
+	case nil:
+		if rule, ok := multi.(graph.MultiForwardDifferentiable); ok && !transposeEveryOp {
+			if res := rule.JVP(ctx); !ctx.Declined() {
+				if len(res) != len(outs) {
+					return f.fail("forward rule of %s at %s returned %d tangents for %d outputs", n.OpName(), n.Site(), len(res), len(outs))
+				}
+				results = res
+			}
+		}
+	}
+	if results == nil && ctx.Declined() && onDecline != nil {
+		onDecline(n)
 	}
 	if results == nil {
 		var err error

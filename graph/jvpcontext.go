@@ -1,5 +1,7 @@
 package graph
 
+import "fmt"
+
 // ForwardDifferentiable is implemented by ops with a forward-mode rule: a
 // Jacobian–vector product built with graph ops. Ops without one still have
 // forward mode, derived from their Backward (see compile.JVP); a rule is
@@ -14,6 +16,18 @@ type ForwardDifferentiable interface {
 	JVP(ctx *JVPContext) *Node
 }
 
+// MultiForwardDifferentiable is ForwardDifferentiable for multi-output
+// ops: JVP returns one tangent per output, nil for a zero one.
+type MultiForwardDifferentiable interface {
+	JVP(ctx *JVPContext) []*Node
+}
+
+// ForwardSweeper pushes tangents forward through any graph: the tangents
+// of ys given those of xs (nil for zero), batched as the context's are.
+// The forward-mode driver lends one to ops whose rule differentiates a
+// subgraph they run (a loop's body).
+type ForwardSweeper func(ys, xs, tangents []*Node) ([]*Node, error)
+
 // JVPContext is what an op's forward rule sees: its inputs and output, the
 // inputs' tangents, and whether those are batched.
 type JVPContext struct {
@@ -21,6 +35,24 @@ type JVPContext struct {
 	tangents []*Node
 	batch    int
 	declined bool
+	sweep    ForwardSweeper
+}
+
+// WithSweeper lends s to the op's rule (see Sweep) and returns c. The
+// forward-mode driver calls it.
+func (c *JVPContext) WithSweeper(s ForwardSweeper) *JVPContext {
+	c.sweep = s
+	return c
+}
+
+// Sweep returns the tangents of ys, nodes of any graph, given those of
+// xs, through the driver's ForwardSweeper: what an op running a subgraph
+// needs to build its rule from its body's tangents.
+func (c *JVPContext) Sweep(ys, xs, tangents []*Node) ([]*Node, error) {
+	if c.sweep == nil {
+		return nil, fmt.Errorf("no forward sweeper: build tangents with compile.JVP")
+	}
+	return c.sweep(ys, xs, tangents)
 }
 
 // NewJVPContext is called by the forward-mode driver: node is the op's
@@ -39,8 +71,11 @@ func (c *JVPContext) Input(i int) *Node { return c.node.inputs[i] }
 // Inputs returns the op's input nodes.
 func (c *JVPContext) Inputs() []*Node { return c.node.inputs }
 
-// Output returns the op's output node.
+// Output returns the op's output node (the first, for a multi-output op).
 func (c *JVPContext) Output() *Node { return c.node }
+
+// Outputs returns all the op's output nodes.
+func (c *JVPContext) Outputs() []*Node { return c.node.Outputs() }
 
 // Tangent returns input i's tangent, nil where it is zero: of the input's
 // type, or with a leading axis of Batch() directions.
