@@ -236,13 +236,11 @@ func (op binary) Backward(ctx *graph.GradContext, g *graph.Node) []*graph.Node {
 		// As PyTorch defines them where the formulas give 0·∞: no
 		// gradient for a where b is 0, nor for b where a is 0 and b ≥ 0.
 		grads := make([]*graph.Node, 2)
-		zero := scalarLike(g, 0)
 		if ctx.NeedsGrad(0) {
-			grads[0] = Where(Equal(b, zero), zero, Mul(g, Mul(b, Pow(a, Sub(b, scalarLike(b, 1))))))
+			grads[0] = powGradBase(a, b, g)
 		}
 		if ctx.NeedsGrad(1) {
-			flat := Mul(Equal(a, zero), Sub(scalarLike(b, 1), Less(b, zero)))
-			grads[1] = Where(flat, zero, Mul(g, Mul(y, Log(a))))
+			grads[1] = powGradExponent(a, b, y, g)
 		}
 		return grads
 	case maximumKind, minimumKind:
@@ -289,9 +287,30 @@ func (op binary) JVP(c *graph.JVPContext) *graph.Node {
 		share := Add(wins, Scale(Equal(a, b), 0.5))
 		return addTangents(times(ta, share), times(tb, Sub(scalarLike(share, 1), share)))
 	case powKind:
-		c.Decline()
+		var da, db *graph.Node
+		if ta != nil {
+			da = powGradBase(a, b, ta)
+		}
+		if tb != nil {
+			db = powGradExponent(a, b, y, tb)
+		}
+		return addTangents(da, db)
 	}
 	return nil // masks have no derivative
+}
+
+// powGradBase is g·∂(a^b)/∂a = g·b·a^(b-1), and 0 where b is 0.
+func powGradBase(a, b, g *graph.Node) *graph.Node {
+	zero := scalarLike(g, 0)
+	return Where(Equal(b, zero), zero, Mul(g, Mul(b, Pow(a, Sub(b, scalarLike(b, 1))))))
+}
+
+// powGradExponent is g·∂(a^b)/∂b = g·y·log(a) (y = a^b), and 0 where a
+// is 0 and b ≥ 0.
+func powGradExponent(a, b, y, g *graph.Node) *graph.Node {
+	zero := scalarLike(g, 0)
+	flat := Mul(Equal(a, zero), Sub(scalarLike(b, 1), Less(b, zero)))
+	return Where(flat, zero, Mul(g, Mul(y, Log(a))))
 }
 
 // scalarLike returns a scalar constant of x's dtype in x's graph.
