@@ -13,9 +13,10 @@ import (
 
 // W3: second derivatives of a two-layer tanh perceptron in float64,
 // f(x) = sum(tanh(tanh(x·W1 + b1)·W2 + b2)) with x in R⁶⁴ and W1, W2 64×64:
-// the Hessian–vector product H·v (compile.HVP: the gradient of ∇f·v) and
-// the full 64×64 Hessian (compile.Hessian: 64 vector–Jacobian products of
-// the gradient), both with respect to x. bench/torch/w3.py computes the
+// the Hessian–vector product H·v (compile.HVP: the JVP of the gradient
+// along v, forward over reverse) and the full 64×64 Hessian
+// (compile.Hessian: the JVPs of the gradient along all 64 unit vectors,
+// as one batched sweep), both with respect to x. bench/torch/w3.py computes the
 // same in PyTorch.
 
 const w3Dim = 64

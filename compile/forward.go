@@ -204,6 +204,9 @@ func (f *tangentSweep) transposed(n *graph.Node, ts []*graph.Node) ([]*graph.Nod
 		return f.transposedOnce(n, ts)
 	}
 	outs := n.Outputs()
+	if len(outs) == 1 && outs[0].Type().Size() == 1 {
+		return f.scalarOutput(n, ts)
+	}
 	columns := make([][]*graph.Node, len(outs))
 	for d := range f.batch {
 		col := make([]*graph.Node, len(ts))
@@ -228,6 +231,46 @@ func (f *tangentSweep) transposed(n *graph.Node, ts []*graph.Node) ([]*graph.Nod
 		stacked[k] = ops.Concat(0, columns[k]...)
 	}
 	return stacked, nil
+}
+
+// scalarOutput is the tangents of an op with one scalar output (a loss,
+// say) along a batch of directions: ⟨∇op, t⟩ for each, from one Backward
+// seeded with 1, since a gradient with respect to a scalar is its
+// Jacobian.
+func (f *tangentSweep) scalarOutput(n *graph.Node, ts []*graph.Node) ([]*graph.Node, error) {
+	g := n.Graph()
+	one := graph.NewDenseOf(n.Type())
+	graph.SetFloat(one, 0, 1)
+	needs := make([]bool, len(ts))
+	for i, t := range ts {
+		needs[i] = t != nil
+	}
+	grads, err := Backward(n, []*graph.Node{g.Const(one)}, needs)
+	if err != nil {
+		return nil, f.fail("%v", err)
+	}
+	var dot *graph.Node // (batch,): ⟨∇op, t⟩ per direction
+	for i, gi := range grads {
+		if gi == nil || ts[i] == nil {
+			continue
+		}
+		if gi, err = fitGradient(n, i, gi); err != nil {
+			return nil, f.fail("%v", err)
+		}
+		axes := make([]int, gi.Type().Rank())
+		for a := range axes {
+			axes[a] = a + 1
+		}
+		term := ops.Mul(ts[i], gi)
+		if len(axes) > 0 {
+			term = ops.Sum(term, axes...)
+		}
+		dot = addNonNil(dot, term)
+	}
+	if dot == nil {
+		return []*graph.Node{nil}, nil
+	}
+	return []*graph.Node{ops.Reshape(dot, f.shape(n)...)}, nil
 }
 
 func (f *tangentSweep) transposedOnce(n *graph.Node, ts []*graph.Node) ([]*graph.Node, error) {

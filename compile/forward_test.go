@@ -241,3 +241,39 @@ func TestScanForwardRule(t *testing.T) {
 		}
 	}
 }
+
+// sumCubesOp is a custom op with a scalar output, Σ x³, and no forward
+// rule.
+type sumCubesOp struct{}
+
+func (sumCubesOp) Name() string { return "SumCubes" }
+func (sumCubesOp) Type(in []graph.Type) (graph.Type, error) {
+	return graph.TypeOf(in[0].DType), nil
+}
+func (sumCubesOp) Forward(out *tensor.Dense, in []*tensor.Dense) error {
+	s := 0.0
+	for _, v := range in[0].Float64s() {
+		s += v * v * v
+	}
+	out.Float64s()[0] = s
+	return nil
+}
+func (sumCubesOp) Backward(ctx *graph.GradContext, g *graph.Node) []*graph.Node {
+	return []*graph.Node{ops.Mul(g, ops.Scale(ops.Square(ctx.Input(0)), 3))}
+}
+
+// An op with a scalar output and no rule gets all its batched tangents
+// from one Backward: its forward-mode Jacobian is its gradient, 3x².
+func TestScalarOutputForwardMode(t *testing.T) {
+	g := graph.New()
+	x := g.Input("x", graph.Float64, 2, 2)
+	y := graph.Apply(sumCubesOp{}, ops.Sin(x))
+	jac := must(compile.JacobianWith(y, x, compile.Forward))
+	x0 := []float64{0.3, -1.1, 2, 0.7}
+	got := runNodes(t, vm.Feeds{x: must(graph.FromFloat64s(graph.Float64, x0, 2, 2))}, jac)[0]
+	for i, xi := range x0 {
+		if want := 3 * math.Pow(math.Sin(xi), 2) * math.Cos(xi); math.Abs(got[i]-want) > 1e-12 {
+			t.Errorf("Jacobian entry %d = %v, want %v", i, got[i], want)
+		}
+	}
+}
