@@ -3,6 +3,8 @@ package compile
 import (
 	"fmt"
 
+	"gorgonia.org/tensor"
+
 	"github.com/nabla-go/nabla/graph"
 	"github.com/nabla-go/nabla/ops"
 )
@@ -62,11 +64,7 @@ func JacobianWith(y, x *graph.Node, mode JacobianMode) (*graph.Node, error) {
 		}
 		// One sweep carries all n unit tangents along a leading axis:
 		// its result's row j is column j of the Jacobian.
-		eye := graph.NewDense(x.DType(), append([]int{n}, x.Shape()...)...)
-		for j := range n {
-			graph.SetFloat(eye, j*n+j, 1)
-		}
-		cols, err := batchedJVP("Jacobian", y, x, eye, n)
+		cols, err := batchedJVP("Jacobian", y, x, unitTangents(x), n)
 		if err != nil {
 			return nil, err
 		}
@@ -89,13 +87,36 @@ func JacobianWith(y, x *graph.Node, mode JacobianMode) (*graph.Node, error) {
 // Hessian returns the Hessian of the scalar f with respect to x, a node of
 // shape x.shape ++ x.shape: the Jacobian of the gradient, built in forward
 // mode (forward over reverse: every Hessian–vector product with a unit
-// vector, computed together as batched tensor operations).
+// vector, computed together as batched tensor operations). Entry (i, j)
+// is ∂/∂x_i ∂f/∂x_j.
 func Hessian(f, x *graph.Node) (*graph.Node, error) {
 	gr, err := Grad(f, x)
 	if err != nil {
 		return nil, err
 	}
-	return JacobianWith(gr[0], x, Forward)
+	n := x.Type().Size()
+	if n == 0 {
+		return JacobianWith(gr[0], x, Forward) // empty
+	}
+	// Row i of the batched sweep is the gradient's derivative along unit
+	// vector i: ∂/∂x_i ∂f/∂x_j, entry (i, j) of the Hessian as it is
+	// defined, so no transpose is needed.
+	rows, err := batchedJVP("Hessian", gr[0], x, unitTangents(x), n)
+	if err != nil {
+		return nil, err
+	}
+	return ops.Reshape(rows, append(append([]int(nil), x.Shape()...), x.Shape()...)...), x.Graph().Err()
+}
+
+// unitTangents is every unit vector of x's type, stacked: an identity
+// matrix of shape (n, x.shape...).
+func unitTangents(x *graph.Node) *tensor.Dense {
+	n := x.Type().Size()
+	eye := graph.NewDense(x.DType(), append([]int{n}, x.Shape()...)...)
+	for j := range n {
+		graph.SetFloat(eye, j*n+j, 1)
+	}
+	return eye
 }
 
 // HVP returns the Hessian–vector product H·v of the scalar f with respect
