@@ -6,14 +6,17 @@ import (
 
 	"gorgonia.org/tensor"
 
+	"github.com/nabla-go/nabla/compile"
 	"github.com/nabla-go/nabla/gradcheck"
 	"github.com/nabla-go/nabla/graph"
 	"github.com/nabla-go/nabla/ops"
+	"github.com/nabla-go/nabla/vm"
 )
 
 // FuzzScan checks the first and second derivatives of Scans whose bodies
 // are random functions of smooth ops of the carry, the step's slice and a
-// captured value, against finite differences.
+// captured value, against finite differences, and their forward mode
+// against reverse mode.
 func FuzzScan(f *testing.F) {
 	for _, seed := range [][]byte{
 		{1, 2, 0, 1, 12, 0, 5, 1, 20},
@@ -62,5 +65,59 @@ func FuzzScan(f *testing.F) {
 		if err := gradcheck.GradGradCheck(fn, inputs, opts); err != nil {
 			fail(t, "second derivatives", err)
 		}
+		forwardAgrees(t, fn, inputs)
 	})
+}
+
+// forwardAgrees checks the forward mode of the scalar fn at inputs (a
+// Scan's forward rule, batched): for each input, the forward-mode
+// Jacobian equals the reverse-mode one, and the Hessian (forward over
+// reverse) the reverse-mode Jacobian of the gradient.
+func forwardAgrees(t *testing.T, fn func([]*graph.Node) *graph.Node, inputs []*tensor.Dense) {
+	t.Helper()
+	g := graph.New()
+	xs := make([]*graph.Node, len(inputs))
+	feeds := vm.Feeds{}
+	for i, v := range inputs {
+		xs[i] = g.Input("x"+itoa(i), v.Dtype(), v.Shape()...)
+		feeds[xs[i]] = v
+	}
+	y := fn(xs)
+	var outs []*graph.Node
+	for _, x := range xs {
+		if x.Type().Size() == 0 {
+			continue
+		}
+		gr, err := compile.GradWith(y, []*graph.Node{x}, compile.ZerosIfDisconnected())
+		if err != nil {
+			t.Fatalf("Grad: %v", err)
+		}
+		outs = append(outs,
+			mustNode(t)(compile.JacobianWith(y, x, compile.Forward)),
+			mustNode(t)(compile.JacobianWith(y, x, compile.Reverse)),
+			mustNode(t)(compile.JacobianWith(gr[0], x, compile.Forward)),
+			mustNode(t)(compile.JacobianWith(gr[0], x, compile.Reverse)))
+	}
+	p, err := compile.Compile(outs)
+	if err != nil {
+		t.Fatalf("compiling forward-mode derivatives: %v", err)
+	}
+	m, err := vm.New(p, vm.WithThreads(1))
+	if err != nil {
+		t.Fatalf("vm.New: %v", err)
+	}
+	if err := m.Run(feeds); err != nil {
+		t.Fatalf("running forward-mode derivatives: %v", err)
+	}
+	val := func(n *graph.Node) []float64 {
+		v, err := m.Value(n)
+		if err != nil {
+			t.Fatalf("Value: %v", err)
+		}
+		return v.Float64s()
+	}
+	for k := 0; k < len(outs); k += 4 {
+		agree(t, "forward-mode vs reverse-mode Jacobian", val(outs[k]), val(outs[k+1]))
+		agree(t, "forward-over-reverse vs reverse-over-reverse Hessian", val(outs[k+2]), val(outs[k+3]))
+	}
 }
