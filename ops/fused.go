@@ -50,7 +50,9 @@ type FusedOp struct {
 	outputs   []int // the steps whose results are the outputs
 	outShapes [][]int
 	code      []fusedInstr
-	inSizes   []int // each input's number of elements
+	fast      []fusedCode // code as the kernel runs it
+	inSizes   []int       // each input's number of elements
+	scalars   int         // inputs of one element
 	gather    []fusedGather
 	size      int   // the outputs' number of elements
 	regs      int   // scratch registers the expression needs at once
@@ -201,6 +203,9 @@ func NewFused(in []graph.Type, steps []FusedStep, outputs ...int) (*FusedOp, err
 			return nil, fmt.Errorf("nabla: NewFused: input %d of shape %s does not broadcast to the output's %s", i, graph.ShapeString(t.Shape), graph.ShapeString(shape))
 		}
 		op.inSizes = append(op.inSizes, t.Size())
+		if t.Size() == 1 {
+			op.scalars++
+		}
 		if s := t.Size(); s != op.size && s != 1 {
 			w := newWalker(shape, t.Shape)
 			op.gather = append(op.gather, fusedGather{input: i, reg: len(op.gather), rank: w.rank, shape: w.shape, strides: w.strides[0]})
@@ -222,6 +227,7 @@ func NewFused(in []graph.Type, steps []FusedStep, outputs ...int) (*FusedOp, err
 		}
 		c.vv = c.kind == fusedBinary && c.bin <= divKind && c.stride[0] == 1 && c.stride[1] == 1
 	}
+	op.compileCode()
 	op.name = fusedName(op.steps)
 	op.adam = matchAdam(op)
 	return op, nil

@@ -3,6 +3,7 @@ package ops
 import (
 	"fmt"
 	"math"
+	"unsafe"
 
 	"gorgonia.org/tensor"
 
@@ -32,8 +33,10 @@ type fusedTask[T float] struct {
 	outs    [][]T
 	ins     [][]T
 	scratch []T
-	views   [][]T // per part, per location: the elements of the block
-	chunk   int   // elements per part
+	views   [][]T            // per part, per location: the elements of the block
+	ptrs    []unsafe.Pointer // per part, per location: the block's first element
+	bcast   []T              // each scalar input's value, a block's worth of times
+	chunk   int              // elements per part
 }
 
 type fusedTaskKey[T float] struct{}
@@ -57,12 +60,29 @@ func runFused[T float](e *graph.Exec, op *FusedOp, out *tensor.Dense, outs, in [
 	}
 	if need := n * len(op.locStride); len(t.views) < need {
 		t.views = make([][]T, need)
+		t.ptrs = make([]unsafe.Pointer, need)
+	}
+	if need := op.scalars * op.stride; len(t.bcast) < need {
+		t.bcast = make([]T, need)
+	}
+	if op.size > 1 { // a scalar input read as a vector of its copies
+		k := 0
+		for i, x := range t.ins {
+			if op.inSizes[i] == 1 {
+				b := t.bcast[k*op.stride : (k+1)*op.stride]
+				for i := range b {
+					b[i] = x[0]
+				}
+				k++
+			}
+		}
 	}
 	e.Parallel(n, t)
 	t.op = nil // hold no buffers between runs
 	clear(t.outs)
 	clear(t.ins)
 	clear(t.views)
+	clear(t.ptrs)
 }
 
 // parts returns how many parts a run splits into over e's threads, and
@@ -96,13 +116,16 @@ func (t *fusedTask[T]) Do(p int) {
 	lo := p * t.chunk
 	hi := min(lo+t.chunk, t.op.size)
 	perPart, locs := t.op.regs*t.op.stride, len(t.op.locStride)
-	evalFused(t.op, t.outs, t.ins, lo, hi, t.scratch[p*perPart:(p+1)*perPart], t.views[p*locs:(p+1)*locs])
+	evalFused(t.op, t.outs, t.ins, lo, hi, t.scratch[p*perPart:(p+1)*perPart],
+		t.views[p*locs:(p+1)*locs], t.ptrs[p*locs:(p+1)*locs], t.bcast)
 }
 
 // evalFused computes elements [lo, hi) of the outputs a block at a time,
 // each step over the whole block before the next. views holds, for the
-// block, the elements of every location.
-func evalFused[T float](op *FusedOp, outs, ins [][]T, lo, hi int, scratch []T, views [][]T) {
+// block, the elements of every location and ptrs their first elements,
+// or for a scalar input (of an op of more than one element) its copies in
+// bcast.
+func evalFused[T float](op *FusedOp, outs, ins [][]T, lo, hi int, scratch []T, views [][]T, ptrs []unsafe.Pointer, bcast []T) {
 	if op.adam != nil {
 		runAdam(op.adam, outs, ins, lo, hi)
 		return
@@ -130,22 +153,15 @@ func evalFused[T float](op *FusedOp, outs, ins [][]T, lo, hi int, scratch []T, v
 			g := &op.gather[k]
 			gatherBlock(g, views[g.reg], ins[g.input], b)
 		}
-		for i := range op.code {
-			c := &op.code[i]
-			o, x := views[c.dst], views[c.src[0]]
-			switch c.kind {
-			case fusedUnary:
-				unaryLoop(c.unary, o, x)
-			case fusedBinary:
-				if c.vv {
-					arithVV(c.bin, o, x, views[c.src[1]]) // binaryLoop's own first case
-					continue
-				}
-				binaryLoop(c.bin, o, x, c.stride[0], views[c.src[1]], c.stride[1])
-			case fusedWhere:
-				whereLoop(o, x, c.stride[0], views[c.src[1]], c.stride[1], views[c.src[2]], c.stride[2])
+		k := 0
+		for l, v := range views {
+			ptrs[l] = unsafe.Pointer(unsafe.SliceData(v))
+			if i := l - op.regs; i >= 0 && i < nIn && op.inSizes[i] == 1 && op.size > 1 {
+				ptrs[l] = unsafe.Pointer(&bcast[k*op.stride])
+				k++
 			}
 		}
+		runSteps(op.fast, views, ptrs, e-b)
 	}
 }
 
