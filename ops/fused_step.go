@@ -114,85 +114,83 @@ func fusedOpcodeOf(c *fusedInstr) fusedOpcode {
 	return fcWhere
 }
 
-// runSteps computes every step over one block, whose locations' elements
-// views holds, and ptrs their first elements (with a scalar input's n
-// copies); n is the block's length, that of every register and output
-// view (a scalar input's view has one element). The assembly kernel runs
-// the steps it can, this loop the others.
-func runSteps[T float](code []fusedCode, views [][]T, ptrs []unsafe.Pointer, n int) {
+// runSteps computes every step over one block of n elements, each
+// location's first one in ptrs (a scalar input's first of n copies). The
+// assembly kernel runs the steps it can, this loop the others.
+func runSteps[T float](code []fusedCode, ptrs []unsafe.Pointer, n int) {
 	for i := 0; i < len(code); i++ {
 		if i += fusedStepsAsm[T](code[i:], ptrs, n); i == len(code) {
 			break
 		}
-		runStep(&code[i], views, n)
+		runStep[T](&code[i], ptrs, n)
 	}
 }
 
 // runStep computes step c over a block of n elements.
-func runStep[T float](c *fusedCode, views [][]T, n int) {
+func runStep[T float](c *fusedCode, ptrs []unsafe.Pointer, n int) {
 	short := n <= shortRun
-	o, x := views[c.dst], views[c.src[0]]
+	o, x := locSlice[T](ptrs, c.dst, n), locSlice[T](ptrs, c.src[0], n)
 	switch c.op {
 	case fcAddVV:
-		if y := views[c.src[1]]; short {
+		if y := locSlice[T](ptrs, c.src[1], n); short {
 			addVV(o, x, y)
 		} else {
 			arithVV(addKind, o, x, y)
 		}
 	case fcSubVV:
-		if y := views[c.src[1]]; short {
+		if y := locSlice[T](ptrs, c.src[1], n); short {
 			subVV(o, x, y)
 		} else {
 			arithVV(subKind, o, x, y)
 		}
 	case fcMulVV:
-		if y := views[c.src[1]]; short {
+		if y := locSlice[T](ptrs, c.src[1], n); short {
 			mulVV(o, x, y)
 		} else {
 			arithVV(mulKind, o, x, y)
 		}
 	case fcDivVV:
-		arithVV(divKind, o, x, views[c.src[1]])
+		arithVV(divKind, o, x, locSlice[T](ptrs, c.src[1], n))
 	case fcAddVS:
-		if y := views[c.src[1]][0]; short {
+		if y := *(*T)(ptrs[c.src[1]]); short {
 			addVS(o, x, y)
 		} else {
 			arithVS(addKind, o, x, y)
 		}
 	case fcSubVS:
-		if y := views[c.src[1]][0]; short {
+		if y := *(*T)(ptrs[c.src[1]]); short {
 			subVS(o, x, y)
 		} else {
 			arithVS(subKind, o, x, y)
 		}
 	case fcMulVS:
-		if y := views[c.src[1]][0]; short {
+		if y := *(*T)(ptrs[c.src[1]]); short {
 			mulVS(o, x, y)
 		} else {
 			arithVS(mulKind, o, x, y)
 		}
 	case fcDivVS:
-		arithVS(divKind, o, x, views[c.src[1]][0])
+		arithVS(divKind, o, x, *(*T)(ptrs[c.src[1]]))
 	case fcAddSV:
-		if y := views[c.src[1]]; short {
+		if y := locSlice[T](ptrs, c.src[1], n); short {
 			addSV(o, x[0], y)
 		} else {
 			arithSV(addKind, o, x[0], y)
 		}
 	case fcSubSV:
-		if y := views[c.src[1]]; short {
+		if y := locSlice[T](ptrs, c.src[1], n); short {
 			subSV(o, x[0], y)
 		} else {
 			arithSV(subKind, o, x[0], y)
 		}
 	case fcMulSV:
-		if y := views[c.src[1]]; short {
+		if y := locSlice[T](ptrs, c.src[1], n); short {
 			mulSV(o, x[0], y)
 		} else {
 			arithSV(mulKind, o, x[0], y)
 		}
 	case fcDivSV:
-		arithSV(divKind, o, x[0], views[c.src[1]])
+		arithSV(divKind, o, x[0], locSlice[T](ptrs, c.src[1], n))
 	case fcNeg:
 		if short {
 			negLoop(o, x)
@@ -229,10 +227,10 @@ func runStep[T float](c *fusedCode, views [][]T, n int) {
 		unaryLoop(c.general.unary, o, x)
 	case fcBinary:
 		g := c.general
-		binaryLoop(g.bin, o, x, g.stride[0], views[c.src[1]], g.stride[1])
+		binaryLoop(g.bin, o, x, g.stride[0], locSlice[T](ptrs, c.src[1], n), g.stride[1])
 	case fcWhere:
 		g := c.general
-		whereLoop(o, x, g.stride[0], views[c.src[1]], g.stride[1], views[c.src[2]], g.stride[2])
+		whereLoop(o, x, g.stride[0], locSlice[T](ptrs, c.src[1], n), g.stride[1], locSlice[T](ptrs, c.src[2], n), g.stride[2])
 	}
 }
 
