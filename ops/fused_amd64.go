@@ -13,7 +13,7 @@ var useFusedAsm = cpu.X86.HasAVX2
 
 // fusedStepsAsm runs code's steps over a block of n elements, the
 // locations' first elements in ptrs, up to the first it has no assembly
-// for (an opcode past fcScale), and returns how many it ran.
+// for (an opcode past fcEqual), and returns how many it ran.
 func fusedStepsAsm[T float](code []fusedCode, ptrs []unsafe.Pointer, n int) int {
 	if !useFusedAsm {
 		return 0

@@ -15,18 +15,24 @@
 //	R14 steps run
 //	R9, R10, R11  the step's result, first and second operand
 //	BX  the byte offset into them, R12 a loop count
+//	Y0-Y2 the step's values
 //	Y10 zeros, Y11 -1s, Y14 1s, Y13 sign bits, Y12 Scale's constant
 
 // The opcodes (fusedOpcode): add, sub, mul and div of two vectors are
 // 0-3, and the scalar forms 4-11 repeat them (scalar inputs are read as
-// vectors of copies); then the unary ops.
+// vectors of copies); then the unary ops and the comparisons.
 #define OP_NEG 12
 #define OP_SQUARE 13
 #define OP_ABS 14
 #define OP_SIGN 15
 #define OP_SCALE 16
+#define OP_RELU 17
+#define OP_GREATER 18
+#define OP_LESS 19
+#define OP_EQUAL 20
 
-// BINARY computes o = x op y: VOP on whole vectors, SOP on the rest.
+// BINARY computes o = x op y, op given as the macros VOP (on Y0 and the
+// vector of y at (R11)(BX*1)) and SOP (on X0 and y's element there).
 #define BINARY(L, VL, TL, SL, VOP, SOP) \
 L: \
 	XORQ  BX, BX; \
@@ -35,7 +41,7 @@ L: \
 	JZ    TL; \
 VL: \
 	VMOVU (R10)(BX*1), Y0; \
-	VOP   (R11)(BX*1), Y0, Y0; \
+	VOP; \
 	VMOVU Y0, (R9)(BX*1); \
 	ADDQ  $32, BX; \
 	DECQ  R12; \
@@ -46,7 +52,7 @@ TL: \
 	JZ    next; \
 SL: \
 	SMOV  (R10)(BX*1), X0; \
-	SOP   (R11)(BX*1), X0, X0; \
+	SOP; \
 	SMOV  X0, (R9)(BX*1); \
 	ADDQ  $ESIZE, BX; \
 	DECQ  R12; \
@@ -81,6 +87,24 @@ SL: \
 	JNZ   SL; \
 	JMP   next
 
+#define ADD_V VADD (R11)(BX*1), Y0, Y0
+#define ADD_S SADD (R11)(BX*1), X0, X0
+#define SUB_V VSUB (R11)(BX*1), Y0, Y0
+#define SUB_S SSUB (R11)(BX*1), X0, X0
+#define MUL_V VMUL (R11)(BX*1), Y0, Y0
+#define MUL_S SMUL (R11)(BX*1), X0, X0
+#define DIV_V VDIV (R11)(BX*1), Y0, Y0
+#define DIV_S SDIV (R11)(BX*1), X0, X0
+
+// The comparisons give 1 where they hold (all bits of a lane set, and
+// with 1's), else 0; the ordered, quiet predicates: false for NaN.
+#define GREATER_V VCMP $0x1e, (R11)(BX*1), Y0, Y0; VAND Y14, Y0, Y0
+#define GREATER_S SCMP $0x1e, (R11)(BX*1), X0, X0; VAND X14, X0, X0
+#define LESS_V VCMP $0x11, (R11)(BX*1), Y0, Y0; VAND Y14, Y0, Y0
+#define LESS_S SCMP $0x11, (R11)(BX*1), X0, X0; VAND X14, X0, X0
+#define EQUAL_V VCMP $0x00, (R11)(BX*1), Y0, Y0; VAND Y14, Y0, Y0
+#define EQUAL_S SCMP $0x00, (R11)(BX*1), X0, X0; VAND X14, X0, X0
+
 #define NEG_V VXOR Y13, Y0, Y0
 #define NEG_S VXOR X13, X0, X0
 #define SQUARE_V VMUL Y0, Y0, Y0
@@ -102,6 +126,22 @@ SL: \
 	VBLENDV X1, X14, X0, X0; \
 	VBLENDV X2, X11, X0, X0
 
+// RELU is max(x, 0) as Go computes it (and vek's ReLU): -min(-x, -0),
+// where min(a, b) is t1 | MIN(t1, a) for t1 = MIN(a, b), MIN giving its
+// second operand where either is NaN or both are zeros.
+#define RELU_V \
+	VXOR Y13, Y0, Y0; \
+	VMIN Y13, Y0, Y1; \
+	VMIN Y0, Y1, Y2; \
+	VOR  Y2, Y1, Y0; \
+	VXOR Y13, Y0, Y0
+#define RELU_S \
+	VXOR X13, X0, X0; \
+	SMIN X13, X0, X1; \
+	SMIN X0, X1, X2; \
+	VOR  X2, X1, X0; \
+	VXOR X13, X0, X0
+
 // STEPS is the loop over the steps, after the constants are set.
 #define STEPS \
 	MOVQ    code_base+0(FP), SI; \
@@ -118,7 +158,7 @@ next: \
 	CMPQ    SI, DI; \
 	JAE     done; \
 	MOVBQZX (SI), AX; \
-	CMPQ    AX, $OP_SCALE; \
+	CMPQ    AX, $OP_EQUAL; \
 	JA      done; \
 	MOVLQSX 4(SI), R9; \
 	MOVQ    (R8)(R9*8), R9; \
@@ -141,19 +181,32 @@ unary: \
 	CMPQ    AX, $OP_ABS; \
 	JB      square; \
 	JE      abs; \
-	CMPQ    AX, $OP_SIGN; \
-	JE      sign; \
-	SCALECONST; \
-	JMP     scale; \
-	BINARY(add, addv, addt, adds, VADD, SADD); \
-	BINARY(sub, subv, subt, subs, VSUB, SSUB); \
-	BINARY(mul, mulv, mult, muls, VMUL, SMUL); \
-	BINARY(div, divv, divt, divs, VDIV, SDIV); \
+	CMPQ    AX, $OP_SCALE; \
+	JB      sign; \
+	JE      scale; \
+	CMPQ    AX, $OP_LESS; \
+	JB      reluorgreater; \
+	JE      less; \
+	JMP     equal; \
+reluorgreater: \
+	CMPQ    AX, $OP_RELU; \
+	JE      relu; \
+	JMP     greater; \
+	BINARY(add, addv, addt, adds, ADD_V, ADD_S); \
+	BINARY(sub, subv, subt, subs, SUB_V, SUB_S); \
+	BINARY(mul, mulv, mult, muls, MUL_V, MUL_S); \
+	BINARY(div, divv, divt, divs, DIV_V, DIV_S); \
+	BINARY(greater, greaterv, greatert, greaters, GREATER_V, GREATER_S); \
+	BINARY(less, lessv, lesst, lesss, LESS_V, LESS_S); \
+	BINARY(equal, equalv, equalt, equals, EQUAL_V, EQUAL_S); \
+	UNARY(relu, reluv, relut, relus, RELU_V, RELU_S); \
 	UNARY(neg, negv, negt, negs, NEG_V, NEG_S); \
 	UNARY(square, squarev, squaret, squares, SQUARE_V, SQUARE_S); \
 	UNARY(abs, absv, abst, abss, ABS_V, ABS_S); \
 	UNARY(sign, signv, signt, signs, SIGN_V, SIGN_S); \
-	UNARY(scale, scalev, scalet, scales, SCALE_V, SCALE_S); \
+scale: \
+	SCALECONST; \
+	UNARY(scaled, scalev, scalet, scales, SCALE_V, SCALE_S); \
 done: \
 	VZEROUPPER; \
 	MOVQ    R14, ret+56(FP); \
@@ -174,6 +227,11 @@ done: \
 #define VANDN VANDNPD
 #define VCMP VCMPPD
 #define VBLENDV VBLENDVPD
+#define VAND VANDPD
+#define VOR VORPD
+#define VMIN VMINPD
+#define SMIN VMINSD
+#define SCMP VCMPSD
 #define ESIZE 8
 #define LANESHIFT 2
 #define LANEMASK 3
@@ -201,6 +259,11 @@ TEXT ·fusedSteps64(SB), NOSPLIT, $0-64
 #undef VANDN
 #undef VCMP
 #undef VBLENDV
+#undef VAND
+#undef VOR
+#undef VMIN
+#undef SMIN
+#undef SCMP
 #undef ESIZE
 #undef LANESHIFT
 #undef LANEMASK
@@ -221,6 +284,11 @@ TEXT ·fusedSteps64(SB), NOSPLIT, $0-64
 #define VANDN VANDNPS
 #define VCMP VCMPPS
 #define VBLENDV VBLENDVPS
+#define VAND VANDPS
+#define VOR VORPS
+#define VMIN VMINPS
+#define SMIN VMINSS
+#define SCMP VCMPSS
 #define ESIZE 4
 #define LANESHIFT 3
 #define LANEMASK 7

@@ -36,10 +36,10 @@ type fusedTask[T float] struct {
 	ptrs    []unsafe.Pointer // per part, per location: the block's first element
 	bcast   []T              // each scalar input's value, a block's worth of times
 	chunk   int              // elements per part
-	// The op and number of parts whose registers ptrs locates: a machine
-	// that runs one fused op after another sets them once.
-	regsOf    *FusedOp
-	regsParts int
+	// The op whose registers ptrs locates (its parts are the same on each
+	// run), so that a machine running one fused op after another sets
+	// them once.
+	regsOf *FusedOp
 }
 
 type fusedTaskKey[T float] struct{}
@@ -67,13 +67,13 @@ func runFused[T float](e *graph.Exec, op *FusedOp, out *tensor.Dense, outs, in [
 		t.ptrs = make([]unsafe.Pointer, need)
 		t.regsOf = nil
 	}
-	if t.regsOf != op || t.regsParts != n {
+	if t.regsOf != op {
 		for p := range n {
 			for r := range op.regs {
 				t.ptrs[p*locs+r] = unsafe.Pointer(&t.scratch[p*perPart+r*op.stride])
 			}
 		}
-		t.regsOf, t.regsParts = op, n
+		t.regsOf = op
 	}
 	if need := op.scalars * op.stride; len(t.bcast) < need {
 		t.bcast = make([]T, need)

@@ -8,9 +8,9 @@ import (
 // fusedOpcode names what a step does and how it reads its operands, so
 // that the kernel dispatches a step with one switch: the arithmetic ops on
 // two vectors (VV), a vector and a scalar input (VS) or a scalar and a
-// vector (SV), the cheap unary ops, and the general cases. The assembly
-// kernel (fused_amd64.s) runs the opcodes up to fcScale and knows their
-// values.
+// vector (SV), the cheap unary ops, the comparisons, and the general
+// cases. The assembly kernel (fused_amd64.s) runs the opcodes up to
+// fcEqual and knows their values.
 type fusedOpcode uint8
 
 // The arithmetic opcodes run in the order of addKind..divKind, so that
@@ -34,6 +34,9 @@ const (
 	fcSign
 	fcScale
 	fcReLU
+	fcGreater // Greater, Less and Equal, on vectors or scalars
+	fcLess
+	fcEqual
 	fcUnary  // any unary op: unaryLoop
 	fcBinary // any binary op and strides: binaryLoop
 	fcWhere  // whereLoop
@@ -98,6 +101,9 @@ func fusedOpcodeOf(c *fusedInstr) fusedOpcode {
 		}
 		return fcUnary
 	case fusedBinary:
+		if c.bin >= greaterKind && c.stride != [3]int{} {
+			return fcGreater + fusedOpcode(c.bin-greaterKind)
+		}
 		if c.bin > divKind {
 			return fcBinary
 		}
@@ -225,7 +231,7 @@ func runStep[T float](c *fusedCode, ptrs []unsafe.Pointer, n int) {
 		}
 	case fcUnary:
 		unaryLoop(c.general.unary, o, x)
-	case fcBinary:
+	case fcBinary, fcGreater, fcLess, fcEqual:
 		g := c.general
 		binaryLoop(g.bin, o, x, g.stride[0], locSlice[T](ptrs, c.src[1], n), g.stride[1])
 	case fcWhere:

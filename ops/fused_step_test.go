@@ -10,6 +10,7 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/nabla-go/nabla/graph"
+	"github.com/nabla-go/nabla/internal/parallel"
 )
 
 // The assembly kernel reads fusedCode at fixed offsets and knows the
@@ -25,8 +26,8 @@ func TestFusedCodeLayout(t *testing.T) {
 			break
 		}
 	}
-	ops := []fusedOpcode{fcAddVS, fcAddSV, fcDivSV, fcNeg, fcSquare, fcAbs, fcSign, fcScale}
-	values := []fusedOpcode{4, 8, 11, 12, 13, 14, 15, 16}
+	ops := []fusedOpcode{fcAddVS, fcAddSV, fcDivSV, fcNeg, fcSquare, fcAbs, fcSign, fcScale, fcReLU, fcGreater, fcLess, fcEqual}
+	values := []fusedOpcode{4, 8, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20}
 	for i := range ops {
 		if ops[i] != values[i] {
 			t.Errorf("opcode %d is %d, want %d (as in fused_amd64.s)", i, ops[i], values[i])
@@ -68,6 +69,11 @@ func TestFusedStepOpcodes(t *testing.T) {
 			form{binary{k}, []int{0, 2}, fcAddVS + fusedOpcode(k), false},
 			form{binary{k}, []int{2, 1}, fcAddSV + fusedOpcode(k), false})
 	}
+	for k := greaterKind; k <= equalKind; k++ {
+		for _, args := range [][]int{{0, 1}, {0, 2}, {2, 1}} {
+			forms = append(forms, form{binary{k}, args, fcGreater + fusedOpcode(k-greaterKind), false})
+		}
+	}
 	for _, u := range []struct {
 		op   unary
 		want fusedOpcode
@@ -105,24 +111,38 @@ func TestFusedStepOpcodes(t *testing.T) {
 					t.Errorf("%s%v, %d elements: opcode %d, want %d", f.op.Name(), f.args, n, op.fast[0].op, wantOp)
 				}
 				vals := []*tensor.Dense{graph.NewDense(dtype, n), graph.NewDense(dtype, n), graph.NewDense(dtype)}
-				fillSpecial(rng, vals[0], 0)
-				fillSpecial(rng, vals[1], 5)
-				for _, c := range []float64{2.5, math.Copysign(0, -1), math.NaN(), math.Inf(-1)} {
-					graph.SetFloat(vals[2], 0, c)
-					ref := eval(t, want, map[*graph.Node]*tensor.Dense{in[0]: vals[0], in[1]: vals[1], in[2]: vals[2]})
-					for _, asm := range paths {
-						useFusedAsm = asm
-						got := graph.NewDense(dtype, n)
-						if err := op.ForwardExec(graph.NewExec(nil), got, vals); err != nil {
-							t.Fatal(err)
-						}
-						if i := firstDifferentBits(got, ref); i >= 0 {
-							t.Errorf("%v, %d elements, %s%v, scalar %v, assembly %v: element %d is %v, want %v", dtype, n,
-								f.op.Name(), f.args, c, asm, i, graph.Float(got, i), graph.Float(ref, i))
-						}
+				// Every special value in the vectors' elements and in the
+				// rest, in short blocks.
+				shifts := []int{0}
+				if n <= 17 {
+					shifts = shifts[:0]
+					for k := range specialValues {
+						shifts = append(shifts, k)
 					}
-					if f.unaryOp {
-						break // the scalar is not read
+				}
+				for _, shift := range shifts {
+					fillSpecial(rng, vals[0], shift)
+					fillSpecial(rng, vals[1], shift+5)
+					for i := 0; i < n; i += 3 { // ties, for the comparisons
+						graph.SetFloat(vals[1], i, graph.Float(vals[0], i))
+					}
+					for _, c := range []float64{2.5, math.Copysign(0, -1), math.NaN(), math.Inf(-1)} {
+						graph.SetFloat(vals[2], 0, c)
+						ref := eval(t, want, map[*graph.Node]*tensor.Dense{in[0]: vals[0], in[1]: vals[1], in[2]: vals[2]})
+						for _, asm := range paths {
+							useFusedAsm = asm
+							got := graph.NewDense(dtype, n)
+							if err := op.ForwardExec(graph.NewExec(nil), got, vals); err != nil {
+								t.Fatal(err)
+							}
+							if i := firstDifferentBits(got, ref); i >= 0 {
+								t.Errorf("%v, %d elements, %s%v, scalar %v, assembly %v: element %d is %v, want %v", dtype, n,
+									f.op.Name(), f.args, c, asm, i, graph.Float(got, i), graph.Float(ref, i))
+							}
+						}
+						if f.unaryOp {
+							break // the scalar is not read
+						}
 					}
 				}
 			}
@@ -189,5 +209,48 @@ func TestFusedStepChain(t *testing.T) {
 					graph.Float(want, max(i, 0)), fmt.Sprint(graph.Float(want, 0)))
 			}
 		}
+	}
+}
+
+// Fused ops of different sizes and registers, run in turn on one Exec,
+// find their registers and operands: the pointers a run leaves behind are
+// set again for the next op.
+func TestFusedSharedExec(t *testing.T) {
+	rng := rand.New(rand.NewPCG(15, 16))
+	for _, threads := range []int{1, 2} {
+		pool := parallel.New(threads)
+		e := graph.NewExec(pool)
+		type fused struct {
+			op     *FusedOp
+			inputs []*graph.Node
+			out    *graph.Node
+		}
+		var all []fused
+		for _, size := range []int{16, 300, 2*parallelMin + 5, 5} {
+			inputs, types, steps, out := randomExpression(rng, graph.Float64, []int{size}, 10+rng.IntN(20))
+			op, err := NewFused(types, steps)
+			if err != nil {
+				t.Fatal(err)
+			}
+			all = append(all, fused{op, inputs, out})
+		}
+		for run := range 3 * len(all) {
+			f := all[(run*3)%len(all)]
+			in := make([]*tensor.Dense, len(f.inputs))
+			feeds := map[*graph.Node]*tensor.Dense{}
+			for i, x := range f.inputs {
+				in[i] = randomDense(rng, graph.Float64, x.Shape()...)
+				feeds[x] = in[i]
+			}
+			want := eval(t, f.out, feeds)
+			got := graph.NewDenseOf(graph.TypeOf(graph.Float64, want.Shape()...))
+			if err := f.op.ForwardExec(e, got, in); err != nil {
+				t.Fatal(err)
+			}
+			if i := firstDifferentBits(got, want); i >= 0 {
+				t.Errorf("%d threads, run %d (%s): element %d is %v, want %v", threads, run, f.op.Name(), i, graph.Float(got, i), graph.Float(want, i))
+			}
+		}
+		pool.Close()
 	}
 }
