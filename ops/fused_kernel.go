@@ -78,7 +78,7 @@ func runFused[T float](e *graph.Exec, op *FusedOp, out *tensor.Dense, outs, in [
 	if need := op.scalars * op.stride; len(t.bcast) < need {
 		t.bcast = make([]T, need)
 	}
-	if op.size > 1 { // a scalar input read as a vector of its copies
+	if op.size > 1 && op.adam == nil { // a scalar input read as a vector of its copies
 		k := 0
 		for i, x := range t.ins {
 			if op.inSizes[i] == 1 {
