@@ -53,16 +53,17 @@ type fusedCode struct {
 	src     [3]int32
 	scale32 float32
 	scale   float64
-	general *fusedInstr // for fcUnary, fcBinary and fcWhere
+	general *fusedInstr // for the Go kernel's general cases (binaryLoop, …)
 }
 
 // fusedCodeSize is fusedCode's size, which the assembly steps by.
 const fusedCodeSize = 40
 
-// shortRun is the longest block the Go kernel computes with loops of its
-// own: below it, the fixed cost of a call into vek's vector code (and of
-// the calls leading to it) is more than the loop's work. Longer blocks,
-// and divisions of any length, go to vek; both compute the same bits.
+// shortRun is the longest block the Go kernel (where the assembly does not
+// run) computes with loops of its own: below it, the fixed cost of a call
+// into vek's vector code (and of the calls leading to it) is more than the
+// loop's work. Longer blocks, and divisions of any length, go to vek; both
+// compute the same bits.
 const shortRun = 32
 
 // compileCode sets op.fast, the steps as fusedCode.
