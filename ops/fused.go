@@ -28,16 +28,21 @@ const MaxFusedRank = maxRank
 
 // FusedOp computes an elementwise expression of its inputs, given as data
 // (a list of steps), in one pass over the elements: a block of them at a
-// time, each step applied to the whole block with the kernel of its own op
-// before the next step runs, so that every element comes out bit for bit
-// as the unfused ops compute it, while intermediates stay in a few blocks
-// of scratch memory rather than in tensors of their own. The compiler
-// makes fused ops (pass "fuse"); NewFused makes one by hand.
+// time, each step applied to the whole block before the next step runs,
+// with the arithmetic of its own op's kernel, so that every element comes
+// out bit for bit as the unfused ops compute it, while intermediates stay
+// in a few blocks of scratch memory rather than in tensors of their own.
+// The cheap steps (arithmetic, comparisons, Neg, Abs, Square, Sign, Scale,
+// ReLU) run in a kernel of their own that dispatches a step for little
+// more than the cost of a few vector instructions (AVX2 on amd64); the
+// others call their op's kernel. The compiler makes fused ops (pass
+// "fuse"); NewFused makes one by hand.
 //
 // Every step has the outputs' size; inputs broadcast to the outputs'
-// shape. An input of the outputs' size or of one element is read where it
-// is; one broadcast along some axes (a bias, a column) is first gathered a
-// block at a time into scratch.
+// shape. An input of the outputs' size is read where it is, one of one
+// element from a block of its copies made once a run; one broadcast along
+// some axes (a bias, a column) is first gathered a block at a time into
+// scratch.
 //
 // A fused op with one output is a graph.Op; one with several (steps whose
 // results are also read outside the expression) is applied as a
@@ -50,7 +55,9 @@ type FusedOp struct {
 	outputs   []int // the steps whose results are the outputs
 	outShapes [][]int
 	code      []fusedInstr
-	inSizes   []int // each input's number of elements
+	fast      []fusedCode // code as the kernel runs it
+	inSizes   []int       // each input's number of elements
+	scalars   int         // inputs of one element
 	gather    []fusedGather
 	size      int   // the outputs' number of elements
 	regs      int   // scratch registers the expression needs at once
@@ -201,6 +208,9 @@ func NewFused(in []graph.Type, steps []FusedStep, outputs ...int) (*FusedOp, err
 			return nil, fmt.Errorf("nabla: NewFused: input %d of shape %s does not broadcast to the output's %s", i, graph.ShapeString(t.Shape), graph.ShapeString(shape))
 		}
 		op.inSizes = append(op.inSizes, t.Size())
+		if t.Size() == 1 {
+			op.scalars++
+		}
 		if s := t.Size(); s != op.size && s != 1 {
 			w := newWalker(shape, t.Shape)
 			op.gather = append(op.gather, fusedGather{input: i, reg: len(op.gather), rank: w.rank, shape: w.shape, strides: w.strides[0]})
@@ -222,6 +232,7 @@ func NewFused(in []graph.Type, steps []FusedStep, outputs ...int) (*FusedOp, err
 		}
 		c.vv = c.kind == fusedBinary && c.bin <= divKind && c.stride[0] == 1 && c.stride[1] == 1
 	}
+	op.compileCode()
 	op.name = fusedName(op.steps)
 	op.adam = matchAdam(op)
 	return op, nil

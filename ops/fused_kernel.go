@@ -3,6 +3,7 @@ package ops
 import (
 	"fmt"
 	"math"
+	"unsafe"
 
 	"gorgonia.org/tensor"
 
@@ -32,8 +33,13 @@ type fusedTask[T float] struct {
 	outs    [][]T
 	ins     [][]T
 	scratch []T
-	views   [][]T // per part, per location: the elements of the block
-	chunk   int   // elements per part
+	ptrs    []unsafe.Pointer // per part, per location: the block's first element
+	bcast   []T              // each scalar input's value, a block's worth of times
+	chunk   int              // elements per part
+	// The op whose registers ptrs locates (its parts are the same on each
+	// run), so that a machine running one fused op after another sets
+	// them once.
+	regsOf *FusedOp
 }
 
 type fusedTaskKey[T float] struct{}
@@ -52,17 +58,45 @@ func runFused[T float](e *graph.Exec, op *FusedOp, out *tensor.Dense, outs, in [
 	for _, x := range in {
 		t.ins = append(t.ins, floats[T](x))
 	}
-	if need := n * op.regs * op.stride; len(t.scratch) < need {
+	perPart, locs := op.regs*op.stride, len(op.locStride)
+	if need := n * perPart; len(t.scratch) < need {
 		t.scratch = make([]T, need)
+		t.regsOf = nil
 	}
-	if need := n * len(op.locStride); len(t.views) < need {
-		t.views = make([][]T, need)
+	if need := n * locs; len(t.ptrs) < need {
+		t.ptrs = make([]unsafe.Pointer, need)
+		t.regsOf = nil
+	}
+	if t.regsOf != op {
+		for p := range n {
+			for r := range op.regs {
+				t.ptrs[p*locs+r] = unsafe.Pointer(&t.scratch[p*perPart+r*op.stride])
+			}
+		}
+		t.regsOf = op
+	}
+	if need := op.scalars * op.stride; len(t.bcast) < need {
+		t.bcast = make([]T, need)
+	}
+	if op.size > 1 && op.adam == nil { // a scalar input read as a vector of its copies
+		k := 0
+		for i, x := range t.ins {
+			if op.inSizes[i] == 1 {
+				b := t.bcast[k*op.stride : (k+1)*op.stride]
+				for i := range b {
+					b[i] = x[0]
+				}
+				k++
+			}
+		}
 	}
 	e.Parallel(n, t)
-	t.op = nil // hold no buffers between runs
+	t.op = nil // hold no buffers between runs (the registers are the task's own)
 	clear(t.outs)
 	clear(t.ins)
-	clear(t.views)
+	for p := range n {
+		clear(t.ptrs[p*locs+op.regs : (p+1)*locs])
+	}
 }
 
 // parts returns how many parts a run splits into over e's threads, and
@@ -95,14 +129,16 @@ func (op *FusedOp) costPerElement() int {
 func (t *fusedTask[T]) Do(p int) {
 	lo := p * t.chunk
 	hi := min(lo+t.chunk, t.op.size)
-	perPart, locs := t.op.regs*t.op.stride, len(t.op.locStride)
-	evalFused(t.op, t.outs, t.ins, lo, hi, t.scratch[p*perPart:(p+1)*perPart], t.views[p*locs:(p+1)*locs])
+	locs := len(t.op.locStride)
+	evalFused(t.op, t.outs, t.ins, lo, hi, t.ptrs[p*locs:(p+1)*locs], t.bcast)
 }
 
 // evalFused computes elements [lo, hi) of the outputs a block at a time,
-// each step over the whole block before the next. views holds, for the
-// block, the elements of every location.
-func evalFused[T float](op *FusedOp, outs, ins [][]T, lo, hi int, scratch []T, views [][]T) {
+// each step over the whole block before the next. ptrs holds the first
+// element of each location's block: registers (set by runFused), inputs
+// read in place, a scalar input's copies in bcast (of an op of more than
+// one element), outputs.
+func evalFused[T float](op *FusedOp, outs, ins [][]T, lo, hi int, ptrs []unsafe.Pointer, bcast []T) {
 	if op.adam != nil {
 		runAdam(op.adam, outs, ins, lo, hi)
 		return
@@ -110,43 +146,30 @@ func evalFused[T float](op *FusedOp, outs, ins [][]T, lo, hi int, scratch []T, v
 	nIn := len(ins)
 	for b := lo; b < hi; b += op.stride {
 		e := min(b+op.stride, hi)
-		if b == lo || e-b < op.stride { // the registers' views change length
-			for r := range op.regs {
-				views[r] = scratch[r*op.stride : r*op.stride+e-b]
-			}
-		}
+		scalar := 0
 		for i, x := range ins {
-			switch len(x) {
-			case 1:
-				views[op.regs+i] = x
+			switch op.inSizes[i] {
 			case op.size:
-				views[op.regs+i] = x[b:e]
+				ptrs[op.regs+i] = unsafe.Pointer(&x[b])
+			case 1:
+				ptrs[op.regs+i] = unsafe.Pointer(&bcast[scalar*op.stride])
+				scalar++
 			} // a broadcast input is read from its register
 		}
 		for k, o := range outs {
-			views[op.regs+nIn+k] = o[b:e]
+			ptrs[op.regs+nIn+k] = unsafe.Pointer(&o[b])
 		}
 		for k := range op.gather {
 			g := &op.gather[k]
-			gatherBlock(g, views[g.reg], ins[g.input], b)
+			gatherBlock(g, locSlice[T](ptrs, int32(g.reg), e-b), ins[g.input], b)
 		}
-		for i := range op.code {
-			c := &op.code[i]
-			o, x := views[c.dst], views[c.src[0]]
-			switch c.kind {
-			case fusedUnary:
-				unaryLoop(c.unary, o, x)
-			case fusedBinary:
-				if c.vv {
-					arithVV(c.bin, o, x, views[c.src[1]]) // binaryLoop's own first case
-					continue
-				}
-				binaryLoop(c.bin, o, x, c.stride[0], views[c.src[1]], c.stride[1])
-			case fusedWhere:
-				whereLoop(o, x, c.stride[0], views[c.src[1]], c.stride[1], views[c.src[2]], c.stride[2])
-			}
-		}
+		runSteps[T](op.fast, ptrs, e-b)
 	}
+}
+
+// locSlice is the block of n elements of location l.
+func locSlice[T float](ptrs []unsafe.Pointer, l int32, n int) []T {
+	return unsafe.Slice((*T)(ptrs[l]), n)
 }
 
 // gatherBlock sets dst to the elements of input x matching output

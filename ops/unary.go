@@ -215,17 +215,8 @@ func unaryLoop[T float](op unary, o, x []T) {
 		vek.Unary(vek.ReLU, o, x)
 	case expKind, logKind, tanhKind, sigmoidKind, softplusKind:
 		vmathLoop(op.kind, o, x)
-	case signKind: // as sign, without a call per element
-		for i, v := range x {
-			switch {
-			case v > 0:
-				o[i] = 1
-			case v < 0:
-				o[i] = -1
-			default:
-				o[i] = v
-			}
-		}
+	case signKind:
+		signLoop(o, x)
 	default:
 		f := unaryDefs[op.kind].f
 		if unsafe.Sizeof(x[0]) == 8 {
@@ -245,6 +236,22 @@ func unaryLoop[T float](op unary, o, x []T) {
 			for i, v := range b {
 				o[start+i] = T(v)
 			}
+		}
+	}
+}
+
+// signLoop sets o[i] = sign(x[i]), as sign does, without a call per
+// element; len(x) is len(o).
+func signLoop[T float](o, x []T) {
+	x = x[:len(o)]
+	for i, v := range x {
+		switch {
+		case v > 0:
+			o[i] = 1
+		case v < 0:
+			o[i] = -1
+		default:
+			o[i] = v
 		}
 	}
 }
