@@ -116,6 +116,29 @@ type fusedGather struct {
 	rank       int
 	shape      [maxRank]int // the output's
 	strides    [maxRank]int // the input's, 0 along broadcast axes
+	// period is, for an input repeated whole along leading axes (a bias
+	// row, say), its size: output element i reads input element i mod
+	// period. 0 otherwise.
+	period int
+}
+
+// tiledPeriod returns g's period: its size when it is its output's
+// trailing axes laid out in order, repeated along broadcast leading axes;
+// 0 otherwise.
+func (g *fusedGather) tiledPeriod() int {
+	size, a := 1, g.rank-1
+	for ; a >= 0 && g.strides[a] != 0; a-- {
+		if g.strides[a] != size {
+			return 0
+		}
+		size *= g.shape[a]
+	}
+	for ; a >= 0; a-- {
+		if g.strides[a] != 0 {
+			return 0
+		}
+	}
+	return size
 }
 
 // IsElementwise reports whether op computes each element of its output
@@ -214,6 +237,8 @@ func NewFused(in []graph.Type, steps []FusedStep, outputs ...int) (*FusedOp, err
 		if s := t.Size(); s != op.size && s != 1 {
 			w := newWalker(shape, t.Shape)
 			op.gather = append(op.gather, fusedGather{input: i, reg: len(op.gather), rank: w.rank, shape: w.shape, strides: w.strides[0]})
+			g := &op.gather[len(op.gather)-1]
+			g.period = g.tiledPeriod()
 		}
 	}
 	op.allocate(n)

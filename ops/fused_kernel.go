@@ -161,6 +161,9 @@ func evalFused[T float](op *FusedOp, outs, ins [][]T, lo, hi int, ptrs []unsafe.
 		}
 		for k := range op.gather {
 			g := &op.gather[k]
+			if b != lo && g.period > 0 && op.stride%g.period == 0 && lo%g.period == 0 {
+				continue // a repeated input: its register holds this block's elements already
+			}
 			gatherBlock(g, locSlice[T](ptrs, int32(g.reg), e-b), ins[g.input], b)
 		}
 		runSteps[T](op.fast, ptrs, e-b)
@@ -180,8 +183,12 @@ func gatherBlock[T float](g *fusedGather, dst, x []T, b int) {
 	last, s := g.rank-1, g.strides[g.rank-1]
 	for k := 0; k < len(dst); {
 		n := min(len(dst)-k, g.shape[last]-idx[last])
-		for j := range n {
-			dst[k+j] = x[off+j*s]
+		if s == 1 {
+			copy(dst[k:k+n], x[off:off+n])
+		} else {
+			for j := range n {
+				dst[k+j] = x[off+j*s]
+			}
 		}
 		k += n
 		idx[last] += n

@@ -118,7 +118,9 @@ func TestFusedMatchesUnfused(t *testing.T) {
 			p.Close()
 		}
 	}()
-	shapes := [][]int{{}, {7}, {3, 100}, {2000}, {2*parallelMin + 300}, {5, parallelMin/2 + 77}}
+	// Rows of 64 and 256 repeat whole in every block: gathered once per
+	// part.
+	shapes := [][]int{{}, {7}, {3, 100}, {2000}, {2*parallelMin + 300}, {5, parallelMin/2 + 77}, {21, 64}, {9, 256}, {parallelMin/32 + 3, 64}}
 	for _, dtype := range dtypes {
 		for _, shape := range shapes {
 			trials := 6
