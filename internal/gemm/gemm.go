@@ -321,15 +321,20 @@ func (d *driver[E]) packBRows(p0, p1 int) {
 	}
 }
 
-// copyPanelRow copies the first nr elements of src into dst: 64 bytes at
-// once where they are 64 bytes (the AVX2 kernels' panels), inline.
+// copyPanelRow copies the first nr elements of src into dst: 64 or 128
+// bytes at once where they are that many (the AVX2 and AVX-512 kernels'
+// panels), inline.
 func copyPanelRow[E elem](dst, src []E, nr int) {
-	if nr*int(unsafe.Sizeof(dst[0])) == 64 {
+	switch nr * int(unsafe.Sizeof(dst[0])) {
+	case 64:
 		_, _ = dst[nr-1], src[nr-1]
 		*(*[64]byte)(unsafe.Pointer(&dst[0])) = *(*[64]byte)(unsafe.Pointer(&src[0]))
-		return
+	case 128:
+		_, _ = dst[nr-1], src[nr-1]
+		*(*[128]byte)(unsafe.Pointer(&dst[0])) = *(*[128]byte)(unsafe.Pointer(&src[0]))
+	default:
+		copy(dst[:nr], src[:nr])
 	}
-	copy(dst[:nr], src[:nr])
 }
 
 // packA packs rows [i0, i0+mc) of the current depth block of A into ap:
@@ -349,8 +354,10 @@ func (d *driver[E]) packA(ap []E, i0, mc int) {
 			}
 			continue
 		}
-		if mr == 6 && k.mr == 6 { // the AVX2 kernels' panels: a row of each at a time
-			packA6(dst, d.a[(i0+i)*p.Lda+d.pc:], p.Lda, kc)
+		if mr == k.mr && mr%6 == 0 { // full panels of the SIMD kernels: six rows at a time
+			for y := 0; y < mr; y += 6 {
+				packA6(dst[y:], d.a[(i0+i+y)*p.Lda+d.pc:], p.Lda, kc, mr)
+			}
 			continue
 		}
 		for y := range mr {
@@ -367,14 +374,15 @@ func (d *driver[E]) packA(ap []E, i0, mc int) {
 	}
 }
 
-// packA6 packs six rows of kc elements, lda apart from a, into dst: the
-// six values of depth l at dst[6l:6l+6], reading the rows side by side.
-func packA6[E elem](dst, a []E, lda, kc int) {
+// packA6 packs six rows of kc elements, lda apart from a, into dst, whose
+// depths are mr elements apart: the six values of depth l at
+// dst[mr·l:mr·l+6], reading the rows side by side.
+func packA6[E elem](dst, a []E, lda, kc, mr int) {
 	r0, r1, r2 := a[:kc], a[lda:lda+kc], a[2*lda:2*lda+kc]
 	r3, r4, r5 := a[3*lda:3*lda+kc], a[4*lda:4*lda+kc], a[5*lda:5*lda+kc]
-	dst = dst[:6*kc]
+	dst = dst[:mr*(kc-1)+6]
 	for l := range kc {
-		col := (*[6]E)(dst[6*l:])
+		col := (*[6]E)(dst[mr*l:])
 		col[0], col[1], col[2], col[3], col[4], col[5] = r0[l], r1[l], r2[l], r3[l], r4[l], r5[l]
 	}
 }

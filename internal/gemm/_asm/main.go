@@ -1,4 +1,4 @@
-// Command _asm generates the AVX2 kernels of package gemm:
+// Command _asm generates the AVX2 and AVX-512 kernels of package gemm:
 //
 //	cd internal/gemm/_asm && go run . -out ../kernel_amd64.s -stubs ../kernel_amd64_stubs.go -pkg gemm
 //
@@ -35,36 +35,64 @@ var (
 	f32 = dtype{"F32", "float32", 4, 8, VBROADCASTSS, VFMADD231PS, VFMADD231SS, VADDPS, VADDSS, VMOVUPS, VMOVSS, VXORPS}
 )
 
+// avx512Tiles are the AVX-512 micro-kernels' tiles: mr rows of nv zmm
+// registers.
+var avx512Tiles = map[string]struct{ mr, nv int }{
+	"F64": {12, 2},
+	"F32": {12, 2},
+}
+
 func main() {
 	ConstraintExpr("!purego")
 	for _, d := range []dtype{f64, f32} {
-		micro(d, 6, 2, false)
-		micro(d, 6, 2, true)
+		micro(avx2, d, 6, 2, false)
+		micro(avx2, d, 6, 2, true)
 		dot(d)
 		axpy(d)
 		dots4(d)
 		axpy4(d)
 		dotTile(d)
 	}
+	for _, d := range []dtype{f64, f32} {
+		t := avx512Tiles[d.name]
+		micro(avx512, d, t.mr, t.nv, false)
+		micro(avx512, d, t.mr, t.nv, true)
+	}
 	Generate()
 }
 
+// isa is the vector registers a micro-kernel runs on: AVX2's sixteen ymm
+// or AVX-512's thirty-two zmm.
+type isa struct {
+	name  string // the kernels' suffix: "AVX2", "AVX512"
+	bytes int    // per register
+	vec   func() reg.VecVirtual
+	zero  func(d dtype, r reg.VecVirtual) // sets r to 0.0 in every lane
+}
+
+var (
+	avx2   = isa{"AVX2", 32, YMM, func(d dtype, r reg.VecVirtual) { d.xor(r, r, r) }}
+	avx512 = isa{"AVX512", 64, ZMM, func(_ dtype, r reg.VecVirtual) { VPXORQ(r, r, r) }}
+)
+
 // micro generates the register-blocked kernel C (+)= A·B for an mr×(nv·lanes)
-// tile: A a packed panel of k columns of mr values, B a packed panel of k
-// rows of nv·lanes values, C row-major with ldc elements between rows. acc
-// false overwrites C, true adds to it. mr·nv accumulators, nv registers of
-// B and one broadcast of A must fit the 16 ymm registers.
+// tile on the registers of v: A a packed panel of k columns of mr values,
+// B a packed panel of k rows of nv·lanes values, C row-major with ldc
+// elements between rows. acc false overwrites C, true adds to it. mr·nv
+// accumulators, nv registers of B and one broadcast of A must fit the
+// registers of v.
 //
 // With strided set, B is read where it is stored, rows ldb elements apart,
 // rather than from a packed panel: for products whose A has so few rows
 // that packing B would cost as much as the arithmetic.
-func micro(d dtype, mr, nv int, strided bool) {
-	nr := nv * d.lanes
-	name := fmt.Sprintf("micro%sAVX2", d.name)
+func micro(v isa, d dtype, mr, nv int, strided bool) {
+	lanes := v.bytes / d.size
+	nr := nv * lanes
+	name := fmt.Sprintf("micro%s%s", d.name, v.name)
 	sig := fmt.Sprintf("func(k int, a, b, c *%s, ldc int, acc bool)", d.gotyp)
 	doc := fmt.Sprintf("%s computes C (+)= A·B for a %d×%d tile of C.", name, mr, nr)
 	if strided {
-		name = fmt.Sprintf("microStrided%sAVX2", d.name)
+		name = fmt.Sprintf("microStrided%s%s", d.name, v.name)
 		sig = fmt.Sprintf("func(k int, a, b *%s, ldb int, c *%s, ldc int, acc bool)", d.gotyp, d.gotyp)
 		doc = fmt.Sprintf("%s computes C (+)= A·B for a %d×%d tile of C, B's rows ldb elements apart.", name, mr, nr)
 	}
@@ -89,7 +117,9 @@ func micro(d dtype, mr, nv int, strided bool) {
 	row := GP64()
 	MOVQ(c, row)
 	for i := range mr {
-		PREFETCHT0(Mem{Base: row})
+		for off := 0; off < nr*d.size; off += 64 {
+			PREFETCHT0(Mem{Base: row, Disp: off})
+		}
 		PREFETCHT0(Mem{Base: row, Disp: nr*d.size - 1})
 		if i < mr-1 {
 			ADDQ(ldc, row)
@@ -100,22 +130,22 @@ func micro(d dtype, mr, nv int, strided bool) {
 	for i := range accs {
 		accs[i] = make([]reg.VecVirtual, nv)
 		for j := range accs[i] {
-			accs[i][j] = YMM()
-			d.xor(accs[i][j], accs[i][j], accs[i][j])
+			accs[i][j] = v.vec()
+			v.zero(d, accs[i][j])
 		}
 	}
 	bs := make([]reg.VecVirtual, nv)
 	for j := range bs {
-		bs[j] = YMM()
+		bs[j] = v.vec()
 	}
-	av := YMM()
+	av := v.vec()
 	astep, bstep := mr*d.size, nr*d.size
 	body := func(u int) {
 		for j := range bs {
 			if strided {
-				d.mov(Mem{Base: b, Disp: j * 32}, bs[j])
+				d.mov(Mem{Base: b, Disp: j * v.bytes}, bs[j])
 			} else {
-				d.mov(Mem{Base: b, Disp: u*bstep + j*32}, bs[j])
+				d.mov(Mem{Base: b, Disp: u*bstep + j*v.bytes}, bs[j])
 			}
 		}
 		for i := range mr {
@@ -132,7 +162,13 @@ func micro(d dtype, mr, nv int, strided bool) {
 	Label(name + "_loop4")
 	CMPQ(k, Imm(unroll))
 	JL(LabelRef(name + "_loop1"))
-	PREFETCHT0(Mem{Base: a, Disp: 8 * astep})
+	// The panel of A streams from the outer cache: ask for it a few
+	// iterations ahead, a line at a time.
+	for off := 0; off < unroll*astep; off += 64 {
+		if off == 0 || v.bytes > 32 {
+			PREFETCHT0(Mem{Base: a, Disp: 2*unroll*astep + off})
+		}
+	}
 	for u := range unroll {
 		body(u)
 	}
@@ -160,8 +196,8 @@ func micro(d dtype, mr, nv int, strided bool) {
 	MOVQ(c, row)
 	for i := range mr {
 		for j := range nv {
-			d.add(Mem{Base: row, Disp: j * 32}, accs[i][j], accs[i][j])
-			d.mov(accs[i][j], Mem{Base: row, Disp: j * 32})
+			d.add(Mem{Base: row, Disp: j * v.bytes}, accs[i][j], accs[i][j])
+			d.mov(accs[i][j], Mem{Base: row, Disp: j * v.bytes})
 		}
 		if i < mr-1 {
 			ADDQ(ldc, row)
@@ -172,7 +208,7 @@ func micro(d dtype, mr, nv int, strided bool) {
 	Label(name + "_overwrite")
 	for i := range mr {
 		for j := range nv {
-			d.mov(accs[i][j], Mem{Base: c, Disp: j * 32})
+			d.mov(accs[i][j], Mem{Base: c, Disp: j * v.bytes})
 		}
 		if i < mr-1 {
 			ADDQ(ldc, c)
