@@ -321,7 +321,7 @@ func (d *driver[E]) packBRows(p0, p1 int) {
 	}
 }
 
-// copyPanelRow copies the first nr elements of src into dst: 64 or 128
+// copyPanelRow copies the first nr elements of src into dst: 64 or 256
 // bytes at once where they are that many (the AVX2 and AVX-512 kernels'
 // panels), inline.
 func copyPanelRow[E elem](dst, src []E, nr int) {
@@ -329,9 +329,9 @@ func copyPanelRow[E elem](dst, src []E, nr int) {
 	case 64:
 		_, _ = dst[nr-1], src[nr-1]
 		*(*[64]byte)(unsafe.Pointer(&dst[0])) = *(*[64]byte)(unsafe.Pointer(&src[0]))
-	case 128:
+	case 256:
 		_, _ = dst[nr-1], src[nr-1]
-		*(*[128]byte)(unsafe.Pointer(&dst[0])) = *(*[128]byte)(unsafe.Pointer(&src[0]))
+		*(*[256]byte)(unsafe.Pointer(&dst[0])) = *(*[256]byte)(unsafe.Pointer(&src[0]))
 	default:
 		copy(dst[:nr], src[:nr])
 	}

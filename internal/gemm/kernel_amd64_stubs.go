@@ -74,22 +74,22 @@ func axpy4F32AVX2(n int, x *float32, a *float32, lda int, y *float32)
 //go:noescape
 func dotTileF32AVX2(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, acc bool)
 
-// microF64AVX512 computes C (+)= A·B for a 12×16 tile of C.
+// microF64AVX512 computes C (+)= A·B for a 6×32 tile of C.
 //
 //go:noescape
 func microF64AVX512(k int, a *float64, b *float64, c *float64, ldc int, acc bool)
 
-// microStridedF64AVX512 computes C (+)= A·B for a 12×16 tile of C, B's rows ldb elements apart.
+// microStridedF64AVX512 computes C (+)= A·B for a 6×32 tile of C, B's rows ldb elements apart.
 //
 //go:noescape
 func microStridedF64AVX512(k int, a *float64, b *float64, ldb int, c *float64, ldc int, acc bool)
 
-// microF32AVX512 computes C (+)= A·B for a 12×32 tile of C.
+// microF32AVX512 computes C (+)= A·B for a 6×64 tile of C.
 //
 //go:noescape
 func microF32AVX512(k int, a *float32, b *float32, c *float32, ldc int, acc bool)
 
-// microStridedF32AVX512 computes C (+)= A·B for a 12×32 tile of C, B's rows ldb elements apart.
+// microStridedF32AVX512 computes C (+)= A·B for a 6×64 tile of C, B's rows ldb elements apart.
 //
 //go:noescape
 func microStridedF32AVX512(k int, a *float32, b *float32, ldb int, c *float32, ldc int, acc bool)
