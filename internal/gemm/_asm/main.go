@@ -26,13 +26,14 @@ type dtype struct {
 	add   func(...Op)
 	adds  func(...Op)
 	mov   func(...Op)
+	movz  func(m, k, r Op) // masked load, zeroing the lanes left out
 	movs  func(...Op)
 	xor   func(...Op)
 }
 
 var (
-	f64 = dtype{"F64", "float64", 8, 4, VBROADCASTSD, VFMADD231PD, VFMADD231SD, VADDPD, VADDSD, VMOVUPD, VMOVSD, VXORPD}
-	f32 = dtype{"F32", "float32", 4, 8, VBROADCASTSS, VFMADD231PS, VFMADD231SS, VADDPS, VADDSS, VMOVUPS, VMOVSS, VXORPS}
+	f64 = dtype{"F64", "float64", 8, 4, VBROADCASTSD, VFMADD231PD, VFMADD231SD, VADDPD, VADDSD, VMOVUPD, VMOVUPD_Z, VMOVSD, VXORPD}
+	f32 = dtype{"F32", "float32", 4, 8, VBROADCASTSS, VFMADD231PS, VFMADD231SS, VADDPS, VADDSS, VMOVUPS, VMOVUPS_Z, VMOVSS, VXORPS}
 )
 
 // avx512Tiles are the AVX-512 micro-kernels' tiles: mr rows of nv zmm
@@ -54,12 +55,13 @@ func main() {
 		axpy(d)
 		dots4(d)
 		axpy4(d)
-		dotTile(d)
+		dotTile(avx2, d)
 	}
 	for _, d := range []dtype{f64, f32} {
 		t := avx512Tiles[d.name]
 		micro(avx512, d, t.mr, t.nv, false)
 		micro(avx512, d, t.mr, t.nv, true)
+		dotTile(avx512, d)
 	}
 	Generate()
 }
@@ -398,7 +400,7 @@ func dots4(d dtype) {
 // hsum leaves the sum of s's lanes in its lowest lane, using t.
 func hsum(d dtype, s, t reg.VecVirtual) {
 	lo, hi := s.AsX(), t.AsX()
-	VEXTRACTF128(Imm(1), s, hi)
+	VEXTRACTF128(Imm(1), s.AsY(), hi)
 	if d.size == 8 {
 		VADDPD(hi, lo, lo)
 		VPERMILPD(Imm(1), lo, hi)
@@ -464,11 +466,16 @@ func axpy4(d dtype) {
 // over k elements, a multiple of the vector width; the caller adds the
 // rest. acc adds the tile to C instead of setting it. Products with B
 // transposed need no packing this way: both operands run along k.
-func dotTile(d dtype) {
-	name := fmt.Sprintf("dotTile%sAVX2", d.name)
+//
+// On zmm registers the loop takes twice AVX2's lanes at a time, and a last
+// half register, where k leaves one, is loaded under a mask that zeroes
+// the upper lanes.
+func dotTile(v isa, d dtype) {
+	name := fmt.Sprintf("dotTile%s%s", d.name, v.name)
 	TEXT(name, NOSPLIT, fmt.Sprintf("func(k int, a *%s, lda int, b *%s, ldb int, c *%s, ldc int, acc bool)", d.gotyp, d.gotyp, d.gotyp))
 	Pragma("noescape")
 	Doc(fmt.Sprintf("%s sets (acc: adds to) C[r·ldc+j] the dot product of row r of a and row j of b over k elements, a multiple of %d, for r < 3 and j < 4.", name, d.lanes))
+	lanes := v.bytes / d.size
 	shift := uint64(log2(d.size))
 	rowsOf := func(param, ld string, n int) []reg.GPVirtual {
 		rows := make([]reg.GPVirtual, n)
@@ -489,29 +496,49 @@ func dotTile(d dtype) {
 	for r := range acc {
 		acc[r] = make([]reg.VecVirtual, 4)
 		for j := range acc[r] {
-			acc[r][j] = YMM()
-			d.xor(acc[r][j], acc[r][j], acc[r][j])
+			acc[r][j] = v.vec()
+			v.zero(d, acc[r][j])
 		}
 	}
-	av := []reg.VecVirtual{YMM(), YMM(), YMM()}
-	bv := YMM()
+	av := []reg.VecVirtual{v.vec(), v.vec(), v.vec()}
+	bv := v.vec()
 	off := GP64()
 	XORQ(off, off)
-	Label(name + "_loop")
-	TESTQ(k, k)
-	JE(LabelRef(name + "_reduce"))
-	for r := range av {
-		d.mov(Mem{Base: as[r], Index: off, Scale: 1}, av[r])
-	}
-	for j := range bs {
-		d.mov(Mem{Base: bs[j], Index: off, Scale: 1}, bv)
+	// body multiplies one register's worth of the rows; load loads a
+	// register (under a mask in the last half step).
+	body := func(load func(m Mem, r reg.VecVirtual)) {
 		for r := range av {
-			d.fma(bv, av[r], acc[r][j])
+			load(Mem{Base: as[r], Index: off, Scale: 1}, av[r])
+		}
+		for j := range bs {
+			load(Mem{Base: bs[j], Index: off, Scale: 1}, bv)
+			for r := range av {
+				d.fma(bv, av[r], acc[r][j])
+			}
 		}
 	}
-	ADDQ(U32(32), off)
-	SUBQ(U32(d.lanes), k)
+	full := func(m Mem, r reg.VecVirtual) { d.mov(m, r) }
+	Label(name + "_loop")
+	if lanes == d.lanes {
+		TESTQ(k, k)
+		JE(LabelRef(name + "_reduce"))
+	} else {
+		CMPQ(k, U32(lanes))
+		JL(LabelRef(name + "_half"))
+	}
+	body(full)
+	ADDQ(U32(v.bytes), off)
+	SUBQ(U32(lanes), k)
 	JMP(LabelRef(name + "_loop"))
+	if lanes != d.lanes {
+		Label(name + "_half")
+		TESTQ(k, k)
+		JE(LabelRef(name + "_reduce"))
+		bits, mask := GP32(), K()
+		MOVL(U32(1<<d.lanes-1), bits)
+		KMOVW(bits, mask)
+		body(func(m Mem, r reg.VecVirtual) { d.movz(m, mask, r) })
+	}
 	Label(name + "_reduce")
 	c := Load(Param("c"), GP64())
 	ldc := Load(Param("ldc"), GP64())
@@ -520,6 +547,10 @@ func dotTile(d dtype) {
 	for r := range acc {
 		for j := range acc[r] {
 			s := acc[r][j]
+			if lanes != d.lanes { // fold the upper half onto the lower
+				VEXTRACTF64X4(Imm(1), s, av[0].AsY())
+				d.add(av[0].AsY(), s.AsY(), s.AsY())
+			}
 			hsum(d, s, av[0])
 			skip := fmt.Sprintf("%s_set%d%d", name, r, j)
 			TESTB(flag, flag)
