@@ -228,27 +228,40 @@ func (d *driver[E]) block(t, ib, ch int) {
 	i0 := ib * k.mc
 	mc := min(k.mc, p.M-i0)
 	ap := d.apack[t]
-	d.packA(ap, i0, mc)
+	// Read in place, A needs packing only in its last, partial panel.
+	direct := d.strided && !p.TransA && k.microDirect != nil
+	full := 0
+	if direct {
+		full = mc - mc%k.mr
+	}
+	d.packA(ap[full*d.kc:], i0+full, mc-full)
 	tile := d.tile[t]
 	for jp := ch * d.panels / d.chunks; jp < (ch+1)*d.panels/d.chunks; jp++ {
 		j := d.jc + jp*k.nr
 		nr := min(k.nr, p.N-j)
-		micro := func(a, c *E, ldc int, acc bool) {
-			if d.strided && nr == k.nr {
-				k.microStrided(d.kc, a, &d.b[d.pc*p.Ldb+j], p.Ldb, c, ldc, acc)
-				return
+		micro := func(i int, c *E, ldc int, acc bool) {
+			inPlace := d.strided && nr == k.nr
+			b, ldb := &d.bpack[jp*k.nr*d.kc], k.nr
+			if inPlace {
+				b, ldb = &d.b[d.pc*p.Ldb+j], p.Ldb
 			}
-			k.micro(d.kc, a, &d.bpack[jp*k.nr*d.kc], c, ldc, acc)
+			switch {
+			case i < full:
+				k.microDirect(d.kc, &d.a[(i0+i)*p.Lda+d.pc], p.Lda, b, ldb, c, ldc, acc)
+			case inPlace:
+				k.microStrided(d.kc, &ap[i*d.kc], b, ldb, c, ldc, acc)
+			default:
+				k.micro(d.kc, &ap[i*d.kc], b, c, ldc, acc)
+			}
 		}
 		for i := 0; i < mc; i += k.mr {
 			mr := min(k.mr, mc-i)
-			a := &ap[i*d.kc]
 			ci := (i0+i)*p.Ldc + j
 			if mr == k.mr && nr == k.nr {
-				micro(a, &d.c[ci], p.Ldc, !d.first)
+				micro(i, &d.c[ci], p.Ldc, !d.first)
 				continue
 			}
-			micro(a, &tile[0], k.nr, false)
+			micro(i, &tile[0], k.nr, false)
 			for r := range mr {
 				row := d.c[ci+r*p.Ldc : ci+r*p.Ldc+nr]
 				src := tile[r*k.nr : r*k.nr+nr]

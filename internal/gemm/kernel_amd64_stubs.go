@@ -84,6 +84,11 @@ func microF64AVX512(k int, a *float64, b *float64, c *float64, ldc int, acc bool
 //go:noescape
 func microStridedF64AVX512(k int, a *float64, b *float64, ldb int, c *float64, ldc int, acc bool)
 
+// microDirectF64AVX512 computes C (+)= A·B for a 6×32 tile of C, A's rows lda elements apart and B's ldb.
+//
+//go:noescape
+func microDirectF64AVX512(k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int, acc bool)
+
 // dotTileF64AVX512 sets (acc: adds to) C[r·ldc+j] the dot product of row r of a and row j of b over k elements, a multiple of 4, for r < 3 and j < 4.
 //
 //go:noescape
@@ -98,6 +103,11 @@ func microF32AVX512(k int, a *float32, b *float32, c *float32, ldc int, acc bool
 //
 //go:noescape
 func microStridedF32AVX512(k int, a *float32, b *float32, ldb int, c *float32, ldc int, acc bool)
+
+// microDirectF32AVX512 computes C (+)= A·B for a 6×64 tile of C, A's rows lda elements apart and B's ldb.
+//
+//go:noescape
+func microDirectF32AVX512(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, acc bool)
 
 // dotTileF32AVX512 sets (acc: adds to) C[r·ldc+j] the dot product of row r of a and row j of b over k elements, a multiple of 8, for r < 3 and j < 4.
 //

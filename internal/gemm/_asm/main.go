@@ -49,8 +49,8 @@ var avx512Tiles = map[string]struct{ mr, nv int }{
 func main() {
 	ConstraintExpr("!purego")
 	for _, d := range []dtype{f64, f32} {
-		micro(avx2, d, 6, 2, false)
-		micro(avx2, d, 6, 2, true)
+		micro(avx2, d, 6, 2, false, false)
+		micro(avx2, d, 6, 2, true, false)
 		dot(d)
 		axpy(d)
 		dots4(d)
@@ -59,8 +59,9 @@ func main() {
 	}
 	for _, d := range []dtype{f64, f32} {
 		t := avx512Tiles[d.name]
-		micro(avx512, d, t.mr, t.nv, false)
-		micro(avx512, d, t.mr, t.nv, true)
+		micro(avx512, d, t.mr, t.nv, false, false)
+		micro(avx512, d, t.mr, t.nv, true, false)
+		micro(avx512, d, t.mr, t.nv, true, true)
 		dotTile(avx512, d)
 	}
 	Generate()
@@ -89,8 +90,10 @@ var (
 //
 // With strided set, B is read where it is stored, rows ldb elements apart,
 // rather than from a packed panel: for products whose A has so few rows
-// that packing B would cost as much as the arithmetic.
-func micro(v isa, d dtype, mr, nv int, strided bool) {
+// that packing B would cost as much as the arithmetic. With direct set
+// too, so is A, rows lda elements apart: small products then pack
+// nothing.
+func micro(v isa, d dtype, mr, nv int, strided, direct bool) {
 	lanes := v.bytes / d.size
 	nr := nv * lanes
 	name := fmt.Sprintf("micro%s%s", d.name, v.name)
@@ -100,6 +103,11 @@ func micro(v isa, d dtype, mr, nv int, strided bool) {
 		name = fmt.Sprintf("microStrided%s%s", d.name, v.name)
 		sig = fmt.Sprintf("func(k int, a, b *%s, ldb int, c *%s, ldc int, acc bool)", d.gotyp, d.gotyp)
 		doc = fmt.Sprintf("%s computes C (+)= A·B for a %d×%d tile of C, B's rows ldb elements apart.", name, mr, nr)
+	}
+	if direct {
+		name = fmt.Sprintf("microDirect%s%s", d.name, v.name)
+		sig = fmt.Sprintf("func(k int, a *%s, lda int, b *%s, ldb int, c *%s, ldc int, acc bool)", d.gotyp, d.gotyp, d.gotyp)
+		doc = fmt.Sprintf("%s computes C (+)= A·B for a %d×%d tile of C, A's rows lda elements apart and B's ldb.", name, mr, nr)
 	}
 	TEXT(name, NOSPLIT, sig)
 	Pragma("noescape")
@@ -112,6 +120,40 @@ func micro(v isa, d dtype, mr, nv int, strided bool) {
 		ldb = GP64()
 		Load(Param("ldb"), ldb)
 		SHLQ(Imm(uint64(log2(d.size))), ldb)
+	}
+	// Read in place, row i of A is at bases[i/3] + (i%3)·lda.
+	var lda reg.GPVirtual
+	var bases []reg.Register
+	if direct {
+		lda = GP64()
+		Load(Param("lda"), lda)
+		SHLQ(Imm(uint64(log2(d.size))), lda)
+		bases = []reg.Register{a}
+		for g := 1; g < (mr+2)/3; g++ {
+			next := GP64()
+			LEAQ(Mem{Base: bases[g-1], Index: lda, Scale: 2}, next)
+			ADDQ(lda, next)
+			bases = append(bases, next)
+		}
+	}
+	aAt := func(u, i int) Mem {
+		if !direct {
+			return Mem{Base: a, Disp: u*mr*d.size + i*d.size}
+		}
+		m := Mem{Base: bases[i/3], Disp: u * d.size}
+		if i%3 > 0 {
+			m.Index, m.Scale = lda, uint8(i%3)
+		}
+		return m
+	}
+	advanceA := func(steps int) {
+		if !direct {
+			ADDQ(U32(steps*mr*d.size), a)
+			return
+		}
+		for _, r := range bases {
+			ADDQ(U32(steps*d.size), r)
+		}
 	}
 
 	// Fetch the tile of C while the loop runs: its rows are far apart
@@ -167,7 +209,7 @@ func micro(v isa, d dtype, mr, nv int, strided bool) {
 			}
 		}
 		for i := range mr {
-			d.bcast(Mem{Base: a, Disp: u*astep + i*d.size}, av)
+			d.bcast(aAt(u, i), av)
 			for j := range bs {
 				d.fma(bs[j], av, accs[i][j])
 			}
@@ -182,7 +224,7 @@ func micro(v isa, d dtype, mr, nv int, strided bool) {
 	JL(LabelRef(name + "_loop1"))
 	// The panel of A streams from the outer cache: ask for it a few
 	// iterations ahead, a line at a time.
-	for off := 0; off < unroll*astep; off += 64 {
+	for off := 0; off < unroll*astep && !direct; off += 64 {
 		if off == 0 || v.bytes > 32 {
 			PREFETCHT0(Mem{Base: a, Disp: 2*unroll*astep + off})
 		}
@@ -198,7 +240,7 @@ func micro(v isa, d dtype, mr, nv int, strided bool) {
 	for u := range unroll {
 		body(u)
 	}
-	ADDQ(U32(unroll*astep), a)
+	advanceA(unroll)
 	if !strided {
 		ADDQ(U32(unroll*bstep), b)
 	}
@@ -208,7 +250,7 @@ func micro(v isa, d dtype, mr, nv int, strided bool) {
 	TESTQ(k, k)
 	JE(LabelRef(name + "_store"))
 	body(0)
-	ADDQ(U32(astep), a)
+	advanceA(1)
 	if !strided {
 		ADDQ(U32(bstep), b)
 	}
