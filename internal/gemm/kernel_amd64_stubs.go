@@ -14,6 +14,11 @@ func microF64AVX2(k int, a *float64, b *float64, c *float64, ldc int, acc bool)
 //go:noescape
 func microStridedF64AVX2(k int, a *float64, b *float64, ldb int, c *float64, ldc int, acc bool)
 
+// microDirectF64AVX2 computes C (+)= A·B for a 6×8 tile of C, A's rows lda elements apart and B's ldb.
+//
+//go:noescape
+func microDirectF64AVX2(k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int, acc bool)
+
 // dotF64AVX2 returns the dot product of x[:n] and y[:n].
 //
 //go:noescape
@@ -48,6 +53,11 @@ func microF32AVX2(k int, a *float32, b *float32, c *float32, ldc int, acc bool)
 //
 //go:noescape
 func microStridedF32AVX2(k int, a *float32, b *float32, ldb int, c *float32, ldc int, acc bool)
+
+// microDirectF32AVX2 computes C (+)= A·B for a 6×16 tile of C, A's rows lda elements apart and B's ldb.
+//
+//go:noescape
+func microDirectF32AVX2(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, acc bool)
 
 // dotF32AVX2 returns the dot product of x[:n] and y[:n].
 //

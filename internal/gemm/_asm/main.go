@@ -51,6 +51,7 @@ func main() {
 	for _, d := range []dtype{f64, f32} {
 		micro(avx2, d, 6, 2, false, false)
 		micro(avx2, d, 6, 2, true, false)
+		micro(avx2, d, 6, 2, true, true)
 		dot(d)
 		axpy(d)
 		dots4(d)
