@@ -7,7 +7,9 @@
 // that uses it; a register-blocked micro-kernel multiplies one A panel by
 // one B panel into an mr×nr tile of C. Packing reads the operands as they
 // are stored, so transposed operands cost no transposed copy, and edge
-// tiles go through a small buffer. Products with one row or one column
+// tiles go through a small buffer. Products with few rows of A (at most
+// two blocks) read B where it is stored, and, where the kernels can, A
+// too, packing only partial panels. Products with one row or one column
 // are matrix–vector products and skip packing.
 //
 // Micro-kernels are chosen at start-up from what the CPU offers (on amd64,
