@@ -13,3 +13,13 @@ func fmaF64(n int, a float64, b float64, out *float64)
 //
 //go:noescape
 func fmaF32(n int, a float32, b float32, out *float32)
+
+// fmaF64AVX512 runs n iterations of 12 independent zmm FMA chains acc += a·b (192 flops an iteration) from zero and stores the accumulators to out[:96].
+//
+//go:noescape
+func fmaF64AVX512(n int, a float64, b float64, out *float64)
+
+// fmaF32AVX512 runs n iterations of 12 independent zmm FMA chains acc += a·b (384 flops an iteration) from zero and stores the accumulators to out[:192].
+//
+//go:noescape
+func fmaF32AVX512(n int, a float32, b float32, out *float32)

@@ -1,7 +1,8 @@
 // Command peak measures the machine's floating-point peak: the GFLOP/s of
 // a loop of independent fused multiply-adds on 256-bit registers (AVX2 and
-// FMA), in float64 and float32, on one thread and on every thread
-// (GOMAXPROCS), so that other figures can be read as a share of it:
+// FMA) and, where the CPU has AVX-512, on 512-bit registers, in float64
+// and float32, on one thread and on every thread (GOMAXPROCS), so that
+// other figures can be read as a share of it:
 //
 //	go run ./bench/peak
 //
@@ -9,13 +10,16 @@
 // shared machine the best is the one least disturbed):
 //
 //	peak f64 threads=1 GFLOP/s 63.9
+//	peak f64/avx512 threads=1 GFLOP/s 105.2
 //
-// and, for more than one thread, the rate per thread
+// (the 512-bit probes are named f64/avx512 and f32/avx512) and, for more
+// than one thread, the rate per thread
 // ("peak f64 threads=2 GFLOP/s/thread 47.5").
 //
 // Built with -tags purego or for another architecture it has no probe,
-// and says so. The loops are generated (see _asm); BenchmarkPeakFMA64 and
-// BenchmarkPeakFMA32 measure the same under go test.
+// and says so. The loops are generated (see _asm); BenchmarkPeakFMA64,
+// BenchmarkPeakFMA32 and their AVX512 variants measure the same under go
+// test.
 package main
 
 //go:generate sh -c "cd _asm && go run . -out ../fma_amd64.s -stubs ../fma_amd64_stubs.go -pkg main"

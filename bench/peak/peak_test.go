@@ -25,8 +25,10 @@ func TestAvailable(t *testing.T) {
 	}
 }
 
-func BenchmarkPeakFMA64(b *testing.B) { benchPeak(b, "f64") }
-func BenchmarkPeakFMA32(b *testing.B) { benchPeak(b, "f32") }
+func BenchmarkPeakFMA64(b *testing.B)       { benchPeak(b, "f64") }
+func BenchmarkPeakFMA32(b *testing.B)       { benchPeak(b, "f32") }
+func BenchmarkPeakFMA64AVX512(b *testing.B) { benchPeak(b, "f64/avx512") }
+func BenchmarkPeakFMA32AVX512(b *testing.B) { benchPeak(b, "f32/avx512") }
 
 // benchPeak runs the named probe on one thread and on GOMAXPROCS threads
 // and reports GFLOP/s in all and per thread.
@@ -39,6 +41,9 @@ func benchPeak(b *testing.B, name string) {
 		}
 	}
 	if p == nil {
+		if why == "" {
+			why = "the CPU lacks " + name
+		}
 		b.Skip(why)
 	}
 	const iters = 1 << 14

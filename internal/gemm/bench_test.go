@@ -11,19 +11,38 @@ import (
 )
 
 // BenchmarkMul times square products and the matrix–vector shapes, in
-// GFLOP/s, on one thread and on all of them:
+// GFLOP/s, on one thread and on all of them, with each kernel set this CPU
+// runs (the default first; its name is the first part of the benchmark's):
 //
 //	go test -run '^$' -bench Mul ./internal/gemm/
+//	go test -run '^$' -bench 'Mul/avx2/' ./internal/gemm/
 func BenchmarkMul(b *testing.B) {
-	for _, threads := range []int{1, runtime.GOMAXPROCS(0)} {
-		for _, s := range benchShapes {
-			b.Run(fmt.Sprintf("f64/%dx%dx%d/threads=%d", s[0], s[1], s[2], threads), func(b *testing.B) {
-				benchMul[float64](b, s, threads)
-			})
-			b.Run(fmt.Sprintf("f32/%dx%dx%d/threads=%d", s[0], s[1], s[2], threads), func(b *testing.B) {
-				benchMul[float32](b, s, threads)
-			})
+	forEachKernelB(b, func(b *testing.B) {
+		for _, threads := range []int{1, runtime.GOMAXPROCS(0)} {
+			for _, s := range benchShapes {
+				b.Run(fmt.Sprintf("f64/%dx%dx%d/threads=%d", s[0], s[1], s[2], threads), func(b *testing.B) {
+					benchMul[float64](b, s, threads)
+				})
+				b.Run(fmt.Sprintf("f32/%dx%dx%d/threads=%d", s[0], s[1], s[2], threads), func(b *testing.B) {
+					benchMul[float32](b, s, threads)
+				})
+			}
 		}
+	})
+}
+
+// forEachKernelB runs f as a sub-benchmark per kernel set, named after it,
+// with that set in use.
+func forEachKernelB(b *testing.B, f func(b *testing.B)) {
+	for _, name := range Kernels() {
+		b.Run(name, func(b *testing.B) {
+			prev, err := Use(name)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer Use(prev)
+			f(b)
+		})
 	}
 }
 
@@ -48,11 +67,13 @@ func reportFlops(b *testing.B, s [3]int) {
 	b.ReportMetric(2*float64(s[0]*s[1]*s[2])*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 }
 
-// BenchmarkMicro times the active micro-kernels alone on panels that stay
-// in L1, the ceiling of what the driver can reach.
+// BenchmarkMicro times each kernel set's micro-kernels alone on panels
+// that stay in L1, the ceiling of what the driver can reach.
 func BenchmarkMicro(b *testing.B) {
-	b.Run("f64", func(b *testing.B) { benchMicro(b, kernelFor[float64]()) })
-	b.Run("f32", func(b *testing.B) { benchMicro(b, kernelFor[float32]()) })
+	forEachKernelB(b, func(b *testing.B) {
+		b.Run("f64", func(b *testing.B) { benchMicro(b, kernelFor[float64]()) })
+		b.Run("f32", func(b *testing.B) { benchMicro(b, kernelFor[float32]()) })
+	})
 }
 
 func benchMicro[E elem](b *testing.B, k *kernel[E]) {

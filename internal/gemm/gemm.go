@@ -228,27 +228,40 @@ func (d *driver[E]) block(t, ib, ch int) {
 	i0 := ib * k.mc
 	mc := min(k.mc, p.M-i0)
 	ap := d.apack[t]
-	d.packA(ap, i0, mc)
+	// Read in place, A needs packing only in its last, partial panel.
+	direct := d.strided && !p.TransA && k.microDirect != nil
+	full := 0
+	if direct {
+		full = mc - mc%k.mr
+	}
+	d.packA(ap[full*d.kc:], i0+full, mc-full)
 	tile := d.tile[t]
 	for jp := ch * d.panels / d.chunks; jp < (ch+1)*d.panels/d.chunks; jp++ {
 		j := d.jc + jp*k.nr
 		nr := min(k.nr, p.N-j)
-		micro := func(a, c *E, ldc int, acc bool) {
-			if d.strided && nr == k.nr {
-				k.microStrided(d.kc, a, &d.b[d.pc*p.Ldb+j], p.Ldb, c, ldc, acc)
-				return
+		micro := func(i int, c *E, ldc int, acc bool) {
+			inPlace := d.strided && nr == k.nr
+			b, ldb := &d.bpack[jp*k.nr*d.kc], k.nr
+			if inPlace {
+				b, ldb = &d.b[d.pc*p.Ldb+j], p.Ldb
 			}
-			k.micro(d.kc, a, &d.bpack[jp*k.nr*d.kc], c, ldc, acc)
+			switch {
+			case i < full:
+				k.microDirect(d.kc, &d.a[(i0+i)*p.Lda+d.pc], p.Lda, b, ldb, c, ldc, acc)
+			case inPlace:
+				k.microStrided(d.kc, &ap[i*d.kc], b, ldb, c, ldc, acc)
+			default:
+				k.micro(d.kc, &ap[i*d.kc], b, c, ldc, acc)
+			}
 		}
 		for i := 0; i < mc; i += k.mr {
 			mr := min(k.mr, mc-i)
-			a := &ap[i*d.kc]
 			ci := (i0+i)*p.Ldc + j
 			if mr == k.mr && nr == k.nr {
-				micro(a, &d.c[ci], p.Ldc, !d.first)
+				micro(i, &d.c[ci], p.Ldc, !d.first)
 				continue
 			}
-			micro(a, &tile[0], k.nr, false)
+			micro(i, &tile[0], k.nr, false)
 			for r := range mr {
 				row := d.c[ci+r*p.Ldc : ci+r*p.Ldc+nr]
 				src := tile[r*k.nr : r*k.nr+nr]
@@ -321,15 +334,20 @@ func (d *driver[E]) packBRows(p0, p1 int) {
 	}
 }
 
-// copyPanelRow copies the first nr elements of src into dst: 64 bytes at
-// once where they are 64 bytes (the AVX2 kernels' panels), inline.
+// copyPanelRow copies the first nr elements of src into dst: 64 or 256
+// bytes at once where they are that many (the AVX2 and AVX-512 kernels'
+// panels), inline.
 func copyPanelRow[E elem](dst, src []E, nr int) {
-	if nr*int(unsafe.Sizeof(dst[0])) == 64 {
+	switch nr * int(unsafe.Sizeof(dst[0])) {
+	case 64:
 		_, _ = dst[nr-1], src[nr-1]
 		*(*[64]byte)(unsafe.Pointer(&dst[0])) = *(*[64]byte)(unsafe.Pointer(&src[0]))
-		return
+	case 256:
+		_, _ = dst[nr-1], src[nr-1]
+		*(*[256]byte)(unsafe.Pointer(&dst[0])) = *(*[256]byte)(unsafe.Pointer(&src[0]))
+	default:
+		copy(dst[:nr], src[:nr])
 	}
-	copy(dst[:nr], src[:nr])
 }
 
 // packA packs rows [i0, i0+mc) of the current depth block of A into ap:
@@ -349,8 +367,10 @@ func (d *driver[E]) packA(ap []E, i0, mc int) {
 			}
 			continue
 		}
-		if mr == 6 && k.mr == 6 { // the AVX2 kernels' panels: a row of each at a time
-			packA6(dst, d.a[(i0+i)*p.Lda+d.pc:], p.Lda, kc)
+		if mr == k.mr && mr%6 == 0 { // full panels of the SIMD kernels: six rows at a time
+			for y := 0; y < mr; y += 6 {
+				packA6(dst[y:], d.a[(i0+i+y)*p.Lda+d.pc:], p.Lda, kc, mr)
+			}
 			continue
 		}
 		for y := range mr {
@@ -367,14 +387,15 @@ func (d *driver[E]) packA(ap []E, i0, mc int) {
 	}
 }
 
-// packA6 packs six rows of kc elements, lda apart from a, into dst: the
-// six values of depth l at dst[6l:6l+6], reading the rows side by side.
-func packA6[E elem](dst, a []E, lda, kc int) {
+// packA6 packs six rows of kc elements, lda apart from a, into dst, whose
+// depths are mr elements apart: the six values of depth l at
+// dst[mr·l:mr·l+6], reading the rows side by side.
+func packA6[E elem](dst, a []E, lda, kc, mr int) {
 	r0, r1, r2 := a[:kc], a[lda:lda+kc], a[2*lda:2*lda+kc]
 	r3, r4, r5 := a[3*lda:3*lda+kc], a[4*lda:4*lda+kc], a[5*lda:5*lda+kc]
-	dst = dst[:6*kc]
+	dst = dst[:mr*(kc-1)+6]
 	for l := range kc {
-		col := (*[6]E)(dst[6*l:])
+		col := (*[6]E)(dst[mr*l:])
 		col[0], col[1], col[2], col[3], col[4], col[5] = r0[l], r1[l], r2[l], r3[l], r4[l], r5[l]
 	}
 }

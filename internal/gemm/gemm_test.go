@@ -219,38 +219,44 @@ func TestMulReusesBuffers(t *testing.T) {
 	if race.Enabled {
 		t.Skip("the race detector makes sync.Pool drop values: allocations are counted without it")
 	}
-	pool := parallel.New(2)
-	defer pool.Close()
-	e := graph.NewExec(pool)
-	for _, s := range [][3]int{{64, 256, 784}, {32, 1, 33}, {1, 32, 33}, {9, 1, 2}} {
-		for flags := range 8 {
-			pr := newProblem[float32](rand.New(rand.NewPCG(7, 8)), s[0], s[1], s[2], flags&1 != 0, flags&2 != 0, flags&4 != 0, false)
-			Mul(e, pr.p, pr.a, pr.b, pr.c)
-			if n := testing.AllocsPerRun(10, func() { Mul(e, pr.p, pr.a, pr.b, pr.c) }); n != 0 {
-				t.Fatalf("%+v: %v allocations per product", pr.p, n)
-			}
-			if n := testing.AllocsPerRun(10, func() { Mul(nil, pr.p, pr.a, pr.b, pr.c) }); n != 0 {
-				t.Fatalf("%+v: %v allocations per serial product", pr.p, n)
+	forEachKernel(t, func(t *testing.T) {
+		pool := parallel.New(2)
+		defer pool.Close()
+		e := graph.NewExec(pool)
+		for _, s := range [][3]int{{64, 256, 784}, {32, 1, 33}, {1, 32, 33}, {9, 1, 2}, {300, 40, 300}} {
+			for flags := range 8 {
+				pr := newProblem[float32](rand.New(rand.NewPCG(7, 8)), s[0], s[1], s[2], flags&1 != 0, flags&2 != 0, flags&4 != 0, false)
+				Mul(e, pr.p, pr.a, pr.b, pr.c)
+				if n := testing.AllocsPerRun(10, func() { Mul(e, pr.p, pr.a, pr.b, pr.c) }); n != 0 {
+					t.Fatalf("%+v: %v allocations per product", pr.p, n)
+				}
+				if n := testing.AllocsPerRun(10, func() { Mul(nil, pr.p, pr.a, pr.b, pr.c) }); n != 0 {
+					t.Fatalf("%+v: %v allocations per serial product", pr.p, n)
+				}
 			}
 		}
-	}
+	})
 }
 
+// FuzzMul checks a product on every kernel set.
 func FuzzMul(f *testing.F) {
 	f.Add(uint16(1), uint16(1), uint16(1), uint8(0), uint8(0), uint64(1))
 	f.Add(uint16(7), uint16(17), uint16(257), uint8(5), uint8(1), uint64(2))
 	f.Add(uint16(97), uint16(9), uint16(3), uint8(15), uint8(2), uint64(3))
+	f.Add(uint16(25), uint16(33), uint16(260), uint8(16), uint8(0), uint64(4))
 	f.Fuzz(func(t *testing.T, m, n, k uint16, flags, threads uint8, seed uint64) {
 		m, n, k = m%200, n%200, k%300
-		rng := rand.New(rand.NewPCG(seed, 9))
 		ta, tb, acc, padded := flags&1 != 0, flags&2 != 0, flags&4 != 0, flags&8 != 0
 		th := 1 + int(threads%3)
-		if flags&16 != 0 {
-			pr := newProblem[float32](rng, int(m), int(n), int(k), ta, tb, acc, padded)
+		forEachKernel(t, func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(seed, 9))
+			if flags&16 != 0 {
+				pr := newProblem[float32](rng, int(m), int(n), int(k), ta, tb, acc, padded)
+				pr.check(t, pr.run(th))
+				return
+			}
+			pr := newProblem[float64](rng, int(m), int(n), int(k), ta, tb, acc, padded)
 			pr.check(t, pr.run(th))
-			return
-		}
-		pr := newProblem[float64](rng, int(m), int(n), int(k), ta, tb, acc, padded)
-		pr.check(t, pr.run(th))
+		})
 	})
 }

@@ -17,6 +17,10 @@ type kernel[E elem] struct {
 	// microStrided is micro reading B where it is stored, rows ldb
 	// elements apart, instead of from a packed panel.
 	microStrided func(k int, a, b *E, ldb int, c *E, ldc int, acc bool)
+	// microDirect, where a set has it, is microStrided reading A where
+	// it is stored too, rows lda elements apart: products that read B in
+	// place then pack no full panel of A either.
+	microDirect func(k int, a *E, lda int, b *E, ldb int, c *E, ldc int, acc bool)
 	// dot returns x[:n]·y[:n].
 	dot func(n int, x, y *E) E
 	// axpy adds alpha·x[:n] to y[:n].

@@ -14,6 +14,11 @@ func microF64AVX2(k int, a *float64, b *float64, c *float64, ldc int, acc bool)
 //go:noescape
 func microStridedF64AVX2(k int, a *float64, b *float64, ldb int, c *float64, ldc int, acc bool)
 
+// microDirectF64AVX2 computes C (+)= A·B for a 6×8 tile of C, A's rows lda elements apart and B's ldb.
+//
+//go:noescape
+func microDirectF64AVX2(k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int, acc bool)
+
 // dotF64AVX2 returns the dot product of x[:n] and y[:n].
 //
 //go:noescape
@@ -49,6 +54,11 @@ func microF32AVX2(k int, a *float32, b *float32, c *float32, ldc int, acc bool)
 //go:noescape
 func microStridedF32AVX2(k int, a *float32, b *float32, ldb int, c *float32, ldc int, acc bool)
 
+// microDirectF32AVX2 computes C (+)= A·B for a 6×16 tile of C, A's rows lda elements apart and B's ldb.
+//
+//go:noescape
+func microDirectF32AVX2(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, acc bool)
+
 // dotF32AVX2 returns the dot product of x[:n] and y[:n].
 //
 //go:noescape
@@ -73,3 +83,43 @@ func axpy4F32AVX2(n int, x *float32, a *float32, lda int, y *float32)
 //
 //go:noescape
 func dotTileF32AVX2(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, acc bool)
+
+// microF64AVX512 computes C (+)= A·B for a 6×32 tile of C.
+//
+//go:noescape
+func microF64AVX512(k int, a *float64, b *float64, c *float64, ldc int, acc bool)
+
+// microStridedF64AVX512 computes C (+)= A·B for a 6×32 tile of C, B's rows ldb elements apart.
+//
+//go:noescape
+func microStridedF64AVX512(k int, a *float64, b *float64, ldb int, c *float64, ldc int, acc bool)
+
+// microDirectF64AVX512 computes C (+)= A·B for a 6×32 tile of C, A's rows lda elements apart and B's ldb.
+//
+//go:noescape
+func microDirectF64AVX512(k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int, acc bool)
+
+// dotTileF64AVX512 sets (acc: adds to) C[r·ldc+j] the dot product of row r of a and row j of b over k elements, a multiple of 4, for r < 3 and j < 4.
+//
+//go:noescape
+func dotTileF64AVX512(k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int, acc bool)
+
+// microF32AVX512 computes C (+)= A·B for a 6×64 tile of C.
+//
+//go:noescape
+func microF32AVX512(k int, a *float32, b *float32, c *float32, ldc int, acc bool)
+
+// microStridedF32AVX512 computes C (+)= A·B for a 6×64 tile of C, B's rows ldb elements apart.
+//
+//go:noescape
+func microStridedF32AVX512(k int, a *float32, b *float32, ldb int, c *float32, ldc int, acc bool)
+
+// microDirectF32AVX512 computes C (+)= A·B for a 6×64 tile of C, A's rows lda elements apart and B's ldb.
+//
+//go:noescape
+func microDirectF32AVX512(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, acc bool)
+
+// dotTileF32AVX512 sets (acc: adds to) C[r·ldc+j] the dot product of row r of a and row j of b over k elements, a multiple of 8, for r < 3 and j < 4.
+//
+//go:noescape
+func dotTileF32AVX512(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, acc bool)

@@ -4,11 +4,11 @@
 //	cd bench/peak/_asm && go run . -out ../fma_amd64.s -stubs ../fma_amd64_stubs.go -pkg main
 //
 // (go generate ./bench/peak/ runs the same). Each loop keeps Chains
-// independent accumulators in ymm registers and adds a·b to each of them
-// with one VFMADD231 per accumulator per iteration: enough independent
-// chains to cover the FMA latency on two FMA pipes (4 cycles × 2 pipes = 8
-// on Zen 3, Haswell to Ice Lake), so the loop runs at the FMA units'
-// throughput.
+// independent accumulators in ymm registers (AVX2) or zmm registers
+// (AVX-512) and adds a·b to each of them with one VFMADD231 per
+// accumulator per iteration: enough independent chains to cover the FMA
+// latency on two FMA pipes (4 cycles × 2 pipes = 8 on Zen 3, Haswell to
+// Ice Lake), so the loop runs at the FMA units' throughput.
 package main
 
 import (
@@ -25,24 +25,42 @@ const Chains = 12
 
 func main() {
 	ConstraintExpr("amd64,!purego")
-	loop("fmaF64", "float64", VBROADCASTSD, VXORPD, VFMADD231PD, VMOVUPD, 4)
-	loop("fmaF32", "float32", VBROADCASTSS, VXORPS, VFMADD231PS, VMOVUPS, 8)
+	loop("fmaF64", "float64", ymm, VBROADCASTSD, VXORPD, VFMADD231PD, VMOVUPD, 8)
+	loop("fmaF32", "float32", ymm, VBROADCASTSS, VXORPS, VFMADD231PS, VMOVUPS, 4)
+	// AVX512F has no VXORPD on zmm (that is AVX512DQ): VPXORQ zeroes.
+	loop("fmaF64AVX512", "float64", zmm, VBROADCASTSD, VPXORQ, VFMADD231PD, VMOVUPD, 8)
+	loop("fmaF32AVX512", "float32", zmm, VBROADCASTSS, VPXORQ, VFMADD231PS, VMOVUPS, 4)
 	Generate()
 }
 
+// vecs is a kind of vector register: its name, its size in bytes and
+// how to allocate one.
+type vecs struct {
+	name  string
+	bytes int
+	alloc func() reg.VecVirtual
+}
+
+var (
+	ymm = vecs{"ymm", 32, YMM}
+	zmm = vecs{"zmm", 64, ZMM}
+)
+
 // loop emits func name(n int, a, b T, out *T): n iterations of Chains
-// FMAs acc[i] += a·b on ymm registers of lanes elements, starting from
-// zero; then it stores the accumulators to out[0 : Chains·lanes].
-func loop(name, elem string,
+// FMAs acc[i] += a·b on v's registers, starting from zero; then it stores
+// the accumulators to out[0 : Chains·lanes], lanes = v.bytes/size elements
+// of size bytes per register.
+func loop(name, elem string, v vecs,
 	broadcast, xor, fma, store func(...Op),
-	lanes int,
+	size int,
 ) {
+	lanes := v.bytes / size
 	TEXT(name, NOSPLIT, fmt.Sprintf("func(n int, a, b %s, out *%s)", elem, elem))
 	Pragma("noescape")
-	Doc(fmt.Sprintf("%s runs n iterations of %d independent ymm FMA chains acc += a·b (%d flops an iteration) from zero and stores the accumulators to out[:%d].",
-		name, Chains, Chains*lanes*2, Chains*lanes))
+	Doc(fmt.Sprintf("%s runs n iterations of %d independent %s FMA chains acc += a·b (%d flops an iteration) from zero and stores the accumulators to out[:%d].",
+		name, Chains, v.name, Chains*lanes*2, Chains*lanes))
 	n := Load(Param("n"), GP64())
-	a, b := YMM(), YMM()
+	a, b := v.alloc(), v.alloc()
 	for _, p := range []struct {
 		name string
 		reg  reg.VecVirtual
@@ -53,7 +71,7 @@ func loop(name, elem string,
 	}
 	acc := make([]reg.VecVirtual, Chains)
 	for i := range acc {
-		acc[i] = YMM()
+		acc[i] = v.alloc()
 		xor(acc[i], acc[i], acc[i])
 	}
 	TESTQ(n, n)
@@ -67,7 +85,7 @@ func loop(name, elem string,
 	Label("done")
 	out := Load(Param("out"), GP64())
 	for i := range acc {
-		store(acc[i], Mem{Base: out, Disp: 32 * i})
+		store(acc[i], Mem{Base: out, Disp: v.bytes * i})
 	}
 	VZEROUPPER()
 	RET()
