@@ -47,7 +47,7 @@ var avx512Tiles = map[string]struct{ mr, nv int }{
 }
 
 func main() {
-	ConstraintExpr("!purego")
+	ConstraintExpr("amd64,!purego")
 	for _, d := range []dtype{f64, f32} {
 		micro(avx2, d, 6, 2, false, false)
 		micro(avx2, d, 6, 2, true, false)
