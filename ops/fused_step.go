@@ -3,13 +3,15 @@ package ops
 import (
 	"math"
 	"unsafe"
+
+	"github.com/nabla-go/nabla/internal/fusedasm"
 )
 
 // fusedOpcode names what a step does and how it reads its operands, so
 // that the kernel dispatches a step with one switch: the arithmetic ops on
 // two vectors (VV), a vector and a scalar input (VS) or a scalar and a
 // vector (SV), the cheap unary ops, the comparisons, and the general
-// cases. The assembly kernel (fused_amd64.s) runs the opcodes up to
+// cases. The assembly kernel (internal/fusedasm) runs the opcodes up to
 // fcEqual and knows their values.
 type fusedOpcode uint8
 
@@ -57,7 +59,7 @@ type fusedCode struct {
 }
 
 // fusedCodeSize is fusedCode's size, which the assembly steps by.
-const fusedCodeSize = 40
+const fusedCodeSize = fusedasm.RecordSize
 
 // shortRun is the longest block the Go kernel (where the assembly does not
 // run) computes with loops of its own: below it, the fixed cost of a call

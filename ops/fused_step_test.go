@@ -30,7 +30,7 @@ func TestFusedCodeLayout(t *testing.T) {
 	values := []fusedOpcode{4, 8, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20}
 	for i := range ops {
 		if ops[i] != values[i] {
-			t.Errorf("opcode %d is %d, want %d (as in fused_amd64.s)", i, ops[i], values[i])
+			t.Errorf("opcode %d is %d, want %d (as in internal/fusedasm)", i, ops[i], values[i])
 		}
 	}
 }

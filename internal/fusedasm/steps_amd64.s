@@ -2,14 +2,14 @@
 
 #include "textflag.h"
 
-// The assembly kernel of fused ops (see fusedStepsAsm): it runs a block's
-// steps one after another, each over the whole block, 4 float64 or 8
-// float32 elements an instruction and the rest one at a time, with the
+// The assembly kernel of package ops' fused ops (see Steps64): it runs a
+// block's steps one after another, each over the whole block, 4 float64 or
+// 8 float32 elements an instruction and the rest one at a time, with the
 // instructions the Go loops compile to (VADDSD for x[i] + y[i], …), so
 // that every element gets the same bits.
 //
 // Registers, while steps run:
-//	SI  the next step (a fusedCode, fusedCodeSize bytes), DI past the last
+//	SI  the next step (a Record, RecordSize bytes), DI past the last
 //	R8  ptrs: each location's first element
 //	CX  whole vectors in the block, DX elements left after them
 //	R14 steps run
@@ -18,7 +18,7 @@
 //	Y0-Y2 the step's values
 //	Y10 zeros, Y11 -1s, Y14 1s, Y13 sign bits, Y12 Scale's constant
 
-// The opcodes (fusedOpcode): add, sub, mul and div of two vectors are
+// The opcodes (package ops' fusedOpcode): add, sub, mul and div of two vectors are
 // 0-3, and the scalar forms 4-11 repeat them (scalar inputs are read as
 // vectors of copies); then the unary ops and the comparisons.
 #define OP_NEG 12
@@ -212,7 +212,7 @@ done: \
 	MOVQ    R14, ret+56(FP); \
 	RET
 
-// func fusedSteps64(code []fusedCode, ptrs []unsafe.Pointer, n int) int
+// func Steps64(code []Record, ptrs []unsafe.Pointer, n int) int
 #define VMOVU VMOVUPD
 #define SMOV VMOVSD
 #define VADD VADDPD
@@ -236,7 +236,7 @@ done: \
 #define LANESHIFT 2
 #define LANEMASK 3
 #define SCALECONST VBROADCASTSD -16(SI), Y12
-TEXT ·fusedSteps64(SB), NOSPLIT, $0-64
+TEXT ·Steps64(SB), NOSPLIT, $0-64
 	VPCMPEQQ Y13, Y13, Y13
 	VPSRLQ   $54, Y13, Y14     // 0x3ff
 	VPSLLQ   $52, Y14, Y14     // 1.0
@@ -269,7 +269,7 @@ TEXT ·fusedSteps64(SB), NOSPLIT, $0-64
 #undef LANEMASK
 #undef SCALECONST
 
-// func fusedSteps32(code []fusedCode, ptrs []unsafe.Pointer, n int) int
+// func Steps32(code []Record, ptrs []unsafe.Pointer, n int) int
 #define VMOVU VMOVUPS
 #define SMOV VMOVSS
 #define VADD VADDPS
@@ -293,7 +293,7 @@ TEXT ·fusedSteps64(SB), NOSPLIT, $0-64
 #define LANESHIFT 3
 #define LANEMASK 7
 #define SCALECONST VBROADCASTSS -20(SI), Y12
-TEXT ·fusedSteps32(SB), NOSPLIT, $0-64
+TEXT ·Steps32(SB), NOSPLIT, $0-64
 	VPCMPEQD Y13, Y13, Y13
 	VPSRLD   $25, Y13, Y14     // 0x7f
 	VPSLLD   $23, Y14, Y14     // 1.0
