@@ -298,10 +298,19 @@ func (d *driver[E]) packB(p0, p1 int) {
 			}
 			continue
 		}
-		// B stored n×k: column j of op(B) is contiguous.
-		for x := range nr {
-			src := d.b[(j0+x)*p.Ldb+d.pc : (j0+x)*p.Ldb+d.pc+kc]
-			for l, v := range src {
+		// B stored n×k: column j of op(B) is contiguous. Four columns
+		// at a time fill four adjacent elements of each panel row.
+		col := func(x int) []E { return d.b[(j0+x)*p.Ldb+d.pc : (j0+x)*p.Ldb+d.pc+kc] }
+		x := 0
+		for ; x+4 <= nr; x += 4 {
+			s0, s1, s2, s3 := col(x), col(x+1), col(x+2), col(x+3)
+			for l := range kc {
+				r := dst[l*k.nr+x : l*k.nr+x+4]
+				r[0], r[1], r[2], r[3] = s0[l], s1[l], s2[l], s3[l]
+			}
+		}
+		for ; x < nr; x++ {
+			for l, v := range col(x) {
 				dst[l*k.nr+x] = v
 			}
 		}
