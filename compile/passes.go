@@ -14,6 +14,7 @@ var passes = [...]pass{
 	{name: "constfold", fn: constfold},
 	{name: "simplify", fn: simplify},
 	{name: "cse", fn: cse},
+	{name: "constlayout", fn: constlayout},
 	{name: "matmuladd", fn: matmuladd},
 	{name: "late deadcode", fn: deadcode},
 	{name: "prune", fn: prune},
@@ -32,6 +33,13 @@ var passOrder = [...]constraint{
 	{"constfold", "simplify"},
 	// Simplification exposes equal expressions: -(-x)·y and x·y.
 	{"simplify", "cse"},
+	// Constants are transposed for the products that remain, after
+	// folding and merging, before matmuladd copies the products' flags;
+	// the constants they replace are left for late deadcode.
+	{"cse", "constlayout"},
+	{"constfold", "constlayout"},
+	{"constlayout", "matmuladd"},
+	{"constlayout", "late deadcode"},
 	// Merged products are read once more: merge them first. The
 	// products matmuladd absorbs are left for late deadcode.
 	{"cse", "matmuladd"},
