@@ -3,7 +3,9 @@ package bench
 import (
 	"fmt"
 	"math"
+	"slices"
 	"testing"
+	"time"
 
 	"github.com/nabla-go/nabla/compile"
 	"github.com/nabla-go/nabla/graph"
@@ -197,4 +199,48 @@ func BenchmarkW3(b *testing.B) {
 			})
 		}
 	}
+}
+
+// BenchmarkW3Ratios measures W3's targets as ratios to the gradient on a
+// shared machine, where other work slows a run now and then: each round
+// times the gradient, the Hessian–vector product and the Hessian one
+// after another (one thread), and the ratios reported are the medians of
+// the rounds' ratios, which a burst of other work slows all three of.
+func BenchmarkW3Ratios(b *testing.B) {
+	n := newW3Network()
+	quantities := []string{"grad", "hvp", "hessian"}
+	reps := []int{100, 100, 10} // runs a round, about the same time each
+	runs := make([]func(), len(quantities))
+	for i, q := range quantities {
+		m, feeds, _ := n.machine(b, q, 1)
+		defer m.Close()
+		runs[i] = func() {
+			if err := m.Run(feeds); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	var hvp, hessian []float64
+	for b.Loop() {
+		var per [3]float64
+		for i, run := range runs {
+			start := time.Now()
+			for range reps[i] {
+				run()
+			}
+			per[i] = float64(time.Since(start)) / float64(reps[i])
+		}
+		hvp, hessian = append(hvp, per[1]/per[0]), append(hessian, per[2]/per[0])
+	}
+	b.ReportMetric(median(hvp), "hvp/grad")
+	b.ReportMetric(median(hessian), "hessian/grad")
+}
+
+// median returns the middle of xs (sorting them).
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	slices.Sort(xs)
+	return xs[len(xs)/2]
 }
