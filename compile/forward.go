@@ -44,23 +44,9 @@ func forwardSweep(caller string, ys, xs, tangents []*graph.Node, batch int) (res
 			result, err = nil, f.fail("forward-mode differentiation panicked: %v", r)
 		}
 	}()
-	last := 0
-	for _, y := range ys {
-		last = max(last, y.ID())
-	}
-	nodes := g.Nodes()[:last+1]
+	nodes, feeds := ancestry(g, ys)
+	last := len(nodes) - 1
 	depends := g.Descendants(xs, last)
-	feeds := make([]bool, len(nodes))
-	for _, y := range ys {
-		feeds[y.ID()] = true
-	}
-	for i := len(nodes) - 1; i >= 0; i-- {
-		if feeds[i] {
-			for _, in := range nodes[i].Inputs() {
-				feeds[in.ID()] = true
-			}
-		}
-	}
 	given := map[*graph.Node]*graph.Node{}
 	for j, x := range xs {
 		given[x] = addNonNil(given[x], tangents[j])

@@ -83,25 +83,10 @@ func grad(caller string, ys, seeds, wrt []*graph.Node, opts []GradOption) (resul
 		}
 	}()
 
-	last := 0
-	for _, y := range ys {
-		last = max(last, y.ID())
-	}
-	nodes := g.Nodes()[:last+1]
+	nodes, feeds := ancestry(g, ys)
 	// A node needs a gradient when it depends on some wrt node and some
 	// output depends on it.
-	needs := g.Descendants(wrt, last)
-	feeds := make([]bool, len(nodes))
-	for _, y := range ys {
-		feeds[y.ID()] = true
-	}
-	for i := len(nodes) - 1; i >= 0; i-- {
-		if feeds[i] {
-			for _, in := range nodes[i].Inputs() {
-				feeds[in.ID()] = true
-			}
-		}
-	}
+	needs := g.Descendants(wrt, len(nodes)-1)
 
 	contribs := map[*graph.Node][]*graph.Node{}
 	for i, y := range ys {
@@ -173,6 +158,28 @@ func grad(caller string, ys, seeds, wrt []*graph.Node, opts []GradOption) (resul
 		result[i] = g.Const(graph.NewDenseOf(x.Type()))
 	}
 	return result, g.Err()
+}
+
+// ancestry returns g's nodes up to the last of ys, in creation order, and
+// marks, by ID, those some node of ys depends on (ys included).
+func ancestry(g *graph.Graph, ys []*graph.Node) (nodes []*graph.Node, feeds []bool) {
+	last := 0
+	for _, y := range ys {
+		last = max(last, y.ID())
+	}
+	nodes = g.Nodes()[:last+1]
+	feeds = make([]bool, len(nodes))
+	for _, y := range ys {
+		feeds[y.ID()] = true
+	}
+	for i := len(nodes) - 1; i >= 0; i-- {
+		if feeds[i] {
+			for _, in := range nodes[i].Inputs() {
+				feeds[in.ID()] = true
+			}
+		}
+	}
+	return nodes, feeds
 }
 
 func checkGradRequest(ys, seeds, wrt []*graph.Node, fail func(string, ...any) error) (*graph.Graph, error) {

@@ -33,24 +33,8 @@ func pdePoint(n int) []float64 {
 // runAt compiles outs and runs them with u fed u0.
 func runAt(t testing.TB, u *graph.Node, u0 []float64, outs ...*graph.Node) [][]float64 {
 	t.Helper()
-	p, err := compile.Compile(outs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := vm.New(p)
-	if err != nil {
-		t.Fatal(err)
-	}
 	v, _ := graph.FromFloat64s(graph.Float64, u0, len(u0))
-	if err := m.Run(vm.Feeds{u: v}); err != nil {
-		t.Fatal(err)
-	}
-	vals := make([][]float64, len(outs))
-	for i, o := range outs {
-		d, _ := m.Value(o)
-		vals[i] = graph.Float64s(d)
-	}
-	return vals
+	return runNodes(t, vm.Feeds{u: v}, outs...)
 }
 
 // The stencil's Jacobian pattern is exactly tridiagonal (the end rows a

@@ -11,16 +11,20 @@ import (
 	"github.com/nabla-go/nabla/graph"
 )
 
+// smoothSeeds seed the targets that decode a shape and then smooth ops
+// (FuzzGrad, FuzzJVP).
+var smoothSeeds = [][]byte{
+	{2, 3, 0, 5, 0, 12, 1, 20, 0},
+	{1, 2, 1, 16, 0, 2, 1, 21, 1, 17},
+	{2, 2, 1, 22, 0, 14, 1, 10, 0, 18},
+	{0, 3, 2, 16, 1, 12, 0, 6, 1, 7, 0, 19},
+	{2, 2, 2, 1, 4, 0, 15, 1, 1, 8, 0, 9, 1, 11},
+}
+
 // FuzzGrad checks the first and second derivatives of random functions of
 // smooth ops in float64 against finite differences.
 func FuzzGrad(f *testing.F) {
-	for _, seed := range [][]byte{
-		{2, 3, 0, 5, 0, 12, 1, 20, 0},
-		{1, 2, 1, 16, 0, 2, 1, 21, 1, 17},
-		{2, 2, 1, 22, 0, 14, 1, 10, 0, 18},
-		{0, 3, 2, 16, 1, 12, 0, 6, 1, 7, 0, 19},
-		{2, 2, 2, 1, 4, 0, 15, 1, 1, 8, 0, 9, 1, 11},
-	} {
+	for _, seed := range smoothSeeds {
 		f.Add(seed)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {

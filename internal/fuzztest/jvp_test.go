@@ -17,13 +17,7 @@ import (
 // its gradient. The forward rules are checked against the Backwards,
 // which FuzzGrad checks against finite differences.
 func FuzzJVP(f *testing.F) {
-	for _, seed := range [][]byte{
-		{2, 3, 0, 5, 0, 12, 1, 20, 0},
-		{1, 2, 1, 16, 0, 2, 1, 21, 1, 17},
-		{2, 2, 1, 22, 0, 14, 1, 10, 0, 18},
-		{0, 3, 2, 16, 1, 12, 0, 6, 1, 7, 0, 19},
-		{2, 2, 2, 1, 4, 0, 15, 1, 1, 8, 0, 9, 1, 11},
-	} {
+	for _, seed := range smoothSeeds {
 		f.Add(seed)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
