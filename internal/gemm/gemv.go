@@ -37,6 +37,9 @@ func dotRows[E elem](k *kernel[E], acc bool, c []E, ldc, rows, n int, m []E, ldm
 		if nv > 0 {
 			k.dots4(nv, &m[i*ldm], ldm, &x[0], &c[i*ldc], ldc, acc)
 		}
+		if nv == n {
+			continue // no tail
+		}
 		for r := range 4 {
 			if nv == 0 {
 				set(&c[(i+r)*ldc], 0, acc)
@@ -75,6 +78,9 @@ func axpyRows[E elem](k *kernel[E], acc bool, y []E, rows int, m []E, ldm int, x
 	for ; l+4 <= rows; l += 4 {
 		if nv > 0 {
 			k.axpy4(nv, &x[l], &m[l*ldm], ldm, &y[0])
+		}
+		if nv == n {
+			continue // no tail
 		}
 		for r := range 4 {
 			v, row := x[l+r], m[(l+r)*ldm:(l+r)*ldm+n]
