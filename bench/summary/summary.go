@@ -15,7 +15,8 @@
 // threads=N word, for nabla's rows that differ from it only by that word.
 // Each peer's cell carries ×r, nabla's speed over the peer's (above 1:
 // nabla is faster). GFLOP/s cells carry their share of the peak with the
-// same dtype and threads ("peak f64 threads=1").
+// same dtype and threads: the widest vectors' where the probe measured
+// them ("peak f64/avx512 threads=1"), else "peak f64 threads=1".
 package main
 
 import (
@@ -167,17 +168,21 @@ func (f *figures) lookup(source string, k key) (float64, key, bool) {
 	return 0, key{}, false
 }
 
-// peak returns the peak figure for a GEMM row's dtype and threads.
+// peak returns the peak figure for a GEMM row's dtype and threads: the
+// 512-bit probe's where there is one (the kernels then run on 512-bit
+// vectors), else the 256-bit one's.
 func (f *figures) peak(k key) (float64, bool) {
 	words := strings.Fields(k.name)
 	if len(words) < 2 {
 		return 0, false
 	}
-	v, ok := f.samples["peak"][key{"peak " + words[1] + " " + threadsOf(k.name), "GFLOP/s"}]
-	if !ok {
-		return 0, false
+	for _, width := range []string{"/avx512", ""} {
+		v, ok := f.samples["peak"][key{"peak " + words[1] + width + " " + threadsOf(k.name), "GFLOP/s"}]
+		if ok {
+			return slices.Max(v), true
+		}
 	}
-	return slices.Max(v), true
+	return 0, false
 }
 
 // write prints the table: nabla's figures first, each with the peers'
