@@ -38,6 +38,16 @@ func (b *Bytes) IntN(n int) int { return int(b.Byte()) % n }
 // Signed is a small number in [-n, n].
 func (b *Bytes) Signed(n int) int { return b.IntN(2*n+1) - n }
 
+// Shape decodes a shape of rank below maxRank whose dimensions run from 1
+// to maxDim.
+func (b *Bytes) Shape(maxRank, maxDim int) []int {
+	shape := make([]int, b.IntN(maxRank))
+	for i := range shape {
+		shape[i] = 1 + b.IntN(maxDim)
+	}
+	return shape
+}
+
 // Seed is a seed for the random values that go with the decoded graph.
 func (b *Bytes) Seed() uint64 {
 	var s uint64 = 14695981039346656037

@@ -29,10 +29,7 @@ func FuzzGrad(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		in := NewBytes(data)
-		shape := make([]int, in.IntN(3))
-		for i := range shape {
-			shape[i] = 1 + in.IntN(3)
-		}
+		shape := in.Shape(3, 3)
 		inputs := []*tensor.Dense{nil, nil}
 		seed := NewBuilder(NewBytes(data), Mode{}, graph.New()).Rand()
 		for i := range inputs {

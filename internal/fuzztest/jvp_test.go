@@ -22,10 +22,7 @@ func FuzzJVP(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		in := NewBytes(data)
-		shape := make([]int, in.IntN(3))
-		for i := range shape {
-			shape[i] = 1 + in.IntN(3)
-		}
+		shape := in.Shape(3, 3)
 		g := graph.New()
 		x0, x1 := g.Input("x0", graph.Float64, shape...), g.Input("x1", graph.Float64, shape...)
 		b := NewBuilder(NewBytes(data[min(in.pos, len(data)):]), Mode{MaxOps: 6}, g, x0, x1)

@@ -29,10 +29,7 @@ func FuzzScan(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		in := NewBytes(data)
 		steps := in.IntN(4)
-		shape := make([]int, in.IntN(3))
-		for i := range shape {
-			shape[i] = 1 + in.IntN(2)
-		}
+		shape := in.Shape(3, 2)
 		reverse := in.IntN(2) == 1
 		rng := NewBuilder(NewBytes(data), Mode{}, graph.New()).Rand()
 		seqShape := append([]int{steps}, shape...)
