@@ -165,17 +165,21 @@ func (f *tangentSweep) fit(n, o, t *graph.Node) (*graph.Node, error) {
 		return nil, nil
 	}
 	want := f.shape(o)
-	if t.DType() != o.DType() {
+	switch {
+	case t.Graph() != g:
+		return nil, f.fail("forward rule of %s at %s: tangent %v built in another graph: build it with ctx.Graph()", n.OpName(), n.Site(), t)
+	case t.DType() != o.DType():
 		return nil, f.fail("forward rule of %s at %s: tangent of dtype %v for an output of dtype %v", n.OpName(), n.Site(), t.DType(), o.DType())
+	case slices.Equal(t.Shape(), want):
+		return t, nil
 	}
-	if !slices.Equal(t.Shape(), want) {
-		t = ops.BroadcastTo(t, want...)
-		if g.Err() != nil {
-			return nil, f.fail("forward rule of %s at %s: tangent of shape %s for an output whose tangent has shape %s",
-				n.OpName(), n.Site(), graph.ShapeString(t.Shape()), graph.ShapeString(want))
-		}
+	// A rule may leave a tangent that broadcasts to the output's (the
+	// tangent of one operand of a broadcasting op, say).
+	if b, err := graph.BroadcastShapes(t.Shape(), want); err != nil || !slices.Equal(b, want) {
+		return nil, f.fail("forward rule of %s at %s: tangent of shape %s for an output whose tangent has shape %s",
+			n.OpName(), n.Site(), graph.ShapeString(t.Shape()), graph.ShapeString(want))
 	}
-	return t, nil
+	return ops.BroadcastTo(t, want...), nil
 }
 
 // transposed builds the tangents of n's outputs from n's Backward, by

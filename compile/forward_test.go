@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"gorgonia.org/tensor"
@@ -275,5 +276,28 @@ func TestScalarOutputForwardMode(t *testing.T) {
 		if want := 3 * math.Pow(math.Sin(xi), 2) * math.Cos(xi); math.Abs(got[i]-want) > 1e-12 {
 			t.Errorf("Jacobian entry %d = %v, want %v", i, got[i], want)
 		}
+	}
+}
+
+// wrongRuleOp is cubeOp with a forward rule that returns a tangent of
+// the wrong shape.
+type wrongRuleOp struct{ cubeOp }
+
+func (wrongRuleOp) JVP(c *graph.JVPContext) *graph.Node {
+	return ops.Concat(0, c.Tangent(0), c.Tangent(0))
+}
+
+// A rule's tangent of the wrong shape is an error naming the op, and the
+// user's graph is not poisoned by it.
+func TestForwardRuleOfTheWrongShape(t *testing.T) {
+	g := graph.New()
+	x := g.Input("x", graph.Float64, 3)
+	y := graph.Apply(wrongRuleOp{cubeOp{new(int)}}, x)
+	_, err := compile.JVP([]*graph.Node{y}, []*graph.Node{x}, []*graph.Node{g.Const(graph.NewDense(graph.Float64, 3))})
+	if err == nil || !strings.Contains(err.Error(), "forward rule of Cube") || !strings.Contains(err.Error(), "shape (6)") {
+		t.Fatalf("got %v, want an error naming the rule and the shape", err)
+	}
+	if g.Err() != nil {
+		t.Errorf("the graph is poisoned: %v", g.Err())
 	}
 }
