@@ -7,7 +7,6 @@ import (
 	"github.com/nabla-go/nabla/compile"
 	"github.com/nabla-go/nabla/graph"
 	"github.com/nabla-go/nabla/ops"
-	"github.com/nabla-go/nabla/vm"
 )
 
 // Forward and reverse mode build the same Jacobian, for more outputs than
@@ -28,28 +27,15 @@ func TestJacobianModes(t *testing.T) {
 			outs = append(outs, j)
 		}
 	}
-	p, err := compile.Compile(outs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := vm.New(p)
-	if err != nil {
-		t.Fatal(err)
-	}
 	x0 := []float64{0.3, -0.7}
-	xv, _ := graph.FromFloat64s(graph.Float64, x0, 2)
-	if err := m.Run(vm.Feeds{x: xv}); err != nil {
-		t.Fatal(err)
-	}
+	vals := runAt(t, x, x0, outs...)
 	a, b := x0[0], x0[1]
 	s := a + b
 	want := [][]float64{
 		{math.Cos(a), 0, 0, math.Cos(b), 2 * a, 0, 0, 2 * b, math.Exp(a), math.Exp(b)},
 		{math.Cos(a)*s + math.Sin(a) + math.Sin(b), math.Cos(b)*s + math.Sin(a) + math.Sin(b)},
 	}
-	for k, o := range outs {
-		v, _ := m.Value(o)
-		got := graph.Float64s(v)
+	for k, got := range vals {
 		for i, w := range want[k/3] {
 			if math.Abs(got[i]-w) > 1e-14 {
 				t.Fatalf("Jacobian %d (mode %d) entry %d: %v, want %v", k/3, k%3, i, got[i], w)
