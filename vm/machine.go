@@ -54,6 +54,10 @@ type Machine struct {
 	empty    []bool           // per instruction: every output has no elements
 	busy     atomic.Bool      // set during Run, to catch use from another goroutine
 	ran      bool             // a Run has completed
+	device   Device           // where the program runs (OnDevice), or nil
+	exe      Executable       // the program loaded on device
+	fresh    []bool           // per slot, on a device: the host tensor holds the last run's value
+	times    []time.Duration  // per instruction, on a device with profiling: one run's times
 }
 
 // execForwarder is graph.ExecForwarder's method, looked up once per
@@ -180,6 +184,11 @@ func New(p *compile.Program, opts ...Option) (*Machine, error) {
 			m.values[n] = v
 		}
 	}
+	if m.device != nil {
+		if err := m.load(); err != nil {
+			return nil, err
+		}
+	}
 	updated := map[int]bool{} // slots update writes after the run
 	for _, u := range p.Updates() {
 		if u.From != u.Slot {
@@ -248,10 +257,14 @@ func (m *Machine) Threads() int {
 	return m.exec.Threads()
 }
 
-// Close stops the machine's worker goroutines. It is optional: they stop
-// by themselves once the machine is no longer reachable. A closed machine
-// runs serially.
+// Close stops the machine's worker goroutines and frees its device memory.
+// It is optional: they stop by themselves once the machine is no longer
+// reachable. A closed machine runs serially, on the CPU, from the values
+// its parameters had on the device.
 func (m *Machine) Close() {
+	if m != nil && m.exe != nil {
+		m.leaveDevice()
+	}
 	if m == nil || m.pool == nil {
 		return
 	}
@@ -283,6 +296,13 @@ func (m *Machine) Run(feeds Feeds) error {
 		if err := m.checkFolded(); err != nil {
 			return err
 		}
+	}
+	if m.exe != nil {
+		if err := m.runOnDevice(); err != nil {
+			return err
+		}
+		m.ran = true
+		return nil
 	}
 	m.backUp()
 	if err := m.execute(); err != nil {
@@ -568,6 +588,11 @@ func (m *Machine) Value(n *graph.Node) (*tensor.Dense, error) {
 			return nil, fmt.Errorf("nabla: Value: %v has no value yet: the machine has not run", n)
 		}
 	}
+	if s, _ := m.prog.SlotOf(n); m.prog.Slots()[s].Kind != graph.KindConst {
+		if err := m.fetch(s); err != nil {
+			return nil, err
+		}
+	}
 	return v, nil
 }
 
@@ -575,6 +600,9 @@ func (m *Machine) Value(n *graph.Node) (*tensor.Dense, error) {
 func (m *Machine) Get(param *graph.Node) (*tensor.Dense, error) {
 	s, err := m.paramSlot("Get", param)
 	if err != nil {
+		return nil, err
+	}
+	if err := m.fetch(s); err != nil {
 		return nil, err
 	}
 	return graph.CloneDense(m.slots[s])
@@ -594,6 +622,11 @@ func (m *Machine) Set(param *graph.Node, value *tensor.Dense) error {
 		return fmt.Errorf("nabla: Set: parameter %q: %v", param.Name(), err)
 	}
 	copyData(m.slots[s], value)
+	if m.exe != nil {
+		if err := m.exe.Write(s, m.slots[s]); err != nil {
+			return fmt.Errorf("nabla: Set: parameter %q: %v: %v", param.Name(), m.device, err)
+		}
+	}
 	return nil
 }
 

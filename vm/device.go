@@ -1,0 +1,247 @@
+package vm
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"gorgonia.org/tensor"
+
+	"github.com/nabla-go/nabla/compile"
+	"github.com/nabla-go/nabla/graph"
+)
+
+// A Device runs a machine's program somewhere other than on the machine's
+// own goroutines: a GPU (package cuda). The machine keeps its contract
+// (feeds, Value, Get, Set, updates, NaN check, profile) and hands the
+// device the work: it copies feeds and parameters to the device, runs the
+// program there, and copies values back when they are asked for.
+//
+// Keeping one Machine type, with the device as an option, keeps one
+// implementation of what users rely on (feed checks, error messages,
+// restoring parameters after a failed run) whatever runs the program;
+// a device implements only memory, copies and kernels.
+type Device interface {
+	// Load prepares p to run on the device: its memory, kernels and
+	// constants. The Executable's slots start undefined but for the
+	// constants: the machine writes parameters before the first run.
+	Load(p *compile.Program, cfg LoadConfig) (Executable, error)
+	// String names the device, for errors and profiles.
+	String() string
+}
+
+// LoadConfig is what a machine tells its device about the program's
+// surroundings.
+type LoadConfig struct {
+	// Host holds a host tensor for every slot, in its first value's
+	// shape: the staging buffers for instructions that run on the host.
+	Host []*tensor.Dense
+	// RunOnHost runs instruction i on the host, from the host tensors of
+	// its inputs to those of its outputs (the device copies them there
+	// and back): an op the device has no kernel for.
+	RunOnHost func(i int) error
+	// Share is the executable whose parameters this one uses for every
+	// parameter both programs have (SharingParams), or nil.
+	Share Executable
+	// SharedParams maps this program's parameter slots to the shared
+	// executable's.
+	SharedParams map[int]int
+}
+
+// An Executable is a program loaded on a device.
+type Executable interface {
+	// Write copies src into slot's device memory.
+	Write(slot int, src *tensor.Dense) error
+	// Read copies slot's device memory into dst, after every run before
+	// it has finished.
+	Read(slot int, dst *tensor.Dense) error
+	// Run executes the program's instructions and then its updates. With
+	// opts.CheckFinite it stops at the first instruction whose output
+	// holds a NaN or infinity and returns a *NonFinite. With opts.Times
+	// (one per instruction) it adds each instruction's time to it.
+	Run(opts RunOptions) error
+	// OnHost reports whether instruction i runs on the host.
+	OnHost(i int) bool
+	// Close frees the device memory. The executable is unusable after.
+	Close() error
+}
+
+// RunOptions are what a machine asks of one run on a device.
+type RunOptions struct {
+	CheckFinite bool
+	Times       []time.Duration
+}
+
+// NonFinite is a device's report of the first NaN or infinity a run
+// produced: instruction Instr's output Output holds Value at Element.
+type NonFinite struct {
+	Instr, Output, Element int
+	Value                  float64
+}
+
+func (e *NonFinite) Error() string {
+	return fmt.Sprintf("instruction %d: output %d element %d is %v", e.Instr, e.Output, e.Element, e.Value)
+}
+
+// OnDevice makes the machine run its program on d (a GPU: see package
+// cuda). Parameters live on the device; feeds are copied there on each
+// Run, and values are copied back when Value or Get asks for them.
+func OnDevice(d Device) Option { return func(m *Machine) { m.device = d } }
+
+// Device is the device the machine runs on, or nil for the CPU.
+func (m *Machine) Device() Device {
+	if m == nil {
+		return nil
+	}
+	return m.device
+}
+
+// load puts the program on the machine's device, its parameters written
+// from the host values New made.
+func (m *Machine) load() error {
+	cfg := LoadConfig{Host: m.slots, RunOnHost: m.runOnHost}
+	if m.shared != nil {
+		if m.shared.exe == nil {
+			return errors.New("nabla: vm.New: SharingParams with a device: the other machine runs on the CPU")
+		}
+		cfg.Share, cfg.SharedParams = m.shared.exe, map[int]int{}
+		for i, s := range m.prog.Slots() {
+			if s.Kind == graph.KindParam {
+				if j, ok := m.shared.prog.SlotOf(s.Node); ok {
+					cfg.SharedParams[i] = j
+				}
+			}
+		}
+	}
+	exe, err := m.device.Load(m.prog, cfg)
+	if err != nil {
+		return fmt.Errorf("nabla: vm.New: %v: %v", m.device, err)
+	}
+	m.exe = exe
+	for i, s := range m.prog.Slots() {
+		if s.Kind != graph.KindParam {
+			continue
+		}
+		if _, ok := cfg.SharedParams[i]; ok {
+			continue
+		}
+		if err := exe.Write(i, m.slots[i]); err != nil {
+			exe.Close()
+			return fmt.Errorf("nabla: vm.New: %v: parameter %v: %v", m.device, s.Node, err)
+		}
+	}
+	m.fresh = make([]bool, len(m.slots))
+	return nil
+}
+
+// runOnHost runs instruction i on the host tensors: the device's fallback
+// for an op it has no kernel for.
+func (m *Machine) runOnHost(i int) error {
+	instrs := m.prog.Instructions()
+	in := &instrs[i]
+	switch {
+	case m.kernels[i] != nil:
+		return m.kernels[i](m.execFor(i), m.outs[i][0], m.ins[i])
+	case in.Op != nil:
+		return in.Op.Forward(m.outs[i][0], m.ins[i])
+	case m.multis[i] != nil:
+		return m.multis[i](m.execFor(i), m.outs[i], m.ins[i])
+	}
+	return in.Multi.Forward(m.outs[i], m.ins[i])
+}
+
+// runOnDevice is Run's work on a device: feeds copied up, the program
+// run, parameters restored from the host copies after a failed run with
+// WithNaNCheck.
+func (m *Machine) runOnDevice() error {
+	for _, n := range m.prog.Inputs() {
+		s, _ := m.prog.SlotOf(n)
+		if err := m.exe.Write(s, m.slots[s]); err != nil {
+			return fmt.Errorf("nabla: Run: input %q: %v: %v", n.Name(), m.device, err)
+		}
+	}
+	clear(m.fresh)
+	var opts RunOptions
+	if m.checkNaN {
+		opts.CheckFinite = true
+		for i, u := range m.prog.Updates() {
+			if m.backups[i] != nil {
+				if err := m.exe.Read(u.Slot, m.backups[i]); err != nil {
+					return fmt.Errorf("nabla: Run: %v: %v", m.device, err)
+				}
+			}
+		}
+	}
+	if m.stats != nil {
+		if m.times == nil {
+			m.times = make([]time.Duration, len(m.stats))
+		}
+		clear(m.times)
+		opts.Times = m.times
+	}
+	err := m.exe.Run(opts)
+	if opts.Times != nil {
+		for i, d := range m.times {
+			if err == nil || d > 0 {
+				m.stats[i].runs++
+				m.stats[i].total += d
+			}
+		}
+	}
+	if err == nil {
+		return nil
+	}
+	var bad *NonFinite
+	if errors.As(err, &bad) {
+		instrs := m.prog.Instructions()
+		in := &instrs[bad.Instr]
+		err = nodeError(in, in.Node, fmt.Errorf("output %d element %d is %v (on %v)", bad.Output, bad.Element, bad.Value, m.device))
+	} else {
+		err = fmt.Errorf("nabla: Run: %v: %v", m.device, err)
+	}
+	for i, u := range m.prog.Updates() {
+		if m.backups[i] != nil {
+			if werr := m.exe.Write(u.Slot, m.backups[i]); werr != nil {
+				return fmt.Errorf("%v; restoring parameter %v also failed: %v", err, u.Param, werr)
+			}
+		}
+	}
+	return err
+}
+
+// fetch brings slot's value from the device to its host tensor, once per
+// run.
+func (m *Machine) fetch(slot int) error {
+	kind := m.prog.Slots()[slot].Kind
+	// A parameter is always read: a machine sharing it may have changed it.
+	if m.exe == nil || kind == graph.KindConst || (m.fresh[slot] && kind != graph.KindParam) {
+		return nil
+	}
+	if err := m.exe.Read(slot, m.slots[slot]); err != nil {
+		return fmt.Errorf("nabla: %v: %v", m.device, err)
+	}
+	m.fresh[slot] = true
+	return nil
+}
+
+// OnHost reports whether the machine runs instruction i on the host: every
+// instruction of a CPU machine, and those of a device machine that the
+// device has no kernel for.
+func (m *Machine) OnHost(i int) bool {
+	if m == nil || m.exe == nil {
+		return true
+	}
+	return m.exe.OnHost(i)
+}
+
+// leaveDevice brings the parameters back to the host and frees the
+// device's memory: the machine goes on on the CPU.
+func (m *Machine) leaveDevice() {
+	for i, s := range m.prog.Slots() {
+		if s.Kind == graph.KindParam {
+			m.fetch(i) // best effort: a failed read leaves the last value read
+		}
+	}
+	m.exe.Close()
+	m.exe, m.device = nil, nil
+}
