@@ -37,8 +37,10 @@ type backend interface {
 	gemm(g *gemmCall) error
 	// sync waits for all queued work and reports its first error.
 	sync() error
-	// record runs run once and returns a function that queues the same
-	// work again, faster where the backend can (a CUDA graph).
+	// record returns a function that queues the work run queues, faster
+	// where the backend can: run is called at most once, during record,
+	// and what it queues then may be captured rather than done (a CUDA
+	// graph); replay does it. The host backend returns run itself.
 	record(run func() error) (replay func() error, err error)
 	close() error
 }

@@ -44,6 +44,22 @@ type matMulDims struct {
 	rank             int  // of the output
 }
 
+// MatMulGeometry is a (batched) product's shape: Batch products of an
+// M×K by a K×N matrix (after the transposes); StrideA and StrideB are the
+// elements between batch entries of each operand, 0 for a matrix shared
+// by the whole batch.
+type MatMulGeometry struct {
+	Batch, M, K, N   int
+	StrideA, StrideB int
+}
+
+// Geometry is the product's shape for operands of shapes a and b, or why
+// they do not multiply: for backends that run the product themselves.
+func (op MatMulOp) Geometry(a, b []int) (MatMulGeometry, error) {
+	d, err := op.dims(a, b)
+	return MatMulGeometry{Batch: d.batch, M: d.m, K: d.k, N: d.n, StrideA: d.strideA, StrideB: d.strideB}, err
+}
+
 func (op MatMulOp) dims(sa, sb []int) (matMulDims, error) {
 	ra, rb := len(sa), len(sb)
 	if ra < 2 || rb < 2 || ra > 3 || rb > 3 {
@@ -264,6 +280,9 @@ func MatMulAdd(a, b, c *graph.Node, transA, transB bool) *graph.Node {
 func (MatMulAddOp) Name() string { return "MatMulAdd" }
 
 func (op MatMulAddOp) product() MatMulOp { return MatMulOp(op) }
+
+// Product is the product op(a)·op(b) the op adds c to.
+func (op MatMulAddOp) Product() MatMulOp { return op.product() }
 
 // Type is the product's type; c must have its dtype and broadcast to it.
 func (op MatMulAddOp) Type(in []graph.Type) (graph.Type, error) {

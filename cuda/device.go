@@ -1,0 +1,71 @@
+package cuda
+
+import (
+	"errors"
+	"sync"
+
+	"github.com/nabla-go/nabla/compile"
+	"github.com/nabla-go/nabla/vm"
+)
+
+// Device is a GPU that machines run programs on:
+//
+//	dev, err := cuda.Open(0)
+//	...
+//	m, err := vm.New(prog, vm.OnDevice(dev))
+//
+// The machine keeps its usual contract (see vm.Device); the device holds
+// its parameters and values, runs its elementwise groups, reductions and
+// other ops as CUDA kernels compiled once by NVRTC, its matrix products
+// through cuBLAS, and ops without a GPU kernel on the host, with copies
+// (vm.Machine.OnHost tells which). After the first run, a run with no
+// host instruction is one replay of a CUDA graph. Machines on one device
+// may be used from different goroutines: the device serialises their
+// calls.
+type Device struct {
+	be   backend
+	name string
+	mu   sync.Mutex
+}
+
+// Load prepares a program to run on the device (vm.Device): machines call
+// it; users pass the device to vm.New with vm.OnDevice.
+func (d *Device) Load(p *compile.Program, cfg vm.LoadConfig) (vm.Executable, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	e, err := d.load(p, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+// String names the device.
+func (d *Device) String() string { return d.name }
+
+// module compiles a module's source (the backend caches it).
+func (d *Device) module(src string) (module, error) { return d.be.compile(src) }
+
+// Close releases the device: machines on it can no longer run.
+func (d *Device) Close() error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.be.close()
+}
+
+// openHost opens the host stand-in for a GPU (see hostBackend), for tests.
+func openHost() (*Device, error) {
+	be, err := newHostBackend()
+	if err != nil {
+		return nil, err
+	}
+	return &Device{be: be, name: be.String()}, nil
+}
+
+// Open opens GPU number ordinal (0 for the first).
+func Open(ordinal int) (*Device, error) {
+	if err := Available(); err != nil {
+		return nil, err
+	}
+	return nil, errors.New("cuda: the GPU backend is not built yet")
+}

@@ -1,0 +1,185 @@
+package cuda
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"gorgonia.org/tensor"
+
+	"github.com/nabla-go/nabla/compile"
+	"github.com/nabla-go/nabla/graph"
+	"github.com/nabla-go/nabla/nn"
+	"github.com/nabla-go/nabla/vm"
+)
+
+// testDevices are the devices the machine tests run on: the GPU where
+// one is available, and the host stand-in where a C compiler is.
+func testDevices(t *testing.T) []*Device {
+	t.Helper()
+	var devs []*Device
+	if d, err := Open(0); err == nil {
+		devs = append(devs, d)
+		t.Cleanup(func() { d.Close() })
+	} else {
+		t.Logf("no GPU: %v", err)
+	}
+	if d, err := openHost(); err == nil {
+		devs = append(devs, d)
+		t.Cleanup(func() { d.Close() })
+	} else {
+		t.Logf("no host stand-in: %v", err)
+	}
+	if len(devs) == 0 {
+		t.Skip("neither a GPU nor a C compiler for the host stand-in")
+	}
+	return devs
+}
+
+// tolerance is the relative difference allowed between a device's values
+// and the CPU's: float64 to 1e-12, float32 to 1e-5.
+func tolerance(dtype tensor.Dtype) float64 {
+	if dtype == graph.Float32 {
+		return 1e-5
+	}
+	return 1e-12
+}
+
+// closeTo reports the first element where got and want differ by more
+// than tol relative (to max(1, |want|)), or "".
+func closeTo(got, want *tensor.Dense, tol float64) string {
+	if !got.Shape().Eq(want.Shape()) || got.Dtype() != want.Dtype() {
+		return fmt.Sprintf("%v%v, want %v%v", got.Dtype(), got.Shape(), want.Dtype(), want.Shape())
+	}
+	for i := range graph.ShapeSize(want.Shape()) {
+		g, w := graph.Float(got, i), graph.Float(want, i)
+		if math.IsNaN(g) && math.IsNaN(w) {
+			continue
+		}
+		if !(math.Abs(g-w) <= tol*max(1, math.Abs(w))) {
+			return fmt.Sprintf("element %d: %v, want %v", i, g, w)
+		}
+	}
+	return ""
+}
+
+// compareRuns runs prog runs times on the CPU and on dev with the same
+// feeds and checks every output and parameter after each run.
+func compareRuns(t *testing.T, dev *Device, prog *compile.Program, feeds []vm.Feeds, tol float64) *vm.Machine {
+	t.Helper()
+	cpu, err := vm.New(prog, vm.WithThreads(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	gpu, err := vm.New(prog, vm.OnDevice(dev))
+	if err != nil {
+		t.Fatalf("%v: %v", dev, err)
+	}
+	t.Cleanup(gpu.Close)
+	for r, f := range feeds {
+		if err := cpu.Run(f); err != nil {
+			t.Fatal(err)
+		}
+		if err := gpu.Run(f); err != nil {
+			t.Fatalf("%v: run %d: %v", dev, r, err)
+		}
+		for _, n := range append(append([]*graph.Node{}, prog.Outputs()...), prog.Params()...) {
+			want, _ := cpu.Value(n)
+			got, err := gpu.Value(n)
+			if err != nil {
+				t.Fatalf("%v: run %d: %v", dev, r, err)
+			}
+			if msg := closeTo(got, want, tol); msg != "" {
+				t.Fatalf("%v: run %d: %v: %s", dev, r, n, msg)
+			}
+		}
+	}
+	return gpu
+}
+
+// mlpStep is W1's training step at a smaller size: a tanh perceptron with
+// the mean cross-entropy, and its feeds for a few steps.
+func mlpStep(t *testing.T, dtype tensor.Dtype, optimizer nn.Optimizer) (*compile.Program, []vm.Feeds) {
+	g := graph.New()
+	rng := rand.New(rand.NewPCG(1, 2))
+	sizes := []int{12, 16, 8, 5}
+	var mods []nn.Module
+	for i := 1; i < len(sizes); i++ {
+		mods = append(mods, nn.NewLinear(g, fmt.Sprintf("fc%d", i), sizes[i-1], sizes[i], true, nn.WithDType(dtype), nn.WithRand(rng)))
+		if i < len(sizes)-1 {
+			mods = append(mods, nn.Tanh{})
+		}
+	}
+	model := nn.NewSequential("mlp", mods...)
+	const batch = 7
+	x := g.Input("x", dtype, batch, sizes[0])
+	labels := g.Input("labels", graph.Int64, batch)
+	loss := nn.CrossEntropy(model.Forward(x), labels)
+	updates, err := nn.TrainingUpdates(optimizer, loss, model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prog, err := compile.Compile([]*graph.Node{loss}, compile.WithUpdates(updates))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var feeds []vm.Feeds
+	for range 3 {
+		xs := make([]float64, batch*sizes[0])
+		for i := range xs {
+			xs[i] = rng.NormFloat64()
+		}
+		ls := make([]int64, batch)
+		for i := range ls {
+			ls[i] = int64(rng.IntN(sizes[len(sizes)-1]))
+		}
+		xd, _ := graph.FromFloat64s(dtype, xs, batch, sizes[0])
+		feeds = append(feeds, vm.Feeds{x: xd, labels: tensor.New(tensor.WithShape(batch), tensor.WithBacking(ls))})
+	}
+	return prog, feeds
+}
+
+// A training step (forward, backward, SGD or Adam update) gives the CPU's
+// loss and parameters on the device, step after step.
+func TestTrainingStep(t *testing.T) {
+	for _, dev := range testDevices(t) {
+		for _, dtype := range []tensor.Dtype{graph.Float64, graph.Float32} {
+			for _, opt := range []func() nn.Optimizer{
+				func() nn.Optimizer { return nn.NewSGD(nn.SGDConfig{LR: 0.1, Momentum: 0.9}) },
+				func() nn.Optimizer { return nn.NewAdam(nn.DefaultAdam().WithLR(0.01)) },
+			} {
+				prog, feeds := mlpStep(t, dtype, opt())
+				compareRuns(t, dev, prog, feeds, tolerance(dtype))
+			}
+		}
+	}
+}
+
+// checkOnDevices compiles outputs, runs them on the CPU and on every test
+// device with feeds, compares every output (float64 to 1e-12, float32 to
+// 1e-5), and checks that every instruction whose op is named in onDevice
+// ran on the device, not on the host. It is the harness of the kernels'
+// tests.
+func checkOnDevices(t *testing.T, outputs []*graph.Node, feeds vm.Feeds, onDevice ...string) {
+	t.Helper()
+	prog, err := compile.Compile(outputs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tol := tolerance(graph.Float64)
+	for _, n := range outputs {
+		if n.DType() == graph.Float32 {
+			tol = tolerance(graph.Float32)
+		}
+	}
+	for _, dev := range testDevices(t) {
+		m := compareRuns(t, dev, prog, []vm.Feeds{feeds}, tol)
+		for i, in := range prog.Instructions() {
+			if m.OnHost(i) && slices.Contains(onDevice, in.Name()) {
+				t.Errorf("%v: %s (node %v) ran on the host", dev, in.Name(), in.Node)
+			}
+		}
+	}
+}

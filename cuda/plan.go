@@ -1,0 +1,220 @@
+package cuda
+
+import (
+	"fmt"
+	"slices"
+
+	"gorgonia.org/tensor"
+
+	"github.com/nabla-go/nabla/compile"
+	"github.com/nabla-go/nabla/graph"
+	"github.com/nabla-go/nabla/ops"
+)
+
+// A plan is a program lowered to a backend's steps: kernels, products and
+// copies on device buffers, and instructions left to the host. Buffers
+// 0..len(slots)-1 are the program's slots; the others are the
+// intermediate values of decomposed instructions and the updates' staging
+// copies.
+type plan struct {
+	buffers []graph.Type    // every buffer's type (its size and dtype)
+	consts  map[int]*tensor.Dense // buffers holding constants, uploaded at load
+	kernels []kernelDef     // every kernel, named k0, k1, …, by module
+	f32     []bool          // per kernel: its module's T is float32
+	steps   []step
+	instrs  [][2]int // per instruction: its steps, [first, end)
+	onHost  []bool   // per instruction: it runs on the host
+	updates [2]int   // the updates' steps
+}
+
+// stepKind is what a step does.
+type stepKind int
+
+const (
+	stepKernel stepKind = iota // launch kernel on args
+	stepGemm                   // a matrix product
+	stepCopy                   // copy bytes from args[1] to args[0]
+	stepHost                   // run the instruction on the host
+)
+
+// ref is a place in device memory: a buffer and a byte offset in it.
+type ref struct {
+	buf int
+	off int64
+}
+
+// step is one unit of a plan's work.
+type step struct {
+	kind   stepKind
+	kernel int   // stepKernel: index in plan.kernels
+	args   []ref // stepKernel: pointer arguments; stepCopy: dst, src; stepGemm: a, b, c
+	n      int64 // stepKernel: items; stepCopy: bytes
+	gemm   gemmCall
+}
+
+// lowering is how one instruction's inputs and outputs map to buffers,
+// while its steps are planned.
+type lowering struct {
+	p       *plan
+	in, out []ref
+	inT     []graph.Type
+	outT    []graph.Type
+	aliased bool // an output shares an input's memory
+	node    *graph.Node
+}
+
+// newPlan lowers every instruction of p: to the kernels of its op
+// (graph.CUDAKernel), to products for the matrix-product ops, to copies
+// for reshapes, to its decomposition's steps (graph.Decomposer), or else
+// to the host.
+func newPlan(p *compile.Program) (*plan, error) {
+	pl := &plan{consts: map[int]*tensor.Dense{}}
+	for i, s := range p.Slots() {
+		pl.buffers = append(pl.buffers, s.Type)
+		if s.Kind == graph.KindConst {
+			pl.consts[i] = s.Const
+		}
+	}
+	for _, in := range p.Instructions() {
+		first := len(pl.steps)
+		l := &lowering{p: pl, inT: in.InTypes, outT: in.OutTypes, node: in.Node}
+		for _, s := range in.In {
+			l.in = append(l.in, ref{buf: s})
+		}
+		for _, s := range in.Out {
+			l.out = append(l.out, ref{buf: s})
+			l.aliased = l.aliased || slices.Contains(in.In, s)
+		}
+		ok, err := l.lower(in.Op, in.Multi)
+		if err != nil {
+			return nil, fmt.Errorf("%s (node %v): %v", in.Name(), in.Node, err)
+		}
+		if !ok || len(in.Bodies) > 0 {
+			pl.steps = append(pl.steps[:first], step{kind: stepHost})
+		}
+		pl.instrs = append(pl.instrs, [2]int{first, len(pl.steps)})
+		pl.onHost = append(pl.onHost, !ok || len(in.Bodies) > 0)
+	}
+	pl.planUpdates(p)
+	return pl, nil
+}
+
+// lower plans the steps of an op (single- or multi-output) on l's
+// buffers, or reports that the device has none for it.
+func (l *lowering) lower(op graph.Op, multi graph.MultiOp) (bool, error) {
+	if allEmpty(l.outT) {
+		return true, nil // nothing to write
+	}
+	var generic any = op
+	if op == nil {
+		generic = multi
+	}
+	switch o := generic.(type) {
+	case ops.MatMulOp:
+		return true, l.matMul(o, false)
+	case ops.MatMulAddOp:
+		if err := l.broadcastInto(l.out[0], l.in[2], l.inT[2], l.outT[0]); err != nil {
+			return false, err
+		}
+		return true, l.matMul(o.Product(), true)
+	}
+	if op != nil && (ops.IsReshape(op) || ops.IsIdentityLike(op)) && l.inT[0].Size() == l.outT[0].Size() {
+		l.copy(l.out[0], l.in[0], l.outT[0])
+		return true, nil
+	}
+	if k, ok := generic.(graph.CUDAKernel); ok {
+		srcs, err := k.CUDA(l.inT, l.outT)
+		if err == nil {
+			l.kernels(srcs)
+			return true, nil
+		}
+	}
+	if d, ok := generic.(graph.Decomposer); ok {
+		return l.decompose(d)
+	}
+	return false, nil
+}
+
+// kernels plans the op's kernels on its inputs and outputs.
+func (l *lowering) kernels(srcs []graph.CUDASource) {
+	f32 := floatType(l.inT, l.outT) == graph.Float32
+	for _, src := range srcs {
+		if src.N == 0 {
+			continue
+		}
+		k := len(l.p.kernels)
+		l.p.kernels = append(l.p.kernels, newKernelDef(fmt.Sprintf("k%d", k), src, l.inT, l.outT, !l.aliased))
+		l.p.f32 = append(l.p.f32, f32)
+		args := append(slices.Clone(l.in), l.out...)
+		l.p.steps = append(l.p.steps, step{kind: stepKernel, kernel: k, args: args, n: src.N})
+	}
+}
+
+// copy plans a copy of a value of type t from src to dst.
+func (l *lowering) copy(dst, src ref, t graph.Type) { l.p.copy(dst, src, t) }
+
+// copy plans a copy of a value of type t from src to dst (nothing when
+// they are the same place).
+func (pl *plan) copy(dst, src ref, t graph.Type) {
+	if dst == src || t.Size() == 0 {
+		return
+	}
+	pl.steps = append(pl.steps, step{kind: stepCopy, args: []ref{dst, src}, n: int64(t.Size()) * int64(t.DType.Size())})
+}
+
+// buffer adds a device buffer for a value of type t.
+func (pl *plan) buffer(t graph.Type) ref {
+	pl.buffers = append(pl.buffers, t)
+	return ref{buf: len(pl.buffers) - 1}
+}
+
+// planUpdates plans the program's parameter updates as copies, after
+// every instruction, all from values computed before any is written: a
+// value another update overwrites is staged first (as vm does).
+func (pl *plan) planUpdates(p *compile.Program) {
+	first := len(pl.steps)
+	ups := p.Updates()
+	updated := map[int]bool{}
+	for _, u := range ups {
+		if u.From != u.Slot {
+			updated[u.Slot] = true
+		}
+	}
+	from := make([]ref, len(ups))
+	for i, u := range ups {
+		from[i] = ref{buf: u.From}
+		if updated[u.From] {
+			t := p.Slots()[u.From].Type
+			from[i] = pl.buffer(t)
+			pl.copy(from[i], ref{buf: u.From}, t)
+		}
+	}
+	for i, u := range ups {
+		if u.From != u.Slot {
+			pl.copy(ref{buf: u.Slot}, from[i], p.Slots()[u.Slot].Type)
+		}
+	}
+	pl.updates = [2]int{first, len(pl.steps)}
+}
+
+// broadcastInto plans writing a value of type from, broadcast to type to,
+// into dst.
+func (l *lowering) broadcastInto(dst, src ref, from, to graph.Type) error {
+	if from.Size() == to.Size() {
+		l.copy(dst, src, to)
+		return nil
+	}
+	sub := &lowering{p: l.p, in: []ref{src}, out: []ref{dst}, inT: []graph.Type{from}, outT: []graph.Type{to}, node: l.node}
+	sub.kernels([]graph.CUDASource{{N: int64(to.Size()), Body: "out0[i] = in0[" + ops.BroadcastIndexC(from, to.Shape) + "];"}})
+	return nil
+}
+
+// allEmpty reports whether every type has no elements.
+func allEmpty(types []graph.Type) bool {
+	for _, t := range types {
+		if t.Size() != 0 {
+			return false
+		}
+	}
+	return true
+}
