@@ -19,17 +19,17 @@ import (
 // argument words of every launch, filled at load so that a run allocates
 // nothing.
 type executable struct {
-	dev     *Device
-	prog    *compile.Program
-	plan    *plan
-	cfg     vm.LoadConfig
-	bufs    []ptr  // per plan buffer
-	owned   []bool // per plan buffer: allocated here (not shared)
-	funcs   []function
-	args    [][]uint64 // per step: a launch's arguments
-	replay  func() error
-	ran     bool // a run has completed
-	closed  bool
+	dev    *Device
+	prog   *compile.Program
+	plan   *plan
+	cfg    vm.LoadConfig
+	bufs   []ptr  // per plan buffer
+	owned  []bool // per plan buffer: allocated here (not shared)
+	funcs  []function
+	args   [][]uint64 // per step: a launch's arguments
+	replay func() error
+	ran    bool // a run has completed
+	closed bool
 }
 
 func (d *Device) load(p *compile.Program, cfg vm.LoadConfig) (*executable, error) {

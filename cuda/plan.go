@@ -17,10 +17,10 @@ import (
 // intermediate values of decomposed instructions and the updates' staging
 // copies.
 type plan struct {
-	buffers []graph.Type    // every buffer's type (its size and dtype)
+	buffers []graph.Type          // every buffer's type (its size and dtype)
 	consts  map[int]*tensor.Dense // buffers holding constants, uploaded at load
-	kernels []kernelDef     // every kernel, named k0, k1, …, by module
-	f32     []bool          // per kernel: its module's T is float32
+	kernels []kernelDef           // every kernel, named k0, k1, …, by module
+	f32     []bool                // per kernel: its module's T is float32
 	steps   []step
 	instrs  [][2]int // per instruction: its steps, [first, end)
 	onHost  []bool   // per instruction: it runs on the host
