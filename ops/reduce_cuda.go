@@ -1,0 +1,201 @@
+package ops
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/nabla-go/nabla/graph"
+)
+
+// reduceHelpersC are the C helpers of the GPU kernels of the reductions,
+// the softmaxes, the cross-entropies, the one-hot encoding and the channel
+// ops. Every kernel of these ops carries all of them, so that a module
+// holding several of them defines each once.
+const reduceHelpersC = `static DEVICE inline T nb_red_inf(void) { return (T)(1.0 / 0.0); }
+static DEVICE inline T nb_red_nan(void) { return (T)(0.0 / 0.0); }
+/* the larger of m and v, or NaN if either is (once m is NaN it stays NaN) */
+static DEVICE inline T nb_red_max(T m, T v) { return (v > m || v != v) ? v : m; }
+static DEVICE inline double nb_red_maxd(double m, double v) { return (v > m || v != v) ? v : m; }
+/* x is neither infinite nor NaN */
+static DEVICE inline int nb_red_finite(T x) { return x - x == (T)0; }
+/* a label as a class index in [0,n), or -1 when it is not one */
+static DEVICE inline long long nb_red_class_i64(long long v, long long n) { return v >= 0 && v < n ? v : -1; }
+static DEVICE inline long long nb_red_class_f(double v, long long n) {
+	return v >= 0 && v < (double)n && v == trunc(v) ? (long long)v : -1;
+}`
+
+// classIndexC is the C expression of label v (a C expression of dtype
+// dtype: int32, int64 or a float) as a class index in [0,classes), or -1
+// when it is not one, as classIndex decides.
+func classIndexC(dtype graph.Type, v string, classes int) string {
+	if graph.IsInteger(dtype.DType) {
+		return fmt.Sprintf("nb_red_class_i64((long long)%s, %dLL)", v, classes)
+	}
+	return fmt.Sprintf("nb_red_class_f((double)%s, %dLL)", v, classes)
+}
+
+// checkFloatCUDA says why a kernel does not take a value of type t: its
+// dtype is not float32 or float64.
+func checkFloatCUDA(what string, t graph.Type) error {
+	if !graph.IsFloat(t.DType) {
+		return fmt.Errorf("%s of dtype %v: no kernel (float32 or float64)", what, t.DType)
+	}
+	return nil
+}
+
+// axisRun is an axis of a reduction's input, or several adjacent ones
+// merged: its size and its stride in the input.
+type axisRun struct{ size, stride int64 }
+
+// reduceLayout is the index arithmetic of a reduction kernel, one work
+// item per output element looping over the input elements it combines.
+// Axes of size 1 are dropped and adjacent axes that are both kept or both
+// reduced are merged, so that there are as few loops as can be.
+type reduceLayout struct {
+	kept    []axisRun // the output's axes, outermost first
+	reduced []axisRun // the combined axes, outermost first
+}
+
+// newReduceLayout is the layout of a reduction of a value of the given
+// shape over axes (a bitmask, bit a for axis a); the output's elements
+// are the kept axes' in row-major order.
+func newReduceLayout(shape []int, axes uint64) reduceLayout {
+	var runs []axisRun
+	var reduced []bool
+	stride := int64(1)
+	for a := len(shape) - 1; a >= 0; a-- {
+		d, r := int64(shape[a]), axes&(1<<a) != 0
+		switch n := len(runs); {
+		case d == 1:
+		case n > 0 && reduced[n-1] == r:
+			runs[n-1].size *= d // contiguous with the run inside it
+		default:
+			runs = append(runs, axisRun{d, stride})
+			reduced = append(reduced, r)
+		}
+		stride *= d
+	}
+	var l reduceLayout
+	for k := len(runs) - 1; k >= 0; k-- {
+		if reduced[k] {
+			l.reduced = append(l.reduced, runs[k])
+		} else {
+			l.kept = append(l.kept, runs[k])
+		}
+	}
+	return l
+}
+
+// count is the number of elements each output combines.
+func (l reduceLayout) count() int64 {
+	n := int64(1)
+	for _, r := range l.reduced {
+		n *= r.size
+	}
+	return n
+}
+
+// baseC is the C expression of the input offset of the first element
+// that output element i combines.
+func (l reduceLayout) baseC() string {
+	var terms []string
+	outStride := int64(1)
+	for k := len(l.kept) - 1; k >= 0; k-- {
+		r := l.kept[k]
+		t := "i"
+		if outStride != 1 {
+			t = fmt.Sprintf("(i / %dLL)", outStride)
+		}
+		if k > 0 {
+			t = fmt.Sprintf("(%s %% %dLL)", t, r.size)
+		}
+		if r.stride != 1 {
+			t = fmt.Sprintf("%s * %dLL", t, r.stride)
+		}
+		terms = append(terms, t)
+		outStride *= r.size
+	}
+	if len(terms) == 0 {
+		return "0"
+	}
+	return strings.Join(terms, " + ")
+}
+
+// loopC is C running body once for each element output element i
+// combines, in increasing memory order, with the long long variable off
+// holding its offset; the block declares base, the offset of the first.
+func (l reduceLayout) loopC(off, body string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "{\nconst long long base = %s;\n", l.baseC())
+	prev := "base"
+	for k, r := range l.reduced {
+		fmt.Fprintf(&b, "for (long long j%d = 0; j%d < %dLL; j%d++) {\n", k, k, r.size, k)
+		v := fmt.Sprintf("o%d", k)
+		if r.stride == 1 {
+			fmt.Fprintf(&b, "const long long %s = %s + j%d;\n", v, prev, k)
+		} else {
+			fmt.Fprintf(&b, "const long long %s = %s + j%d * %dLL;\n", v, prev, k, r.stride)
+		}
+		prev = v
+	}
+	fmt.Fprintf(&b, "const long long %s = %s;\n%s\n", off, prev, body)
+	b.WriteString(strings.Repeat("}\n", len(l.reduced)+1))
+	return b.String()
+}
+
+// CUDA is the reduction's GPU kernel (graph.CUDAKernel): one work item per
+// output element, looping over the elements it combines in memory order,
+// as Forward does. Sums and means add in T; a mean then scales by
+// 1/count rounded to T, as Forward does. A maximum starts at -Inf and
+// keeps the first NaN; a log-sum-exp then adds exp(x - max) in double
+// and leaves an infinite or NaN maximum as it is.
+func (op reduceOp) CUDA(in, out []graph.Type) ([]graph.CUDASource, error) {
+	if err := checkFloatCUDA(op.Name()+" input", in[0]); err != nil {
+		return nil, err
+	}
+	if in[0].Rank() > 64 {
+		return nil, fmt.Errorf("rank %d is above 64", in[0].Rank())
+	}
+	l := newReduceLayout(in[0].Shape, op.axes)
+	var body string
+	switch op.kind {
+	case reduceSum, reduceMean:
+		scale := ""
+		if n := l.count(); op.kind == reduceMean && n > 0 {
+			scale = fmt.Sprintf("s *= (T)1 / (T)%dLL;\n", n)
+		}
+		body = "T s = 0;\n" + l.loopC("o", "s += in0[o];") + scale + "out0[i] = s;\n"
+	case reduceMax, reduceLogSumExp:
+		body = "T m = -nb_red_inf();\n" + l.loopC("o", "m = nb_red_max(m, in0[o]);")
+		if op.kind == reduceLogSumExp {
+			body += "if (nb_red_finite(m)) {\ndouble s = 0;\n" +
+				l.loopC("o", "s += exp((double)(in0[o] - m));") +
+				"m = (T)((double)m + log(s));\n}\n"
+		}
+		body += "out0[i] = m;\n"
+	default:
+		return nil, fmt.Errorf("no kernel for %s", op.Name())
+	}
+	return []graph.CUDASource{{N: int64(out[0].Size()), Body: body, Helpers: reduceHelpersC}}, nil
+}
+
+// CUDA is SumTo's GPU kernel (graph.CUDAKernel): the sum of x over its
+// extra leading axes and the axes where the target has 1, one work item
+// per output element adding in T, as reduceOp's sum does.
+func (op sumToOp) CUDA(in, out []graph.Type) ([]graph.CUDASource, error) {
+	x, to := in[0], out[0]
+	if err := checkFloatCUDA("SumTo input", x); err != nil {
+		return nil, err
+	}
+	lead := x.Rank() - to.Rank()
+	if x.Rank() > 64 || lead < 0 {
+		return nil, fmt.Errorf("no kernel summing %s to %s", graph.ShapeString(x.Shape), graph.ShapeString(to.Shape))
+	}
+	var axes uint64
+	for a := range x.Shape {
+		if a < lead || to.Shape[a-lead] == 1 {
+			axes |= 1 << a
+		}
+	}
+	return reduceOp{kind: reduceSum, axes: axes, keep: true}.CUDA(in, out)
+}
