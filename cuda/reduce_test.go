@@ -71,19 +71,13 @@ func (c *kernelCase) intInput(dtype tensor.Dtype, shape []int, gen func(*rand.Ra
 }
 
 // withGrad adds y to the outputs and the gradients, with respect to wrt,
-// of the sum of y weighted by random constants (so that each element of
-// y's gradient differs).
+// of the sum of y weighted by random values (an input, so that nothing of
+// the gradient is computed at compile time and each of its elements
+// differs).
 func (c *kernelCase) withGrad(t *testing.T, y *graph.Node, wrt ...*graph.Node) {
 	t.Helper()
-	vals := make([]float64, y.Type().Size())
-	for i := range vals {
-		vals[i] = c.rng.Float64()*2 - 0.5
-	}
-	w, err := graph.FromFloat64s(y.DType(), vals, y.Shape()...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	grads, err := compile.Grad(ops.Sum(ops.Mul(y, c.g.Const(w))), wrt...)
+	w := c.input(y.DType(), y.Shape(), func(r *rand.Rand) float64 { return r.Float64()*2 - 0.5 })
+	grads, err := compile.Grad(ops.Sum(ops.Mul(y, w)), wrt...)
 	if err != nil {
 		t.Fatal(err)
 	}
