@@ -10,7 +10,8 @@ import (
 // poolHelpersC are the C helpers of the pooling kernels, the same for
 // every one of them: the window arithmetic of spans and maxPlane, with
 // the geometry passed as arguments (literals at the call sites).
-const poolHelpersC = `/* window i along an axis of length n (kernel k, stride s, padding p,
+var poolHelpersC = specialValuesC("nb_pool") + `
+/* window i along an axis of length n (kernel k, stride s, padding p,
    dilation d): the number of its taps inside the image (0 if none) and,
    in *first, the first one's index, as spans finds them */
 static DEVICE inline long long nb_pool_taps(long long i, long long n, long long k, long long s, long long p, long long d, long long *first) {
@@ -43,7 +44,7 @@ static DEVICE inline long long nb_pool_argmax(const T *x, long long i, long long
 	const long long nr = nb_pool_taps(i, h, kh, sh, ph, dh, &r0), nc = nb_pool_taps(j, w, kw, sw, pw, dw, &c0);
 	if (nr == 0 || nc == 0) return -1;
 	long long at = r0 * w + c0;
-	T best = -(T)(1.0 / 0.0);
+	T best = -nb_pool_inf();
 	for (long long p = 0; p < nr; p++) {
 		const long long row = (r0 + p * dh) * w + c0;
 		for (long long q = 0; q < nc; q++) {
@@ -121,7 +122,7 @@ func (op poolOp) CUDA(in, out []graph.Type) ([]graph.CUDASource, error) {
 	plane := fmt.Sprintf("pl * %dLL", hw)
 	switch op.kind {
 	case maxPoolKind:
-		body += fmt.Sprintf("const long long at = %s;\nout0[i] = at < 0 ? -(T)(1.0 / 0.0) : in0[%s + at];\n",
+		body += fmt.Sprintf("const long long at = %s;\nout0[i] = at < 0 ? -nb_pool_inf() : in0[%s + at];\n",
 			g.argmaxC(plane, "a", "b"), plane)
 	case maxPoolGatherKind:
 		body += fmt.Sprintf("const long long at = %s;\nout0[i] = at < 0 ? (T)0 : in1[%s + at];\n",

@@ -11,8 +11,7 @@ import (
 // the softmaxes, the cross-entropies, the one-hot encoding and the channel
 // ops. Every kernel of these ops carries all of them, so that a module
 // holding several of them defines each once.
-const reduceHelpersC = `static DEVICE inline T nb_red_inf(void) { return (T)(1.0 / 0.0); }
-static DEVICE inline T nb_red_nan(void) { return (T)(0.0 / 0.0); }
+var reduceHelpersC = specialValuesC("nb_red") + `
 /* the larger of m and v, or NaN if either is (once m is NaN it stays NaN) */
 static DEVICE inline T nb_red_max(T m, T v) { return (v > m || v != v) ? v : m; }
 static DEVICE inline double nb_red_maxd(double m, double v) { return (v > m || v != v) ? v : m; }
@@ -23,6 +22,19 @@ static DEVICE inline long long nb_red_class_i64(long long v, long long n) { retu
 static DEVICE inline long long nb_red_class_f(double v, long long n) {
 	return v >= 0 && v < (double)n && v == trunc(v) ? (long long)v : -1;
 }`
+
+// specialValuesC defines, for the helpers of a family of kernels, prefix_inf()
+// and prefix_nan(), +Inf and a NaN of type T: NVRTC has no INFINITY or NAN
+// (it reads no system header), so the device builds them from their bits.
+func specialValuesC(prefix string) string {
+	return fmt.Sprintf(`#ifdef NABLA_HOST
+static DEVICE inline T %[1]s_inf(void) { return (T)(1.0 / 0.0); }
+static DEVICE inline T %[1]s_nan(void) { return (T)(0.0 / 0.0); }
+#else
+static DEVICE inline T %[1]s_inf(void) { return (T)__longlong_as_double(0x7ff0000000000000LL); }
+static DEVICE inline T %[1]s_nan(void) { return (T)__longlong_as_double(0x7ff8000000000000LL); }
+#endif`, prefix)
+}
 
 // classIndexC is the C expression of label v (a C expression of dtype
 // dtype: int32, int64 or a float) as a class index in [0,classes), or -1
