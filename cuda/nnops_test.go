@@ -51,17 +51,6 @@ func TestSoftmaxKernels(t *testing.T) {
 	}
 }
 
-// specialRows feeds a (rows, columns) input of the given dtype with the
-// given rows.
-func (c *kernelCase) specialRows(dtype tensor.Dtype, rows [][]float64) *graph.Node {
-	k := 0
-	return c.input(dtype, []int{len(rows), len(rows[0])}, func(*rand.Rand) float64 {
-		v := rows[k/len(rows[0])][k%len(rows[0])]
-		k++
-		return v
-	})
-}
-
 // Softmax and LogSoftmax of rows holding infinities, NaN and values far
 // apart give the CPU's values.
 func TestSoftmaxKernelsSpecialValues(t *testing.T) {
@@ -77,7 +66,7 @@ func TestSoftmaxKernelsSpecialValues(t *testing.T) {
 	for _, dtype := range floatTypes {
 		t.Run(fmt.Sprint(dtype), func(t *testing.T) {
 			c := newKernelCase(1)
-			x := c.specialRows(dtype, rows)
+			x := c.rows(dtype, rows)
 			for _, axis := range []int{0, 1} {
 				c.outputs = append(c.outputs, c.finite(ops.Softmax(x, axis)), c.finite(ops.LogSoftmax(x, axis)))
 			}
@@ -97,13 +86,7 @@ func TestCrossEntropyKernel(t *testing.T) {
 				for _, s := range shapes {
 					for _, gen := range []func(*rand.Rand) float64{normal, wide} {
 						logits := c.input(dtype, s[:], gen)
-						label := func(r *rand.Rand) int64 { return int64(r.IntN(s[1])) }
-						var labels *graph.Node
-						if graph.IsFloat(ldtype) {
-							labels = c.input(ldtype, s[:1], func(r *rand.Rand) float64 { return float64(label(r)) })
-						} else {
-							labels = c.intInput(ldtype, s[:1], label)
-						}
+						labels := c.labels(ldtype, s[:1], classesBelow(s[1]))
 						c.withGrad(t, ops.CrossEntropy(logits, labels), logits)
 					}
 				}
@@ -125,12 +108,12 @@ func TestCrossEntropyOneHotKernel(t *testing.T) {
 				logits := c.input(dtype, s[:], wide)
 				probs := c.input(dtype, s[:], func(r *rand.Rand) float64 { return float64(r.IntN(3)) / 2 })
 				c.withGrad(t, ops.CrossEntropyOneHot(logits, probs), logits, probs)
-				oneHot := c.intInput(graph.Int64, s[:1], func(r *rand.Rand) int64 { return int64(r.IntN(s[1])) })
+				oneHot := c.labels(graph.Int64, s[:1], classesBelow(s[1]))
 				c.withGrad(t, ops.CrossEntropyOneHot(logits, ops.OneHot(oneHot, s[1], dtype)), logits)
 			}
 			inf := math.Inf(1)
-			logits := c.specialRows(dtype, [][]float64{{-inf, 1, 2}, {3, -inf, -inf}, {1000, -1000, 0}})
-			target := c.specialRows(dtype, [][]float64{{0, 0.5, 0.5}, {1, 0, 0}, {0.25, 0, 0.75}})
+			logits := c.rows(dtype, [][]float64{{-inf, 1, 2}, {3, -inf, -inf}, {1000, -1000, 0}})
+			target := c.rows(dtype, [][]float64{{0, 0.5, 0.5}, {1, 0, 0}, {0.25, 0, 0.75}})
 			c.outputs = append(c.outputs, c.finite(ops.CrossEntropyOneHot(logits, target)))
 			c.check(t, "CrossEntropyOneHot", "Softmax", "LogSoftmax")
 		})
@@ -148,13 +131,7 @@ func TestOneHotKernel(t *testing.T) {
 					shape   []int
 					classes int
 				}{{[]int{7}, 5}, {[]int{1}, 1}, {[]int{2, 3}, 4}, {[]int{3}, 70}} {
-					label := func(r *rand.Rand) int64 { return int64(r.IntN(s.classes)) }
-					var labels *graph.Node
-					if graph.IsFloat(ldtype) {
-						labels = c.input(ldtype, s.shape, func(r *rand.Rand) float64 { return float64(label(r)) })
-					} else {
-						labels = c.intInput(ldtype, s.shape, label)
-					}
+					labels := c.labels(ldtype, s.shape, classesBelow(s.classes))
 					c.outputs = append(c.outputs, ops.OneHot(labels, s.classes, dtype))
 				}
 				c.check(t, "OneHot")
@@ -173,13 +150,7 @@ func TestBadLabelsKernels(t *testing.T) {
 		if graph.IsFloat(ldtype) {
 			bad[3] = 0.5
 		}
-		k := 0
-		var labels *graph.Node
-		if graph.IsFloat(ldtype) {
-			labels = c.input(ldtype, []int{4}, func(*rand.Rand) float64 { k++; return bad[k-1] })
-		} else {
-			labels = c.intInput(ldtype, []int{4}, func(*rand.Rand) int64 { k++; return int64(bad[k-1]) })
-		}
+		labels := c.labels(ldtype, []int{4}, seq(bad))
 		loss, rows := ops.CrossEntropy(logits, labels), ops.OneHot(labels, 3, graph.Float64)
 		prog, err := compile.Compile([]*graph.Node{loss, rows})
 		if err != nil {
