@@ -166,8 +166,9 @@ type crossEntropyOp struct{}
 // CrossEntropy returns the per-example softmax cross-entropy losses (N) of
 // logits (N,C) against labels (N) holding class indices (int32 or int64,
 // or float values of the logits' dtype): loss_i = LogSumExp(logits_i) - logits_i[label_i]. A label that is not an
-// integer in [0,C) makes the run fail with an error naming it. Labels get no
-// gradient.
+// integer in [0,C) makes the run fail with an error naming it (on a GPU,
+// whose kernels cannot fail, it makes the example's loss NaN). Labels get
+// no gradient.
 func CrossEntropy(logits, labels *graph.Node) *graph.Node {
 	y := graph.Apply(crossEntropyOp{}, logits, labels)
 	if y.Err() != nil || labels.Kind() != graph.KindConst {

@@ -19,8 +19,8 @@ type oneHotOp struct {
 // integer values held as floats), the (N,classes) matrix of the float dtype
 // whose row i is 1 at column labels[i] and 0 elsewhere (labels of any shape
 // gain a last axis of size classes). A label that is not an integer in
-// [0,classes) makes the run fail with an error naming it. It has no
-// gradient.
+// [0,classes) makes the run fail with an error naming it (on a GPU, whose
+// kernels cannot fail, it makes its row NaN). It has no gradient.
 func OneHot(labels *graph.Node, classes int, dtype tensor.Dtype) *graph.Node {
 	if p := graph.Poisoned(labels); p != nil {
 		return p
