@@ -394,7 +394,7 @@ func gradientPenalty(f func(in []*graph.Node) *graph.Node) func(in []*graph.Node
 	return func(in []*graph.Node) *graph.Node {
 		g := in[0].Graph()
 		y := f(in)
-		grads, err := compile.GradWith(ops.Sum(ops.Mul(y, g.Const(NewValues(5).Signed(y.Shape()...)))), in[:1], compile.ZerosIfDisconnected())
+		grads, err := compile.GradWith(ops.Sum(ops.Mul(y, g.Const(Convert(NewValues(5).Signed(y.Shape()...), y.DType())))), in[:1], compile.ZerosIfDisconnected())
 		if err != nil {
 			return g.Fail(err)
 		}
@@ -410,6 +410,20 @@ func TensorOf(shape []int, vals ...float64) *tensor.Dense {
 		panic(err)
 	}
 	return t
+}
+
+// Convert returns a float tensor's values in dtype (t itself when it has
+// that dtype, or is not float): rows built in float32 weight their
+// outputs in float32.
+func Convert(t *tensor.Dense, dtype tensor.Dtype) *tensor.Dense {
+	if !graph.IsFloat(t.Dtype()) || t.Dtype() == dtype {
+		return t
+	}
+	v, err := graph.FromFloat64s(dtype, graph.Float64s(t), t.Shape()...)
+	if err != nil {
+		panic(err)
+	}
+	return v
 }
 
 // IntsOf returns an integer tensor of the given dtype, for indices and
