@@ -31,6 +31,7 @@ type hostBackend struct {
 	mu      sync.Mutex
 	regions []region          // mapped memory, by address
 	modules map[string]module // by source hash
+	argv    []uintptr         // a launch's one argument, kept: launches allocate nothing
 }
 
 // region is one allocation of host "device" memory.
@@ -55,7 +56,7 @@ func newHostBackend() (*hostBackend, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cuda: host backend: %v", err)
 	}
-	return &hostBackend{cc: cc, dir: dir, modules: map[string]module{}}, nil
+	return &hostBackend{cc: cc, dir: dir, modules: map[string]module{}, argv: make([]uintptr, 1)}, nil
 }
 
 func (h *hostBackend) String() string { return "host (C compiler stand-in for a GPU)" }
@@ -182,7 +183,8 @@ func (h *hostBackend) launch(f function, threads int64, args []uint64) error {
 	if len(args) == 0 {
 		return errors.New("cuda: host backend: a kernel takes at least its item count")
 	}
-	purego.SyscallN(fn.sym, uintptr(unsafe.Pointer(unsafe.SliceData(args))))
+	h.argv[0] = uintptr(unsafe.Pointer(unsafe.SliceData(args)))
+	purego.SyscallN(fn.sym, h.argv...)
 	runtime.KeepAlive(args)
 	return nil
 }

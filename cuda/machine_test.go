@@ -12,6 +12,7 @@ import (
 	"github.com/nabla-go/nabla/compile"
 	"github.com/nabla-go/nabla/graph"
 	"github.com/nabla-go/nabla/nn"
+	"github.com/nabla-go/nabla/ops"
 	"github.com/nabla-go/nabla/vm"
 )
 
@@ -183,3 +184,49 @@ func checkOnDevices(t *testing.T, outputs []*graph.Node, feeds vm.Feeds, onDevic
 		}
 	}
 }
+
+// The Hessian and a Hessian–vector product of W3's two-layer tanh
+// network (at a smaller size) and of the Hessian example's function give
+// the CPU's values on the device.
+func TestHessian(t *testing.T) {
+	const dim = 8
+	rng := rand.New(rand.NewPCG(3, 4))
+	random := func(shape ...int) *tensor.Dense {
+		v := make([]float64, graph.ShapeSize(shape))
+		for i := range v {
+			v[i] = rng.Float64()*2 - 1
+		}
+		d, _ := graph.FromFloat64s(graph.Float64, v, shape...)
+		return d
+	}
+	g := graph.New()
+	x := g.Input("x", graph.Float64, 1, dim)
+	v := g.Input("v", graph.Float64, 1, dim)
+	h := ops.Tanh(ops.Add(ops.MatMul(x, g.Const(random(dim, dim))), g.Const(random(dim))))
+	network := ops.Sum(ops.Tanh(ops.Add(ops.MatMul(h, g.Const(random(dim, dim))), g.Const(random(dim)))))
+	example := ops.Add(ops.Sum(ops.Mul(ops.Sin(x), ops.PowConst(x, 3))), ops.Log1p(ops.Sum(ops.Square(x))))
+	var outs []*graph.Node
+	for _, f := range []*graph.Node{network, example} {
+		hess, err := compile.Hessian(f, x)
+		if err != nil {
+			t.Fatal(err)
+		}
+		hvp, err := compile.HVP(f, x, v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		outs = append(outs, hess, hvp)
+	}
+	checkOnDevices(t, outs, vm.Feeds{x: random(1, dim), v: random(1, dim)}, "MatMul", "Tanh")
+}
+
+func mustTensor(t *testing.T, v []float64, shape ...int) *tensor.Dense {
+	t.Helper()
+	d, err := graph.FromFloat64s(graph.Float64, v, shape...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+func nanValue() float64 { return math.NaN() }
