@@ -53,8 +53,12 @@ func (d *Device) Close() error {
 	return d.be.close()
 }
 
-// openHost opens the host stand-in for a GPU (see hostBackend), for tests.
-func openHost() (*Device, error) {
+// OpenHost opens a stand-in for a GPU that runs on the CPU: the kernels a
+// GPU would run, compiled by the host's C compiler (gcc or cc) and run one
+// work item after another, and products as a plain loop. It is for
+// testing code that uses a device on machines without a GPU (CI): it
+// follows the GPU's plan step for step, slowly.
+func OpenHost() (*Device, error) {
 	be, err := newHostBackend()
 	if err != nil {
 		return nil, err

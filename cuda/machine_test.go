@@ -27,7 +27,7 @@ func testDevices(t *testing.T) []*Device {
 	} else {
 		t.Logf("no GPU: %v", err)
 	}
-	if d, err := openHost(); err == nil {
+	if d, err := OpenHost(); err == nil {
 		devs = append(devs, d)
 		t.Cleanup(func() { d.Close() })
 	} else {
