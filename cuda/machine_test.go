@@ -39,36 +39,9 @@ func testDevices(t *testing.T) []*Device {
 	return devs
 }
 
-// tolerance is the relative difference allowed between a device's values
-// and the CPU's: float64 to 1e-12, float32 to 1e-5.
-func tolerance(dtype tensor.Dtype) float64 {
-	if dtype == graph.Float32 {
-		return 1e-5
-	}
-	return 1e-12
-}
-
-// closeTo reports the first element where got and want differ by more
-// than tol relative (to max(1, |want|)), or "".
-func closeTo(got, want *tensor.Dense, tol float64) string {
-	if !got.Shape().Eq(want.Shape()) || got.Dtype() != want.Dtype() {
-		return fmt.Sprintf("%v%v, want %v%v", got.Dtype(), got.Shape(), want.Dtype(), want.Shape())
-	}
-	for i := range graph.ShapeSize(want.Shape()) {
-		g, w := graph.Float(got, i), graph.Float(want, i)
-		if math.IsNaN(g) && math.IsNaN(w) {
-			continue
-		}
-		if !(math.Abs(g-w) <= tol*max(1, math.Abs(w))) {
-			return fmt.Sprintf("element %d: %v, want %v", i, g, w)
-		}
-	}
-	return ""
-}
-
-// compareRuns runs prog runs times on the CPU and on dev with the same
-// feeds and checks every output and parameter after each run.
-func compareRuns(t *testing.T, dev *Device, prog *compile.Program, feeds []vm.Feeds, tol float64) *vm.Machine {
+// compareRuns runs prog on the CPU and on dev with each of feeds in turn
+// and compares every output and parameter after each run (compareRun).
+func compareRuns(t *testing.T, dev *Device, prog *compile.Program, feeds []vm.Feeds) *vm.Machine {
 	t.Helper()
 	cpu, err := vm.New(prog, vm.WithThreads(1))
 	if err != nil {
@@ -80,21 +53,8 @@ func compareRuns(t *testing.T, dev *Device, prog *compile.Program, feeds []vm.Fe
 	}
 	t.Cleanup(gpu.Close)
 	for r, f := range feeds {
-		if err := cpu.Run(f); err != nil {
-			t.Fatal(err)
-		}
-		if err := gpu.Run(f); err != nil {
+		if err := compareRun(cpu, gpu, f, append(append([]*graph.Node{}, prog.Outputs()...), prog.Params()...)); err != nil {
 			t.Fatalf("%v: run %d: %v", dev, r, err)
-		}
-		for _, n := range append(append([]*graph.Node{}, prog.Outputs()...), prog.Params()...) {
-			want, _ := cpu.Value(n)
-			got, err := gpu.Value(n)
-			if err != nil {
-				t.Fatalf("%v: run %d: %v", dev, r, err)
-			}
-			if msg := closeTo(got, want, tol); msg != "" {
-				t.Fatalf("%v: run %d: %v: %s", dev, r, n, msg)
-			}
 		}
 	}
 	return gpu
@@ -152,7 +112,7 @@ func TestTrainingStep(t *testing.T) {
 				func() nn.Optimizer { return nn.NewAdam(nn.DefaultAdam().WithLR(0.01)) },
 			} {
 				prog, feeds := mlpStep(t, dtype, opt())
-				compareRuns(t, dev, prog, feeds, tolerance(dtype))
+				compareRuns(t, dev, prog, feeds)
 			}
 		}
 	}
@@ -169,14 +129,8 @@ func checkOnDevices(t *testing.T, outputs []*graph.Node, feeds vm.Feeds, onDevic
 	if err != nil {
 		t.Fatal(err)
 	}
-	tol := tolerance(graph.Float64)
-	for _, n := range outputs {
-		if n.DType() == graph.Float32 {
-			tol = tolerance(graph.Float32)
-		}
-	}
 	for _, dev := range testDevices(t) {
-		m := compareRuns(t, dev, prog, []vm.Feeds{feeds}, tol)
+		m := compareRuns(t, dev, prog, []vm.Feeds{feeds})
 		for i, in := range prog.Instructions() {
 			if m.OnHost(i) && slices.Contains(onDevice, in.Name()) {
 				t.Errorf("%v: %s (node %v) ran on the host", dev, in.Name(), in.Node)
