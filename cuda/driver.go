@@ -30,7 +30,9 @@ type driver struct {
 	cuDeviceGetName           func(name *byte, n int32, dev int32) int32
 	cuDevicePrimaryCtxRetain  func(ctx *uintptr, dev int32) int32
 	cuDevicePrimaryCtxRelease func(dev int32) int32
-	cuCtxSetCurrent           func(ctx uintptr) int32
+	// cuCtxSetCurrent is called before every method's work: through
+	// setCurrent, without reflection.
+	cuCtxSetCurrent uintptr
 
 	cuStreamCreate      func(stream *uintptr, flags uint32) int32
 	cuStreamDestroy     func(stream uintptr) int32
@@ -138,6 +140,14 @@ func (d *driver) resultName(r int32) string {
 	return statusString(r, name, cuResultNames, "CUresult")
 }
 
+// setCurrent makes ctx the calling thread's current context.
+func (d *driver) setCurrent(ctx uintptr) error {
+	if r, _, _ := purego.SyscallN(d.cuCtxSetCurrent, ctx); int32(r) != 0 {
+		return d.check("cuCtxSetCurrent", "", int32(r))
+	}
+	return nil
+}
+
 // check is nil for CUDA_SUCCESS, else the error of driver function fn
 // (doing what, which may be empty) returning r.
 func (d *driver) check(fn, what string, r int32) error {
@@ -186,23 +196,28 @@ func (d *driver) symbols() (needed, backend []symbol) {
 	return needed, backend
 }
 
-func open() (d *driver, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			d, err = nil, fmt.Errorf("cuda: loading %s panicked: %v", driverLibrary, r)
-		}
-	}()
+func open() (*driver, error) {
 	if runtime.GOOS != "linux" {
 		return nil, fmt.Errorf("cuda: the backend loads the NVIDIA driver on Linux only, not on %s", runtime.GOOS)
 	}
-	lib, err := purego.Dlopen(driverLibrary, purego.RTLD_NOW|purego.RTLD_GLOBAL)
+	return openDriver(driverLibrary)
+}
+
+// openDriver loads the driver from path and initialises it.
+func openDriver(path string) (d *driver, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			d, err = nil, fmt.Errorf("cuda: loading %s panicked: %v", path, r)
+		}
+	}()
+	lib, err := purego.Dlopen(path, purego.RTLD_NOW|purego.RTLD_GLOBAL)
 	if err != nil {
-		return nil, fmt.Errorf("cuda: no NVIDIA driver: %s does not load (%v)", driverLibrary, err)
+		return nil, fmt.Errorf("cuda: no NVIDIA driver: %s does not load (%v)", path, err)
 	}
 	d = &driver{}
 	needed, backend := d.symbols()
 	if missing := bind(lib, needed); len(missing) > 0 {
-		return nil, fmt.Errorf("cuda: %s has no %s", driverLibrary, strings.Join(missing, ", "))
+		return nil, fmt.Errorf("cuda: %s has no %s", path, strings.Join(missing, ", "))
 	}
 	bind(lib, []symbol{{"cuGetErrorName", &d.cuGetErrorName}, {"cuFuncGetParamInfo", &d.cuFuncGetParamInfo}})
 	d.missing = bind(lib, backend)

@@ -56,6 +56,9 @@ func newGemmCase(rng *rand.Rand, f32, ta, tb bool, m, n, k, batch, pad int, beta
 		g.strideC = int64(g.ldc*n + pad)
 	}
 	c := &gemmCase{g: g, padding: 1e30}
+	if f32 {
+		c.padding = float64(float32(c.padding))
+	}
 	size := func(stride int64, ld, cols int) int { return int(stride)*(batch-1) + ld*cols }
 	fill := func(n int) []float64 {
 		v := make([]float64, n)

@@ -57,6 +57,7 @@ type gpuBackend struct {
 	// doubles 1 and 0, then the floats 1 and 0 (see scalar).
 	scalars unsafe.Pointer
 
+	images    *imageCache // compiled kernels
 	modules   map[string]*gpuModule
 	graphs    []uintptr // instantiated CUDA graphs, destroyed by close
 	capturing bool
@@ -89,20 +90,10 @@ var errCapturing = errors.New("cuda: not allowed while record captures a CUDA gr
 // buffers for transfers and launch arguments. It loads the driver, NVRTC
 // and cuBLAS (see libraryDirs for where they are looked for) and fails
 // with an error naming what is missing.
-func newGPUBackend(ordinal int) (_ *gpuBackend, err error) {
+func newGPUBackend(ordinal int) (*gpuBackend, error) {
 	d, err := load()
 	if err != nil {
 		return nil, err
-	}
-	if len(d.missing) > 0 {
-		return nil, fmt.Errorf("cuda: %s has no %s: the driver is too old for the GPU backend", driverLibrary, strings.Join(d.missing, ", "))
-	}
-	count, err := Devices()
-	if err != nil {
-		return nil, err
-	}
-	if ordinal < 0 || ordinal >= count {
-		return nil, fmt.Errorf("cuda: no GPU %d: the driver sees %d", ordinal, count)
 	}
 	nv, err := loadNVRTC()
 	if err != nil {
@@ -112,9 +103,25 @@ func newGPUBackend(ordinal int) (_ *gpuBackend, err error) {
 	if err != nil {
 		return nil, err
 	}
+	return openGPU(d, nv, blas, images, ordinal)
+}
+
+// openGPU is newGPUBackend with the libraries loaded, and the cache of
+// compiled kernels.
+func openGPU(d *driver, nv *nvrtc, blas *cublas, cache *imageCache, ordinal int) (_ *gpuBackend, err error) {
+	if len(d.missing) > 0 {
+		return nil, fmt.Errorf("cuda: %s has no %s: the driver is too old for the GPU backend", driverLibrary, strings.Join(d.missing, ", "))
+	}
+	var count int32
+	if err := d.check("cuDeviceGetCount", "", d.cuDeviceGetCount(&count)); err != nil {
+		return nil, err
+	}
+	if ordinal < 0 || ordinal >= int(count) {
+		return nil, fmt.Errorf("cuda: no GPU %d: the driver sees %d", ordinal, count)
+	}
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	g := &gpuBackend{d: d, nv: nv, blas: blas, modules: map[string]*gpuModule{}}
+	g := &gpuBackend{d: d, nv: nv, blas: blas, images: cache, modules: map[string]*gpuModule{}}
 	defer func() {
 		if err != nil {
 			g.release()
@@ -153,7 +160,7 @@ func (b *gpuBackend) open(ordinal int) error {
 	if err := d.check("cuDevicePrimaryCtxRetain", "", d.cuDevicePrimaryCtxRetain(&b.ctx, b.dev)); err != nil {
 		return err
 	}
-	if err := d.check("cuCtxSetCurrent", "", d.cuCtxSetCurrent(b.ctx)); err != nil {
+	if err := d.setCurrent(b.ctx); err != nil {
 		return err
 	}
 	if err := d.check("cuStreamCreate", "non-blocking", d.cuStreamCreate(&b.stream, cuStreamNonBlocking)); err != nil {
@@ -209,7 +216,7 @@ func (b *gpuBackend) enter() error {
 		runtime.UnlockOSThread()
 		return errors.New("cuda: the GPU backend is closed")
 	}
-	if err := b.d.check("cuCtxSetCurrent", "", b.d.cuCtxSetCurrent(b.ctx)); err != nil {
+	if err := b.d.setCurrent(b.ctx); err != nil {
 		runtime.UnlockOSThread()
 		return err
 	}
@@ -289,8 +296,11 @@ func (b *gpuBackend) copy(dst, src ptr, bytes int64) error {
 		return err
 	}
 	defer runtime.UnlockOSThread()
-	return b.d.check("cuMemcpyDtoDAsync_v2", fmt.Sprintf("%d bytes", bytes),
-		b.d.cuMemcpyDtoDAsync(uint64(dst), uint64(src), uint64(bytes), b.stream))
+	// The error's text is made only on an error: this is a hot path.
+	if r := b.d.cuMemcpyDtoDAsync(uint64(dst), uint64(src), uint64(bytes), b.stream); r != 0 {
+		return b.d.check("cuMemcpyDtoDAsync_v2", fmt.Sprintf("%d bytes", bytes), r)
+	}
+	return nil
 }
 
 // close waits for the queued work, then destroys the graphs, modules,
@@ -316,7 +326,7 @@ func (b *gpuBackend) release() error {
 		}
 	}
 	if b.ctx != 0 {
-		keep(d.check("cuCtxSetCurrent", "", d.cuCtxSetCurrent(b.ctx)))
+		keep(d.setCurrent(b.ctx))
 	}
 	if b.stream != 0 {
 		keep(d.check("cuStreamSynchronize", "closing", d.cuStreamSynchronize(b.stream)))

@@ -52,12 +52,12 @@ func (b *gpuBackend) compile(source string) (module, error) {
 	if m := b.modules[key]; m != nil {
 		return m, nil
 	}
-	if image, fromFile := images.get(key); image != nil {
+	if image, fromFile := b.images.get(key); image != nil {
 		m, err := b.loadModule(key, image)
 		if err == nil || !fromFile {
 			return m, err
 		}
-		images.drop(key) // a damaged file: compile afresh
+		b.images.drop(key) // a damaged file: compile afresh
 	}
 	image, err := b.nv.compile(source, opts, b.cubin)
 	if err != nil {
@@ -67,7 +67,7 @@ func (b *gpuBackend) compile(source string) (module, error) {
 	if err != nil {
 		return nil, err
 	}
-	images.put(key, image)
+	b.images.put(key, image)
 	return m, nil
 }
 
@@ -163,9 +163,30 @@ func (b *gpuBackend) launch(f function, threads int64, args []uint64) error {
 	}
 	copy(unsafe.Slice((*uint64)(b.params), len(args)), args)
 	grid, block := launchGrid(threads, b.sms)
-	r, _, _ := purego.SyscallN(b.d.cuLaunchKernel, fn.h, uintptr(grid), 1, 1, uintptr(block), 1, 1,
-		0, b.stream, uintptr(unsafe.Add(b.params, 8*b.paramCap)), 0)
-	return b.d.check("cuLaunchKernel", fmt.Sprintf("%s, %d blocks of %d threads", fn.name, grid, block), int32(r))
+	if r := launchKernel(b.d.cuLaunchKernel, fn.h, grid, block, b.stream, paramPointers(b.params, b.paramCap)); r != 0 {
+		return b.d.check("cuLaunchKernel", fmt.Sprintf("%s, %d blocks of %d threads", fn.name, grid, block), r)
+	}
+	return nil
+}
+
+// launchKernel calls cuLaunchKernel, at addr, for kernel f on a
+// one-dimensional grid of one-dimensional blocks, with no dynamic shared
+// memory, on stream, with the kernel parameters' pointers at params.
+func launchKernel(addr, f uintptr, grid, block uint32, stream uintptr, params unsafe.Pointer) int32 {
+	r, _, _ := purego.SyscallN(addr, f, uintptr(grid), 1, 1, uintptr(block), 1, 1, 0, stream, uintptr(params), 0)
+	return int32(r)
+}
+
+// A params block of n arguments holds n 8-byte values, then n pointers,
+// pointer i to value i: paramPointers is where the pointers start and
+// setParamPointers writes them.
+func paramPointers(block unsafe.Pointer, n int) unsafe.Pointer { return unsafe.Add(block, 8*n) }
+
+func setParamPointers(block unsafe.Pointer, n int) {
+	ptrs := unsafe.Slice((*uintptr)(paramPointers(block, n)), n)
+	for i := range ptrs {
+		ptrs[i] = uintptr(block) + uintptr(8*i)
+	}
 }
 
 // growParams makes the params block hold at least n arguments (at least
@@ -176,10 +197,7 @@ func (b *gpuBackend) growParams(n int) error {
 	if err != nil {
 		return err
 	}
-	ptrs := unsafe.Slice((*uintptr)(unsafe.Add(p, 8*n)), n)
-	for i := range ptrs {
-		ptrs[i] = uintptr(p) + uintptr(8*i)
-	}
+	setParamPointers(p, n)
 	old := b.params
 	b.params, b.paramCap = p, n
 	if old == nil {
@@ -203,7 +221,10 @@ func (b *gpuBackend) gemm(g *gemmCall) error {
 		return err
 	}
 	defer runtime.UnlockOSThread()
-	return b.blas.check(a.fn, a.String(), b.blas.call(b.handle, a, b.scalar(a.f32, 1), b.scalar(a.f32, a.beta)))
+	if r := b.blas.call(b.handle, a, b.scalar(a.f32, 1), b.scalar(a.f32, a.beta)); r != 0 {
+		return b.blas.check(a.fn, a.String(), r)
+	}
+	return nil
 }
 
 // scalar points to v, 1 or 0, as a float (f32) or a double.

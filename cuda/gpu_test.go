@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -135,8 +136,9 @@ func randomFloats(rng *rand.Rand, n int) []float64 {
 // A kernel compiled by NVRTC runs on more elements than its grid has
 // threads; compile errors carry NVRTC's log, and launch checks its
 // arguments against the kernel's parameters.
-func TestGPUKernel(t *testing.T) {
-	b := newTestGPU(t)
+func TestGPUKernel(t *testing.T) { testKernel(t, newTestGPU(t)) }
+
+func testKernel(t *testing.T, b *gpuBackend) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for _, n := range []int{1, 1000, 100003, 3 << 20} {
 		a := randomFloats(rng, n)
@@ -193,8 +195,9 @@ func TestGPUKernel(t *testing.T) {
 // Uploads, downloads and copies of every size come back byte for byte:
 // many small uploads that wrap the staging buffer, their sources reused at
 // once, and transfers larger than it.
-func TestGPUTransfers(t *testing.T) {
-	b := newTestGPU(t)
+func TestGPUTransfers(t *testing.T) { testTransfers(t, newTestGPU(t)) }
+
+func testTransfers(t *testing.T, b *gpuBackend) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	const size = 8 << 20
 	mirror := make([]byte, size)
@@ -254,8 +257,9 @@ func TestGPUTransfers(t *testing.T) {
 
 // cuBLAS computes every shape of gemmCall as the naive product does:
 // float32 to 1e-5, float64 to 1e-12, relative.
-func TestGPUGemm(t *testing.T) {
-	b := newTestGPU(t)
+func TestGPUGemm(t *testing.T) { testGemm(t, newTestGPU(t)) }
+
+func testGemm(t *testing.T, b *gpuBackend) {
 	for _, f32 := range []bool{false, true} {
 		tol := 1e-12
 		if f32 {
@@ -357,8 +361,9 @@ func (r *recordCase) check(t *testing.T, what string, want []float64) {
 // record runs its work once and returns a replay (a CUDA graph) that
 // queues it again after later uploads; without a graph (turned off, or a
 // run that uploads) the replay runs again.
-func TestGPURecord(t *testing.T) {
-	b := newTestGPU(t)
+func TestGPURecord(t *testing.T) { testRecord(t, newTestGPU(t)) }
+
+func testRecord(t *testing.T, b *gpuBackend) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	r := newRecordCase(t, b)
 	want := r.set(t, rng)
@@ -437,6 +442,50 @@ func TestGPURecord(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Logf("%s: %v to queue, %v with the GPU's work, each", c.name, queued/200, time.Since(start)/200)
+	}
+}
+
+// The backend may be called from any goroutine, each on a thread of its
+// own that no call has made the context current on.
+func TestGPUThreads(t *testing.T) { testThreads(t, newTestGPU(t)) }
+
+func testThreads(t *testing.T, b *gpuBackend) {
+	f := twice(t, b)
+	const n = 4096
+	in := make([]float64, n)
+	for i := range in {
+		in[i] = float64(i)
+	}
+	pa, pb := put(t, b, encode(in, false)), put(t, b, make([]byte, 8*n))
+	for g := range 8 {
+		done := make(chan error)
+		go func() {
+			// Locked and never unlocked: the thread ends with the
+			// goroutine, and the next one starts on another.
+			runtime.LockOSThread()
+			data := encode([]float64{float64(g)}, false)
+			if err := b.upload(pa, unsafe.Pointer(&data[0]), 8); err != nil {
+				done <- err
+				return
+			}
+			if err := b.launch(f, n, []uint64{uint64(pa), uint64(pb), n}); err != nil {
+				done <- err
+				return
+			}
+			out := make([]byte, 16)
+			if err := b.download(unsafe.Pointer(&out[0]), pb, 16); err != nil {
+				done <- err
+				return
+			}
+			if got := decode(out, false); got[0] != float64(2*g+1) || got[1] != 3 {
+				done <- fmt.Errorf("goroutine %d: b = %v, want [%d 3]", g, got, 2*g+1)
+				return
+			}
+			done <- nil
+		}()
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 

@@ -39,9 +39,8 @@ func (b *gpuBackend) upload(dst ptr, src unsafe.Pointer, bytes int64) error {
 		}
 		at := unsafe.Add(b.stage, b.stageOff)
 		copy(unsafe.Slice((*byte)(at), n), unsafe.Slice((*byte)(unsafe.Add(src, done)), n))
-		if err := b.d.check("cuMemcpyHtoDAsync_v2", fmt.Sprintf("%d bytes", n),
-			b.d.cuMemcpyHtoDAsync(uint64(dst)+uint64(done), at, uint64(n), b.stream)); err != nil {
-			return err
+		if r := b.d.cuMemcpyHtoDAsync(uint64(dst)+uint64(done), at, uint64(n), b.stream); r != 0 {
+			return b.d.check("cuMemcpyHtoDAsync_v2", fmt.Sprintf("%d bytes", n), r)
 		}
 		b.stageOff = (b.stageOff + n + stageAlign - 1) &^ (stageAlign - 1)
 		done += n
@@ -69,9 +68,8 @@ func (b *gpuBackend) download(dst unsafe.Pointer, src ptr, bytes int64) error {
 	}
 	for done := int64(0); done < bytes; {
 		n := min(bytes-done, b.stageCap)
-		if err := b.d.check("cuMemcpyDtoHAsync_v2", fmt.Sprintf("%d bytes", n),
-			b.d.cuMemcpyDtoHAsync(b.stage, uint64(src)+uint64(done), uint64(n), b.stream)); err != nil {
-			return err
+		if r := b.d.cuMemcpyDtoHAsync(b.stage, uint64(src)+uint64(done), uint64(n), b.stream); r != 0 {
+			return b.d.check("cuMemcpyDtoHAsync_v2", fmt.Sprintf("%d bytes", n), r)
 		}
 		if err := b.syncStream(); err != nil {
 			return err
