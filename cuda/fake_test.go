@@ -2,6 +2,7 @@ package cuda
 
 import (
 	"os"
+	"strings"
 	"testing"
 )
 
@@ -11,23 +12,7 @@ import (
 // tested on machines without a GPU.
 func newFakeGPU(t *testing.T) (*gpuBackend, func() (launches, syncs, queued int64)) {
 	t.Helper()
-	src, err := os.ReadFile("testdata/fakecuda.c")
-	if err != nil {
-		t.Fatal(err)
-	}
-	lib := buildSharedLibrary(t, string(src))
-	d, err := openDriver(lib)
-	if err != nil {
-		t.Fatal(err)
-	}
-	nv, err := openNVRTC([]string{lib})
-	if err != nil {
-		t.Fatal(err)
-	}
-	blas, err := openCuBLAS([]string{lib})
-	if err != nil {
-		t.Fatal(err)
-	}
+	lib, d, nv, blas := loadFake(t)
 	b, err := openGPU(d, nv, blas, &imageCache{mem: map[string][]byte{}}, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -49,6 +34,61 @@ func newFakeGPU(t *testing.T) (*gpuBackend, func() (launches, syncs, queued int6
 		var c [3]int64
 		get(&c[0])
 		return c[0], c[1], c[2]
+	}
+}
+
+// loadFake compiles testdata/fakecuda.c and loads it as the three
+// libraries.
+func loadFake(t *testing.T) (string, *driver, *nvrtc, *cublas) {
+	t.Helper()
+	src, err := os.ReadFile("testdata/fakecuda.c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lib := buildSharedLibrary(t, string(src))
+	d, err := openDriver(lib)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nv, err := openNVRTC([]string{lib})
+	if err != nil {
+		t.Fatal(err)
+	}
+	blas, err := openCuBLAS([]string{lib})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return lib, d, nv, blas
+}
+
+// Errors name the driver's codes by cuGetErrorName, else by the table; a
+// GPU the driver does not see is an error, as is a closed backend.
+func TestFakeErrors(t *testing.T) {
+	_, d, nv, blas := loadFake(t)
+	if got := d.resultName(201); got != "CUDA_ERROR_INVALID_CONTEXT (201)" {
+		t.Errorf("by cuGetErrorName: %q", got)
+	}
+	if got := d.resultName(700); got != "CUDA_ERROR_ILLEGAL_ADDRESS (700)" {
+		t.Errorf("by the table: %q", got)
+	}
+	if _, err := openGPU(d, nv, blas, &imageCache{mem: map[string][]byte{}}, 1); err == nil || !strings.Contains(err.Error(), "no GPU 1: the driver sees 1") {
+		t.Errorf("GPU 1 of 1: %v", err)
+	}
+	b, err := openGPU(d, nv, blas, &imageCache{mem: map[string][]byte{}}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.close(); err != nil {
+		t.Errorf("a second close: %v", err)
+	}
+	if _, err := b.alloc(8); err == nil || !strings.Contains(err.Error(), "closed") {
+		t.Errorf("alloc after close: %v", err)
+	}
+	if _, err := b.compile(twiceSource); err == nil {
+		t.Error("compile after close")
 	}
 }
 

@@ -43,7 +43,7 @@ type gpuBackend struct {
 
 	// stage is pinned host memory that uploads and downloads go through:
 	// uploads are written at stageOff onward, and queued copies read it
-	// until the stream passes them (see stageFor).
+	// until the stream passes them (see upload).
 	stage    unsafe.Pointer
 	stageCap int64
 	stageOff int64
@@ -353,6 +353,7 @@ func (b *gpuBackend) release() error {
 	}
 	if b.ctx != 0 {
 		keep(d.check("cuDevicePrimaryCtxRelease_v2", "", d.cuDevicePrimaryCtxRelease(b.dev)))
+		keep(d.setCurrent(0))
 	}
 	b.graphs, b.modules, b.handle, b.workspace = nil, nil, 0, 0
 	b.stage, b.params, b.scalars, b.stream, b.ctx = nil, nil, nil, 0, 0

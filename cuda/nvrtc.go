@@ -43,9 +43,9 @@ var (
 )
 
 // loadNVRTC loads NVRTC once: the first of systemLibraryCandidates that
-// loads, with the libnvrtc-builtins library of its folder loaded first
-// (NVRTC opens it by name at compile time, which fails where its folder
-// is not on the linker's path).
+// loads, then the libnvrtc-builtins library of its folder (NVRTC opens it
+// by name at compile time, which fails where its folder is not on the
+// linker's path, unless it is loaded already).
 func loadNVRTC() (*nvrtc, error) {
 	nvrtcOnce.Do(func() {
 		defer func() {
@@ -59,10 +59,11 @@ func loadNVRTC() (*nvrtc, error) {
 }
 
 func openNVRTC(paths []string) (*nvrtc, error) {
-	lib, path, err := openFirst("NVRTC ("+strings.Join(nvrtcNames, ", ")+")", paths, preloadBuiltins)
+	lib, path, err := openFirst("NVRTC ("+strings.Join(nvrtcNames, ", ")+")", paths, nil)
 	if err != nil {
 		return nil, err
 	}
+	preloadBuiltins(path)
 	n := &nvrtc{path: path}
 	if missing := bind(lib, []symbol{
 		{"nvrtcVersion", &n.nvrtcVersion},
