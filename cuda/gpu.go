@@ -83,6 +83,9 @@ const (
 // called while record captures: record then replays by running again.
 var errCapturing = errors.New("cuda: not allowed while record captures a CUDA graph (alloc, free, upload, download and sync are not captured)")
 
+// errClosed is the error of a method called after close.
+var errClosed = errors.New("cuda: the GPU backend is closed")
+
 // newGPUBackend opens the GPU of index ordinal (0 for the first): it
 // retains the device's primary context (the one the CUDA runtime, and so
 // cuBLAS, uses), creates a non-blocking stream, a cuBLAS handle on that
@@ -214,7 +217,7 @@ func (b *gpuBackend) enter() error {
 	runtime.LockOSThread()
 	if b.closed {
 		runtime.UnlockOSThread()
-		return errors.New("cuda: the GPU backend is closed")
+		return errClosed
 	}
 	if err := b.d.setCurrent(b.ctx); err != nil {
 		runtime.UnlockOSThread()

@@ -1,7 +1,6 @@
 package cuda
 
 import (
-	"errors"
 	"fmt"
 	"runtime"
 	"unsafe"
@@ -45,7 +44,7 @@ func launchGrid(threads int64, sms int) (grid, block uint32) {
 // source compiled twice is the same module.
 func (b *gpuBackend) compile(source string) (module, error) {
 	if b.closed {
-		return nil, errors.New("cuda: the GPU backend is closed")
+		return nil, errClosed
 	}
 	opts := compileOptions(b.arch)
 	key := imageKey(source, b.arch, b.nv.version, opts)
@@ -54,8 +53,11 @@ func (b *gpuBackend) compile(source string) (module, error) {
 	}
 	if image, fromFile := b.images.get(key); image != nil {
 		m, err := b.loadModule(key, image)
-		if err == nil || !fromFile {
-			return m, err
+		switch {
+		case err == nil:
+			return m, nil
+		case !fromFile:
+			return nil, err
 		}
 		b.images.drop(key) // a damaged file: compile afresh
 	}
@@ -119,7 +121,7 @@ func (d *driver) paramInfo(f uintptr) (n int, wide bool) {
 		switch r := d.cuFuncGetParamInfo(f, uint64(i), &off, &size); {
 		case r == 0:
 			wide = wide && size == 8
-		case r == cudaErrorInvalidValue && i > 0:
+		case r == cuErrorInvalidValue && i > 0:
 			return i, wide
 		default:
 			return -1, false
