@@ -72,7 +72,7 @@ const (
 	cuDeviceAttributeComputeCapabilityMinor = 76
 	cuStreamNonBlocking                     = 0x1
 	cuStreamCaptureModeRelaxed              = 2
-	cuErrorInvalidValue                   = 1
+	cuErrorInvalidValue                     = 1
 )
 
 var (
