@@ -1,7 +1,6 @@
 package cuda
 
 import (
-	"errors"
 	"sync"
 
 	"github.com/nabla-go/nabla/compile"
@@ -66,10 +65,13 @@ func OpenHost() (*Device, error) {
 	return &Device{be: be, name: be.String()}, nil
 }
 
-// Open opens GPU number ordinal (0 for the first).
+// Open opens GPU number ordinal (0 for the first): it loads the driver,
+// NVRTC and cuBLAS (see Available and the README for where they are
+// looked for), or says which is missing.
 func Open(ordinal int) (*Device, error) {
-	if err := Available(); err != nil {
+	be, err := newGPUBackend(ordinal)
+	if err != nil {
 		return nil, err
 	}
-	return nil, errors.New("cuda: the GPU backend is not built yet")
+	return &Device{be: be, name: be.String()}, nil
 }

@@ -146,7 +146,7 @@ func (e *executable) Write(slot int, src *tensor.Dense) error {
 	e.dev.mu.Lock()
 	defer e.dev.mu.Unlock()
 	if e.closed {
-		return errClosed
+		return errUnloaded
 	}
 	return e.write(slot, src)
 }
@@ -167,7 +167,7 @@ func (e *executable) Read(slot int, dst *tensor.Dense) error {
 	e.dev.mu.Lock()
 	defer e.dev.mu.Unlock()
 	if e.closed {
-		return errClosed
+		return errUnloaded
 	}
 	return e.read(slot, dst)
 }
@@ -200,7 +200,7 @@ func dataOf(t *tensor.Dense) unsafe.Pointer {
 	return nil
 }
 
-var errClosed = errors.New("the program was unloaded (the machine is closed)")
+var errUnloaded = errors.New("the program was unloaded (the machine is closed)")
 
 // OnHost reports whether instruction i runs on the host.
 func (e *executable) OnHost(i int) bool { return e.plan.onHost[i] }
@@ -211,7 +211,7 @@ func (e *executable) Run(opts vm.RunOptions) error {
 	e.dev.mu.Lock()
 	defer e.dev.mu.Unlock()
 	if e.closed {
-		return errClosed
+		return errUnloaded
 	}
 	fast := !opts.CheckFinite && opts.Times == nil
 	if fast && e.replay != nil {

@@ -11,12 +11,14 @@ import (
 // graph's replay.
 const graphsEnv = "NABLA_CUDA_GRAPHS"
 
-// record runs run, then captures a second run into a CUDA graph and
-// returns a replay that launches the graph on the stream.
+// record captures run into a CUDA graph and returns a replay that
+// launches the graph on the stream: the captured work is not done until
+// replay is called (see backend).
 //
-// The first run executes the work (capturing only records it) and does
-// once, outside the capture, what must not happen inside it: cuBLAS's
-// and the driver's first-use set-up. The capture is in relaxed mode
+// The caller has run the same work once, outside any capture (a machine
+// runs its first run step by step), which did what must not happen inside
+// a capture: cuBLAS's and the driver's first-use set-up. The capture is
+// in relaxed mode
 // (CU_STREAM_CAPTURE_MODE_RELAXED): the other modes forbid this thread
 // calls the driver deems unsafe during a capture, which cuBLAS or a lazily
 // loaded kernel may make, and would fail the capture for them; the methods
@@ -27,8 +29,7 @@ const graphsEnv = "NABLA_CUDA_GRAPHS"
 // If the capture fails (run returns an error while capturing, the driver
 // refuses a call or the graph, or $NABLA_CUDA_GRAPHS is 0), the returned
 // replay is run itself, which queues the same work, only slower; why is
-// kept in captureErr. Run is then called twice by record either way: once
-// to execute and once to capture (or not, on failure).
+// kept in captureErr. What a failed capture queued is not done.
 func (b *gpuBackend) record(run func() error) (func() error, error) {
 	if err := b.enter(); err != nil {
 		return nil, err
@@ -36,9 +37,6 @@ func (b *gpuBackend) record(run func() error) (func() error, error) {
 	defer runtime.UnlockOSThread()
 	if b.capturing {
 		return nil, errors.New("cuda: record inside record")
-	}
-	if err := run(); err != nil {
-		return nil, err
 	}
 	replay, err := b.capture(run)
 	b.captureErr = err
