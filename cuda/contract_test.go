@@ -63,6 +63,22 @@ func TestMachineContract(t *testing.T) {
 			if e.Runs == 0 {
 				t.Errorf("%v: profile: instruction %d (%s) never ran", dev, e.Instruction, e.Op)
 			}
+			if e.OnHost != m.OnHost(e.Instruction) {
+				t.Errorf("%v: profile: instruction %d (%s): OnHost %v, the machine says %v", dev, e.Instruction, e.Op, e.OnHost, m.OnHost(e.Instruction))
+			}
+		}
+		var table strings.Builder
+		if err := prof.WriteTable(&table, 0); err != nil {
+			t.Fatal(err)
+		}
+		hosted := 0
+		for i := range prog.Instructions() {
+			if m.OnHost(i) {
+				hosted++
+			}
+		}
+		if got := strings.Count(table.String(), "(on the host)"); got != hosted {
+			t.Errorf("%v: the profile's table marks %d instructions as on the host, want %d:\n%s", dev, got, hosted, table.String())
 		}
 		// Close: the machine goes on on the CPU from the device's values.
 		if err := m.Run(feeds[2]); err != nil {
