@@ -57,11 +57,16 @@ func (d *Device) Close() error {
 // work item after another, and products as a plain loop. It is for
 // testing code that uses a device on machines without a GPU (CI): it
 // follows the GPU's plan step for step, slowly.
-func OpenHost() (*Device, error) {
+func OpenHost() (*Device, error) { return openHost(false) }
+
+// openHost opens the host stand-in, running each kernel's work items from
+// the last to the first when reverse is set.
+func openHost(reverse bool) (*Device, error) {
 	be, err := newHostBackend()
 	if err != nil {
 		return nil, err
 	}
+	be.reverse = reverse
 	return &Device{be: be, name: be.String()}, nil
 }
 

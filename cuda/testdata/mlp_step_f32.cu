@@ -4,12 +4,18 @@
 #define KERNEL
 #define FIRST 0
 #define STRIDE 1
+#ifdef NABLA_REVERSE
+#define ITEM(k, n) ((n) - 1 - (k))
+#else
+#define ITEM(k, n) (k)
+#endif
 #define ATOMIC_ADD(p, v) (*(p) += (v))
 #else
 #define DEVICE __device__
 #define KERNEL extern "C" __global__
 #define FIRST ((long long)blockIdx.x * blockDim.x + threadIdx.x)
 #define STRIDE ((long long)gridDim.x * blockDim.x)
+#define ITEM(k, n) (k)
 #define ATOMIC_ADD(p, v) atomicAdd((p), (v))
 #endif
 typedef long long i64;
@@ -40,7 +46,8 @@ static DEVICE inline T nb_gelu_tanh(T x) {
 	return (T)0.5 * x * ((T)1 + tanhf((T)0.7978845608028654 * (x + (T)0.044715 * x * x * x)));
 }
 KERNEL void k0(const float *__restrict__ in0, float *__restrict__ out0, long long n) {
-	for (long long i = FIRST; i < n; i += STRIDE) {
+	for (long long k_ = FIRST; k_ < n; k_ += STRIDE) {
+		const long long i = ITEM(k_, n);
 		out0[i] = in0[(i / 1 % 16) * 1];
 	}
 }
@@ -48,7 +55,8 @@ KERNEL void k0(const float *__restrict__ in0, float *__restrict__ out0, long lon
 void k0_host(const unsigned long long *a) { k0((const float *)a[0], (float *)a[1], (long long )a[2]); }
 #endif
 KERNEL void k1(const float *in0, float *out0, long long n) {
-	for (long long i = FIRST; i < n; i += STRIDE) {
+	for (long long k_ = FIRST; k_ < n; k_ += STRIDE) {
+		const long long i = ITEM(k_, n);
 		const T x0 = in0[i];
 		const T s0 = tanhf(x0);
 		out0[i] = s0;
@@ -58,7 +66,8 @@ KERNEL void k1(const float *in0, float *out0, long long n) {
 void k1_host(const unsigned long long *a) { k1((const float *)a[0], (float *)a[1], (long long )a[2]); }
 #endif
 KERNEL void k2(const float *__restrict__ in0, float *__restrict__ out0, long long n) {
-	for (long long i = FIRST; i < n; i += STRIDE) {
+	for (long long k_ = FIRST; k_ < n; k_ += STRIDE) {
+		const long long i = ITEM(k_, n);
 		out0[i] = in0[(i / 1 % 8) * 1];
 	}
 }
@@ -66,7 +75,8 @@ KERNEL void k2(const float *__restrict__ in0, float *__restrict__ out0, long lon
 void k2_host(const unsigned long long *a) { k2((const float *)a[0], (float *)a[1], (long long )a[2]); }
 #endif
 KERNEL void k3(const float *__restrict__ in0, float *__restrict__ out0, long long n) {
-	for (long long i = FIRST; i < n; i += STRIDE) {
+	for (long long k_ = FIRST; k_ < n; k_ += STRIDE) {
+		const long long i = ITEM(k_, n);
 		out0[i] = in0[(i / 1 % 5) * 1];
 	}
 }
@@ -74,7 +84,8 @@ KERNEL void k3(const float *__restrict__ in0, float *__restrict__ out0, long lon
 void k3_host(const unsigned long long *a) { k3((const float *)a[0], (float *)a[1], (long long )a[2]); }
 #endif
 KERNEL void k4(const float *in0, const float *in1, float *out0, long long n) {
-	for (long long i = FIRST; i < n; i += STRIDE) {
+	for (long long k_ = FIRST; k_ < n; k_ += STRIDE) {
+		const long long i = ITEM(k_, n);
 		const T x0 = in0[i];
 		const T x1 = in1[i];
 		const T s0 = (x0 - x1);
@@ -86,7 +97,8 @@ KERNEL void k4(const float *in0, const float *in1, float *out0, long long n) {
 void k4_host(const unsigned long long *a) { k4((const float *)a[0], (const float *)a[1], (float *)a[2], (long long )a[3]); }
 #endif
 KERNEL void k5(const float *in0, const float *in1, const float *in2, float *out0, long long n) {
-	for (long long i = FIRST; i < n; i += STRIDE) {
+	for (long long k_ = FIRST; k_ < n; k_ += STRIDE) {
+		const long long i = ITEM(k_, n);
 		const T x0 = in0[i];
 		const T x1 = in1[i];
 		const T x2 = in2[0];
@@ -100,7 +112,8 @@ KERNEL void k5(const float *in0, const float *in1, const float *in2, float *out0
 void k5_host(const unsigned long long *a) { k5((const float *)a[0], (const float *)a[1], (const float *)a[2], (float *)a[3], (long long )a[4]); }
 #endif
 KERNEL void k6(const float *in0, const float *in1, const float *in2, const float *in3, const float *in4, float *out0, float *out1, float *out2, long long n) {
-	for (long long i = FIRST; i < n; i += STRIDE) {
+	for (long long k_ = FIRST; k_ < n; k_ += STRIDE) {
+		const long long i = ITEM(k_, n);
 		const T x0 = in0[i];
 		const T x1 = in1[i];
 		const T x2 = in2[i];
@@ -122,7 +135,8 @@ KERNEL void k6(const float *in0, const float *in1, const float *in2, const float
 void k6_host(const unsigned long long *a) { k6((const float *)a[0], (const float *)a[1], (const float *)a[2], (const float *)a[3], (const float *)a[4], (float *)a[5], (float *)a[6], (float *)a[7], (long long )a[8]); }
 #endif
 KERNEL void k7(const float *in0, const float *in1, const float *in2, const float *in3, const float *in4, const float *in5, const float *in6, float *out0, float *out1, float *out2, long long n) {
-	for (long long i = FIRST; i < n; i += STRIDE) {
+	for (long long k_ = FIRST; k_ < n; k_ += STRIDE) {
+		const long long i = ITEM(k_, n);
 		const T x0 = in0[i];
 		const T x1 = in1[i];
 		const T x2 = in2[i];
