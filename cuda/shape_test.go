@@ -27,12 +27,19 @@ func checkOpKernels(t *testing.T, outputs []*graph.Node, feeds vm.Feeds, names .
 	if err != nil {
 		t.Fatal(err)
 	}
+	requireOps(t, prog, names...)
+	checkOnDevices(t, outputs, feeds, names...)
+}
+
+// requireOps fails the test unless prog holds an instruction of each op
+// named.
+func requireOps(t *testing.T, prog *compile.Program, names ...string) {
+	t.Helper()
 	for _, name := range names {
 		if !slices.ContainsFunc(prog.Instructions(), func(in compile.Instruction) bool { return in.Name() == name }) {
 			t.Fatalf("the program holds no %s instruction", name)
 		}
 	}
-	checkOnDevices(t, outputs, feeds, names...)
 }
 
 // opValues returns a tensor of the given dtype and shape holding distinct
