@@ -18,76 +18,74 @@ import (
 // for Gather, and the other way round for ScatterAdd: rows is the
 // table's first dimension, row the rest of its shape.
 var gatherCases = []struct {
-	name    string
 	rows    int
 	row     []int
 	indices []int64
 	shape   []int // the indices'
 }{
-	{"vector of indices", 5, []int{3}, []int64{4, 0, 2, 4, 1, 4}, []int{6}},
-	{"matrix of indices", 4, []int{2, 3}, []int64{3, 3, 0, 1, 2, 3}, []int{2, 3}},
-	{"rows of one element", 6, nil, []int64{5, 1, 1, 0}, []int{4}},
-	{"one index", 3, []int{4}, []int64{2}, nil},
-	{"one row", 1, []int{2}, []int64{0, 0, 0}, []int{3, 1}},
+	{5, []int{3}, []int64{4, 0, 2, 4, 1, 4}, []int{6}},
+	{4, []int{2, 3}, []int64{3, 3, 0, 1, 2, 3}, []int{2, 3}},
+	{6, nil, []int64{5, 1, 1, 0}, []int{4}},
+	{3, []int{4}, []int64{2}, nil},
+	{1, []int{2}, []int64{0, 0, 0}, []int{3, 1}},
 }
 
 // indexDTypes are the dtypes indices are given in: the integer dtypes,
 // and integer values held as floats of the data's dtype (nil here).
 var indexDTypes = []*tensor.Dtype{&graph.Int64, &graph.Int32, nil}
 
-// runGatherCases builds, for each case, data dtype and index dtype, a
-// graph of a table or updates x and indices, and checks build's nodes on
-// the devices, with the op names.
-func runGatherCases(t *testing.T, build func(t *testing.T, g *graph.Graph, feeds vm.Feeds, rng *rand.Rand, rows int, x, indices *graph.Node) []*graph.Node, scatter bool, names ...string) {
-	for _, c := range gatherCases {
-		for _, dtype := range floatDTypes {
+// runGatherCases builds, for each data dtype, one graph holding every
+// case in every index dtype: a table (or, with scatter, updates) x and
+// indices, then build's nodes of them. It checks the nodes on the
+// devices, with the op names, and then runs them twice more on each
+// device, so that a kernel that does not overwrite its output shows.
+func runGatherCases(t *testing.T, scatter bool, build func(x, indices *graph.Node, rows int) *graph.Node, names ...string) {
+	for _, dtype := range floatDTypes {
+		rng := rand.New(rand.NewPCG(8, 9))
+		g := graph.New()
+		feeds := vm.Feeds{}
+		var outputs []*graph.Node
+		for _, c := range gatherCases {
 			for _, idt := range indexDTypes {
 				indexDType := dtype
 				if idt != nil {
 					indexDType = *idt
 				}
-				t.Run(fmt.Sprintf("%s/%v/%v indices", c.name, dtype, indexDType), func(t *testing.T) {
-					rng := rand.New(rand.NewPCG(8, uint64(len(c.name))))
-					g := graph.New()
-					feeds := vm.Feeds{}
-					shape := append([]int{c.rows}, c.row...)
-					if scatter {
-						shape = append(append([]int{}, c.shape...), c.row...)
-					}
-					x := opInput(t, g, feeds, rng, dtype, shape...)
-					indices := g.Input("indices", indexDType, c.shape...)
-					var err error
-					if feeds[indices], err = graph.FromInt64s(indexDType, c.indices, c.shape...); err != nil {
-						t.Fatal(err)
-					}
-					checkOpKernels(t, build(t, g, feeds, rng, c.rows, x, indices), feeds, names...)
-				})
+				shape := append([]int{c.rows}, c.row...)
+				if scatter {
+					shape = append(append([]int{}, c.shape...), c.row...)
+				}
+				x := opInput(t, g, feeds, rng, dtype, shape...)
+				indices := g.Input(fmt.Sprintf("indices%d", len(feeds)), indexDType, c.shape...)
+				var err error
+				if feeds[indices], err = graph.FromInt64s(indexDType, c.indices, c.shape...); err != nil {
+					t.Fatal(err)
+				}
+				y := build(x, indices, c.rows)
+				outputs = append(append(outputs, y), opGrads(t, g, feeds, rng, y, x)...)
 			}
+		}
+		checkOpKernels(t, outputs, feeds, names...)
+		prog, err := compile.Compile(outputs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, dev := range testDevices(t) {
+			compareRuns(t, dev, prog, []vm.Feeds{feeds, feeds}, tolerance(dtype))
 		}
 	}
 }
 
 func TestGatherKernel(t *testing.T) {
-	runGatherCases(t, func(t *testing.T, g *graph.Graph, feeds vm.Feeds, rng *rand.Rand, _ int, table, indices *graph.Node) []*graph.Node {
-		y := ops.Gather(table, indices)
-		return append([]*graph.Node{y}, opGrads(t, g, feeds, rng, y, table)...)
-	}, false, "Gather", "ScatterAdd")
+	runGatherCases(t, false, func(table, indices *graph.Node, _ int) *graph.Node { return ops.Gather(table, indices) },
+		"Gather", "ScatterAdd")
 }
 
 func TestScatterAddKernel(t *testing.T) {
-	runGatherCases(t, func(t *testing.T, g *graph.Graph, feeds vm.Feeds, rng *rand.Rand, rows int, updates, indices *graph.Node) []*graph.Node {
-		y := ops.ScatterAdd(updates, indices, rows)
-		// A second run adds onto the first's output unless the kernels
-		// start from zeros.
-		prog, err := compile.Compile([]*graph.Node{y})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, dev := range testDevices(t) {
-			compareRuns(t, dev, prog, []vm.Feeds{feeds, feeds}, tolerance(y.DType()))
-		}
-		return append([]*graph.Node{y}, opGrads(t, g, feeds, rng, y, updates)...)
-	}, true, "ScatterAdd", "Gather")
+	runGatherCases(t, true, func(updates, indices *graph.Node, rows int) *graph.Node {
+		return ops.ScatterAdd(updates, indices, rows)
+	},
+		"ScatterAdd", "Gather")
 }
 
 // An index out of range, or a float index that is not an integer, cannot

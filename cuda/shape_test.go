@@ -82,61 +82,53 @@ func opGrads(t *testing.T, g *graph.Graph, feeds vm.Feeds, rng *rand.Rand, y *gr
 
 // shapeCase is a test of one op on one input shape: build applies it.
 type shapeCase struct {
-	name  string
 	shape []int
 	build func(x *graph.Node) *graph.Node
 }
 
-// runShapeCases runs each case in float64 and float32: the op's output on
-// the device (op must run there), then its gradient, whose ops named in
-// gradOps must run there too.
+// runShapeCases runs the cases in float64 and float32, all of a dtype in
+// one program: their outputs, where op must run on the device, and their
+// inputs' gradients, where the ops named in gradOps must.
 func runShapeCases(t *testing.T, op string, gradOps []string, cases []shapeCase) {
-	for _, c := range cases {
-		for _, dtype := range floatDTypes {
-			t.Run(fmt.Sprintf("%s/%v", c.name, dtype), func(t *testing.T) {
-				rng := rand.New(rand.NewPCG(uint64(len(c.name)), 7))
-				g := graph.New()
-				feeds := vm.Feeds{}
-				x := opInput(t, g, feeds, rng, dtype, c.shape...)
-				y := c.build(x)
-				checkOpKernels(t, []*graph.Node{y}, feeds, op)
-				checkOpKernels(t, opGrads(t, g, feeds, rng, y, x), feeds, gradOps...)
-			})
+	for _, dtype := range floatDTypes {
+		rng := rand.New(rand.NewPCG(7, 7))
+		g := graph.New()
+		feeds := vm.Feeds{}
+		var outputs []*graph.Node
+		for _, c := range cases {
+			x := opInput(t, g, feeds, rng, dtype, c.shape...)
+			y := c.build(x)
+			outputs = append(append(outputs, y), opGrads(t, g, feeds, rng, y, x)...)
 		}
+		checkOpKernels(t, outputs, feeds, append([]string{op}, gradOps...)...)
 	}
 }
 
 func TestBroadcastToKernel(t *testing.T) {
 	cases := []shapeCase{
-		{"leading and inner axes", []int{3, 1, 4}, func(x *graph.Node) *graph.Node { return ops.BroadcastTo(x, 2, 3, 5, 4) }},
-		{"last axis", []int{2, 1}, func(x *graph.Node) *graph.Node { return ops.BroadcastTo(x, 2, 3) }},
-		{"first axis", []int{1, 5}, func(x *graph.Node) *graph.Node { return ops.BroadcastTo(x, 4, 5) }},
-		{"vector to matrix", []int{5}, func(x *graph.Node) *graph.Node { return ops.BroadcastTo(x, 3, 5) }},
-		{"one element", []int{1}, func(x *graph.Node) *graph.Node { return ops.BroadcastTo(x, 4, 3) }},
-		{"scalar", nil, func(x *graph.Node) *graph.Node { return ops.BroadcastTo(x, 2, 2) }},
-		{"alternate ones", []int{1, 3, 1, 2}, func(x *graph.Node) *graph.Node { return ops.BroadcastTo(x, 2, 3, 4, 2) }},
+		{[]int{3, 1, 4}, func(x *graph.Node) *graph.Node { return ops.BroadcastTo(x, 2, 3, 5, 4) }},
+		{[]int{2, 1}, func(x *graph.Node) *graph.Node { return ops.BroadcastTo(x, 2, 3) }},
+		{[]int{1, 5}, func(x *graph.Node) *graph.Node { return ops.BroadcastTo(x, 4, 5) }},
+		{[]int{5}, func(x *graph.Node) *graph.Node { return ops.BroadcastTo(x, 3, 5) }},
+		{[]int{1}, func(x *graph.Node) *graph.Node { return ops.BroadcastTo(x, 4, 3) }},
+		{nil, func(x *graph.Node) *graph.Node { return ops.BroadcastTo(x, 2, 2) }},
+		{[]int{1, 3, 1, 2}, func(x *graph.Node) *graph.Node { return ops.BroadcastTo(x, 2, 3, 4, 2) }},
+		// BroadcastTo is SumTo's gradient.
+		{[]int{2, 3, 4}, func(x *graph.Node) *graph.Node { return ops.SumTo(x, 3, 1) }},
 	}
 	runShapeCases(t, "BroadcastTo", nil, cases)
-	// BroadcastTo is SumTo's gradient.
-	for _, dtype := range floatDTypes {
-		rng := rand.New(rand.NewPCG(3, 4))
-		g := graph.New()
-		feeds := vm.Feeds{}
-		x := opInput(t, g, feeds, rng, dtype, 2, 3, 4)
-		checkOpKernels(t, opGrads(t, g, feeds, rng, ops.SumTo(x, 3, 1), x), feeds, "BroadcastTo")
-	}
 }
 
 func TestTransposeKernel(t *testing.T) {
 	var cases []shapeCase
 	perms := [][]int{{0, 2, 1}, {1, 0, 2}, {1, 2, 0}, {2, 0, 1}, {2, 1, 0}}
 	for _, perm := range perms {
-		cases = append(cases, shapeCase{fmt.Sprint(perm), []int{2, 3, 4}, func(x *graph.Node) *graph.Node { return ops.Transpose(x, perm...) }})
+		cases = append(cases, shapeCase{[]int{2, 3, 4}, func(x *graph.Node) *graph.Node { return ops.Transpose(x, perm...) }})
 	}
 	cases = append(cases,
-		shapeCase{"matrix", []int{5, 3}, func(x *graph.Node) *graph.Node { return ops.Transpose(x) }},
-		shapeCase{"size-1 axes", []int{1, 5, 1, 3}, func(x *graph.Node) *graph.Node { return ops.Transpose(x, 3, 1, 0, 2) }},
-		shapeCase{"rank 5", []int{2, 3, 1, 4, 2}, func(x *graph.Node) *graph.Node { return ops.Transpose(x, 4, 2, 0, 3, 1) }},
+		shapeCase{[]int{5, 3}, func(x *graph.Node) *graph.Node { return ops.Transpose(x) }},
+		shapeCase{[]int{1, 5, 1, 3}, func(x *graph.Node) *graph.Node { return ops.Transpose(x, 3, 1, 0, 2) }},
+		shapeCase{[]int{2, 3, 1, 4, 2}, func(x *graph.Node) *graph.Node { return ops.Transpose(x, 4, 2, 0, 3, 1) }},
 	)
 	runShapeCases(t, "Transpose", []string{"Transpose"}, cases)
 }
@@ -146,13 +138,13 @@ func TestSliceKernel(t *testing.T) {
 		return func(x *graph.Node) *graph.Node { return ops.Slice(x, axis, start, end) }
 	}
 	runShapeCases(t, "Slice", []string{"Pad"}, []shapeCase{
-		{"first axis", []int{4, 5, 6}, slice(0, 1, 3)},
-		{"middle axis", []int{4, 5, 6}, slice(1, 2, 5)},
-		{"last axis", []int{4, 5, 6}, slice(2, 0, 4)},
-		{"negative axis", []int{4, 5, 6}, slice(-1, 3, 6)},
-		{"one index", []int{4, 5, 6}, slice(1, 4, 5)},
-		{"size-1 axis", []int{3, 1, 2}, slice(1, 0, 1)},
-		{"vector", []int{9}, slice(0, 2, 7)},
+		{[]int{4, 5, 6}, slice(0, 1, 3)},
+		{[]int{4, 5, 6}, slice(1, 2, 5)},
+		{[]int{4, 5, 6}, slice(2, 0, 4)},
+		{[]int{4, 5, 6}, slice(-1, 3, 6)},
+		{[]int{4, 5, 6}, slice(1, 4, 5)},
+		{[]int{3, 1, 2}, slice(1, 0, 1)},
+		{[]int{9}, slice(0, 2, 7)},
 	})
 }
 
@@ -161,23 +153,18 @@ func TestPadKernel(t *testing.T) {
 		return func(x *graph.Node) *graph.Node { return ops.Pad(x, axis, before, after) }
 	}
 	runShapeCases(t, "Pad", []string{"Slice"}, []shapeCase{
-		{"first axis", []int{3, 4, 2}, pad(0, 1, 2)},
-		{"middle axis", []int{3, 4, 2}, pad(1, 2, 0)},
-		{"last axis", []int{3, 4, 2}, pad(2, 0, 3)},
-		{"negative axis", []int{3, 4, 2}, pad(-2, 1, 1)},
-		{"size-1 axis", []int{2, 1, 3}, pad(1, 1, 1)},
-		{"vector", []int{5}, pad(0, 3, 2)},
+		{[]int{3, 4, 2}, pad(0, 1, 2)},
+		{[]int{3, 4, 2}, pad(1, 2, 0)},
+		{[]int{3, 4, 2}, pad(2, 0, 3)},
+		{[]int{3, 4, 2}, pad(-2, 1, 1)},
+		{[]int{2, 1, 3}, pad(1, 1, 1)},
+		{[]int{5}, pad(0, 3, 2)},
+		{[]int{3, 0, 2}, pad(1, 1, 2)}, // all zeros
 	})
-	// An empty axis padded is all zeros.
-	for _, dtype := range floatDTypes {
-		g := graph.New()
-		x := g.Input("x", dtype, 3, 0, 2)
-		checkOpKernels(t, []*graph.Node{ops.Pad(x, 1, 1, 2)}, vm.Feeds{x: graph.NewDense(dtype, 3, 0, 2)}, "Pad")
-	}
 }
 
 func TestConcatKernel(t *testing.T) {
-	for _, c := range []struct {
+	cases := []struct {
 		axis   int
 		shapes [][]int
 	}{
@@ -188,26 +175,24 @@ func TestConcatKernel(t *testing.T) {
 		{0, [][]int{{3}, {4}}},
 		{1, [][]int{{2, 0, 3}, {2, 2, 3}}},
 		{0, [][]int{{1, 2}}},
-	} {
-		for _, dtype := range floatDTypes {
-			t.Run(fmt.Sprintf("%d%v/%v", c.axis, c.shapes, dtype), func(t *testing.T) {
-				rng := rand.New(rand.NewPCG(5, 6))
-				g := graph.New()
-				feeds := vm.Feeds{}
-				var xs []*graph.Node
-				for _, s := range c.shapes {
-					xs = append(xs, opInput(t, g, feeds, rng, dtype, s...))
+	}
+	for _, dtype := range floatDTypes {
+		rng := rand.New(rand.NewPCG(5, 6))
+		g := graph.New()
+		feeds := vm.Feeds{}
+		var outputs []*graph.Node
+		for _, c := range cases {
+			var xs, nonEmpty []*graph.Node
+			for _, s := range c.shapes {
+				x := opInput(t, g, feeds, rng, dtype, s...)
+				xs = append(xs, x)
+				if x.Type().Size() > 0 {
+					nonEmpty = append(nonEmpty, x)
 				}
-				y := ops.Concat(c.axis, xs...)
-				checkOpKernels(t, []*graph.Node{y}, feeds, "Concat")
-				var nonEmpty []*graph.Node
-				for _, x := range xs {
-					if x.Type().Size() > 0 {
-						nonEmpty = append(nonEmpty, x)
-					}
-				}
-				checkOpKernels(t, opGrads(t, g, feeds, rng, y, nonEmpty...), feeds, "Slice")
-			})
+			}
+			y := ops.Concat(c.axis, xs...)
+			outputs = append(append(outputs, y), opGrads(t, g, feeds, rng, y, nonEmpty...)...)
 		}
+		checkOpKernels(t, outputs, feeds, "Concat", "Slice")
 	}
 }
