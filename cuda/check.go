@@ -114,7 +114,7 @@ func closeTo(got, want *tensor.Dense, tol float64) string {
 	}
 	for i := range graph.ShapeSize(want.Shape()) {
 		g, w := graph.Float(got, i), graph.Float(want, i)
-		if math.IsNaN(g) && math.IsNaN(w) {
+		if g == w || math.IsNaN(g) && math.IsNaN(w) { // equal infinities too
 			continue
 		}
 		if !(math.Abs(g-w) <= tol*max(1, math.Abs(w))) {
