@@ -62,6 +62,14 @@ var w3Quantities = []string{"grad", "hvp", "hvp-rev", "hessian"}
 // machine with the given threads; it returns the node computed too.
 func (n *w3Network) machine(tb testing.TB, quantity string, threads int) (*vm.Machine, vm.Feeds, *graph.Node) {
 	tb.Helper()
+	prog, feeds, out := n.program(tb, quantity)
+	return newMachine(tb, prog, threads), feeds, out
+}
+
+// program compiles the named quantity; it returns the program's feeds and
+// the node computed too.
+func (n *w3Network) program(tb testing.TB, quantity string) (*compile.Program, vm.Feeds, *graph.Node) {
+	tb.Helper()
 	var out *graph.Node
 	var err error
 	switch quantity {
@@ -92,12 +100,11 @@ func (n *w3Network) machine(tb testing.TB, quantity string, threads int) (*vm.Ma
 	if err != nil {
 		tb.Fatal(err)
 	}
-	m := newMachine(tb, prog, threads)
 	feeds := vm.Feeds{n.x: mustDense(graph.Float64, n.x0, 1, w3Dim)}
 	if quantity == "hvp" || quantity == "hvp-rev" {
 		feeds[n.v] = mustDense(graph.Float64, n.v0, 1, w3Dim)
 	}
-	return m, feeds, out
+	return prog, feeds, out
 }
 
 // closedFormHessian is W3's Hessian by hand. With z1 = xW1 + b1,

@@ -1,7 +1,6 @@
 package cuda
 
 import (
-	"errors"
 	"sync"
 
 	"github.com/nabla-go/nabla/compile"
@@ -53,19 +52,31 @@ func (d *Device) Close() error {
 	return d.be.close()
 }
 
-// openHost opens the host stand-in for a GPU (see hostBackend), for tests.
-func openHost() (*Device, error) {
+// OpenHost opens a stand-in for a GPU that runs on the CPU: the kernels a
+// GPU would run, compiled by the host's C compiler (gcc or cc) and run one
+// work item after another, and products as a plain loop. It is for
+// testing code that uses a device on machines without a GPU (CI): it
+// follows the GPU's plan step for step, slowly.
+func OpenHost() (*Device, error) { return openHost(false) }
+
+// openHost opens the host stand-in, running each kernel's work items from
+// the last to the first when reverse is set.
+func openHost(reverse bool) (*Device, error) {
 	be, err := newHostBackend()
 	if err != nil {
 		return nil, err
 	}
+	be.reverse = reverse
 	return &Device{be: be, name: be.String()}, nil
 }
 
-// Open opens GPU number ordinal (0 for the first).
+// Open opens GPU number ordinal (0 for the first): it loads the driver,
+// NVRTC and cuBLAS (see Available and the README for where they are
+// looked for), or says which is missing.
 func Open(ordinal int) (*Device, error) {
-	if err := Available(); err != nil {
+	be, err := newGPUBackend(ordinal)
+	if err != nil {
 		return nil, err
 	}
-	return nil, errors.New("cuda: the GPU backend is not built yet")
+	return &Device{be: be, name: be.String()}, nil
 }

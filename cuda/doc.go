@@ -1,9 +1,27 @@
-// Package cuda is the beginning of nabla's GPU backend: it writes the CUDA C
-// kernels that a GPU machine will compile with NVRTC. So far it generates
-// one kernel per elementwise fusion group of a compiled program
-// (FusedSource); a host-compiled copy of each kernel is checked against the
-// CPU kernels element for element, so the generator is tested on machines
-// without a GPU. Available loads the NVIDIA driver at run time through
-// purego (no cgo); this is the only package of nabla that imports purego.
-// Device memory, cuBLAS and the GPU machine are not built yet.
+// Package cuda is nabla's GPU backend: machines run compiled programs on an
+// NVIDIA GPU with vm.New(prog, vm.OnDevice(dev)), dev from Open.
+//
+// It needs no cgo and no CUDA headers: the driver (libcuda.so.1), NVRTC
+// and cuBLAS are loaded at run time through purego, and a missing one is
+// an error from Open naming it. This is the only package of nabla that
+// imports purego, so every program that does not import it stays a static
+// binary.
+//
+// A program is lowered to a plan (plan.go): each elementwise fusion group
+// and each op implementing graph.CUDAKernel becomes a CUDA C kernel
+// (kernel.go), compiled once per program by NVRTC and cached on disk by
+// source, architecture and NVRTC version; matrix products become cuBLAS
+// calls, row-major mapped by swapping operands (matmul.go); reshapes become
+// copies; an op implementing graph.Decomposer runs as its decomposition;
+// anything else runs on the host, with its inputs and outputs copied.
+// Parameters and every value live in device memory, allocated once; a run
+// with no host step is, after the first, one replay of a CUDA graph.
+//
+// The backend interface (backend.go) has two implementations: the GPU
+// (gpu*.go, driver.go, nvrtc.go, cublas.go) and a host stand-in
+// (host.go, OpenHost) that compiles the very kernel sources with the C
+// compiler and runs them one work item after another, so that plans,
+// kernels and the machine contract are tested on machines without a GPU.
+// CheckOp compares any op on a device with the CPU; the conformance test
+// runs it over every built-in op.
 package cuda

@@ -27,6 +27,7 @@ type executable struct {
 	owned  []bool // per plan buffer: allocated here (not shared)
 	funcs  []function
 	args   [][]uint64 // per step: a launch's arguments
+	gemms  []gemmCall // per step: a product's call, its pointers set
 	replay func() error
 	ran    bool // a run has completed
 	closed bool
@@ -115,11 +116,17 @@ func (e *executable) compile() error {
 	return nil
 }
 
-// bind fills every launch's argument words: its buffers' addresses and
-// its item count.
+// bind fills every launch's argument words (its buffers' addresses and
+// its item count) and every product's pointers.
 func (e *executable) bind() {
 	e.args = make([][]uint64, len(e.plan.steps))
+	e.gemms = make([]gemmCall, len(e.plan.steps))
 	for i, s := range e.plan.steps {
+		if s.kind == stepGemm {
+			g := s.gemm
+			g.a, g.b, g.c = e.addr(s.args[0]), e.addr(s.args[1]), e.addr(s.args[2])
+			e.gemms[i] = g
+		}
 		if s.kind != stepKernel {
 			continue
 		}
@@ -139,7 +146,7 @@ func (e *executable) Write(slot int, src *tensor.Dense) error {
 	e.dev.mu.Lock()
 	defer e.dev.mu.Unlock()
 	if e.closed {
-		return errClosed
+		return errUnloaded
 	}
 	return e.write(slot, src)
 }
@@ -160,7 +167,7 @@ func (e *executable) Read(slot int, dst *tensor.Dense) error {
 	e.dev.mu.Lock()
 	defer e.dev.mu.Unlock()
 	if e.closed {
-		return errClosed
+		return errUnloaded
 	}
 	return e.read(slot, dst)
 }
@@ -177,22 +184,23 @@ func (e *executable) read(buf int, dst *tensor.Dense) error {
 }
 
 // dataOf is the address of a tensor's first element (nil for a dtype the
-// machines do not use).
+// machines do not use). It does not box the backing slice: runs allocate
+// nothing.
 func dataOf(t *tensor.Dense) unsafe.Pointer {
-	switch v := graph.Backing(t).(type) {
-	case []float32:
-		return unsafe.Pointer(unsafe.SliceData(v))
-	case []float64:
-		return unsafe.Pointer(unsafe.SliceData(v))
-	case []int32:
-		return unsafe.Pointer(unsafe.SliceData(v))
-	case []int64:
-		return unsafe.Pointer(unsafe.SliceData(v))
+	switch t.Dtype() {
+	case graph.Float32:
+		return unsafe.Pointer(unsafe.SliceData(t.Float32s()))
+	case graph.Float64:
+		return unsafe.Pointer(unsafe.SliceData(t.Float64s()))
+	case graph.Int32:
+		return unsafe.Pointer(unsafe.SliceData(t.Int32s()))
+	case graph.Int64:
+		return unsafe.Pointer(unsafe.SliceData(t.Int64s()))
 	}
 	return nil
 }
 
-var errClosed = errors.New("the program was unloaded (the machine is closed)")
+var errUnloaded = errors.New("the program was unloaded (the machine is closed)")
 
 // OnHost reports whether instruction i runs on the host.
 func (e *executable) OnHost(i int) bool { return e.plan.onHost[i] }
@@ -203,7 +211,7 @@ func (e *executable) Run(opts vm.RunOptions) error {
 	e.dev.mu.Lock()
 	defer e.dev.mu.Unlock()
 	if e.closed {
-		return errClosed
+		return errUnloaded
 	}
 	fast := !opts.CheckFinite && opts.Times == nil
 	if fast && e.replay != nil {
@@ -279,9 +287,7 @@ func (e *executable) queue(from, to int) error {
 		case stepCopy:
 			err = be.copy(e.addr(s.args[0]), e.addr(s.args[1]), s.n)
 		case stepGemm:
-			g := s.gemm
-			g.a, g.b, g.c = e.addr(s.args[0]), e.addr(s.args[1]), e.addr(s.args[2])
-			err = be.gemm(&g)
+			err = be.gemm(&e.gemms[i])
 		case stepHost:
 			err = errors.New("an instruction for the host among the device's steps")
 		}

@@ -31,6 +31,8 @@ type hostBackend struct {
 	mu      sync.Mutex
 	regions []region          // mapped memory, by address
 	modules map[string]module // by source hash
+	argv    []uintptr         // a launch's one argument, kept: launches allocate nothing
+	reverse bool              // run each kernel's items from the last to the first
 }
 
 // region is one allocation of host "device" memory.
@@ -55,10 +57,15 @@ func newHostBackend() (*hostBackend, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cuda: host backend: %v", err)
 	}
-	return &hostBackend{cc: cc, dir: dir, modules: map[string]module{}}, nil
+	return &hostBackend{cc: cc, dir: dir, modules: map[string]module{}, argv: make([]uintptr, 1)}, nil
 }
 
-func (h *hostBackend) String() string { return "host (C compiler stand-in for a GPU)" }
+func (h *hostBackend) String() string {
+	if h.reverse {
+		return "host (C compiler stand-in for a GPU, items in reverse)"
+	}
+	return "host (C compiler stand-in for a GPU)"
+}
 
 func (h *hostBackend) alloc(bytes int64) (ptr, error) {
 	mem, err := syscall.Mmap(-1, 0, int(max(bytes, 1)), syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_ANON|syscall.MAP_PRIVATE)
@@ -141,7 +148,7 @@ type hostModule struct{ lib uintptr }
 type hostFunction struct{ sym uintptr }
 
 func (h *hostBackend) compile(source string) (module, error) {
-	sum := sha256.Sum256([]byte(source))
+	sum := sha256.Sum256(fmt.Appendf([]byte(source), "\nreverse=%v", h.reverse))
 	key := hex.EncodeToString(sum[:12])
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -153,7 +160,11 @@ func (h *hostBackend) compile(source string) (module, error) {
 	if err := os.WriteFile(src, []byte(source), 0o644); err != nil {
 		return nil, fmt.Errorf("cuda: host backend: %v", err)
 	}
-	cmd := exec.Command(h.cc, "-std=gnu11", "-O1", "-fPIC", "-shared", "-DNABLA_HOST", "-o", lib, src, "-lm")
+	args := []string{"-std=gnu11", "-O1", "-fPIC", "-shared", "-DNABLA_HOST", "-o", lib, src, "-lm"}
+	if h.reverse {
+		args = append(args, "-DNABLA_REVERSE")
+	}
+	cmd := exec.Command(h.cc, args...)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return nil, fmt.Errorf("cuda: host backend: compiling the kernels: %v\n%s", err, out)
 	}
@@ -182,7 +193,8 @@ func (h *hostBackend) launch(f function, threads int64, args []uint64) error {
 	if len(args) == 0 {
 		return errors.New("cuda: host backend: a kernel takes at least its item count")
 	}
-	purego.SyscallN(fn.sym, uintptr(unsafe.Pointer(unsafe.SliceData(args))))
+	h.argv[0] = uintptr(unsafe.Pointer(unsafe.SliceData(args)))
+	purego.SyscallN(fn.sym, h.argv...)
 	runtime.KeepAlive(args)
 	return nil
 }

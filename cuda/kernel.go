@@ -12,7 +12,8 @@ import (
 
 // kernelPrelude is the C every module starts with: the macros that make a
 // kernel a CUDA kernel, or with NABLA_HOST a plain C function looping over
-// its work items; the element types; T, the module's floating-point type;
+// its work items (from the last with NABLA_REVERSE, so that tests catch
+// kernels whose items depend on one another's order); the element types; T, the module's floating-point type;
 // and the helpers of ops.ElementwiseC.
 func kernelPrelude(f32 bool) string {
 	ctype := "double"
@@ -25,12 +26,18 @@ func kernelPrelude(f32 bool) string {
 #define KERNEL
 #define FIRST 0
 #define STRIDE 1
+#ifdef NABLA_REVERSE
+#define ITEM(k, n) ((n) - 1 - (k))
+#else
+#define ITEM(k, n) (k)
+#endif
 #define ATOMIC_ADD(p, v) (*(p) += (v))
 #else
 #define DEVICE __device__
 #define KERNEL extern "C" __global__
 #define FIRST ((long long)blockIdx.x * blockDim.x + threadIdx.x)
 #define STRIDE ((long long)gridDim.x * blockDim.x)
+#define ITEM(k, n) (k)
 #define ATOMIC_ADD(p, v) atomicAdd((p), (v))
 #endif
 typedef long long i64;
@@ -97,7 +104,7 @@ func (k kernelDef) source() string {
 		casts[i] = fmt.Sprintf("(%s)a[%d]", strings.ReplaceAll(p.ctype, "__restrict__ ", ""), i)
 	}
 	fmt.Fprintf(&b, "KERNEL void %s(%s) {\n", k.name, strings.Join(decl, ", "))
-	b.WriteString("\tfor (long long i = FIRST; i < n; i += STRIDE) {\n")
+	b.WriteString("\tfor (long long k_ = FIRST; k_ < n; k_ += STRIDE) {\n\t\tconst long long i = ITEM(k_, n);\n")
 	for _, line := range strings.Split(strings.TrimRight(k.body, "\n"), "\n") {
 		b.WriteString("\t\t" + line + "\n")
 	}

@@ -19,8 +19,9 @@ import (
 type plan struct {
 	buffers []graph.Type          // every buffer's type (its size and dtype)
 	consts  map[int]*tensor.Dense // buffers holding constants, uploaded at load
-	kernels []kernelDef           // every kernel, named k0, k1, …, by module
+	kernels []kernelDef           // every distinct kernel, named k0, k1, …
 	f32     []bool                // per kernel: its module's T is float32
+	known   map[string]int        // kernels by their source, for reuse
 	steps   []step
 	instrs  [][2]int // per instruction: its steps, [first, end)
 	onHost  []bool   // per instruction: it runs on the host
@@ -68,7 +69,7 @@ type lowering struct {
 // for reshapes, to its decomposition's steps (graph.Decomposer), or else
 // to the host.
 func newPlan(p *compile.Program) (*plan, error) {
-	pl := &plan{consts: map[int]*tensor.Dense{}}
+	pl := &plan{consts: map[int]*tensor.Dense{}, known: map[string]int{}}
 	for i, s := range p.Slots() {
 		pl.buffers = append(pl.buffers, s.Type)
 		if s.Kind == graph.KindConst {
@@ -142,12 +143,25 @@ func (l *lowering) kernels(srcs []graph.CUDASource) {
 		if src.N == 0 {
 			continue
 		}
-		k := len(l.p.kernels)
-		l.p.kernels = append(l.p.kernels, newKernelDef(fmt.Sprintf("k%d", k), src, l.inT, l.outT, !l.aliased))
-		l.p.f32 = append(l.p.f32, f32)
+		k := l.p.kernel(newKernelDef("", src, l.inT, l.outT, !l.aliased), f32)
 		args := append(slices.Clone(l.in), l.out...)
 		l.p.steps = append(l.p.steps, step{kind: stepKernel, kernel: k, args: args, n: src.N})
 	}
+}
+
+// kernel returns the index of a kernel like d (T float32 when f32),
+// adding and naming it when it is new: instructions with the same kernel
+// share its code.
+func (pl *plan) kernel(d kernelDef, f32 bool) int {
+	key := fmt.Sprint(f32, d.params, d.helpers, d.body)
+	if k, ok := pl.known[key]; ok {
+		return k
+	}
+	k := len(pl.kernels)
+	d.name = fmt.Sprintf("k%d", k)
+	pl.kernels, pl.f32 = append(pl.kernels, d), append(pl.f32, f32)
+	pl.known[key] = k
+	return k
 }
 
 // copy plans a copy of a value of type t from src to dst.

@@ -30,7 +30,7 @@ func (noBackward) Forward(out *tensor.Dense, in []*tensor.Dense) error {
 }
 
 func TestMisuse(t *testing.T) {
-	x := newValues(4).signed(2, 3)
+	x := newValues(4).Signed(2, 3)
 	f32 := graph.NewDense(graph.Float32, 2, 3)
 	ints := tensor.New(tensor.WithShape(2), tensor.WithBacking([]int{1, 2}))
 	tanh := func(in []*graph.Node) *graph.Node { return ops.Tanh(in[0]) }
@@ -87,7 +87,7 @@ func opOfBuilder(f func(a, b *graph.Node) *graph.Node) graph.Op {
 }
 
 func TestPoisonedGraphKeepsItsError(t *testing.T) {
-	x := newValues(4).signed(2, 3)
+	x := newValues(4).Signed(2, 3)
 	err := gradcheck.Check(func(in []*graph.Node) *graph.Node { return ops.MatMul(in[0], in[0]) }, []*tensor.Dense{x}, gradcheck.Options{})
 	var ge *graph.Error
 	if !errors.As(err, &ge) || ge.Op != "MatMul" || !strings.HasPrefix(ge.Site, "check_test.go:") {
@@ -96,7 +96,7 @@ func TestPoisonedGraphKeepsItsError(t *testing.T) {
 }
 
 func TestConvertFloat32(t *testing.T) {
-	x := newValues(5).signed(2, 3)
+	x := newValues(5).Signed(2, 3)
 	x32 := graph.NewDense(graph.Float32, 2, 3)
 	for i, v := range x.Float64s() {
 		x32.Float32s()[i] = float32(v)
@@ -150,7 +150,7 @@ func TestErrorFields(t *testing.T) {
 // TestCulpritInFunction checks that a mismatch in a function of several
 // ops is blamed on the op whose own Backward is wrong, where it was built.
 func TestCulpritInFunction(t *testing.T) {
-	x := newValues(6).signed(2, 3)
+	x := newValues(6).Signed(2, 3)
 	fn := func(in []*graph.Node) *graph.Node {
 		h := ops.Tanh(ops.Scale(in[0], 0.7))
 		return ops.Sum(ops.Mul(ops.Exp(h), graph.Apply(doubled, ops.Sin(h))), 1)
@@ -169,7 +169,7 @@ func TestCulpritInFunction(t *testing.T) {
 // Backward uses an op with a wrong Backward passes Check, fails
 // GradGradCheck, and that the inner op is blamed.
 func TestSecondOrderCulprit(t *testing.T) {
-	x := newValues(7).signed(3)
+	x := newValues(7).Signed(3)
 	sq := square("SquareViaTwice", func(x *graph.Node) *graph.Node { return graph.Apply(twiceWrong, x) })
 	fn := func(in []*graph.Node) *graph.Node { return ops.Sin(graph.Apply(sq, in[0])) }
 	if err := gradcheck.Check(fn, []*tensor.Dense{x}, gradcheck.Options{}); err != nil {
@@ -185,7 +185,7 @@ func TestSecondOrderCulprit(t *testing.T) {
 // TestStopGradientCulprit: a StopGradient where a gradient is needed is
 // named as such.
 func TestStopGradientCulprit(t *testing.T) {
-	x := newValues(8).signed(2, 2)
+	x := newValues(8).Signed(2, 2)
 	fn := func(in []*graph.Node) *graph.Node { return ops.Sum(ops.Mul(in[0], ops.StopGradient(ops.Exp(in[0])))) }
 	e := asCheckError(t, gradcheck.Check(fn, []*tensor.Dense{x}, gradcheck.Options{}))
 	if e.Culprit == nil || e.Culprit.Op != "StopGradient" || !e.Culprit.NoGradient ||
@@ -208,7 +208,7 @@ var wrongSecondInput = &testOp{name: "WrongSecondInput",
 
 func TestInputsOption(t *testing.T) {
 	v := newValues(9)
-	inputs := []*tensor.Dense{v.signed(2, 2), v.signed(2, 2)}
+	inputs := []*tensor.Dense{v.Signed(2, 2), v.Signed(2, 2)}
 	if err := gradcheck.CheckOp(wrongSecondInput, inputs, gradcheck.Options{Inputs: []int{0}}); err != nil {
 		t.Fatalf("input 0 only: got %v, want no error", err)
 	}

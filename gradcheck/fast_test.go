@@ -16,14 +16,14 @@ import (
 // first, are the same in both modes).
 func TestFastAgreesWithFull(t *testing.T) {
 	for _, c := range builtinTable() {
-		agree(t, c.name(), checkCase(c, false), checkCase(c, true))
+		agree(t, c.Name(), checkCase(c, false), checkCase(c, true))
 	}
 	for _, w := range wrongOps() {
 		full := gradcheck.CheckOp(w.op, w.inputs, gradcheck.Options{})
 		fast := gradcheck.CheckOp(w.op, w.inputs, gradcheck.Options{Fast: true})
 		agree(t, w.name, full, fast)
 	}
-	x := newValues(12).signed(2, 3)
+	x := newValues(12).Signed(2, 3)
 	inFunction := func(in []*graph.Node) *graph.Node { return ops.Sum(ops.Tanh(graph.Apply(doubled, in[0])), 0) }
 	for _, check := range []func(func([]*graph.Node) *graph.Node, []*tensor.Dense, gradcheck.Options) error{gradcheck.Check, gradcheck.GradGradCheck} {
 		agree(t, "doubled in a function", check(inFunction, []*tensor.Dense{x}, gradcheck.Options{}),
@@ -56,7 +56,7 @@ func TestFastRunsFewerKernels(t *testing.T) {
 		backward: func(ctx *graph.GradContext, g *graph.Node) []*graph.Node {
 			return []*graph.Node{ops.Mul(g, ops.Scale(ctx.Input(0), 2))}
 		}}
-	x := newValues(13).signed(4, 4)
+	x := newValues(13).Signed(4, 4)
 	run := func(fast bool) int {
 		calls = 0
 		err := gradcheck.Check(func(in []*graph.Node) *graph.Node { return graph.Apply(counting, in[0]) }, []*tensor.Dense{x}, gradcheck.Options{Fast: fast})

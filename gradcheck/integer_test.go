@@ -15,7 +15,7 @@ import (
 // naming one among the checked inputs is an error.
 func TestIntegerInputsAreHeld(t *testing.T) {
 	gather := func(in []*graph.Node) *graph.Node { return ops.Gather(in[0], in[1]) }
-	inputs := []*tensor.Dense{newValues(2).signed(3, 2), intsOf(graph.Int64, []int{2}, 2, 0)}
+	inputs := []*tensor.Dense{newValues(2).Signed(3, 2), intsOf(graph.Int64, []int{2}, 2, 0)}
 	if err := gradcheck.Check(gather, inputs, gradcheck.Options{}); err != nil {
 		t.Fatalf("case default inputs: %v", err)
 	}

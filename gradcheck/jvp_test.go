@@ -26,17 +26,17 @@ type jvpSetup struct {
 
 func newJVPSetup(c opCase) jvpSetup {
 	g := graph.New()
-	s := jvpSetup{g: g, xs: make([]*graph.Node, len(c.inputs))}
+	s := jvpSetup{g: g, xs: make([]*graph.Node, len(c.Inputs))}
 	v := newValues(7)
-	for i, x := range c.inputs {
+	for i, x := range c.Inputs {
 		s.xs[i] = g.Input(fmt.Sprintf("x%d", i), x.Dtype(), x.Shape()...)
-		checked := c.checked == nil || slices.Contains(c.checked, i)
-		if checked && graph.IsFloat(x.Dtype()) && !slices.Contains(c.noGradInputs, i) {
+		checked := c.Checked == nil || slices.Contains(c.Checked, i)
+		if checked && graph.IsFloat(x.Dtype()) && !slices.Contains(c.NoGradInputs, i) {
 			s.wrt = append(s.wrt, i)
-			s.tangents = append(s.tangents, v.signed(x.Shape()...))
+			s.tangents = append(s.tangents, v.Signed(x.Shape()...))
 		}
 	}
-	s.y = c.build(s.xs)
+	s.y = c.Build(s.xs)
 	return s
 }
 
@@ -62,7 +62,7 @@ func (s jvpSetup) eval(t *testing.T, c opCase, outs []*graph.Node, h float64) []
 		t.Fatal(err)
 	}
 	feeds := vm.Feeds{}
-	for i, x := range c.inputs {
+	for i, x := range c.Inputs {
 		v, _ := graph.CloneDense(x)
 		if k := slices.Index(s.wrt, i); k >= 0 {
 			for e := range v.Float64s() {
@@ -103,10 +103,10 @@ func closeTo(got, want []float64, atol, rtol float64) (int, bool) {
 // through loops.
 func TestJVPColumn(t *testing.T) {
 	for _, c := range append(builtinTable(), scanRows()...) {
-		if c.stopsGradient || c.noGrad != "" && len(c.checked) == 0 && len(c.noGradInputs) == len(c.inputs) {
+		if c.StopsGradient || c.NoGrad != "" && len(c.Checked) == 0 && len(c.NoGradInputs) == len(c.Inputs) {
 			continue // no derivative to take
 		}
-		t.Run(c.name(), func(t *testing.T) {
+		t.Run(c.Name(), func(t *testing.T) {
 			s := newJVPSetup(c)
 			if len(s.wrt) == 0 || !graph.IsFloat(s.y.DType()) {
 				t.Skip("no float input or output to differentiate")
@@ -131,7 +131,7 @@ func TestJVPColumn(t *testing.T) {
 					dense = ops.Add(dense, jt)
 				}
 			}
-			eps, fdTol := c.eps, 1e-4
+			eps, fdTol := c.Eps, 1e-4
 			if eps == 0 {
 				eps = 1e-6
 			}
@@ -155,7 +155,7 @@ func TestJVPColumn(t *testing.T) {
 			}
 
 			// Second order, through s = ⟨w, y⟩.
-			w := s.g.Const(newValues(9).signed(s.y.Shape()...))
+			w := s.g.Const(newValues(9).Signed(s.y.Shape()...))
 			sum := ops.Sum(ops.Mul(s.y, w))
 			grads, err := compile.GradWith(sum, wrt, compile.ZerosIfDisconnected())
 			if err != nil {
@@ -211,10 +211,10 @@ func TestJVPColumn(t *testing.T) {
 // unit tangents carried at once: every op's batched forward rule).
 func TestPatternColumn(t *testing.T) {
 	for _, c := range append(builtinTable(), scanRows()...) {
-		if c.stopsGradient || c.noGrad != "" && len(c.checked) == 0 && len(c.noGradInputs) == len(c.inputs) {
+		if c.StopsGradient || c.NoGrad != "" && len(c.Checked) == 0 && len(c.NoGradInputs) == len(c.Inputs) {
 			continue
 		}
-		t.Run(c.name(), func(t *testing.T) {
+		t.Run(c.Name(), func(t *testing.T) {
 			s := newJVPSetup(c)
 			if len(s.wrt) == 0 || !graph.IsFloat(s.y.DType()) {
 				t.Skip("no float input or output to differentiate")

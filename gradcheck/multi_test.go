@@ -55,7 +55,7 @@ func (op sinCos) Backward(ctx *graph.GradContext, gradOuts []*graph.Node) []*gra
 }
 
 func TestCheckMultiOp(t *testing.T) {
-	x := newValues(10).signed(2, 3)
+	x := newValues(10).Signed(2, 3)
 	if err := gradcheck.CheckMultiOp(sinCos{cosSign: -1}, []*tensor.Dense{x}, gradcheck.Options{}); err != nil {
 		t.Fatalf("right op: got %v, want no error", err)
 	}
@@ -73,7 +73,7 @@ func TestCheckMultiOp(t *testing.T) {
 // TestMultiOpInFunction: a function that uses one output of a multi-output
 // op blames the op when its Backward is wrong.
 func TestMultiOpInFunction(t *testing.T) {
-	x := newValues(11).signed(3)
+	x := newValues(11).Signed(3)
 	fn := func(in []*graph.Node) *graph.Node {
 		outs := graph.ApplyMulti(sinCos{cosSign: 1}, ops.Scale(in[0], 2))
 		return ops.Mul(outs[1], outs[1])

@@ -101,7 +101,7 @@ type wrongOp struct {
 
 func wrongOps() []wrongOp {
 	v := newValues(2)
-	x := v.signed(2, 3)
+	x := v.Signed(2, 3)
 	calls := 0
 	return []wrongOp{
 		{"backward off by 2", square("SquareDoubled", func(x *graph.Node) *graph.Node { return ops.Scale(x, 4) }),
@@ -150,7 +150,7 @@ func wrongOps() []wrongOp {
 			backward: func(ctx *graph.GradContext, g *graph.Node) []*graph.Node {
 				return []*graph.Node{ops.Mul(g, ctx.Input(1))}
 			}},
-			[]*tensor.Dense{x, v.signed(2, 3)}, gradcheck.BackwardResult, "returned 1 gradients for 2 inputs: it must return one per input"},
+			[]*tensor.Dense{x, v.Signed(2, 3)}, gradcheck.BackwardResult, "returned 1 gradients for 2 inputs: it must return one per input"},
 		{"forward rule wrong", squareWithRule("SquareRule3x", 3, 3),
 			[]*tensor.Dense{x}, gradcheck.ForwardRule, "Jacobian–vector product differs"},
 		{"forward rule wrong for batched tangents", squareWithRule("SquareRuleBatched", 2, 2.5),
@@ -160,7 +160,7 @@ func wrongOps() []wrongOp {
 
 // A right forward rule passes CheckOp.
 func TestRightForwardRule(t *testing.T) {
-	if err := gradcheck.CheckOp(squareWithRule("SquareRule", 2, 2), []*tensor.Dense{newValues(3).signed(2, 3)}, gradcheck.Options{}); err != nil {
+	if err := gradcheck.CheckOp(squareWithRule("SquareRule", 2, 2), []*tensor.Dense{newValues(3).Signed(2, 3)}, gradcheck.Options{}); err != nil {
 		t.Fatal(err)
 	}
 }

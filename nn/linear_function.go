@@ -113,3 +113,13 @@ func (LinearFunction) Backward(ctx *graph.GradContext, g *graph.Node) []*graph.N
 	}
 	return grads
 }
+
+// Decompose is x·Wᵀ + b in built-in ops (graph.Decomposer): one matrix
+// product, the bias added by the product itself, which is how a GPU
+// machine runs the layer (cuBLAS's product, no kernel of its own).
+func (LinearFunction) Decompose(in []*graph.Node) ([]*graph.Node, error) {
+	if len(in) == 3 {
+		return []*graph.Node{ops.MatMulAdd(in[0], in[1], in[2], false, true)}, nil
+	}
+	return []*graph.Node{ops.MatMulT(in[0], in[1], false, true)}, nil
+}

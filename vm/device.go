@@ -245,3 +245,12 @@ func (m *Machine) leaveDevice() {
 	m.exe.Close()
 	m.exe, m.device = nil, nil
 }
+
+// Executable is the program as loaded on the machine's device, or nil on
+// the CPU: for a device's own benchmarks and tests.
+func (m *Machine) Executable() Executable {
+	if m == nil {
+		return nil
+	}
+	return m.exe
+}

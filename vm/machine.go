@@ -117,6 +117,9 @@ func New(p *compile.Program, opts ...Option) (*Machine, error) {
 	if m.shared != nil && m.shared.prog.Graph() != p.Graph() {
 		return nil, fmt.Errorf("nabla: vm.New: SharingParams: the other machine's program was compiled from another graph")
 	}
+	if m.shared != nil && m.shared.exe != nil && m.device == nil {
+		return nil, fmt.Errorf("nabla: vm.New: SharingParams: the other machine runs on %v; make this one with vm.OnDevice too", m.shared.device)
+	}
 	if err := m.checkMemory(); err != nil {
 		return nil, err
 	}

@@ -70,6 +70,7 @@ func (m *Machine) Profile() Profile {
 		if m.stats != nil {
 			e.Runs, e.Total = m.stats[i].runs, m.stats[i].total
 		}
+		e.OnHost = m.exe != nil && m.exe.OnHost(i)
 		p.Entries[i] = e
 	}
 	return p
@@ -91,6 +92,10 @@ type ProfileEntry struct {
 	Runs        int64         // how many times it ran
 	Total       time.Duration
 	Cost        graph.Cost // of one run (graph.CostOf)
+	// OnHost marks an instruction of a machine on a device (OnDevice) that
+	// ran on the host for want of a device kernel, its inputs and outputs
+	// copied: its time includes the copies.
+	OnHost bool
 }
 
 // Mean is the time of one run.
@@ -143,7 +148,11 @@ func (p Profile) WriteTable(w io.Writer, top int) error {
 		if e.Cost.Flops > 0 && e.Total > 0 {
 			gflops = fmt.Sprintf("%.2f", e.GFLOPS())
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d\t%s\t%s\t%.1f\t%s\n", e.Instruction, e.Op, nodeLabel(e),
+		op := e.Op
+		if e.OnHost {
+			op += " (on the host)"
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d\t%s\t%s\t%.1f\t%s\n", e.Instruction, op, nodeLabel(e),
 			graph.ShapeString(e.Type.Shape), e.Runs, formatDuration(e.Total), formatDuration(e.Mean()),
 			percent(e.Total, total), gflops)
 	}

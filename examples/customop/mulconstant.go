@@ -2,6 +2,8 @@ package main
 
 import (
 	"fmt"
+	"math"
+	"strconv"
 
 	"gorgonia.org/tensor"
 
@@ -58,6 +60,17 @@ func (op MulConstant) JVP(ctx *graph.JVPContext) *graph.Node {
 		return MulConst(t, op.C)
 	}
 	return nil
+}
+
+// CUDA is the GPU kernel (graph.CUDAKernel): one work item per element,
+// the constant written into the source as a literal, rounded to the dtype
+// as Forward rounds it.
+func (op MulConstant) CUDA(in, out []graph.Type) ([]graph.CUDASource, error) {
+	if math.IsInf(op.C, 0) || math.IsNaN(op.C) {
+		return nil, fmt.Errorf("no C literal for %v", op.C) // runs on the host
+	}
+	c := strconv.FormatFloat(op.C, 'e', -1, 64)
+	return []graph.CUDASource{{N: int64(out[0].Size()), Body: "out0[i] = in0[i] * (T)" + c + ";"}}, nil
 }
 
 // InPlace lets the compiler write y over x when nothing reads x later:

@@ -5,6 +5,7 @@
 //	go run ./examples/mlp
 //	go run ./examples/mlp -epochs 30 -hidden 128,64 -save model.safetensors -plot loss.png -dot graph.dot
 //	go run ./examples/mlp -profile   # time each instruction of the training step
+//	go run -tags cuda ./examples/mlp -gpu   # train on the first NVIDIA GPU
 package main
 
 import (
@@ -14,6 +15,8 @@ import (
 	"os"
 	"strconv"
 	"strings"
+
+	"github.com/nabla-go/nabla/vm"
 )
 
 func main() {
@@ -25,11 +28,29 @@ func main() {
 		fmt.Fprintln(os.Stderr, "mlp:", err)
 		os.Exit(2)
 	}
+	if *useGPU {
+		dev, err := openGPU()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "mlp: -gpu:", err)
+			os.Exit(1)
+		}
+		defer dev.Close()
+		cfg.Device = dev
+	}
 	if _, err := Train(cfg, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
 }
+
+// gpuDevice is a device the command can close (a *cuda.Device).
+type gpuDevice interface {
+	vm.Device
+	Close() error
+}
+
+// useGPU is the -gpu flag.
+var useGPU = new(bool)
 
 // parseFlags reads the command line into a Config, writing usage and flag
 // errors to errOut.
@@ -50,6 +71,7 @@ func parseFlags(args []string, errOut io.Writer) (Config, error) {
 	fs.StringVar(&cfg.Plot, "plot", "", "plot the training and test loss per epoch to this PNG file")
 	fs.StringVar(&cfg.Dot, "dot", "", "write the training step's graph to this Graphviz DOT file")
 	fs.BoolVar(&cfg.Profile, "profile", false, "time each instruction of the training step and print the 10 slowest")
+	fs.BoolVar(useGPU, "gpu", false, "train on the first NVIDIA GPU (needs a build with -tags cuda)")
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
 	}

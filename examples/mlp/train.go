@@ -43,6 +43,10 @@ type Config struct {
 	// Profile times each instruction of the training program and prints
 	// the slowest after training.
 	Profile bool
+
+	// Device runs the training and evaluation programs on a GPU (see
+	// package cuda and the -gpu flag); nil runs them on the CPU.
+	Device vm.Device
 }
 
 // DefaultConfig is the configuration the command's flags start from: it
@@ -105,7 +109,12 @@ func Train(cfg Config, out io.Writer) (Result, error) {
 		}
 		return u, err
 	}
-	var trainOpts []vm.Option
+	var devOpts []vm.Option
+	if cfg.Device != nil {
+		devOpts = append(devOpts, vm.OnDevice(cfg.Device))
+		fmt.Fprintf(out, "running on %v\n", cfg.Device)
+	}
+	trainOpts := devOpts
 	if cfg.Profile {
 		trainOpts = append(trainOpts, vm.WithProfile())
 	}
@@ -119,7 +128,7 @@ func Train(cfg Config, out io.Writer) (Result, error) {
 	nn.SetTraining(model, false)
 	logits := model.Forward(x)
 	losses := ops.CrossEntropy(logits, y)
-	evaluator, err := vm.NewRunner([]*graph.Node{logits, losses}, nil, nil, vm.SharingParams(trainer.Machine()))
+	evaluator, err := vm.NewRunner([]*graph.Node{logits, losses}, nil, nil, append(devOpts, vm.SharingParams(trainer.Machine()))...)
 	if err != nil {
 		return Result{}, err
 	}

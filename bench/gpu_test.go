@@ -1,0 +1,72 @@
+package bench
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/nabla-go/nabla/compile"
+	"github.com/nabla-go/nabla/cuda"
+	"github.com/nabla-go/nabla/graph"
+	"github.com/nabla-go/nabla/vm"
+)
+
+// gpuMachine makes a machine for prog on the first GPU, or skips the
+// benchmark with the reason none can be used.
+func gpuMachine(b *testing.B, prog *compile.Program) *vm.Machine {
+	b.Helper()
+	dev, err := cuda.Open(0)
+	if err != nil {
+		b.Skipf("no GPU: %v", err)
+	}
+	b.Cleanup(func() { dev.Close() })
+	m, err := vm.New(prog, vm.OnDevice(dev))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(m.Close)
+	return m
+}
+
+// benchSyncedRuns times a step that ends with its output read back: the
+// GPU's work is queued by Run and waited for by Value, so each step's
+// time is the device's whole step, copies included.
+func benchSyncedRuns(b *testing.B, m *vm.Machine, feeds vm.Feeds, out *graph.Node) {
+	b.Helper()
+	b.ReportAllocs()
+	step := func() error {
+		if err := m.Run(feeds); err != nil {
+			return err
+		}
+		_, err := m.Value(out)
+		return err
+	}
+	warmUp(b, step)
+	for b.Loop() {
+		if err := step(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkGPU times W1's training step (both dtypes, SGD and Adam) and
+// W3's Hessian–vector product and Hessian on the first GPU, each step
+// waited for: the targets are W1 ≤ 60 µs (float32) and ≤ 80 µs
+// (float64), W3's HVP ≤ 30 µs. It skips where no GPU can be used.
+func BenchmarkGPU(b *testing.B) {
+	for _, dtype := range dtypes {
+		for _, opt := range w1Optimizers {
+			b.Run(fmt.Sprintf("W1/%s/%s", dtypeName(dtype), opt), func(b *testing.B) {
+				m := newW1Model(dtype, w1Sizes, w1Batch, 1)
+				benchSyncedRuns(b, gpuMachine(b, m.program(b, opt)), m.feeds, m.loss)
+				reportTime(b, 1e3, "µs/step")
+			})
+		}
+	}
+	for _, q := range []string{"grad", "hvp", "hessian"} {
+		b.Run("W3/"+q, func(b *testing.B) {
+			prog, feeds, out := newW3Network().program(b, q)
+			benchSyncedRuns(b, gpuMachine(b, prog), feeds, out)
+			reportTime(b, 1e3, "µs/op")
+		})
+	}
+}

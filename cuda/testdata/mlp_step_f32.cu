@@ -1,0 +1,167 @@
+#ifdef NABLA_HOST
+#include <math.h>
+#define DEVICE
+#define KERNEL
+#define FIRST 0
+#define STRIDE 1
+#ifdef NABLA_REVERSE
+#define ITEM(k, n) ((n) - 1 - (k))
+#else
+#define ITEM(k, n) (k)
+#endif
+#define ATOMIC_ADD(p, v) (*(p) += (v))
+#else
+#define DEVICE __device__
+#define KERNEL extern "C" __global__
+#define FIRST ((long long)blockIdx.x * blockDim.x + threadIdx.x)
+#define STRIDE ((long long)gridDim.x * blockDim.x)
+#define ITEM(k, n) (k)
+#define ATOMIC_ADD(p, v) atomicAdd((p), (v))
+#endif
+typedef long long i64;
+typedef int i32;
+typedef float T;
+static DEVICE inline T nb_max(T a, T b) {
+	if (a != a) return a;
+	if (b != b) return b;
+	if (a == b) return signbit(a) ? b : a;
+	return a > b ? a : b;
+}
+static DEVICE inline T nb_min(T a, T b) {
+	if (a != a) return a;
+	if (b != b) return b;
+	if (a == b) return signbit(a) ? a : b;
+	return a < b ? a : b;
+}
+static DEVICE inline T nb_sign(T x) { return x > (T)0 ? (T)1 : (x < (T)0 ? (T)-1 : x); }
+static DEVICE inline T nb_relu(T x) { return x != x ? x : (x > (T)0 ? x : (T)0); }
+static DEVICE inline T nb_sigmoid(T x) {
+	if (x >= (T)0) return (T)1 / ((T)1 + expf(-x));
+	T e = expf(x);
+	return e / ((T)1 + e);
+}
+static DEVICE inline T nb_softplus(T x) { return nb_relu(x) + log1pf(expf(-fabsf(x))); }
+static DEVICE inline T nb_gelu(T x) { return (T)0.5 * x * ((T)1 + erff(x * (T)0.7071067811865476)); }
+static DEVICE inline T nb_gelu_tanh(T x) {
+	return (T)0.5 * x * ((T)1 + tanhf((T)0.7978845608028654 * (x + (T)0.044715 * x * x * x)));
+}
+KERNEL void k0(const float *__restrict__ in0, float *__restrict__ out0, long long n) {
+	for (long long k_ = FIRST; k_ < n; k_ += STRIDE) {
+		const long long i = ITEM(k_, n);
+		out0[i] = in0[(i / 1 % 16) * 1];
+	}
+}
+#ifdef NABLA_HOST
+void k0_host(const unsigned long long *a) { k0((const float *)a[0], (float *)a[1], (long long )a[2]); }
+#endif
+KERNEL void k1(const float *in0, float *out0, long long n) {
+	for (long long k_ = FIRST; k_ < n; k_ += STRIDE) {
+		const long long i = ITEM(k_, n);
+		const T x0 = in0[i];
+		const T s0 = tanhf(x0);
+		out0[i] = s0;
+	}
+}
+#ifdef NABLA_HOST
+void k1_host(const unsigned long long *a) { k1((const float *)a[0], (float *)a[1], (long long )a[2]); }
+#endif
+KERNEL void k2(const float *__restrict__ in0, float *__restrict__ out0, long long n) {
+	for (long long k_ = FIRST; k_ < n; k_ += STRIDE) {
+		const long long i = ITEM(k_, n);
+		out0[i] = in0[(i / 1 % 8) * 1];
+	}
+}
+#ifdef NABLA_HOST
+void k2_host(const unsigned long long *a) { k2((const float *)a[0], (float *)a[1], (long long )a[2]); }
+#endif
+KERNEL void k3(const float *__restrict__ in0, float *__restrict__ out0, long long n) {
+	for (long long k_ = FIRST; k_ < n; k_ += STRIDE) {
+		const long long i = ITEM(k_, n);
+		out0[i] = in0[(i / 1 % 5) * 1];
+	}
+}
+#ifdef NABLA_HOST
+void k3_host(const unsigned long long *a) { k3((const float *)a[0], (float *)a[1], (long long )a[2]); }
+#endif
+KERNEL void k4(const float *in0, const float *in1, float *out0, long long n) {
+	for (long long k_ = FIRST; k_ < n; k_ += STRIDE) {
+		const long long i = ITEM(k_, n);
+		const T x0 = in0[i];
+		const T x1 = in1[i];
+		const T s0 = (x0 - x1);
+		const T s1 = (s0 * ((T)0.14285715f));
+		out0[i] = s1;
+	}
+}
+#ifdef NABLA_HOST
+void k4_host(const unsigned long long *a) { k4((const float *)a[0], (const float *)a[1], (float *)a[2], (long long )a[3]); }
+#endif
+KERNEL void k5(const float *in0, const float *in1, const float *in2, float *out0, long long n) {
+	for (long long k_ = FIRST; k_ < n; k_ += STRIDE) {
+		const long long i = ITEM(k_, n);
+		const T x0 = in0[i];
+		const T x1 = in1[i];
+		const T x2 = in2[0];
+		const T s0 = (x1 * x1);
+		const T s1 = (x2 - s0);
+		const T s2 = (x0 * s1);
+		out0[i] = s2;
+	}
+}
+#ifdef NABLA_HOST
+void k5_host(const unsigned long long *a) { k5((const float *)a[0], (const float *)a[1], (const float *)a[2], (float *)a[3], (long long )a[4]); }
+#endif
+KERNEL void k6(const float *in0, const float *in1, const float *in2, const float *in3, const float *in4, float *out0, float *out1, float *out2, long long n) {
+	for (long long k_ = FIRST; k_ < n; k_ += STRIDE) {
+		const long long i = ITEM(k_, n);
+		const T x0 = in0[i];
+		const T x1 = in1[i];
+		const T x2 = in2[i];
+		const T x3 = in3[i];
+		const T x4 = in4[i];
+		const T s0 = (x0 + x1);
+		const T s1 = powf(x2, s0);
+		const T s2 = (x1 - s1);
+		const T s3 = powf(x3, s0);
+		const T s4 = (x1 - s3);
+		const T s5 = sqrtf(s4);
+		const T s6 = (x4 / s2);
+		out0[i] = s0;
+		out1[i] = s5;
+		out2[i] = s6;
+	}
+}
+#ifdef NABLA_HOST
+void k6_host(const unsigned long long *a) { k6((const float *)a[0], (const float *)a[1], (const float *)a[2], (const float *)a[3], (const float *)a[4], (float *)a[5], (float *)a[6], (float *)a[7], (long long )a[8]); }
+#endif
+KERNEL void k7(const float *in0, const float *in1, const float *in2, const float *in3, const float *in4, const float *in5, const float *in6, float *out0, float *out1, float *out2, long long n) {
+	for (long long k_ = FIRST; k_ < n; k_ += STRIDE) {
+		const long long i = ITEM(k_, n);
+		const T x0 = in0[i];
+		const T x1 = in1[i];
+		const T x2 = in2[i];
+		const T x3 = in3[0];
+		const T x4 = in4[0];
+		const T x5 = in5[0];
+		const T x6 = in6[i];
+		const T s0 = (x0 * ((T)0.9f));
+		const T s1 = (x1 * ((T)0.1f));
+		const T s2 = (s0 + s1);
+		const T s3 = (x2 * ((T)0.999f));
+		const T s4 = (x1 * x1);
+		const T s5 = (s4 * ((T)0.001f));
+		const T s6 = (s3 + s5);
+		const T s7 = sqrtf(s6);
+		const T s8 = (s7 / x3);
+		const T s9 = (s8 + x4);
+		const T s10 = (s2 / s9);
+		const T s11 = (x5 * s10);
+		const T s12 = (x6 - s11);
+		out0[i] = s2;
+		out1[i] = s6;
+		out2[i] = s12;
+	}
+}
+#ifdef NABLA_HOST
+void k7_host(const unsigned long long *a) { k7((const float *)a[0], (const float *)a[1], (const float *)a[2], (const float *)a[3], (const float *)a[4], (const float *)a[5], (const float *)a[6], (float *)a[7], (float *)a[8], (float *)a[9], (long long )a[10]); }
+#endif

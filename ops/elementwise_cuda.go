@@ -1,0 +1,34 @@
+package ops
+
+import "github.com/nabla-go/nabla/graph"
+
+// elementwiseCUDA is the GPU kernel of one elementwise op: the kernel of
+// the fused expression of that op alone.
+func elementwiseCUDA(op graph.Op, in, out []graph.Type) ([]graph.CUDASource, error) {
+	args := make([]int, len(in))
+	for i := range args {
+		args[i] = i
+	}
+	f, err := NewFused(in, []FusedStep{{Op: op, Args: args}})
+	if err != nil {
+		return nil, err
+	}
+	return f.CUDA(in, out)
+}
+
+// CUDA is the op's GPU kernel (graph.CUDAKernel), for float dtypes.
+func (op unary) CUDA(in, out []graph.Type) ([]graph.CUDASource, error) {
+	return elementwiseCUDA(op, in, out)
+}
+
+// CUDA is the op's GPU kernel (graph.CUDAKernel), for float dtypes, the
+// inputs broadcasting.
+func (op binary) CUDA(in, out []graph.Type) ([]graph.CUDASource, error) {
+	return elementwiseCUDA(op, in, out)
+}
+
+// CUDA is the op's GPU kernel (graph.CUDAKernel), for float dtypes, the
+// inputs broadcasting.
+func (op whereOp) CUDA(in, out []graph.Type) ([]graph.CUDASource, error) {
+	return elementwiseCUDA(op, in, out)
+}
