@@ -45,6 +45,23 @@ static DEVICE inline T nb_gelu(T x) { return (T)0.5 * x * ((T)1 + erff(x * (T)0.
 static DEVICE inline T nb_gelu_tanh(T x) {
 	return (T)0.5 * x * ((T)1 + tanhf((T)0.7978845608028654 * (x + (T)0.044715 * x * x * x)));
 }
+#ifdef NABLA_HOST
+static DEVICE inline T nb_red_inf(void) { return (T)(1.0 / 0.0); }
+static DEVICE inline T nb_red_nan(void) { return (T)(0.0 / 0.0); }
+#else
+static DEVICE inline T nb_red_inf(void) { return (T)__longlong_as_double(0x7ff0000000000000LL); }
+static DEVICE inline T nb_red_nan(void) { return (T)__longlong_as_double(0x7ff8000000000000LL); }
+#endif
+/* the larger of m and v, or NaN if either is (once m is NaN it stays NaN) */
+static DEVICE inline T nb_red_max(T m, T v) { return (v > m || v != v) ? v : m; }
+static DEVICE inline double nb_red_maxd(double m, double v) { return (v > m || v != v) ? v : m; }
+/* x is neither infinite nor NaN */
+static DEVICE inline int nb_red_finite(T x) { return x - x == (T)0; }
+/* a label as a class index in [0,n), or -1 when it is not one */
+static DEVICE inline long long nb_red_class_i64(long long v, long long n) { return v >= 0 && v < n ? v : -1; }
+static DEVICE inline long long nb_red_class_f(double v, long long n) {
+	return v >= 0 && v < (double)n && v == trunc(v) ? (long long)v : -1;
+}
 KERNEL void k0(const float *__restrict__ in0, float *__restrict__ out0, long long n) {
 	for (long long k_ = FIRST; k_ < n; k_ += STRIDE) {
 		const long long i = ITEM(k_, n);
@@ -83,7 +100,35 @@ KERNEL void k3(const float *__restrict__ in0, float *__restrict__ out0, long lon
 #ifdef NABLA_HOST
 void k3_host(const unsigned long long *a) { k3((const float *)a[0], (float *)a[1], (long long )a[2]); }
 #endif
-KERNEL void k4(const float *in0, const float *in1, float *out0, long long n) {
+KERNEL void k4(const float *__restrict__ in0, float *__restrict__ out0, long long n) {
+	for (long long k_ = FIRST; k_ < n; k_ += STRIDE) {
+		const long long i = ITEM(k_, n);
+		const long long base = i * 5LL;
+		double m = -(double)nb_red_inf();
+		for (long long k = 0; k < 5LL; k++) m = nb_red_maxd(m, (double)in0[base + k]);
+		double s = 0;
+		for (long long k = 0; k < 5LL; k++) {
+		const double e = exp((double)in0[base + k] - m);
+		out0[base + k] = (T)e;
+		s += e;
+		}
+		for (long long k = 0; k < 5LL; k++) out0[base + k] /= (T)s;
+	}
+}
+#ifdef NABLA_HOST
+void k4_host(const unsigned long long *a) { k4((const float *)a[0], (float *)a[1], (long long )a[2]); }
+#endif
+KERNEL void k5(const i64 *__restrict__ in0, float *__restrict__ out0, long long n) {
+	for (long long k_ = FIRST; k_ < n; k_ += STRIDE) {
+		const long long i = ITEM(k_, n);
+		const long long c = nb_red_class_i64((long long)in0[i / 5LL], 5LL);
+		out0[i] = c < 0 ? nb_red_nan() : (c == i % 5LL ? (T)1 : (T)0);
+	}
+}
+#ifdef NABLA_HOST
+void k5_host(const unsigned long long *a) { k5((const i64 *)a[0], (float *)a[1], (long long )a[2]); }
+#endif
+KERNEL void k6(const float *in0, const float *in1, float *out0, long long n) {
 	for (long long k_ = FIRST; k_ < n; k_ += STRIDE) {
 		const long long i = ITEM(k_, n);
 		const T x0 = in0[i];
@@ -94,9 +139,9 @@ KERNEL void k4(const float *in0, const float *in1, float *out0, long long n) {
 	}
 }
 #ifdef NABLA_HOST
-void k4_host(const unsigned long long *a) { k4((const float *)a[0], (const float *)a[1], (float *)a[2], (long long )a[3]); }
+void k6_host(const unsigned long long *a) { k6((const float *)a[0], (const float *)a[1], (float *)a[2], (long long )a[3]); }
 #endif
-KERNEL void k5(const float *in0, const float *in1, const float *in2, float *out0, long long n) {
+KERNEL void k7(const float *in0, const float *in1, const float *in2, float *out0, long long n) {
 	for (long long k_ = FIRST; k_ < n; k_ += STRIDE) {
 		const long long i = ITEM(k_, n);
 		const T x0 = in0[i];
@@ -109,9 +154,9 @@ KERNEL void k5(const float *in0, const float *in1, const float *in2, float *out0
 	}
 }
 #ifdef NABLA_HOST
-void k5_host(const unsigned long long *a) { k5((const float *)a[0], (const float *)a[1], (const float *)a[2], (float *)a[3], (long long )a[4]); }
+void k7_host(const unsigned long long *a) { k7((const float *)a[0], (const float *)a[1], (const float *)a[2], (float *)a[3], (long long )a[4]); }
 #endif
-KERNEL void k6(const float *in0, const float *in1, const float *in2, const float *in3, const float *in4, float *out0, float *out1, float *out2, long long n) {
+KERNEL void k8(const float *in0, const float *in1, const float *in2, const float *in3, const float *in4, float *out0, float *out1, float *out2, long long n) {
 	for (long long k_ = FIRST; k_ < n; k_ += STRIDE) {
 		const long long i = ITEM(k_, n);
 		const T x0 = in0[i];
@@ -132,9 +177,9 @@ KERNEL void k6(const float *in0, const float *in1, const float *in2, const float
 	}
 }
 #ifdef NABLA_HOST
-void k6_host(const unsigned long long *a) { k6((const float *)a[0], (const float *)a[1], (const float *)a[2], (const float *)a[3], (const float *)a[4], (float *)a[5], (float *)a[6], (float *)a[7], (long long )a[8]); }
+void k8_host(const unsigned long long *a) { k8((const float *)a[0], (const float *)a[1], (const float *)a[2], (const float *)a[3], (const float *)a[4], (float *)a[5], (float *)a[6], (float *)a[7], (long long )a[8]); }
 #endif
-KERNEL void k7(const float *in0, const float *in1, const float *in2, const float *in3, const float *in4, const float *in5, const float *in6, float *out0, float *out1, float *out2, long long n) {
+KERNEL void k9(const float *in0, const float *in1, const float *in2, const float *in3, const float *in4, const float *in5, const float *in6, float *out0, float *out1, float *out2, long long n) {
 	for (long long k_ = FIRST; k_ < n; k_ += STRIDE) {
 		const long long i = ITEM(k_, n);
 		const T x0 = in0[i];
@@ -163,5 +208,96 @@ KERNEL void k7(const float *in0, const float *in1, const float *in2, const float
 	}
 }
 #ifdef NABLA_HOST
-void k7_host(const unsigned long long *a) { k7((const float *)a[0], (const float *)a[1], (const float *)a[2], (const float *)a[3], (const float *)a[4], (const float *)a[5], (const float *)a[6], (float *)a[7], (float *)a[8], (float *)a[9], (long long )a[10]); }
+void k9_host(const unsigned long long *a) { k9((const float *)a[0], (const float *)a[1], (const float *)a[2], (const float *)a[3], (const float *)a[4], (const float *)a[5], (const float *)a[6], (float *)a[7], (float *)a[8], (float *)a[9], (long long )a[10]); }
+#endif
+KERNEL void k10(const float *__restrict__ in0, float *__restrict__ out0, long long n) {
+	for (long long k_ = FIRST; k_ < n; k_ += STRIDE) {
+		const long long i = ITEM(k_, n);
+		T s = 0;
+		{
+		const long long base = i;
+		for (long long j0 = 0; j0 < 7LL; j0++) {
+		const long long o0 = base + j0 * 16LL;
+		const long long o = o0;
+		s += in0[o];
+		}
+		}
+		out0[i] = s;
+	}
+}
+#ifdef NABLA_HOST
+void k10_host(const unsigned long long *a) { k10((const float *)a[0], (float *)a[1], (long long )a[2]); }
+#endif
+KERNEL void k11(const float *__restrict__ in0, float *__restrict__ out0, long long n) {
+	for (long long k_ = FIRST; k_ < n; k_ += STRIDE) {
+		const long long i = ITEM(k_, n);
+		T s = 0;
+		{
+		const long long base = i;
+		for (long long j0 = 0; j0 < 7LL; j0++) {
+		const long long o0 = base + j0 * 8LL;
+		const long long o = o0;
+		s += in0[o];
+		}
+		}
+		out0[i] = s;
+	}
+}
+#ifdef NABLA_HOST
+void k11_host(const unsigned long long *a) { k11((const float *)a[0], (float *)a[1], (long long )a[2]); }
+#endif
+KERNEL void k12(const float *__restrict__ in0, float *__restrict__ out0, long long n) {
+	for (long long k_ = FIRST; k_ < n; k_ += STRIDE) {
+		const long long i = ITEM(k_, n);
+		T s = 0;
+		{
+		const long long base = i;
+		for (long long j0 = 0; j0 < 7LL; j0++) {
+		const long long o0 = base + j0 * 5LL;
+		const long long o = o0;
+		s += in0[o];
+		}
+		}
+		out0[i] = s;
+	}
+}
+#ifdef NABLA_HOST
+void k12_host(const unsigned long long *a) { k12((const float *)a[0], (float *)a[1], (long long )a[2]); }
+#endif
+KERNEL void k13(const float *__restrict__ in0, const i64 *__restrict__ in1, float *__restrict__ out0, long long n) {
+	for (long long k_ = FIRST; k_ < n; k_ += STRIDE) {
+		const long long i = ITEM(k_, n);
+		const long long base = i * 5LL;
+		double m = -(double)nb_red_inf();
+		for (long long k = 0; k < 5LL; k++) m = nb_red_maxd(m, (double)in0[base + k]);
+		double s = 0;
+		for (long long k = 0; k < 5LL; k++) {
+		const double e = exp((double)in0[base + k] - m);
+		s += e;
+		}
+		const long long c = nb_red_class_i64((long long)in1[i], 5LL);
+		out0[i] = c < 0 ? nb_red_nan() : (T)(m + log(s) - (double)in0[base + c]);
+	}
+}
+#ifdef NABLA_HOST
+void k13_host(const unsigned long long *a) { k13((const float *)a[0], (const i64 *)a[1], (float *)a[2], (long long )a[3]); }
+#endif
+KERNEL void k14(const float *__restrict__ in0, float *__restrict__ out0, long long n) {
+	for (long long k_ = FIRST; k_ < n; k_ += STRIDE) {
+		const long long i = ITEM(k_, n);
+		T s = 0;
+		{
+		const long long base = 0;
+		for (long long j0 = 0; j0 < 7LL; j0++) {
+		const long long o0 = base + j0;
+		const long long o = o0;
+		s += in0[o];
+		}
+		}
+		s *= (T)1 / (T)7LL;
+		out0[i] = s;
+	}
+}
+#ifdef NABLA_HOST
+void k14_host(const unsigned long long *a) { k14((const float *)a[0], (float *)a[1], (long long )a[2]); }
 #endif
