@@ -117,7 +117,8 @@ func closeTo(got, want *tensor.Dense, tol float64) string {
 		if g == w || math.IsNaN(g) && math.IsNaN(w) { // equal infinities too
 			continue
 		}
-		if !(math.Abs(g-w) <= tol*max(1, math.Abs(w))) {
+		// An infinity equals only itself (the relative bound is infinite).
+		if math.IsInf(w, 0) || !(math.Abs(g-w) <= tol*max(1, math.Abs(w))) {
 			return fmt.Sprintf("element %d: %v, want %v", i, g, w)
 		}
 	}
