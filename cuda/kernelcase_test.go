@@ -2,7 +2,6 @@ package cuda
 
 import (
 	"fmt"
-	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -114,25 +113,6 @@ func (c *kernelCase) check(t *testing.T, names ...string) {
 		}
 	}
 	checkOnDevices(t, c.outputs, c.feeds, names...)
-}
-
-// finite clamps x to the finite values of its dtype: +Inf becomes the
-// largest, -Inf the smallest, NaN stays NaN. checkOnDevices's comparison
-// takes two equal infinities for different (their difference is NaN), so
-// outputs that may be infinite are compared through it.
-func (c *kernelCase) finite(x *graph.Node) *graph.Node {
-	m := math.MaxFloat64
-	if x.DType() == graph.Float32 {
-		m = math.MaxFloat32
-	}
-	bound := func(v float64) *graph.Node {
-		d, err := graph.FromFloat64s(x.DType(), []float64{v})
-		if err != nil {
-			panic(err)
-		}
-		return c.g.Const(d)
-	}
-	return ops.Minimum(ops.Maximum(x, bound(-m)), bound(m))
 }
 
 // seq gives vals one after another, again from the first after the last.

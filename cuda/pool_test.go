@@ -102,7 +102,7 @@ func TestMaxPoolKernelSpecialValues(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				c.outputs = append(c.outputs, c.finite(y), gx[0], gw[0])
+				c.outputs = append(c.outputs, y, gx[0], gw[0])
 			}
 			c.check(t, "MaxPool2D", "MaxPool2DGrad", "MaxPool2DGather")
 		})
