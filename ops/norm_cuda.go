@@ -80,7 +80,7 @@ func (op channelOp) CUDA(in, out []graph.Type) ([]graph.CUDASource, error) {
 	default:
 		return nil, fmt.Errorf("no kernel for %s", op.Name())
 	}
-	return []graph.CUDASource{{N: int64(out[0].Size()), Body: body, Helpers: reduceHelpersC}}, nil
+	return []graph.CUDASource{{N: int64(out[0].Size()), Body: body}}, nil
 }
 
 // cDouble is v (finite) as a C double literal of the same value.

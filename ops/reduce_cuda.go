@@ -8,9 +8,9 @@ import (
 )
 
 // reduceHelpersC are the C helpers of the GPU kernels of the reductions,
-// the softmaxes, the cross-entropies, the one-hot encoding and the channel
-// ops. Every kernel of these ops carries all of them, so that a module
-// holding several of them defines each once.
+// the softmaxes, the cross-entropies and the one-hot encoding. Every
+// kernel of these ops carries all of them, so that a module holding
+// several of them defines each once.
 var reduceHelpersC = specialValuesC("nb_red") + `
 /* the larger of m and v, or NaN if either is (once m is NaN it stays NaN) */
 static DEVICE inline T nb_red_max(T m, T v) { return (v > m || v != v) ? v : m; }
