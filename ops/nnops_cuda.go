@@ -12,10 +12,7 @@ import (
 // with store it writes each exp(x - m), rounded to T, at the same place
 // of out0.
 func expSumC(n, stride int, store bool) string {
-	at := "base + k"
-	if stride != 1 {
-		at = fmt.Sprintf("base + k * %dLL", stride)
-	}
+	at := rowElemC(stride)
 	st := ""
 	if store {
 		st = fmt.Sprintf("out0[%s] = (T)e;\n", at)
@@ -28,6 +25,15 @@ const double e = exp((double)in0[%[2]s] - m);
 %[3]ss += e;
 }
 `, n, at, st)
+}
+
+// rowElemC is the C offset of element k of a row starting at base, its
+// elements stride apart.
+func rowElemC(stride int) string {
+	if stride == 1 {
+		return "base + k"
+	}
+	return fmt.Sprintf("base + k * %dLL", stride)
 }
 
 // CUDA is the softmax's GPU kernel (graph.CUDAKernel): one work item per
@@ -44,10 +50,7 @@ func (op softmaxOp) CUDA(in, out []graph.Type) ([]graph.CUDASource, error) {
 	if inner != 1 {
 		base = fmt.Sprintf("i / %[1]dLL * %[2]dLL + i %% %[1]dLL", inner, int64(n)*int64(inner))
 	}
-	at := "base + k"
-	if inner != 1 {
-		at = fmt.Sprintf("base + k * %dLL", inner)
-	}
+	at := rowElemC(inner)
 	body := "const long long base = " + base + ";\n" + expSumC(n, inner, !op.log)
 	if op.log {
 		body += fmt.Sprintf("const double shift = m + log(s);\n"+
