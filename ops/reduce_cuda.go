@@ -133,7 +133,7 @@ func (l reduceLayout) baseC() string {
 	return strings.Join(terms, " + ")
 }
 
-// loopC is C running body once for each element output element i
+// loopC is C running body once for each input element that output element i
 // combines, in increasing memory order, with the long long variable off
 // holding its offset; the block declares base, the offset of the first.
 func (l reduceLayout) loopC(off, body string) string {
