@@ -13,7 +13,7 @@ import (
 )
 
 // nvrtcNames are NVRTC's library names, in order of preference.
-var nvrtcNames = []string{"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so"}
+var nvrtcNames = []string{"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so.11.2", "libnvrtc.so"}
 
 // nvrtc is NVRTC, the runtime CUDA C++ compiler, as loaded at run time.
 type nvrtc struct {
