@@ -35,6 +35,10 @@ type backend interface {
 	launch(f function, threads int64, args []uint64) error
 	// gemm queues a matrix product (see gemmCall).
 	gemm(g *gemmCall) error
+	// mapped returns bytes of host memory that kernels can write (at
+	// dev) and the host can read (at host) once the work is synced; it
+	// is zeroed, and freed by close.
+	mapped(bytes int64) (dev ptr, host unsafe.Pointer, err error)
 	// sync waits for all queued work and reports its first error.
 	sync() error
 	// record returns a function that queues the work run queues, faster

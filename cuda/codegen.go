@@ -10,7 +10,9 @@ import (
 // FusedSource returns the CUDA C source of a kernel named name computing
 // the fused op op (a compiler's elementwise fusion group) on inputs of the
 // types in, in dtype (float32 or float64). The kernel takes the inputs'
-// device pointers, then the outputs', then the number of elements n, and
+// device pointers, then the outputs', then the fault word and the site it
+// would write there (see graph.CUDASource's FAULT), then the number of
+// elements n, and
 // computes one element per thread in a grid-stride loop; an input
 // broadcast to the outputs' shape is read through its strides.
 //

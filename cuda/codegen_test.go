@@ -143,7 +143,7 @@ func checkOnHost(t *testing.T, cc, name string, op *ops.FusedOp, in []graph.Type
 		fmt.Fprintf(&main, "\tT *out%d = malloc(%d * sizeof(T));\n", k, max(n, 1))
 		args = append(args, fmt.Sprintf("out%d", k))
 	}
-	fmt.Fprintf(&main, "\tkernel(%s, %d);\n", strings.Join(args, ", "), n)
+	fmt.Fprintf(&main, "\tlong long fault = 0;\n\tkernel(%s, &fault, 1, %d);\n\tif (fault) return 2;\n", strings.Join(args, ", "), n)
 	for k := range outs {
 		fmt.Fprintf(&main, "\tfwrite(out%d, sizeof(T), %d, stdout);\n", k, n)
 	}

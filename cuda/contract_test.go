@@ -172,3 +172,31 @@ func TestRunDoesNotAllocate(t *testing.T) {
 		m.Close()
 	}
 }
+
+// checkFault runs good feeds, then bad ones holding an index or label out
+// of range, and checks that the machine fails, naming one of ops, at Run
+// or (on a GPU, which reports when it next waits) at the first Value of
+// out; the bad run's outputs can be read after.
+func checkFault(t *testing.T, dev *Device, m *vm.Machine, good, bad vm.Feeds, out *graph.Node, ops ...string) {
+	t.Helper()
+	if err := m.Run(good); err != nil {
+		t.Fatalf("%v: valid indices: %v", dev, err)
+	}
+	if _, err := m.Value(out); err != nil {
+		t.Fatalf("%v: valid indices: %v", dev, err)
+	}
+	err := m.Run(bad)
+	if err == nil {
+		_, err = m.Value(out)
+	}
+	named := false
+	for _, op := range ops {
+		named = named || err != nil && strings.Contains(err.Error(), op)
+	}
+	if err == nil || !named || !strings.Contains(err.Error(), "out of range") {
+		t.Fatalf("%v: invalid indices: got %v, want an error naming %v and an index out of range", dev, err, ops)
+	}
+	if _, err := m.Value(out); err != nil {
+		t.Fatalf("%v: after the fault was reported: %v", dev, err)
+	}
+}

@@ -52,6 +52,10 @@ type driver struct {
 	// cuFuncGetParamInfo (CUDA 12.4) lets launch check its arguments
 	// against the kernel's parameters; nil where the driver lacks it.
 	cuFuncGetParamInfo func(f uintptr, index uint64, offset, size *uint64) int32
+	// cuMemHostGetDevicePointer_v2 gives pinned host memory's device
+	// address; nil where the driver lacks it (with unified addressing,
+	// every 64-bit driver's, the address is the host pointer itself).
+	cuMemHostGetDevicePointer func(dev *uint64, host unsafe.Pointer, flags uint32) int32
 	// cuLaunchKernel is called through purego.SyscallN, without
 	// reflection: its arguments are all handles, numbers and memory
 	// outside Go's heap.
@@ -219,7 +223,8 @@ func openDriver(path string) (d *driver, err error) {
 	if missing := bind(lib, needed); len(missing) > 0 {
 		return nil, fmt.Errorf("cuda: %s has no %s", path, strings.Join(missing, ", "))
 	}
-	bind(lib, []symbol{{"cuGetErrorName", &d.cuGetErrorName}, {"cuFuncGetParamInfo", &d.cuFuncGetParamInfo}})
+	bind(lib, []symbol{{"cuGetErrorName", &d.cuGetErrorName}, {"cuFuncGetParamInfo", &d.cuFuncGetParamInfo},
+		{"cuMemHostGetDevicePointer_v2", &d.cuMemHostGetDevicePointer}})
 	d.missing = bind(lib, backend)
 	if r := d.cuInit(0); r != 0 {
 		return nil, fmt.Errorf("%w (no usable GPU, or the driver does not match the kernel module)", d.check("cuInit", "", r))

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -29,8 +30,12 @@ type executable struct {
 	args   [][]uint64 // per step: a launch's arguments
 	gemms  []gemmCall // per step: a product's call, its pointers set
 	replay func() error
-	ran    bool // a run has completed
-	closed bool
+	// faultDev and fault are the fault word kernels write (FAULT) and the
+	// host reads: the site of an instruction whose inputs were invalid.
+	faultDev ptr
+	fault    *int64
+	ran      bool // a run has completed
+	closed   bool
 }
 
 func (d *Device) load(p *compile.Program, cfg vm.LoadConfig) (*executable, error) {
@@ -76,6 +81,11 @@ func (e *executable) allocate() error {
 		}
 		e.bufs[i], e.owned[i] = p, true
 	}
+	dev, host, err := be.mapped(8)
+	if err != nil {
+		return err
+	}
+	e.faultDev, e.fault = dev, (*int64)(host)
 	for i, c := range e.plan.consts {
 		if err := e.write(i, c); err != nil {
 			return err
@@ -130,11 +140,11 @@ func (e *executable) bind() {
 		if s.kind != stepKernel {
 			continue
 		}
-		a := make([]uint64, 0, len(s.args)+1)
+		a := make([]uint64, 0, len(s.args)+3)
 		for _, r := range s.args {
 			a = append(a, uint64(e.addr(r)))
 		}
-		e.args[i] = append(a, uint64(s.n))
+		e.args[i] = append(a, uint64(e.faultDev), uint64(s.instr+1), uint64(s.n))
 	}
 }
 
@@ -169,7 +179,20 @@ func (e *executable) Read(slot int, dst *tensor.Dense) error {
 	if e.closed {
 		return errUnloaded
 	}
-	return e.read(slot, dst)
+	if err := e.read(slot, dst); err != nil {
+		return err
+	}
+	return e.checkFault() // the download waited for the work
+}
+
+// checkFault reports, and clears, an instruction's FAULT() in the work
+// done so far (all of it after a sync; some of it otherwise).
+func (e *executable) checkFault() error {
+	if site := atomic.LoadInt64(e.fault); site != 0 {
+		atomic.StoreInt64(e.fault, 0)
+		return &vm.Fault{Instr: int(site - 1)}
+	}
+	return nil
 }
 
 func (e *executable) read(buf int, dst *tensor.Dense) error {
@@ -213,11 +236,17 @@ func (e *executable) Run(opts vm.RunOptions) error {
 	if e.closed {
 		return errUnloaded
 	}
+	if err := e.checkFault(); err != nil { // of a run before, seen now
+		return err
+	}
 	fast := !opts.CheckFinite && opts.Times == nil
 	if fast && e.replay != nil {
 		return e.replay()
 	}
 	if err := e.runSteps(opts); err != nil {
+		return err
+	}
+	if err := e.checkFault(); err != nil {
 		return err
 	}
 	if fast && !e.ran && !hasHost(e.plan) {
@@ -260,6 +289,9 @@ func (e *executable) runSteps(opts vm.RunOptions) error {
 		}
 		if opts.CheckFinite {
 			if err := e.checkFinite(i, &instrs[i]); err != nil {
+				return err
+			}
+			if err := e.checkFault(); err != nil { // checkFinite waited for the work
 				return err
 			}
 		}

@@ -88,11 +88,11 @@ func TestScatterAddKernel(t *testing.T) {
 		"ScatterAdd", "Gather")
 }
 
-// An index out of range, or a float index that is not an integer, cannot
-// fail a kernel's run as it fails the CPU's: Gather gives NaN for the row
-// it names and ScatterAdd adds NaN to row 0, and nothing is read or
-// written outside the tables.
-func TestGatherBadIndexGivesNaN(t *testing.T) {
+// An index out of range, or a float index that is not an integer, fails
+// the run on the device as on the CPU, with an error naming the op; its
+// kernels give NaN for the row it names (Gather) and add NaN to row 0
+// (ScatterAdd), and nothing is read or written outside the tables.
+func TestGatherBadIndex(t *testing.T) {
 	for _, dev := range testDevices(t) {
 		for _, c := range []struct {
 			dtype tensor.Dtype
@@ -116,9 +116,8 @@ func TestGatherBadIndexGivesNaN(t *testing.T) {
 			tab, _ := graph.FromFloat64s(graph.Float64, []float64{1, 2, 3, 4, 5, 6}, 3, 2)
 			idx, _ := graph.FromFloat64s(c.dtype, []float64{c.bad, 2}, 2)
 			up, _ := graph.FromFloat64s(graph.Float64, []float64{-1, -2, -3, -4}, 2, 2)
-			if err := m.Run(vm.Feeds{table: tab, indices: idx, updates: up}); err != nil {
-				t.Fatalf("%v: %v", dev, err)
-			}
+			valid, _ := graph.FromFloat64s(c.dtype, []float64{0, 2}, 2)
+			checkFault(t, dev, m, vm.Feeds{table: tab, indices: valid, updates: up}, vm.Feeds{table: tab, indices: idx, updates: up}, gathered, "Gather", "ScatterAdd")
 			for _, check := range []struct {
 				n    *graph.Node
 				want []float64

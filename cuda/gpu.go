@@ -56,6 +56,8 @@ type gpuBackend struct {
 	// scalars is pinned host memory holding gemm's alpha and beta: the
 	// doubles 1 and 0, then the floats 1 and 0 (see scalar).
 	scalars unsafe.Pointer
+	// mappedHost is the pinned memory mapped gave out, freed by close.
+	mappedHost []unsafe.Pointer
 
 	images    *imageCache // compiled kernels
 	modules   map[string]*gpuModule
@@ -241,6 +243,27 @@ func (b *gpuBackend) allocHost(bytes int64) (unsafe.Pointer, error) {
 	return p, err
 }
 
+// mapped allocates pinned host memory kernels write to (see backend).
+func (b *gpuBackend) mapped(bytes int64) (ptr, unsafe.Pointer, error) {
+	if err := b.enterUncaptured(); err != nil {
+		return 0, nil, err
+	}
+	defer runtime.UnlockOSThread()
+	host, err := b.allocHost(bytes)
+	if err != nil {
+		return 0, nil, err
+	}
+	clear(unsafe.Slice((*byte)(host), bytes))
+	b.mappedHost = append(b.mappedHost, host)
+	dev := uint64(uintptr(host))
+	if f := b.d.cuMemHostGetDevicePointer; f != nil {
+		if err := b.d.check("cuMemHostGetDevicePointer_v2", "", f(&dev, host, 0)); err != nil {
+			return 0, nil, err
+		}
+	}
+	return ptr(dev), host, nil
+}
+
 func (b *gpuBackend) alloc(bytes int64) (ptr, error) {
 	if bytes < 0 {
 		return 0, fmt.Errorf("cuda: alloc of %d bytes", bytes)
@@ -346,7 +369,7 @@ func (b *gpuBackend) release() error {
 	if b.workspace != 0 {
 		keep(d.check("cuMemFree_v2", "cuBLAS workspace", d.cuMemFree(uint64(b.workspace))))
 	}
-	for _, p := range []unsafe.Pointer{b.stage, b.params, b.scalars} {
+	for _, p := range append([]unsafe.Pointer{b.stage, b.params, b.scalars}, b.mappedHost...) {
 		if p != nil {
 			keep(d.check("cuMemFreeHost", "", d.cuMemFreeHost(p)))
 		}
@@ -359,7 +382,7 @@ func (b *gpuBackend) release() error {
 		keep(d.setCurrent(0))
 	}
 	b.graphs, b.modules, b.handle, b.workspace = nil, nil, 0, 0
-	b.stage, b.params, b.scalars, b.stream, b.ctx = nil, nil, nil, 0, 0
+	b.stage, b.params, b.scalars, b.stream, b.ctx, b.mappedHost = nil, nil, nil, 0, 0, nil
 	b.closed = true
 	return first
 }

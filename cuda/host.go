@@ -265,6 +265,19 @@ func hostGemm[E float32 | float64](h *hostBackend, g *gemmCall) error {
 	return nil
 }
 
+// mapped is plain host memory: the host's kernels write it directly.
+func (h *hostBackend) mapped(bytes int64) (ptr, unsafe.Pointer, error) {
+	p, err := h.alloc(bytes)
+	if err != nil {
+		return 0, nil, err
+	}
+	b, err := h.bytesAt(p, bytes)
+	if err != nil {
+		return 0, nil, err
+	}
+	return p, unsafe.Pointer(unsafe.SliceData(b)), nil
+}
+
 func (h *hostBackend) sync() error { return nil }
 
 // record returns run itself: the host has nothing faster to replay.

@@ -42,6 +42,7 @@ func kernelPrelude(f32 bool) string {
 #endif
 typedef long long i64;
 typedef int i32;
+#define FAULT() (*fault_ = site_)
 typedef ` + ctype + ` T;
 ` + ops.ElementwiseCPrelude(f32)
 }
@@ -55,7 +56,7 @@ type kparam struct {
 // and parameters.
 type kernelDef struct {
 	name    string
-	params  []kparam // pointers, then the item count n last
+	params  []kparam // pointers, the fault word and site, then the item count n
 	body    string
 	helpers string
 }
@@ -74,7 +75,7 @@ func elemType(dtype tensor.Dtype) string {
 }
 
 // newKernelDef names a kernel whose parameters are the given inputs
-// (const) and outputs, then n. restrict marks the pointers as not
+// (const) and outputs, then the fault word, the site and n. restrict marks the pointers as not
 // aliasing (no output shares an input's memory).
 func newKernelDef(name string, src graph.CUDASource, in, out []graph.Type, restrict bool) kernelDef {
 	q := ""
@@ -88,7 +89,9 @@ func newKernelDef(name string, src graph.CUDASource, in, out []graph.Type, restr
 	for i, t := range out {
 		k.params = append(k.params, kparam{elemType(t.DType) + " *" + q, fmt.Sprintf("out%d", i)})
 	}
-	k.params = append(k.params, kparam{"long long ", "n"})
+	// FAULT() writes the launch's site (its instruction, plus 1) into the
+	// fault word, which the executable reads after the work.
+	k.params = append(k.params, kparam{"long long *", "fault_"}, kparam{"long long ", "site_"}, kparam{"long long ", "n"})
 	return k
 }
 

@@ -46,6 +46,7 @@ type ref struct {
 
 // step is one unit of a plan's work.
 type step struct {
+	instr  int // the instruction it belongs to; -1 for the updates
 	kind   stepKind
 	kernel int   // stepKernel: index in plan.kernels
 	args   []ref // stepKernel: pointer arguments; stepCopy: dst, src; stepGemm: a, b, c
@@ -92,6 +93,9 @@ func newPlan(p *compile.Program) (*plan, error) {
 		}
 		if !ok || len(in.Bodies) > 0 {
 			pl.steps = append(pl.steps[:first], step{kind: stepHost})
+		}
+		for k := first; k < len(pl.steps); k++ {
+			pl.steps[k].instr = len(pl.instrs)
 		}
 		pl.instrs = append(pl.instrs, [2]int{first, len(pl.steps)})
 		pl.onHost = append(pl.onHost, !ok || len(in.Bodies) > 0)
@@ -207,6 +211,9 @@ func (pl *plan) planUpdates(p *compile.Program) {
 		if u.From != u.Slot {
 			pl.copy(ref{buf: u.Slot}, from[i], p.Slots()[u.Slot].Type)
 		}
+	}
+	for k := first; k < len(pl.steps); k++ {
+		pl.steps[k].instr = -1
 	}
 	pl.updates = [2]int{first, len(pl.steps)}
 }

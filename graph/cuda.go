@@ -27,7 +27,11 @@ type CUDAKernel interface {
 // dtypes' element types. An output may share its memory with an input
 // that InPlacer names. The math functions of CUDA (exp, expf, …) and the
 // helpers of ops.ElementwiseCPrelude (nb_max, nb_sigmoid, …) may be
-// called; ATOMIC_ADD(p, v) adds v to *p atomically. The same source runs
+// called; ATOMIC_ADD(p, v) adds v to *p atomically. FAULT() reports
+// inputs Forward would refuse (an index or label out of range): the run
+// fails with an error naming the op, on the device's next synchronisation
+// at the latest (Run with WithNaNCheck, Value, Get); the kernel must
+// still write its outputs and stay inside its buffers. The same source runs
 // on the host, one item after another, when the cuda package tests it
 // without a GPU: it must not rely on CUDA's thread indices or shared
 // memory.

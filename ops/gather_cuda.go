@@ -11,12 +11,12 @@ import (
 // that element between its row there and the table's row its index
 // names.
 //
-// A kernel cannot fail a run, as the CPU does on an index that is not a
+// A kernel cannot stop a run, as the CPU does on an index that is not a
 // row index in [0,rows): there, Gather writes NaN for every element of the
 // row it would have read, and ScatterAdd adds NaN to table row 0 for each
-// element of the row it would have written, so that the outputs show the
-// fault (and a machine checking for NaN reports it) rather than read or
-// write outside the table.
+// element of the row it would have written, rather than read or write
+// outside the table, and both mark the run as failed (FAULT), which the
+// machine reports as an error naming the op.
 
 // rowIndexC declares, for the index of flat row k (a C expression) of
 // indices of type t into a table of rows rows, the C long long row (the
@@ -24,9 +24,9 @@ import (
 // indexData.at decides: an integer in [0,rows), floats included).
 func rowIndexC(t graph.Type, k string, rows int) string {
 	if graph.IsInteger(t.DType) {
-		return fmt.Sprintf("const long long idx = in1[%s];\nconst int ok = idx >= 0 && idx < %dLL;\nconst long long row = ok ? idx : 0;\n", k, rows)
+		return fmt.Sprintf("const long long idx = in1[%s];\nconst int ok = idx >= 0 && idx < %dLL;\nif (!ok) FAULT();\nconst long long row = ok ? idx : 0;\n", k, rows)
 	}
-	return fmt.Sprintf("const double idx = in1[%s];\nconst int ok = idx >= 0 && idx < %d.0 && idx == floor(idx);\nconst long long row = ok ? (long long)idx : 0;\n", k, rows)
+	return fmt.Sprintf("const double idx = in1[%s];\nconst int ok = idx >= 0 && idx < %d.0 && idx == floor(idx);\nif (!ok) FAULT();\nconst long long row = ok ? (long long)idx : 0;\n", k, rows)
 }
 
 // rowMoveC declares, for work item i over the gathered side (the

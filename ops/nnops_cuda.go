@@ -64,7 +64,7 @@ func (op softmaxOp) CUDA(in, out []graph.Type) ([]graph.CUDASource, error) {
 // CUDA is the cross-entropy's GPU kernel (graph.CUDAKernel): one work
 // item per example, computing as Forward does in double. A label that is
 // not a class index, which makes Forward fail, gives the example a NaN
-// loss: a kernel cannot fail.
+// loss and marks the run as failed (FAULT).
 func (crossEntropyOp) CUDA(in, out []graph.Type) ([]graph.CUDASource, error) {
 	if err := checkFloatCUDA("CrossEntropy logits", in[0]); err != nil {
 		return nil, err
@@ -72,6 +72,7 @@ func (crossEntropyOp) CUDA(in, out []graph.Type) ([]graph.CUDASource, error) {
 	classes := in[0].Shape[1]
 	body := fmt.Sprintf("const long long base = i * %dLL;\n", classes) + expSumC(classes, 1, false) +
 		"const long long c = " + classIndexC(in[1], "in1[i]", classes) + ";\n" +
+		"if (c < 0) FAULT();\n" +
 		"out0[i] = c < 0 ? nb_red_nan() : (T)(m + log(s) - (double)in0[base + c]);\n"
 	return []graph.CUDASource{{N: int64(out[0].Size()), Body: body, Helpers: reduceHelpersC}}, nil
 }

@@ -83,6 +83,16 @@ func (e *NonFinite) Error() string {
 	return fmt.Sprintf("instruction %d: output %d element %d is %v", e.Instr, e.Output, e.Element, e.Value)
 }
 
+// Fault is a device's report that instruction Instr's kernel found inputs
+// its op's Forward refuses (an index or label out of range): a kernel
+// cannot fail, so it marks the run, and the device reports the mark when
+// it next waits for its work.
+type Fault struct{ Instr int }
+
+func (e *Fault) Error() string {
+	return fmt.Sprintf("instruction %d: its kernel found an index or label out of range in its inputs", e.Instr)
+}
+
 // OnDevice makes the machine run its program on d (a GPU: see package
 // cuda). Parameters live on the device; feeds are copied there on each
 // Run, and values are copied back when Value or Get asks for them.
@@ -191,14 +201,7 @@ func (m *Machine) runOnDevice() error {
 	if err == nil {
 		return nil
 	}
-	var bad *NonFinite
-	if errors.As(err, &bad) {
-		instrs := m.prog.Instructions()
-		in := &instrs[bad.Instr]
-		err = nodeError(in, in.Node, fmt.Errorf("output %d element %d is %v (on %v)", bad.Output, bad.Element, bad.Value, m.device))
-	} else {
-		err = fmt.Errorf("nabla: Run: %v: %v", m.device, err)
-	}
+	err = m.deviceError("Run", err)
 	for i, u := range m.prog.Updates() {
 		if m.backups[i] != nil {
 			if werr := m.exe.Write(u.Slot, m.backups[i]); werr != nil {
@@ -218,7 +221,7 @@ func (m *Machine) fetch(slot int) error {
 		return nil
 	}
 	if err := m.exe.Read(slot, m.slots[slot]); err != nil {
-		return fmt.Errorf("nabla: %v: %v", m.device, err)
+		return m.deviceError("reading a value", err)
 	}
 	m.fresh[slot] = true
 	return nil
@@ -253,4 +256,23 @@ func (m *Machine) Executable() Executable {
 		return nil
 	}
 	return m.exe
+}
+
+// deviceError turns a device's error into one naming the node at fault:
+// the first NaN or infinity (WithNaNCheck), or the op whose kernel found
+// invalid inputs (a Fault, reported when the device next waits, so
+// perhaps after the Run that caused it returned).
+func (m *Machine) deviceError(doing string, err error) error {
+	instrs := m.prog.Instructions()
+	var bad *NonFinite
+	var fault *Fault
+	switch {
+	case errors.As(err, &bad):
+		in := &instrs[bad.Instr]
+		return nodeError(in, in.Node, fmt.Errorf("output %d element %d is %v (on %v)", bad.Output, bad.Element, bad.Value, m.device))
+	case errors.As(err, &fault):
+		in := &instrs[fault.Instr]
+		return nodeError(in, in.Node, fmt.Errorf("a run on %v failed: an index or label in the op's inputs is out of range (its kernel found it; the op's Forward on the CPU says which)", m.device))
+	}
+	return fmt.Errorf("nabla: %s: %v: %v", doing, m.device, err)
 }

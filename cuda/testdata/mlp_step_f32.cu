@@ -20,6 +20,7 @@
 #endif
 typedef long long i64;
 typedef int i32;
+#define FAULT() (*fault_ = site_)
 typedef float T;
 static DEVICE inline T nb_max(T a, T b) {
 	if (a != a) return a;
@@ -62,16 +63,16 @@ static DEVICE inline long long nb_red_class_i64(long long v, long long n) { retu
 static DEVICE inline long long nb_red_class_f(double v, long long n) {
 	return v >= 0 && v < (double)n && v == trunc(v) ? (long long)v : -1;
 }
-KERNEL void k0(const float *__restrict__ in0, float *__restrict__ out0, long long n) {
+KERNEL void k0(const float *__restrict__ in0, float *__restrict__ out0, long long *fault_, long long site_, long long n) {
 	for (long long k_ = FIRST; k_ < n; k_ += STRIDE) {
 		const long long i = ITEM(k_, n);
 		out0[i] = in0[(i / 1 % 16) * 1];
 	}
 }
 #ifdef NABLA_HOST
-void k0_host(const unsigned long long *a) { k0((const float *)a[0], (float *)a[1], (long long )a[2]); }
+void k0_host(const unsigned long long *a) { k0((const float *)a[0], (float *)a[1], (long long *)a[2], (long long )a[3], (long long )a[4]); }
 #endif
-KERNEL void k1(const float *in0, float *out0, long long n) {
+KERNEL void k1(const float *in0, float *out0, long long *fault_, long long site_, long long n) {
 	for (long long k_ = FIRST; k_ < n; k_ += STRIDE) {
 		const long long i = ITEM(k_, n);
 		const T x0 = in0[i];
@@ -80,27 +81,27 @@ KERNEL void k1(const float *in0, float *out0, long long n) {
 	}
 }
 #ifdef NABLA_HOST
-void k1_host(const unsigned long long *a) { k1((const float *)a[0], (float *)a[1], (long long )a[2]); }
+void k1_host(const unsigned long long *a) { k1((const float *)a[0], (float *)a[1], (long long *)a[2], (long long )a[3], (long long )a[4]); }
 #endif
-KERNEL void k2(const float *__restrict__ in0, float *__restrict__ out0, long long n) {
+KERNEL void k2(const float *__restrict__ in0, float *__restrict__ out0, long long *fault_, long long site_, long long n) {
 	for (long long k_ = FIRST; k_ < n; k_ += STRIDE) {
 		const long long i = ITEM(k_, n);
 		out0[i] = in0[(i / 1 % 8) * 1];
 	}
 }
 #ifdef NABLA_HOST
-void k2_host(const unsigned long long *a) { k2((const float *)a[0], (float *)a[1], (long long )a[2]); }
+void k2_host(const unsigned long long *a) { k2((const float *)a[0], (float *)a[1], (long long *)a[2], (long long )a[3], (long long )a[4]); }
 #endif
-KERNEL void k3(const float *__restrict__ in0, float *__restrict__ out0, long long n) {
+KERNEL void k3(const float *__restrict__ in0, float *__restrict__ out0, long long *fault_, long long site_, long long n) {
 	for (long long k_ = FIRST; k_ < n; k_ += STRIDE) {
 		const long long i = ITEM(k_, n);
 		out0[i] = in0[(i / 1 % 5) * 1];
 	}
 }
 #ifdef NABLA_HOST
-void k3_host(const unsigned long long *a) { k3((const float *)a[0], (float *)a[1], (long long )a[2]); }
+void k3_host(const unsigned long long *a) { k3((const float *)a[0], (float *)a[1], (long long *)a[2], (long long )a[3], (long long )a[4]); }
 #endif
-KERNEL void k4(const float *__restrict__ in0, float *__restrict__ out0, long long n) {
+KERNEL void k4(const float *__restrict__ in0, float *__restrict__ out0, long long *fault_, long long site_, long long n) {
 	for (long long k_ = FIRST; k_ < n; k_ += STRIDE) {
 		const long long i = ITEM(k_, n);
 		const long long base = i * 5LL;
@@ -116,19 +117,20 @@ KERNEL void k4(const float *__restrict__ in0, float *__restrict__ out0, long lon
 	}
 }
 #ifdef NABLA_HOST
-void k4_host(const unsigned long long *a) { k4((const float *)a[0], (float *)a[1], (long long )a[2]); }
+void k4_host(const unsigned long long *a) { k4((const float *)a[0], (float *)a[1], (long long *)a[2], (long long )a[3], (long long )a[4]); }
 #endif
-KERNEL void k5(const i64 *__restrict__ in0, float *__restrict__ out0, long long n) {
+KERNEL void k5(const i64 *__restrict__ in0, float *__restrict__ out0, long long *fault_, long long site_, long long n) {
 	for (long long k_ = FIRST; k_ < n; k_ += STRIDE) {
 		const long long i = ITEM(k_, n);
 		const long long c = nb_red_class_i64((long long)in0[i / 5LL], 5LL);
+		if (c < 0) FAULT();
 		out0[i] = c < 0 ? nb_red_nan() : (c == i % 5LL ? (T)1 : (T)0);
 	}
 }
 #ifdef NABLA_HOST
-void k5_host(const unsigned long long *a) { k5((const i64 *)a[0], (float *)a[1], (long long )a[2]); }
+void k5_host(const unsigned long long *a) { k5((const i64 *)a[0], (float *)a[1], (long long *)a[2], (long long )a[3], (long long )a[4]); }
 #endif
-KERNEL void k6(const float *in0, const float *in1, float *out0, long long n) {
+KERNEL void k6(const float *in0, const float *in1, float *out0, long long *fault_, long long site_, long long n) {
 	for (long long k_ = FIRST; k_ < n; k_ += STRIDE) {
 		const long long i = ITEM(k_, n);
 		const T x0 = in0[i];
@@ -139,9 +141,9 @@ KERNEL void k6(const float *in0, const float *in1, float *out0, long long n) {
 	}
 }
 #ifdef NABLA_HOST
-void k6_host(const unsigned long long *a) { k6((const float *)a[0], (const float *)a[1], (float *)a[2], (long long )a[3]); }
+void k6_host(const unsigned long long *a) { k6((const float *)a[0], (const float *)a[1], (float *)a[2], (long long *)a[3], (long long )a[4], (long long )a[5]); }
 #endif
-KERNEL void k7(const float *in0, const float *in1, const float *in2, float *out0, long long n) {
+KERNEL void k7(const float *in0, const float *in1, const float *in2, float *out0, long long *fault_, long long site_, long long n) {
 	for (long long k_ = FIRST; k_ < n; k_ += STRIDE) {
 		const long long i = ITEM(k_, n);
 		const T x0 = in0[i];
@@ -154,9 +156,9 @@ KERNEL void k7(const float *in0, const float *in1, const float *in2, float *out0
 	}
 }
 #ifdef NABLA_HOST
-void k7_host(const unsigned long long *a) { k7((const float *)a[0], (const float *)a[1], (const float *)a[2], (float *)a[3], (long long )a[4]); }
+void k7_host(const unsigned long long *a) { k7((const float *)a[0], (const float *)a[1], (const float *)a[2], (float *)a[3], (long long *)a[4], (long long )a[5], (long long )a[6]); }
 #endif
-KERNEL void k8(const float *in0, const float *in1, const float *in2, const float *in3, const float *in4, float *out0, float *out1, float *out2, long long n) {
+KERNEL void k8(const float *in0, const float *in1, const float *in2, const float *in3, const float *in4, float *out0, float *out1, float *out2, long long *fault_, long long site_, long long n) {
 	for (long long k_ = FIRST; k_ < n; k_ += STRIDE) {
 		const long long i = ITEM(k_, n);
 		const T x0 = in0[i];
@@ -177,9 +179,9 @@ KERNEL void k8(const float *in0, const float *in1, const float *in2, const float
 	}
 }
 #ifdef NABLA_HOST
-void k8_host(const unsigned long long *a) { k8((const float *)a[0], (const float *)a[1], (const float *)a[2], (const float *)a[3], (const float *)a[4], (float *)a[5], (float *)a[6], (float *)a[7], (long long )a[8]); }
+void k8_host(const unsigned long long *a) { k8((const float *)a[0], (const float *)a[1], (const float *)a[2], (const float *)a[3], (const float *)a[4], (float *)a[5], (float *)a[6], (float *)a[7], (long long *)a[8], (long long )a[9], (long long )a[10]); }
 #endif
-KERNEL void k9(const float *in0, const float *in1, const float *in2, const float *in3, const float *in4, const float *in5, const float *in6, float *out0, float *out1, float *out2, long long n) {
+KERNEL void k9(const float *in0, const float *in1, const float *in2, const float *in3, const float *in4, const float *in5, const float *in6, float *out0, float *out1, float *out2, long long *fault_, long long site_, long long n) {
 	for (long long k_ = FIRST; k_ < n; k_ += STRIDE) {
 		const long long i = ITEM(k_, n);
 		const T x0 = in0[i];
@@ -208,9 +210,9 @@ KERNEL void k9(const float *in0, const float *in1, const float *in2, const float
 	}
 }
 #ifdef NABLA_HOST
-void k9_host(const unsigned long long *a) { k9((const float *)a[0], (const float *)a[1], (const float *)a[2], (const float *)a[3], (const float *)a[4], (const float *)a[5], (const float *)a[6], (float *)a[7], (float *)a[8], (float *)a[9], (long long )a[10]); }
+void k9_host(const unsigned long long *a) { k9((const float *)a[0], (const float *)a[1], (const float *)a[2], (const float *)a[3], (const float *)a[4], (const float *)a[5], (const float *)a[6], (float *)a[7], (float *)a[8], (float *)a[9], (long long *)a[10], (long long )a[11], (long long )a[12]); }
 #endif
-KERNEL void k10(const float *__restrict__ in0, float *__restrict__ out0, long long n) {
+KERNEL void k10(const float *__restrict__ in0, float *__restrict__ out0, long long *fault_, long long site_, long long n) {
 	for (long long k_ = FIRST; k_ < n; k_ += STRIDE) {
 		const long long i = ITEM(k_, n);
 		T s = 0;
@@ -226,9 +228,9 @@ KERNEL void k10(const float *__restrict__ in0, float *__restrict__ out0, long lo
 	}
 }
 #ifdef NABLA_HOST
-void k10_host(const unsigned long long *a) { k10((const float *)a[0], (float *)a[1], (long long )a[2]); }
+void k10_host(const unsigned long long *a) { k10((const float *)a[0], (float *)a[1], (long long *)a[2], (long long )a[3], (long long )a[4]); }
 #endif
-KERNEL void k11(const float *__restrict__ in0, float *__restrict__ out0, long long n) {
+KERNEL void k11(const float *__restrict__ in0, float *__restrict__ out0, long long *fault_, long long site_, long long n) {
 	for (long long k_ = FIRST; k_ < n; k_ += STRIDE) {
 		const long long i = ITEM(k_, n);
 		T s = 0;
@@ -244,9 +246,9 @@ KERNEL void k11(const float *__restrict__ in0, float *__restrict__ out0, long lo
 	}
 }
 #ifdef NABLA_HOST
-void k11_host(const unsigned long long *a) { k11((const float *)a[0], (float *)a[1], (long long )a[2]); }
+void k11_host(const unsigned long long *a) { k11((const float *)a[0], (float *)a[1], (long long *)a[2], (long long )a[3], (long long )a[4]); }
 #endif
-KERNEL void k12(const float *__restrict__ in0, float *__restrict__ out0, long long n) {
+KERNEL void k12(const float *__restrict__ in0, float *__restrict__ out0, long long *fault_, long long site_, long long n) {
 	for (long long k_ = FIRST; k_ < n; k_ += STRIDE) {
 		const long long i = ITEM(k_, n);
 		T s = 0;
@@ -262,9 +264,9 @@ KERNEL void k12(const float *__restrict__ in0, float *__restrict__ out0, long lo
 	}
 }
 #ifdef NABLA_HOST
-void k12_host(const unsigned long long *a) { k12((const float *)a[0], (float *)a[1], (long long )a[2]); }
+void k12_host(const unsigned long long *a) { k12((const float *)a[0], (float *)a[1], (long long *)a[2], (long long )a[3], (long long )a[4]); }
 #endif
-KERNEL void k13(const float *__restrict__ in0, const i64 *__restrict__ in1, float *__restrict__ out0, long long n) {
+KERNEL void k13(const float *__restrict__ in0, const i64 *__restrict__ in1, float *__restrict__ out0, long long *fault_, long long site_, long long n) {
 	for (long long k_ = FIRST; k_ < n; k_ += STRIDE) {
 		const long long i = ITEM(k_, n);
 		const long long base = i * 5LL;
@@ -276,13 +278,14 @@ KERNEL void k13(const float *__restrict__ in0, const i64 *__restrict__ in1, floa
 		s += e;
 		}
 		const long long c = nb_red_class_i64((long long)in1[i], 5LL);
+		if (c < 0) FAULT();
 		out0[i] = c < 0 ? nb_red_nan() : (T)(m + log(s) - (double)in0[base + c]);
 	}
 }
 #ifdef NABLA_HOST
-void k13_host(const unsigned long long *a) { k13((const float *)a[0], (const i64 *)a[1], (float *)a[2], (long long )a[3]); }
+void k13_host(const unsigned long long *a) { k13((const float *)a[0], (const i64 *)a[1], (float *)a[2], (long long *)a[3], (long long )a[4], (long long )a[5]); }
 #endif
-KERNEL void k14(const float *__restrict__ in0, float *__restrict__ out0, long long n) {
+KERNEL void k14(const float *__restrict__ in0, float *__restrict__ out0, long long *fault_, long long site_, long long n) {
 	for (long long k_ = FIRST; k_ < n; k_ += STRIDE) {
 		const long long i = ITEM(k_, n);
 		T s = 0;
@@ -299,5 +302,5 @@ KERNEL void k14(const float *__restrict__ in0, float *__restrict__ out0, long lo
 	}
 }
 #ifdef NABLA_HOST
-void k14_host(const unsigned long long *a) { k14((const float *)a[0], (float *)a[1], (long long )a[2]); }
+void k14_host(const unsigned long long *a) { k14((const float *)a[0], (float *)a[1], (long long *)a[2], (long long )a[3], (long long )a[4]); }
 #endif
