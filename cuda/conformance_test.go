@@ -15,13 +15,15 @@ import (
 // on each test device, in float64 and float32: the op's output and the
 // gradients of a weighted sum of it with respect to every float input,
 // against the CPU's. It logs the ops that ran on the host for want of a
-// GPU kernel.
+// GPU kernel (Scan, so far).
 func TestConformance(t *testing.T) {
 	devs := testDevices(t)
 	onHost := map[string]int{}
 	rows := 0
 	var skipped []string
-	for _, c := range optable.Table() {
+	// Scan rows run on the host (a loop's body is a program of its own,
+	// run by the machine's body machines), between device instructions.
+	for _, c := range append(optable.Table(), optable.ScanTable()...) {
 		for _, dtype := range []tensor.Dtype{graph.Float64, graph.Float32} {
 			name := fmt.Sprintf("%s/%v", c.Name(), dtype)
 			inputs := make([]*tensor.Dense, len(c.Inputs))
