@@ -73,6 +73,18 @@ func TestFusedSourceOnTheHost(t *testing.T) {
 			t.Skip("no C compiler (gcc or cc) to compile the kernels on the host")
 		}
 	}
+	groups := forEachFusedGroup(t, func(name string, fused *ops.FusedOp, in []graph.Type, dtype tensor.Dtype) {
+		checkOnHost(t, cc, name, fused, in, dtype)
+	})
+	if groups < 6 {
+		t.Fatalf("only %d fusion groups: the cases do not exercise the generator", groups)
+	}
+}
+
+// forEachFusedGroup calls check with every fusion group of fusedCases'
+// programs in both float dtypes, named, and returns how many there were.
+func forEachFusedGroup(t *testing.T, check func(name string, fused *ops.FusedOp, in []graph.Type, dtype tensor.Dtype)) int {
+	t.Helper()
 	groups := 0
 	for _, c := range fusedCases {
 		for _, dtype := range []tensor.Dtype{graph.Float64, graph.Float32} {
@@ -82,22 +94,14 @@ func TestFusedSourceOnTheHost(t *testing.T) {
 				t.Fatal(err)
 			}
 			for k, in := range p.Instructions() {
-				fused, _ := in.Op.(*ops.FusedOp)
-				if m, ok := in.Multi.(ops.FusedMulti); ok {
-					fused = m.Fused()
+				if fused := in.Fused(); fused != nil {
+					groups++
+					check(fmt.Sprintf("%s/%v/%d", c.name, dtype, k), fused, in.InTypes, dtype)
 				}
-				if fused == nil {
-					continue
-				}
-				groups++
-				name := fmt.Sprintf("%s/%v/%d", c.name, dtype, k)
-				checkOnHost(t, cc, name, fused, in.InTypes, dtype)
 			}
 		}
 	}
-	if groups < 6 {
-		t.Fatalf("only %d fusion groups: the cases do not exercise the generator", groups)
-	}
+	return groups
 }
 
 func checkOnHost(t *testing.T, cc, name string, op *ops.FusedOp, in []graph.Type, dtype tensor.Dtype) {

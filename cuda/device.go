@@ -59,6 +59,20 @@ func (d *Device) Close() error {
 // follows the GPU's plan step for step, slowly.
 func OpenHost() (*Device, error) { return openHost(false) }
 
+// OpenOrHost opens the first GPU or, where none opens, the host stand-in
+// (OpenHost): for tests of code that uses a device, which then run on the
+// GPU where there is one and on any machine with a C compiler.
+func OpenOrHost() (*Device, error) {
+	d, err := Open(0)
+	if err == nil {
+		return d, nil
+	}
+	if d, herr := OpenHost(); herr == nil {
+		return d, nil
+	}
+	return nil, err
+}
+
 // openHost opens the host stand-in, running each kernel's work items from
 // the last to the first when reverse is set.
 func openHost(reverse bool) (*Device, error) {

@@ -15,7 +15,6 @@ import (
 
 	"gorgonia.org/tensor"
 
-	"github.com/nabla-go/nabla/compile"
 	"github.com/nabla-go/nabla/graph"
 	"github.com/nabla-go/nabla/ops"
 )
@@ -497,27 +496,9 @@ func testThreads(t *testing.T, b *gpuBackend) {
 // 1e-5 relative.
 func TestGPUFusedSource(t *testing.T) {
 	b := newTestGPU(t)
-	groups := 0
-	for _, c := range fusedCases {
-		for _, dtype := range []tensor.Dtype{graph.Float64, graph.Float32} {
-			g := graph.New()
-			p, err := compile.Compile(c.build(g, dtype))
-			if err != nil {
-				t.Fatal(err)
-			}
-			for k, in := range p.Instructions() {
-				fused, _ := in.Op.(*ops.FusedOp)
-				if m, ok := in.Multi.(ops.FusedMulti); ok {
-					fused = m.Fused()
-				}
-				if fused == nil {
-					continue
-				}
-				groups++
-				checkOnGPU(t, b, fmt.Sprintf("%s/%v/%d", c.name, dtype, k), fused, in.InTypes, dtype)
-			}
-		}
-	}
+	groups := forEachFusedGroup(t, func(name string, fused *ops.FusedOp, in []graph.Type, dtype tensor.Dtype) {
+		checkOnGPU(t, b, name, fused, in, dtype)
+	})
 	if groups < 6 {
 		t.Fatalf("only %d fusion groups", groups)
 	}

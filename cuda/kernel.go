@@ -61,19 +61,6 @@ type kernelDef struct {
 	helpers string
 }
 
-// elemType is the C type of a dtype's elements in a kernel.
-func elemType(dtype tensor.Dtype) string {
-	switch dtype {
-	case graph.Float32:
-		return "float"
-	case graph.Int32:
-		return "i32"
-	case graph.Int64:
-		return "i64"
-	}
-	return "double"
-}
-
 // newKernelDef names a kernel whose parameters are the given inputs
 // (const) and outputs, then the fault word, the site and n. restrict marks the pointers as not
 // aliasing (no output shares an input's memory).
@@ -84,10 +71,10 @@ func newKernelDef(name string, src graph.CUDASource, in, out []graph.Type, restr
 	}
 	k := kernelDef{name: name, body: src.Body, helpers: src.Helpers}
 	for i, t := range in {
-		k.params = append(k.params, kparam{"const " + elemType(t.DType) + " *" + q, fmt.Sprintf("in%d", i)})
+		k.params = append(k.params, kparam{"const " + ops.CType(t.DType) + " *" + q, fmt.Sprintf("in%d", i)})
 	}
 	for i, t := range out {
-		k.params = append(k.params, kparam{elemType(t.DType) + " *" + q, fmt.Sprintf("out%d", i)})
+		k.params = append(k.params, kparam{ops.CType(t.DType) + " *" + q, fmt.Sprintf("out%d", i)})
 	}
 	// FAULT() writes the launch's site (its instruction, plus 1) into the
 	// fault word, which the executable reads after the work.

@@ -24,12 +24,12 @@ func (op castOp) CUDA(in, out []graph.Type) ([]graph.CUDASource, error) {
 	if graph.IsInteger(op.to) && from != op.to && !(from == graph.Int32 && op.to == graph.Int64) {
 		return nil, fmt.Errorf("Cast from %v to %v checks each value's range on the host", from, op.to)
 	}
-	return copyKernel(t, fmt.Sprintf("(%s)in0[i]", castCType(op.to))), nil
+	return copyKernel(t, fmt.Sprintf("(%s)in0[i]", CType(op.to))), nil
 }
 
-// castCType is the C type a kernel's elements of dtype have (kernel.go's
-// names in package cuda).
-func castCType(dtype tensor.Dtype) string {
+// CType is the C type of a GPU kernel's elements of dtype: float, double,
+// i32 or i64 (typedefs of the kernels' prelude in package cuda).
+func CType(dtype tensor.Dtype) string {
 	switch dtype {
 	case graph.Float32:
 		return "float"

@@ -15,11 +15,9 @@ import (
 // both dtypes; an op without a kernel (Polynomial) runs on the host, and
 // CheckOp says so.
 func TestMulConstantOnDevice(t *testing.T) {
-	dev, err := cuda.Open(0)
+	dev, err := cuda.OpenOrHost()
 	if err != nil {
-		if dev, err = cuda.OpenHost(); err != nil {
-			t.Skipf("no GPU and no host stand-in: %v", err)
-		}
+		t.Skipf("no GPU and no host stand-in: %v", err)
 	}
 	defer dev.Close()
 	for _, dtype := range []tensor.Dtype{graph.Float64, graph.Float32} {
