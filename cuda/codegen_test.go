@@ -110,30 +110,7 @@ func checkOnHost(t *testing.T, cc, name string, op *ops.FusedOp, in []graph.Type
 	if err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}
-	outs, _ := op.Types(in)
-	rng := rand.New(rand.NewPCG(uint64(len(src)), 3))
-	inputs := make([]*tensor.Dense, len(in))
-	for i, ty := range in {
-		v := make([]float64, ty.Size())
-		for e := range v {
-			v[e] = 0.5 + rng.Float64()
-		}
-		d, _ := graph.FromFloat64s(dtype, v, ty.Shape...)
-		inputs[i] = d
-	}
-	want := make([]*tensor.Dense, len(outs))
-	for k, ty := range outs {
-		want[k] = graph.NewDenseOf(ty)
-	}
-	if len(outs) == 1 {
-		err = op.Forward(want[0], inputs)
-	} else {
-		err = op.Multi().Forward(want, inputs)
-	}
-	if err != nil {
-		t.Fatalf("%s: CPU kernel: %v", name, err)
-	}
-
+	inputs, want := fusedCase(t, name, op, in, dtype)
 	dir := t.TempDir()
 	var main strings.Builder
 	main.WriteString("#define NABLA_HOST\n#include \"kernel.c\"\n#include <stdio.h>\n#include <stdlib.h>\nint main(void) {\n")
@@ -142,13 +119,13 @@ func checkOnHost(t *testing.T, cc, name string, op *ops.FusedOp, in []graph.Type
 		fmt.Fprintf(&main, "\tT *in%d = malloc(%d * sizeof(T)); if (fread(in%d, sizeof(T), %d, stdin) != %d) return 1;\n", i, max(ty.Size(), 1), i, ty.Size(), ty.Size())
 		args = append(args, fmt.Sprintf("in%d", i))
 	}
-	n := outs[0].Size()
-	for k := range outs {
+	n := want[0].Shape().TotalSize()
+	for k := range want {
 		fmt.Fprintf(&main, "\tT *out%d = malloc(%d * sizeof(T));\n", k, max(n, 1))
 		args = append(args, fmt.Sprintf("out%d", k))
 	}
 	fmt.Fprintf(&main, "\tlong long fault = 0;\n\tkernel(%s, &fault, 1, %d);\n\tif (fault) return 2;\n", strings.Join(args, ", "), n)
-	for k := range outs {
+	for k := range want {
 		fmt.Fprintf(&main, "\tfwrite(out%d, sizeof(T), %d, stdout);\n", k, n)
 	}
 	main.WriteString("\treturn 0;\n}\n")
@@ -173,22 +150,53 @@ func checkOnHost(t *testing.T, cc, name string, op *ops.FusedOp, in []graph.Type
 	if err != nil {
 		t.Fatalf("%s: running the host kernel: %v", name, err)
 	}
-	tol, size := 1e-12, 8
-	if dtype == graph.Float32 {
-		tol, size = 1e-5, 4
+	checkFusedOutputs(t, name, src, got, want, dtype == graph.Float32)
+}
+
+// fusedCase draws a fusion group's inputs from [0.5, 1.5) and computes
+// its outputs with the CPU kernel.
+func fusedCase(t *testing.T, name string, op *ops.FusedOp, in []graph.Type, dtype tensor.Dtype) (inputs, want []*tensor.Dense) {
+	t.Helper()
+	outs, err := op.Types(in)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
 	}
+	rng := rand.New(rand.NewPCG(uint64(len(name)), 3))
+	inputs = make([]*tensor.Dense, len(in))
+	for i, ty := range in {
+		v := make([]float64, ty.Size())
+		for e := range v {
+			v[e] = 0.5 + rng.Float64()
+		}
+		inputs[i], _ = graph.FromFloat64s(dtype, v, ty.Shape...)
+	}
+	want = make([]*tensor.Dense, len(outs))
+	for k, ty := range outs {
+		want[k] = graph.NewDenseOf(ty)
+	}
+	if len(outs) == 1 {
+		err = op.Forward(want[0], inputs)
+	} else {
+		err = op.Multi().Forward(want, inputs)
+	}
+	if err != nil {
+		t.Fatalf("%s: CPU kernel: %v", name, err)
+	}
+	return inputs, want
+}
+
+// checkFusedOutputs compares a kernel's outputs, one after another in
+// got's bytes, with the CPU's: float64 to 1e-12, float32 to 1e-5 relative.
+func checkFusedOutputs(t *testing.T, name, src string, got []byte, want []*tensor.Dense, f32 bool) {
+	t.Helper()
+	values := decode(got, f32)
+	tol := tolerance(want[0].Dtype())
 	for k, w := range want {
+		n := w.Shape().TotalSize()
 		for e := range n {
-			off := (k*n + e) * size
-			var g float64
-			if size == 8 {
-				g = math.Float64frombits(binary.LittleEndian.Uint64(got[off:]))
-			} else {
-				g = float64(math.Float32frombits(binary.LittleEndian.Uint32(got[off:])))
-			}
-			wv := graph.Float(w, e)
+			g, wv := values[k*n+e], graph.Float(w, e)
 			if !(math.Abs(g-wv) <= tol*max(1, math.Abs(wv))) && !(math.IsNaN(g) && math.IsNaN(wv)) {
-				t.Fatalf("%s: output %d element %d: host kernel %v, CPU %v\n%s", name, k, e, g, wv, src)
+				t.Fatalf("%s: output %d element %d: kernel %v, CPU %v\n%s", name, k, e, g, wv, src)
 			}
 		}
 	}

@@ -519,57 +519,32 @@ func checkOnGPU(t *testing.T, b *gpuBackend, name string, op *ops.FusedOp, in []
 		t.Fatalf("%s: %v", name, err)
 	}
 	f32 := dtype == graph.Float32
-	outs, _ := op.Types(in)
-	rng := rand.New(rand.NewPCG(uint64(len(src)), 5))
-	inputs := make([]*tensor.Dense, len(in))
+	inputs, want := fusedCase(t, name, op, in, dtype)
 	var args []uint64
-	for i, ty := range in {
-		v := make([]float64, ty.Size())
-		for e := range v {
-			v[e] = 0.5 + rng.Float64()
-		}
-		inputs[i], _ = graph.FromFloat64s(dtype, v, ty.Shape...)
-		args = append(args, uint64(put(t, b, encode(v, f32))))
+	for _, x := range inputs {
+		args = append(args, uint64(put(t, b, encode(graph.Float64s(x), f32))))
 	}
-	n := outs[0].Size()
-	size := 8
-	if f32 {
-		size = 4
-	}
-	want := make([]*tensor.Dense, len(outs))
-	for k, ty := range outs {
-		want[k] = graph.NewDenseOf(ty)
-		p, err := b.alloc(int64(size * n))
-		if err != nil {
-			t.Fatal(err)
-		}
-		args = append(args, uint64(p))
-	}
-	if len(outs) == 1 {
-		err = op.Forward(want[0], inputs)
-	} else {
-		err = op.Multi().Forward(want, inputs)
-	}
+	n := want[0].Shape().TotalSize()
+	size := int(dtype.Size())
+	out, err := b.alloc(int64(len(want) * size * n))
 	if err != nil {
-		t.Fatalf("%s: CPU kernel: %v", name, err)
+		t.Fatal(err)
 	}
-	if err := b.launch(f, int64(n), append(args, uint64(n))); err != nil {
+	for k := range want {
+		args = append(args, uint64(out)+uint64(k*size*n))
+	}
+	fault, word, err := b.mapped(8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.launch(f, int64(n), append(args, uint64(fault), 1, uint64(n))); err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}
-	tol := 1e-12
-	if f32 {
-		tol = 1e-5
+	checkFusedOutputs(t, name, src, get(t, b, out, len(want)*size*n), want, f32)
+	if *(*int64)(word) != 0 {
+		t.Fatalf("%s: the kernel reported a fault", name)
 	}
-	for k, w := range want {
-		got := decode(get(t, b, ptr(args[len(in)+k]), size*n), f32)
-		for e := range n {
-			wv := graph.Float(w, e)
-			if !(math.Abs(got[e]-wv) <= tol*max(1, math.Abs(wv))) && !(math.IsNaN(got[e]) && math.IsNaN(wv)) {
-				t.Fatalf("%s: output %d element %d: GPU %v, CPU %v\n%s", name, k, e, got[e], wv, src)
-			}
-		}
-	}
-	for _, a := range args {
+	for _, a := range append(args[:len(inputs)], uint64(out)) {
 		if err := b.free(ptr(a)); err != nil {
 			t.Fatal(err)
 		}
