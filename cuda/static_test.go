@@ -11,7 +11,7 @@ import (
 
 // A program built without cgo and without the cuda package (the MLP
 // example's default build) is a static binary that needs no C library;
-// built with -tags cuda, it loads one (the check can fail).
+// built with -tags gpu, it loads one (the check can fail).
 func TestCoreBinariesAreStatic(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("ELF binaries on Linux only")
@@ -23,7 +23,7 @@ func TestCoreBinariesAreStatic(t *testing.T) {
 	for _, c := range []struct {
 		tags    string
 		dynamic bool
-	}{{"", false}, {"cuda", true}} {
+	}{{"", false}, {"gpu", true}} {
 		bin := filepath.Join(dir, "mlp"+c.tags)
 		cmd := exec.Command("go", "build", "-tags", c.tags, "-o", bin, "github.com/nabla-go/nabla/examples/mlp")
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")

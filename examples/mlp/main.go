@@ -5,7 +5,7 @@
 //	go run ./examples/mlp
 //	go run ./examples/mlp -epochs 30 -hidden 128,64 -save model.safetensors -plot loss.png -dot graph.dot
 //	go run ./examples/mlp -profile   # time each instruction of the training step
-//	go run -tags cuda ./examples/mlp -gpu   # train on the first NVIDIA GPU
+//	go run -tags gpu ./examples/mlp -gpu   # train on the first NVIDIA GPU
 package main
 
 import (
@@ -71,7 +71,7 @@ func parseFlags(args []string, errOut io.Writer) (Config, error) {
 	fs.StringVar(&cfg.Plot, "plot", "", "plot the training and test loss per epoch to this PNG file")
 	fs.StringVar(&cfg.Dot, "dot", "", "write the training step's graph to this Graphviz DOT file")
 	fs.BoolVar(&cfg.Profile, "profile", false, "time each instruction of the training step and print the 10 slowest")
-	fs.BoolVar(useGPU, "gpu", false, "train on the first NVIDIA GPU (needs a build with -tags cuda)")
+	fs.BoolVar(useGPU, "gpu", false, "train on the first NVIDIA GPU (needs a build with -tags gpu)")
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
 	}
