@@ -199,7 +199,12 @@ func (h *hostBackend) launch(f function, threads int64, args []uint64) error {
 	return nil
 }
 
+// gemm checks the call as the GPU backend checks it for cuBLAS (sizes,
+// leading dimensions, strides), then multiplies.
 func (h *hostBackend) gemm(g *gemmCall) error {
+	if _, err := gemmArgs(g); err != nil {
+		return err
+	}
 	if g.f32 {
 		return hostGemm[float32](h, g)
 	}
