@@ -1,6 +1,7 @@
 package cuda
 
 import (
+	"math"
 	"strings"
 	"testing"
 
@@ -198,5 +199,55 @@ func checkFault(t *testing.T, dev *Device, m *vm.Machine, good, bad vm.Feeds, ou
 	}
 	if _, err := m.Value(out); err != nil {
 		t.Fatalf("%v: after the fault was reported: %v", dev, err)
+	}
+}
+
+// After its first run, a program with no host step runs as one recorded
+// replay (a CUDA graph on a GPU); a program with a host step (a Scan) runs
+// step by step, and right.
+func TestRunsReplay(t *testing.T) {
+	for _, dev := range testDevices(t) {
+		prog, feeds := mlpStep(t, graph.Float32, nn.NewSGD(nn.SGDConfig{LR: 0.1}))
+		m, err := vm.New(prog, vm.OnDevice(dev))
+		if err != nil {
+			t.Fatal(err)
+		}
+		e := m.Executable().(*executable)
+		for r := range 2 {
+			if err := m.Run(feeds[r]); err != nil {
+				t.Fatal(err)
+			}
+			if e.replay == nil {
+				t.Errorf("%v: run %d: no replay recorded", dev, r)
+			}
+		}
+		m.Close()
+
+		g := graph.New()
+		x := g.Input("x", graph.Float64, 3)
+		_, ys := ops.Scan(func(c, xs []*graph.Node) ([]*graph.Node, []*graph.Node) {
+			s := ops.Add(c[0], xs[0])
+			return []*graph.Node{s}, []*graph.Node{s}
+		}, []*graph.Node{g.Scalar(0, graph.Float64)}, []*graph.Node{x})
+		loop, err := compile.Compile([]*graph.Node{ops.Tanh(ys[0])})
+		if err != nil {
+			t.Fatal(err)
+		}
+		lm, err := vm.New(loop, vm.OnDevice(dev))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range 2 {
+			if err := lm.Run(vm.Feeds{x: mustTensor(t, []float64{1, 2, 3}, 3)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if got, _ := lm.Value(loop.Outputs()[0]); closeTo(got, mustTensor(t, []float64{math.Tanh(1), math.Tanh(3), math.Tanh(6)}, 3), 1e-12) != "" {
+			t.Errorf("%v: the loop gives %v", dev, got)
+		}
+		if le := lm.Executable().(*executable); le.replay != nil || !hasHost(le.plan) {
+			t.Errorf("%v: a program with a host step recorded a replay", dev)
+		}
+		lm.Close()
 	}
 }
