@@ -100,7 +100,8 @@ func TestMachineContract(t *testing.T) {
 }
 
 // Two programs sharing parameters on one device: an evaluation machine
-// sees the training machine's updates.
+// sees the training machine's updates, and runs on after that machine is
+// closed.
 func TestSharingParams(t *testing.T) {
 	for _, dev := range testDevices(t) {
 		g := graph.New()
@@ -140,8 +141,16 @@ func TestSharingParams(t *testing.T) {
 		if _, err := vm.New(eval, vm.SharingParams(tm)); err == nil || !strings.Contains(err.Error(), "OnDevice") {
 			t.Errorf("%v: a CPU machine sharing a device machine's parameters: got %v, want an error", dev, err)
 		}
-		em.Close()
+		// The machine owning the parameters closes first: the other keeps
+		// the device's values and runs on.
 		tm.Close()
+		if err := em.Run(feeds); err != nil {
+			t.Fatalf("%v: after the owner closed: %v", dev, err)
+		}
+		if got, err := em.Get(w); err != nil || closeTo(got, want, 0) != "" {
+			t.Errorf("%v: after the owner closed: %v, %v", dev, got, err)
+		}
+		em.Close()
 	}
 }
 

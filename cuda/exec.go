@@ -30,6 +30,11 @@ type executable struct {
 	args   [][]uint64 // per step: a launch's arguments
 	gemms  []gemmCall // per step: a product's call, its pointers set
 	replay func() error
+	// parent is the executable whose parameters this one shares, and
+	// sharers how many share this one's: its buffers outlive its release
+	// until they are all released.
+	parent  *executable
+	sharers int
 	// faultDev and fault are the fault word kernels write (FAULT) and the
 	// host reads: the site of an instruction whose inputs were invalid.
 	faultDev ptr
@@ -67,6 +72,8 @@ func (e *executable) allocate() error {
 			return errors.New("SharingParams: the other machine runs on another device")
 		}
 		share = s
+		e.parent = s
+		s.sharers++
 	}
 	e.bufs = make([]ptr, len(e.plan.buffers))
 	e.owned = make([]bool, len(e.plan.buffers))
@@ -377,11 +384,32 @@ func (e *executable) Close() error {
 }
 
 // release frees what Close frees, the device's lock held.
+//
+// Buffers that executables sharing its parameters still use are freed
+// when the last of them is released.
 func (e *executable) release() error {
 	if e.closed {
 		return nil
 	}
 	e.closed = true
+	var first error
+	if p := e.parent; p != nil {
+		e.parent = nil
+		if p.sharers--; p.closed && p.sharers == 0 {
+			first = p.freeBuffers()
+		}
+	}
+	if e.sharers > 0 {
+		return first // freed by the last sharer's release
+	}
+	if err := e.freeBuffers(); first == nil {
+		first = err
+	}
+	return first
+}
+
+// freeBuffers frees the device memory the executable owns.
+func (e *executable) freeBuffers() error {
 	var first error
 	for i, p := range e.bufs {
 		if e.owned[i] && p != 0 {
