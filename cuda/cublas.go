@@ -181,14 +181,18 @@ func gemmArgs(g *gemmCall) (cublasGemm, error) {
 		strideA: g.strideA, strideB: g.strideB, strideC: g.strideC,
 		batch: int32(g.batch), beta: g.beta,
 	}
-	prec := "D"
-	if g.f32 {
-		prec = "S"
+	// Constant names: a product allocates nothing.
+	switch {
+	case a.batched && g.f32:
+		a.fn = "cublasSgemmStridedBatched"
+	case a.batched:
+		a.fn = "cublasDgemmStridedBatched"
+	case g.f32:
+		a.fn = "cublasSgemm_v2"
+	default:
+		a.fn = "cublasDgemm_v2"
 	}
-	if a.batched {
-		a.fn = "cublas" + prec + "gemmStridedBatched"
-	} else {
-		a.fn = "cublas" + prec + "gemm_v2"
+	if !a.batched {
 		a.strideA, a.strideB, a.strideC = 0, 0, 0
 	}
 	return a, nil
