@@ -128,7 +128,7 @@ func TestCallingConvention(t *testing.T) {
 		if f32 {
 			alpha, beta = unsafe.Pointer(&alpha32), unsafe.Pointer(&beta32)
 		}
-		if r := c.call(handle, a, alpha, beta); r != 0 {
+		if r := c.call(new(cCall), handle, a, alpha, beta); r != 0 {
 			t.Fatalf("%s returned %d", a.fn, r)
 		}
 		got, s := record()
@@ -152,7 +152,7 @@ func TestCallingConvention(t *testing.T) {
 	defer pin.Unpin()
 	setParamPointers(unsafe.Pointer(&block[0]), 4)
 	copy(block, []uint64{0xD00000001, 1 << 40, 12345})
-	r := launchKernel(launch, 0xF00D, 391, 256, 0x57EA, paramPointers(unsafe.Pointer(&block[0]), 4))
+	r := launchKernel(new(cCall), launch, 0xF00D, 391, 256, 0x57EA, paramPointers(unsafe.Pointer(&block[0]), 4))
 	got, _ := record()
 	want := []int64{5, 0xF00D, 391, 1, 1, 256, 1, 1, 0, 0x57EA, 0, 0xD00000001, 1 << 40, 12345}
 	for i, w := range want {

@@ -21,16 +21,6 @@ const (
 	cublasPointerModeHost = 0
 )
 
-// gemmFunc is cublas{S,D}gemm_v2 (alpha and beta point to a float or a
-// double, by the precision).
-type gemmFunc func(h uintptr, transa, transb, m, n, k int32, alpha unsafe.Pointer,
-	a uint64, lda int32, b uint64, ldb int32, beta unsafe.Pointer, c uint64, ldc int32) int32
-
-// gemmBatchedFunc is cublas{S,D}gemmStridedBatched.
-type gemmBatchedFunc func(h uintptr, transa, transb, m, n, k int32, alpha unsafe.Pointer,
-	a uint64, lda int32, strideA int64, b uint64, ldb int32, strideB int64,
-	beta unsafe.Pointer, c uint64, ldc int32, strideC int64, batch int32) int32
-
 // cublas is cuBLAS as loaded at run time.
 type cublas struct {
 	path string
@@ -43,8 +33,13 @@ type cublas struct {
 	// cublasGetStatusName (cuBLAS 11.4); nil where missing.
 	cublasGetStatusName func(status int32) string
 
-	sgemm, dgemm               gemmFunc
-	sgemmBatched, dgemmBatched gemmBatchedFunc
+	// The products, called through a cCall: cublas{S,D}gemm_v2 (handle,
+	// transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc) and
+	// cublas{S,D}gemmStridedBatched (the same with a stride after each
+	// matrix's leading dimension, then the batch), alpha and beta pointing
+	// to a float or a double by the precision.
+	sgemm, dgemm               uintptr
+	sgemmBatched, dgemmBatched uintptr
 }
 
 var (
@@ -198,22 +193,24 @@ func gemmArgs(g *gemmCall) (cublasGemm, error) {
 	return a, nil
 }
 
-// call makes the cuBLAS call of a on handle h, with alpha and beta read
-// from the host at the addresses given (host pointer mode).
-func (c *cublas) call(h uintptr, a cublasGemm, alpha, beta unsafe.Pointer) int32 {
+// call makes the cuBLAS call of a on handle h through cc, with alpha and
+// beta read from the host at the addresses given (host pointer mode).
+func (c *cublas) call(cc *cCall, h uintptr, a cublasGemm, alpha, beta unsafe.Pointer) int32 {
+	ta, tb, m, n, k := uintptr(a.transa), uintptr(a.transb), uintptr(a.m), uintptr(a.n), uintptr(a.k)
 	if a.batched {
 		f := c.dgemmBatched
 		if a.f32 {
 			f = c.sgemmBatched
 		}
-		return f(h, a.transa, a.transb, a.m, a.n, a.k, alpha, a.a, a.lda, a.strideA, a.b, a.ldb, a.strideB,
-			beta, a.c, a.ldc, a.strideC, a.batch)
+		return cc.call(f, h, ta, tb, m, n, k, uintptr(alpha), uintptr(a.a), uintptr(a.lda), uintptr(a.strideA),
+			uintptr(a.b), uintptr(a.ldb), uintptr(a.strideB), uintptr(beta), uintptr(a.c), uintptr(a.ldc), uintptr(a.strideC), uintptr(a.batch))
 	}
 	f := c.dgemm
 	if a.f32 {
 		f = c.sgemm
 	}
-	return f(h, a.transa, a.transb, a.m, a.n, a.k, alpha, a.a, a.lda, a.b, a.ldb, beta, a.c, a.ldc)
+	return cc.call(f, h, ta, tb, m, n, k, uintptr(alpha), uintptr(a.a), uintptr(a.lda), uintptr(a.b), uintptr(a.ldb),
+		uintptr(beta), uintptr(a.c), uintptr(a.ldc))
 }
 
 // String describes a call for errors: its function and arguments.

@@ -34,17 +34,18 @@ type driver struct {
 	// setCurrent, without reflection.
 	cuCtxSetCurrent uintptr
 
-	cuStreamCreate      func(stream *uintptr, flags uint32) int32
-	cuStreamDestroy     func(stream uintptr) int32
-	cuStreamSynchronize func(stream uintptr) int32
+	cuStreamCreate  func(stream *uintptr, flags uint32) int32
+	cuStreamDestroy func(stream uintptr) int32
+	// The calls a run makes are addresses, called through a cCall.
+	cuStreamSynchronize uintptr // (stream)
 
 	cuMemAlloc        func(p *uint64, bytes uint64) int32
 	cuMemFree         func(p uint64) int32
 	cuMemAllocHost    func(p *unsafe.Pointer, bytes uint64) int32
 	cuMemFreeHost     func(p unsafe.Pointer) int32
-	cuMemcpyHtoDAsync func(dst uint64, src unsafe.Pointer, bytes uint64, stream uintptr) int32
-	cuMemcpyDtoHAsync func(dst unsafe.Pointer, src uint64, bytes uint64, stream uintptr) int32
-	cuMemcpyDtoDAsync func(dst, src uint64, bytes uint64, stream uintptr) int32
+	cuMemcpyHtoDAsync uintptr // (dst, src, bytes, stream)
+	cuMemcpyDtoHAsync uintptr // (dst, src, bytes, stream)
+	cuMemcpyDtoDAsync uintptr // (dst, src, bytes, stream)
 
 	cuModuleLoadData    func(module *uintptr, image unsafe.Pointer) int32
 	cuModuleUnload      func(module uintptr) int32
@@ -64,7 +65,7 @@ type driver struct {
 	cuStreamBeginCapture        func(stream uintptr, mode int32) int32
 	cuStreamEndCapture          func(stream uintptr, graph *uintptr) int32
 	cuGraphInstantiateWithFlags func(exec *uintptr, graph uintptr, flags uint64) int32
-	cuGraphLaunch               func(exec, stream uintptr) int32
+	cuGraphLaunch               uintptr // (exec, stream)
 	cuGraphDestroy              func(graph uintptr) int32
 	cuGraphExecDestroy          func(exec uintptr) int32
 }

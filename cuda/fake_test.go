@@ -4,6 +4,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"unsafe"
 )
 
 // newFakeGPU opens the GPU backend on testdata/fakecuda.c, a stand-in
@@ -144,5 +145,44 @@ func TestFakeRecord(t *testing.T) {
 	}
 	if err := replay(); err == nil {
 		t.Error("a replay after close")
+	}
+}
+
+// The GPU backend's calls on a machine's path (launch, copy, gemm, upload,
+// download, sync and a graph's replay) allocate nothing on Go's heap:
+// a run on a GPU allocates nothing.
+func TestFakeCallsDoNotAllocate(t *testing.T) {
+	b, _ := newFakeGPU(t)
+	r := newRecordCase(t, b)
+	args := []uint64{uint64(r.a), uint64(r.x), uint64(r.n)}
+	call := &gemmCall{m: 10, n: 10, k: r.n / 10, a: r.y, lda: 10, b: r.y, ldb: 10, transB: true, c: r.z, ldc: 10, batch: 1}
+	host := make([]byte, 8*r.n)
+	src := unsafe.Pointer(&host[0])
+	replay, err := b.record(r.run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		call func() error
+	}{
+		{"launch", func() error { return b.launch(r.f, int64(r.n), args) }},
+		{"copy", func() error { return b.copy(r.y, r.x, int64(8*r.n)) }},
+		{"gemm", func() error { return b.gemm(call) }},
+		{"upload", func() error { return b.upload(r.a, src, int64(len(host))) }},
+		{"download", func() error { return b.download(src, r.a, int64(len(host))) }},
+		{"sync", b.sync},
+		{"replay", replay},
+	} {
+		if err := c.call(); err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if n := testing.AllocsPerRun(10, func() {
+			if err := c.call(); err != nil {
+				t.Fatalf("%s: %v", c.name, err)
+			}
+		}); n != 0 {
+			t.Errorf("%s: %v allocations per call", c.name, n)
+		}
 	}
 }

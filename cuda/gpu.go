@@ -56,6 +56,8 @@ type gpuBackend struct {
 	// scalars is pinned host memory holding gemm's alpha and beta: the
 	// doubles 1 and 0, then the floats 1 and 0 (see scalar).
 	scalars unsafe.Pointer
+	// calls makes the calls a run makes, allocating nothing.
+	calls cCall
 	// mappedHost is the pinned memory mapped gave out, freed by close.
 	mappedHost []unsafe.Pointer
 
@@ -221,9 +223,9 @@ func (b *gpuBackend) enter() error {
 		runtime.UnlockOSThread()
 		return errClosed
 	}
-	if err := b.d.setCurrent(b.ctx); err != nil {
+	if r := b.calls.call(b.d.cuCtxSetCurrent, b.ctx); r != 0 {
 		runtime.UnlockOSThread()
-		return err
+		return b.d.check("cuCtxSetCurrent", "", r)
 	}
 	return nil
 }
@@ -296,7 +298,7 @@ func (b *gpuBackend) free(p ptr) error {
 
 // syncStream waits for the stream; the staging buffer is then free.
 func (b *gpuBackend) syncStream() error {
-	if err := b.d.check("cuStreamSynchronize", "", b.d.cuStreamSynchronize(b.stream)); err != nil {
+	if err := b.d.check("cuStreamSynchronize", "", b.calls.call(b.d.cuStreamSynchronize, b.stream)); err != nil {
 		return err
 	}
 	b.stageOff = 0
@@ -323,7 +325,7 @@ func (b *gpuBackend) copy(dst, src ptr, bytes int64) error {
 	}
 	defer runtime.UnlockOSThread()
 	// The error's text is made only on an error: this is a hot path.
-	if r := b.d.cuMemcpyDtoDAsync(uint64(dst), uint64(src), uint64(bytes), b.stream); r != 0 {
+	if r := b.calls.call(b.d.cuMemcpyDtoDAsync, uintptr(dst), uintptr(src), uintptr(bytes), b.stream); r != 0 {
 		return b.d.check("cuMemcpyDtoDAsync_v2", fmt.Sprintf("%d bytes", bytes), r)
 	}
 	return nil
@@ -355,7 +357,7 @@ func (b *gpuBackend) release() error {
 		keep(d.setCurrent(b.ctx))
 	}
 	if b.stream != 0 {
-		keep(d.check("cuStreamSynchronize", "closing", d.cuStreamSynchronize(b.stream)))
+		keep(d.check("cuStreamSynchronize", "closing", b.calls.call(d.cuStreamSynchronize, b.stream)))
 	}
 	for _, g := range b.graphs {
 		keep(d.check("cuGraphExecDestroy", "", d.cuGraphExecDestroy(g)))

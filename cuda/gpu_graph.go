@@ -84,6 +84,6 @@ func (b *gpuBackend) capture(run func() error) (func() error, error) {
 			return err
 		}
 		defer runtime.UnlockOSThread()
-		return d.check("cuGraphLaunch", "", d.cuGraphLaunch(exec, b.stream))
+		return d.check("cuGraphLaunch", "", b.calls.call(d.cuGraphLaunch, exec, b.stream))
 	}, nil
 }

@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"runtime"
 	"unsafe"
-
-	"github.com/ebitengine/purego"
 )
 
 // gpuModule is a compiled source loaded into the backend's context.
@@ -165,18 +163,18 @@ func (b *gpuBackend) launch(f function, threads int64, args []uint64) error {
 	}
 	copy(unsafe.Slice((*uint64)(b.params), len(args)), args)
 	grid, block := launchGrid(threads, b.sms)
-	if r := launchKernel(b.d.cuLaunchKernel, fn.h, grid, block, b.stream, paramPointers(b.params, b.paramCap)); r != 0 {
+	if r := launchKernel(&b.calls, b.d.cuLaunchKernel, fn.h, grid, block, b.stream, paramPointers(b.params, b.paramCap)); r != 0 {
 		return b.d.check("cuLaunchKernel", fmt.Sprintf("%s, %d blocks of %d threads", fn.name, grid, block), r)
 	}
 	return nil
 }
 
-// launchKernel calls cuLaunchKernel, at addr, for kernel f on a
-// one-dimensional grid of one-dimensional blocks, with no dynamic shared
-// memory, on stream, with the kernel parameters' pointers at params.
-func launchKernel(addr, f uintptr, grid, block uint32, stream uintptr, params unsafe.Pointer) int32 {
-	r, _, _ := purego.SyscallN(addr, f, uintptr(grid), 1, 1, uintptr(block), 1, 1, 0, stream, uintptr(params), 0)
-	return int32(r)
+// launchKernel calls cuLaunchKernel, at addr, through cc, for kernel f
+// on a one-dimensional grid of one-dimensional blocks, with no dynamic
+// shared memory, on stream, with the kernel parameters' pointers at
+// params.
+func launchKernel(cc *cCall, addr, f uintptr, grid, block uint32, stream uintptr, params unsafe.Pointer) int32 {
+	return cc.call(addr, f, uintptr(grid), 1, 1, uintptr(block), 1, 1, 0, stream, uintptr(params), 0)
 }
 
 // A params block of n arguments holds n 8-byte values, then n pointers,
@@ -223,7 +221,7 @@ func (b *gpuBackend) gemm(g *gemmCall) error {
 		return err
 	}
 	defer runtime.UnlockOSThread()
-	if r := b.blas.call(b.handle, a, b.scalar(a.f32, 1), b.scalar(a.f32, a.beta)); r != 0 {
+	if r := b.blas.call(&b.calls, b.handle, a, b.scalar(a.f32, 1), b.scalar(a.f32, a.beta)); r != 0 {
 		return b.blas.check(a.fn, a.String(), r)
 	}
 	return nil

@@ -39,7 +39,7 @@ func (b *gpuBackend) upload(dst ptr, src unsafe.Pointer, bytes int64) error {
 		}
 		at := unsafe.Add(b.stage, b.stageOff)
 		copy(unsafe.Slice((*byte)(at), n), unsafe.Slice((*byte)(unsafe.Add(src, done)), n))
-		if r := b.d.cuMemcpyHtoDAsync(uint64(dst)+uint64(done), at, uint64(n), b.stream); r != 0 {
+		if r := b.calls.call(b.d.cuMemcpyHtoDAsync, uintptr(dst)+uintptr(done), uintptr(at), uintptr(n), b.stream); r != 0 {
 			return b.d.check("cuMemcpyHtoDAsync_v2", fmt.Sprintf("%d bytes", n), r)
 		}
 		b.stageOff = (b.stageOff + n + stageAlign - 1) &^ (stageAlign - 1)
@@ -68,7 +68,7 @@ func (b *gpuBackend) download(dst unsafe.Pointer, src ptr, bytes int64) error {
 	}
 	for done := int64(0); done < bytes; {
 		n := min(bytes-done, b.stageCap)
-		if r := b.d.cuMemcpyDtoHAsync(b.stage, uint64(src)+uint64(done), uint64(n), b.stream); r != 0 {
+		if r := b.calls.call(b.d.cuMemcpyDtoHAsync, uintptr(b.stage), uintptr(src)+uintptr(done), uintptr(n), b.stream); r != 0 {
 			return b.d.check("cuMemcpyDtoHAsync_v2", fmt.Sprintf("%d bytes", n), r)
 		}
 		if err := b.syncStream(); err != nil {
