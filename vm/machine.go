@@ -591,8 +591,9 @@ func (m *Machine) Value(n *graph.Node) (*tensor.Dense, error) {
 			return nil, fmt.Errorf("nabla: Value: %v has no value yet: the machine has not run", n)
 		}
 	}
-	if s, _ := m.prog.SlotOf(n); m.prog.Slots()[s].Kind != graph.KindConst {
-		if err := m.fetch(s); err != nil {
+	if m.exe != nil {
+		s, _ := m.prog.SlotOf(n)
+		if err := m.fetch(s); err != nil { // constants are not fetched
 			return nil, err
 		}
 	}
