@@ -107,7 +107,7 @@ func newPlan(p *compile.Program) (*plan, error) {
 // lower plans the steps of an op (single- or multi-output) on l's
 // buffers, or reports that the device has none for it.
 func (l *lowering) lower(op graph.Op, multi graph.MultiOp) (bool, error) {
-	if allEmpty(l.outT) {
+	if graph.AllEmpty(l.outT) {
 		return true, nil // nothing to write
 	}
 	var generic any = op
@@ -228,14 +228,4 @@ func (l *lowering) broadcastInto(dst, src ref, from, to graph.Type) error {
 	sub := &lowering{p: l.p, in: []ref{src}, out: []ref{dst}, inT: []graph.Type{from}, outT: []graph.Type{to}, node: l.node}
 	sub.kernels([]graph.CUDASource{{N: int64(to.Size()), Body: "out0[i] = in0[" + ops.BroadcastIndexC(from, to.Shape) + "];"}})
 	return nil
-}
-
-// allEmpty reports whether every type has no elements.
-func allEmpty(types []graph.Type) bool {
-	for _, t := range types {
-		if t.Size() != 0 {
-			return false
-		}
-	}
-	return true
 }

@@ -178,3 +178,14 @@ func BroadcastShapes(shapes ...[]int) ([]int, error) {
 	}
 	return out, nil
 }
+
+// AllEmpty reports whether every type has no elements: an instruction
+// whose outputs are all empty has nothing to compute.
+func AllEmpty(types []Type) bool {
+	for _, t := range types {
+		if t.Size() != 0 {
+			return false
+		}
+	}
+	return true
+}

@@ -170,7 +170,7 @@ func New(p *compile.Program, opts ...Option) (*Machine, error) {
 			mk = f.ForwardExec
 		}
 		m.multis = append(m.multis, mk)
-		m.empty = append(m.empty, allEmpty(in.OutTypes))
+		m.empty = append(m.empty, graph.AllEmpty(in.OutTypes))
 	}
 	if err := m.newBodies(); err != nil {
 		return nil, err
@@ -232,16 +232,6 @@ func (m *Machine) view(slot int, shape []int) *tensor.Dense {
 		m.views[k] = t
 	}
 	return t
-}
-
-// allEmpty reports whether every type has no elements.
-func allEmpty(types []graph.Type) bool {
-	for _, t := range types {
-		if t.Size() != 0 {
-			return false
-		}
-	}
-	return true
 }
 
 // workers is the pool as graph.Workers: nil (serial) when there is none.
