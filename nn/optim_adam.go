@@ -1,0 +1,149 @@
+package nn
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/nabla-go/nabla/graph"
+	"github.com/nabla-go/nabla/ops"
+)
+
+// AdamConfig configures Adam and AdamW. A zero field means zero: start
+// from DefaultAdam for PyTorch's defaults.
+type AdamConfig struct {
+	LR    float64 // learning rate, > 0 (PyTorch's default 1e-3)
+	Beta1 float64 // decay of the first moment, in [0, 1) (default 0.9)
+	Beta2 float64 // decay of the second moment, in [0, 1) (default 0.999)
+	Eps   float64 // added to the denominator, ≥ 0 (default 1e-8)
+	// WeightDecay is L2 regularisation for Adam (added to the gradient,
+	// so it is rescaled by the moments) and decoupled decay for AdamW
+	// (p ← p·(1 - LR·WeightDecay), beside the Adam step). Default 0.
+	WeightDecay float64
+	// Clip limits the gradients before the step.
+	Clip Clipping
+}
+
+// DefaultAdam returns PyTorch's defaults for Adam and AdamW: LR 1e-3,
+// betas 0.9 and 0.999, eps 1e-8, no weight decay, no clipping. Change the
+// fields you need:
+//
+//	cfg := nn.DefaultAdam()
+//	cfg.WeightDecay = 0.01
+//	opt := nn.NewAdamW(cfg)
+func DefaultAdam() AdamConfig { return AdamConfig{LR: 1e-3, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8} }
+
+// WithLR returns c with learning rate lr: nn.NewAdam(nn.DefaultAdam().WithLR(0.01)).
+func (c AdamConfig) WithLR(lr float64) AdamConfig {
+	c.LR = lr
+	return c
+}
+
+// Adam is the Adam optimiser (Kingma & Ba), or AdamW (Loshchilov &
+// Hutter) with decoupled weight decay. Its state is a step count t and, per
+// parameter, the moments m and v:
+//
+//	t ← t+1
+//	m ← β1·m + (1-β1)·g
+//	v ← β2·v + (1-β2)·g²
+//	p ← p - lr/(1-β1^t) · m / (√v/√(1-β2^t) + eps)
+//
+// which is PyTorch's arithmetic, step for step.
+type Adam struct {
+	cfg       AdamConfig
+	decoupled bool
+	state     []Named
+	graph     *graph.Graph // the graph of the first Updates
+	rates
+}
+
+// NewAdam returns an Adam optimiser; its configuration is checked by
+// Updates.
+func NewAdam(cfg AdamConfig) *Adam { return &Adam{cfg: cfg} }
+
+// NewAdamW returns an AdamW optimiser: Adam with decoupled weight decay.
+func NewAdamW(cfg AdamConfig) *Adam { return &Adam{cfg: cfg, decoupled: true} }
+
+func (o *Adam) name() string {
+	if o.decoupled {
+		return "AdamW"
+	}
+	return "Adam"
+}
+
+// Updates returns the Adam step of every parameter, of its moments
+// ("exp_avg.<param name>", "exp_avg_sq.<param name>") and of the step count
+// ("step").
+func (o *Adam) Updates(loss *graph.Node, params []Named) (map[*graph.Node]*graph.Node, error) {
+	c := o.cfg
+	for _, f := range []struct {
+		what   string
+		v      float64
+		lo, hi float64
+	}{{"learning rate", c.LR, 0, math.Inf(1)}} {
+		if !(f.v > f.lo && f.v < f.hi) {
+			return nil, fmt.Errorf("nn: %s: %s %v is not in (%v, %v)", o.name(), f.what, f.v, f.lo, f.hi)
+		}
+	}
+	for _, f := range []struct {
+		what string
+		v    float64
+	}{{"beta1", c.Beta1}, {"beta2", c.Beta2}} {
+		if !(f.v >= 0 && f.v < 1) {
+			return nil, fmt.Errorf("nn: %s: %s %v is not in [0, 1)", o.name(), f.what, f.v)
+		}
+	}
+	if !(c.Eps >= 0) || !(c.WeightDecay >= 0) || math.IsInf(c.Eps+c.WeightDecay, 0) {
+		return nil, fmt.Errorf("nn: %s: eps %v and weight decay %v must be finite and ≥ 0", o.name(), c.Eps, c.WeightDecay)
+	}
+	s, err := begin(o.name(), &o.graph, loss, params, c.Clip)
+	if err != nil {
+		return nil, err
+	}
+	defer s.end()
+	lr := s.scalarBuffer(&o.state, "lr", c.LR)
+	o.lr = lr
+	step := s.scalarBuffer(&o.state, "step", 0)
+	t := ops.Add(step, s.scalar(1))
+	s.updates[step] = t
+	// The bias corrections are shared by every parameter.
+	correction1 := ops.Sub(s.scalar(1), ops.Pow(s.scalar(c.Beta1), t))
+	correction2 := ops.Sqrt(ops.Sub(s.scalar(1), ops.Pow(s.scalar(c.Beta2), t)))
+	stepSize := ops.Div(lr, correction1)
+	wd := o.decayBuffer(s, &o.state, c.WeightDecay)
+	var keep *graph.Node // AdamW's decay factor, 1 - lr·wd
+	if o.decoupled && wd != nil {
+		keep = ops.Sub(s.scalar(1), ops.Mul(lr, wd))
+	}
+	for i, p := range params {
+		g, base := s.grads[i], p.Node
+		if o.decoupled {
+			if keep != nil {
+				base = ops.Mul(base, keep)
+			}
+		} else {
+			g = s.decay(p.Node, g, wd)
+		}
+		m := s.buffer(&o.state, "exp_avg", p)
+		v := s.buffer(&o.state, "exp_avg_sq", p)
+		m1 := ops.Add(ops.Scale(m, c.Beta1), ops.Scale(g, 1-c.Beta1))
+		v1 := ops.Add(ops.Scale(v, c.Beta2), ops.Scale(ops.Square(g), 1-c.Beta2))
+		denom := ops.Add(ops.Div(ops.Sqrt(v1), correction2), s.scalar(c.Eps))
+		s.updates[m], s.updates[v] = m1, v1
+		s.updates[p.Node] = ops.Sub(base, ops.Mul(stepSize, ops.Div(m1, denom)))
+	}
+	return s.finish()
+}
+
+// State returns the learning rate, the step count and the moments.
+func (o *Adam) State() []Named { return o.state }
+
+// SetLR sets the learning rate the machine's next steps use, without
+// recompiling: a schedule calls it between runs.
+func (o *Adam) SetLR(m ParamStore, lr float64) error { return o.setLR(o.name(), m, lr) }
+
+// SetWeightDecay sets the weight decay the machine's next steps use,
+// without recompiling (an optimiser built with a weight decay of 0 has
+// none to set).
+func (o *Adam) SetWeightDecay(m ParamStore, wd float64) error {
+	return o.setWeightDecay(o.name(), m, wd)
+}
