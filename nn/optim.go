@@ -114,7 +114,11 @@ func (c trainingConfig) trainable(loss *graph.Node, params []Named) ([]Named, er
 	return kept, nil
 }
 
-// SGDConfig configures stochastic gradient descent.
+// SGDConfig configures stochastic gradient descent. A zero field is
+// PyTorch's default for torch.optim.SGD (no momentum, no Nesterov, no
+// weight decay, no clipping; dampening is always 0, also PyTorch's
+// default), so nn.SGDConfig{LR: 0.1} is SGD(lr=0.1). The learning rate
+// has no default.
 type SGDConfig struct {
 	// LR is the learning rate; it must be positive.
 	LR float64

@@ -8,33 +8,104 @@ import (
 	"github.com/nabla-go/nabla/ops"
 )
 
-// AdamConfig configures Adam and AdamW. A zero field means zero: start
-// from DefaultAdam for PyTorch's defaults.
+// AdamConfig configures Adam and AdamW. A zero field takes PyTorch's
+// default, so the literal Go users write is torch.optim.Adam's call:
+// nn.NewAdam(nn.AdamConfig{LR: 3e-3}) has betas 0.9 and 0.999 and eps
+// 1e-8, and nn.NewAdamW(nn.AdamConfig{LR: 3e-3}) also has AdamW's weight
+// decay 0.01. The learning rate has no default: it must be positive.
+//
+// A zero that is meant is given with a With method, which marks the field
+// as given: AdamConfig{LR: 0.1}.WithBetas(0, 0) has betas 0, WithEps(0) no
+// eps, and WithWeightDecay(0) makes an AdamW without decay. DefaultAdam and
+// DefaultAdamW give every field, so a field of theirs set to 0 is 0.
 type AdamConfig struct {
 	LR    float64 // learning rate, > 0 (PyTorch's default 1e-3)
-	Beta1 float64 // decay of the first moment, in [0, 1) (default 0.9)
-	Beta2 float64 // decay of the second moment, in [0, 1) (default 0.999)
-	Eps   float64 // added to the denominator, ≥ 0 (default 1e-8)
+	Beta1 float64 // decay of the first moment, in [0, 1); 0 unless given is 0.9
+	Beta2 float64 // decay of the second moment, in [0, 1); 0 unless given is 0.999
+	Eps   float64 // added to the denominator, ≥ 0; 0 unless given is 1e-8
 	// WeightDecay is L2 regularisation for Adam (added to the gradient,
 	// so it is rescaled by the moments) and decoupled decay for AdamW
-	// (p ← p·(1 - LR·WeightDecay), beside the Adam step). Default 0.
+	// (p ← p·(1 - LR·WeightDecay), beside the Adam step). 0 unless given
+	// is 0 for Adam and 0.01 for AdamW.
 	WeightDecay float64
 	// Clip limits the gradients before the step.
 	Clip Clipping
+
+	given adamFields // the fields whose zero is meant
 }
 
-// DefaultAdam returns PyTorch's defaults for Adam and AdamW: LR 1e-3,
-// betas 0.9 and 0.999, eps 1e-8, no weight decay, no clipping. Change the
-// fields you need:
+// adamFields marks fields of an AdamConfig as given.
+type adamFields uint8
+
+const (
+	givenBeta1 adamFields = 1 << iota
+	givenBeta2
+	givenEps
+	givenWeightDecay
+	givenAll = givenBeta1 | givenBeta2 | givenEps | givenWeightDecay
+)
+
+// DefaultAdam returns PyTorch's defaults for Adam, every field given: LR
+// 1e-3, betas 0.9 and 0.999, eps 1e-8, no weight decay (also when it
+// configures AdamW), no clipping. Change the fields you need:
 //
 //	cfg := nn.DefaultAdam()
-//	cfg.WeightDecay = 0.01
-//	opt := nn.NewAdamW(cfg)
-func DefaultAdam() AdamConfig { return AdamConfig{LR: 1e-3, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8} }
+//	cfg.WeightDecay = 1e-4
+//	opt := nn.NewAdam(cfg)
+func DefaultAdam() AdamConfig {
+	return AdamConfig{LR: 1e-3, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, given: givenAll}
+}
+
+// DefaultAdamW returns PyTorch's defaults for AdamW, every field given:
+// DefaultAdam's with weight decay 0.01.
+func DefaultAdamW() AdamConfig { return DefaultAdam().WithWeightDecay(0.01) }
 
 // WithLR returns c with learning rate lr: nn.NewAdam(nn.DefaultAdam().WithLR(0.01)).
 func (c AdamConfig) WithLR(lr float64) AdamConfig {
 	c.LR = lr
+	return c
+}
+
+// WithBetas returns c with the moments' decays beta1 and beta2, given even
+// when 0: nn.AdamConfig{LR: 0.01}.WithBetas(0, 0.99).
+func (c AdamConfig) WithBetas(beta1, beta2 float64) AdamConfig {
+	c.Beta1, c.Beta2 = beta1, beta2
+	c.given |= givenBeta1 | givenBeta2
+	return c
+}
+
+// WithEps returns c with eps, given even when 0.
+func (c AdamConfig) WithEps(eps float64) AdamConfig {
+	c.Eps = eps
+	c.given |= givenEps
+	return c
+}
+
+// WithWeightDecay returns c with weight decay wd, given even when 0 (an
+// AdamW without decay).
+func (c AdamConfig) WithWeightDecay(wd float64) AdamConfig {
+	c.WeightDecay = wd
+	c.given |= givenWeightDecay
+	return c
+}
+
+// withDefaults returns c with PyTorch's default in each zero field not
+// given, AdamW's when decoupled.
+func (c AdamConfig) withDefaults(decoupled bool) AdamConfig {
+	decay := 0.0
+	if decoupled {
+		decay = 0.01
+	}
+	for _, f := range []struct {
+		v     *float64
+		field adamFields
+		def   float64
+	}{{&c.Beta1, givenBeta1, 0.9}, {&c.Beta2, givenBeta2, 0.999}, {&c.Eps, givenEps, 1e-8}, {&c.WeightDecay, givenWeightDecay, decay}} {
+		if *f.v == 0 && c.given&f.field == 0 {
+			*f.v = f.def
+		}
+	}
+	c.given = givenAll
 	return c
 }
 
@@ -56,12 +127,15 @@ type Adam struct {
 	rates
 }
 
-// NewAdam returns an Adam optimiser; its configuration is checked by
-// Updates.
-func NewAdam(cfg AdamConfig) *Adam { return &Adam{cfg: cfg} }
+// NewAdam returns an Adam optimiser, the zero fields of cfg not given
+// taking PyTorch's defaults (see AdamConfig); its configuration is
+// checked by Updates.
+func NewAdam(cfg AdamConfig) *Adam { return &Adam{cfg: cfg.withDefaults(false)} }
 
-// NewAdamW returns an AdamW optimiser: Adam with decoupled weight decay.
-func NewAdamW(cfg AdamConfig) *Adam { return &Adam{cfg: cfg, decoupled: true} }
+// NewAdamW returns an AdamW optimiser: Adam with decoupled weight decay,
+// the zero fields of cfg not given taking PyTorch's defaults for AdamW
+// (weight decay 0.01).
+func NewAdamW(cfg AdamConfig) *Adam { return &Adam{cfg: cfg.withDefaults(true), decoupled: true} }
 
 func (o *Adam) name() string {
 	if o.decoupled {
@@ -75,14 +149,8 @@ func (o *Adam) name() string {
 // ("step").
 func (o *Adam) Updates(loss *graph.Node, params []Named) (map[*graph.Node]*graph.Node, error) {
 	c := o.cfg
-	for _, f := range []struct {
-		what   string
-		v      float64
-		lo, hi float64
-	}{{"learning rate", c.LR, 0, math.Inf(1)}} {
-		if !(f.v > f.lo && f.v < f.hi) {
-			return nil, fmt.Errorf("nn: %s: %s %v is not in (%v, %v)", o.name(), f.what, f.v, f.lo, f.hi)
-		}
+	if !(c.LR > 0) || math.IsInf(c.LR, 0) {
+		return nil, fmt.Errorf("nn: %s: learning rate %v is not in (0, +Inf): set LR (PyTorch's default is 1e-3, as in nn.DefaultAdam())", o.name(), c.LR)
 	}
 	for _, f := range []struct {
 		what string

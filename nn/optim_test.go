@@ -107,16 +107,20 @@ func TestSGDByHand(t *testing.T) {
 //	       = 0.70158627295
 //
 // and likewise p[1]: -0.400000001, -0.30118742166, -0.20487125256.
+//
+// The literal AdamConfig{LR: 0.1} takes the same defaults.
 func TestAdamByHand(t *testing.T) {
-	m, p := trainer(t, NewAdam(DefaultAdam().WithLR(0.1)), []float64{1, -0.5}, func(p *graph.Node) *graph.Node {
-		return ops.Sum(ops.Square(p))
-	})
-	for i, want := range [][]float64{
-		{0.9000000005, -0.400000001},
-		{0.8004122286917927, -0.3011874216591668},
-		{0.7015862729460302, -0.2048712525602996},
-	} {
-		assertClose(t, "Adam step "+string(rune('1'+i)), steps(t, m, p, 1), want, 1e-10)
+	for name, cfg := range map[string]AdamConfig{"DefaultAdam": DefaultAdam().WithLR(0.1), "literal": {LR: 0.1}} {
+		m, p := trainer(t, NewAdam(cfg), []float64{1, -0.5}, func(p *graph.Node) *graph.Node {
+			return ops.Sum(ops.Square(p))
+		})
+		for i, want := range [][]float64{
+			{0.9000000005, -0.400000001},
+			{0.8004122286917927, -0.3011874216591668},
+			{0.7015862729460302, -0.2048712525602996},
+		} {
+			assertClose(t, name+" Adam step "+string(rune('1'+i)), steps(t, m, p, 1), want, 1e-10)
+		}
 	}
 }
 
