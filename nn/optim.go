@@ -1,6 +1,7 @@
 package nn
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"math"
@@ -34,8 +35,8 @@ type Optimizer interface {
 // updates of m's parameters to decrease loss, and m's own buffer updates
 // (see StateUpdates). Pass them to compile.WithUpdates.
 func TrainingUpdates(opt Optimizer, loss *graph.Node, m Module, opts ...TrainingOption) (map[*graph.Node]*graph.Node, error) {
-	if opt == nil || m == nil {
-		return nil, fmt.Errorf("nn: TrainingUpdates: the optimiser and the module must not be nil")
+	if opt == nil || m == nil || loss == nil {
+		return nil, optimError("TrainingUpdates", "the optimiser, the loss and the module must not be nil")
 	}
 	var cfg trainingConfig
 	for _, o := range opts {
@@ -88,7 +89,7 @@ func (c trainingConfig) trainable(loss *graph.Node, params []Named) ([]Named, er
 	frozen := map[*graph.Node]bool{}
 	for _, m := range c.frozen {
 		if m == nil {
-			return nil, fmt.Errorf("nn: TrainingUpdates: Frozen: a module is nil")
+			return nil, optimError("TrainingUpdates", "Frozen: a module is nil")
 		}
 		for _, p := range NamedParameters(m) {
 			frozen[p.Node] = true
@@ -159,16 +160,19 @@ func NewSGD(cfg SGDConfig) *SGD { return &SGD{cfg: cfg} }
 // Updates returns the SGD step of every parameter and, with momentum, of its
 // velocity buffer ("momentum_buffer.<param name>").
 func (o *SGD) Updates(loss *graph.Node, params []Named) (map[*graph.Node]*graph.Node, error) {
+	if o == nil {
+		return nil, nilOptimizer("SGD", "Updates")
+	}
 	c := o.cfg
 	switch {
 	case !(c.LR > 0) || math.IsInf(c.LR, 0):
-		return nil, fmt.Errorf("nn: SGD: learning rate %v must be positive", c.LR)
+		return nil, optimError("SGD", "learning rate %v must be positive", c.LR)
 	case !(c.Momentum >= 0 && c.Momentum < 1):
-		return nil, fmt.Errorf("nn: SGD: momentum %v is not in [0, 1)", c.Momentum)
+		return nil, optimError("SGD", "momentum %v is not in [0, 1)", c.Momentum)
 	case c.Nesterov && c.Momentum == 0:
-		return nil, fmt.Errorf("nn: SGD: Nesterov momentum needs a momentum above 0")
+		return nil, optimError("SGD", "Nesterov momentum needs a momentum above 0")
 	case !(c.WeightDecay >= 0) || math.IsInf(c.WeightDecay, 0):
-		return nil, fmt.Errorf("nn: SGD: weight decay %v must be finite and ≥ 0", c.WeightDecay)
+		return nil, optimError("SGD", "weight decay %v must be finite and ≥ 0", c.WeightDecay)
 	}
 	s, err := begin("SGD", &o.graph, loss, params, c.Clip)
 	if err != nil {
@@ -197,16 +201,31 @@ func (o *SGD) Updates(loss *graph.Node, params []Named) (map[*graph.Node]*graph.
 
 // State returns the learning rate and the velocity buffers (none without
 // momentum).
-func (o *SGD) State() []Named { return o.state }
+func (o *SGD) State() []Named {
+	if o == nil {
+		return nil
+	}
+	return o.state
+}
 
 // SetLR sets the learning rate the machine's next steps use, without
 // recompiling: a schedule calls it between runs.
-func (o *SGD) SetLR(m ParamStore, lr float64) error { return o.setLR("SGD", m, lr) }
+func (o *SGD) SetLR(m ParamStore, lr float64) error {
+	if o == nil {
+		return nilOptimizer("SGD", "SetLR")
+	}
+	return o.setLR("SGD", m, lr)
+}
 
 // SetWeightDecay sets the weight decay the machine's next steps use,
 // without recompiling (an optimiser built with a weight decay of 0 has
 // none to set).
-func (o *SGD) SetWeightDecay(m ParamStore, wd float64) error { return o.setWeightDecay("SGD", m, wd) }
+func (o *SGD) SetWeightDecay(m ParamStore, wd float64) error {
+	if o == nil {
+		return nilOptimizer("SGD", "SetWeightDecay")
+	}
+	return o.setWeightDecay("SGD", m, wd)
+}
 
 // rates are an optimiser's learning rate and weight decay: buffers the
 // machine owns, which SetLR and SetWeightDecay write between runs through
@@ -227,17 +246,17 @@ func (r *rates) decayBuffer(s *stepBuilder, state *[]Named, wd float64) *graph.N
 
 func (r *rates) setLR(name string, m ParamStore, lr float64) error {
 	if !(lr > 0) || math.IsInf(lr, 0) {
-		return fmt.Errorf("nn: %s: SetLR: learning rate %v must be positive and finite", name, lr)
+		return optimError(name, "SetLR: learning rate %v must be positive and finite", lr)
 	}
 	return setScalar(name, "SetLR", m, r.lr, &r.lrValue, lr)
 }
 
 func (r *rates) setWeightDecay(name string, m ParamStore, wd float64) error {
 	if !(wd >= 0) || math.IsInf(wd, 0) {
-		return fmt.Errorf("nn: %s: SetWeightDecay: weight decay %v must be finite and ≥ 0", name, wd)
+		return optimError(name, "SetWeightDecay: weight decay %v must be finite and ≥ 0", wd)
 	}
 	if r.wd == nil && r.lr != nil {
-		return fmt.Errorf("nn: %s: SetWeightDecay: the step was built without weight decay: give WeightDecay a value to change later", name)
+		return optimError(name, "SetWeightDecay: the step was built without weight decay: give WeightDecay a value to change later")
 	}
 	return setScalar(name, "SetWeightDecay", m, r.wd, &r.wdValue, wd)
 }
@@ -247,15 +266,38 @@ func (r *rates) setWeightDecay(name string, m ParamStore, wd float64) error {
 func setScalar(name, call string, m ParamStore, buffer *graph.Node, value **tensor.Dense, v float64) error {
 	switch {
 	case buffer == nil:
-		return fmt.Errorf("nn: %s: %s before Updates: there is no training program yet", name, call)
+		return optimError(name, "%s before Updates: there is no training program yet", call)
 	case m == nil:
-		return fmt.Errorf("nn: %s: %s: the machine must not be nil", name, call)
+		return optimError(name, "%s: the machine must not be nil", call)
 	}
 	if *value == nil {
 		*value = graph.NewDense(buffer.DType())
 	}
 	graph.SetFloat(*value, 0, v)
 	return m.Set(buffer, *value)
+}
+
+// optimError is an optimiser's error, naming the caller's file:line as
+// build errors do.
+func optimError(name, format string, args ...any) error {
+	msg := "nn: " + name + ": " + fmt.Sprintf(format, args...)
+	if site := graph.CallerSite(); site != "" {
+		msg += " (called at " + site + ")"
+	}
+	return errors.New(msg)
+}
+
+// builtAt says where n was built, " (built at model.go:12)", or "".
+func builtAt(n *graph.Node) string {
+	if site := n.Site(); site != "" {
+		return " (built at " + site + ")"
+	}
+	return ""
+}
+
+// nilOptimizer is the error of a method called on a nil optimiser.
+func nilOptimizer(name, call string) error {
+	return optimError(name, "%s on a nil *%s: make it with nn.New%s", call, name, name)
 }
 
 // stepBuilder is what every optimiser's Updates shares: the checked
@@ -275,6 +317,9 @@ type stepBuilder struct {
 // loss of the same model (the same model on another batch size, say), and
 // the steps it builds share its state.
 func begin(name string, owner **graph.Graph, loss *graph.Node, params []Named, clip Clipping) (*stepBuilder, error) {
+	if loss == nil {
+		return nil, optimError(name, "the loss is nil")
+	}
 	if p := graph.Poisoned(loss); p != nil {
 		return nil, p.Err()
 	}
@@ -282,13 +327,13 @@ func begin(name string, owner **graph.Graph, loss *graph.Node, params []Named, c
 		return nil, err
 	}
 	if !loss.Type().IsScalar() {
-		return nil, fmt.Errorf("nn: %s: the loss %v is not a scalar", name, loss)
+		return nil, optimError(name, "the loss %v is not a scalar", loss)
 	}
 	if len(params) == 0 {
-		return nil, fmt.Errorf("nn: %s: no parameters to optimise", name)
+		return nil, optimError(name, "no parameters to optimise")
 	}
 	if !(clip.MaxNorm >= 0) || !(clip.MaxValue >= 0) {
-		return nil, fmt.Errorf("nn: %s: clipping norm %v and value %v must be ≥ 0", name, clip.MaxNorm, clip.MaxValue)
+		return nil, optimError(name, "clipping norm %v and value %v must be ≥ 0", clip.MaxNorm, clip.MaxValue)
 	}
 	g := loss.Graph()
 	reaches := ancestors(loss)
@@ -298,24 +343,26 @@ func begin(name string, owner **graph.Graph, loss *graph.Node, params []Named, c
 		n := p.Node
 		switch {
 		case n == nil || n.Err() != nil:
-			return nil, fmt.Errorf("nn: %s: parameter %q is nil or poisoned", name, p.Name)
+			return nil, optimError(name, "parameter %q is nil or poisoned", p.Name)
 		case n.Kind() != graph.KindParam:
-			return nil, fmt.Errorf("nn: %s: %q (%v) is not a parameter", name, p.Name, n)
+			return nil, optimError(name, "%q (%v) is not a parameter", p.Name, n)
 		case n.Graph() != g:
-			return nil, fmt.Errorf("nn: %s: parameter %q belongs to another graph than the loss", name, p.Name)
+			return nil, optimError(name, "parameter %q belongs to another graph than the loss", p.Name)
 		case n.DType() != params[0].Node.DType():
-			return nil, fmt.Errorf("nn: %s: parameter %q is %v but %q is %v: one optimiser serves one dtype",
-				name, p.Name, n.DType(), params[0].Name, params[0].Node.DType())
+			return nil, optimError(name, "parameter %q is %v but %q is %v: one optimiser serves one dtype",
+				p.Name, n.DType(), params[0].Name, params[0].Node.DType())
 		case seen[n] != "":
-			return nil, fmt.Errorf("nn: %s: parameter %q is also listed as %q", name, p.Name, seen[n])
+			return nil, optimError(name, "parameter %q is also listed as %q", p.Name, seen[n])
 		case n.ID() >= len(reaches) || !reaches[n.ID()]:
-			return nil, fmt.Errorf("nn: %s: parameter %q has no gradient path to the loss", name, p.Name)
+			return nil, optimError(name, "parameter %q%s has no gradient path to the loss: to train only the parameters "+
+				"that reach it, pass nn.SkipDisconnected(&skipped) to nn.TrainingUpdates, which names those it leaves out in skipped "+
+				"(or leave its module out with nn.Frozen)", p.Name, builtAt(n))
 		}
 		seen[n] = p.Name
 		nodes[i] = n
 	}
 	if *owner != nil && *owner != g {
-		return nil, fmt.Errorf("nn: %s: the loss belongs to another graph than the one the optimiser serves", name)
+		return nil, optimError(name, "the loss belongs to another graph than the one the optimiser serves")
 	}
 	grads, err := compile.Grad(loss, nodes...)
 	if err != nil {

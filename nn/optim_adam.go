@@ -1,7 +1,6 @@
 package nn
 
 import (
-	"fmt"
 	"math"
 
 	"github.com/nabla-go/nabla/graph"
@@ -148,20 +147,23 @@ func (o *Adam) name() string {
 // ("exp_avg.<param name>", "exp_avg_sq.<param name>") and of the step count
 // ("step").
 func (o *Adam) Updates(loss *graph.Node, params []Named) (map[*graph.Node]*graph.Node, error) {
+	if o == nil {
+		return nil, nilOptimizer("Adam", "Updates")
+	}
 	c := o.cfg
 	if !(c.LR > 0) || math.IsInf(c.LR, 0) {
-		return nil, fmt.Errorf("nn: %s: learning rate %v is not in (0, +Inf): set LR (PyTorch's default is 1e-3, as in nn.DefaultAdam())", o.name(), c.LR)
+		return nil, optimError(o.name(), "learning rate %v is not in (0, +Inf): set LR (PyTorch's default is 1e-3, as in nn.DefaultAdam())", c.LR)
 	}
 	for _, f := range []struct {
 		what string
 		v    float64
 	}{{"beta1", c.Beta1}, {"beta2", c.Beta2}} {
 		if !(f.v >= 0 && f.v < 1) {
-			return nil, fmt.Errorf("nn: %s: %s %v is not in [0, 1)", o.name(), f.what, f.v)
+			return nil, optimError(o.name(), "%s %v is not in [0, 1)", f.what, f.v)
 		}
 	}
 	if !(c.Eps >= 0) || !(c.WeightDecay >= 0) || math.IsInf(c.Eps+c.WeightDecay, 0) {
-		return nil, fmt.Errorf("nn: %s: eps %v and weight decay %v must be finite and ≥ 0", o.name(), c.Eps, c.WeightDecay)
+		return nil, optimError(o.name(), "eps %v and weight decay %v must be finite and ≥ 0", c.Eps, c.WeightDecay)
 	}
 	s, err := begin(o.name(), &o.graph, loss, params, c.Clip)
 	if err != nil {
@@ -203,15 +205,28 @@ func (o *Adam) Updates(loss *graph.Node, params []Named) (map[*graph.Node]*graph
 }
 
 // State returns the learning rate, the step count and the moments.
-func (o *Adam) State() []Named { return o.state }
+func (o *Adam) State() []Named {
+	if o == nil {
+		return nil
+	}
+	return o.state
+}
 
 // SetLR sets the learning rate the machine's next steps use, without
 // recompiling: a schedule calls it between runs.
-func (o *Adam) SetLR(m ParamStore, lr float64) error { return o.setLR(o.name(), m, lr) }
+func (o *Adam) SetLR(m ParamStore, lr float64) error {
+	if o == nil {
+		return nilOptimizer("Adam", "SetLR")
+	}
+	return o.setLR(o.name(), m, lr)
+}
 
 // SetWeightDecay sets the weight decay the machine's next steps use,
 // without recompiling (an optimiser built with a weight decay of 0 has
 // none to set).
 func (o *Adam) SetWeightDecay(m ParamStore, wd float64) error {
+	if o == nil {
+		return nilOptimizer("Adam", "SetWeightDecay")
+	}
 	return o.setWeightDecay(o.name(), m, wd)
 }

@@ -1,7 +1,9 @@
 package nn
 
 import (
+	"fmt"
 	"math"
+	"runtime"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -187,7 +189,7 @@ func TestOptimiserErrors(t *testing.T) {
 		params []Named
 		want   string
 	}{
-		{"no path", adam(), loss, []Named{{"layers.0.weight", used}, {"layers.1.bias", unused}}, `parameter "layers.1.bias" has no gradient path to the loss`},
+		{"no path", adam(), loss, []Named{{"layers.0.weight", used}, {"layers.1.bias", unused}}, `parameter "layers.1.bias" (built at optim_test.go:`},
 		{"stopped", adam(), loss, []Named{{"s", stopped}}, "has no gradient"},
 		{"not a parameter", adam(), loss, []Named{{"x", x}}, `"x"`},
 		{"other graph", adam(), loss, []Named{{"o", other}}, "another graph"},
@@ -309,4 +311,45 @@ func TestFrozenAndDisconnected(t *testing.T) {
 	for _, p := range NamedParameters(first) {
 		require.NotContains(t, updates, p.Node, "no update for a frozen parameter")
 	}
+}
+
+// A parameter without a gradient path is named with where it was built
+// and where the step was asked for, and the error says how to skip it.
+func TestNoGradientPathError(t *testing.T) {
+	g := graph.New()
+	used := NewLinear(g, "used", 2, 1, false)
+	_, _, line, _ := runtime.Caller(0)
+	unused := NewLinear(g, "unused", 2, 1, false) // line+1
+	model := NewSequential("model", used, unused)
+	loss := ops.Sum(used.Forward(g.Input("x", graph.Float64, 3, 2)))
+	_, err := TrainingUpdates(NewAdam(AdamConfig{LR: 0.1}), loss, model) // line+4
+	require.EqualError(t, err, fmt.Sprintf(`nn: Adam: parameter "unused.weight" (built at optim_test.go:%d) has no gradient path to the loss: `+
+		`to train only the parameters that reach it, pass nn.SkipDisconnected(&skipped) to nn.TrainingUpdates, which names those it leaves out in skipped `+
+		`(or leave its module out with nn.Frozen) (called at optim_test.go:%d)`, line+1, line+4))
+	var skipped []string
+	_, err = TrainingUpdates(NewAdam(AdamConfig{LR: 0.1}), loss, model, SkipDisconnected(&skipped))
+	require.NoError(t, err)
+	require.Equal(t, []string{"unused.weight"}, skipped)
+}
+
+// A nil optimiser, or a nil loss, is an error, not a panic.
+func TestNilOptimiser(t *testing.T) {
+	g := graph.New()
+	p := g.Param("p", graph.NewDense(graph.Float64, 2))
+	var adam *Adam
+	var sgd *SGD
+	_, err := adam.Updates(ops.Sum(p), []Named{{"p", p}})
+	require.ErrorContains(t, err, "nn: Adam: Updates on a nil *Adam: make it with nn.NewAdam (called at optim_test.go:")
+	_, err = sgd.Updates(ops.Sum(p), []Named{{"p", p}})
+	require.ErrorContains(t, err, "nn: SGD: Updates on a nil *SGD")
+	_, err = TrainingUpdates(adam, ops.Sum(p), ReLU{})
+	require.ErrorContains(t, err, "Updates on a nil *Adam")
+	require.Nil(t, adam.State())
+	require.Nil(t, sgd.State())
+	require.ErrorContains(t, adam.SetLR(nil, 1), "SetLR on a nil *Adam")
+	require.ErrorContains(t, sgd.SetWeightDecay(nil, 1), "SetWeightDecay on a nil *SGD")
+	_, err = NewAdam(DefaultAdam()).Updates(nil, []Named{{"p", p}})
+	require.ErrorContains(t, err, "nn: Adam: the loss is nil")
+	_, err = TrainingUpdates(NewSGD(SGDConfig{LR: 1}), nil, ReLU{})
+	require.ErrorContains(t, err, "must not be nil")
 }
