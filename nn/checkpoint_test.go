@@ -227,3 +227,43 @@ func TestCheckpointNilArguments(t *testing.T) {
 	require.ErrorContains(t, Save(nil, nil, nil), "must not be nil")
 	require.ErrorContains(t, Load(nil, nil, nil), "must not be nil")
 }
+
+// failingStore is a ParamStore whose Sets fail from the failAt-th on
+// (counting from 1), and, if restoreFails, the Sets after that too.
+type failingStore struct {
+	ParamStore
+	sets, failAt int
+	restoreFails bool
+}
+
+func (f *failingStore) Set(p *graph.Node, v *tensor.Dense) error {
+	f.sets++
+	if f.sets == f.failAt || (f.restoreFails && f.sets > f.failAt) {
+		return errors.New("the device is gone")
+	}
+	return f.ParamStore.Set(p, v)
+}
+
+// A write that fails during Load puts back what was already written: the
+// first parameter, written before the second failed, keeps its value.
+func TestLoadIsAllOrNothing(t *testing.T) {
+	a := newSetup(t, 1)
+	require.NoError(t, a.m.Run(a.feeds))
+	file := a.save(t)
+	b := newSetup(t, 2)
+	state := b.state()
+	before := b.snapshot(t)
+	require.NotEqual(t, a.snapshot(t)[state[0].Name].Data(), before[state[0].Name].Data(), "the file holds another first parameter")
+
+	err := Load(bytes.NewReader(file), &failingStore{ParamStore: b.m, failAt: 2}, state)
+	require.Equal(t, before[state[0].Name].Data(), b.snapshot(t)[state[0].Name].Data(), "the first parameter is unchanged")
+	require.Equal(t, before, b.snapshot(t))
+	require.EqualError(t, err, `nn: Load: "`+state[1].Name+`": the device is gone (nothing loaded: the entries written before it were restored)`)
+
+	err = Load(bytes.NewReader(file), &failingStore{ParamStore: b.m, failAt: 3, restoreFails: true}, state)
+	require.EqualError(t, err, `nn: Load: "`+state[2].Name+`": the device is gone; restoring "`+state[1].Name+
+		`" failed too (the device is gone): the store is partly loaded`)
+
+	require.NoError(t, Load(bytes.NewReader(file), &failingStore{ParamStore: b.m}, state))
+	require.Equal(t, a.snapshot(t), b.snapshot(t))
+}
