@@ -72,7 +72,10 @@ func NonStrict() LoadOption { return func(c *loadConfig) { c.lenient = true } }
 // num_batches_tracked) into float nodes that hold each value exactly.
 //
 // Everything is read and checked before anything is written, so a
-// corrupt, truncated or mismatched file leaves store unchanged. A file
+// corrupt, truncated or mismatched file leaves store unchanged; should a
+// write still fail, the entries already written get their previous values
+// back (Load keeps a copy of them meanwhile), so that store is loaded
+// entirely or not at all. A file
 // written by Save must match its checksum; files from other tools, which
 // have none, are read as they are.
 func Load(r io.Reader, store ParamStore, state []Named, opts ...LoadOption) error {
@@ -133,18 +136,37 @@ func Load(r io.Reader, store ParamStore, state []Named, opts ...LoadOption) erro
 	if len(le.Missing)+len(le.Unexpected)+len(le.Mismatched) > 0 {
 		return &le
 	}
-	// Every target must be in the store before the first is written.
-	for _, s := range sets {
-		if _, err := store.Get(s.Node); err != nil {
-			return fmt.Errorf("nn: Load: %q: %w", s.Name, err)
+	// Every target must be in the store before the first is written; its
+	// value is kept to put back should a later write fail.
+	previous := make([]*tensor.Dense, len(sets))
+	for i, s := range sets {
+		v, err := store.Get(s.Node)
+		if err != nil {
+			return fmt.Errorf("nn: Load: %q: %w (nothing loaded)", s.Name, err)
 		}
+		previous[i] = v
 	}
-	for _, s := range sets {
+	for i, s := range sets {
 		if err := store.Set(s.Node, tensors[s.Name]); err != nil {
-			return fmt.Errorf("nn: Load: %q: %w", s.Name, err)
+			return restore(store, sets[:i], previous, fmt.Errorf("nn: Load: %q: %w", s.Name, err))
 		}
 	}
 	return nil
+}
+
+// restore puts back the previous values of the entries Load wrote before
+// a write failed with err, last first (so that a node listed twice ends
+// with its first value), and returns err saying whether it could.
+func restore(store ParamStore, written []Named, previous []*tensor.Dense, err error) error {
+	for i := len(written) - 1; i >= 0; i-- {
+		if e := store.Set(written[i].Node, previous[i]); e != nil {
+			return fmt.Errorf("%w; restoring %q failed too (%v): the store is partly loaded", err, written[i].Name, e)
+		}
+	}
+	if len(written) == 0 {
+		return fmt.Errorf("%w (nothing loaded)", err)
+	}
+	return fmt.Errorf("%w (nothing loaded: the entries written before it were restored)", err)
 }
 
 // checksumKey names the metadata entry holding Save's checksum.
