@@ -72,6 +72,9 @@ type entry struct {
 // map writes no "__metadata__" entry. Non-contiguous views are written as
 // their logical contents.
 func WriteSafetensors(w io.Writer, tensors map[string]*tensor.Dense, metadata map[string]string) error {
+	if w == nil {
+		return errors.New("safetensors: WriteSafetensors: the writer is nil")
+	}
 	names := slices.Sorted(maps.Keys(tensors))
 	entries := make([]entry, len(names))
 	data := make([]*tensor.Dense, len(names))
@@ -116,6 +119,8 @@ func prepareTensor(name string, t *tensor.Dense) (*tensor.Dense, entry, error) {
 		return nil, entry{}, errors.New("name is not valid UTF-8")
 	case t == nil:
 		return nil, entry{}, errors.New("tensor is nil")
+	case t.Dtype().Type == nil:
+		return nil, entry{}, errors.New("tensor is empty (a zero tensor.Dense, with no dtype): make it with tensor.New or graph.NewDense")
 	}
 	i := slices.IndexFunc(stDTypes, func(d stDType) bool { return d.write && d.dtype == t.Dtype() })
 	if i < 0 {
@@ -203,6 +208,9 @@ func ReadSafetensors(r io.Reader) (map[string]*tensor.Dense, map[string]string, 
 // readSafetensors is ReadSafetensors, also returning each tensor's dtype
 // as the file names it ("BF16", say).
 func readSafetensors(r io.Reader) (tensors map[string]*tensor.Dense, metadata, fileDTypes map[string]string, err error) {
+	if r == nil {
+		return nil, nil, nil, errors.New("safetensors: ReadSafetensors: the reader is nil")
+	}
 	var length [8]byte
 	if _, err := io.ReadFull(r, length[:]); err != nil {
 		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {

@@ -284,6 +284,8 @@ func TestWriteSafetensorsErrors(t *testing.T) {
 		want     string
 	}{
 		{name: "nil tensor", tensors: map[string]*tensor.Dense{"a": ok, "b": nil}, want: `tensor "b": tensor is nil`},
+		{name: "zero tensor", tensors: map[string]*tensor.Dense{"a": ok, "z": {}},
+			want: `safetensors: tensor "z": tensor is empty (a zero tensor.Dense, with no dtype): make it with tensor.New or graph.NewDense`},
 		{name: "reserved name", tensors: map[string]*tensor.Dense{"__metadata__": ok}, want: `tensor "__metadata__": the name "__metadata__" is reserved`},
 		{name: "integer dtype", tensors: map[string]*tensor.Dense{"i": tensor.New(tensor.WithShape(2), tensor.WithBacking([]int{1, 2}))}, want: `tensor "i": dtype int is not supported`},
 		{name: "invalid UTF-8 name", tensors: map[string]*tensor.Dense{"\xff": ok}, want: "name is not valid UTF-8"},
@@ -297,9 +299,21 @@ func TestWriteSafetensorsErrors(t *testing.T) {
 			w = tc.w
 		}
 		err := WriteSafetensors(w, tc.tensors, tc.metadata)
-		if err == nil || !strings.Contains(err.Error(), tc.want) {
+		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "PANIC") {
 			t.Errorf("case %v: got error %v, want one containing %q", tc.name, err, tc.want)
 		}
+	}
+}
+
+// A nil reader or writer is an error, not a panic.
+func TestSafetensorsNilReaderWriter(t *testing.T) {
+	tensors, meta, err := ReadSafetensors(nil)
+	if err == nil || err.Error() != "safetensors: ReadSafetensors: the reader is nil" || tensors != nil || meta != nil {
+		t.Errorf("ReadSafetensors(nil) = %v, %v, %v", tensors, meta, err)
+	}
+	ok := tensor.New(tensor.WithShape(2), tensor.WithBacking([]float32{1, 2}))
+	if err := WriteSafetensors(nil, map[string]*tensor.Dense{"a": ok}, nil); err == nil || err.Error() != "safetensors: WriteSafetensors: the writer is nil" {
+		t.Errorf("WriteSafetensors(nil, …) = %v", err)
 	}
 }
 
