@@ -43,6 +43,9 @@ func Save(w io.Writer, store ParamStore, state []Named) error {
 		if err != nil {
 			return fmt.Errorf("nn: Save: %q: %w", s.Name, err)
 		}
+		if v == nil || v.Dtype().Type == nil {
+			return fmt.Errorf("nn: Save: %q: the store returned no value (a nil or zero tensor.Dense) and no error", s.Name)
+		}
 		tensors[s.Name] = v
 	}
 	metadata := map[string]string{checksumKey: checksum(tensors)}

@@ -267,3 +267,22 @@ func TestLoadIsAllOrNothing(t *testing.T) {
 	require.NoError(t, Load(bytes.NewReader(file), &failingStore{ParamStore: b.m}, state))
 	require.Equal(t, a.snapshot(t), b.snapshot(t))
 }
+
+// emptyStore is a ParamStore whose Get returns value and no error.
+type emptyStore struct {
+	ParamStore
+	value *tensor.Dense
+}
+
+func (e emptyStore) Get(*graph.Node) (*tensor.Dense, error) { return e.value, nil }
+
+// A store returning no value makes Save fail, naming the entry.
+func TestSaveOfAnEmptyValue(t *testing.T) {
+	a := newSetup(t, 1)
+	p := NamedParameters(a.model)[:1]
+	for _, v := range []*tensor.Dense{nil, {}} {
+		var buf bytes.Buffer
+		require.EqualError(t, Save(&buf, emptyStore{a.m, v}, p),
+			`nn: Save: "`+p[0].Name+`": the store returned no value (a nil or zero tensor.Dense) and no error`)
+	}
+}
