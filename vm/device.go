@@ -265,8 +265,10 @@ func (m *Machine) leaveDevice() {
 		if s.Kind != graph.KindParam {
 			continue
 		}
-		if err := m.fetch(i); err != nil && m.lost == nil {
-			m.lost = fmt.Errorf("nabla: the machine is unusable: closing it, parameter %v could not be read back from %v (%v)", s.Node, m.device, err)
+		// A fault of an earlier run comes with the values read.
+		var fault *Fault
+		if err := m.exe.Read(i, m.slots[i]); err != nil && !errors.As(err, &fault) && m.lost == nil {
+			m.lost = fmt.Errorf("nabla: the machine is unusable: its parameters could not be read back from %v when it was closed (%v); were they lost with the device, closed first?", m.device, err)
 		}
 	}
 	m.exe.Close()
