@@ -40,10 +40,12 @@ func sumProgram(t *testing.T) (prog *compile.Program, w, sum *graph.Node) {
 // (10, its own sum); closed after, it has lost its parameters and says
 // so.
 func TestClosedDeviceInvalidatesItsMachines(t *testing.T) {
-	dev, err := OpenHost()
-	if err != nil {
-		t.Skipf("no host stand-in: %v", err)
+	for _, dev := range testDevices(t) {
+		t.Run(dev.String(), func(t *testing.T) { checkClosedDevice(t, dev) })
 	}
+}
+
+func checkClosedDevice(t *testing.T, dev *Device) {
 	prog, w, sum := sumProgram(t)
 	read, err := vm.New(prog, vm.OnDevice(dev))
 	if err != nil {

@@ -21,7 +21,11 @@ type Feeds map[*graph.Node]*tensor.Dense
 
 // Machine runs one program. It owns the program's buffers and parameter
 // values. A Machine is for one goroutine at a time; the Program it runs
-// may be shared.
+// may be shared. Each method holds the machine for the whole of its
+// work: a call from a second goroutine meanwhile returns an error saying
+// the machine is running on another goroutine (the methods that return
+// no error, such as Close and Profile, wait instead), so no call ever
+// sees another's half-written values.
 type Machine struct {
 	prog     *compile.Program
 	slots    []*tensor.Dense               // each slot's storage, in its first value's shape
