@@ -1,6 +1,7 @@
 package cuda
 
 import (
+	"errors"
 	"fmt"
 	"math"
 
@@ -21,18 +22,27 @@ import (
 // among them), and an error naming the first value that differs. The
 // built-in ops' conformance test is CheckOp over the op table.
 func CheckOp(dev *Device, f func(in []*graph.Node) *graph.Node, inputs ...*tensor.Dense) (onHost []string, err error) {
+	switch {
+	case dev == nil || dev.be == nil:
+		return nil, fmt.Errorf("cuda: CheckOp: %v", errNilDevice)
+	case f == nil:
+		return nil, errors.New("cuda: CheckOp: the function is nil")
+	}
 	g := graph.New()
 	feeds := vm.Feeds{}
 	var ins, wrt []*graph.Node
 	for i, x := range inputs {
+		if x == nil || x.Dtype().Type == nil || x.Shape() == nil {
+			return nil, fmt.Errorf("cuda: CheckOp: input %d is nil or empty (a zero tensor.Dense)", i)
+		}
 		n := g.Input(fmt.Sprintf("x%d", i), x.Dtype(), x.Shape()...)
 		ins, feeds[n] = append(ins, n), x
 		if graph.IsFloat(x.Dtype()) {
 			wrt = append(wrt, n)
 		}
 	}
-	y := f(ins)
-	if err := y.Err(); err != nil {
+	y, err := apply(f, ins)
+	if err != nil {
 		return nil, err
 	}
 	outs := []*graph.Node{y}
@@ -69,6 +79,21 @@ func CheckOp(dev *Device, f func(in []*graph.Node) *graph.Node, inputs ...*tenso
 		}
 	}
 	return onHost, nil
+}
+
+// apply calls f on ins: its result, or why it has none (a nil node, a
+// poisoned one, a panic).
+func apply(f func(in []*graph.Node) *graph.Node, ins []*graph.Node) (y *graph.Node, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			y, err = nil, fmt.Errorf("cuda: CheckOp: the function panicked: %v", r)
+		}
+	}()
+	y = f(ins)
+	if y == nil {
+		return nil, errors.New("cuda: CheckOp: the function returned a nil node")
+	}
+	return y, y.Err()
 }
 
 // compareRun runs feeds on a CPU machine and a device machine and

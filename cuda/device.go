@@ -1,6 +1,7 @@
 package cuda
 
 import (
+	"errors"
 	"sync"
 
 	"github.com/nabla-go/nabla/compile"
@@ -22,16 +23,30 @@ import (
 // may be used from different goroutines: the device serialises their
 // calls.
 type Device struct {
-	be   backend
-	name string
-	mu   sync.Mutex
+	be     backend
+	name   string
+	mu     sync.Mutex
+	closed bool // by Close: loads and the executables loaded fail
 }
 
+// errNilDevice is what a nil or zero *Device reports.
+var errNilDevice = errors.New("cuda: the device is nil or zero: open it with cuda.Open or cuda.OpenHost (was the error opening it ignored?)")
+
+// errDeviceClosed is what a closed device's executables, and Load, report.
+var errDeviceClosed = errors.New("the device is closed (Device.Close)")
+
 // Load prepares a program to run on the device (vm.Device): machines call
-// it; users pass the device to vm.New with vm.OnDevice.
+// it; users pass the device to vm.New with vm.OnDevice. It fails on a
+// nil or closed device.
 func (d *Device) Load(p *compile.Program, cfg vm.LoadConfig) (vm.Executable, error) {
+	if d == nil || d.be == nil {
+		return nil, errNilDevice
+	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	if d.closed {
+		return nil, errDeviceClosed
+	}
 	e, err := d.load(p, cfg)
 	if err != nil {
 		return nil, err
@@ -39,16 +54,33 @@ func (d *Device) Load(p *compile.Program, cfg vm.LoadConfig) (vm.Executable, err
 	return e, nil
 }
 
-// String names the device.
-func (d *Device) String() string { return d.name }
+// String names the device ("cuda.Device(nil)" for a nil or zero one).
+func (d *Device) String() string {
+	if d == nil || d.be == nil {
+		return "cuda.Device(nil)"
+	}
+	return d.name
+}
 
 // module compiles a module's source (the backend caches it).
 func (d *Device) module(src string) (module, error) { return d.be.compile(src) }
 
-// Close releases the device: machines on it can no longer run.
+// Close releases the device and all its memory. The machines made on it
+// are unusable after: their Run, Get and Set, and vm.New on the device,
+// return an error saying the device is closed; closing them, which is
+// still needed to stop their workers early, loses their parameters (close
+// the machines first to keep them on the CPU). Closing a closed device
+// does nothing.
 func (d *Device) Close() error {
+	if d == nil || d.be == nil {
+		return errNilDevice
+	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	if d.closed {
+		return nil
+	}
+	d.closed = true
 	return d.be.close()
 }
 

@@ -162,8 +162,8 @@ func (e *executable) addr(r ref) ptr { return e.bufs[r.buf] + ptr(r.off) }
 func (e *executable) Write(slot int, src *tensor.Dense) error {
 	e.dev.mu.Lock()
 	defer e.dev.mu.Unlock()
-	if e.closed {
-		return errUnloaded
+	if err := e.usable(); err != nil {
+		return err
 	}
 	return e.write(slot, src)
 }
@@ -183,8 +183,8 @@ func (e *executable) write(buf int, src *tensor.Dense) error {
 func (e *executable) Read(slot int, dst *tensor.Dense) error {
 	e.dev.mu.Lock()
 	defer e.dev.mu.Unlock()
-	if e.closed {
-		return errUnloaded
+	if err := e.usable(); err != nil {
+		return err
 	}
 	if err := e.read(slot, dst); err != nil {
 		return err
@@ -232,6 +232,18 @@ func dataOf(t *tensor.Dense) unsafe.Pointer {
 
 var errUnloaded = errors.New("the program was unloaded (the machine is closed)")
 
+// usable says why the executable cannot be used, the device's lock held:
+// it, or its device, is closed.
+func (e *executable) usable() error {
+	switch {
+	case e.closed:
+		return errUnloaded
+	case e.dev.closed:
+		return errDeviceClosed
+	}
+	return nil
+}
+
 // OnHost reports whether instruction i runs on the host.
 func (e *executable) OnHost(i int) bool { return e.plan.onHost[i] }
 
@@ -240,8 +252,8 @@ func (e *executable) OnHost(i int) bool { return e.plan.onHost[i] }
 func (e *executable) Run(opts vm.RunOptions) error {
 	e.dev.mu.Lock()
 	defer e.dev.mu.Unlock()
-	if e.closed {
-		return errUnloaded
+	if err := e.usable(); err != nil {
+		return err
 	}
 	if err := e.checkFault(); err != nil { // of a run before, seen now
 		return err
@@ -392,6 +404,9 @@ func (e *executable) release() error {
 		return nil
 	}
 	e.closed = true
+	if e.dev.closed {
+		return nil // the device's Close freed all its memory
+	}
 	var first error
 	if p := e.parent; p != nil {
 		e.parent = nil

@@ -227,12 +227,12 @@ func (o *SGD) SetWeightDecay(m ParamStore, wd float64) error {
 	return o.setWeightDecay("SGD", m, wd)
 }
 
-// rates are an optimiser's learning rate and weight decay: buffers the
-// machine owns, which SetLR and SetWeightDecay write between runs through
-// one-element tensors kept here, so that a schedule allocates nothing.
+// rates are an optimiser's learning rate and weight decay: buffers each
+// machine owns, which SetLR and SetWeightDecay write between runs. Nothing
+// is kept here: machines of one program, set on goroutines of their own,
+// each get their own value.
 type rates struct {
-	lr, wd           *graph.Node // the buffers, once built (wd only with decay)
-	lrValue, wdValue *tensor.Dense
+	lr, wd *graph.Node // the buffers, once built (wd only with decay)
 }
 
 // decayBuffer adds the weight-decay buffer when wd is not 0.
@@ -248,7 +248,7 @@ func (r *rates) setLR(name string, m ParamStore, lr float64) error {
 	if !(lr > 0) || math.IsInf(lr, 0) {
 		return optimError(name, "SetLR: learning rate %v must be positive and finite", lr)
 	}
-	return setScalar(name, "SetLR", m, r.lr, &r.lrValue, lr)
+	return setScalar(name, "SetLR", m, r.lr, lr)
 }
 
 func (r *rates) setWeightDecay(name string, m ParamStore, wd float64) error {
@@ -258,23 +258,31 @@ func (r *rates) setWeightDecay(name string, m ParamStore, wd float64) error {
 	if r.wd == nil && r.lr != nil {
 		return optimError(name, "SetWeightDecay: the step was built without weight decay: give WeightDecay a value to change later")
 	}
-	return setScalar(name, "SetWeightDecay", m, r.wd, &r.wdValue, wd)
+	return setScalar(name, "SetWeightDecay", m, r.wd, wd)
 }
 
-// setScalar writes v into an optimiser's scalar buffer through a kept
-// one-element tensor.
-func setScalar(name, call string, m ParamStore, buffer *graph.Node, value **tensor.Dense, v float64) error {
+// scalarSetter is a ParamStore that sets a one-element parameter from a
+// float64 into its own storage, allocating nothing (a *vm.Machine).
+type scalarSetter interface {
+	SetScalar(param *graph.Node, v float64) error
+}
+
+// setScalar writes v into an optimiser's scalar buffer: in place where
+// the store can (a schedule then allocates nothing), else through a
+// tensor of this call's own.
+func setScalar(name, call string, m ParamStore, buffer *graph.Node, v float64) error {
 	switch {
 	case buffer == nil:
 		return optimError(name, "%s before Updates: there is no training program yet", call)
 	case m == nil:
 		return optimError(name, "%s: the machine must not be nil", call)
 	}
-	if *value == nil {
-		*value = graph.NewDense(buffer.DType())
+	if s, ok := m.(scalarSetter); ok {
+		return s.SetScalar(buffer, v)
 	}
-	graph.SetFloat(*value, 0, v)
-	return m.Set(buffer, *value)
+	value := graph.NewDense(buffer.DType())
+	graph.SetFloat(value, 0, v)
+	return m.Set(buffer, value)
 }
 
 // optimError is an optimiser's error, naming the caller's file:line as

@@ -3,6 +3,7 @@ package vm
 import (
 	"errors"
 	"fmt"
+	"reflect"
 	"time"
 
 	"gorgonia.org/tensor"
@@ -95,14 +96,24 @@ func (e *Fault) Error() string {
 
 // OnDevice makes the machine run its program on d (a GPU: see package
 // cuda). Parameters live on the device; feeds are copied there on each
-// Run, and values are copied back when Value or Get asks for them.
-func OnDevice(d Device) Option { return func(m *Machine) { m.device = d } }
+// Run, and values are copied back when Value or Get asks for them. A nil
+// d (an interface holding a nil pointer included) is an error from New.
+func OnDevice(d Device) Option {
+	return func(m *Machine) {
+		if v := reflect.ValueOf(d); d == nil || v.Kind() == reflect.Pointer && v.IsNil() {
+			m.fail(fmt.Errorf("nabla: vm.New: OnDevice: the device is nil (%T): was the error opening it ignored?", d))
+			return
+		}
+		m.device = d
+	}
+}
 
 // Device is the device the machine runs on, or nil for the CPU.
 func (m *Machine) Device() Device {
-	if m == nil {
+	if !m.wait() {
 		return nil
 	}
+	defer m.release()
 	return m.device
 }
 
@@ -229,20 +240,35 @@ func (m *Machine) fetch(slot int) error {
 
 // OnHost reports whether the machine runs instruction i on the host: every
 // instruction of a CPU machine, and those of a device machine that the
-// device has no kernel for.
+// device has no kernel for. It is false for an i that is not an
+// instruction's index.
 func (m *Machine) OnHost(i int) bool {
-	if m == nil || m.exe == nil {
+	if !m.wait() {
+		return false
+	}
+	defer m.release()
+	switch {
+	case i < 0 || i >= len(m.prog.Instructions()):
+		return false
+	case m.exe == nil:
 		return true
 	}
 	return m.exe.OnHost(i)
 }
 
 // leaveDevice brings the parameters back to the host and frees the
-// device's memory: the machine goes on on the CPU.
+// device's memory: the machine goes on on the CPU. Where a parameter
+// cannot be read back (the device was closed first), the machine's values
+// are lost: it is unusable after.
 func (m *Machine) leaveDevice() {
 	for i, s := range m.prog.Slots() {
-		if s.Kind == graph.KindParam {
-			m.fetch(i) // best effort: a failed read leaves the last value read
+		if s.Kind != graph.KindParam {
+			continue
+		}
+		// A fault of an earlier run comes with the values read.
+		var fault *Fault
+		if err := m.exe.Read(i, m.slots[i]); err != nil && !errors.As(err, &fault) && m.lost == nil {
+			m.lost = fmt.Errorf("nabla: the machine is unusable: its parameters could not be read back from %v when it was closed (%v); were they lost with the device, closed first?", m.device, err)
 		}
 	}
 	m.exe.Close()
@@ -252,9 +278,10 @@ func (m *Machine) leaveDevice() {
 // Executable is the program as loaded on the machine's device, or nil on
 // the CPU: for a device's own benchmarks and tests.
 func (m *Machine) Executable() Executable {
-	if m == nil {
+	if !m.wait() {
 		return nil
 	}
+	defer m.release()
 	return m.exe
 }
 

@@ -1,8 +1,6 @@
 package vm
 
 import (
-	"fmt"
-
 	"gorgonia.org/tensor"
 
 	"github.com/nabla-go/nabla/compile"
@@ -40,17 +38,4 @@ func Eval(feeds Feeds, nodes ...*graph.Node) ([]*tensor.Dense, error) {
 		}
 	}
 	return out, nil
-}
-
-// Scalar returns the value of a scalar (or one-element) program output,
-// input or parameter after the last run, as a float64.
-func (m *Machine) Scalar(n *graph.Node) (float64, error) {
-	v, err := m.Value(n)
-	if err != nil {
-		return 0, err
-	}
-	if size := graph.ShapeSize(v.Shape()); size != 1 {
-		return 0, fmt.Errorf("nabla: Scalar: %v has %d elements, not one", n, size)
-	}
-	return graph.Float(v, 0), nil
 }

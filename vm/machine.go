@@ -7,7 +7,6 @@ import (
 	"runtime"
 	"slices"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"gorgonia.org/tensor"
@@ -17,18 +16,16 @@ import (
 	"github.com/nabla-go/nabla/internal/parallel"
 )
 
-// errNilMachine is what a nil or zero-value *Machine reports.
-var errNilMachine = fmt.Errorf("nabla: the machine is nil or zero: make one with vm.New")
-
-// errBusy is what a machine used during its own Run reports.
-var errBusy = fmt.Errorf("nabla: the machine is running on another goroutine: a Machine is for one goroutine at a time (make one per goroutine; they may share a Program)")
-
 // Feeds maps input nodes to the values they take in one run.
 type Feeds map[*graph.Node]*tensor.Dense
 
 // Machine runs one program. It owns the program's buffers and parameter
 // values. A Machine is for one goroutine at a time; the Program it runs
-// may be shared.
+// may be shared. Each method holds the machine for the whole of its
+// work: a call from a second goroutine meanwhile returns an error saying
+// the machine is running on another goroutine (the methods that return
+// no error, such as Close and Profile, wait instead), so no call ever
+// sees another's half-written values.
 type Machine struct {
 	prog     *compile.Program
 	slots    []*tensor.Dense               // each slot's storage, in its first value's shape
@@ -52,7 +49,9 @@ type Machine struct {
 	kernels  []execForwarder  // per instruction: the op's ForwardExec, or nil
 	multis   []multiForwarder // per instruction: a multi-output op's ForwardExec, or nil
 	empty    []bool           // per instruction: every output has no elements
-	busy     atomic.Bool      // set during Run, to catch use from another goroutine
+	guard    *guard           // held during every use, to catch use from another goroutine
+	lost     error            // why the machine is unusable: its parameters were lost with its device
+	optErr   error            // the first option's error, which New returns
 	ran      bool             // a Run has completed
 	device   Device           // where the program runs (OnDevice), or nil
 	exe      Executable       // the program loaded on device
@@ -78,9 +77,26 @@ type Option func(*Machine)
 
 // SharingParams makes the new machine use other's parameter values for
 // every parameter both programs have (an evaluation program beside a
-// training one, say): an update by either is seen by both. The machines
-// must not run at the same time: they read and write the same buffers.
-func SharingParams(other *Machine) Option { return func(m *Machine) { m.shared = other } }
+// training one, say): an update by either is seen by both. Since they
+// read and write the same buffers, the machines are used one at a time:
+// while one runs (or is read or written), using another from a second
+// goroutine is the busy error a Machine used during its own Run gives.
+func SharingParams(other *Machine) Option {
+	return func(m *Machine) {
+		if other == nil || other.prog == nil {
+			m.fail(errors.New("nabla: vm.New: SharingParams: the other machine is nil or zero: make it with vm.New"))
+			return
+		}
+		m.shared = other
+	}
+}
+
+// fail records an option's error, for New to return (the first one).
+func (m *Machine) fail(err error) {
+	if m.optErr == nil {
+		m.optErr = err
+	}
+}
 
 // WithNaNCheck makes Run check every instruction's outputs and fail at the
 // first NaN or infinity, naming the node that produced it. A failed Run
@@ -113,6 +129,19 @@ func New(p *compile.Program, opts ...Option) (*Machine, error) {
 		if o != nil { // a nil option is no option
 			o(m)
 		}
+	}
+	if m.optErr != nil {
+		return nil, m.optErr
+	}
+	m.guard = &guard{}
+	if m.shared != nil {
+		// The machines share buffers, hence one guard; the other
+		// machine's is held while this one is made from its buffers.
+		if err := m.shared.acquire(); err != nil {
+			return nil, fmt.Errorf("nabla: vm.New: SharingParams: the other machine cannot be used: %v", err)
+		}
+		defer m.shared.release()
+		m.guard = m.shared.guard
 	}
 	if m.shared != nil && m.shared.prog.Graph() != p.Graph() {
 		return nil, fmt.Errorf("nabla: vm.New: SharingParams: the other machine's program was compiled from another graph")
@@ -244,21 +273,28 @@ func workers(p *parallel.Pool) graph.Workers {
 
 // Threads is the number of goroutines the machine's kernels use at once.
 func (m *Machine) Threads() int {
-	if m == nil {
+	if !m.wait() {
 		return 0
 	}
+	defer m.release()
 	return m.exec.Threads()
 }
 
 // Close stops the machine's worker goroutines and frees its device memory.
 // It is optional: they stop by themselves once the machine is no longer
 // reachable. A closed machine runs serially, on the CPU, from the values
-// its parameters had on the device.
+// its parameters had on the device (where these cannot be read back, its
+// device closed before it, say, its methods return an error saying so).
+// Close waits for a use of the machine on another goroutine to end.
 func (m *Machine) Close() {
-	if m != nil && m.exe != nil {
+	if !m.wait() {
+		return
+	}
+	defer m.release()
+	if m.exe != nil {
 		m.leaveDevice()
 	}
-	if m == nil || m.pool == nil {
+	if m.pool == nil {
 		return
 	}
 	m.pool.Close()
@@ -266,8 +302,13 @@ func (m *Machine) Close() {
 	m.serialBodies()
 }
 
-// Program returns the program the machine runs.
-func (m *Machine) Program() *compile.Program { return m.prog }
+// Program returns the program the machine runs (nil for a nil machine).
+func (m *Machine) Program() *compile.Program {
+	if m == nil {
+		return nil
+	}
+	return m.prog
+}
 
 // Run feeds the inputs, executes every instruction and then applies the
 // program's parameter updates. Feeds are copied in; the fed tensors are
@@ -281,7 +322,7 @@ func (m *Machine) Run(feeds Feeds) error {
 	if err := m.acquire(); err != nil {
 		return err
 	}
-	defer m.busy.Store(false)
+	defer m.release()
 	if err := m.feed(feeds); err != nil {
 		return err
 	}
@@ -304,28 +345,6 @@ func (m *Machine) Run(feeds Feeds) error {
 	}
 	m.update()
 	m.ran = true
-	return nil
-}
-
-// acquire marks the machine busy for a Run, or says why it cannot run.
-func (m *Machine) acquire() error {
-	if m == nil || m.prog == nil {
-		return errNilMachine
-	}
-	if !m.busy.CompareAndSwap(false, true) {
-		return errBusy
-	}
-	return nil
-}
-
-// usable says why the machine cannot be read or written now, or nil.
-func (m *Machine) usable() error {
-	switch {
-	case m == nil || m.prog == nil:
-		return errNilMachine
-	case m.busy.Load():
-		return errBusy
-	}
 	return nil
 }
 
@@ -561,79 +580,4 @@ func (m *Machine) restore() {
 			copyData(m.slots[u.Slot], m.backups[i])
 		}
 	}
-}
-
-// Value returns the value of a program output, input or parameter after
-// the last run. The tensor is the machine's own buffer: it changes on the
-// next Run; clone it to keep it. (A constant output is a copy: writing it
-// cannot change the program.) Before the first Run only parameters and
-// constants have values; anything else is an error.
-func (m *Machine) Value(n *graph.Node) (*tensor.Dense, error) {
-	if err := m.usable(); err != nil {
-		return nil, err
-	}
-	v, ok := m.values[n]
-	if !ok {
-		return nil, fmt.Errorf("nabla: Value: %v is not an output, input or parameter of the program", n)
-	}
-	if !m.ran && n.Kind() != graph.KindParam && n.Kind() != graph.KindConst {
-		if s, _ := m.prog.SlotOf(n); m.prog.Slots()[s].Kind != graph.KindConst {
-			return nil, fmt.Errorf("nabla: Value: %v has no value yet: the machine has not run", n)
-		}
-	}
-	if m.exe != nil {
-		s, _ := m.prog.SlotOf(n)
-		if err := m.fetch(s); err != nil { // constants are not fetched
-			return nil, err
-		}
-	}
-	return v, nil
-}
-
-// Get returns a copy of a parameter's current value.
-func (m *Machine) Get(param *graph.Node) (*tensor.Dense, error) {
-	s, err := m.paramSlot("Get", param)
-	if err != nil {
-		return nil, err
-	}
-	if err := m.fetch(s); err != nil {
-		return nil, err
-	}
-	return graph.CloneDense(m.slots[s])
-}
-
-// Set copies value into a parameter. The value must have the parameter's
-// dtype and shape.
-func (m *Machine) Set(param *graph.Node, value *tensor.Dense) error {
-	s, err := m.paramSlot("Set", param)
-	if err != nil {
-		return err
-	}
-	if value == nil {
-		return fmt.Errorf("nabla: Set: value for %v is nil", param)
-	}
-	if err := checkValue(value, param.Type()); err != nil {
-		return fmt.Errorf("nabla: Set: parameter %q: %v", param.Name(), err)
-	}
-	copyData(m.slots[s], value)
-	if m.exe != nil {
-		if err := m.exe.Write(s, m.slots[s]); err != nil {
-			return fmt.Errorf("nabla: Set: parameter %q: %v: %v", param.Name(), m.device, err)
-		}
-	}
-	return nil
-}
-
-func (m *Machine) paramSlot(what string, param *graph.Node) (int, error) {
-	if err := m.usable(); err != nil {
-		return 0, err
-	}
-	if param.Kind() != graph.KindParam || param.Err() != nil {
-		return 0, fmt.Errorf("nabla: %s: %v is not a parameter", what, param)
-	}
-	s, ok := m.prog.SlotOf(param)
-	if !ok {
-		return 0, fmt.Errorf("nabla: %s: parameter %v is not used by the program", what, param)
-	}
-	return s, nil
 }

@@ -1,6 +1,9 @@
 package vm_test
 
 import (
+	"errors"
+	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -32,6 +35,9 @@ func TestZeroValuesAndNilOptions(t *testing.T) {
 	}
 	nilMachine.ResetProfile()
 	zero.Close()
+	if nilMachine.Program() != nil || zero.Program() != nil {
+		t.Error("a nil or zero machine has a program")
+	}
 
 	g := graph.New()
 	x := g.Input("x", graph.Float64, 2)
@@ -44,6 +50,15 @@ func TestZeroValuesAndNilOptions(t *testing.T) {
 	if err != nil {
 		t.Fatalf("New with a nil option: %v", err)
 	}
+	_, err = vm.New(p, vm.SharingParams(&vm.Machine{}))
+	wantErr(t, "SharingParams of a zero machine", err, "SharingParams: the other machine is nil or zero")
+	_, err = vm.New(p, vm.SharingParams(nil))
+	wantErr(t, "SharingParams of nil", err, "SharingParams: the other machine is nil or zero")
+	_, err = vm.New(p, vm.OnDevice(nil))
+	wantErr(t, "OnDevice(nil)", err, "OnDevice: the device is nil (<nil>)")
+	var device *nilDevice
+	_, err = vm.New(p, vm.OnDevice(device))
+	wantErr(t, "OnDevice of a nil pointer", err, "OnDevice: the device is nil (*vm_test.nilDevice)")
 	_, err = m.Value(y)
 	wantErr(t, "Value before Run", err, "has not run")
 	xv, _ := graph.FromFloat64s(graph.Float64, []float64{1, 2}, 2)
@@ -53,6 +68,77 @@ func TestZeroValuesAndNilOptions(t *testing.T) {
 	if v, err := m.Value(y); err != nil || v.Float64s()[1] != 4 {
 		t.Errorf("Value after Run: %v, %v; want [2 4]", v, err)
 	}
+}
+
+// nilDevice is a vm.Device whose methods a nil pointer cannot serve.
+type nilDevice struct{ name string }
+
+func (d *nilDevice) Load(*compile.Program, vm.LoadConfig) (vm.Executable, error) {
+	return nil, errors.New("no")
+}
+func (d *nilDevice) String() string { return d.name }
+
+// Every exported method of a nil or zero Machine or Runner, called with
+// zero arguments, returns an error (where it returns one) or a zero value,
+// and never panics; a nil or zero Machine's error is the one that says
+// so. Those of a working Machine and Runner, called with zero arguments
+// (nil nodes, feeds, tensors), do not panic either.
+func TestEveryMethodOnNilAndZero(t *testing.T) {
+	g := graph.New()
+	x := g.Input("x", graph.Float64, 2)
+	y := ops.Mul(x, g.Param("w", graph.NewDense(graph.Float64, 2)))
+	p, err := compile.Compile([]*graph.Node{y})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := vm.New(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := vm.NewRunner([]*graph.Node{y}, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range []any{m, r} {
+		v := reflect.ValueOf(r)
+		for i := range v.NumMethod() {
+			callZero(t, fmt.Sprintf("(%T).%s", r, v.Type().Method(i).Name), v.Method(i))
+		}
+	}
+	receivers := []any{(*vm.Machine)(nil), &vm.Machine{}, (*vm.Runner)(nil), &vm.Runner{}}
+	errType := reflect.TypeFor[error]()
+	for _, r := range receivers {
+		v := reflect.ValueOf(r)
+		for i := range v.NumMethod() {
+			name := fmt.Sprintf("(%T nil=%v).%s", r, v.IsNil(), v.Type().Method(i).Name)
+			for _, o := range callZero(t, name, v.Method(i)) {
+				if o.Type() != errType {
+					if !o.IsZero() {
+						t.Errorf("%s returned %v, want a zero value", name, o)
+					}
+					continue
+				}
+				err, _ := o.Interface().(error)
+				wantErr(t, name, err, "is nil or zero: make one with vm.New")
+			}
+		}
+	}
+}
+
+// callZero calls method with the zero value of each argument, failing
+// the test if it panics.
+func callZero(t *testing.T, name string, method reflect.Value) (out []reflect.Value) {
+	t.Helper()
+	var args []reflect.Value
+	for k := range method.Type().NumIn() {
+		args = append(args, reflect.Zero(method.Type().In(k)))
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			t.Errorf("%s panicked: %v", name, p)
+		}
+	}()
+	return method.Call(args)
 }
 
 // blockOp's kernel signals that it started and waits to be released.
@@ -93,6 +179,9 @@ func TestUseDuringRunIsAnError(t *testing.T) {
 	wantErr(t, "Set during Run", m.Set(w, graph.NewDense(graph.Float64, 2)), "another goroutine")
 	_, err = m.Get(w)
 	wantErr(t, "Get during Run", err, "another goroutine")
+	_, err = m.Scalar(y)
+	wantErr(t, "Scalar during Run", err, "another goroutine")
+	wantErr(t, "SetScalar during Run", m.SetScalar(w, 1), "another goroutine")
 	close(op.release)
 	if err := <-done; err != nil {
 		t.Fatalf("the interrupted Run: %v", err)

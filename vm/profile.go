@@ -42,18 +42,21 @@ func WithProfile() Option {
 
 // ResetProfile forgets what profiling has measured so far.
 func (m *Machine) ResetProfile() {
-	if m != nil {
+	if m.wait() {
 		clear(m.stats)
+		m.release()
 	}
 }
 
 // Profile returns what the machine measured of each instruction since it
 // was made or last reset. Without WithProfile every count and time is
-// zero.
+// zero. Profile, like ResetProfile, waits for a Run on another
+// goroutine to end.
 func (m *Machine) Profile() Profile {
-	if m == nil || m.prog == nil {
+	if !m.wait() {
 		return Profile{}
 	}
+	defer m.release()
 	instrs := m.prog.Instructions()
 	p := Profile{Entries: make([]ProfileEntry, len(instrs))}
 	for i := range instrs {

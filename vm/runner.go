@@ -1,8 +1,10 @@
 package vm
 
 import (
+	"errors"
 	"fmt"
 	"maps"
+	"sync"
 
 	"gorgonia.org/tensor"
 
@@ -29,8 +31,11 @@ import (
 // such a graph fails at the first run of another size, with an error
 // naming the op.
 //
-// A Runner, like a Machine, belongs to one goroutine at a time.
+// A Runner, like a Machine, belongs to one goroutine at a time: used from
+// a second goroutine during a Run (or a Value), it returns the busy error
+// a Machine gives.
 type Runner struct {
+	guard   sync.Mutex // held during every use, as a Machine's guard
 	outputs []*graph.Node
 	updates map[*graph.Node]*graph.Node
 	train   Trainer
@@ -90,9 +95,28 @@ func (r *Runner) batched(n *graph.Node) bool {
 	return n.Type().Rank() > 0 && n.Shape()[0] == r.batch
 }
 
+// errNilRunner is what a nil or zero-value *Runner reports.
+var errNilRunner = errors.New("nabla: the runner is nil or zero: make one with vm.NewRunner")
+
+// acquire takes the runner's guard, or says why it cannot be used now.
+// The caller unlocks it.
+func (r *Runner) acquire() error {
+	if r == nil || r.base == nil {
+		return errNilRunner
+	}
+	if !r.guard.TryLock() {
+		return errBusy
+	}
+	return nil
+}
+
 // Run feeds the inputs, runs the program for their batch size (making it
 // first, when new) and applies the updates.
 func (r *Runner) Run(feeds Feeds) error {
+	if err := r.acquire(); err != nil {
+		return err
+	}
+	defer r.guard.Unlock()
 	size := -1
 	for _, in := range r.inputs {
 		v, ok := feeds[in]
@@ -235,6 +259,10 @@ func (r *Runner) steps(outputs []*graph.Node, updates, subst map[*graph.Node]*gr
 // Value returns n's value after the last run, n a node of the graph as
 // built: an output, an input or a parameter.
 func (r *Runner) Value(n *graph.Node) (*tensor.Dense, error) {
+	if err := r.acquire(); err != nil {
+		return nil, err
+	}
+	defer r.guard.Unlock()
 	if m, ok := r.cur.nodes[n]; ok {
 		n = m
 	}
@@ -244,6 +272,10 @@ func (r *Runner) Value(n *graph.Node) (*tensor.Dense, error) {
 // Scalar returns a one-element value after the last run (see
 // Machine.Scalar).
 func (r *Runner) Scalar(n *graph.Node) (float64, error) {
+	if err := r.acquire(); err != nil {
+		return 0, err
+	}
+	defer r.guard.Unlock()
 	if m, ok := r.cur.nodes[n]; ok {
 		n = m
 	}
@@ -252,8 +284,23 @@ func (r *Runner) Scalar(n *graph.Node) (float64, error) {
 
 // Machine is the machine of the batch size the graph was built with; it
 // holds the parameters all sizes share (for checkpoints and optimiser
-// settings such as SetLR).
-func (r *Runner) Machine() *Machine { return r.base }
+// settings such as SetLR); nil for a nil Runner. It shares the guard of
+// every machine the Runner makes: using it during the Runner's Run is the
+// busy error.
+func (r *Runner) Machine() *Machine {
+	if r == nil {
+		return nil
+	}
+	return r.base
+}
 
-// Sizes is the number of batch sizes the Runner has programs for.
-func (r *Runner) Sizes() int { return len(r.sizes) }
+// Sizes is the number of batch sizes the Runner has programs for. It
+// waits for a Run on another goroutine to end.
+func (r *Runner) Sizes() int {
+	if r == nil {
+		return 0
+	}
+	r.guard.Lock()
+	defer r.guard.Unlock()
+	return len(r.sizes)
+}
