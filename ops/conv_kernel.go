@@ -48,6 +48,10 @@ const weightChunks = 8
 // out its chunks the same way. Either way every element is computed the
 // same way whatever the number of threads.
 func runConv[T float](e *graph.Exec, kind convKind, g geom, x, w, y []T) {
+	if kind == convWeightGrad && g.n == 0 { // a sum over no images
+		clear(w)
+		return
+	}
 	r := e.State(convKey[T]{}, func() any { return new(convRun[T]) }).(*convRun[T])
 	r.kind, r.g, r.x, r.w, r.y = kind, g, x, w, y
 	units := g.n
