@@ -148,7 +148,7 @@ func TestConvFamilyAgreesWithDefinition(t *testing.T) {
 		}
 		xs := []int{1 + rng.IntN(4), groups * (1 + rng.IntN(3)), kh*2 + rng.IntN(8), kw*2 + rng.IntN(8)}
 		ws := []int{groups * (1 + rng.IntN(3)), xs[1] / groups, kh, kw}
-		geo, err := newConv2d(o).newGeom(xs, ws)
+		geo, err := newConv2d(o, false).newGeom(xs, ws)
 		if err != nil {
 			continue
 		}
@@ -302,7 +302,7 @@ func BenchmarkConv2D(b *testing.B) {
 func TestConvWeightGradChunks(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 9))
 	xs, ws := []int{19, 2, 5, 6}, []int{3, 2, 3, 3}
-	geo, err := newConv2d(ConvOptions{Padding: []int{1}}).newGeom(xs, ws)
+	geo, err := newConv2d(ConvOptions{Padding: []int{1}}, false).newGeom(xs, ws)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -353,7 +353,7 @@ func naiveGrads(g geom, x, w, gy []float64) (gx, gw []float64) {
 // An empty batch, no input channels or no output channels: each kernel of
 // the family writes its whole output (over NaNs left there), as its
 // definition gives it; the weight gradient of no images is zero (it
-// panicked).
+// panicked), and an empty result unfolds nothing.
 func TestConvEmptyBatchAndChannels(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	pool := parallel.New(3)
@@ -370,8 +370,10 @@ func TestConvEmptyBatchAndChannels(t *testing.T) {
 		{[]int{2, 3, 5, 5}, []int{0, 3, 3, 3}, ConvOptions{Padding: []int{1}}},
 		{[]int{2, 3, 5, 5}, []int{0, 3, 1, 1}, ConvOptions{}},
 		{[]int{0, 0, 5, 5}, []int{0, 0, 3, 3}, ConvOptions{}},
+		// Columns for no image would take 9·2⁴⁰ elements: none are made.
+		{[]int{0, 1, 1 << 20, 1 << 20}, []int{2, 1, 3, 3}, ConvOptions{Padding: []int{1}}},
 	} {
-		c2 := newConv2d(c.o)
+		c2 := newConv2d(c.o, false)
 		geo, err := c2.newGeom(c.x, c.w)
 		if err != nil {
 			t.Fatalf("x%v w%v: %v", c.x, c.w, err)
