@@ -3,6 +3,7 @@ package ops_test
 import (
 	"errors"
 	"fmt"
+	"math"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -50,10 +51,32 @@ func (refuseOp) Type([]graph.Type) (graph.Type, error) {
 }
 func (refuseOp) Forward(*tensor.Dense, []*tensor.Dense) error { return nil }
 
+// conv1D, conv2D and pool build the op with options o on small images
+// (a length of 8, 5×5) and a 3-wide kernel.
+func conv1D(o ops.ConvOptions) func(l leaves) *graph.Node {
+	return func(l leaves) *graph.Node {
+		g := l.s.Graph()
+		return ops.Conv1D(g.Input("x", graph.Float64, 1, 3, 8), g.Input("w", graph.Float64, 2, 3, 3), o)
+	}
+}
+
+func conv2D(o ops.ConvOptions) func(l leaves) *graph.Node {
+	return func(l leaves) *graph.Node {
+		g := l.s.Graph()
+		return ops.Conv2D(g.Input("x", graph.Float64, 1, 3, 5, 5), g.Input("w", graph.Float64, 2, 3, 3, 3), o)
+	}
+}
+
+func pool(f func(*graph.Node, ops.PoolOptions) *graph.Node, o ops.PoolOptions) func(l leaves) *graph.Node {
+	return func(l leaves) *graph.Node { return f(l.s.Graph().Input("x", graph.Float64, 1, 3, 5, 5), o) }
+}
+
+// leaves are the inputs every case of TestBadBuildsNeverPanic may use.
+type leaves struct{ m23, m34, v4, v3, s, f32 *graph.Node }
+
 // TestBadBuildsNeverPanic: each bad build records a sticky error naming the
 // op and the types involved, and never panics.
 func TestBadBuildsNeverPanic(t *testing.T) {
-	type leaves struct{ m23, m34, v4, v3, s, f32 *graph.Node }
 	cases := []struct {
 		name  string
 		build func(l leaves) *graph.Node
@@ -83,6 +106,61 @@ func TestBadBuildsNeverPanic(t *testing.T) {
 		{"nil input", func(l leaves) *graph.Node { return ops.Add(l.m23, nil) }, []string{"Add", "input 1 is nil"}},
 		{"nil to a unary op", func(l leaves) *graph.Node { return ops.Tanh(ops.Add(nil, l.v3)) }, []string{"Add", "input 0 is nil"}},
 		{"custom op refuses", func(l leaves) *graph.Node { return graph.Apply(refuseOp{}, l.v3) }, []string{"Refuse", "inputs refused", "float64(3)"}},
+		// Conv1D takes one stride and one dilation, as PyTorch's conv1d
+		// (a second one was taken for the length, the first dropped).
+		{"conv1d two strides", conv1D(ops.ConvOptions{Stride: []int{1, 2}}), []string{"Conv1D", "stride [1 2]: want one value"}},
+		{"conv1d two dilations", conv1D(ops.ConvOptions{Dilation: []int{2, 1}}), []string{"Conv1D", "dilation [2 1]: want one value"}},
+		{"conv1d four paddings", conv1D(ops.ConvOptions{Padding: []int{1, 1, 1, 1}}), []string{"Conv1D", "padding [1 1 1 1]: want one value, or a before and an after"}},
+		{"conv1d output padding", conv1D(ops.ConvOptions{Stride: []int{2}, OutputPadding: []int{1}}), []string{"Conv1D", "output padding [1]: only a transposed convolution has one"}},
+		{"conv1d zero stride", conv1D(ops.ConvOptions{Stride: []int{0}}), []string{"Conv1D", "stride [0]: must be at least 1"}},
+		{"conv1d negative padding", conv1D(ops.ConvOptions{Padding: []int{2, -1}}), []string{"Conv1D", "padding [2 -1]: must not be negative"}},
+		{"conv1d padding overflow", conv1D(ops.ConvOptions{Padding: []int{math.MaxInt}}),
+			[]string{"Conv1D", "sizes overflow an int: input 8, padding 9223372036854775807 and 9223372036854775807, kernel 3"}},
+		{"conv2d output padding", conv2D(ops.ConvOptions{Stride: []int{2}, OutputPadding: []int{1}}), []string{"Conv2D", "output padding [1]: only a transposed convolution has one"}},
+		// Sizes that overflow an int: a wrapped sum or product made a
+		// plausible output (one element of zeros for padding MaxInt).
+		{"conv2d padding overflow", conv2D(ops.ConvOptions{Padding: []int{math.MaxInt}}),
+			[]string{"Conv2D", "height: sizes overflow an int: input 5, padding 9223372036854775807 and 9223372036854775807, kernel 3, stride 1, dilation 1"}},
+		{"conv2d dilation overflow", conv2D(ops.ConvOptions{Dilation: []int{1, 1 << 62}}),
+			[]string{"Conv2D", "width: sizes overflow an int: input 5, padding 0 and 0, kernel 3, stride 1, dilation 4611686018427387904"}},
+		{"conv2d same padding overflow", conv2D(ops.ConvOptions{Same: true, Dilation: []int{math.MaxInt}}), []string{"Conv2D", "sizes overflow an int"}},
+		{"conv2d groups overflow", conv2D(ops.ConvOptions{Groups: 1 << 62}), []string{"Conv2D", "do not fit 4611686018427387904 group(s)"}},
+		{"conv transpose stride overflow", func(l leaves) *graph.Node {
+			g := l.s.Graph()
+			return ops.ConvTranspose2D(g.Input("x", graph.Float64, 1, 3, 5, 5), g.Input("w", graph.Float64, 3, 2, 3, 3), ops.ConvOptions{Stride: []int{math.MaxInt}})
+		}, []string{"ConvTranspose2D", "height: sizes overflow an int: input 5, stride 9223372036854775807"}},
+		{"conv transpose groups overflow", func(l leaves) *graph.Node {
+			g := l.s.Graph()
+			return ops.ConvTranspose2D(g.Input("x", graph.Float64, 1, 3, 5, 5), g.Input("w", graph.Float64, 3, 2, 3, 3), ops.ConvOptions{Groups: 1 << 62})
+		}, []string{"ConvTranspose2D", "in 4611686018427387904 groups has more channels than an int can count"}},
+		{"conv unfolding over the memory limit", func(l leaves) *graph.Node {
+			g := l.s.Graph()
+			return ops.Conv2D(g.Input("x", graph.Float64, 1, 1<<30, 64, 64), g.Input("w", graph.Float64, 1, 1<<30, 3, 3), ops.ConvOptions{})
+		}, []string{"Conv2D", "unfolding the input: float64(9663676416,62,62) needs 297177377144832 bytes", "over the memory limit"}},
+		{"conv1d unfolding over the memory limit", func(l leaves) *graph.Node {
+			g := l.s.Graph()
+			return ops.Conv1D(g.Input("x", graph.Float64, 1, 1<<30, 4096), g.Input("w", graph.Float64, 1, 1<<30, 3), ops.ConvOptions{})
+		}, []string{"Conv1D", "unfolding the input: float64(3221225472,1,4094) needs", "over the memory limit"}},
+		// PyTorch's rule: pool padding at most half the kernel (2·2⁶²
+		// wrapped to a negative number and passed, giving -Inf).
+		{"max pool padding overflow", pool(ops.MaxPool2D, ops.PoolOptions{Kernel: []int{2}, Padding: []int{1 << 62}}),
+			[]string{"MaxPool2D", "padding [4611686018427387904 4611686018427387904]: must be at most half the kernel [2 2]"}},
+		{"avg pool padding over half", pool(ops.AvgPool2D, ops.PoolOptions{Kernel: []int{3}, Padding: []int{2}}), []string{"AvgPool2D", "padding [2 2]: must be at most half the kernel [3 3]"}},
+		{"pool zero stride", pool(ops.MaxPool2D, ops.PoolOptions{Kernel: []int{2}, Stride: []int{1, 0}}), []string{"MaxPool2D", "stride [1 0]: must be at least 1"}},
+		{"pool zero dilation", pool(ops.MaxPool2D, ops.PoolOptions{Kernel: []int{2}, Dilation: []int{0}}), []string{"MaxPool2D", "dilation [0]: must be at least 1"}},
+		{"pool dilation overflow", pool(ops.MaxPool2D, ops.PoolOptions{Kernel: []int{3}, Stride: []int{1}, Dilation: []int{1 << 62}}),
+			[]string{"MaxPool2D", "height: sizes overflow an int: input 5, padding 0 and 0, kernel 3, stride 1, dilation 4611686018427387904"}},
+		{"pad overflow", func(l leaves) *graph.Node { return ops.Pad(l.v3, 0, math.MaxInt, math.MaxInt) },
+			[]string{"Pad", "padding (9223372036854775807, 9223372036854775807) of axis 0 of shape (3) overflows an int"}},
+		{"concat overflow", func(l leaves) *graph.Node {
+			x := l.s.Graph().Input("e", graph.Float64, 0, 1<<62)
+			return ops.Concat(1, x, x, x, x)
+		}, []string{"Concat", "the sizes along axis 1 overflow an int"}},
+		{"reshape overflow", func(l leaves) *graph.Node { return ops.Reshape(l.m23, -1, 4, 1<<62+1) },
+			[]string{"Reshape", "cannot reshape (2,3) to (-1,4,4611686018427387905): more elements than an int can count"}},
+		{"reshape overflow to zero", func(l leaves) *graph.Node {
+			return ops.Reshape(l.s.Graph().Input("e", graph.Float64, 0), -1, 1<<62, 4)
+		}, []string{"Reshape", "more elements than an int can count"}},
 		{"rank too high", func(l leaves) *graph.Node {
 			r9 := l.s.Graph().Input("r9", graph.Float64, 1, 1, 1, 1, 1, 1, 1, 1, 2)
 			return ops.Exp(ops.Add(r9, l.s))

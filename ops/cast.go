@@ -15,8 +15,9 @@ type castOp struct{ to tensor.Dtype }
 // Cast returns x converted to dtype (float32, float64, int32 or int64);
 // x itself when it has that dtype already. Floats become integers by
 // truncation toward zero, as in PyTorch and Go; a NaN, an infinity or a
-// value the integer dtype cannot hold (an int64 beyond int32's range, say)
-// makes the run fail with an error naming it, rather than giving whatever
+// value whose truncation the integer dtype cannot hold (an int64 beyond
+// int32's range, say, but not -2147483648.9, which becomes int32's least
+// value) makes the run fail with an error naming it, rather than giving whatever
 // the hardware does. Between float dtypes the gradient is the output's
 // gradient cast back; where either side is an integer there is none: an
 // integer has no neighbouring values to differentiate through.
@@ -101,14 +102,23 @@ func castTo[D number](dst []D, src *tensor.Dense, shape []int, to tensor.Dtype) 
 func castSlice[D, S number](dst []D, src []S, shape []int, to tensor.Dtype) error {
 	bound, check := integerBound(to)
 	for i, v := range src {
-		// The bounds are powers of two and every int32 is a float64, so
-		// the comparisons are exact; NaN fails them.
-		if f := float64(v); check && !(f >= -bound && f < bound) {
+		if check && !truncFits(float64(v), bound) {
 			return fmt.Errorf("value %v at position %s is out of %v's range", v, position(i, shape), to)
 		}
 		dst[i] = D(v)
 	}
 	return nil
+}
+
+// truncFits reports whether f truncated toward zero lies in [-bound,
+// bound), as the conversion to an integer dtype needs: -2147483648.9
+// becomes int32's least value. The bounds are powers of two and f and its
+// truncation are exact in float64 (every float32 and every int64 near
+// int32's bounds is), so the comparisons are exact; NaN fails them, an
+// infinity stays one.
+func truncFits(f, bound float64) bool {
+	t := math.Trunc(f)
+	return t >= -bound && t < bound
 }
 
 // integerBound returns 2^(bits-1) for an integer dtype, whose values are

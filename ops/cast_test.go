@@ -76,6 +76,24 @@ func TestCastRangeErrors(t *testing.T) {
 		{graph.Float64, graph.Int64, []float64{-math.Ldexp(1, 63), math.Ldexp(1, 62)}, ""},
 		{graph.Int64, graph.Int32, []float64{1 << 40}, "value 1099511627776 at position (0) is out of int32's range"},
 		{graph.Int64, graph.Int32, []float64{-(1 << 31)}, ""},
+		// Truncation toward zero decides: the values at each end that
+		// truncate into the range are cast, the next ones out are not.
+		{graph.Float64, graph.Int32, []float64{-2147483648.9, 2147483647.9, -0.9, 0.9}, ""},
+		{graph.Float64, graph.Int32, []float64{math.Nextafter(-(1<<31)-1, 0)}, ""},
+		{graph.Float64, graph.Int32, []float64{1 << 31}, "value 2.147483648e+09 at position (0) is out of int32's range"},
+		{graph.Float32, graph.Int32, []float64{-(1 << 31), float64(math.Nextafter32(1<<31, 0))}, ""},
+		{graph.Float32, graph.Int32, []float64{float64(math.Nextafter32(-(1 << 31), -1<<32))}, "value -2.147484e+09 at position (0) is out of int32's range"},
+		{graph.Float32, graph.Int32, []float64{1 << 31}, "value 2.1474836e+09 at position (0) is out of int32's range"},
+		{graph.Float64, graph.Int64, []float64{-math.Ldexp(1, 63), math.Nextafter(math.Ldexp(1, 63), 0)}, ""},
+		{graph.Float64, graph.Int64, []float64{math.Nextafter(-math.Ldexp(1, 63), math.Inf(-1))}, "value -9.223372036854778e+18 at position (0) is out of int64's range"},
+		{graph.Float32, graph.Int64, []float64{-math.Ldexp(1, 63), float64(math.Nextafter32(float32(math.Ldexp(1, 63)), 0))}, ""},
+		{graph.Float32, graph.Int64, []float64{float64(math.Nextafter32(-float32(math.Ldexp(1, 63)), float32(math.Inf(-1))))}, "value -9.223373e+18 at position (0) is out of int64's range"},
+		{graph.Float32, graph.Int64, []float64{math.Ldexp(1, 63)}, "value 9.223372e+18 at position (0) is out of int64's range"},
+		{graph.Float32, graph.Int32, []float64{math.NaN()}, "value NaN at position (0) is out of int32's range"},
+		{graph.Float64, graph.Int64, []float64{math.NaN()}, "value NaN at position (0) is out of int64's range"},
+		{graph.Float32, graph.Int32, []float64{math.Inf(1)}, "value +Inf at position (0) is out of int32's range"},
+		{graph.Float64, graph.Int32, []float64{math.Inf(-1)}, "value -Inf at position (0) is out of int32's range"},
+		{graph.Float64, graph.Int64, []float64{math.Inf(1)}, "value +Inf at position (0) is out of int64's range"},
 	}
 	for _, c := range cases {
 		g := graph.New()
@@ -87,7 +105,7 @@ func TestCastRangeErrors(t *testing.T) {
 			t.Errorf("case %v→%v %v: %v", c.from, c.to, c.vals, err)
 		case c.want == "":
 			for i, v := range c.vals {
-				if graph.Float(out, i) != v {
+				if graph.Float(out, i) != math.Trunc(v) {
 					t.Errorf("case %v→%v %v: element %d: got %v", c.from, c.to, c.vals, i, graph.Float(out, i))
 				}
 			}

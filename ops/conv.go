@@ -21,6 +21,7 @@ import (
 // ConvOptions are a convolution's settings, named as PyTorch's nn.Conv2d
 // names them. The zero value is stride 1, no padding, dilation 1 and one
 // group. Lists give one value for every spatial axis, or one per axis.
+// Sizes whose arithmetic would overflow an int are refused.
 type ConvOptions struct {
 	// Stride between the windows; nil: 1.
 	Stride []int
@@ -38,8 +39,8 @@ type ConvOptions struct {
 	// input's channel count for a depthwise convolution); 0 means 1.
 	Groups int
 	// OutputPadding adds rows and columns to one side of a transposed
-	// convolution's output (ConvTranspose2D only); each must be smaller
-	// than the stride.
+	// convolution's output (ConvTranspose2D only: the others refuse one
+	// that is not zero); each must be smaller than the stride.
 	OutputPadding []int
 }
 
@@ -54,7 +55,9 @@ type conv2d struct {
 	bad                      string
 }
 
-func newConv2d(o ConvOptions) conv2d {
+// newConv2d checks o for a convolution, transposed or not (only a
+// transposed one has output padding).
+func newConv2d(o ConvOptions, transposed bool) conv2d {
 	c := conv2d{groups: max(o.Groups, 1), same: o.Same}
 	var err error
 	perAxis := func(name string, v []int, def, least int) (r [2]int) {
@@ -98,6 +101,8 @@ func newConv2d(o ConvOptions) conv2d {
 		err = fmt.Errorf("same padding with explicit padding %v", o.Padding)
 	case o.Same && c.stride != [2]int{1, 1}:
 		err = fmt.Errorf("same padding needs stride 1, got %v", c.stride)
+	case !transposed && c.outPad != [2]int{}:
+		err = fmt.Errorf("output padding %v: only a transposed convolution has one", o.OutputPadding)
 	case c.outPad[0] >= c.stride[0] || c.outPad[1] >= c.stride[1]:
 		err = fmt.Errorf("output padding %v must be smaller than the stride %v", c.outPad, c.stride)
 	}
@@ -120,24 +125,8 @@ type geom struct {
 // channels.
 func (g geom) k() int { return g.cg * g.kh * g.kw }
 
-// pads resolves same padding for a kh×kw kernel.
-func (c conv2d) pads(kh, kw int) [4]int {
-	if !c.same {
-		return c.pad
-	}
-	th, tw := c.dilation[0]*(kh-1), c.dilation[1]*(kw-1)
-	return [4]int{th / 2, th - th/2, tw / 2, tw - tw/2}
-}
-
-// outSize is the output length along an axis of input length in with
-// padding before+after, kernel k: 0 when the kernel does not fit.
-func outSize(in, before, after, k, stride, dilation int) int {
-	span := in + before + after - dilation*(k-1)
-	if span < 1 {
-		return 0
-	}
-	return (span-1)/stride + 1
-}
+// axisNames name the spatial axes in errors.
+var axisNames = [2]string{"height", "width"}
 
 // newGeom checks an image shape x (N,C,H,W) against a weight shape
 // (O, C/groups, KH, KW) and returns the convolution's sizes.
@@ -150,14 +139,29 @@ func (c conv2d) newGeom(x, w []int) (geom, error) {
 			graph.ShapeString(x), graph.ShapeString(w))
 	}
 	g := geom{n: x[0], c: x[1], h: x[2], w: x[3], o: w[0], cg: w[1], kh: w[2], kw: w[3], groups: c.groups, conv2d: c}
-	if g.cg*g.groups != g.c || g.o%g.groups != 0 || g.kh < 1 || g.kw < 1 {
+	if cin, ok := mulSizes(g.cg, g.groups); !ok || cin != g.c || g.o%g.groups != 0 || g.kh < 1 || g.kw < 1 {
 		return geom{}, fmt.Errorf("input %s and weight %s do not fit %d group(s): want weight (out,in/groups,kH,kW) with out divisible by groups",
 			graph.ShapeString(x), graph.ShapeString(w), g.groups)
 	}
 	g.og = g.o / g.groups
-	g.pad = c.pads(g.kh, g.kw)
-	g.oh = outSize(g.h, g.pad[0], g.pad[1], g.kh, g.stride[0], g.dilation[0])
-	g.ow = outSize(g.w, g.pad[2], g.pad[3], g.kw, g.stride[1], g.dilation[1])
+	var out [2]int
+	for i, k := range [2]int{g.kh, g.kw} {
+		a := window{in: x[2+i], before: g.pad[2*i], after: g.pad[2*i+1], k: k, stride: g.stride[i], dilation: g.dilation[i]}
+		var err error
+		if g.same { // as much padding as the window reaches, the odd one after
+			var reach int
+			reach, err = a.reach()
+			a.before, a.after = reach/2, reach-reach/2
+			g.pad[2*i], g.pad[2*i+1] = a.before, a.after
+		}
+		if err == nil {
+			out[i], err = a.convOut()
+		}
+		if err != nil {
+			return geom{}, fmt.Errorf("%s: %v", axisNames[i], err)
+		}
+	}
+	g.oh, g.ow = out[0], out[1]
 	if g.oh == 0 || g.ow == 0 {
 		return geom{}, fmt.Errorf("a %d×%d kernel with dilation %v does not fit input %s padded by %v",
 			g.kh, g.kw, g.dilation, graph.ShapeString(x), g.pad)
@@ -171,42 +175,62 @@ type conv2DOp struct{ conv2d }
 // weight w (O, C/groups, kH, kW), of shape (N, O, H', W'), as PyTorch's
 // conv2d (without bias: add one of shape (O, 1, 1)).
 func Conv2D(x, w *graph.Node, o ConvOptions) *graph.Node {
-	return graph.Apply(conv2DOp{newConv2d(o)}, x, w)
+	return graph.Apply(conv2DOp{newConv2d(o, false)}, x, w)
 }
 
-// Conv1D is Conv2D over sequences: x (N, C, L), w (O, C/groups, K), the
-// options' lists of one value (Padding may give a before and an after).
-// It is built from Conv2D on images one row high.
+// Conv1D is Conv2D over sequences: x (N, C, L), w (O, C/groups, K), as
+// PyTorch's conv1d: Stride and Dilation give one value, Padding one or a
+// before and an after; other lengths are refused. It is built from Conv2D
+// on images one row high, whose sizes errors give.
 func Conv1D(x, w *graph.Node, o ConvOptions) *graph.Node {
-	if x == nil || w == nil || x.Type().Rank() != 3 || w.Type().Rank() != 3 {
+	if x == nil || w == nil || x.Graph() != w.Graph() || x.Type().Rank() != 3 || w.Type().Rank() != 3 {
 		return graph.Apply(shapeError{name: "Conv1D", want: "input (N,C,L) and weight (out,in/groups,k)"}, x, w)
 	}
-	o2 := o
-	o2.Stride = to2D(o.Stride, 1)
-	o2.Dilation = to2D(o.Dilation, 1)
-	o2.OutputPadding = to2D(o.OutputPadding, 0)
-	switch len(o.Padding) { // along the length only
-	case 1:
-		o2.Padding = []int{0, 0, o.Padding[0], o.Padding[0]}
-	case 2:
-		o2.Padding = []int{0, 0, o.Padding[0], o.Padding[1]}
-	}
 	xs, ws := x.Shape(), w.Shape()
-	y := Conv2D(Reshape(x, xs[0], xs[1], 1, xs[2]), Reshape(w, ws[0], ws[1], 1, ws[2]), o2)
-	if y.Type().Rank() != 4 {
+	x2, w2 := []int{xs[0], xs[1], 1, xs[2]}, []int{ws[0], ws[1], 1, ws[2]}
+	o2, err := conv1DOptions(o)
+	var g geom
+	if err == nil {
+		g, err = newConv2d(o2, false).newGeom(x2, w2)
+	}
+	if err == nil {
+		err = g.checkColumns(convForward, x.DType())
+	}
+	if err != nil {
+		return failBuilder("Conv1D", err, x, w)
+	}
+	y := Conv2D(Reshape(x, x2...), Reshape(w, w2...), o2)
+	if y.Type().Rank() != 4 { // poisoned
 		return y
 	}
 	ys := y.Shape()
 	return Reshape(y, ys[0], ys[1], ys[3])
 }
 
-// to2D turns a one-axis setting into a two-axis one with def along the
-// height; anything else is passed on for Conv2D to reject.
-func to2D(v []int, def int) []int {
-	if len(v) == 1 {
-		return []int{def, v[0]}
+// conv1DOptions checks the lengths of Conv1D's option lists and moves its
+// padding to the width of images one row high. Its one stride and
+// dilation stay lists of one value: along the height, one row high with a
+// kernel one high, they change nothing.
+func conv1DOptions(o ConvOptions) (ConvOptions, error) {
+	for _, opt := range []struct {
+		name string
+		v    []int
+	}{{"stride", o.Stride}, {"dilation", o.Dilation}, {"output padding", o.OutputPadding}} {
+		if len(opt.v) > 1 {
+			return o, fmt.Errorf("%s %v: want one value (Conv1D has one spatial axis)", opt.name, opt.v)
+		}
 	}
-	return v
+	switch p := o.Padding; len(p) {
+	case 0:
+	case 1, 2:
+		if min(p[0], p[len(p)-1]) < 0 {
+			return o, fmt.Errorf("padding %v: must not be negative", p)
+		}
+		o.Padding = []int{0, 0, p[0], p[len(p)-1]}
+	default:
+		return o, fmt.Errorf("padding %v: want one value, or a before and an after (Conv1D has one spatial axis)", p)
+	}
+	return o, nil
 }
 
 // Name is "Conv2D".
@@ -265,17 +289,22 @@ func convInput(c conv2d, gy, w *graph.Node, h, wd int, transpose bool) *graph.No
 // with H' = (H-1)·stride - padding (both sides) + dilation·(kH-1) +
 // output padding + 1.
 func ConvTranspose2D(x, w *graph.Node, o ConvOptions) *graph.Node {
-	c := newConv2d(o)
-	h, wd := -1, -1
-	if x != nil && w != nil && x.Type().Rank() == 4 && w.Type().Rank() == 4 && c.bad == "" && !c.same {
-		xs, ws := x.Shape(), w.Shape()
-		h = (xs[2]-1)*c.stride[0] - c.pad[0] - c.pad[1] + c.dilation[0]*(ws[2]-1) + c.outPad[0] + 1
-		wd = (xs[3]-1)*c.stride[1] - c.pad[2] - c.pad[3] + c.dilation[1]*(ws[3]-1) + c.outPad[1] + 1
-	}
+	c := newConv2d(o, true)
 	if c.same && c.bad == "" {
 		c.bad = "same padding is not defined for a transposed convolution"
 	}
-	return convInput(c, x, w, h, wd, true)
+	var out [2]int
+	if x != nil && w != nil && x.Type().Rank() == 4 && w.Type().Rank() == 4 && c.bad == "" {
+		xs, ws := x.Shape(), w.Shape()
+		for i := 0; i < len(out) && c.bad == ""; i++ {
+			a := window{in: xs[2+i], before: c.pad[2*i], after: c.pad[2*i+1], k: ws[2+i], stride: c.stride[i], dilation: c.dilation[i]}
+			var err error
+			if out[i], err = a.transposedOut(c.outPad[i]); err != nil {
+				c.bad = fmt.Sprintf("%s: %v", axisNames[i], err)
+			}
+		}
+	}
+	return convInput(c, x, w, out[0], out[1], true)
 }
 
 // Name is "ConvTranspose2D", or "Conv2DInputGrad" in a gradient.
@@ -303,7 +332,11 @@ func (op convInputOp) geomOf(gy, w []int) (geom, error) {
 	if op.h < 1 || op.w < 1 {
 		return geom{}, fmt.Errorf("output size %d×%d is empty", op.h, op.w)
 	}
-	g, err := op.newGeom([]int{gy[0], w[1] * op.groups, op.h, op.w}, w)
+	c, ok := mulSizes(w[1], op.groups)
+	if !ok {
+		return geom{}, fmt.Errorf("weight %s in %d groups has more channels than an int can count", graph.ShapeString(w), op.groups)
+	}
+	g, err := op.newGeom([]int{gy[0], c, op.h, op.w}, w)
 	if err != nil {
 		return geom{}, err
 	}
@@ -439,7 +472,24 @@ func convType[M convMember](m M, in []graph.Type) (graph.Type, error) {
 	if err != nil {
 		return graph.Type{}, err
 	}
+	if err := g.checkColumns(m.kind(), dtype); err != nil {
+		return graph.Type{}, err
+	}
 	return graph.TypeOf(dtype, g.out(m.kind())...), nil
+}
+
+// checkColumns refuses a convolution whose kernel for kind would unfold
+// an image into more columns (k×oh×ow, in dtype) than the memory limit
+// allows (graph.Bytes); it unfolds none when the image is its own
+// unfolding or there is nothing to compute.
+func (g geom) checkColumns(kind convKind, dtype tensor.Dtype) error {
+	if g.idle(kind) || g.direct() {
+		return nil
+	}
+	if _, err := graph.Bytes(dtype, []int{g.k(), g.oh, g.ow}, 0); err != nil {
+		return fmt.Errorf("unfolding the input: %v", err)
+	}
+	return nil
 }
 
 // convCost is the default estimate with 2 flops per multiply-add,
@@ -447,7 +497,7 @@ func convType[M convMember](m M, in []graph.Type) (graph.Type, error) {
 func convCost[M convMember](m M, in []graph.Type, out graph.Type) graph.Cost {
 	c := graph.DefaultCost(in, out)
 	if g, err := m.geomOf(in[0].Shape, in[1].Shape); err == nil {
-		c.Flops = 2 * int64(g.n) * int64(g.o) * int64(g.oh*g.ow) * int64(g.k())
+		c.Flops = flops(2, g.n, g.o, g.oh, g.ow, g.k())
 	}
 	return c
 }

@@ -1,6 +1,8 @@
 package ops
 
 import (
+	"slices"
+
 	"github.com/nabla-go/nabla/graph"
 	"github.com/nabla-go/nabla/internal/gemm"
 	"github.com/nabla-go/nabla/internal/vek"
@@ -48,6 +50,12 @@ const weightChunks = 8
 // out its chunks the same way. Either way every element is computed the
 // same way whatever the number of threads.
 func runConv[T float](e *graph.Exec, kind convKind, g geom, x, w, y []T) {
+	if g.idle(kind) {
+		if kind == convWeightGrad {
+			clear(w) // a sum over no images
+		}
+		return
+	}
 	r := e.State(convKey[T]{}, func() any { return new(convRun[T]) }).(*convRun[T])
 	r.kind, r.g, r.x, r.w, r.y = kind, g, x, w, y
 	units := g.n
@@ -126,6 +134,12 @@ func grow[T float](buf []T, n int) []T {
 		return buf[:n]
 	}
 	return make([]T, n)
+}
+
+// idle reports whether kind has nothing to compute: its result is empty,
+// or a weight gradient summing over no images (zero).
+func (g geom) idle(kind convKind) bool {
+	return g.n == 0 || slices.Contains(g.out(kind), 0)
 }
 
 // direct reports whether the image is its own unfolding.

@@ -148,7 +148,7 @@ func TestConvFamilyAgreesWithDefinition(t *testing.T) {
 		}
 		xs := []int{1 + rng.IntN(4), groups * (1 + rng.IntN(3)), kh*2 + rng.IntN(8), kw*2 + rng.IntN(8)}
 		ws := []int{groups * (1 + rng.IntN(3)), xs[1] / groups, kh, kw}
-		geo, err := newConv2d(o).newGeom(xs, ws)
+		geo, err := newConv2d(o, false).newGeom(xs, ws)
 		if err != nil {
 			continue
 		}
@@ -302,18 +302,13 @@ func BenchmarkConv2D(b *testing.B) {
 func TestConvWeightGradChunks(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 9))
 	xs, ws := []int{19, 2, 5, 6}, []int{3, 2, 3, 3}
-	geo, err := newConv2d(ConvOptions{Padding: []int{1}}).newGeom(xs, ws)
+	geo, err := newConv2d(ConvOptions{Padding: []int{1}}, false).newGeom(xs, ws)
 	if err != nil {
 		t.Fatal(err)
 	}
 	x := randoms(rng, graph.ShapeSize(xs))
-	gy := randoms(rng, len(naiveConv(geo, x, make([]float64, graph.ShapeSize(ws)))))
-	want := make([]float64, graph.ShapeSize(ws))
-	for k := range want {
-		basis := make([]float64, len(want))
-		basis[k] = 1
-		want[k] = dot64(naiveConv(geo, x, basis), gy)
-	}
+	gy := randoms(rng, geo.n*geo.o*geo.oh*geo.ow)
+	_, want := naiveGrads(geo, x, make([]float64, graph.ShapeSize(ws)), gy)
 	var first []float64
 	for threads := 1; threads <= 3; threads++ {
 		pool := parallel.New(threads)
@@ -331,6 +326,89 @@ func TestConvWeightGradChunks(t *testing.T) {
 		for k := range gw {
 			if gw[k] != first[k] {
 				t.Fatalf("threads %d: [%d] = %v, on one thread %v", threads, k, gw[k], first[k])
+			}
+		}
+	}
+}
+
+// naiveGrads are Conv2D's gradients by their definition, for g's sizes:
+// entry k of each is ⟨Conv2D(x, w), gy⟩ with the other operand fixed and
+// this one the basis vector eₖ.
+func naiveGrads(g geom, x, w, gy []float64) (gx, gw []float64) {
+	basis := func(n, k int) []float64 {
+		e := make([]float64, n)
+		e[k] = 1
+		return e
+	}
+	gx, gw = make([]float64, len(x)), make([]float64, len(w))
+	for k := range gx {
+		gx[k] = dot64(naiveConv(g, basis(len(x), k), w), gy)
+	}
+	for k := range gw {
+		gw[k] = dot64(naiveConv(g, x, basis(len(w), k)), gy)
+	}
+	return gx, gw
+}
+
+// An empty batch, no input channels or no output channels: each kernel of
+// the family writes its whole output (over NaNs left there), as its
+// definition gives it; the weight gradient of no images is zero (it
+// panicked), and an empty result unfolds nothing.
+func TestConvEmptyBatchAndChannels(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	pool := parallel.New(3)
+	defer pool.Close()
+	for _, c := range []struct {
+		x, w []int
+		o    ConvOptions
+	}{
+		{[]int{0, 3, 5, 5}, []int{2, 3, 3, 3}, ConvOptions{Padding: []int{1}}},
+		{[]int{0, 3, 5, 5}, []int{2, 3, 1, 1}, ConvOptions{}}, // unfolds nothing
+		{[]int{0, 4, 5, 5}, []int{4, 2, 3, 3}, ConvOptions{Groups: 2, Stride: []int{2}}},
+		{[]int{2, 0, 5, 5}, []int{2, 0, 3, 3}, ConvOptions{Padding: []int{1}}},
+		{[]int{2, 0, 5, 5}, []int{2, 0, 1, 1}, ConvOptions{}},
+		{[]int{2, 3, 5, 5}, []int{0, 3, 3, 3}, ConvOptions{Padding: []int{1}}},
+		{[]int{2, 3, 5, 5}, []int{0, 3, 1, 1}, ConvOptions{}},
+		{[]int{0, 0, 5, 5}, []int{0, 0, 3, 3}, ConvOptions{}},
+		// Columns for no image would take 9·2⁴⁰ elements: none are made.
+		{[]int{0, 1, 1 << 20, 1 << 20}, []int{2, 1, 3, 3}, ConvOptions{Padding: []int{1}}},
+	} {
+		c2 := newConv2d(c.o, false)
+		geo, err := c2.newGeom(c.x, c.w)
+		if err != nil {
+			t.Fatalf("x%v w%v: %v", c.x, c.w, err)
+		}
+		x, w := randoms(rng, graph.ShapeSize(c.x)), randoms(rng, graph.ShapeSize(c.w))
+		ys := geo.out(convForward)
+		gy := randoms(rng, graph.ShapeSize(ys))
+		gx, gw := naiveGrads(geo, x, w, gy)
+		for _, k := range []struct {
+			op       graph.ExecForwarder
+			in       [][]float64
+			inShapes [][]int
+			out      []int
+			want     []float64
+		}{
+			{conv2DOp{c2}, [][]float64{x, w}, [][]int{c.x, c.w}, ys, naiveConv(geo, x, w)},
+			{convInputOp{conv2d: c2, h: geo.h, w: geo.w}, [][]float64{gy, w}, [][]int{ys, c.w}, c.x, gx},
+			{convWeightOp{conv2d: c2, kh: geo.kh, kw: geo.kw}, [][]float64{x, gy}, [][]int{c.x, ys}, c.w, gw},
+		} {
+			for _, e := range []*graph.Exec{nil, graph.NewExec(pool)} {
+				name := fmt.Sprintf("%s x%v w%v %+v, %d threads", k.op.(graph.Op).Name(), c.x, c.w, c.o, e.Threads())
+				in := []*tensor.Dense{dense(t, graph.Float64, k.inShapes[0], k.in[0]...), dense(t, graph.Float64, k.inShapes[1], k.in[1]...)}
+				out := graph.NewDense(graph.Float64, k.out...)
+				nans := out.Float64s()
+				for i := range nans {
+					nans[i] = math.NaN()
+				}
+				if err := k.op.ForwardExec(e, out, in); err != nil {
+					t.Fatalf("%s: %v", name, err)
+				}
+				for i, v := range graph.Float64s(out) {
+					if math.Abs(v-k.want[i]) > 1e-12*(1+math.Abs(k.want[i])) || v != v {
+						t.Errorf("%s: [%d] = %v, want %v", name, i, v, k.want[i])
+					}
+				}
 			}
 		}
 	}

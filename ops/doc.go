@@ -8,7 +8,12 @@
 // algebra, shape ops, reductions, neural-network ops, convolutions,
 // pooling and activations.
 //
-// Matrix products run a pure-Go kernel over gonum's BLAS by default. Built
-// with -tags openblas (cgo and Debian's libopenblas-dev), they call
-// OpenBLAS's gemm and gemv instead; OPENBLAS_NUM_THREADS sets its threads.
+// Matrix products (MatMul and the products inside the convolutions) run
+// nabla's own GEMM, package internal/gemm: packed blocks, micro-kernels in
+// assembly generated with avo (AVX-512, or AVX2 with FMA, chosen at start-up
+// from what the CPU offers) and a portable Go kernel elsewhere or with the
+// purego build tag, on the machine's threads. Built with -tags openblas
+// (cgo and Debian's libopenblas-dev), MatMul and its fused forms call
+// OpenBLAS's gemm and gemv instead, on OPENBLAS_NUM_THREADS threads; the
+// convolutions keep nabla's GEMM.
 package ops

@@ -124,9 +124,10 @@ func (op MatMulOp) Forward(out *tensor.Dense, in []*tensor.Dense) error {
 }
 
 // ForwardExec multiplies through the build's matrix-product kernel
-// (product.run), one product per batch entry, spreading large products over
-// e's threads. Each element of the result is computed the same way
-// whatever the number of threads.
+// (product.run: nabla's GEMM, or OpenBLAS's with -tags openblas), one
+// product per batch entry; nabla's spreads large products over e's
+// threads, each element of the result computed the same way whatever
+// their number.
 func (op MatMulOp) ForwardExec(e *graph.Exec, out *tensor.Dense, in []*tensor.Dense) error {
 	return op.forward(e, out, in, false)
 }

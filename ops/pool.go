@@ -26,13 +26,14 @@ import (
 
 // PoolOptions are a pooling's settings, named as PyTorch's nn.MaxPool2d
 // names them. Lists give one value for both spatial axes or one per axis.
+// Sizes whose arithmetic would overflow an int are refused.
 type PoolOptions struct {
 	// Kernel is the window's size; required.
 	Kernel []int
 	// Stride between the windows; nil: the kernel's size.
 	Stride []int
 	// Padding is added on both sides of each axis, at most half the
-	// kernel. Max pooling pads with -∞, average pooling with zeros that
+	// kernel (rounded down, as PyTorch requires). Max pooling pads with -∞, average pooling with zeros that
 	// count in the average. nil: none.
 	Padding []int
 	// Dilation is the spacing of the window's taps (max pooling only);
@@ -85,31 +86,13 @@ func newPool2d(o PoolOptions, dilated bool) pool2d {
 	case err != nil:
 	case !dilated && p.dilation != [2]int{1, 1}:
 		err = fmt.Errorf("dilation %v: average pooling has none", o.Dilation)
-	case 2*p.pad[0] > p.kernel[0] || 2*p.pad[1] > p.kernel[1]:
+	case p.pad[0] > p.kernel[0]/2 || p.pad[1] > p.kernel[1]/2: // PyTorch's rule
 		err = fmt.Errorf("padding %v: must be at most half the kernel %v", p.pad, p.kernel)
 	}
 	if err != nil {
 		p.bad = err.Error()
 	}
 	return p
-}
-
-// poolOut is PyTorch's output length along an axis: windows whose first
-// tap lies in the input or its left padding, all of them inside the
-// padded input unless ceil is set.
-func poolOut(in, k, stride, pad, dilation int, ceil bool) int {
-	span := in + 2*pad - dilation*(k-1) - 1
-	if ceil {
-		span += stride - 1
-	}
-	if span < 0 {
-		return 0
-	}
-	out := span/stride + 1
-	if ceil && (out-1)*stride >= in+pad {
-		out--
-	}
-	return out
 }
 
 // poolGeom is one pooling's sizes: planes images-times-channels planes of
@@ -128,8 +111,15 @@ func (p pool2d) geomOf(x []int) (poolGeom, error) {
 		return poolGeom{}, fmt.Errorf("want images (N,C,H,W), got %s", graph.ShapeString(x))
 	}
 	g := poolGeom{planes: x[0] * x[1], h: x[2], w: x[3], pool2d: p}
-	g.oh = poolOut(g.h, p.kernel[0], p.stride[0], p.pad[0], p.dilation[0], p.ceil)
-	g.ow = poolOut(g.w, p.kernel[1], p.stride[1], p.pad[1], p.dilation[1], p.ceil)
+	var out [2]int
+	for i := range out {
+		a := window{in: x[2+i], before: p.pad[i], after: p.pad[i], k: p.kernel[i], stride: p.stride[i], dilation: p.dilation[i]}
+		var err error
+		if out[i], err = a.poolOut(p.ceil); err != nil {
+			return poolGeom{}, fmt.Errorf("%s: %v", axisNames[i], err)
+		}
+	}
+	g.oh, g.ow = out[0], out[1]
 	if g.oh == 0 || g.ow == 0 {
 		return poolGeom{}, fmt.Errorf("a %v window with dilation %v does not fit images %s padded by %v",
 			p.kernel, p.dilation, graph.ShapeString(x), p.pad)
@@ -261,7 +251,7 @@ func (op poolOp) Type(in []graph.Type) (graph.Type, error) {
 func (op poolOp) Cost(in []graph.Type, out graph.Type) graph.Cost {
 	c := graph.DefaultCost(in, out)
 	if g, err := op.geomOfTypes(in); err == nil {
-		c.Flops = int64(g.planes) * int64(g.oh*g.ow) * int64(g.kernel[0]*g.kernel[1])
+		c.Flops = flops(g.planes, g.oh, g.ow, g.kernel[0], g.kernel[1])
 	}
 	return c
 }

@@ -30,6 +30,9 @@ type poolKey[T float] struct{}
 // runPool computes kind's result, the planes handed out to e's threads
 // when there is enough work.
 func runPool[T float](e *graph.Exec, kind poolKind, g poolGeom, out *tensor.Dense, in []*tensor.Dense, view func(*tensor.Dense) []T) {
+	if g.planes == 0 { // nothing to write, and a plane's windows may be many
+		return
+	}
 	r := e.State(poolKey[T]{}, func() any { return new(poolRun[T]) }).(*poolRun[T])
 	r.kind, r.g, r.out, r.a = kind, g, view(out), view(in[0])
 	if len(in) > 1 {
@@ -38,7 +41,7 @@ func runPool[T float](e *graph.Exec, kind poolKind, g poolGeom, out *tensor.Dens
 	r.rows = spans(r.rows[:0], g.oh, g.h, g.kernel[0], g.stride[0], g.pad[0], g.dilation[0])
 	r.cols = spans(r.cols[:0], g.ow, g.w, g.kernel[1], g.stride[1], g.pad[1], g.dilation[1])
 	r.parts = 1
-	if work := g.planes * g.oh * g.ow * g.kernel[0] * g.kernel[1]; work >= parallelMin {
+	if flops(g.planes, g.oh, g.ow, g.kernel[0], g.kernel[1]) >= parallelMin {
 		r.parts = min(e.Threads(), g.planes)
 	}
 	e.Parallel(r.parts, r)

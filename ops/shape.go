@@ -76,11 +76,11 @@ func (op reshapeOp) Type(in []graph.Type) (graph.Type, error) {
 		return graph.Type{}, err
 	}
 	shape := make([]int, len(spec))
-	known, infer := 1, -1
+	infer := -1
 	for i, d := range spec {
 		switch {
 		case d == -1 && infer < 0:
-			infer = i
+			infer, shape[i] = i, 1 // inferred below, from the others' product
 			continue
 		case d == -1:
 			return graph.Type{}, fmt.Errorf("cannot reshape %s to %s: only one dimension may be -1",
@@ -90,7 +90,11 @@ func (op reshapeOp) Type(in []graph.Type) (graph.Type, error) {
 				graph.ShapeString(x.Shape), graph.ShapeString(spec), d)
 		}
 		shape[i] = d
-		known *= d
+	}
+	known, ok := mulSizes(shape...)
+	if !ok {
+		return graph.Type{}, fmt.Errorf("cannot reshape %s to %s: more elements than an int can count",
+			graph.ShapeString(x.Shape), graph.ShapeString(spec))
 	}
 	if infer >= 0 {
 		if known == 0 {
@@ -511,7 +515,11 @@ func (op padOp) Type(in []graph.Type) (graph.Type, error) {
 		return graph.Type{}, fmt.Errorf("negative padding (%d, %d) for shape %s", op.before, op.after, graph.ShapeString(x.Shape))
 	}
 	shape := append([]int(nil), x.Shape...)
-	shape[axis] += op.before + op.after
+	var ok bool
+	if shape[axis], ok = addSizes(shape[axis], op.before, op.after); !ok {
+		return graph.Type{}, fmt.Errorf("padding (%d, %d) of axis %d of shape %s overflows an int",
+			op.before, op.after, axis, graph.ShapeString(x.Shape))
+	}
 	return x.WithShape(shape...), nil
 }
 
@@ -577,7 +585,10 @@ func (op concatOp) Type(in []graph.Type) (graph.Type, error) {
 			return graph.Type{}, fmt.Errorf("shapes %s and %s differ off axis %d",
 				graph.ShapeString(first), graph.ShapeString(t.Shape), axis)
 		}
-		shape[axis] += t.Shape[axis]
+		var ok bool
+		if shape[axis], ok = addSizes(shape[axis], t.Shape[axis]); !ok {
+			return graph.Type{}, fmt.Errorf("the sizes along axis %d overflow an int", axis)
+		}
 	}
 	return graph.TypeOf(dtype, shape...), nil
 }
