@@ -18,7 +18,14 @@ type Error struct {
 
 // Error formats the error as "nabla: Op: what was wrong at file.go:42".
 func (e *Error) Error() string {
-	msg := "nabla: " + e.Op + ": " + e.Err.Error()
+	if e == nil {
+		return "nabla: <nil error>"
+	}
+	what := "unknown error"
+	if e.Err != nil {
+		what = e.Err.Error()
+	}
+	msg := "nabla: " + e.Op + ": " + what
 	if e.Site != "" {
 		msg += " at " + e.Site
 	}
@@ -26,7 +33,12 @@ func (e *Error) Error() string {
 }
 
 // Unwrap returns the underlying error.
-func (e *Error) Unwrap() error { return e.Err }
+func (e *Error) Unwrap() error {
+	if e == nil {
+		return nil
+	}
+	return e.Err
+}
 
 // libraryDirs are the folders whose non-test frames are nabla's internals,
 // skipped when naming the user's file:line.
