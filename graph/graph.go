@@ -22,6 +22,8 @@ type Graph struct {
 	captured   []*Node // nodes of enclosing graphs read, in order
 	captureIns []*Node // the inputs standing for them
 	captureOf  map[*Node]*Node
+
+	gradients map[*Node]gradientResult // see RecordGradient
 }
 
 // New returns an empty graph.
