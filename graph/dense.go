@@ -194,19 +194,28 @@ func Int64s(t *tensor.Dense) []int64 {
 // view's element is found through its strides). It is NaN when t is nil,
 // empty (a zero tensor.Dense) or of another dtype, or i is out of range.
 func Float(t *tensor.Dense, i int) float64 {
-	i, ok := elementIndex(t, i)
-	if !ok {
+	if t == nil {
 		return math.NaN()
 	}
 	switch t.Dtype() {
 	case Float32:
-		return float64(t.Float32s()[i])
+		if s := t.Float32s(); inRange(t, len(s), &i) {
+			return float64(s[i])
+		}
+	case Float64:
+		if s := t.Float64s(); inRange(t, len(s), &i) {
+			return s[i]
+		}
 	case Int32:
-		return float64(t.Int32s()[i])
+		if s := t.Int32s(); inRange(t, len(s), &i) {
+			return float64(s[i])
+		}
 	case Int64:
-		return float64(t.Int64s()[i])
+		if s := t.Int64s(); inRange(t, len(s), &i) {
+			return float64(s[i])
+		}
 	}
-	return t.Float64s()[i]
+	return math.NaN()
 }
 
 // SetFloat sets element i of t, in row-major order, to v (truncated toward
@@ -214,38 +223,47 @@ func Float(t *tensor.Dense, i int) float64 {
 // strides). It does nothing when t is nil, empty (a zero tensor.Dense) or
 // of another dtype, or i is out of range.
 func SetFloat(t *tensor.Dense, i int, v float64) {
-	i, ok := elementIndex(t, i)
-	if !ok {
+	if t == nil {
 		return
 	}
 	switch t.Dtype() {
 	case Float32:
-		t.Float32s()[i] = float32(v)
+		if s := t.Float32s(); inRange(t, len(s), &i) {
+			s[i] = float32(v)
+		}
+	case Float64:
+		if s := t.Float64s(); inRange(t, len(s), &i) {
+			s[i] = v
+		}
 	case Int32:
-		t.Int32s()[i] = int32(v)
+		if s := t.Int32s(); inRange(t, len(s), &i) {
+			s[i] = int32(v)
+		}
 	case Int64:
-		t.Int64s()[i] = int64(v)
-	default:
-		t.Float64s()[i] = v
+		if s := t.Int64s(); inRange(t, len(s), &i) {
+			s[i] = int64(v)
+		}
 	}
 }
 
-// elementIndex returns the index in t's backing of t's element i in
-// row-major order, or false when t holds no such element (or is nil,
-// empty or of another dtype). It is quick for a contiguous tensor: Float
-// and SetFloat are called element by element.
-func elementIndex(t *tensor.Dense, i int) (int, bool) {
-	if t == nil || !IsSupported(t.Dtype()) || i < 0 {
-		return 0, false
+// inRange reports whether t, whose backing holds held elements, has an
+// element *i (in row-major order), and maps *i to its index in the
+// backing. It is quick for a tensor that is neither a view nor transposed
+// in place: Float and SetFloat are called element by element.
+func inRange(t *tensor.Dense, held int, i *int) bool {
+	if *i < 0 {
+		return false
 	}
-	if !t.RequiresIterator() {
-		return i, i < heldLen(t)
+	if !t.IsMaterializable() {
+		return *i < held
 	}
+	n := ShapeSize(t.Shape())
 	if !strided(t) {
-		return i, i < count(t)
+		return *i < min(n, held)
 	}
-	if i >= ShapeSize(t.Shape()) {
-		return 0, false
+	if *i >= n {
+		return false
 	}
-	return stridedIndex(t.Shape(), t.Strides(), i), true
+	*i = stridedIndex(t.Shape(), t.Strides(), *i)
+	return true
 }
