@@ -76,6 +76,9 @@ func grad(caller string, ys, seeds, wrt []*graph.Node, opts []GradOption) (resul
 			return nil, fail("seed %d has type %v, want %v", i, seeds[i].Type(), y.Type())
 		}
 	}
+	defer recordGradient(g, g.Len(), ys, seeds, wrt, &result, &err, func(ys, seeds, wrt []*graph.Node) ([]*graph.Node, error) {
+		return grad(caller, ys, seeds, wrt, opts)
+	})
 	defer g.Scope(gradScopeName(wrt))()
 	defer func() {
 		if r := recover(); r != nil {
@@ -286,6 +289,24 @@ func sum(xs []*graph.Node) *graph.Node {
 		s = ops.Add(s, x)
 	}
 	return s
+}
+
+// recordGradient records on g, once grad has returned them without error,
+// the gradients it built from node start on, so that graph.Replay derives
+// them again with derive where it replays the nodes they are gradients of
+// (see graph.Graph.RecordGradient). It runs after the gradients' scope is
+// closed: a gradient derived again is built in the scope grad was called in.
+func recordGradient(g *graph.Graph, start int, ys, seeds, wrt []*graph.Node, result *[]*graph.Node, err *error, derive graph.Differentiator) {
+	if *err != nil {
+		return
+	}
+	built := make([]*graph.Node, len(*result))
+	for i, r := range *result {
+		if r.ID() >= start {
+			built[i] = r
+		}
+	}
+	g.RecordGradient(ys, seeds, wrt, built, derive)
 }
 
 // gradScopeName names the scope gradient nodes are built in, for DOT.

@@ -11,7 +11,8 @@ import (
 )
 
 // Program is a compiled graph: instructions over numbered slots, ready for
-// vm.New. It is immutable and may be shared across goroutines.
+// vm.New. It is immutable and may be shared across goroutines. The methods
+// of a nil *Program return zero values: no graph, instructions or slots.
 type Program struct {
 	graph     *graph.Graph
 	instrs    []Instruction
@@ -42,12 +43,17 @@ type Instruction struct {
 	Bodies []*Program
 }
 
-// Name is the instruction's op name.
+// Name is the instruction's op name ("" for a nil or zero Instruction).
 func (in *Instruction) Name() string {
-	if in.Op != nil {
+	switch {
+	case in == nil:
+		return ""
+	case in.Op != nil:
 		return in.Op.Name()
+	case in.Multi != nil:
+		return in.Multi.Name()
 	}
-	return in.Multi.Name()
+	return ""
 }
 
 // Slot is storage in a machine for one value at a time: several computed
@@ -71,41 +77,79 @@ type Update struct {
 }
 
 // Graph returns the graph the program was compiled from.
-func (p *Program) Graph() *graph.Graph { return p.graph }
+func (p *Program) Graph() *graph.Graph {
+	if p == nil {
+		return nil
+	}
+	return p.graph
+}
 
 // Instructions returns the program's instructions in execution order. The
 // slice must not be modified.
-func (p *Program) Instructions() []Instruction { return p.instrs }
+func (p *Program) Instructions() []Instruction {
+	if p == nil {
+		return nil
+	}
+	return p.instrs
+}
 
 // Slots returns the program's slots. The slice must not be modified.
-func (p *Program) Slots() []Slot { return p.slots }
+func (p *Program) Slots() []Slot {
+	if p == nil {
+		return nil
+	}
+	return p.slots
+}
 
 // SlotNodes returns the graph nodes whose values the slot holds in turn
 // during a run, in execution order, then the requested outputs that
 // compilation found equal to one of them (x·1 is x). The slice must not be
 // modified.
 func (p *Program) SlotNodes(slot int) []*graph.Node {
-	if slot < 0 || slot >= len(p.slotNodes) {
+	if p == nil || slot < 0 || slot >= len(p.slotNodes) {
 		return nil
 	}
 	return p.slotNodes[slot]
 }
 
 // Inputs returns the input nodes a run must feed, in creation order.
-func (p *Program) Inputs() []*graph.Node { return p.inputs }
+func (p *Program) Inputs() []*graph.Node {
+	if p == nil {
+		return nil
+	}
+	return p.inputs
+}
 
 // Outputs returns the requested output nodes, in the order given to Compile.
-func (p *Program) Outputs() []*graph.Node { return p.outputs }
+func (p *Program) Outputs() []*graph.Node {
+	if p == nil {
+		return nil
+	}
+	return p.outputs
+}
 
 // Params returns the parameters the program reads or updates.
-func (p *Program) Params() []*graph.Node { return p.params }
+func (p *Program) Params() []*graph.Node {
+	if p == nil {
+		return nil
+	}
+	return p.params
+}
 
 // Updates returns the parameter updates applied after each run.
-func (p *Program) Updates() []Update { return p.updates }
+func (p *Program) Updates() []Update {
+	if p == nil {
+		return nil
+	}
+	return p.updates
+}
 
 // SlotOf returns the slot holding node, for the program's outputs, inputs
 // and parameters.
 func (p *Program) SlotOf(n *graph.Node) (int, bool) {
+	if p == nil {
+		return 0, false
+	}
 	s, ok := p.nodes[n]
 	return s, ok
 }
@@ -128,6 +172,9 @@ func (p *Program) SlotOf(n *graph.Node) (int, bool) {
 // The programs of an instruction's subgraphs (a Scan's body) follow it,
 // indented.
 func (p *Program) String() string {
+	if p == nil {
+		return ""
+	}
 	var b strings.Builder
 	names := make([]string, len(p.slots))
 	temps := 0

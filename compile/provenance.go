@@ -34,6 +34,9 @@ func (in *Instruction) Absorbed() []*graph.Node {
 // steps are recomputed from the inputs, so a fused instruction that wrote
 // its output over an input's slot names Node.
 func (in *Instruction) Culprit(inputs []*tensor.Dense, elem int) *graph.Node {
+	if in == nil {
+		return nil
+	}
 	f := in.Fused()
 	if f == nil || slices.ContainsFunc(in.Out, func(s int) bool { return slices.Contains(in.In, s) }) {
 		return in.Node
@@ -45,8 +48,11 @@ func (in *Instruction) Culprit(inputs []*tensor.Dense, elem int) *graph.Node {
 }
 
 // Fused returns the fused op a fused instruction runs, of one output or
-// several; nil for any other instruction.
+// several; nil for any other (or a nil) instruction.
 func (in *Instruction) Fused() *ops.FusedOp {
+	if in == nil {
+		return nil
+	}
 	switch op := in.Op.(type) {
 	case *ops.FusedOp:
 		return op

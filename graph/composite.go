@@ -43,23 +43,27 @@ func ApplyComposite(op CompositeOp, inputs ...*Node) *Node {
 	if len(inputs) > 0 {
 		g = inputs[0].g
 	}
+	name, nameErr := opName(compositeOp{op}, nil)
 	if g == nil {
-		return &Node{err: newError(op.Name(), s, "no graph: a composite needs at least one input")}
+		return &Node{err: newError(name, s, "no graph: a composite needs at least one input")}
 	}
 	if g.err != nil {
 		return &Node{g: g, err: g.err}
 	}
-	out, err := buildComposite(g, op, inputs)
+	if nameErr != nil {
+		return g.fail(name, s, "%v", nameErr)
+	}
+	out, err := buildComposite(g, name, op, inputs)
 	if err != nil {
-		return g.fail(op.Name(), s, "%v", err)
+		return g.fail(name, s, "%v", err)
 	}
 	return apply(g, compositeOp{op}, nil, append(inputs[:len(inputs):len(inputs)], out), s)[0]
 }
 
 // buildComposite runs the user's Build in a scope named after the op,
 // turning a panic or a nil result into an error.
-func buildComposite(g *Graph, op CompositeOp, inputs []*Node) (out *Node, err error) {
-	defer g.Scope(op.Name())()
+func buildComposite(g *Graph, name string, op CompositeOp, inputs []*Node) (out *Node, err error) {
+	defer g.Scope(name)()
 	defer func() {
 		if r := recover(); r != nil {
 			out, err = nil, fmt.Errorf("Build panicked: %v", r)
@@ -91,6 +95,9 @@ func (c compositeOp) Type(in []Type) (Type, error) {
 
 // Forward copies the subgraph's output.
 func (c compositeOp) Forward(out *tensor.Dense, in []*tensor.Dense) error {
+	if len(in) == 0 {
+		return fmt.Errorf("no subgraph output to copy")
+	}
 	CopyValues(out, in[len(in)-1])
 	return nil
 }
@@ -98,7 +105,11 @@ func (c compositeOp) Forward(out *tensor.Dense, in []*tensor.Dense) error {
 // Backward calls the user's Backward with a context that shows only the
 // inputs Build was given, and returns no gradient for the subgraph output.
 func (c compositeOp) Backward(ctx *GradContext, gradOut *Node) []*Node {
-	n := len(ctx.inputs) - 1
+	n := len(ctx.Inputs()) - 1
+	if n < 0 {
+		ctx.Errorf("no subgraph output")
+		return nil
+	}
 	inner := &GradContext{node: ctx.node, inputs: ctx.inputs[:n:n], needs: ctx.needs[:min(n, len(ctx.needs))]}
 	grads := c.op.Backward(inner, gradOut)
 	if inner.err != nil {

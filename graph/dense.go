@@ -9,8 +9,34 @@ import (
 
 // NewDense returns a zeroed, contiguous tensor of the given dtype (float32,
 // float64, int32 or int64; anything else gives float64) and shape (no
-// dimensions: a scalar). It works for zero-size shapes too.
+// dimensions: a scalar). It works for zero-size shapes too. It returns nil,
+// rather than crash the process, for a shape no allocation can hold: a
+// negative dimension, more elements or bytes than an int counts, or more
+// bytes than both MemoryLimit and the physical memory. Zeros says why, and
+// holds to MemoryLimit.
 func NewDense(dtype tensor.Dtype, shape ...int) *tensor.Dense {
+	b, err := Bytes(dtype, shape, math.MaxInt64)
+	if err != nil || b > max(MemoryLimit(), physicalBytes()) {
+		return nil
+	}
+	return newDense(dtype, shape)
+}
+
+// Zeros returns a zeroed, contiguous tensor of dtype (float32, float64,
+// int32 or int64) and shape, or an error naming the shape when a dimension
+// is negative, its size overflows an int or its bytes exceed MemoryLimit.
+func Zeros(dtype tensor.Dtype, shape ...int) (*tensor.Dense, error) {
+	if err := checkDType(dtype); err != nil {
+		return nil, fmt.Errorf("nabla: Zeros: %v", err)
+	}
+	if _, err := Bytes(dtype, shape, 0); err != nil {
+		return nil, fmt.Errorf("nabla: Zeros: %v", err)
+	}
+	return newDense(dtype, shape), nil
+}
+
+// newDense allocates a tensor of a shape already checked.
+func newDense(dtype tensor.Dtype, shape []int) *tensor.Dense {
 	n := ShapeSize(shape)
 	var backing any
 	switch dtype {
@@ -26,26 +52,24 @@ func NewDense(dtype tensor.Dtype, shape ...int) *tensor.Dense {
 	return tensor.New(tensor.WithShape(shape...), tensor.WithBacking(backing))
 }
 
-// NewDenseOf returns a zeroed tensor of type t.
+// NewDenseOf returns a zeroed tensor of type t (nil where NewDense gives
+// nil).
 func NewDenseOf(t Type) *tensor.Dense { return NewDense(t.DType, t.Shape...) }
 
-// CloneDense returns a contiguous copy of t (materialising views), or an
-// error if t's dtype is not float32, float64, int32 or int64.
+// CloneDense returns a contiguous copy of t, the elements of a view (a
+// slice or transpose of another tensor) in row-major order, or an error if
+// t is nil or empty (a zero tensor.Dense), its dtype is not float32,
+// float64, int32 or int64, or the copy would exceed MemoryLimit.
 func CloneDense(t *tensor.Dense) (*tensor.Dense, error) {
-	if err := checkDType(t.Dtype()); err != nil {
+	if err := checkTensor(t); err != nil {
 		return nil, err
 	}
-	src := t
-	if t.RequiresIterator() && ShapeSize(t.Shape()) > 0 { // every empty tensor claims to need one
-		m, ok := t.Materialize().(*tensor.Dense)
-		if !ok {
-			return nil, fmt.Errorf("cannot materialise a %T", t.Materialize())
-		}
-		src = m
+	shape := []int(t.Shape())
+	if _, err := Bytes(t.Dtype(), shape, 0); err != nil {
+		return nil, err
 	}
-	shape := []int(src.Shape())
-	out := NewDense(src.Dtype(), shape...)
-	if CopyValues(out, src) != ShapeSize(shape) {
+	out := newDense(t.Dtype(), shape)
+	if CopyValues(out, t) != ShapeSize(shape) {
 		return nil, fmt.Errorf("tensor holds fewer elements than its shape %s", ShapeString(shape))
 	}
 	return out, nil
@@ -121,63 +145,125 @@ func fitsInteger(v float64, dtype tensor.Dtype) bool {
 	return v >= math.MinInt64 && v < math.MaxInt64 // 2⁶³ rounds onto MaxInt64
 }
 
-// Float64s returns t's elements as float64 (a copy, converted if t is not
-// float64; an int64 beyond 2⁵³ rounds).
+// Float64s returns t's elements as float64, in row-major order (a copy,
+// converted if t is not float64; an int64 beyond 2⁵³ rounds). A view's
+// elements are read through its strides. It is nil for a nil or empty
+// tensor (a zero tensor.Dense) or one of another dtype.
 func Float64s(t *tensor.Dense) []float64 {
-	if t.Dtype() == Float64 {
-		return append([]float64(nil), t.Float64s()...)
+	if !readable(t) {
+		return nil
 	}
-	out := make([]float64, heldLen(t))
+	if t.Dtype() == Float64 && !strided(t) {
+		return append([]float64(nil), t.Float64s()[:count(t)]...)
+	}
+	out := make([]float64, count(t))
 	for i := range out {
 		out[i] = Float(t, i)
 	}
 	return out
 }
 
-// Int64s returns t's elements as int64 (a copy; float values are converted
-// as Go converts them, toward zero).
+// Int64s returns t's elements as int64, in row-major order (a copy; float
+// values are converted as Go converts them, toward zero). A view's
+// elements are read through its strides. It is nil for a nil or empty
+// tensor (a zero tensor.Dense) or one of another dtype.
 func Int64s(t *tensor.Dense) []int64 {
+	if !readable(t) {
+		return nil
+	}
+	out := make([]int64, count(t))
+	at := indexer(t)
 	switch t.Dtype() {
 	case Int64:
-		return append([]int64(nil), t.Int64s()...)
-	case Int32:
-		out := make([]int64, len(t.Int32s()))
-		for i, v := range t.Int32s() {
-			out[i] = int64(v)
+		for i := range out {
+			out[i] = t.Int64s()[at(i)]
 		}
-		return out
-	}
-	out := make([]int64, heldLen(t))
-	for i := range out {
-		out[i] = int64(Float(t, i))
+	case Int32:
+		for i := range out {
+			out[i] = int64(t.Int32s()[at(i)])
+		}
+	default:
+		for i := range out {
+			out[i] = int64(Float(t, i))
+		}
 	}
 	return out
 }
 
-// Float returns element i of a tensor's backing data as a float64.
+// Float returns element i of t, in row-major order, as a float64 (a
+// view's element is found through its strides). It is NaN when t is nil,
+// empty (a zero tensor.Dense) or of another dtype, or i is out of range.
 func Float(t *tensor.Dense, i int) float64 {
+	if t == nil {
+		return math.NaN()
+	}
 	switch t.Dtype() {
 	case Float32:
-		return float64(t.Float32s()[i])
+		if s := t.Float32s(); inRange(t, len(s), &i) {
+			return float64(s[i])
+		}
+	case Float64:
+		if s := t.Float64s(); inRange(t, len(s), &i) {
+			return s[i]
+		}
 	case Int32:
-		return float64(t.Int32s()[i])
+		if s := t.Int32s(); inRange(t, len(s), &i) {
+			return float64(s[i])
+		}
 	case Int64:
-		return float64(t.Int64s()[i])
+		if s := t.Int64s(); inRange(t, len(s), &i) {
+			return float64(s[i])
+		}
 	}
-	return t.Float64s()[i]
+	return math.NaN()
 }
 
-// SetFloat sets element i of a tensor's backing data to v (truncated
-// toward zero for an integer tensor).
+// SetFloat sets element i of t, in row-major order, to v (truncated toward
+// zero for an integer tensor; a view's element is found through its
+// strides). It does nothing when t is nil, empty (a zero tensor.Dense) or
+// of another dtype, or i is out of range.
 func SetFloat(t *tensor.Dense, i int, v float64) {
+	if t == nil {
+		return
+	}
 	switch t.Dtype() {
 	case Float32:
-		t.Float32s()[i] = float32(v)
+		if s := t.Float32s(); inRange(t, len(s), &i) {
+			s[i] = float32(v)
+		}
+	case Float64:
+		if s := t.Float64s(); inRange(t, len(s), &i) {
+			s[i] = v
+		}
 	case Int32:
-		t.Int32s()[i] = int32(v)
+		if s := t.Int32s(); inRange(t, len(s), &i) {
+			s[i] = int32(v)
+		}
 	case Int64:
-		t.Int64s()[i] = int64(v)
-	default:
-		t.Float64s()[i] = v
+		if s := t.Int64s(); inRange(t, len(s), &i) {
+			s[i] = int64(v)
+		}
 	}
+}
+
+// inRange reports whether t, whose backing holds held elements, has an
+// element *i (in row-major order), and maps *i to its index in the
+// backing. It is quick for a tensor that is neither a view nor transposed
+// in place: Float and SetFloat are called element by element.
+func inRange(t *tensor.Dense, held int, i *int) bool {
+	if *i < 0 {
+		return false
+	}
+	if !t.IsMaterializable() {
+		return *i < held
+	}
+	n := ShapeSize(t.Shape())
+	if !strided(t) {
+		return *i < min(n, held)
+	}
+	if *i >= n {
+		return false
+	}
+	*i = stridedIndex(t.Shape(), t.Strides(), *i)
+	return true
 }

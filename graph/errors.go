@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // Error is a graph-building error: the op that failed, what was wrong and
@@ -18,7 +19,14 @@ type Error struct {
 
 // Error formats the error as "nabla: Op: what was wrong at file.go:42".
 func (e *Error) Error() string {
-	msg := "nabla: " + e.Op + ": " + e.Err.Error()
+	if e == nil {
+		return "nabla: <nil error>"
+	}
+	what := "unknown error"
+	if e.Err != nil {
+		what = e.Err.Error()
+	}
+	msg := "nabla: " + e.Op + ": " + what
 	if e.Site != "" {
 		msg += " at " + e.Site
 	}
@@ -26,7 +34,12 @@ func (e *Error) Error() string {
 }
 
 // Unwrap returns the underlying error.
-func (e *Error) Unwrap() error { return e.Err }
+func (e *Error) Unwrap() error {
+	if e == nil {
+		return nil
+	}
+	return e.Err
+}
 
 // libraryDirs are the folders whose non-test frames are nabla's internals,
 // skipped when naming the user's file:line.
@@ -68,7 +81,7 @@ func callers() site {
 }
 
 // String is the base name and line of the first frame outside nabla's own
-// packages, e.g. "model.go:42".
+// packages and the functions marked by Helper, e.g. "model.go:42".
 func (s site) String() string {
 	if len(s.pcs) == 0 {
 		return ""
@@ -77,7 +90,7 @@ func (s site) String() string {
 	for {
 		f, more := frames.Next()
 		runtimeFrame := strings.HasPrefix(f.Function, "runtime.") || strings.HasPrefix(f.Function, "testing.")
-		if f.File != "" && !runtimeFrame && !isLibraryFile(f.File) {
+		if f.File != "" && !runtimeFrame && !isLibraryFile(f.File) && !isHelper(f.Function) {
 			return filepath.Base(f.File) + ":" + strconv.Itoa(f.Line)
 		}
 		if !more {
@@ -87,9 +100,41 @@ func (s site) String() string {
 }
 
 // CallerSite returns the file:line of the first caller outside nabla's
-// packages, for errors raised by other nabla packages (compile, vm, nn).
+// packages and the functions marked by Helper, for errors raised by other
+// nabla packages (compile, vm, nn).
 func CallerSite() string { return callers().String() }
 
 func newError(op string, s site, format string, args ...any) *Error {
 	return &Error{Op: op, Err: fmt.Errorf(format, args...), Site: s.String()}
+}
+
+// helperPCs holds the call sites of Helper seen so far, and helperNames the
+// functions they mark: Helper finds a site in the first, cheaply, and
+// resolves a new one's function name once.
+var helperPCs, helperNames sync.Map
+
+// Helper marks the function calling it as a helper, as testing.T's Helper
+// does: the file:line that errors, DOT and provenance name for a node
+// (Node.Site, CallerSite) skips the helper's frames and names the line
+// that called it. Call it first thing in a function that builds nodes for
+// its callers (a builder of custom ops, a block of layers), so that a
+// mistake in their inputs points at their call. It is safe to call from
+// any goroutine and costs a map lookup once the function is known.
+func Helper() {
+	var pc [1]uintptr
+	if runtime.Callers(2, pc[:]) == 0 { // skip runtime.Callers and Helper
+		return
+	}
+	if _, ok := helperPCs.Load(pc[0]); ok {
+		return
+	}
+	f, _ := runtime.CallersFrames(pc[:]).Next()
+	helperNames.Store(f.Function, struct{}{})
+	helperPCs.Store(pc[0], struct{}{})
+}
+
+// isHelper reports whether Helper marked the function of that name.
+func isHelper(function string) bool {
+	_, ok := helperNames.Load(function)
+	return ok
 }

@@ -54,7 +54,7 @@ func (e *Exec) Threads() int {
 // all are done: across the workers, or in order on the calling goroutine
 // when there is one thread or one part.
 func (e *Exec) Parallel(parts int, task Task) {
-	if parts <= 0 {
+	if parts <= 0 || task == nil {
 		return
 	}
 	if parts == 1 || e.Threads() == 1 {
@@ -69,8 +69,12 @@ func (e *Exec) Parallel(parts int, task Task) {
 // State returns the value kept under key for the life of the machine,
 // calling init to make it on first use. Keys are compared as map keys: use
 // a value of an unexported type of the kernel's package, as context keys
-// are. On a nil Exec, State returns a fresh init() each call.
+// are. On a nil Exec, State returns a fresh init() each call. A nil init
+// makes nil.
 func (e *Exec) State(key any, init func() any) any {
+	if init == nil {
+		init = func() any { return nil }
+	}
 	if e == nil {
 		return init()
 	}

@@ -22,7 +22,9 @@ type Differentiator func(ys, seeds, wrt []*Node) ([]*Node, error)
 // WithDifferentiator lends d to the op's Backward (see Differentiate) and
 // returns c. The differentiation driver calls it.
 func (c *GradContext) WithDifferentiator(d Differentiator) *GradContext {
-	c.diff = d
+	if c != nil {
+		c.diff = d
+	}
 	return c
 }
 
@@ -30,7 +32,7 @@ func (c *GradContext) WithDifferentiator(d Differentiator) *GradContext {
 // through the driver's Differentiator: what an op running a subgraph needs
 // to build its gradient from its body's.
 func (c *GradContext) Differentiate(ys, seeds, wrt []*Node) ([]*Node, error) {
-	if c.diff == nil {
+	if c == nil || c.diff == nil {
 		return nil, fmt.Errorf("no differentiator: build gradients with compile.Grad")
 	}
 	return c.diff(ys, seeds, wrt)
@@ -38,37 +40,72 @@ func (c *GradContext) Differentiate(ys, seeds, wrt []*Node) ([]*Node, error) {
 
 // NewGradContext is called by the differentiation driver: node is the op
 // node (any output of a multi-output op), needs[i] whether input i needs a
-// gradient.
+// gradient. For a nil or poisoned node the context has no inputs and its
+// Err says so.
 func NewGradContext(node *Node, needs []bool) *GradContext {
+	if err := node.Err(); err != nil {
+		return &GradContext{node: node, needs: needs, err: fmt.Errorf("NewGradContext: %w", err)}
+	}
 	return &GradContext{node: node, inputs: node.inputs, needs: needs}
 }
 
-// Graph returns the graph being differentiated, for building constants.
-func (c *GradContext) Graph() *Graph { return c.node.g }
+// Graph returns the graph being differentiated, for building constants
+// (nil for a nil context).
+func (c *GradContext) Graph() *Graph {
+	if c == nil {
+		return nil
+	}
+	return c.node.Graph()
+}
 
 // Inputs returns the op's input nodes.
-func (c *GradContext) Inputs() []*Node { return c.inputs }
+func (c *GradContext) Inputs() []*Node {
+	if c == nil {
+		return nil
+	}
+	return c.inputs
+}
 
-// Input returns input i.
-func (c *GradContext) Input(i int) *Node { return c.inputs[i] }
+// Input returns input i (nil when there is none).
+func (c *GradContext) Input(i int) *Node { return nodeAt(c.Inputs(), i) }
 
 // Output returns the op's output node (the first, for a multi-output op).
-func (c *GradContext) Output() *Node { return c.node.Outputs()[0] }
+func (c *GradContext) Output() *Node { return c.Outputs()[0] }
 
 // Outputs returns all the op's output nodes.
-func (c *GradContext) Outputs() []*Node { return c.node.Outputs() }
+func (c *GradContext) Outputs() []*Node {
+	if c == nil {
+		return []*Node{nil}
+	}
+	return c.node.Outputs()
+}
 
 // NeedsGrad reports whether input i needs a gradient; Backward may return
 // nil for inputs that do not, and skip building their gradient.
-func (c *GradContext) NeedsGrad(i int) bool { return i >= 0 && i < len(c.needs) && c.needs[i] }
+func (c *GradContext) NeedsGrad(i int) bool {
+	return c != nil && i >= 0 && i < len(c.needs) && c.needs[i]
+}
 
 // Errorf records that the gradient cannot be built (the op cannot be
 // differentiated here, say); the driver reports it as its error.
 func (c *GradContext) Errorf(format string, args ...any) {
-	if c.err == nil {
+	if c != nil && c.err == nil {
 		c.err = fmt.Errorf(format, args...)
 	}
 }
 
 // Err returns the error recorded by Errorf, if any.
-func (c *GradContext) Err() error { return c.err }
+func (c *GradContext) Err() error {
+	if c == nil {
+		return fmt.Errorf("nabla: the gradient context is nil")
+	}
+	return c.err
+}
+
+// nodeAt returns nodes[i], or nil when i is out of range.
+func nodeAt(nodes []*Node, i int) *Node {
+	if i < 0 || i >= len(nodes) {
+		return nil
+	}
+	return nodes[i]
+}

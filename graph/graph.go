@@ -22,6 +22,8 @@ type Graph struct {
 	captured   []*Node // nodes of enclosing graphs read, in order
 	captureIns []*Node // the inputs standing for them
 	captureOf  map[*Node]*Node
+
+	gradients map[*Node]gradientResult // see RecordGradient
 }
 
 // New returns an empty graph.
@@ -260,11 +262,18 @@ func (g *Graph) String() string {
 
 // Descendants marks, by node ID from 0 to last, the nodes that depend on
 // some node of from (those nodes included). Creation order is topological,
-// so one forward sweep finds them all.
+// so one forward sweep finds them all. A last past the graph's last node
+// stands for it, and nodes of from that are nil, poisoned or of another
+// graph mark nothing; the result has an entry per node up to last (none
+// for a nil graph or a negative last).
 func (g *Graph) Descendants(from []*Node, last int) []bool {
+	if g == nil || last < 0 {
+		return nil
+	}
+	last = min(last, len(g.nodes)-1)
 	marks := make([]bool, last+1)
 	for _, n := range from {
-		if id := n.ID(); id >= 0 && id <= last {
+		if id := n.ID(); id >= 0 && id <= last && n.g == g {
 			marks[id] = true
 		}
 	}

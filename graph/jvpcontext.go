@@ -41,7 +41,9 @@ type JVPContext struct {
 // WithSweeper lends s to the op's rule (see Sweep) and returns c. The
 // forward-mode driver calls it.
 func (c *JVPContext) WithSweeper(s ForwardSweeper) *JVPContext {
-	c.sweep = s
+	if c != nil {
+		c.sweep = s
+	}
 	return c
 }
 
@@ -49,7 +51,7 @@ func (c *JVPContext) WithSweeper(s ForwardSweeper) *JVPContext {
 // xs, through the driver's ForwardSweeper: what an op running a subgraph
 // needs to build its rule from its body's tangents.
 func (c *JVPContext) Sweep(ys, xs, tangents []*Node) ([]*Node, error) {
-	if c.sweep == nil {
+	if c == nil || c.sweep == nil {
 		return nil, fmt.Errorf("no forward sweeper: build tangents with compile.JVP")
 	}
 	return c.sweep(ys, xs, tangents)
@@ -62,28 +64,44 @@ func NewJVPContext(node *Node, tangents []*Node, batch int) *JVPContext {
 	return &JVPContext{node: node, tangents: tangents, batch: batch}
 }
 
-// Graph returns the graph being differentiated.
-func (c *JVPContext) Graph() *Graph { return c.node.g }
+// Graph returns the graph being differentiated (nil for a nil context).
+func (c *JVPContext) Graph() *Graph { return c.Output().Graph() }
 
-// Input returns input i.
-func (c *JVPContext) Input(i int) *Node { return c.node.inputs[i] }
+// Input returns input i (nil when there is none).
+func (c *JVPContext) Input(i int) *Node { return nodeAt(c.Inputs(), i) }
 
 // Inputs returns the op's input nodes.
-func (c *JVPContext) Inputs() []*Node { return c.node.inputs }
+func (c *JVPContext) Inputs() []*Node { return c.Output().Inputs() }
 
 // Output returns the op's output node (the first, for a multi-output op).
-func (c *JVPContext) Output() *Node { return c.node }
+func (c *JVPContext) Output() *Node {
+	if c == nil {
+		return nil
+	}
+	return c.node
+}
 
 // Outputs returns all the op's output nodes.
-func (c *JVPContext) Outputs() []*Node { return c.node.Outputs() }
+func (c *JVPContext) Outputs() []*Node { return c.Output().Outputs() }
 
-// Tangent returns input i's tangent, nil where it is zero: of the input's
-// type, or with a leading axis of Batch() directions.
-func (c *JVPContext) Tangent(i int) *Node { return c.tangents[i] }
+// Tangent returns input i's tangent, nil where it is zero (or there is no
+// input i): of the input's type, or with a leading axis of Batch()
+// directions.
+func (c *JVPContext) Tangent(i int) *Node {
+	if c == nil {
+		return nil
+	}
+	return nodeAt(c.tangents, i)
+}
 
 // Batch returns the number of directions the tangents carry along their
 // leading axis, or 0 when they have their primal's type.
-func (c *JVPContext) Batch() int { return c.batch }
+func (c *JVPContext) Batch() int {
+	if c == nil {
+		return 0
+	}
+	return c.batch
+}
 
 // Axis maps axis a of a primal value (negative counts from the end of
 // rank) to the same axis of its tangent.
@@ -91,7 +109,7 @@ func (c *JVPContext) Axis(a, rank int) int {
 	if a < 0 {
 		a += rank
 	}
-	if c.batch > 0 {
+	if c.Batch() > 0 {
 		return a + 1
 	}
 	return a
@@ -100,7 +118,7 @@ func (c *JVPContext) Axis(a, rank int) int {
 // Shape returns the shape of a tangent whose primal has shape: shape
 // itself, or with the batch size in front.
 func (c *JVPContext) Shape(shape []int) []int {
-	if c.batch == 0 {
+	if c.Batch() == 0 {
 		return shape
 	}
 	return append([]int{c.batch}, shape...)
@@ -110,7 +128,12 @@ func (c *JVPContext) Shape(shape []int) []int {
 // handle, such as batched tangents of an operand of the highest rank the op
 // takes): the driver derives it from the op's Backward instead. The rule's
 // return value is then ignored.
-func (c *JVPContext) Decline() { c.declined = true }
+func (c *JVPContext) Decline() {
+	if c != nil {
+		c.declined = true
+	}
+}
 
-// Declined reports whether the rule called Decline.
-func (c *JVPContext) Declined() bool { return c.declined }
+// Declined reports whether the rule called Decline (true for a nil
+// context, which has no tangent to build).
+func (c *JVPContext) Declined() bool { return c == nil || c.declined }

@@ -20,12 +20,19 @@ const fallbackMemoryLimit = 8 << 30
 // memoryLimit is the limit SetMemoryLimit set, or 0 for the default.
 var memoryLimit atomic.Int64
 
-// defaultMemoryLimit is half the machine's physical memory, read once.
-var defaultMemoryLimit = sync.OnceValue(func() int64 {
-	if total, ok := physicalMemory(); ok {
+// defaultMemoryLimit is half the machine's physical memory.
+func defaultMemoryLimit() int64 {
+	if total := physicalBytes(); total > 0 {
 		return total / 2
 	}
 	return fallbackMemoryLimit
+}
+
+// physicalBytes is the machine's physical memory, read once; 0 where it
+// cannot be read.
+var physicalBytes = sync.OnceValue(func() int64 {
+	total, _ := physicalMemory()
+	return total
 })
 
 // physicalMemory reads MemTotal from /proc/meminfo.

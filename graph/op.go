@@ -141,7 +141,12 @@ func CostOf(op Op, in []Type, out Type) (cost Cost) {
 	return c.Cost(in, out)
 }
 
-func typeBytes(t Type) int64 { return int64(t.Size()) * int64(t.DType.Size()) }
+func typeBytes(t Type) int64 {
+	if t.DType.Type == nil {
+		return 0
+	}
+	return int64(t.Size()) * int64(t.DType.Size())
+}
 
 // Keyer is implemented by ops whose type is not comparable (it holds a
 // slice, say). Key must encode every parameter that affects the result.

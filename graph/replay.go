@@ -1,6 +1,9 @@
 package graph
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+)
 
 // Replay applies again, to other leaves, the ops that roots are computed
 // by. subst maps nodes of one graph (inputs, typically) to the nodes that
@@ -11,9 +14,16 @@ import "fmt"
 // returns the map from every node it replaced or replayed to its
 // counterpart (subst included); nodes missing from it are shared.
 //
+// Gradients recorded by the differentiation driver (see RecordGradient:
+// compile.Grad records those it builds) are not replayed op by op but
+// derived again from the replayed nodes they are gradients of and with
+// respect to: their ops hold the shapes they were built for.
+//
 // When an op does not accept its new input types (a Reshape to a fixed
 // batch size, say), Replay returns an error naming the node and its site,
-// and adds nothing to the graph: it is not poisoned.
+// and adds nothing to the graph: it is not poisoned. Deriving a gradient
+// again may still fail (a gradient that cannot be built for the new
+// types), with an error naming it, after adding nodes.
 func Replay(subst map[*Node]*Node, roots ...*Node) (map[*Node]*Node, error) {
 	var g *Graph
 	for _, r := range roots {
@@ -47,10 +57,15 @@ func Replay(subst map[*Node]*Node, roots ...*Node) (map[*Node]*Node, error) {
 			continue
 		}
 		need[n.id] = true
-		if _, ok := subst[n]; !ok {
-			stack = append(stack, n.inputs...)
-			stack = append(stack, n.group...) // replayed whole
+		if _, ok := subst[n]; ok {
+			continue
 		}
+		if r, ok := g.gradients[n]; ok {
+			stack = append(stack, r.rec.sources()...) // derived again, not replayed
+			continue
+		}
+		stack = append(stack, n.inputs...)
+		stack = append(stack, n.group...) // replayed whole
 	}
 	// First the types, so that a refusal adds nothing.
 	types := map[*Node]Type{}
@@ -63,10 +78,26 @@ func Replay(subst map[*Node]*Node, roots ...*Node) (map[*Node]*Node, error) {
 	for from, to := range subst {
 		types[from] = to.typ
 	}
-	var replayed []*Node      // first node of each op application to replay
-	ops := map[*Node]opPair{} // ops traced again for their new inputs (Retyper)
+	var replayed []*Node             // first node of each op application to replay
+	ops := map[*Node]opPair{}        // ops traced again for their new inputs (Retyper)
+	derived := map[*Node]*gradient{} // the first result of each gradient to derive again
+	seen := map[*gradient]bool{}
 	for _, n := range g.nodes {
-		if !need[n.id] || subst[n] != nil || len(n.inputs) == 0 {
+		if !need[n.id] || subst[n] != nil {
+			continue
+		}
+		if r, ok := g.gradients[n]; ok {
+			if slices.ContainsFunc(r.rec.sources(), func(x *Node) bool { _, ok := types[x]; return ok }) {
+				types[n] = typeOf(r.rec.wrt[r.index]) // a gradient has its node's type
+				if !seen[r.rec] {
+					seen[r.rec] = true
+					derived[n] = r.rec
+					replayed = append(replayed, n)
+				}
+			}
+			continue
+		}
+		if len(n.inputs) == 0 {
 			continue
 		}
 		if n.group != nil && n.group[0] != n {
@@ -117,6 +148,12 @@ func Replay(subst map[*Node]*Node, roots ...*Node) (map[*Node]*Node, error) {
 	scope := g.scope
 	defer func() { g.scope = scope }()
 	for _, n := range replayed {
+		if r, ok := derived[n]; ok {
+			if err := r.rederive(g, mapped, out, types); err != nil {
+				return nil, err
+			}
+			continue
+		}
 		ins := make([]*Node, len(n.inputs))
 		for i, x := range n.inputs {
 			ins[i] = mapped(x)

@@ -1,12 +1,15 @@
 package graph_test
 
 import (
+	"errors"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 	"gorgonia.org/tensor"
 
+	"github.com/nabla-go/nabla/compile"
 	"github.com/nabla-go/nabla/graph"
+	"github.com/nabla-go/nabla/ops"
 )
 
 func TestReplay(t *testing.T) {
@@ -61,4 +64,46 @@ func TestReplayOpsThatAreNotComparable(t *testing.T) {
 	m, err := graph.Replay(map[*graph.Node]*graph.Node{x: x2}, y)
 	require.NoError(t, err)
 	require.Equal(t, []int{3, 2}, m[y].Shape())
+}
+
+// A gradient built by compile.Grad is derived again for replayed nodes,
+// in the scope it was first built in: replaying its ops would keep the
+// shapes they were built for (Mean's gradient broadcasts to (8,2)).
+func TestReplayDerivesGradientsAgain(t *testing.T) {
+	g := graph.New()
+	x := g.Input("x", graph.Float64, 8, 2)
+	y := ops.Mean(ops.Square(x))
+	grads, err := compile.Grad(y, x)
+	require.NoError(t, err)
+	out := ops.Mul(grads[0], x)
+	x2 := g.Input("x", graph.Float64, 5, 2)
+	m, err := graph.Replay(map[*graph.Node]*graph.Node{x: x2}, out)
+	require.NoError(t, err)
+	require.Equal(t, []int{5, 2}, m[grads[0]].Shape())
+	require.Equal(t, []int{5, 2}, m[out].Shape())
+	require.Equal(t, grads[0].Scope().Path(), m[grads[0]].Scope().Path(), "derived again in the scope Grad was called in")
+
+	// A gradient of nodes Replay does not replace is shared.
+	z := g.Input("z", graph.Float64, 3)
+	gz, err := compile.Grad(ops.Sum(ops.Square(z)), z)
+	require.NoError(t, err)
+	m, err = graph.Replay(map[*graph.Node]*graph.Node{x: x2}, ops.Add(ops.Sum(gz[0]), ops.Sum(out)))
+	require.NoError(t, err)
+	require.NotContains(t, m, gz[0])
+}
+
+// A gradient that cannot be derived again is an error naming it.
+func TestReplayNamesAGradientThatFails(t *testing.T) {
+	g := graph.New()
+	x := g.Input("x", graph.Float64, 4)
+	y := ops.Sum(x)
+	gx := ops.Scale(ops.Add(x, x), 0) // stands for a gradient of y
+	refuse := func(ys, seeds, wrt []*graph.Node) ([]*graph.Node, error) {
+		return nil, errors.New("no gradient today")
+	}
+	g.RecordGradient([]*graph.Node{y}, nil, []*graph.Node{x}, []*graph.Node{gx}, refuse)
+	_, err := graph.Replay(map[*graph.Node]*graph.Node{x: g.Input("x", graph.Float64, 2)}, ops.Sum(gx))
+	require.ErrorContains(t, err, "nabla: Replay: deriving again the gradient of Sum")
+	require.ErrorContains(t, err, `with respect to input "x" #0 float64(4)`)
+	require.ErrorContains(t, err, "no gradient today")
 }

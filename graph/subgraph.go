@@ -189,6 +189,9 @@ type step struct {
 // NewInterpreter returns a Runner computing sub without compiling it, for
 // kernels lent no runner. Its buffers are made here.
 func NewInterpreter(sub *Subgraph) (Runner, error) {
+	if sub == nil {
+		return nil, fmt.Errorf("nabla: NewInterpreter: the subgraph is nil")
+	}
 	r := &interpreter{ins: make([]*tensor.Dense, len(sub.Inputs))}
 	vals := map[*Node]*tensor.Dense{}
 	for i, n := range sub.Inputs {
@@ -253,8 +256,16 @@ func NewInterpreter(sub *Subgraph) (Runner, error) {
 	return r, nil
 }
 
-func (r *interpreter) In(i int) *tensor.Dense  { return r.ins[i] }
-func (r *interpreter) Out(i int) *tensor.Dense { return r.outs[i] }
+func (r *interpreter) In(i int) *tensor.Dense  { return denseAt(r.ins, i) }
+func (r *interpreter) Out(i int) *tensor.Dense { return denseAt(r.outs, i) }
+
+// denseAt returns ts[i], or nil when i is out of range.
+func denseAt(ts []*tensor.Dense, i int) *tensor.Dense {
+	if i < 0 || i >= len(ts) {
+		return nil
+	}
+	return ts[i]
+}
 
 func (r *interpreter) Run() error {
 	for _, s := range r.steps {

@@ -18,10 +18,11 @@ import (
 // size, made the first time that size is fed: it replays the forward
 // graph on inputs of that size (graph.Replay), asks the Trainer for the
 // training step of those outputs (gradients are built for each size: they
-// hold the batch size in their shapes and scales), and compiles. All its
-// machines share the parameters and the optimiser's state, so a step made
-// at one size is seen at every other. After its first run at a size, a
-// run allocates nothing.
+// hold the batch size in their shapes and scales; so are gradients inside
+// the forward graph, a loss that reads compile.Grad of an energy, say),
+// and compiles. All its machines share the parameters and the optimiser's
+// state, so a step made at one size is seen at every other. After its
+// first run at a size, a run allocates nothing.
 //
 // Inputs whose leading dimension is the graph's batch size (that of the
 // first input, in node order, fed with a leading dimension) are batched:
