@@ -1,69 +1,59 @@
 package graph
 
-import "gorgonia.org/tensor"
+import (
+	"gorgonia.org/tensor"
+
+	"github.com/nabla-go/nabla/internal/parallel"
+)
 
 // Exec is what a machine lends an op's kernel while it runs: worker
 // goroutines for parallel loops, and state that lives as long as the
 // machine (a matrix product's packing buffers, say), so that kernels use
-// every core without allocating per run. A nil *Exec is valid and serial:
-// Parallel runs the task on the calling goroutine and State makes a fresh
-// value each time. Constant folding and gradcheck run kernels so.
+// every core without allocating per run; and, for ops that run subgraphs,
+// a Runner for each. A nil *Exec is valid and serial: Parallel runs the
+// task on the calling goroutine and State makes a fresh value each time.
+// Constant folding and gradcheck run kernels so. It is built on the
+// kernels' own parallel.Exec (see Kernel), so that the kernels below the
+// IR, the matrix product among them, need not know the IR.
 //
 // An Exec belongs to one machine, and so to one goroutine at a time.
 type Exec struct {
-	workers Workers
-	state   map[any]any
+	kernel  *parallel.Exec
 	runners []Runner // the running op's subgraphs (see WithRunners)
 }
 
 // Workers is a pool of goroutines that runs the parts of a task. The vm
 // package provides one per machine.
-type Workers interface {
-	// Threads is the number of goroutines that run a task's parts,
-	// the caller's included.
-	Threads() int
-	// Run calls task.Do(part) for every part in [0, parts), spread over
-	// the pool and the calling goroutine, and returns when all are done.
-	Run(parts int, task Task)
-}
+type Workers = parallel.Workers
 
 // Task is a unit of parallel work: Do computes one part. Parts of one run
 // execute concurrently and must write disjoint memory. Pass a pointer the
 // kernel keeps (in State, say) rather than a fresh value: converting a new
 // value to an interface allocates.
-type Task interface {
-	Do(part int)
-}
+type Task = parallel.Task
 
 // NewExec returns an Exec whose parallel loops run on workers (nil:
 // serially).
 func NewExec(workers Workers) *Exec {
-	return &Exec{workers: workers, state: map[any]any{}}
+	return &Exec{kernel: parallel.NewExec(workers)}
 }
 
 // Threads is the number of goroutines Parallel spreads parts over: 1 for a
 // nil or serial Exec.
-func (e *Exec) Threads() int {
-	if e == nil || e.workers == nil {
-		return 1
-	}
-	return max(e.workers.Threads(), 1)
-}
+func (e *Exec) Threads() int { return e.Kernel().Threads() }
 
 // Parallel calls task.Do(part) for each part in [0, parts) and returns when
 // all are done: across the workers, or in order on the calling goroutine
 // when there is one thread or one part.
-func (e *Exec) Parallel(parts int, task Task) {
-	if parts <= 0 || task == nil {
-		return
+func (e *Exec) Parallel(parts int, task Task) { e.Kernel().Parallel(parts, task) }
+
+// Kernel returns the workers and state as the kernels below the IR take
+// them: nil (serial) for a nil Exec.
+func (e *Exec) Kernel() *parallel.Exec {
+	if e == nil {
+		return nil
 	}
-	if parts == 1 || e.Threads() == 1 {
-		for p := range parts {
-			task.Do(p)
-		}
-		return
-	}
-	e.workers.Run(parts, task)
+	return e.kernel
 }
 
 // State returns the value kept under key for the life of the machine,
@@ -71,20 +61,7 @@ func (e *Exec) Parallel(parts int, task Task) {
 // a value of an unexported type of the kernel's package, as context keys
 // are. On a nil Exec, State returns a fresh init() each call. A nil init
 // makes nil.
-func (e *Exec) State(key any, init func() any) any {
-	if init == nil {
-		init = func() any { return nil }
-	}
-	if e == nil {
-		return init()
-	}
-	v, ok := e.state[key]
-	if !ok {
-		v = init()
-		e.state[key] = v
-	}
-	return v
-}
+func (e *Exec) State(key any, init func() any) any { return e.Kernel().State(key, init) }
 
 // ExecForwarder is implemented by ops whose kernel can use an Exec's
 // workers and state. A machine calls ForwardExec instead of Forward; with

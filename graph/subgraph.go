@@ -168,7 +168,7 @@ func (e *Exec) WithRunners(runners []Runner) *Exec {
 	if e == nil {
 		e = NewExec(nil)
 	}
-	return &Exec{workers: e.workers, state: e.state, runners: runners}
+	return &Exec{kernel: e.kernel, runners: runners}
 }
 
 // interpreter is the Runner of a subgraph computed node by node, each op

@@ -165,9 +165,9 @@ func (r *convRun[T]) image(e *graph.Exec, part, n int, weight []T, acc bool) {
 			if !g.direct() {
 				im2col(col, x, g)
 			}
-			gemm.Mul(e, gemm.Product{M: g.og, N: ohw, K: k, Lda: k, Ldb: ohw, Ldc: ohw}, w, col, y)
+			gemm.Mul(e.Kernel(), gemm.Product{M: g.og, N: ohw, K: k, Lda: k, Ldb: ohw, Ldc: ohw}, w, col, y)
 		case convInputGrad: // col = Wᵀ·y, folded back onto x
-			gemm.Mul(e, gemm.Product{TransA: true, M: k, N: ohw, K: g.og, Lda: k, Ldb: ohw, Ldc: ohw}, w, y, col)
+			gemm.Mul(e.Kernel(), gemm.Product{TransA: true, M: k, N: ohw, K: g.og, Lda: k, Ldb: ohw, Ldc: ohw}, w, y, col)
 			if !g.direct() {
 				clear(x)
 				col2im(x, col, g)
@@ -176,7 +176,7 @@ func (r *convRun[T]) image(e *graph.Exec, part, n int, weight []T, acc bool) {
 			if !g.direct() {
 				im2col(col, x, g)
 			}
-			gemm.Mul(e, gemm.Product{TransB: true, Acc: acc, M: g.og, N: k, K: ohw, Lda: ohw, Ldb: ohw, Ldc: k}, y, col, w)
+			gemm.Mul(e.Kernel(), gemm.Product{TransB: true, Acc: acc, M: g.og, N: k, K: ohw, Lda: ohw, Ldb: ohw, Ldc: k}, y, col, w)
 		}
 	}
 }

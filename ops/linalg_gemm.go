@@ -21,7 +21,7 @@ func (p *product[T]) run(e *graph.Exec) {
 	if p.transB {
 		ldb = p.k
 	}
-	gemm.Mul(e, gemm.Product{
+	gemm.Mul(e.Kernel(), gemm.Product{
 		TransA: p.transA, TransB: p.transB, Acc: p.acc,
 		M: p.m, N: p.n, K: p.k, Lda: lda, Ldb: ldb, Ldc: p.n,
 	}, p.a, p.b, p.c)

@@ -6,7 +6,6 @@ import (
 	"runtime"
 	"testing"
 
-	"github.com/nabla-go/nabla/graph"
 	"github.com/nabla-go/nabla/internal/parallel"
 )
 
@@ -50,7 +49,7 @@ func benchMul[E elem](b *testing.B, s [3]int, threads int) {
 	pr := newProblem[E](rand.New(rand.NewPCG(1, 1)), s[0], s[1], s[2], false, false, false, false)
 	pool := parallel.New(threads)
 	defer pool.Close()
-	e := graph.NewExec(pool)
+	e := parallel.NewExec(pool)
 	Mul(e, pr.p, pr.a, pr.b, pr.c)
 	b.ResetTimer()
 	for range b.N {

@@ -6,7 +6,7 @@ import (
 	"sync/atomic"
 	"unsafe"
 
-	"github.com/nabla-go/nabla/graph"
+	"github.com/nabla-go/nabla/internal/parallel"
 )
 
 // Float is the element types Mul accepts.
@@ -27,7 +27,7 @@ type Product struct {
 // threads and keeping its packing buffers in e's state (a nil e runs
 // serially, on buffers shared through a sync.Pool). It panics if a slice is too short for p:
 // that is a bug in the caller, not a user's mistake.
-func Mul[T Float](e *graph.Exec, p Product, a, b, c []T) {
+func Mul[T Float](e *parallel.Exec, p Product, a, b, c []T) {
 	if err := p.check(len(a), len(b), len(c)); err != nil {
 		panic(err)
 	}
@@ -79,7 +79,7 @@ func (p Product) check(la, lb, lc int) error {
 // thread: smaller ones finish in about the time it takes to wake a worker.
 const parallelMin = 96 * 96 * 96
 
-func mul[E elem](e *graph.Exec, p Product, a, b, c []E) {
+func mul[E elem](e *parallel.Exec, p Product, a, b, c []E) {
 	if p.M == 0 || p.N == 0 {
 		return
 	}
@@ -130,7 +130,7 @@ func serialPool[E elem]() *sync.Pool {
 // type.
 type driverKey[E elem] struct{}
 
-// driver runs products block by block. It is a graph.Task: Do runs the
+// driver runs products block by block. It is a parallel.Task: Do runs the
 // current phase's share of the current block for one thread.
 type driver[E elem] struct {
 	k       *kernel[E]
@@ -159,7 +159,7 @@ const (
 	compute
 )
 
-func (d *driver[E]) run(e *graph.Exec, k *kernel[E], threads int, p Product, a, b, c []E) {
+func (d *driver[E]) run(e *parallel.Exec, k *kernel[E], threads int, p Product, a, b, c []E) {
 	d.k, d.p, d.a, d.b, d.c, d.threads = k, p, a, b, c, threads
 	nc := min(k.nc, roundUp(p.N, k.nr))
 	kc := min(k.kc, p.K)

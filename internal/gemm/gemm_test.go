@@ -6,7 +6,6 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/nabla-go/nabla/graph"
 	"github.com/nabla-go/nabla/internal/parallel"
 	"github.com/nabla-go/nabla/internal/race"
 )
@@ -99,11 +98,11 @@ func (pr problem[E]) check(t *testing.T, got []E) {
 // run computes pr on a copy of C with threads workers.
 func (pr problem[E]) run(threads int) []E {
 	c := append([]E(nil), pr.c...)
-	var e *graph.Exec
+	var e *parallel.Exec
 	if threads > 1 {
 		pool := parallel.New(threads)
 		defer pool.Close()
-		e = graph.NewExec(pool)
+		e = parallel.NewExec(pool)
 	}
 	Mul(e, pr.p, pr.a, pr.b, c)
 	return c
@@ -222,7 +221,7 @@ func TestMulReusesBuffers(t *testing.T) {
 	forEachKernel(t, func(t *testing.T) {
 		pool := parallel.New(2)
 		defer pool.Close()
-		e := graph.NewExec(pool)
+		e := parallel.NewExec(pool)
 		for _, s := range [][3]int{{64, 256, 784}, {32, 1, 33}, {1, 32, 33}, {9, 1, 2}, {300, 40, 300}} {
 			for flags := range 8 {
 				pr := newProblem[float32](rand.New(rand.NewPCG(7, 8)), s[0], s[1], s[2], flags&1 != 0, flags&2 != 0, flags&4 != 0, false)

@@ -1,6 +1,6 @@
 package gemm
 
-import "github.com/nabla-go/nabla/graph"
+import "github.com/nabla-go/nabla/internal/parallel"
 
 // A product with B transposed, C = A·Bᵀ, reads both operands along the
 // depth: each entry of C is a dot product of a row of A and a row of B.
@@ -18,7 +18,7 @@ func useDots(p Product) bool {
 	return p.TransB && !p.TransA && p.K >= 64 && p.M >= 3 && p.N >= 4 && (p.M <= 16 || p.M <= 64 && p.K >= 256)
 }
 
-// dotRun is one such product, a graph.Task over ranges of C's columns.
+// dotRun is one such product, a parallel.Task over ranges of C's columns.
 type dotRun[E elem] struct {
 	k       *kernel[E]
 	p       Product
@@ -30,7 +30,7 @@ type dotKey[E elem] struct{}
 
 // mulDots computes p as tiles of dot products, its columns spread over
 // e's threads. Each entry is computed the same way whatever the threads.
-func mulDots[E elem](e *graph.Exec, k *kernel[E], p Product, a, b, c []E) {
+func mulDots[E elem](e *parallel.Exec, k *kernel[E], p Product, a, b, c []E) {
 	threads := 1
 	if p.M*p.N*p.K >= parallelMin {
 		threads = e.Threads()

@@ -4,12 +4,10 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
-
-	"github.com/nabla-go/nabla/graph"
 )
 
 // Pool runs the parts of a task on its goroutines and the caller's. It
-// implements graph.Workers. Run is for one goroutine at a time (the
+// implements Workers. Run is for one goroutine at a time (the
 // machine's); Close stops the goroutines.
 type Pool struct {
 	threads int
@@ -17,7 +15,7 @@ type Pool struct {
 	done    sync.WaitGroup
 
 	// The task of the current Run, read by the workers after a wake-up.
-	task  graph.Task
+	task  Task
 	parts int64
 	next  atomic.Int64
 
@@ -45,7 +43,7 @@ func (p *Pool) Threads() int { return p.threads }
 // all are done. Parts are handed out in order, one at a time, to whichever
 // goroutine is free. A part that panics makes Run panic with the same
 // value (wrapped with its part number) after the others finish.
-func (p *Pool) Run(parts int, task graph.Task) {
+func (p *Pool) Run(parts int, task Task) {
 	if parts <= 0 {
 		return
 	}

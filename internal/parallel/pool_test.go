@@ -4,8 +4,6 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-
-	"github.com/nabla-go/nabla/graph"
 )
 
 // countTask records how often each part ran.
@@ -62,7 +60,7 @@ func TestRunDoesNotAllocate(t *testing.T) {
 	p := New(2)
 	defer p.Close()
 	task := &countTask{hits: make([]atomic.Int32, 16)}
-	var w graph.Workers = p
+	var w Workers = p
 	if n := testing.AllocsPerRun(100, func() { w.Run(16, task) }); n != 0 {
 		t.Errorf("Run allocates %v times, want 0", n)
 	}
@@ -71,7 +69,7 @@ func TestRunDoesNotAllocate(t *testing.T) {
 func TestExecUsesThePool(t *testing.T) {
 	p := New(2)
 	defer p.Close()
-	e := graph.NewExec(p)
+	e := NewExec(p)
 	if e.Threads() != 2 {
 		t.Errorf("Threads = %d, want 2", e.Threads())
 	}
@@ -82,7 +80,7 @@ func TestExecUsesThePool(t *testing.T) {
 			t.Errorf("part %d ran %d times", i, task.hits[i].Load())
 		}
 	}
-	var nilExec *graph.Exec
+	var nilExec *Exec
 	if nilExec.Threads() != 1 {
 		t.Errorf("nil Exec: Threads = %d, want 1", nilExec.Threads())
 	}
