@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/nabla-go/nabla/graph"
 	"gorgonia.org/tensor"
 )
 
@@ -55,6 +56,9 @@ func LoadIDX(imagesPath, labelsPath string) (*Tensors, error) {
 	}
 	if n, m := images.Shape()[0], labels.Shape()[0]; n != m {
 		return nil, fmt.Errorf("data: %s holds %d images but %s holds %d labels", imagesPath, n, labelsPath, m)
+	}
+	if limit := graph.MemoryLimit(); !fitsIn(limit, images.Size(), 4) {
+		return nil, fmt.Errorf("data: %s: %w", imagesPath, overLimit(fmt.Sprintf("%v images as float32", images.Shape()), limit))
 	}
 	x := make([]float32, images.Size())
 	for i, p := range images.Uint8s() {
