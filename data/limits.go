@@ -7,17 +7,16 @@ import (
 	"github.com/nabla-go/nabla/graph"
 )
 
-// Every size this package allocates by, whether a header claims it or a
-// caller asks for it, is checked against graph.MemoryLimit before
-// anything is allocated, with products that cannot overflow: asking for
-// too much is an error, not a process killed for lack of memory. Readers
-// further bound what they allocate by the data the file holds, growing
-// their buffers as data arrives.
+// The checks of sizes against graph.MemoryLimit (see the package doc):
+// products computed so that they cannot overflow.
 
-// productUpTo multiplies factors (non-negative: sizes, counts, bytes per
-// element), reporting false, without overflowing, when the product passes
-// limit.
+// productUpTo multiplies factors (sizes, counts, bytes per element),
+// reporting false, without overflowing, when the product passes limit or
+// a factor is negative.
 func productUpTo(limit int64, factors ...int) (int64, bool) {
+	if slices.ContainsFunc(factors, func(n int) bool { return n < 0 }) {
+		return 0, false
+	}
 	if slices.Contains(factors, 0) {
 		return 0, true
 	}

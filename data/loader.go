@@ -8,8 +8,8 @@ import (
 )
 
 // Loader cuts a data set into batches of a fixed size into tensors it owns
-// and reuses: one set of Size rows, and one for a shorter last batch. A
-// loop over an epoch allocates nothing:
+// and reuses: one set of Size rows (or of every row, if fewer), and one
+// for a shorter last batch. A loop over an epoch allocates nothing:
 //
 //	for i := range l.Len() {
 //		b, err := l.Batch(i) // b[k] holds column k's rows
