@@ -2,18 +2,19 @@ package data
 
 import (
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/nabla-go/nabla/graph"
 )
 
-// The checks of sizes against graph.MemoryLimit (see the package doc):
-// products computed so that they cannot overflow.
+// The checks of sizes against graph.MemoryLimit (see the package doc),
+// with products computed so that they cannot overflow.
 
-// productUpTo multiplies factors (sizes, counts, bytes per element),
-// reporting false, without overflowing, when the product passes limit or
-// a factor is negative.
-func productUpTo(limit int64, factors ...int) (int64, bool) {
+// product64 multiplies factors (sizes, counts, bytes per element),
+// reporting false, without overflowing, when a factor is negative or the
+// product passes math.MaxInt64.
+func product64(factors ...int) (int64, bool) {
 	if slices.ContainsFunc(factors, func(n int) bool { return n < 0 }) {
 		return 0, false
 	}
@@ -22,7 +23,7 @@ func productUpTo(limit int64, factors ...int) (int64, bool) {
 	}
 	p := int64(1)
 	for _, n := range factors {
-		if int64(n) > limit/p {
+		if int64(n) > math.MaxInt64/p {
 			return 0, false
 		}
 		p *= int64(n)
@@ -30,9 +31,23 @@ func productUpTo(limit int64, factors ...int) (int64, bool) {
 	return p, true
 }
 
-// overLimit is the error for what, needing more than limit bytes.
-func overLimit(what string, limit int64) error {
-	return fmt.Errorf("%s would pass the memory limit of %s (graph.SetMemoryLimit)", what, graph.FormatBytes(limit))
+// memoryError is nil when bytes (ok false: past an int64) fit
+// graph.MemoryLimit, else the error for what, worded as graph's.
+func memoryError(what string, bytes int64, ok bool) error {
+	limit := graph.MemoryLimit()
+	switch {
+	case !ok:
+		return fmt.Errorf("%s needs more bytes than an int64 counts, over the memory limit of %s (graph.SetMemoryLimit)", what, graph.FormatBytes(limit))
+	case bytes > limit:
+		return fmt.Errorf("%s needs %s, over the memory limit of %s (graph.SetMemoryLimit)", what, graph.FormatBytes(bytes), graph.FormatBytes(limit))
+	}
+	return nil
+}
+
+// checkBytes is memoryError for the product of factors.
+func checkBytes(what string, factors ...int) error {
+	b, ok := product64(factors...)
+	return memoryError(what, b, ok)
 }
 
 // sizeOf is the number of elements of shape dims, erroring if a
@@ -44,16 +59,9 @@ func sizeOf(dims []int, elem int) (int, error) {
 			return 0, fmt.Errorf("dimension %d is negative (%d)", i, d)
 		}
 	}
-	limit := graph.MemoryLimit()
-	b, ok := productUpTo(limit, append([]int{elem}, dims...)...)
-	if !ok {
-		return 0, overLimit(fmt.Sprintf("shape %v of %d-byte elements", dims, elem), limit)
+	if err := checkBytes(fmt.Sprintf("shape %v of %d-byte elements", dims, elem), append([]int{elem}, dims...)...); err != nil {
+		return 0, err
 	}
-	return int(b) / elem, nil
-}
-
-// fitsIn reports whether the product of factors is at most limit.
-func fitsIn(limit int64, factors ...int) bool {
-	_, ok := productUpTo(limit, factors...)
-	return ok
+	n, _ := product64(dims...)
+	return int(n), nil
 }

@@ -2,8 +2,8 @@ package data
 
 import (
 	"fmt"
+	"math"
 
-	"github.com/nabla-go/nabla/graph"
 	"gorgonia.org/tensor"
 )
 
@@ -49,17 +49,18 @@ func NewLoader(d *Tensors, size int, dtypes ...tensor.Dtype) (*Loader, error) {
 			dtypes = append(dtypes, c.t.Dtype())
 		}
 	}
-	limit, total := graph.MemoryLimit(), int64(0)
+	total, ok := int64(0), true
 	for k, c := range d.cols {
 		elem, err := elemSize(dtypes[k])
 		if err != nil {
 			return nil, fmt.Errorf("data: NewLoader: column %q: %w", c.name, err)
 		}
-		b, ok := productUpTo(limit-total, full+rest, c.width, elem)
-		if !ok {
-			return nil, overLimit(fmt.Sprintf("data: NewLoader: tensors for batches of %d rows of columns %q", full, d.Names()), limit)
-		}
+		b, fits := product64(full+rest, c.width, elem)
+		ok = ok && fits && total <= math.MaxInt64-b
 		total += b
+	}
+	if err := memoryError(fmt.Sprintf("data: NewLoader: tensors for batches of %d rows of columns %q", full, d.Names()), total, ok); err != nil {
+		return nil, err
 	}
 	l := &Loader{d: d, size: size}
 	for k, c := range d.cols {

@@ -108,7 +108,7 @@ func TestReadNPYErrors(t *testing.T) {
 		{"truncated header", good[:50], "truncated header: 118 bytes announced"},
 		{"truncated data", good[:len(good)-1], "truncated: shape [2 3] of <f8 needs 48 bytes, the file holds 47"},
 		{"data left over", append(slices.Clone(good), 0), "data continues past the 48 bytes"},
-		{"huge shape", npy("{'descr': '<f8', 'fortran_order': False, 'shape': (4294967295, 4294967295, 4294967295), }", nil), "shape [4294967295 4294967295 4294967295] of 8-byte elements would pass the memory limit"},
+		{"huge shape", npy("{'descr': '<f8', 'fortran_order': False, 'shape': (4294967295, 4294967295, 4294967295), }", nil), "shape [4294967295 4294967295 4294967295] of 8-byte elements needs more bytes than an int64 counts, over the memory limit"},
 		{"shape lie", npy("{'descr': '<f8', 'fortran_order': False, 'shape': (10000, 1000), }", make([]byte, 16)), "needs 80000000 bytes, the file holds 16"},
 		{"negative", npy("{'descr': '<f8', 'fortran_order': False, 'shape': (-1,), }", nil), "want a dimension"},
 		{"not a dict", npy("['descr']", nil), "not a dict"},
@@ -289,9 +289,9 @@ func TestReadersMemoryLimit(t *testing.T) {
 		read func() error
 		want string
 	}{
-		{"npy", func() error { _, err := ReadNPY(npyPath); return err }, "f64.npy: shape [2 3] of 8-byte elements would pass the memory limit of 47 bytes (graph.SetMemoryLimit)"},
-		{"idx", func() error { _, err := ReadIDX(f64s); return err }, "f64s: shape [6] of 8-byte elements would pass the memory limit of 47 bytes"},
-		{"idx images", func() error { _, err := LoadIDX(images, labels); return err }, "images: (3, 2, 2) images as float32 would pass the memory limit of 47 bytes"},
+		{"npy", func() error { _, err := ReadNPY(npyPath); return err }, "f64.npy: shape [2 3] of 8-byte elements needs 48 bytes, over the memory limit of 47 bytes (graph.SetMemoryLimit)"},
+		{"idx", func() error { _, err := ReadIDX(f64s); return err }, "f64s: shape [6] of 8-byte elements needs 48 bytes, over the memory limit of 47 bytes"},
+		{"idx images", func() error { _, err := LoadIDX(images, labels); return err }, "images: (3, 2, 2) images as float32 needs 48 bytes, over the memory limit of 47 bytes"},
 	} {
 		if err := tc.read(); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("case %v: got error %v, want one containing %q", tc.name, err, tc.want)
@@ -329,7 +329,7 @@ func TestLoadIDXErrors(t *testing.T) {
 		{"truncated header", good[:9], tinyLabels, "truncated header: 3 dimensions announced"},
 		{"truncated data", good[:len(good)-1], tinyLabels, "truncated: shape [3 2 2] needs 12 bytes, the file holds 11"},
 		{"data left over", append(slices.Clone(good), 7), tinyLabels, "data continues past the 12 bytes that shape [3 2 2] needs"},
-		{"huge dimensions", idxFile(0x08, []uint32{1 << 20, 1 << 20, 1 << 20}, nil), tinyLabels, "shape [1048576 1048576 1048576] of 1-byte elements would pass the memory limit"},
+		{"huge dimensions", idxFile(0x08, []uint32{1 << 20, 1 << 20, 1 << 20}, nil), tinyLabels, "shape [1048576 1048576 1048576] of 1-byte elements needs 1152921504606846976 bytes (1 EiB), over the memory limit"},
 		{"size lie", idxFile(0x0e, []uint32{1 << 20, 16}, make([]byte, 8)), tinyLabels, "needs 134217728 bytes, the file holds 8"},
 		{"corrupt gzip", corrupt, tinyLabels, "checksum"},
 		{"bad gzip header", badHeader, tinyLabels, "gzip"},

@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/nabla-go/nabla/graph"
 	"gorgonia.org/tensor"
 )
 
@@ -103,8 +102,8 @@ func (d *Tensors) Reshape(name string, row ...int) error {
 		if slices.ContainsFunc(row, func(n int) bool { return n < 0 }) {
 			return fmt.Errorf("data: Reshape: shape %v has a negative dimension", row)
 		}
-		if n, ok := productUpTo(math.MaxInt, row...); !ok || int(n) != c.width {
-			holds := "more than an int counts"
+		if n, ok := product64(row...); !ok || n != int64(c.width) {
+			holds := "more than an int64 counts"
 			if ok {
 				holds = strconv.FormatInt(n, 10)
 			}
@@ -124,8 +123,8 @@ func (d *Tensors) Split(testFraction float64, seed uint64) (train, test *Tensors
 	if !(testFraction >= 0 && testFraction <= 1) {
 		return nil, nil, fmt.Errorf("data: Split: test fraction %v is not in [0, 1]", testFraction)
 	}
-	if limit := graph.MemoryLimit(); !fitsIn(limit, d.rows, strconv.IntSize/8) {
-		return nil, nil, overLimit(fmt.Sprintf("data: Split: a permutation of %d rows", d.rows), limit)
+	if err := checkBytes(fmt.Sprintf("data: Split: a permutation of %d rows", d.rows), d.rows, strconv.IntSize/8); err != nil {
+		return nil, nil, err
 	}
 	perm := newRand(seed).Perm(d.rows)
 	nTest := int(math.Round(testFraction * float64(d.rows)))

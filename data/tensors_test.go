@@ -123,7 +123,7 @@ func TestSplitErrors(t *testing.T) {
 	}
 	// The permutation of 10 rows takes 80 bytes.
 	defer graph.SetMemoryLimit(graph.SetMemoryLimit(79))
-	if _, _, err := d.Split(0.5, 7); err == nil || !strings.Contains(err.Error(), "data: Split: a permutation of 10 rows would pass the memory limit of 79 bytes") {
+	if _, _, err := d.Split(0.5, 7); err == nil || !strings.Contains(err.Error(), "data: Split: a permutation of 10 rows needs 80 bytes, over the memory limit of 79 bytes (graph.SetMemoryLimit)") {
 		t.Errorf("79-byte limit: got error %v", err)
 	}
 	graph.SetMemoryLimit(80)
@@ -385,7 +385,7 @@ func TestLoaderMemoryLimit(t *testing.T) {
 	d := numbered(t, 7)
 	defer graph.SetMemoryLimit(graph.SetMemoryLimit(95))
 	_, err := NewLoader(d, 3, tensor.Float64, tensor.Float64)
-	if want := `data: NewLoader: tensors for batches of 3 rows of columns ["x" "y"] would pass the memory limit of 95 bytes (graph.SetMemoryLimit)`; err == nil || err.Error() != want {
+	if want := `data: NewLoader: tensors for batches of 3 rows of columns ["x" "y"] needs 96 bytes, over the memory limit of 95 bytes (graph.SetMemoryLimit)`; err == nil || err.Error() != want {
 		t.Errorf("95 bytes: got error %v, want %q", err, want)
 	}
 	graph.SetMemoryLimit(96)
@@ -438,7 +438,7 @@ func TestReshape(t *testing.T) {
 		{"x", []int{3}, `rows of column "x" hold 2 elements, shape [3] holds 3`},
 		{"x", []int{-1, -2}, "shape [-1 -2] has a negative dimension"},
 		// 3·6148914691236517206 wraps around to 2 in an int.
-		{"x", []int{3, 6148914691236517206}, `rows of column "x" hold 2 elements, shape [3 6148914691236517206] holds more than an int counts`},
+		{"x", []int{3, 6148914691236517206}, `rows of column "x" hold 2 elements, shape [3 6148914691236517206] holds more than an int64 counts`},
 		{"z", []int{2}, `no column is named "z"`},
 	} {
 		if err := d.Reshape(tc.name, tc.row...); err == nil || !strings.Contains(err.Error(), tc.want) {
