@@ -45,8 +45,9 @@ func NewLoader(d *Tensors, size int, dtypes ...tensor.Dtype) (*Loader, error) {
 		rest = d.rows % size
 	}
 	if len(dtypes) == 0 {
-		for _, c := range d.cols {
-			dtypes = append(dtypes, c.t.Dtype())
+		dtypes = make([]tensor.Dtype, len(d.cols))
+		for k, c := range d.cols {
+			dtypes[k] = c.t.Dtype()
 		}
 	}
 	total, ok := int64(0), true
@@ -59,7 +60,7 @@ func NewLoader(d *Tensors, size int, dtypes ...tensor.Dtype) (*Loader, error) {
 		ok = ok && fits && total <= math.MaxInt64-b
 		total += b
 	}
-	if err := memoryError(fmt.Sprintf("data: NewLoader: tensors for batches of %d rows of columns %q", full, d.Names()), total, ok); err != nil {
+	if err := memoryError(fmt.Sprintf("data: NewLoader: a Loader of columns %q in batches of %d rows", d.Names(), full), total, ok); err != nil {
 		return nil, err
 	}
 	l := &Loader{d: d, size: size}

@@ -385,7 +385,7 @@ func TestLoaderMemoryLimit(t *testing.T) {
 	d := numbered(t, 7)
 	defer graph.SetMemoryLimit(graph.SetMemoryLimit(95))
 	_, err := NewLoader(d, 3, tensor.Float64, tensor.Float64)
-	if want := `data: NewLoader: tensors for batches of 3 rows of columns ["x" "y"] needs 96 bytes, over the memory limit of 95 bytes (graph.SetMemoryLimit)`; err == nil || err.Error() != want {
+	if want := `data: NewLoader: a Loader of columns ["x" "y"] in batches of 3 rows needs 96 bytes, over the memory limit of 95 bytes (graph.SetMemoryLimit)`; err == nil || err.Error() != want {
 		t.Errorf("95 bytes: got error %v, want %q", err, want)
 	}
 	graph.SetMemoryLimit(96)
