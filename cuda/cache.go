@@ -9,8 +9,9 @@ import (
 	"sync"
 )
 
-// cacheDirEnv names the folder of compiled kernels, instead of the user's
-// cache folder's nabla/cuda; "off" keeps them in memory only.
+// cacheDirEnv names the folder of compiled kernels (the host stand-in's
+// in its subfolder host), instead of the user's cache folder's
+// nabla/cuda; "off" keeps them in memory only.
 const cacheDirEnv = "NABLA_CUDA_CACHE_DIR"
 
 // imageKey names the compiled image (CUBIN or PTX) of source for the

@@ -22,6 +22,8 @@
 // (host.go, OpenHost) that compiles the very kernel sources with the C
 // compiler and runs them one work item after another, so that plans,
 // kernels and the machine contract are tested on machines without a GPU.
+// It compiles each module once, keeping the library on disk beside
+// NVRTC's images (hostcache.go): a second test run compiles nothing.
 // CheckOp compares any op on a device with the CPU; the conformance test
 // runs it over every built-in op.
 package cuda

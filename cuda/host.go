@@ -1,8 +1,6 @@
 package cuda
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -27,12 +25,14 @@ import (
 // slow, and needs a C compiler.
 type hostBackend struct {
 	cc      string
+	ccID    string       // the compiler's path and version, part of each module's key
+	images  *imageCache  // compiled modules' libraries: hostImages
+	modules *moduleTable // loaded modules: hostModules
 	dir     string
 	mu      sync.Mutex
-	regions []region          // mapped memory, by address
-	modules map[string]module // by source hash
-	argv    []uintptr         // a launch's one argument, kept: launches allocate nothing
-	reverse bool              // run each kernel's items from the last to the first
+	regions []region  // mapped memory, by address
+	argv    []uintptr // a launch's one argument, kept: launches allocate nothing
+	reverse bool      // run each kernel's items from the last to the first
 }
 
 // region is one allocation of host "device" memory.
@@ -57,7 +57,12 @@ func newHostBackend() (*hostBackend, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cuda: host backend: %v", err)
 	}
-	return &hostBackend{cc: cc, dir: dir, modules: map[string]module{}, argv: make([]uintptr, 1)}, nil
+	h := &hostBackend{cc: cc, images: hostImages, modules: hostModules, dir: dir, argv: make([]uintptr, 1)}
+	var known bool
+	if h.ccID, known = compilerID(cc); !known {
+		h.images = &imageCache{mem: map[string][]byte{}} // no files of an unknown compiler's output
+	}
+	return h, nil
 }
 
 func (h *hostBackend) String() string {
@@ -147,34 +152,59 @@ type hostModule struct{ lib uintptr }
 // as an array.
 type hostFunction struct{ sym uintptr }
 
+// compile compiles source with the host's C compiler and loads it, or
+// takes the module from h.modules or its shared library from h.images
+// (see hostcache.go): a module is compiled once per compiler, flags and
+// source, not once per backend and process.
 func (h *hostBackend) compile(source string) (module, error) {
-	sum := sha256.Sum256(fmt.Appendf([]byte(source), "\nreverse=%v", h.reverse))
-	key := hex.EncodeToString(sum[:12])
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if m, ok := h.modules[key]; ok {
-		return m, nil
-	}
-	src := filepath.Join(h.dir, key+".c")
-	lib := filepath.Join(h.dir, key+".so")
-	if err := os.WriteFile(src, []byte(source), 0o644); err != nil {
-		return nil, fmt.Errorf("cuda: host backend: %v", err)
-	}
-	args := []string{"-std=gnu11", "-O1", "-fPIC", "-shared", "-DNABLA_HOST", "-o", lib, src, "-lm"}
+	args := []string{"-std=gnu11", "-O1", "-fPIC", "-shared", "-DNABLA_HOST"}
 	if h.reverse {
 		args = append(args, "-DNABLA_REVERSE")
 	}
-	cmd := exec.Command(h.cc, args...)
+	key := hostKey(h.ccID, args, source)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if m, ok := h.modules.get(key); ok {
+		return m, nil
+	}
+	lib := filepath.Join(h.dir, key+".so")
+	if m, ok := h.loadCached(key, lib); ok {
+		return m, nil
+	}
+	src := filepath.Join(h.dir, key+".c")
+	if err := os.WriteFile(src, []byte(source), 0o644); err != nil {
+		return nil, fmt.Errorf("cuda: host backend: %v", err)
+	}
+	cmd := exec.Command(h.cc, append(args, "-o", lib, src, "-lm")...)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return nil, fmt.Errorf("cuda: host backend: compiling the kernels: %v\n%s", err, out)
 	}
-	handle, err := purego.Dlopen(lib, purego.RTLD_NOW|purego.RTLD_LOCAL)
+	m, err := h.modules.load(key, lib)
 	if err != nil {
-		return nil, fmt.Errorf("cuda: host backend: loading the kernels: %v", err)
+		return nil, err
 	}
-	m := hostModule{handle}
-	h.modules[key] = m
+	if so, err := os.ReadFile(lib); err == nil {
+		h.images.put(key, sealImage(so))
+	}
 	return m, nil
+}
+
+// loadCached loads the shared library of key from h.images, written to
+// lib, reporting whether it could; a damaged entry is dropped, to be
+// compiled afresh.
+func (h *hostBackend) loadCached(key, lib string) (module, bool) {
+	image, _ := h.images.get(key)
+	if image == nil {
+		return nil, false
+	}
+	so, ok := openImage(image)
+	if ok && os.WriteFile(lib, so, 0o644) == nil {
+		if m, err := h.modules.load(key, lib); err == nil {
+			return m, true
+		}
+	}
+	h.images.drop(key)
+	return nil, false
 }
 
 func (m hostModule) function(name string) (function, error) {

@@ -10,7 +10,9 @@
 // Readers load the formats data sets come in: IDX (MNIST, Fashion-MNIST),
 // CSV, NumPy's NPY and NPZ. They bound what they allocate by the data the
 // file holds, whatever its header claims, and return errors naming the
-// file, never panics, on corrupt input. Progress draws a progress bar with
+// file, never panics, on corrupt input. Every size, a header's or a
+// caller's, is checked against graph.MemoryLimit before anything is
+// allocated: asking for too much is an error, not a process killed. Progress draws a progress bar with
 // the loss and the throughput on a terminal and writes one plain line per
 // epoch elsewhere.
 package data

@@ -3,6 +3,7 @@ package data
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
 
 	"gorgonia.org/tensor"
 )
@@ -38,7 +39,12 @@ func fill(t *tensor.Dense, src any, from, n int) error {
 	case tensor.Int64:
 		return convert(t.Int64s(), src, from, n, false)
 	}
-	return fmt.Errorf("cannot fill a %v tensor (float32, float64, int32 or int64)", t.Dtype())
+	return cannotFill(t.Dtype())
+}
+
+// cannotFill is the error for a tensor of a dtype fill does not write.
+func cannotFill(dt tensor.Dtype) error {
+	return fmt.Errorf("cannot fill a %v tensor (float32, float64, int32 or int64)", dt)
 }
 
 // number is an element type a batch is filled with.
@@ -114,19 +120,33 @@ func gatherRows[T any](s []T, width int, idx []int) []T {
 	return out
 }
 
-// permute reorders the rows (of width elements) of src in place so that
-// row i becomes the old row perm[i].
-func permute(src any, width int, perm []int) {
+// shuffleRows shuffles the rows (of width elements) of src in place by
+// r's Fisher–Yates swaps, allocating nothing. Generators of one seed make
+// the same swaps, so every column shuffled with one is permuted alike, and
+// row i ends up holding the old row Perm(rows)[i] of that seed.
+func shuffleRows(src any, width, rows int, r *rand.Rand) {
+	if width == 0 {
+		return // empty rows: nothing moves
+	}
 	switch s := src.(type) {
 	case []float32:
-		copy(s, gatherRows(s, width, perm))
+		swapRows(s, width, rows, r)
 	case []float64:
-		copy(s, gatherRows(s, width, perm))
+		swapRows(s, width, rows, r)
 	case []int32:
-		copy(s, gatherRows(s, width, perm))
+		swapRows(s, width, rows, r)
 	case []int64:
-		copy(s, gatherRows(s, width, perm))
+		swapRows(s, width, rows, r)
 	case []uint8:
-		copy(s, gatherRows(s, width, perm))
+		swapRows(s, width, rows, r)
 	}
+}
+
+func swapRows[T any](s []T, width, rows int, r *rand.Rand) {
+	r.Shuffle(rows, func(i, j int) {
+		a, b := s[i*width:(i+1)*width], s[j*width:(j+1)*width]
+		for k := range a {
+			a[k], b[k] = b[k], a[k]
+		}
+	})
 }

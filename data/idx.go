@@ -56,6 +56,9 @@ func LoadIDX(imagesPath, labelsPath string) (*Tensors, error) {
 	if n, m := images.Shape()[0], labels.Shape()[0]; n != m {
 		return nil, fmt.Errorf("data: %s holds %d images but %s holds %d labels", imagesPath, n, labelsPath, m)
 	}
+	if err := checkBytes(fmt.Sprintf("%v images as float32", images.Shape()), images.Size(), 4); err != nil {
+		return nil, fmt.Errorf("data: %s: %w", imagesPath, err)
+	}
 	x := make([]float32, images.Size())
 	for i, p := range images.Uint8s() {
 		x[i] = float32(p) / 255

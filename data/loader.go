@@ -2,13 +2,14 @@ package data
 
 import (
 	"fmt"
+	"math"
 
 	"gorgonia.org/tensor"
 )
 
 // Loader cuts a data set into batches of a fixed size into tensors it owns
-// and reuses: one set of Size rows, and one for a shorter last batch. A
-// loop over an epoch allocates nothing:
+// and reuses: one set of Size rows (or of every row, if fewer), and one
+// for a shorter last batch. A loop over an epoch allocates nothing:
 //
 //	for i := range l.Len() {
 //		b, err := l.Batch(i) // b[k] holds column k's rows
@@ -24,54 +25,70 @@ type Loader struct {
 
 // NewLoader returns a Loader of d in batches of size rows, filling tensors
 // of the given dtypes, one per column, shaped as the column with size (or
-// fewer) rows. Leave dtypes out to keep the columns' own.
+// fewer) rows. Leave dtypes out to keep the columns' own. Its tensors hold
+// the rows d has, however large size is: a size past Len() makes one batch
+// of every row. A size that is not positive, and tensors that together
+// pass graph.MemoryLimit, are errors.
 func NewLoader(d *Tensors, size int, dtypes ...tensor.Dtype) (*Loader, error) {
-	if size <= 0 {
+	switch {
+	case d == nil:
+		return nil, fmt.Errorf("data: NewLoader: no data set (nil)")
+	case size <= 0:
 		return nil, fmt.Errorf("data: NewLoader: batch size %d is not positive", size)
-	}
-	if d.rows == 0 {
+	case d.rows == 0:
 		return nil, fmt.Errorf("data: NewLoader: the data set is empty")
-	}
-	if len(dtypes) != 0 && len(dtypes) != len(d.cols) {
+	case len(dtypes) != 0 && len(dtypes) != len(d.cols):
 		return nil, fmt.Errorf("data: NewLoader: %d dtypes for %d columns", len(dtypes), len(d.cols))
 	}
-	l := &Loader{d: d, size: size}
-	for k, c := range d.cols {
-		dt := c.t.Dtype()
-		if len(dtypes) != 0 {
-			dt = dtypes[k]
+	full, rest := min(size, d.rows), 0 // rows of a full batch and of a shorter last one
+	if size < d.rows {
+		rest = d.rows % size
+	}
+	if len(dtypes) == 0 {
+		dtypes = make([]tensor.Dtype, len(d.cols))
+		for k, c := range d.cols {
+			dtypes[k] = c.t.Dtype()
 		}
-		full, err := batchTensor(dt, size, c.t.Shape()[1:])
+	}
+	total, ok := int64(0), true
+	for k, c := range d.cols {
+		elem, err := elemSize(dtypes[k])
 		if err != nil {
 			return nil, fmt.Errorf("data: NewLoader: column %q: %w", c.name, err)
 		}
-		l.full = append(l.full, full)
-		if rest := d.rows % size; rest != 0 {
-			last, _ := batchTensor(dt, rest, c.t.Shape()[1:])
-			l.last = append(l.last, last)
+		b, fits := product64(full+rest, c.width, elem)
+		ok = ok && fits && total <= math.MaxInt64-b
+		total += b
+	}
+	if err := memoryError(fmt.Sprintf("data: NewLoader: a Loader of columns %q in batches of %d rows", d.Names(), full), total, ok); err != nil {
+		return nil, err
+	}
+	l := &Loader{d: d, size: size}
+	for k, c := range d.cols {
+		l.full = append(l.full, batchTensor(dtypes[k], full, c.t.Shape()[1:]))
+		if rest != 0 {
+			l.last = append(l.last, batchTensor(dtypes[k], rest, c.t.Shape()[1:]))
 		}
 	}
 	return l, nil
 }
 
-// batchTensor makes a tensor of rows rows shaped row, of a dtype fill
-// writes.
-func batchTensor(dt tensor.Dtype, rows int, row []int) (*tensor.Dense, error) {
-	n := rows * product(row)
-	var backing any
+// elemSize is the bytes of an element of a dtype fill writes, or an error
+// for another dtype.
+func elemSize(dt tensor.Dtype) (int, error) {
 	switch dt {
-	case tensor.Float32:
-		backing = make([]float32, n)
-	case tensor.Float64:
-		backing = make([]float64, n)
-	case tensor.Int32:
-		backing = make([]int32, n)
-	case tensor.Int64:
-		backing = make([]int64, n)
-	default:
-		return nil, fmt.Errorf("cannot fill a %v tensor (float32, float64, int32 or int64)", dt)
+	case tensor.Float32, tensor.Int32:
+		return 4, nil
+	case tensor.Float64, tensor.Int64:
+		return 8, nil
 	}
-	return tensor.New(tensor.WithShape(append([]int{rows}, row...)...), tensor.WithBacking(backing)), nil
+	return 0, cannotFill(dt)
+}
+
+// batchTensor makes a tensor of rows rows shaped row, of a dtype fill
+// writes (elemSize checked it).
+func batchTensor(dt tensor.Dtype, rows int, row []int) *tensor.Dense {
+	return tensor.New(tensor.WithShape(append([]int{rows}, row...)...), tensor.Of(dt))
 }
 
 // Len is the number of batches in an epoch.

@@ -8,12 +8,6 @@ import (
 	"os"
 )
 
-// maxBytes bounds the data one array may claim (1 TiB): far above any
-// data set held in memory, and low enough that sizes computed from it do
-// not overflow. Memory is bounded by the data actually read, whatever a
-// header claims: readers grow their buffers as data arrives.
-const maxBytes = 1 << 40
-
 // readFile opens path and parses its content, gunzipped when it starts
 // with gzip's magic number; errors name the file.
 func readFile[T any](path string, parse func(io.Reader) (T, error)) (T, error) {
@@ -73,20 +67,4 @@ func readExactly(r io.Reader, n int64, what string) ([]byte, error) {
 		return nil, fmt.Errorf("data continues past the %d bytes that %s needs", n, what)
 	}
 	return data[:n:n], nil
-}
-
-// sizeOf multiplies dims, erroring if the product of elements of elem
-// bytes passes maxBytes or a dimension is negative.
-func sizeOf(dims []int, elem int) (int, error) {
-	size := 1
-	for i, d := range dims {
-		if d < 0 {
-			return 0, fmt.Errorf("dimension %d is negative (%d)", i, d)
-		}
-		if d != 0 && size > maxBytes/elem/d {
-			return 0, fmt.Errorf("shape %v holds more than %d bytes", dims[:i+1], maxBytes)
-		}
-		size *= d
-	}
-	return size, nil
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/nabla-go/nabla/graph"
 	"gorgonia.org/tensor"
 )
 
@@ -107,8 +108,8 @@ func TestReadNPYErrors(t *testing.T) {
 		{"truncated header", good[:50], "truncated header: 118 bytes announced"},
 		{"truncated data", good[:len(good)-1], "truncated: shape [2 3] of <f8 needs 48 bytes, the file holds 47"},
 		{"data left over", append(slices.Clone(good), 0), "data continues past the 48 bytes"},
-		{"huge shape", npy("{'descr': '<f8', 'fortran_order': False, 'shape': (4294967295, 4294967295, 4294967295), }", nil), "holds more than"},
-		{"shape lie", npy("{'descr': '<f8', 'fortran_order': False, 'shape': (100000, 100000), }", make([]byte, 16)), "needs 80000000000 bytes, the file holds 16"},
+		{"huge shape", npy("{'descr': '<f8', 'fortran_order': False, 'shape': (4294967295, 4294967295, 4294967295), }", nil), "shape [4294967295 4294967295 4294967295] of 8-byte elements needs more bytes than an int64 counts, over the memory limit"},
+		{"shape lie", npy("{'descr': '<f8', 'fortran_order': False, 'shape': (10000, 1000), }", make([]byte, 16)), "needs 80000000 bytes, the file holds 16"},
 		{"negative", npy("{'descr': '<f8', 'fortran_order': False, 'shape': (-1,), }", nil), "want a dimension"},
 		{"not a dict", npy("['descr']", nil), "not a dict"},
 		{"missing key", npy("{'descr': '<f8', 'shape': (1,), }", nil), "want the keys"},
@@ -274,6 +275,40 @@ func TestLoadIDX(t *testing.T) {
 	}
 }
 
+// The readers check what a header claims against graph.MemoryLimit
+// before reading the data: f64.npy and f64s hold 6 float64 (48 bytes),
+// the tiny images 12 bytes that become 48 bytes of float32.
+func TestReadersMemoryLimit(t *testing.T) {
+	dir := t.TempDir()
+	images, labels := writeFile(t, dir, "images", tinyImages), writeFile(t, dir, "labels", tinyLabels)
+	f64s := writeFile(t, dir, "f64s", idxFile(0x0e, []uint32{6}, make([]byte, 48)))
+	npyPath := filepath.Join("testdata", "f64.npy")
+	defer graph.SetMemoryLimit(graph.SetMemoryLimit(47))
+	for _, tc := range []struct {
+		name string
+		read func() error
+		want string
+	}{
+		{"npy", func() error { _, err := ReadNPY(npyPath); return err }, "f64.npy: shape [2 3] of 8-byte elements needs 48 bytes, over the memory limit of 47 bytes (graph.SetMemoryLimit)"},
+		{"idx", func() error { _, err := ReadIDX(f64s); return err }, "f64s: shape [6] of 8-byte elements needs 48 bytes, over the memory limit of 47 bytes"},
+		{"idx images", func() error { _, err := LoadIDX(images, labels); return err }, "images: (3, 2, 2) images as float32 needs 48 bytes, over the memory limit of 47 bytes"},
+	} {
+		if err := tc.read(); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("case %v: got error %v, want one containing %q", tc.name, err, tc.want)
+		}
+	}
+	graph.SetMemoryLimit(48)
+	if _, err := ReadNPY(npyPath); err != nil {
+		t.Errorf("npy at 48 bytes: %v", err)
+	}
+	if _, err := ReadIDX(f64s); err != nil {
+		t.Errorf("idx at 48 bytes: %v", err)
+	}
+	if _, err := LoadIDX(images, labels); err != nil {
+		t.Errorf("idx images at 48 bytes: %v", err)
+	}
+}
+
 func TestLoadIDXErrors(t *testing.T) {
 	good := tinyImages
 	gz := gzipped(t, tinyImages)
@@ -294,8 +329,8 @@ func TestLoadIDXErrors(t *testing.T) {
 		{"truncated header", good[:9], tinyLabels, "truncated header: 3 dimensions announced"},
 		{"truncated data", good[:len(good)-1], tinyLabels, "truncated: shape [3 2 2] needs 12 bytes, the file holds 11"},
 		{"data left over", append(slices.Clone(good), 7), tinyLabels, "data continues past the 12 bytes that shape [3 2 2] needs"},
-		{"huge dimensions", idxFile(0x08, []uint32{1 << 20, 1 << 20, 1 << 20}, nil), tinyLabels, "shape [1048576 1048576 1048576] holds more than"},
-		{"size lie", idxFile(0x0e, []uint32{1 << 30, 16}, make([]byte, 8)), tinyLabels, "needs 137438953472 bytes, the file holds 8"},
+		{"huge dimensions", idxFile(0x08, []uint32{1 << 20, 1 << 20, 1 << 20}, nil), tinyLabels, "shape [1048576 1048576 1048576] of 1-byte elements needs 1152921504606846976 bytes (1 EiB), over the memory limit"},
+		{"size lie", idxFile(0x0e, []uint32{1 << 20, 16}, make([]byte, 8)), tinyLabels, "needs 134217728 bytes, the file holds 8"},
 		{"corrupt gzip", corrupt, tinyLabels, "checksum"},
 		{"bad gzip header", badHeader, tinyLabels, "gzip"},
 		{"images of rank 1", tinyLabels, tinyLabels, "want unsigned-byte images"},

@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strconv"
 
 	"gorgonia.org/tensor"
 )
@@ -98,8 +99,15 @@ func (d *Tensors) Reshape(name string, row ...int) error {
 		if c.name != name {
 			continue
 		}
-		if slices.ContainsFunc(row, func(n int) bool { return n < 0 }) || product(row) != c.width {
-			return fmt.Errorf("data: Reshape: rows of column %q hold %d elements, shape %v holds %d", name, c.width, row, product(row))
+		if slices.ContainsFunc(row, func(n int) bool { return n < 0 }) {
+			return fmt.Errorf("data: Reshape: shape %v has a negative dimension", row)
+		}
+		if n, ok := product64(row...); !ok || n != int64(c.width) {
+			holds := "more than an int64 counts"
+			if ok {
+				holds = strconv.FormatInt(n, 10)
+			}
+			return fmt.Errorf("data: Reshape: rows of column %q hold %d elements, shape %v holds %s", name, c.width, row, holds)
 		}
 		return c.t.Reshape(append([]int{d.rows}, row...)...)
 	}
@@ -108,16 +116,19 @@ func (d *Tensors) Reshape(name string, row ...int) error {
 
 // Split returns a random split of d's rows: round(testFraction·Len()) rows
 // go to test and the others to train, after a permutation seeded with
-// seed. Both hold copies; d is unchanged. testFraction is clamped to
-// [0, 1], NaN taken as 0.
-func (d *Tensors) Split(testFraction float64, seed uint64) (train, test *Tensors) {
-	if math.IsNaN(testFraction) {
-		testFraction = 0
+// seed. Both hold copies; d is unchanged. testFraction must be in [0, 1]
+// (0 puts every row in train, 1 every row in test); anything else, NaN
+// included, is an error.
+func (d *Tensors) Split(testFraction float64, seed uint64) (train, test *Tensors, err error) {
+	if !(testFraction >= 0 && testFraction <= 1) {
+		return nil, nil, fmt.Errorf("data: Split: test fraction %v is not in [0, 1]", testFraction)
 	}
-	testFraction = min(max(testFraction, 0), 1)
+	if err := checkBytes(fmt.Sprintf("data: Split: a permutation of %d rows", d.rows), d.rows, strconv.IntSize/8); err != nil {
+		return nil, nil, err
+	}
 	perm := newRand(seed).Perm(d.rows)
 	nTest := int(math.Round(testFraction * float64(d.rows)))
-	return d.rowsOf(perm[nTest:]), d.rowsOf(perm[:nTest])
+	return d.rowsOf(perm[nTest:]), d.rowsOf(perm[:nTest]), nil
 }
 
 // rowsOf returns a data set holding copies of the given rows of d, in that
@@ -134,11 +145,12 @@ func (d *Tensors) rowsOf(idx []int) *Tensors {
 }
 
 // Shuffle permutes d's rows in place, every column alike, with a shuffle
-// seeded with seed: give each epoch its own seed.
+// seeded with seed: give each epoch its own seed. Row i ends up holding
+// the old row rand.New(rand.NewPCG(seed, seed)).Perm(Len())[i], the
+// permutation Split takes. It allocates nothing.
 func (d *Tensors) Shuffle(seed uint64) {
-	perm := newRand(seed).Perm(d.rows)
 	for _, c := range d.cols {
-		permute(c.backing, c.width, perm)
+		shuffleRows(c.backing, c.width, d.rows, newRand(seed))
 	}
 }
 
@@ -148,7 +160,11 @@ func (d *Tensors) Batches(size int) int {
 	if size <= 0 {
 		return 0
 	}
-	return (d.rows + size - 1) / size
+	n := d.rows / size
+	if d.rows%size != 0 {
+		n++
+	}
+	return n
 }
 
 // BatchLen is the number of rows in batch i of size rows: size, or what is
@@ -171,6 +187,8 @@ func (d *Tensors) BatchLen(i, size int) int {
 func (d *Tensors) Batch(i, size int, dst ...*tensor.Dense) error {
 	n := d.BatchLen(i, size)
 	switch {
+	case size <= 0:
+		return fmt.Errorf("data: batch %d of size %d: the batch size is not positive", i, size)
 	case n == 0:
 		return fmt.Errorf("data: batch %d of size %d: the data set has %d batches of %d rows (%d in all)", i, size, d.Batches(size), size, d.rows)
 	case len(dst) != len(d.cols):

@@ -1,11 +1,14 @@
 package data
 
 import (
+	"fmt"
 	"math"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/nabla-go/nabla/graph"
 	"gorgonia.org/tensor"
 )
 
@@ -73,10 +76,13 @@ func TestSplit(t *testing.T) {
 		wantTest int
 	}{
 		{0.3, 3}, {0.25, 3}, {0.04, 0}, {0.96, 10}, {0, 0}, {1, 10},
-		{-1, 0}, {1.5, 10}, {math.Inf(1), 10}, {math.NaN(), 0},
 	} {
 		d := numbered(t, 10)
-		train, test := d.Split(tc.fraction, 7)
+		train, test, err := d.Split(tc.fraction, 7)
+		if err != nil {
+			t.Errorf("case %v: %v", tc.fraction, err)
+			continue
+		}
 		if test.Len() != tc.wantTest || train.Len() != 10-tc.wantTest {
 			t.Errorf("case %v: got %d train and %d test rows, want %d and %d", tc.fraction, train.Len(), test.Len(), 10-tc.wantTest, tc.wantTest)
 			continue
@@ -94,14 +100,35 @@ func TestSplit(t *testing.T) {
 		}
 	}
 	d := numbered(t, 50)
-	train1, test1 := d.Split(0.2, 1)
-	train2, test2 := d.Split(0.2, 1)
-	_, test3 := d.Split(0.2, 2)
+	train1, test1, _ := d.Split(0.2, 1)
+	train2, test2, _ := d.Split(0.2, 1)
+	_, test3, _ := d.Split(0.2, 2)
 	if !slices.Equal(order(t, train1), order(t, train2)) || !slices.Equal(order(t, test1), order(t, test2)) {
 		t.Errorf("same seed: different splits")
 	}
 	if slices.Equal(order(t, test1), order(t, test3)) || slices.IsSorted(order(t, train1)) {
 		t.Errorf("seeds 1 and 2 gave test rows %v and %v; want different, shuffled splits", order(t, test1), order(t, test3))
+	}
+}
+
+// A test fraction outside [0, 1], NaN included, is an error, not a
+// fraction quietly clamped.
+func TestSplitErrors(t *testing.T) {
+	d := numbered(t, 10)
+	for _, f := range []float64{-1, -0.01, 1.01, 1.5, math.Inf(1), math.Inf(-1), math.NaN()} {
+		train, test, err := d.Split(f, 7)
+		if want := fmt.Sprintf("data: Split: test fraction %v is not in [0, 1]", f); err == nil || err.Error() != want || train != nil || test != nil {
+			t.Errorf("case %v: got %v, %v and error %v, want %q", f, train, test, err, want)
+		}
+	}
+	// The permutation of 10 rows takes 80 bytes.
+	defer graph.SetMemoryLimit(graph.SetMemoryLimit(79))
+	if _, _, err := d.Split(0.5, 7); err == nil || !strings.Contains(err.Error(), "data: Split: a permutation of 10 rows needs 80 bytes, over the memory limit of 79 bytes (graph.SetMemoryLimit)") {
+		t.Errorf("79-byte limit: got error %v", err)
+	}
+	graph.SetMemoryLimit(80)
+	if _, _, err := d.Split(0.5, 7); err != nil {
+		t.Errorf("80-byte limit: %v", err)
 	}
 }
 
@@ -125,6 +152,24 @@ func TestShuffle(t *testing.T) {
 	if want := newRand(3).Perm(20); !slices.Equal(oa, toInt64(want)) {
 		t.Errorf("got order %v, want Perm %v", oa, want)
 	}
+	// In place: no permutation of indices (8000 bytes), no copy of a column
+	// (8000 bytes each).
+	big := numbered(t, 1000)
+	if got := allocatedBy(func() { big.Shuffle(5) }); got > 4096 {
+		t.Errorf("Shuffle allocated %d bytes", got)
+	}
+	if want := newRand(5).Perm(1000); !slices.Equal(order(t, big), toInt64(want)) {
+		t.Errorf("1000 rows: got an order other than Perm's")
+	}
+}
+
+// allocatedBy is the bytes f allocates on the heap.
+func allocatedBy(f func()) uint64 {
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	f()
+	runtime.ReadMemStats(&after)
+	return after.TotalAlloc - before.TotalAlloc
 }
 
 func toInt64(xs []int) []int64 {
@@ -145,11 +190,20 @@ func TestBatch(t *testing.T) {
 	if got := []int{d.BatchLen(0, 2), d.BatchLen(2, 2), d.BatchLen(3, 2), d.BatchLen(-1, 2), d.BatchLen(0, 6)}; !slices.Equal(got, []int{2, 1, 0, 0, 5}) {
 		t.Errorf("BatchLen: got %v, want [2 1 0 0 5]", got)
 	}
+	// Sizes whose rows+size-1 overflows: one batch of every row.
+	for _, size := range []int{math.MaxInt, math.MaxInt - 1, 1 << 62} {
+		if got, n := d.Batches(size), d.BatchLen(0, size); got != 1 || n != 5 || d.BatchLen(1, size) != 0 || d.BatchLen(math.MaxInt, size) != 0 {
+			t.Errorf("size %d: got %d batches, the first of %d rows, want 1 of 5", size, got, n)
+		}
+	}
+	if got := d.Batches(math.MinInt); got != 0 {
+		t.Errorf("Batches(MinInt) = %d, want 0", got)
+	}
 	for _, dt := range []tensor.Dtype{tensor.Float32, tensor.Float64, tensor.Int32, tensor.Int64} {
 		for i, wantY := range [][]float64{{0, 1}, {2, 3}, {4}} {
 			n := len(wantY)
 			x := tensor.New(tensor.WithShape(n, 2), tensor.Of(tensor.Float64))
-			y, _ := batchTensor(dt, n, nil)
+			y := batchTensor(dt, n, nil)
 			if err := d.Batch(i, 2, x, y); err != nil {
 				t.Fatalf("%v batch %d: %v", dt, i, err)
 			}
@@ -201,7 +255,10 @@ func TestBatchErrors(t *testing.T) {
 	}{
 		{"negative index", d, -1, 2, []*tensor.Dense{f64(2, 2), f64(2)}, "batch -1 of size 2: the data set has 3 batches"},
 		{"past the end", d, 3, 2, []*tensor.Dense{f64(2, 2), f64(2)}, "batch 3 of size 2"},
-		{"zero size", d, 0, 0, []*tensor.Dense{f64(2, 2), f64(2)}, "batch 0 of size 0"},
+		{"zero size", d, 0, 0, []*tensor.Dense{f64(2, 2), f64(2)}, "data: batch 0 of size 0: the batch size is not positive"},
+		{"negative size", d, 0, math.MinInt, []*tensor.Dense{f64(2, 2), f64(2)}, "the batch size is not positive"},
+		{"huge size, second batch", d, 1, math.MaxInt, []*tensor.Dense{f64(5, 2), f64(5)}, "the data set has 1 batches of 9223372036854775807 rows (5 in all)"},
+		{"huge index", d, math.MaxInt, 2, []*tensor.Dense{f64(2, 2), f64(2)}, "the data set has 3 batches"},
 		{"one tensor", d, 0, 2, []*tensor.Dense{f64(2, 2)}, "1 tensors for 2 columns"},
 		{"full tensor for the last batch", d, 2, 2, []*tensor.Dense{f64(2, 2), f64(2)}, `column "x": want a tensor of 1 rows of 2 elements, got shape (2, 2)`},
 		{"row size", d, 0, 2, []*tensor.Dense{f64(2, 3), f64(2)}, `column "x": want a tensor of 2 rows of 2 elements`},
@@ -286,6 +343,66 @@ func TestLoader(t *testing.T) {
 	}
 }
 
+// A batch size past the rows makes one batch of every row, in tensors of
+// that many rows, however large the size: buffers hold the rows present.
+func TestLoaderHugeSize(t *testing.T) {
+	d := numbered(t, 10)
+	for _, size := range []int{10, 11, 1 << 33, 1<<61 + 1, math.MaxInt} {
+		l, err := NewLoader(d, size, tensor.Float64, tensor.Float64)
+		if err != nil {
+			t.Errorf("size %d: %v", size, err)
+			continue
+		}
+		if l.Len() != 1 || l.Size() != size || l.last != nil {
+			t.Errorf("size %d: got %d batches of %d, %d short tensors, want 1 of %d and none", size, l.Len(), l.Size(), len(l.last), size)
+		}
+		b, err := l.Batch(0)
+		if err != nil {
+			t.Errorf("size %d: %v", size, err)
+			continue
+		}
+		if !slices.Equal(b[0].Shape(), []int{10, 1, 2}) || !slices.Equal(b[1].Float64s(), []float64{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}) {
+			t.Errorf("size %d: got x shaped %v, labels %v", size, b[0].Shape(), b[1].Float64s())
+		}
+		if _, err := l.Batch(1); err == nil {
+			t.Errorf("size %d: batch 1 of 1: got no error", size)
+		}
+	}
+	for _, size := range []int{-1, math.MinInt} {
+		want := fmt.Sprintf("data: NewLoader: batch size %d is not positive", size)
+		if _, err := NewLoader(d, size); err == nil || err.Error() != want {
+			t.Errorf("size %d: got error %v, want %q", size, err, want)
+		}
+	}
+	if _, err := NewLoader(nil, 3); err == nil || err.Error() != "data: NewLoader: no data set (nil)" {
+		t.Errorf("nil data set: got error %v", err)
+	}
+}
+
+// A Loader's tensors count against graph.MemoryLimit: 7 rows in batches
+// of 3 take 3+1 rows of x (2 float64) and y (1 float64), 96 bytes.
+func TestLoaderMemoryLimit(t *testing.T) {
+	d := numbered(t, 7)
+	defer graph.SetMemoryLimit(graph.SetMemoryLimit(95))
+	_, err := NewLoader(d, 3, tensor.Float64, tensor.Float64)
+	if want := `data: NewLoader: a Loader of columns ["x" "y"] in batches of 3 rows needs 96 bytes, over the memory limit of 95 bytes (graph.SetMemoryLimit)`; err == nil || err.Error() != want {
+		t.Errorf("95 bytes: got error %v, want %q", err, want)
+	}
+	graph.SetMemoryLimit(96)
+	if _, err := NewLoader(d, 3, tensor.Float64, tensor.Float64); err != nil {
+		t.Errorf("96 bytes: %v", err)
+	}
+	// float32 x and int64 y: 4·(2·4+8) = 64 bytes.
+	graph.SetMemoryLimit(63)
+	if _, err := NewLoader(d, 3); err == nil {
+		t.Error("own dtypes, 63 bytes: got no error")
+	}
+	graph.SetMemoryLimit(64)
+	if _, err := NewLoader(d, 3); err != nil {
+		t.Errorf("own dtypes, 64 bytes: %v", err)
+	}
+}
+
 func TestArgmax(t *testing.T) {
 	for _, c := range []struct {
 		xs   []float64
@@ -305,7 +422,10 @@ func TestReshape(t *testing.T) {
 	if got := d.Column("x").Shape(); !slices.Equal(got, []int{3, 2}) {
 		t.Errorf("got shape %v, want (3, 2)", got)
 	}
-	train, _ := d.Split(0, 1)
+	train, _, err := d.Split(0, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if got := train.Column("x").Shape(); !slices.Equal(got, []int{3, 2}) {
 		t.Errorf("split: got shape %v, want (3, 2)", got)
 	}
@@ -316,7 +436,9 @@ func TestReshape(t *testing.T) {
 		want string
 	}{
 		{"x", []int{3}, `rows of column "x" hold 2 elements, shape [3] holds 3`},
-		{"x", []int{-1, -2}, "shape [-1 -2] holds 2"},
+		{"x", []int{-1, -2}, "shape [-1 -2] has a negative dimension"},
+		// 3·6148914691236517206 wraps around to 2 in an int.
+		{"x", []int{3, 6148914691236517206}, `rows of column "x" hold 2 elements, shape [3 6148914691236517206] holds more than an int64 counts`},
 		{"z", []int{2}, `no column is named "z"`},
 	} {
 		if err := d.Reshape(tc.name, tc.row...); err == nil || !strings.Contains(err.Error(), tc.want) {

@@ -222,7 +222,10 @@ func load(cfg Config) (images, error) {
 	if err := d.Reshape("x", 1, 8, 8); err != nil {
 		return images{}, fmt.Errorf("cnn: %s: %w", path, err)
 	}
-	train, test := d.Split(0.2, cfg.Seed)
+	train, test, err := d.Split(0.2, cfg.Seed)
+	if err != nil {
+		return images{}, fmt.Errorf("cnn: %w", err)
+	}
 	return images{train: train, test: test, side: 8, classes: 10, maxPixel: 16}, nil
 }
 

@@ -26,26 +26,48 @@ import (
 	"github.com/nabla-go/nabla/ops"
 )
 
-func main() {
-	if err := run(os.Args[1:], os.Stdout); err != nil {
-		fmt.Fprintln(os.Stderr, "dot:", err)
-		os.Exit(1)
+func main() { os.Exit(command(os.Args[1:], os.Stdout, os.Stderr)) }
+
+// usageError is a mistake on the command line, which the flag package
+// has reported with the usage.
+type usageError struct{ error }
+
+// command runs the command and returns its exit code, as Go's commands
+// do: 0 for success and for -h (after the usage), 2 for a mistake on the
+// command line, 1 for a failure.
+func command(args []string, stdout, stderr io.Writer) int {
+	err := run(args, stdout, stderr)
+	var usage usageError
+	switch {
+	case err == nil, errors.Is(err, flag.ErrHelp):
+		return 0
+	case errors.As(err, &usage):
+		return 2
 	}
+	fmt.Fprintln(stderr, "dot:", err)
+	return 1
 }
 
 // run parses the command line, builds the model and writes the DOT to
-// stdout or, with -svg, renders it to a file.
-func run(args []string, stdout io.Writer) error {
+// stdout or, with -svg, renders it to a file; flag errors, the usage and
+// Graphviz's complaints go to stderr.
+func run(args []string, stdout, stderr io.Writer) error {
 	flags := flag.NewFlagSet("dot", flag.ContinueOnError)
+	flags.SetOutput(stderr)
 	svg := flags.String("svg", "", "render to this SVG `file` with Graphviz's dot instead of writing DOT")
 	compiled := flags.Bool("compiled", false, "draw the compiled program (instructions over slots) instead of the graph")
 	collapse := flags.Bool("collapse", false, "draw each gradient cluster as one box")
 	shapes := flags.Bool("shapes", false, "label edges with the shapes they carry")
 	if err := flags.Parse(args); err != nil {
-		return err
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return usageError{err}
 	}
 	if flags.NArg() > 0 {
-		return fmt.Errorf("unexpected arguments %q", flags.Args())
+		fmt.Fprintf(stderr, "dot: unexpected arguments %q\n", flags.Args())
+		flags.Usage()
+		return usageError{fmt.Errorf("unexpected arguments %q", flags.Args())}
 	}
 	var dotPath string
 	if *svg != "" {
@@ -87,7 +109,7 @@ func run(args []string, stdout io.Writer) error {
 	}
 	cmd := exec.Command(dotPath, "-Tsvg", "-o", *svg)
 	cmd.Stdin = &out
-	cmd.Stderr = os.Stderr
+	cmd.Stderr = stderr
 	if err := cmd.Run(); err != nil {
 		return fmt.Errorf("dot -Tsvg: %v", err)
 	}

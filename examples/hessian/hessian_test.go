@@ -251,6 +251,10 @@ func TestNewtonCommand(t *testing.T) {
 	if code := run([]string{"extra"}, &stdout, &stderr); code != 2 {
 		t.Errorf("an unexpected argument gave exit code %d, want 2", code)
 	}
+	stderr.Reset()
+	if code := run([]string{"-h"}, &stdout, &stderr); code != 0 || !strings.Contains(stderr.String(), "Usage of hessian:") {
+		t.Errorf("-h: exit code %d, stderr %q; want 0 and the usage", code, stderr.String())
+	}
 }
 
 // The sparse Hessian of the banded problem takes 5 colours (it is

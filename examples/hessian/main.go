@@ -12,6 +12,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -38,6 +39,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	newton := flags.Bool("newton", false, "minimise the Rosenbrock function by Newton's method")
 	sparse := flags.Int("sparse", 0, "compute the sparse Hessian of a discretised boundary-value problem with this many unknowns")
 	if err := flags.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0 // -h: the usage, printed, is what was asked for
+		}
 		return 2
 	}
 	if flags.NArg() > 0 {

@@ -267,7 +267,9 @@ func loadData(cfg Config) (train, test *data.Tensors, classes int, err error) {
 	if !(cfg.TestFraction > 0 && cfg.TestFraction < 1) {
 		return nil, nil, 0, fmt.Errorf("mlp: test fraction %v is not in (0, 1)", cfg.TestFraction)
 	}
-	train, test = d.Split(cfg.TestFraction, cfg.Seed)
+	if train, test, err = d.Split(cfg.TestFraction, cfg.Seed); err != nil {
+		return nil, nil, 0, fmt.Errorf("mlp: %w", err)
+	}
 	return train, test, digitsClasses, nil
 }
 

@@ -12,6 +12,7 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -37,6 +38,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	lr := flags.Float64("lr", 0.05, "Adam's learning rate")
 	seed := flags.Uint64("seed", 1, "seed of the observation noise")
 	if err := flags.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0 // -h: the usage, printed, is what was asked for
+		}
 		return 2
 	}
 	if err := fitAndReport(stdout, DefaultProblem, *iters, *lr, *seed); err != nil {

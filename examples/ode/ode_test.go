@@ -82,4 +82,8 @@ func TestRun(t *testing.T) {
 	if code := run([]string{"-iters", "x"}, &out, &errs); code != 2 {
 		t.Errorf("bad flag: exit %d, want 2", code)
 	}
+	errs.Reset()
+	if code := run([]string{"-h"}, &out, &errs); code != 0 || !strings.Contains(errs.String(), "Usage of ode:") {
+		t.Errorf("-h: exit %d, stderr %q; want 0 and the usage", code, errs.String())
+	}
 }
