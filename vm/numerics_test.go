@@ -4,7 +4,6 @@ import (
 	"math"
 	"regexp"
 	"testing"
-	"time"
 
 	"github.com/nabla-go/nabla/compile"
 	"github.com/nabla-go/nabla/graph"
@@ -131,32 +130,23 @@ func TestNaNCheckBlamesTheFoldedOp(t *testing.T) {
 
 // An empty value with a huge dimension, (1<<40, 0), runs at once: no
 // kernel loops over the outer dimensions of an output with no elements,
-// at run time or when folding constants.
+// at run time or when folding constants. A kernel that did would run for
+// hours, and go test's -timeout ends it: no clock is read here, so a busy
+// machine cannot fail the test.
 func TestEmptyOutputsWithHugeDimensions(t *testing.T) {
 	g := graph.New()
 	x := g.Input("x", graph.Float64, 1<<40, 0)
 	c := g.Const(graph.NewDense(graph.Float64, 1<<40, 0))
 	outs := []*graph.Node{ops.Softmax(x, -1), ops.LogSoftmax(ops.Exp(c), 0)}
-	done := make(chan error, 1)
-	go func() {
-		p, err := compile.Compile(outs)
-		if err != nil {
-			done <- err
-			return
-		}
-		m, err := vm.New(p)
-		if err != nil {
-			done <- err
-			return
-		}
-		done <- m.Run(vm.Feeds{x: graph.NewDense(graph.Float64, 1<<40, 0)})
-	}()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(20 * time.Second):
-		t.Fatal("softmax of a (1<<40, 0) value is still running after 20 s")
+	p, err := compile.Compile(outs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := vm.New(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Run(vm.Feeds{x: graph.NewDense(graph.Float64, 1<<40, 0)}); err != nil {
+		t.Fatal(err)
 	}
 }
