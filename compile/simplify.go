@@ -9,7 +9,7 @@ import (
 
 // simplify removes the algebraic no-ops that symbolic gradients are full
 // of: x+(-0), (-0)+x, x-0, x/1, Scale(x, 1), -(-x), Identity and
-// StopGradient, Reshape, BroadcastTo and SumTo to x's own shape, and the
+// StopGradient, Reshape and BroadcastTo to x's own shape, and the
 // identity Transpose. It turns x·c, for a constant c with all elements
 // equal, into Scale(x, c) (x·1 into x), folds a negation into a Scale
 // (-(x·c) and (-x)·c are x·(-c)), merges Scale(Scale(x, a), b) when a or b
@@ -18,9 +18,9 @@ import (
 // Every rewrite gives the same bits as the program it replaces, for every
 // x, signed zeros, infinities and NaN included (a NaN may change payload).
 // So a value is only replaced by one of exactly its type (a broadcasting
-// x+0 is not x); x+0 stays, since -0+0 is +0, and so does x-(-0); x·0 is
-// not 0 when x is infinite or NaN; and Scale(Scale(x, a), b) stays unless
-// a or b is ±1: x·a·b rounds twice and may overflow or underflow in
+// x+0 is not x); x+0 stays, since -0+0 is +0, and so do x-(-0) and SumTo
+// to x's own shape (which adds x to a zero); x·0 is not 0 when x is
+// infinite or NaN; and Scale(Scale(x, a), b) stays unless a or b is ±1: x·a·b rounds twice and may overflow or underflow in
 // between, where x·(a·b) rounds once (1e200·1e300·1e-300 is +Inf, not
 // 1e200), even when a and b are powers of two.
 func simplify(f *function) error {
@@ -95,7 +95,8 @@ func (s *simplifier) step(v *value) (*value, bool) {
 		}
 	case ops.IsReshape(op) && ops.IsReshape(x.op):
 		return rewrite(v, op, x.args[0])
-	case ops.IsIdentityLike(op):
+	case ops.IsIdentityLike(op) && op.Name() != "SumTo":
+		// SumTo to x's own shape adds x to a zero: -0 comes out +0.
 		return same(v, x), false
 	}
 	return v, false

@@ -59,7 +59,7 @@ func TestSimplify(t *testing.T) {
 		{"Reshape", ops.Reshape(x, 3, 2), []string{"%0 = Reshape x", "return %0"}},
 		{"Reshape of Reshape", ops.Reshape(ops.Reshape(x, 6), 3, -1), []string{"%0 = Reshape x", "return %0"}},
 		{"Reshape back", ops.Reshape(ops.Reshape(x, 6), 2, 3), []string{"return x"}},
-		{"SumTo x's shape", ops.SumTo(x, 2, 3), []string{"return x"}},
+		{"SumTo x's shape adds to 0", ops.SumTo(x, 2, 3), []string{"%0 = SumTo x", "return %0"}},
 		{"SumTo", ops.SumTo(x, 3), []string{"%0 = SumTo x", "return %0"}},
 		{"BroadcastTo x's shape", ops.BroadcastTo(x, 2, 3), []string{"return x"}},
 		{"BroadcastTo", ops.BroadcastTo(v, 2, 3), []string{"%0 = BroadcastTo v", "return %0"}},

@@ -46,6 +46,8 @@ func TestSimplifyKeepsBits(t *testing.T) {
 			func(x float64) float64 { return x * 0.1 * 3 }},
 		{"-Scale(-x,3)·(-1)", func(x *graph.Node) *graph.Node { return ops.Scale(ops.Neg(ops.Scale(ops.Neg(x), 3)), -1) },
 			func(x float64) float64 { return -(-x * 3) * -1 }},
+		{"SumTo x's shape", func(x *graph.Node) *graph.Node { return ops.SumTo(x, len(extremes)) },
+			func(x float64) float64 { return 0 + x }},
 		{"x·(-0)", func(x *graph.Node) *graph.Node { return ops.Mul(x, x.Graph().Scalar(negZero, graph.Float64)) },
 			func(x float64) float64 { return x * negZero }},
 	}
