@@ -53,10 +53,7 @@ func grad(caller string, ys, seeds, wrt []*graph.Node, opts []GradOption) (resul
 	for _, o := range opts {
 		o(&cfg)
 	}
-	site := graph.CallerSite()
-	fail := func(format string, args ...any) error {
-		return &graph.Error{Op: caller, Err: fmt.Errorf(format, args...), Site: site}
-	}
+	fail := failer(caller, graph.CallerSite())
 	g, err := checkGradRequest(ys, seeds, wrt, fail)
 	if err != nil {
 		return nil, err
@@ -70,7 +67,7 @@ func grad(caller string, ys, seeds, wrt []*graph.Node, opts []GradOption) (resul
 	for i, y := range ys {
 		if seeds[i] == nil {
 			if !y.Type().IsScalar() {
-				return nil, fail("output %v is not a scalar: give a seed gradient", y)
+				return nil, fail("%s", notScalar(caller, i, y))
 			}
 		} else if !seeds[i].Type().Equal(y.Type()) {
 			return nil, fail("seed %d has type %v, want %v", i, seeds[i].Type(), y.Type())
