@@ -84,8 +84,9 @@ const (
 )
 
 // denseEntries is the size, in entries, past which a dense node stops the
-// propagation: 128 MiB of sets, where a dense Jacobian would do.
-const denseEntries = 1 << 24
+// propagation: colouring a dense pattern of n columns takes time n³, and
+// a dense Jacobian does as well with fewer products.
+const denseEntries = 1 << 16
 
 // propagation follows sets of x's elements through the graph, holding no
 // more bytes than limit.
