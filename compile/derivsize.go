@@ -6,6 +6,7 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/nabla-go/nabla/graph"
+	"github.com/nabla-go/nabla/ops"
 )
 
 // The derivative builders (Jacobian, Hessian, their sparse forms and
@@ -79,4 +80,16 @@ func notScalar(caller string, i int, y *graph.Node) string {
 		return fmt.Sprintf("f, %v, is not a scalar: HVP multiplies by the Hessian of a scalar function", y)
 	}
 	return fmt.Sprintf("f, %v, is not a scalar: a Hessian is of a scalar function", y)
+}
+
+// zeros is a node of zeros of type t: a constant, or, where the constant
+// would pass graph.MemoryLimit, a scalar zero broadcast to t, which
+// allocates nothing until a machine runs it (and vm.New checks its
+// buffers). A zero gradient or tangent is as big as its node, which may
+// be any size.
+func zeros(g *graph.Graph, t graph.Type) *graph.Node {
+	if _, err := graph.Bytes(t.DType, t.Shape, 0); err != nil {
+		return ops.BroadcastTo(g.Scalar(0, t.DType), t.Shape...)
+	}
+	return g.Const(graph.NewDenseOf(t))
 }

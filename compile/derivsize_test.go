@@ -9,6 +9,7 @@ import (
 	"github.com/nabla-go/nabla/compile"
 	"github.com/nabla-go/nabla/graph"
 	"github.com/nabla-go/nabla/ops"
+	"github.com/nabla-go/nabla/vm"
 )
 
 // withMemoryLimit sets graph.MemoryLimit to bytes for the rest of t.
@@ -169,4 +170,35 @@ func TestDerivativesUnderTheLimitStillBuild(t *testing.T) {
 			require.InDelta(t, want, dense[i*3+k], 1e-12, "entry (%d,%d)", i, k)
 		}
 	}
+}
+
+// TestHugeZeroGradientsAllocateNothing: the zero gradient of a
+// disconnected input of 2^24 elements (128 MiB), under a 16 MiB limit,
+// is a broadcast zero, not a constant allocated and then refused.
+func TestHugeZeroGradientsAllocateNothing(t *testing.T) {
+	withMemoryLimit(t, 16<<20)
+	g := graph.New()
+	x := g.Input("x", graph.Float64, 3)
+	w := g.Input("w", graph.Float64, 1<<12, 1<<12)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	grads, err := compile.GradWith(ops.Sum(ops.Square(x)), []*graph.Node{x, w}, compile.ZerosIfDisconnected())
+	runtime.ReadMemStats(&after)
+	require.NoError(t, err)
+	require.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(1<<20), "bytes allocated")
+	require.True(t, grads[1].Type().Equal(w.Type()), "type %v", grads[1].Type())
+	// Its values are zeros: one of 16 elements over a limit of 100 bytes,
+	// run under the default limit.
+	graph.SetMemoryLimit(100)
+	v := g.Input("v", graph.Float64, 16)
+	zv, err := compile.GradWith(ops.Sum(x), []*graph.Node{v}, compile.ZerosIfDisconnected())
+	require.NoError(t, err)
+	require.NotEqual(t, graph.KindConst, zv[0].Kind())
+	graph.SetMemoryLimit(0)
+	require.Equal(t, make([]float64, 16), runNodes(t, vm.Feeds{}, zv[0])[0])
+	// A small one is still a constant of zeros.
+	small, err := compile.GradWith(ops.Sum(x), []*graph.Node{g.Input("z", graph.Float64, 2)}, compile.ZerosIfDisconnected())
+	require.NoError(t, err)
+	require.Equal(t, graph.KindConst, small[0].Kind())
+	require.Equal(t, []float64{0, 0}, graph.Float64s(small[0].Value()))
 }

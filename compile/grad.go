@@ -18,7 +18,9 @@ type gradConfig struct {
 }
 
 // ZerosIfDisconnected makes the gradient of an input with no path from the
-// outputs a zero constant, instead of an error.
+// outputs zeros, instead of an error: a constant, or a scalar zero
+// broadcast to the input's shape where a constant would exceed
+// graph.MemoryLimit.
 func ZerosIfDisconnected() GradOption {
 	return func(c *gradConfig) { c.zerosIfDisconnected = true }
 }
@@ -152,7 +154,7 @@ func grad(caller string, ys, seeds, wrt []*graph.Node, opts []GradOption) (resul
 		if !cfg.zerosIfDisconnected {
 			return nil, fail("%v has no gradient: no path from the output reaches it (use ZerosIfDisconnected for zeros)", x)
 		}
-		result[i] = g.Const(graph.NewDenseOf(x.Type()))
+		result[i] = zeros(g, x.Type())
 	}
 	return result, g.Err()
 }
