@@ -22,6 +22,15 @@ type Pattern struct {
 // NNZ is the number of entries that may be nonzero.
 func (p *Pattern) NNZ() int { return len(p.Cols) }
 
+// maxRow is the most entries a row has.
+func (p *Pattern) maxRow() int {
+	k := 0
+	for i := range p.Rows {
+		k = max(k, p.RowStart[i+1]-p.RowStart[i])
+	}
+	return k
+}
+
 // Has reports whether entry (i, j) may be nonzero.
 func (p *Pattern) Has(i, j int) bool {
 	_, ok := slices.BinarySearch(p.Cols[p.RowStart[i]:p.RowStart[i+1]], j)
@@ -103,6 +112,14 @@ func SparseJacobian(y, x *graph.Node) (*Sparse, error) {
 	if err != nil {
 		return nil, err
 	}
+	// A row of k entries takes k colours, so k seeds of x's size: check
+	// them before colouring, which takes time k² for that row.
+	if k := p.maxRow(); k > 0 {
+		what := fmt.Sprintf("the seeds of at least %d colours (a row of the pattern has %d entries)", k, k)
+		if err := checkBytes(fail, what, x.DType(), joinShapes([]int{k}, x.Shape()), insteadOfSparseJ); err != nil {
+			return nil, err
+		}
+	}
 	colors, nc := ColorColumns(p)
 	return compressed(fail, "SparseJacobian", y, x, p, colors, nc, columnGather(p, colors))
 }
@@ -138,6 +155,11 @@ func SparseHessian(f, x *graph.Node) (*Sparse, error) {
 	colors, nc, err := StarColor(p)
 	if err != nil {
 		return nil, err
+	}
+	// ColorColumns needs at least as many colours as a row has entries:
+	// where that is no fewer than StarColor's, it cannot win.
+	if p.maxRow() >= nc {
+		return compressed(fail, "SparseHessian", gr[0], x, p, colors, nc, symmetricGather(p, colors, nc))
 	}
 	if c1, n1 := ColorColumns(p); n1 < nc {
 		return compressed(fail, "SparseHessian", gr[0], x, p, c1, n1, columnGather(p, c1))
