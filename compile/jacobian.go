@@ -33,7 +33,10 @@ func Jacobian(y, x *graph.Node) (*graph.Node, error) { return JacobianWith(y, x,
 // JacobianWith is Jacobian in the given mode: forward (the JVPs of all
 // of x's unit vectors, carried through the graph at once as a batch of
 // tangents), reverse (one VJP per element of y) or chosen by the sizes. The
-// entries are the same either way, to rounding.
+// entries are the same either way, to rounding. The Jacobian, and the n
+// unit tangents of forward mode or the m seeds of reverse mode, must each
+// fit graph.MemoryLimit: a bigger one is an error, before anything is
+// allocated.
 func JacobianWith(y, x *graph.Node, mode JacobianMode) (*graph.Node, error) {
 	fail := failer("Jacobian", graph.CallerSite())
 	if err := checkDerivative(fail, y, x); err != nil {
@@ -102,7 +105,9 @@ func JacobianWith(y, x *graph.Node, mode JacobianMode) (*graph.Node, error) {
 // shape x.shape ++ x.shape: the Jacobian of the gradient, built in forward
 // mode (forward over reverse: every Hessian–vector product with a unit
 // vector, computed together as batched tensor operations). Entry (i, j)
-// is ∂/∂x_i ∂f/∂x_j.
+// is ∂/∂x_i ∂f/∂x_j. A Hessian (and so its unit tangents) bigger than
+// graph.MemoryLimit is an error, before anything is allocated: HVP
+// never forms it.
 func Hessian(f, x *graph.Node) (*graph.Node, error) {
 	fail := failer("Hessian", graph.CallerSite())
 	if err := checkHessian(fail, "Hessian", f, x); err != nil {

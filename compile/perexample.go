@@ -18,7 +18,8 @@ import (
 // The gradients are one Scan over the examples (DP-SGD's clipping per
 // example, influence functions): one program, compiled once, that runs
 // the example's gradient B times without allocating, and that can be
-// differentiated again.
+// differentiated again. A result bigger than graph.MemoryLimit (B times
+// a parameter's size) is an error.
 func PerExampleGradients(loss func(example []*graph.Node) *graph.Node, batch, params []*graph.Node) ([]*graph.Node, error) {
 	fail := failer("PerExampleGradients", graph.CallerSite())
 	if loss == nil || len(batch) == 0 || len(params) == 0 {

@@ -102,7 +102,10 @@ type Sparse struct {
 // Jacobian–vector product per colour with the sum of the colour's unit
 // vectors (all of them in one forward sweep, as a batch of tangents), and
 // the entries gathered from those products. A banded Jacobian costs as
-// many products as its band is wide, whatever its size.
+// many products as its band is wide, whatever its size. The pattern's
+// errors are JacobianPattern's; seeds for the colours (at least as many
+// as a row has entries) past graph.MemoryLimit are an error too, found
+// before colouring.
 func SparseJacobian(y, x *graph.Node) (*Sparse, error) {
 	fail := failer("SparseJacobian", graph.CallerSite())
 	if err := checkDerivative(fail, y, x); err != nil {
