@@ -72,7 +72,7 @@ func forwardSweep(caller string, ys, xs, tangents []*graph.Node, batch int) (res
 	result = make([]*graph.Node, len(ys))
 	for i, y := range ys {
 		if result[i] = f.tan[y]; result[i] == nil {
-			result[i] = g.Const(graph.NewDense(y.DType(), f.shape(y)...))
+			result[i] = zeros(g, graph.TypeOf(y.DType(), f.shape(y)...))
 		}
 	}
 	return result, g.Err()
@@ -211,7 +211,7 @@ func (f *tangentSweep) transposed(n *graph.Node, ts []*graph.Node) ([]*graph.Nod
 		}
 		for k, o := range outs {
 			if res[k] == nil {
-				res[k] = n.Graph().Const(graph.NewDenseOf(o.Type()))
+				res[k] = zeros(n.Graph(), o.Type())
 			}
 			columns[k] = append(columns[k], ops.Reshape(res[k], append([]int{1}, o.Shape()...)...))
 		}
@@ -267,7 +267,7 @@ func (f *tangentSweep) transposedOnce(n *graph.Node, ts []*graph.Node) ([]*graph
 	g, outs := n.Graph(), n.Outputs()
 	seeds := make([]*graph.Node, len(outs))
 	for k, o := range outs {
-		seeds[k] = g.Const(graph.NewDenseOf(o.Type()))
+		seeds[k] = zeros(g, o.Type())
 	}
 	needs := make([]bool, len(ts))
 	for i, t := range ts {

@@ -18,7 +18,9 @@ type gradConfig struct {
 }
 
 // ZerosIfDisconnected makes the gradient of an input with no path from the
-// outputs a zero constant, instead of an error.
+// outputs zeros, instead of an error: a constant, or a scalar zero
+// broadcast to the input's shape where a constant would exceed
+// graph.MemoryLimit.
 func ZerosIfDisconnected() GradOption {
 	return func(c *gradConfig) { c.zerosIfDisconnected = true }
 }
@@ -53,10 +55,7 @@ func grad(caller string, ys, seeds, wrt []*graph.Node, opts []GradOption) (resul
 	for _, o := range opts {
 		o(&cfg)
 	}
-	site := graph.CallerSite()
-	fail := func(format string, args ...any) error {
-		return &graph.Error{Op: caller, Err: fmt.Errorf(format, args...), Site: site}
-	}
+	fail := failer(caller, graph.CallerSite())
 	g, err := checkGradRequest(ys, seeds, wrt, fail)
 	if err != nil {
 		return nil, err
@@ -70,7 +69,7 @@ func grad(caller string, ys, seeds, wrt []*graph.Node, opts []GradOption) (resul
 	for i, y := range ys {
 		if seeds[i] == nil {
 			if !y.Type().IsScalar() {
-				return nil, fail("output %v is not a scalar: give a seed gradient", y)
+				return nil, fail("%s", notScalar(caller, i, y))
 			}
 		} else if !seeds[i].Type().Equal(y.Type()) {
 			return nil, fail("seed %d has type %v, want %v", i, seeds[i].Type(), y.Type())
@@ -158,7 +157,7 @@ func grad(caller string, ys, seeds, wrt []*graph.Node, opts []GradOption) (resul
 		if !cfg.zerosIfDisconnected {
 			return nil, fail("%v has no gradient: no path from the output reaches it (use ZerosIfDisconnected for zeros)", x)
 		}
-		result[i] = g.Const(graph.NewDenseOf(x.Type()))
+		result[i] = zeros(g, x.Type())
 	}
 	return result, g.Err()
 }

@@ -33,10 +33,14 @@ func Jacobian(y, x *graph.Node) (*graph.Node, error) { return JacobianWith(y, x,
 // JacobianWith is Jacobian in the given mode: forward (the JVPs of all
 // of x's unit vectors, carried through the graph at once as a batch of
 // tangents), reverse (one VJP per element of y) or chosen by the sizes. The
-// entries are the same either way, to rounding.
+// entries are the same either way, to rounding. The Jacobian, and the n
+// unit tangents of forward mode or the m seeds of reverse mode, must each
+// fit graph.MemoryLimit: a bigger one is an error, before anything is
+// allocated.
 func JacobianWith(y, x *graph.Node, mode JacobianMode) (*graph.Node, error) {
-	if p := graph.Poisoned(y, x); p != nil {
-		return nil, p.Err()
+	fail := failer("Jacobian", graph.CallerSite())
+	if err := checkDerivative(fail, y, x); err != nil {
+		return nil, err
 	}
 	g := y.Graph()
 	m, n := y.Type().Size(), x.Type().Size()
@@ -46,13 +50,23 @@ func JacobianWith(y, x *graph.Node, mode JacobianMode) (*graph.Node, error) {
 			mode = Forward
 		}
 	}
+	shape := joinShapes(y.Shape(), x.Shape())
+	what := fmt.Sprintf("the Jacobian of %v with respect to %v", y, x)
+	if err := checkBytes(fail, what, y.DType(), shape, insteadOfJacobian); err != nil {
+		return nil, err
+	}
 	var parts []*graph.Node // rows (reverse) or columns (forward), flattened
 	switch mode {
 	case Reverse:
+		// m seeds of y's type: as many bytes as an (m, y.shape...) tensor.
+		if err := checkBytes(fail, what+" in reverse mode, one seed per element of y", y.DType(),
+			joinShapes([]int{m}, y.Shape()), insteadOfJacobian); err != nil {
+			return nil, err
+		}
 		for i := range m {
 			seed := graph.NewDenseOf(y.Type())
 			graph.SetFloat(seed, i, 1)
-			gi, err := Gradients([]*graph.Node{y}, []*graph.Node{g.Const(seed)}, []*graph.Node{x}, ZerosIfDisconnected())
+			gi, err := grad("Jacobian", []*graph.Node{y}, []*graph.Node{g.Const(seed)}, []*graph.Node{x}, []GradOption{ZerosIfDisconnected()})
 			if err != nil {
 				return nil, err
 			}
@@ -64,15 +78,18 @@ func JacobianWith(y, x *graph.Node, mode JacobianMode) (*graph.Node, error) {
 		}
 		// One sweep carries all n unit tangents along a leading axis:
 		// its result's row j is column j of the Jacobian.
+		if err := checkBytes(fail, what+" in forward mode, one unit tangent per element of x", x.DType(),
+			joinShapes([]int{n}, x.Shape()), insteadOfJacobian); err != nil {
+			return nil, err
+		}
 		cols, err := batchedJVP("Jacobian", y, x, unitTangents(x), n)
 		if err != nil {
 			return nil, err
 		}
 		parts = append(parts, ops.Transpose(ops.Reshape(cols, n, m)))
 	default:
-		return nil, &graph.Error{Op: "Jacobian", Err: fmt.Errorf("unknown mode %d", mode), Site: graph.CallerSite()}
+		return nil, fail("unknown mode %d", mode)
 	}
-	shape := append(append([]int(nil), y.Shape()...), x.Shape()...)
 	var j *graph.Node
 	if len(parts) == 0 { // an empty x or y
 		j = g.Const(graph.NewDense(y.DType(), shape...))
@@ -88,15 +105,26 @@ func JacobianWith(y, x *graph.Node, mode JacobianMode) (*graph.Node, error) {
 // shape x.shape ++ x.shape: the Jacobian of the gradient, built in forward
 // mode (forward over reverse: every Hessian–vector product with a unit
 // vector, computed together as batched tensor operations). Entry (i, j)
-// is ∂/∂x_i ∂f/∂x_j.
+// is ∂/∂x_i ∂f/∂x_j. A Hessian (and so its unit tangents) bigger than
+// graph.MemoryLimit is an error, before anything is allocated: HVP
+// never forms it.
 func Hessian(f, x *graph.Node) (*graph.Node, error) {
-	gr, err := Grad(f, x)
+	fail := failer("Hessian", graph.CallerSite())
+	if err := checkHessian(fail, "Hessian", f, x); err != nil {
+		return nil, err
+	}
+	// The unit tangents have as many elements as the Hessian.
+	shape := joinShapes(x.Shape(), x.Shape())
+	if err := checkBytes(fail, fmt.Sprintf("the Hessian of %v with respect to %v", f, x), x.DType(), shape, insteadOfHessian); err != nil {
+		return nil, err
+	}
+	gr, err := grad("Hessian", []*graph.Node{f}, nil, []*graph.Node{x}, nil)
 	if err != nil {
 		return nil, err
 	}
 	n := x.Type().Size()
 	if n == 0 {
-		return JacobianWith(gr[0], x, Forward) // empty
+		return x.Graph().Const(graph.NewDense(x.DType(), shape...)), x.Graph().Err()
 	}
 	// Row i of the batched sweep is the gradient's derivative along unit
 	// vector i: ∂/∂x_i ∂f/∂x_j, entry (i, j) of the Hessian as it is
@@ -105,7 +133,7 @@ func Hessian(f, x *graph.Node) (*graph.Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	return ops.Reshape(rows, append(append([]int(nil), x.Shape()...), x.Shape()...)...), x.Graph().Err()
+	return ops.Reshape(rows, shape...), x.Graph().Err()
 }
 
 // unitTangents is every unit vector of x's type, stacked: an identity
@@ -123,17 +151,21 @@ func unitTangents(x *graph.Node) *tensor.Dense {
 // to x (v has x's type) by forward over reverse: the JVP of the gradient
 // in the direction v. The Hessian itself is never formed.
 func HVP(f, x, v *graph.Node) (*graph.Node, error) {
+	fail := failer("HVP", graph.CallerSite())
+	if err := checkHessian(fail, "HVP", f, x); err != nil {
+		return nil, err
+	}
 	if p := graph.Poisoned(v); p != nil {
 		return nil, p.Err()
 	}
 	if !v.Type().Equal(x.Type()) {
-		return nil, &graph.Error{Op: "HVP", Err: fmt.Errorf("v has type %v, want x's %v", v.Type(), x.Type()), Site: graph.CallerSite()}
+		return nil, fail("v has type %v, want x's %v", v.Type(), x.Type())
 	}
-	gr, err := Grad(f, x)
+	gr, err := grad("HVP", []*graph.Node{f}, nil, []*graph.Node{x}, nil)
 	if err != nil {
 		return nil, err
 	}
-	hv, err := JVP(gr, []*graph.Node{x}, []*graph.Node{v})
+	hv, err := jvp("HVP", gr, []*graph.Node{x}, []*graph.Node{v})
 	if err != nil {
 		return nil, err
 	}

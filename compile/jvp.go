@@ -1,8 +1,6 @@
 package compile
 
 import (
-	"fmt"
-
 	"gorgonia.org/tensor"
 
 	"github.com/nabla-go/nabla/graph"
@@ -22,10 +20,12 @@ import (
 // So every op with a Backward has forward mode. An output that does not
 // depend on xs gets zeros.
 func JVP(ys, xs, tangents []*graph.Node) ([]*graph.Node, error) {
-	site := graph.CallerSite()
-	fail := func(format string, args ...any) error {
-		return &graph.Error{Op: "JVP", Err: fmt.Errorf(format, args...), Site: site}
-	}
+	return jvp("JVP", ys, xs, tangents)
+}
+
+// jvp is JVP called by caller, whose name its errors give.
+func jvp(caller string, ys, xs, tangents []*graph.Node) ([]*graph.Node, error) {
+	fail := failer(caller, graph.CallerSite())
 	if len(ys) == 0 {
 		return nil, fail("no outputs")
 	}
@@ -43,17 +43,14 @@ func JVP(ys, xs, tangents []*graph.Node) ([]*graph.Node, error) {
 			return nil, fail("tangent %d has type %v, want %v's", j, tangents[j].Type(), x)
 		}
 	}
-	return forwardSweep("JVP", ys, xs, tangents, 0)
+	return forwardSweep(caller, ys, xs, tangents, 0)
 }
 
 // batchedJVP returns the JVPs of y along k tangents of x, given as one
 // tensor of shape (k, x.shape...): a node of shape (k, y.shape...), from
 // one forward sweep with batched tangents. k must be positive.
 func batchedJVP(caller string, y, x *graph.Node, tangents *tensor.Dense, k int) (*graph.Node, error) {
-	site := graph.CallerSite()
-	fail := func(format string, args ...any) error {
-		return &graph.Error{Op: caller, Err: fmt.Errorf(format, args...), Site: site}
-	}
+	fail := failer(caller, graph.CallerSite())
 	ys, xs := []*graph.Node{y}, []*graph.Node{x}
 	if _, err := checkGradRequest(ys, nil, xs, fail); err != nil {
 		return nil, err

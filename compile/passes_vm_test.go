@@ -86,8 +86,9 @@ func runProblem(t *testing.T, pr problem, opts []compile.Option) [][]float64 {
 	return got
 }
 
-// sameValues compares to a relative 1e-12: simplification may fold two
-// roundings into one. NaNs and infinities must match.
+// sameValues compares to a relative 1e-12: matmuladd rounds a product and
+// a sum once where the plain program rounds twice. NaNs and infinities
+// must match.
 func sameValues(got, want []float64) error {
 	if len(got) != len(want) {
 		return fmt.Errorf("got %d values, want %d", len(got), len(want))

@@ -18,12 +18,10 @@ import (
 // The gradients are one Scan over the examples (DP-SGD's clipping per
 // example, influence functions): one program, compiled once, that runs
 // the example's gradient B times without allocating, and that can be
-// differentiated again.
+// differentiated again. A result bigger than graph.MemoryLimit (B times
+// a parameter's size) is an error.
 func PerExampleGradients(loss func(example []*graph.Node) *graph.Node, batch, params []*graph.Node) ([]*graph.Node, error) {
-	site := graph.CallerSite()
-	fail := func(format string, args ...any) error {
-		return &graph.Error{Op: "PerExampleGradients", Err: fmt.Errorf(format, args...), Site: site}
-	}
+	fail := failer("PerExampleGradients", graph.CallerSite())
 	if loss == nil || len(batch) == 0 || len(params) == 0 {
 		return nil, fail("need a loss, batch tensors and parameters")
 	}
@@ -33,6 +31,15 @@ func PerExampleGradients(loss func(example []*graph.Node) *graph.Node, batch, pa
 	for _, p := range params {
 		if !graph.IsFloat(p.DType()) {
 			return nil, fail("cannot differentiate with respect to %v: it is not float", p)
+		}
+	}
+	if b := batch[0]; b.Type().Rank() > 0 {
+		// One gradient per example and parameter.
+		for _, p := range params {
+			what := fmt.Sprintf("the gradients of %v for %d examples", p, b.Shape()[0])
+			if err := checkBytes(fail, what, p.DType(), joinShapes(b.Shape()[:1], p.Shape()), "give fewer examples at a time"); err != nil {
+				return nil, err
+			}
 		}
 	}
 	var bodyErr error
@@ -51,7 +58,7 @@ func PerExampleGradients(loss func(example []*graph.Node) *graph.Node, batch, pa
 		for k, p := range params {
 			wrt[k] = sub.Capture(p)
 		}
-		grads, err := GradWith(l, wrt, ZerosIfDisconnected())
+		grads, err := grad("PerExampleGradients", []*graph.Node{l}, nil, wrt, []GradOption{ZerosIfDisconnected()})
 		if err != nil {
 			bodyErr = err
 			return nil, nil

@@ -8,17 +8,21 @@ import (
 )
 
 // simplify removes the algebraic no-ops that symbolic gradients are full
-// of: x+0, 0+x, x-0, x/1, Scale(x, 1), -(-x), Identity and StopGradient,
-// Reshape, BroadcastTo and SumTo to x's own shape, and the identity
-// Transpose. It turns x·c, for a constant c with all elements equal, into
-// Scale(x, c) (x·1 into x), and merges Scale(Scale(x, a), b) into
-// Scale(x, a·b) (unless a·b overflows or underflows), a negated Scale into a Scale, a Reshape of a Reshape into
-// one, and a Transpose of a Transpose into one.
+// of: x+(-0), (-0)+x, x-0, x/1, Scale(x, 1), -(-x), Identity and
+// StopGradient, Reshape and BroadcastTo to x's own shape, and the
+// identity Transpose. It turns x·c, for a constant c with all elements
+// equal, into Scale(x, c) (x·1 into x), folds a negation into a Scale
+// (-(x·c) and (-x)·c are x·(-c)), merges Scale(Scale(x, a), b) when a or b
+// is ±1, and merges a Reshape of a Reshape and a Transpose of a Transpose.
 //
-// A value is only replaced by one of exactly its type: a broadcasting x+0
-// is not x. x+0 is x but for the sign of a zero x, and Scale(x, a·b)
-// rounds once where the two Scales rounded twice; x·0 is not 0 when x is
-// infinite, so it stays.
+// Every rewrite gives the same bits as the program it replaces, for every
+// x, signed zeros, infinities and NaN included (a NaN may change payload).
+// So a value is only replaced by one of exactly its type (a broadcasting
+// x+0 is not x); x+0 stays, since -0+0 is +0, and so do x-(-0) and SumTo
+// to x's own shape (which adds x to a zero); x·0 is not 0 when x is
+// infinite or NaN; and Scale(Scale(x, a), b) stays unless a or b is ±1: x·a·b rounds twice and may overflow or underflow in
+// between, where x·(a·b) rounds once (1e200·1e300·1e-300 is +Inf, not
+// 1e200), even when a and b are powers of two.
 func simplify(f *function) error {
 	s := simplifier{uniform: map[*value]uniformity{}}
 	f.rewrite(s.value)
@@ -67,14 +71,14 @@ func (s *simplifier) step(v *value) (*value, bool) {
 		if c, ok := s.constant(x); ok && y.typ.Equal(v.typ) {
 			return rewrite(v, ops.ScaleOp(c), y)
 		}
-	case ops.IsAdd(op):
-		if s.is(v.args[1], 0) {
+	case ops.IsAdd(op): // x + (-0) is x; x + (+0) is +0 at x = -0
+		if s.is(v.args[1], negZero) {
 			return same(v, x), false
 		}
-		if s.is(x, 0) {
+		if s.is(x, negZero) {
 			return same(v, v.args[1]), false
 		}
-	case ops.IsSub(op):
+	case ops.IsSub(op): // x - (+0) is x; x - (-0) is +0 at x = -0
 		if s.is(v.args[1], 0) {
 			return same(v, x), false
 		}
@@ -91,7 +95,8 @@ func (s *simplifier) step(v *value) (*value, bool) {
 		}
 	case ops.IsReshape(op) && ops.IsReshape(x.op):
 		return rewrite(v, op, x.args[0])
-	case ops.IsIdentityLike(op):
+	case ops.IsIdentityLike(op) && op.Name() != "SumTo":
+		// SumTo to x's own shape adds x to a zero: -0 comes out +0.
 		return same(v, x), false
 	}
 	return v, false
@@ -112,15 +117,14 @@ func (s *simplifier) scale(v *value, c float64) (*value, bool) {
 	return v, false
 }
 
-// mergeable reports whether Scale(Scale(x, a), b) may become Scale(x, a·b):
-// when a·b neither overflows nor underflows where a and b do not, so that
-// the merged factor does not turn a finite x·a·b into ∞ or NaN (0·∞).
+// mergeable reports whether Scale(Scale(x, a), b) may become Scale(x, a·b)
+// with the same bits for every x: when a or b is ±1, so that one of the
+// two products is exact (a sign change) and a·b is exact too. Any other
+// pair rounds or overflows differently for some x: with a = 2 and
+// b = 0.5, x·2·0.5 is +Inf at the largest float and loses a bit at the
+// smallest subnormal, where x·1 is x.
 func mergeable(a, b float64) bool {
-	ab := a * b
-	if math.IsInf(ab, 0) && !math.IsInf(a, 0) && !math.IsInf(b, 0) {
-		return false
-	}
-	return ab != 0 || a == 0 || b == 0
+	return math.Abs(a) == 1 || math.Abs(b) == 1
 }
 
 // transpose simplifies v, x transposed by perm: the identity permutation
@@ -157,10 +161,14 @@ func rewrite(v *value, op graph.Op, args ...*value) (*value, bool) {
 	return v, true
 }
 
-// is reports whether v is a constant whose every element is c.
+// negZero is -0: x + (-0) is x for every x, x + 0 is not.
+var negZero = math.Copysign(0, -1)
+
+// is reports whether v is a constant whose every element is c, the sign
+// of a zero included.
 func (s *simplifier) is(v *value, c float64) bool {
 	u, ok := s.constant(v)
-	return ok && u == c
+	return ok && u == c && math.Signbit(u) == math.Signbit(c)
 }
 
 // constant reports whether v is a constant whose elements are all equal,
@@ -177,6 +185,8 @@ func (s *simplifier) constant(v *value) (float64, bool) {
 	return u.c, u.ok
 }
 
+// uniformOf says whether v's elements all have the same bits: zeros of
+// both signs are not uniform (x·[0, -0] is not a Scale).
 func uniformOf(v *value) uniformity {
 	n := v.typ.Size()
 	if n == 0 {
@@ -184,7 +194,7 @@ func uniformOf(v *value) uniformity {
 	}
 	c := graph.Float(v.konst, 0)
 	for i := 1; i < n; i++ {
-		if graph.Float(v.konst, i) != c {
+		if math.Float64bits(graph.Float(v.konst, i)) != math.Float64bits(c) {
 			return uniformity{}
 		}
 	}

@@ -22,6 +22,15 @@ type Pattern struct {
 // NNZ is the number of entries that may be nonzero.
 func (p *Pattern) NNZ() int { return len(p.Cols) }
 
+// maxRow is the most entries a row has.
+func (p *Pattern) maxRow() int {
+	k := 0
+	for i := range p.Rows {
+		k = max(k, p.RowStart[i+1]-p.RowStart[i])
+	}
+	return k
+}
+
 // Has reports whether entry (i, j) may be nonzero.
 func (p *Pattern) Has(i, j int) bool {
 	_, ok := slices.BinarySearch(p.Cols[p.RowStart[i]:p.RowStart[i+1]], j)
@@ -38,115 +47,6 @@ func (p *Pattern) Dense(values []float64) []float64 {
 		}
 	}
 	return d
-}
-
-// JacobianPattern returns the sparsity pattern of the Jacobian of y with
-// respect to x, found from the graph without running it: each op's
-// graph.ElementDeps, or, for an op without one, every element of its
-// inputs. It is never smaller than the Jacobian's nonzeros at any point;
-// it is exact for elementwise, broadcasting, slicing, padding,
-// concatenating and reducing graphs (stencils among them).
-func JacobianPattern(y, x *graph.Node) (*Pattern, error) {
-	if p := graph.Poisoned(y, x); p != nil {
-		return nil, p.Err()
-	}
-	if y.Graph() != x.Graph() {
-		return nil, &graph.Error{Op: "JacobianPattern", Err: fmt.Errorf("y and x belong to different graphs"), Site: graph.CallerSite()}
-	}
-	deps := map[*graph.Node][][]int{}
-	self := make([][]int, x.Type().Size())
-	for k := range self {
-		self[k] = []int{k}
-	}
-	deps[x] = self
-	if y.ID() > x.ID() {
-		for _, n := range y.Graph().Nodes()[x.ID()+1 : y.ID()+1] {
-			if n.Kind() != graph.KindOp {
-				continue
-			}
-			if d := nodeDeps(n, deps); d != nil {
-				deps[n] = d
-			}
-		}
-	}
-	p := &Pattern{Rows: y.Type().Size(), Columns: x.Type().Size(), RowStart: make([]int, y.Type().Size()+1)}
-	rows := deps[y]
-	for i := range p.Rows {
-		if rows != nil {
-			p.Cols = append(p.Cols, rows[i]...)
-		}
-		p.RowStart[i+1] = len(p.Cols)
-	}
-	return p, nil
-}
-
-// nodeDeps is, per element of n, the elements of x it may depend on; nil
-// when it depends on none.
-func nodeDeps(n *graph.Node, deps map[*graph.Node][][]int) [][]int {
-	ins := n.Inputs()
-	some := false
-	for _, in := range ins {
-		some = some || deps[in] != nil
-	}
-	if !some {
-		return nil
-	}
-	size := n.Type().Size()
-	out := make([][]int, size)
-	ed, ok := n.Op().(graph.ElementDeps)
-	if !ok {
-		// Every element may depend on every element of the inputs.
-		var all []int
-		for _, in := range ins {
-			for _, d := range deps[in] {
-				all = union(all, d)
-			}
-		}
-		for e := range out {
-			out[e] = all
-		}
-		return out
-	}
-	types := make([]graph.Type, len(ins))
-	for i, in := range ins {
-		types[i] = in.Type()
-	}
-	for e := range out {
-		var set []int
-		ed.Deps(types, n.Type(), e, func(i, k int) {
-			if d := deps[ins[i]]; d != nil {
-				set = union(set, d[k])
-			}
-		})
-		out[e] = set
-	}
-	return out
-}
-
-// union merges two sorted sets.
-func union(a, b []int) []int {
-	if len(a) == 0 {
-		return b
-	}
-	if len(b) == 0 {
-		return a
-	}
-	out := make([]int, 0, len(a)+len(b))
-	i, j := 0, 0
-	for i < len(a) || j < len(b) {
-		switch {
-		case j == len(b) || i < len(a) && a[i] < b[j]:
-			out = append(out, a[i])
-			i++
-		case i == len(a) || b[j] < a[i]:
-			out = append(out, b[j])
-			j++
-		default:
-			out = append(out, a[i])
-			i, j = i+1, j+1
-		}
-	}
-	return out
 }
 
 // ColorColumns colours the pattern's columns so that no two columns of one
@@ -202,14 +102,29 @@ type Sparse struct {
 // Jacobian–vector product per colour with the sum of the colour's unit
 // vectors (all of them in one forward sweep, as a batch of tangents), and
 // the entries gathered from those products. A banded Jacobian costs as
-// many products as its band is wide, whatever its size.
+// many products as its band is wide, whatever its size. The pattern's
+// errors are JacobianPattern's; seeds for the colours (at least as many
+// as a row has entries) past graph.MemoryLimit are an error too, found
+// before colouring.
 func SparseJacobian(y, x *graph.Node) (*Sparse, error) {
-	p, err := JacobianPattern(y, x)
+	fail := failer("SparseJacobian", graph.CallerSite())
+	if err := checkDerivative(fail, y, x); err != nil {
+		return nil, err
+	}
+	p, err := jacobianPattern(fail, insteadOfSparseJ, y, x)
 	if err != nil {
 		return nil, err
 	}
+	// A row of k entries takes k colours, so k seeds of x's size: check
+	// them before colouring, which takes time k² for that row.
+	if k := p.maxRow(); k > 0 {
+		what := fmt.Sprintf("the seeds of at least %d colours (a row of the pattern has %d entries)", k, k)
+		if err := checkBytes(fail, what, x.DType(), joinShapes([]int{k}, x.Shape()), insteadOfSparseJ); err != nil {
+			return nil, err
+		}
+	}
 	colors, nc := ColorColumns(p)
-	return compressed(y, x, p, colors, nc, columnGather(p, colors))
+	return compressed(fail, "SparseJacobian", y, x, p, colors, nc, columnGather(p, colors))
 }
 
 // SparseHessian returns the Hessian of the scalar f with respect to x as a
@@ -228,11 +143,15 @@ func SparseJacobian(y, x *graph.Node) (*Sparse, error) {
 // SparseHessian computes both and uses ColorColumns' when it has fewer
 // colours.
 func SparseHessian(f, x *graph.Node) (*Sparse, error) {
-	gr, err := Grad(f, x)
+	fail := failer("SparseHessian", graph.CallerSite())
+	if err := checkHessian(fail, "SparseHessian", f, x); err != nil {
+		return nil, err
+	}
+	gr, err := grad("SparseHessian", []*graph.Node{f}, nil, []*graph.Node{x}, nil)
 	if err != nil {
 		return nil, err
 	}
-	p, err := JacobianPattern(gr[0], x)
+	p, err := jacobianPattern(fail, insteadOfSparseH, gr[0], x)
 	if err != nil {
 		return nil, err
 	}
@@ -240,21 +159,41 @@ func SparseHessian(f, x *graph.Node) (*Sparse, error) {
 	if err != nil {
 		return nil, err
 	}
-	if c1, n1 := ColorColumns(p); n1 < nc {
-		return compressed(gr[0], x, p, c1, n1, columnGather(p, c1))
+	// ColorColumns needs at least as many colours as a row has entries:
+	// where that is no fewer than StarColor's, it cannot win.
+	if p.maxRow() >= nc {
+		return compressed(fail, "SparseHessian", gr[0], x, p, colors, nc, symmetricGather(p, colors, nc))
 	}
-	return compressed(gr[0], x, p, colors, nc, symmetricGather(p, colors, nc))
+	if c1, n1 := ColorColumns(p); n1 < nc {
+		return compressed(fail, "SparseHessian", gr[0], x, p, c1, n1, columnGather(p, c1))
+	}
+	return compressed(fail, "SparseHessian", gr[0], x, p, colors, nc, symmetricGather(p, colors, nc))
 }
 
-// compressed computes the entries of y's Jacobian in pattern p from one
-// JVP per colour of p's columns (one batched sweep), each column's seed
-// being 1 in its colour's direction; entry k is element at[k] of the products, product c
-// holding c·p.Rows through (c+1)·p.Rows−1.
-func compressed(y, x *graph.Node, p *Pattern, colors []int, nc int, at []int64) (*Sparse, error) {
+// compressed computes, for caller, the entries of y's Jacobian in pattern
+// p from one JVP per colour of p's columns (one batched sweep), each
+// column's seed being 1 in its colour's direction; entry k is element
+// at[k] of the products, product c holding c·p.Rows through
+// (c+1)·p.Rows−1. The seeds and the products, nc times x's and y's
+// elements, must fit the memory limit.
+func compressed(fail func(string, ...any) error, caller string, y, x *graph.Node, p *Pattern, colors []int, nc int, at []int64) (*Sparse, error) {
 	g := y.Graph()
 	m := p.Rows
 	if p.NNZ() == 0 || nc == 0 {
 		return &Sparse{Pattern: p, Values: g.Const(graph.NewDense(y.DType(), 0)), Colors: nc}, g.Err()
+	}
+	instead := insteadOfSparseJ
+	if caller == "SparseHessian" {
+		instead = insteadOfSparseH
+	}
+	for _, t := range []struct {
+		what string
+		of   *graph.Node
+	}{{"seeds", x}, {"products", y}} {
+		what := fmt.Sprintf("the %d colours' %s", nc, t.what)
+		if err := checkBytes(fail, what, t.of.DType(), joinShapes([]int{nc}, t.of.Shape()), instead); err != nil {
+			return nil, err
+		}
 	}
 	// One sweep carries every colour's seed, the sum of its columns' unit
 	// vectors, as a batch of tangents.
@@ -263,7 +202,7 @@ func compressed(y, x *graph.Node, p *Pattern, colors []int, nc int, at []int64) 
 	for j, c := range colors {
 		graph.SetFloat(seeds, c*n+j, 1)
 	}
-	products, err := batchedJVP("SparseJacobian", y, x, seeds, nc)
+	products, err := batchedJVP(caller, y, x, seeds, nc)
 	if err != nil {
 		return nil, err
 	}

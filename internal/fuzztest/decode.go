@@ -66,6 +66,10 @@ type Mode struct {
 	MaxRank int
 	// MaxOps bounds the number of op applications.
 	MaxOps int
+	// Extreme draws values, scalars and Scale and PowConst constants from
+	// the edges of the floats too: signed zeros, huge and tiny values
+	// (subnormals of both dtypes), infinities and NaN.
+	Extreme bool
 }
 
 // Builder decodes ops into a graph: each applies one builder to nodes
@@ -141,8 +145,37 @@ func (b *Builder) dtype() tensor.Dtype {
 	return graph.Float64
 }
 
-// Values fills a tensor of t's type with values in [-2, 2].
-func (b *Builder) Values(t graph.Type) *tensor.Dense { return Values(b.rng, t) }
+// Values fills a tensor of t's type with values in [-2, 2], or, with
+// Mode.Extreme, with extreme values half of the time.
+func (b *Builder) Values(t graph.Type) *tensor.Dense { return b.ValuesFrom(b.rng, t) }
+
+// ValuesFrom is Values drawn from rng.
+func (b *Builder) ValuesFrom(rng *rand.Rand, t graph.Type) *tensor.Dense {
+	if !b.mode.Extreme {
+		return Values(rng, t)
+	}
+	v := graph.NewDenseOf(t)
+	for i := range t.Size() {
+		x := 4*rng.Float64() - 2
+		if rng.IntN(2) == 0 {
+			x = extremes[rng.IntN(len(extremes))]
+		}
+		graph.SetFloat(v, i, x)
+	}
+	return v
+}
+
+// extremes are the values at which arithmetic that holds for real numbers
+// may fail for floats: signed zeros, values whose products overflow or
+// underflow, subnormals (of float64 and of float32), the largest floats,
+// infinities and NaN.
+var extremes = []float64{
+	0, math.Copysign(0, -1), 1, -1, 3, 0.1,
+	1e200, -1e200, 1e300, -1e300, math.MaxFloat64, -math.MaxFloat64,
+	1e-200, 1e-300, -1e-300, 1e-310, math.SmallestNonzeroFloat64, -math.SmallestNonzeroFloat64,
+	3e38, math.MaxFloat32, 1e-40, -1e-45,
+	math.Inf(1), math.Inf(-1), math.NaN(),
+}
 
 // Values fills a tensor of t's type with values in [-2, 2] drawn from rng.
 func Values(rng *rand.Rand, t graph.Type) *tensor.Dense {
@@ -160,6 +193,9 @@ func (b *Builder) leaf() *graph.Node {
 	dtype, shape := b.dtype(), b.shape()
 	switch b.in.IntN(4) {
 	case 0:
+		if b.mode.Extreme {
+			return b.G.Scalar(extremes[b.in.IntN(len(extremes))], dtype)
+		}
 		return b.G.Scalar(float64(b.in.Signed(3)), dtype)
 	case 1, 2:
 		n := b.G.Input("x", dtype, shape...)
@@ -270,6 +306,9 @@ func (b *Builder) broadcastTarget(x *graph.Node) []int {
 }
 
 func (b *Builder) constant() float64 {
+	if b.mode.Extreme {
+		return extremes[b.in.IntN(len(extremes))]
+	}
 	vals := []float64{0, 1, -1, 2, 0.5, -3, 1e-3, 1e200, math.Inf(1), math.NaN()}
 	k := b.in.IntN(len(vals))
 	if !b.mode.Hostile {

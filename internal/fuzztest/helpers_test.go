@@ -31,7 +31,7 @@ func feeds(b *Builder, p *compile.Program) vm.Feeds {
 		if n.Kind() != graph.KindInput {
 			continue
 		}
-		v := Values(rng, n.Type()) // drawn whether fed or not, so that each input's value is fixed
+		v := b.ValuesFrom(rng, n.Type()) // drawn whether fed or not, so that each input's value is fixed
 		if _, ok := p.SlotOf(n); ok {
 			f[n] = v
 		}

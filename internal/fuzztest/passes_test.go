@@ -14,8 +14,12 @@ import (
 var optionalPasses = []string{"deadcode", "constfold", "simplify", "cse", "matmuladd", "late deadcode", "memory"}
 
 // FuzzPasses checks that the optional passes do not change values: a
-// random valid graph and its gradient give the same outputs (to rounding)
-// with every pass on and with all of them off.
+// random valid graph and its gradient give the same bits with every pass
+// on and with all of them off, at values that include signed zeros, huge
+// and tiny numbers, infinities and NaN (both NaN is equal; payloads may
+// differ). matmuladd alone rounds differently (a product and the sum
+// onto it round once): it is off for that comparison, and a second graph
+// of moderate values checks it, with every pass on, to rounding.
 func FuzzPasses(f *testing.F) {
 	for _, seed := range graphSeeds {
 		f.Add(seed)
@@ -26,36 +30,58 @@ func FuzzPasses(f *testing.F) {
 	}
 	limitMemory(f)
 	f.Fuzz(func(t *testing.T, data []byte) {
-		b := NewBuilder(NewBytes(data), Mode{MaxRank: 3, MaxOps: 12}, graph.New())
-		b.Build()
-		outs := outputs(b)
-		if len(outs) == 0 || b.G.Err() != nil {
-			return
-		}
-		if loss, wrt := sumOfOutputs(b, outs); loss != nil {
-			grads, err := compile.GradWith(loss, wrt, compile.ZerosIfDisconnected())
-			if err != nil {
-				return // a gradient past rank 8, say: FuzzBuild checks the error
-			}
-			outs = append(outs, grads...)
-		}
-		on, errOn := run(t, b, outs)
-		plain, errOff := run(t, b, outs, off...)
-		if errOn != nil || errOff != nil {
-			// A data error (an index out of range) in a value that the
-			// passes fold away or drop fails only the plain program.
-			return
-		}
-		for i := range on {
-			if err := same(on[i], plain[i]); err != "" {
-				t.Fatalf("output %d (%v): %s with every pass on and all off", i, outs[i], err)
-			}
-		}
+		comparePasses(t, data, Mode{MaxRank: 3, MaxOps: 12, Extreme: true}, sameBits, off,
+			compile.WithoutPass("matmuladd"))
+		comparePasses(t, data, Mode{MaxRank: 3, MaxOps: 12}, sameToRounding, off)
 	})
 }
 
-// same says how two values differ beyond rounding, or "".
-func same(a, b *tensor.Dense) string {
+// comparePasses decodes a graph from data in mode and compares, by same,
+// its outputs and gradients compiled with on and with off.
+func comparePasses(t *testing.T, data []byte, mode Mode, same func(a, b *tensor.Dense) string, off []compile.Option, on ...compile.Option) {
+	t.Helper()
+	b := NewBuilder(NewBytes(data), mode, graph.New())
+	b.Build()
+	outs := outputs(b)
+	if len(outs) == 0 || b.G.Err() != nil {
+		return
+	}
+	if loss, wrt := sumOfOutputs(b, outs); loss != nil {
+		grads, err := compile.GradWith(loss, wrt, compile.ZerosIfDisconnected())
+		if err != nil {
+			return // a gradient past rank 8, say: FuzzBuild checks the error
+		}
+		outs = append(outs, grads...)
+	}
+	got, errOn := run(t, b, outs, on...)
+	plain, errOff := run(t, b, outs, off...)
+	if errOn != nil || errOff != nil {
+		// A data error (an index out of range) in a value that the
+		// passes fold away or drop fails only the plain program.
+		return
+	}
+	for i := range got {
+		if err := same(got[i], plain[i]); err != "" {
+			t.Fatalf("output %d (%v): %s with the passes on and all off (extreme values: %v)", i, outs[i], err, mode.Extreme)
+		}
+	}
+}
+
+// sameBits says where two values differ in any bit, or "": NaNs are equal
+// whatever their payloads and signs.
+func sameBits(a, b *tensor.Dense) string {
+	x, y := graph.Float64s(a), graph.Float64s(b)
+	for i := range x {
+		u, v := x[i], y[i]
+		if math.Float64bits(u) != math.Float64bits(v) && !(math.IsNaN(u) && math.IsNaN(v)) {
+			return "element " + itoa(i) + " is " + ftoa(u) + " and " + ftoa(v)
+		}
+	}
+	return ""
+}
+
+// sameToRounding says how two values differ beyond rounding, or "".
+func sameToRounding(a, b *tensor.Dense) string {
 	tol := 1e-9
 	if a.Dtype() == graph.Float32 {
 		tol = 1e-4
