@@ -12,7 +12,7 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/nabla-go/nabla/graph"
-	"github.com/nabla-go/nabla/internal/dottest"
+	"github.com/nabla-go/nabla/internal/testkit/dottest"
 	"github.com/nabla-go/nabla/ops"
 )
 

@@ -2,7 +2,7 @@ package compile_test
 
 import (
 	"fmt"
-	"github.com/nabla-go/nabla/internal/fdtest"
+	"github.com/nabla-go/nabla/internal/testkit/fdtest"
 	"math"
 	"math/rand/v2"
 	"testing"

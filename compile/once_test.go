@@ -2,7 +2,7 @@ package compile_test
 
 import (
 	"errors"
-	"github.com/nabla-go/nabla/internal/fdtest"
+	"github.com/nabla-go/nabla/internal/testkit/fdtest"
 	"testing"
 
 	"github.com/stretchr/testify/require"

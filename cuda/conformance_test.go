@@ -8,7 +8,7 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/nabla-go/nabla/graph"
-	"github.com/nabla-go/nabla/internal/optable"
+	"github.com/nabla-go/nabla/internal/testkit/optable"
 )
 
 // TestConformance checks every row of the built-in op table with CheckOp

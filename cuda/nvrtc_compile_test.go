@@ -10,7 +10,7 @@ import (
 
 	"github.com/nabla-go/nabla/compile"
 	"github.com/nabla-go/nabla/graph"
-	"github.com/nabla-go/nabla/internal/optable"
+	"github.com/nabla-go/nabla/internal/testkit/optable"
 	"github.com/nabla-go/nabla/nn"
 	"github.com/nabla-go/nabla/ops"
 )

@@ -14,11 +14,11 @@ import (
 	"github.com/nabla-go/nabla/compile"
 	"github.com/nabla-go/nabla/gradcheck"
 	"github.com/nabla-go/nabla/graph"
-	"github.com/nabla-go/nabla/internal/optable"
+	"github.com/nabla-go/nabla/internal/testkit/optable"
 	"github.com/nabla-go/nabla/ops"
 )
 
-// opCase is one row of the built-in op table (internal/optable).
+// opCase is one row of the built-in op table (internal/testkit/optable).
 type opCase = optable.Case
 
 // builtinTable is the table of every built-in op.

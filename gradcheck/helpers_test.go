@@ -7,7 +7,7 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/nabla-go/nabla/gradcheck"
-	"github.com/nabla-go/nabla/internal/optable"
+	"github.com/nabla-go/nabla/internal/testkit/optable"
 )
 
 // tensorOf builds a float64 tensor (optable.TensorOf).

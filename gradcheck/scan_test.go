@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/nabla-go/nabla/gradcheck"
-	"github.com/nabla-go/nabla/internal/optable"
+	"github.com/nabla-go/nabla/internal/testkit/optable"
 )
 
 // scanRows are loops through ops.Scan (optable.ScanTable), checked like

@@ -9,7 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/nabla-go/nabla/graph"
-	"github.com/nabla-go/nabla/internal/dottest"
+	"github.com/nabla-go/nabla/internal/testkit/dottest"
 	"github.com/nabla-go/nabla/ops"
 )
 

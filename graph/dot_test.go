@@ -14,7 +14,7 @@ import (
 
 	"github.com/nabla-go/nabla/compile"
 	"github.com/nabla-go/nabla/graph"
-	"github.com/nabla-go/nabla/internal/dottest"
+	"github.com/nabla-go/nabla/internal/testkit/dottest"
 	"github.com/nabla-go/nabla/ops"
 )
 

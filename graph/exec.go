@@ -3,7 +3,7 @@ package graph
 import (
 	"gorgonia.org/tensor"
 
-	"github.com/nabla-go/nabla/internal/parallel"
+	"github.com/nabla-go/nabla/internal/kernel/parallel"
 )
 
 // Exec is what a machine lends an op's kernel while it runs: worker

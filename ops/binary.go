@@ -7,7 +7,7 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/nabla-go/nabla/graph"
-	"github.com/nabla-go/nabla/internal/vek"
+	"github.com/nabla-go/nabla/internal/kernel/vek"
 )
 
 // binaryKind selects an elementwise binary op; binary ops broadcast their

@@ -4,8 +4,8 @@ import (
 	"slices"
 
 	"github.com/nabla-go/nabla/graph"
-	"github.com/nabla-go/nabla/internal/gemm"
-	"github.com/nabla-go/nabla/internal/vek"
+	"github.com/nabla-go/nabla/internal/kernel/gemm"
+	"github.com/nabla-go/nabla/internal/kernel/vek"
 )
 
 // The convolution kernels unfold each image into columns (im2col: one row

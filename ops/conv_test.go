@@ -12,8 +12,8 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/nabla-go/nabla/graph"
-	"github.com/nabla-go/nabla/internal/parallel"
-	"github.com/nabla-go/nabla/internal/race"
+	"github.com/nabla-go/nabla/internal/kernel/parallel"
+	"github.com/nabla-go/nabla/internal/kernel/race"
 )
 
 // sines returns a tensor whose element i is sin(0.37·i + seed), as

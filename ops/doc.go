@@ -9,7 +9,7 @@
 // pooling and activations.
 //
 // Matrix products (MatMul and the products inside the convolutions) run
-// nabla's own GEMM, package internal/gemm: packed blocks, micro-kernels in
+// nabla's own GEMM, package internal/kernel/gemm: packed blocks, micro-kernels in
 // assembly generated with avo (AVX-512, or AVX2 with FMA, chosen at start-up
 // from what the CPU offers) and a portable Go kernel elsewhere or with the
 // purego build tag, on the machine's threads. Built with -tags openblas

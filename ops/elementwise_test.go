@@ -112,7 +112,7 @@ func TestUnaryForward(t *testing.T) {
 	}
 }
 
-// TestUnaryVmath checks the unary ops computed by internal/vmath against
+// TestUnaryVmath checks the unary ops computed by internal/kernel/vmath against
 // the op table's scalar functions (math), on lengths around the kernels'
 // 4-element vectors and tails and in place, for both dtypes: within 2 ulp
 // in float64 and 1 ulp in float32, and each element the same as computed

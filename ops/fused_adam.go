@@ -1,6 +1,6 @@
 package ops
 
-import "github.com/nabla-go/nabla/internal/vek"
+import "github.com/nabla-go/nabla/internal/kernel/vek"
 
 // fusedAdam is where a fused op whose expression is Adam's step (as
 // nn.Adam and nn.AdamW build it, with or without weight decay) finds its

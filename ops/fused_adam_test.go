@@ -8,8 +8,8 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/nabla-go/nabla/graph"
-	"github.com/nabla-go/nabla/internal/parallel"
-	"github.com/nabla-go/nabla/internal/vek"
+	"github.com/nabla-go/nabla/internal/kernel/parallel"
+	"github.com/nabla-go/nabla/internal/kernel/vek"
 )
 
 // adamExpr is Adam's step as nn.Adam builds it, as fused steps over the

@@ -3,11 +3,11 @@ package ops
 import (
 	"unsafe"
 
-	"github.com/nabla-go/nabla/internal/fusedasm"
+	"github.com/nabla-go/nabla/internal/kernel/fusedasm"
 )
 
 // useFusedAsm is set where the processor runs the assembly kernel
-// (internal/fusedasm: AVX2).
+// (internal/kernel/fusedasm: AVX2).
 var useFusedAsm = fusedasm.Available
 
 // fusedStepsAsm runs code's steps over a block of n elements, the

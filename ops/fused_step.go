@@ -4,14 +4,14 @@ import (
 	"math"
 	"unsafe"
 
-	"github.com/nabla-go/nabla/internal/fusedasm"
+	"github.com/nabla-go/nabla/internal/kernel/fusedasm"
 )
 
 // fusedOpcode names what a step does and how it reads its operands, so
 // that the kernel dispatches a step with one switch: the arithmetic ops on
 // two vectors (VV), a vector and a scalar input (VS) or a scalar and a
 // vector (SV), the cheap unary ops, the comparisons, and the general
-// cases. The assembly kernel (internal/fusedasm) runs the opcodes up to
+// cases. The assembly kernel (internal/kernel/fusedasm) runs the opcodes up to
 // fcEqual and knows their values.
 type fusedOpcode uint8
 

@@ -10,7 +10,7 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/nabla-go/nabla/graph"
-	"github.com/nabla-go/nabla/internal/parallel"
+	"github.com/nabla-go/nabla/internal/kernel/parallel"
 )
 
 // The assembly kernel reads fusedCode at fixed offsets and knows the
@@ -30,7 +30,7 @@ func TestFusedCodeLayout(t *testing.T) {
 	values := []fusedOpcode{4, 8, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20}
 	for i := range ops {
 		if ops[i] != values[i] {
-			t.Errorf("opcode %d is %d, want %d (as in internal/fusedasm)", i, ops[i], values[i])
+			t.Errorf("opcode %d is %d, want %d (as in internal/kernel/fusedasm)", i, ops[i], values[i])
 		}
 	}
 }

@@ -231,7 +231,7 @@ func (op MatMulOp) JVP(c *graph.JVPContext) *graph.Node {
 // product is one product C = op(A)·op(B), or C += op(A)·op(B) when acc, on
 // row-major backing slices: C is m×n, k the inner dimension. A is stored
 // m×k (k×m if transA), B k×n (n×k if transB). Its run method is the
-// build's kernel: nabla's own (linalg_gemm.go, over internal/gemm), or
+// build's kernel: nabla's own (linalg_gemm.go, over internal/kernel/gemm), or
 // OpenBLAS's gemm with -tags openblas (linalg_openblas.go).
 type product[T float] struct {
 	transA, transB bool

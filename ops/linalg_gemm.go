@@ -4,10 +4,10 @@ package ops
 
 import (
 	"github.com/nabla-go/nabla/graph"
-	"github.com/nabla-go/nabla/internal/gemm"
+	"github.com/nabla-go/nabla/internal/kernel/gemm"
 )
 
-// The default matrix-product kernel is nabla's own (internal/gemm):
+// The default matrix-product kernel is nabla's own (internal/kernel/gemm):
 // packed blocks, assembly micro-kernels where the CPU has them, and e's
 // threads. Building with -tags openblas replaces it with OpenBLAS's gemm
 // (linalg_openblas.go).

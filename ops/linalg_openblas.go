@@ -33,7 +33,7 @@ import (
 //
 // A product with one row or one column of C goes to gemv: this OpenBLAS's
 // gemm packs the whole of the other operand first, which made a 1×64 by
-// 64×64 product take 2 µs, slower than nabla's own (internal/gemm).
+// 64×64 product take 2 µs, slower than nabla's own (internal/kernel/gemm).
 func (p *product[T]) run(*graph.Exec) {
 	if p.m == 0 || p.n == 0 || p.k == 0 {
 		if !p.acc {

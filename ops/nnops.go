@@ -8,7 +8,7 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/nabla-go/nabla/graph"
-	"github.com/nabla-go/nabla/internal/vmath"
+	"github.com/nabla-go/nabla/internal/kernel/vmath"
 )
 
 // softmaxOp normalises exponentials along one axis; with log set it is

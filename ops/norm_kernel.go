@@ -6,7 +6,7 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/nabla-go/nabla/graph"
-	"github.com/nabla-go/nabla/internal/vek"
+	"github.com/nabla-go/nabla/internal/kernel/vek"
 )
 
 // channelRun is one per-channel kernel's run over tensors (N, C, S...)

@@ -10,7 +10,7 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/nabla-go/nabla/graph"
-	"github.com/nabla-go/nabla/internal/parallel"
+	"github.com/nabla-go/nabla/internal/kernel/parallel"
 )
 
 // naiveChannels computes op from its definition, element by element in

@@ -8,7 +8,7 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/nabla-go/nabla/graph"
-	"github.com/nabla-go/nabla/internal/parallel"
+	"github.com/nabla-go/nabla/internal/kernel/parallel"
 )
 
 // Elementwise kernels split over threads compute the same bits as Forward,

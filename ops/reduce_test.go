@@ -9,7 +9,7 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/nabla-go/nabla/graph"
-	"github.com/nabla-go/nabla/internal/race"
+	"github.com/nabla-go/nabla/internal/kernel/race"
 )
 
 // const64 adds a float64 constant of the given shape and values.

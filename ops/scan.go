@@ -7,7 +7,7 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/nabla-go/nabla/graph"
-	"github.com/nabla-go/nabla/internal/vek"
+	"github.com/nabla-go/nabla/internal/kernel/vek"
 )
 
 // ScanBody is one step of a loop: from the carried state and this step's

@@ -7,7 +7,7 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/nabla-go/nabla/graph"
-	"github.com/nabla-go/nabla/internal/race"
+	"github.com/nabla-go/nabla/internal/kernel/race"
 )
 
 func TestReshape(t *testing.T) {

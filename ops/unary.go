@@ -8,8 +8,8 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/nabla-go/nabla/graph"
-	"github.com/nabla-go/nabla/internal/vek"
-	"github.com/nabla-go/nabla/internal/vmath"
+	"github.com/nabla-go/nabla/internal/kernel/vek"
+	"github.com/nabla-go/nabla/internal/kernel/vmath"
 )
 
 // unaryKind selects an elementwise unary op.

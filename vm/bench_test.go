@@ -7,7 +7,7 @@ import (
 
 	"github.com/nabla-go/nabla/compile"
 	"github.com/nabla-go/nabla/graph"
-	"github.com/nabla-go/nabla/internal/testnet"
+	"github.com/nabla-go/nabla/internal/testkit/testnet"
 	"github.com/nabla-go/nabla/ops"
 	"github.com/nabla-go/nabla/vm"
 )

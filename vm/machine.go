@@ -13,7 +13,7 @@ import (
 
 	"github.com/nabla-go/nabla/compile"
 	"github.com/nabla-go/nabla/graph"
-	"github.com/nabla-go/nabla/internal/parallel"
+	"github.com/nabla-go/nabla/internal/kernel/parallel"
 )
 
 // Feeds maps input nodes to the values they take in one run.

@@ -1,7 +1,7 @@
 package main
 
 import (
-	"github.com/nabla-go/nabla/internal/fdtest"
+	"github.com/nabla-go/nabla/internal/testkit/fdtest"
 	"math"
 	"testing"
 

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/nabla-go/nabla/internal/dottest"
+	"github.com/nabla-go/nabla/internal/testkit/dottest"
 )
 
 // TestRun writes each drawing the command offers and checks it parses (and

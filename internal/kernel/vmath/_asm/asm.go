@@ -1,5 +1,5 @@
 // Command _asm generates vmath's AVX2+FMA kernels (vmath_amd64.s and
-// stubs_amd64.go); run it with go generate in internal/vmath.
+// stubs_amd64.go); run it with go generate in internal/kernel/vmath.
 //
 // Each kernel runs the float64 algorithm of the pure-Go scalar kernels
 // (exp.go, log.go, tanh.go, logistic.go) on 4 lanes at a time, with the

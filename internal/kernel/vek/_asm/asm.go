@@ -1,5 +1,5 @@
 // Command _asm generates vek's AVX2 kernels (vek_amd64.s and
-// stubs_amd64.go); run it with go generate in internal/vek.
+// stubs_amd64.go); run it with go generate in internal/kernel/vek.
 //
 // Every kernel runs one IEEE instruction per element (add, sub, mul, div,
 // sqrt) or a bitwise one (neg, abs, relu), so its results are those of

@@ -1,6 +1,6 @@
 // Command _asm generates the AVX2 and AVX-512 kernels of package gemm:
 //
-//	cd internal/gemm/_asm && go run . -out ../kernel_amd64.s -stubs ../kernel_amd64_stubs.go -pkg gemm
+//	cd internal/kernel/gemm/_asm && go run . -out ../kernel_amd64.s -stubs ../kernel_amd64_stubs.go -pkg gemm
 //
 // Its own module keeps avo out of nabla's dependencies.
 package main

@@ -1,6 +1,6 @@
 package gemm
 
-import "github.com/nabla-go/nabla/internal/parallel"
+import "github.com/nabla-go/nabla/internal/kernel/parallel"
 
 // A product with B transposed, C = A·Bᵀ, reads both operands along the
 // depth: each entry of C is a dot product of a row of A and a row of B.

@@ -6,8 +6,8 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/nabla-go/nabla/internal/parallel"
-	"github.com/nabla-go/nabla/internal/race"
+	"github.com/nabla-go/nabla/internal/kernel/parallel"
+	"github.com/nabla-go/nabla/internal/kernel/race"
 )
 
 // problem is one product with its operands, C's initial value included,

@@ -1,4 +1,4 @@
-module github.com/nabla-go/nabla/internal/vmath/_asm
+module github.com/nabla-go/nabla/internal/kernel/gemm/_asm
 
 go 1.26
 

@@ -1,4 +1,4 @@
-module github.com/nabla-go/nabla/internal/vek/_asm
+module github.com/nabla-go/nabla/internal/kernel/vmath/_asm
 
 go 1.26
 

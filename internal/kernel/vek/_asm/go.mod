@@ -1,4 +1,4 @@
-module github.com/nabla-go/nabla/internal/gemm/_asm
+module github.com/nabla-go/nabla/internal/kernel/vek/_asm
 
 go 1.26
 

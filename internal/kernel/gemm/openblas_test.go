@@ -7,7 +7,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/nabla-go/nabla/internal/blaspeer"
+	"github.com/nabla-go/nabla/internal/testkit/blaspeer"
 )
 
 // BenchmarkOpenBLAS times OpenBLAS on BenchmarkMul's shapes, as the peer:
@@ -15,7 +15,7 @@ import (
 // (threads as OPENBLAS_NUM_THREADS says; OPENBLAS_CORETYPE picks its
 // kernels):
 //
-//	OPENBLAS_NUM_THREADS=1 go test -tags openblas -run '^$' -bench 'Mul|OpenBLAS' ./internal/gemm/
+//	OPENBLAS_NUM_THREADS=1 go test -tags openblas -run '^$' -bench 'Mul|OpenBLAS' ./internal/kernel/gemm/
 func BenchmarkOpenBLAS(b *testing.B) {
 	for _, s := range benchShapes {
 		b.Run(fmt.Sprintf("f64/%dx%dx%d", s[0], s[1], s[2]), func(b *testing.B) { benchOpenBLAS[float64](b, s) })

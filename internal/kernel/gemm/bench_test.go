@@ -6,15 +6,15 @@ import (
 	"runtime"
 	"testing"
 
-	"github.com/nabla-go/nabla/internal/parallel"
+	"github.com/nabla-go/nabla/internal/kernel/parallel"
 )
 
 // BenchmarkMul times square products and the matrix–vector shapes, in
 // GFLOP/s, on one thread and on all of them, with each kernel set this CPU
 // runs (the default first; its name is the first part of the benchmark's):
 //
-//	go test -run '^$' -bench Mul ./internal/gemm/
-//	go test -run '^$' -bench 'Mul/avx2/' ./internal/gemm/
+//	go test -run '^$' -bench Mul ./internal/kernel/gemm/
+//	go test -run '^$' -bench 'Mul/avx2/' ./internal/kernel/gemm/
 func BenchmarkMul(b *testing.B) {
 	forEachKernelB(b, func(b *testing.B) {
 		for _, threads := range []int{1, runtime.GOMAXPROCS(0)} {

@@ -6,7 +6,7 @@ import (
 	"sync/atomic"
 	"unsafe"
 
-	"github.com/nabla-go/nabla/internal/parallel"
+	"github.com/nabla-go/nabla/internal/kernel/parallel"
 )
 
 // Float is the element types Mul accepts.
