@@ -1,0 +1,103 @@
+package ops
+
+import (
+	"fmt"
+
+	"gorgonia.org/tensor"
+
+	"github.com/nabla-go/nabla/graph"
+)
+
+// Generator is a graph's source of randomness: a seed, a step counter held
+// by the machine like a parameter, and a count of the streams handed out.
+// Each sampling node built through it gets a stream of its own, fixed when
+// the node is built, so two nodes never share random bits; each run of a
+// program that applies Updates advances the step, so two runs never repeat
+// them; and everything is a pure function of (seed, stream, step, element),
+// so a run is reproducible from the seed and the step on any number of
+// threads, and a checkpoint holding the step resumes the sequence.
+//
+// Make one Generator per graph: two generators with the same seed hand out
+// the same streams.
+type Generator struct {
+	// Step is the float64 scalar parameter counting the runs (exact up to
+	// 2⁵³); it selects the values every stream draws.
+	Step    *graph.Node
+	seed    uint64
+	streams uint64
+	updates map[*graph.Node]*graph.Node
+}
+
+// NewGenerator adds to g a generator with the given seed, whose step
+// counter is the parameter named name (starting at 0).
+func NewGenerator(g *graph.Graph, name string, seed uint64) *Generator {
+	return &Generator{Step: g.Param(name, graph.NewDense(graph.Float64)), seed: seed}
+}
+
+// Stream hands out the generator's next stream; the builders below call it
+// once per node. It fails (with a poisoned node) past 2³² streams.
+func (r *Generator) Stream() (Stream, *graph.Node) {
+	if r == nil || r.Step == nil {
+		return Stream{}, (*graph.Graph)(nil).Fail(&graph.Error{Op: "Generator", Err: fmt.Errorf("the generator is nil: make one with ops.NewGenerator"), Site: graph.CallerSite()})
+	}
+	if p := graph.Poisoned(r.Step); p != nil {
+		return Stream{}, p
+	}
+	if r.streams >= maxRandomBlocks {
+		return Stream{}, r.Step.Graph().Fail(&graph.Error{Op: "Generator", Err: fmt.Errorf("all %d streams are used", uint64(maxRandomBlocks)), Site: graph.CallerSite()})
+	}
+	s := Stream{Seed: r.seed, ID: uint32(r.streams)}
+	r.streams++
+	if r.updates == nil {
+		r.updates = map[*graph.Node]*graph.Node{r.Step: Add(r.Step, r.Step.Graph().Scalar(1, graph.Float64))}
+	}
+	return s, nil
+}
+
+// Updates advances the step by one at each run: pass them, with any
+// others, to compile.WithUpdates in every program that samples, or each
+// run repeats the last one's values. It is nil before the first sample.
+func (r *Generator) Updates() map[*graph.Node]*graph.Node {
+	if r == nil {
+		return nil
+	}
+	return r.updates
+}
+
+// draw builds a sampling node on a fresh stream.
+func (r *Generator) draw(build func(Stream) *graph.Node) *graph.Node {
+	s, failed := r.Stream()
+	if failed != nil {
+		return failed
+	}
+	return build(s)
+}
+
+// Uniform draws a tensor of the given dtype and shape, uniform on [0, 1).
+func (r *Generator) Uniform(dtype tensor.Dtype, shape ...int) *graph.Node {
+	return r.draw(func(s Stream) *graph.Node { return RandomUniform(r.Step, s, dtype, shape...) })
+}
+
+// Normal draws a tensor of standard normal values of the given dtype and
+// shape.
+func (r *Generator) Normal(dtype tensor.Dtype, shape ...int) *graph.Node {
+	return r.draw(func(s Stream) *graph.Node { return RandomNormal(r.Step, s, dtype, shape...) })
+}
+
+// UniformLike draws a uniform tensor of x's dtype and shape (x's values
+// are not read).
+func (r *Generator) UniformLike(x *graph.Node) *graph.Node {
+	return r.draw(func(s Stream) *graph.Node { return RandomUniformLike(r.Step, s, x) })
+}
+
+// NormalLike draws a standard normal tensor of x's dtype and shape (x's
+// values are not read).
+func (r *Generator) NormalLike(x *graph.Node) *graph.Node {
+	return r.draw(func(s Stream) *graph.Node { return RandomNormalLike(r.Step, s, x) })
+}
+
+// Bernoulli draws a tensor of p's type whose elements are 1 with the
+// probability p holds there, 0 otherwise (see RandomBernoulli).
+func (r *Generator) Bernoulli(p *graph.Node) *graph.Node {
+	return r.draw(func(s Stream) *graph.Node { return RandomBernoulli(r.Step, s, p) })
+}
