@@ -23,13 +23,14 @@ import (
 //   - uniform on [0, 1): the top 24 bits of a word times 2⁻²⁴ (float32),
 //     the top 53 bits of two words times 2⁻⁵³ (float64), exact in both;
 //   - standard normal by the Box–Muller transform, as cuRAND's
-//     curand_normal4 does: from uniforms u in (0, 1) and v,
-//     √(−2 ln u)·cos 2πv and √(−2 ln u)·sin 2πv, computed in float64 from
-//     (w + ½)·2⁻³² for a float32 pair of words w, or from 53-bit uniforms
-//     (two words each) for a float64 pair. Box–Muller turns two uniforms
-//     into two normals with no rejection, so every element maps to fixed
-//     counters, which the inverse CDF also would but at several times the
-//     cost per value.
+//     curand_normal4 does: from uniforms u in (0, 1] and v, the pair
+//     √(−2 ln u)·cos 2πv and √(−2 ln u)·sin 2πv; float32 pairs take one
+//     word each for u and v and are computed in float32 arithmetic by a
+//     fixed procedure another device can repeat bit for bit (see
+//     normalPair32), float64 pairs take 53-bit uniforms (two words each)
+//     and math's Log and Sincos. Box–Muller turns two uniforms into two
+//     normals with no rejection, so every element maps to fixed counters,
+//     which the inverse CDF also would, at several times the cost.
 //
 // A random op's output does not depend smoothly on anything: it has no
 // gradient with respect to its step (Backward returns nil). Reparameterised
@@ -223,15 +224,22 @@ func runRandom[T float](e *graph.Exec, n int, op randomOp, step uint64, out *ten
 // step.
 func fillRandom[T float](out []T, off int, kind randomKind, s Stream, step uint64) {
 	var z T
-	per := 4
+	shift := 2 // elements per block: 4 float32s or 2 float64s
 	if unsafe.Sizeof(z) == 8 {
-		per = 2
+		shift = 1
 	}
+	per := 1 << shift
 	var v [4]T
 	for i := 0; i < len(out); {
 		at := off + i
-		blockValues(kind, s.block(step, uint32(at/per)), &v)
-		for j := at % per; j < per && i < len(out); j++ {
+		w := s.block(step, uint32(at>>shift))
+		if at&(per-1) == 0 && len(out)-i >= per { // a whole block
+			blockValues(kind, w, out[i:i+per])
+			i += per
+			continue
+		}
+		blockValues(kind, w, v[:per])
+		for j := at & (per - 1); j < per && i < len(out); j++ {
 			out[i] = v[j]
 			i++
 		}
@@ -239,21 +247,22 @@ func fillRandom[T float](out []T, off int, kind randomKind, s Stream, step uint6
 }
 
 // blockValues turns one block into four float32 or two float64 values.
-func blockValues[T float](kind randomKind, w [4]uint32, v *[4]T) {
+func blockValues[T float](kind randomKind, w [4]uint32, v []T) {
 	var z T
 	if unsafe.Sizeof(z) == 4 {
+		v = v[:4]
 		if kind == uniformKind {
 			for j, x := range w {
 				v[j] = T(float32(x>>8) * 0x1p-24)
 			}
 			return
 		}
-		for j := 0; j < 4; j += 2 {
-			a, b := boxMuller((float64(w[j])+0.5)*0x1p-32, (float64(w[j+1])+0.5)*0x1p-32)
-			v[j], v[j+1] = T(a), T(b)
-		}
+		a, b := normalPair32(w[0], w[1])
+		c, d := normalPair32(w[2], w[3])
+		v[0], v[1], v[2], v[3] = T(a), T(b), T(c), T(d)
 		return
 	}
+	v = v[:2]
 	x := uint64(w[0])<<32 | uint64(w[1])
 	y := uint64(w[2])<<32 | uint64(w[3])
 	if kind == uniformKind {

@@ -64,14 +64,22 @@ func TestRandomElementsFollowTheirCounters(t *testing.T) {
 			t.Errorf("float32 uniform %d: got %v, want %v", i, u32[i], want)
 		}
 		pair := i &^ 1
-		u := (float64(word(pair/4, pair%4)) + 0.5) / (1 << 32)
-		v := (float64(word(pair/4, pair%4+1)) + 0.5) / (1 << 32)
+		a, b := normalPair32(word(pair/4, pair%4), word(pair/4, pair%4+1))
+		if want := []float32{a, b}[i%2]; n32[i] != want {
+			t.Errorf("float32 normal %d: got %v, want %v", i, n32[i], want)
+		}
+	}
+	n64 := drawRandom(t, randomOp{kind: normalKind, s: s, dtype: graph.Float64, shape: []int{3}}, float64(step)).Float64s()
+	for i := range 3 {
+		b := i / 2
+		u := (float64((uint64(word(b, 0))<<32|uint64(word(b, 1)))>>11) + 0.5) / (1 << 53)
+		v := (float64((uint64(word(b, 2))<<32|uint64(word(b, 3)))>>11) + 0.5) / (1 << 53)
 		want := math.Sqrt(-2*math.Log(u)) * math.Cos(2*math.Pi*v)
 		if i%2 == 1 {
 			want = math.Sqrt(-2*math.Log(u)) * math.Sin(2*math.Pi*v)
 		}
-		if n32[i] != float32(want) {
-			t.Errorf("float32 normal %d: got %v, want %v", i, n32[i], float32(want))
+		if n64[i] != want {
+			t.Errorf("float64 normal %d: got %v, want %v", i, n64[i], want)
 		}
 	}
 	u64 := drawRandom(t, randomOp{kind: uniformKind, s: s, dtype: graph.Float64, shape: []int{5}}, float64(step)).Float64s()
@@ -271,5 +279,36 @@ func TestRandomErrors(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "is not a non-negative integer") {
 			t.Errorf("step %v: got %v", step, err)
 		}
+	}
+}
+
+// The float32 Box–Muller pair is within 4 float32 ulps of the float64
+// computation (relative to the radius, the pair's scale), for words at
+// both ends of the range, quarter-turn boundaries and a sweep of others;
+// log32 and sincosTurns32 alone are within 2 ulps.
+func TestNormal32Accuracy(t *testing.T) {
+	words := []uint32{0, 1, 2, 255, 256, 1 << 30, 1 << 31, 3 << 30, 0xfffffeff, 0xffffff00, 0xffffffff}
+	for w := uint32(12345); w < 0xffff0000; w += 0x000fff71 {
+		words = append(words, w)
+	}
+	ulp := func(x float64) float64 { return float64(math.Nextafter32(float32(math.Abs(x)), 2)) - float64(float32(math.Abs(x))) }
+	var worstLog, worstTrig, worstPair float64
+	for _, w0 := range words {
+		u := float32(w0)*0x1p-32 + 0x1p-33
+		want := math.Log(float64(u))
+		worstLog = max(worstLog, math.Abs(float64(log32(u))-want)/ulp(want))
+		for _, w1 := range words[:64] {
+			v := float32(w1)*0x1p-32 + 0x1p-33
+			s, c := sincosTurns32(v)
+			ws, wc := math.Sincos(2 * math.Pi * float64(v))
+			worstTrig = max(worstTrig, math.Abs(float64(s)-ws)/ulp(1), math.Abs(float64(c)-wc)/ulp(1))
+			a, b := normalPair32(w0, w1)
+			r := math.Sqrt(-2 * math.Log(float64(u)))
+			worstPair = max(worstPair, math.Abs(float64(a)-r*wc)/ulp(r), math.Abs(float64(b)-r*ws)/ulp(r))
+		}
+	}
+	t.Logf("worst errors: log %.2f ulp, sin/cos %.2f ulp of 1, pair %.2f ulp of r", worstLog, worstTrig, worstPair)
+	if worstLog > 2 || worstTrig > 2 || worstPair > 4 {
+		t.Errorf("worst errors: log %.2f ulp, sin/cos %.2f ulp of 1, pair %.2f ulp of r; want ≤ 2, 2, 4", worstLog, worstTrig, worstPair)
 	}
 }
