@@ -291,7 +291,9 @@ func TestNormal32Accuracy(t *testing.T) {
 	for w := uint32(12345); w < 0xffff0000; w += 0x000fff71 {
 		words = append(words, w)
 	}
-	ulp := func(x float64) float64 { return float64(math.Nextafter32(float32(math.Abs(x)), 2)) - float64(float32(math.Abs(x))) }
+	ulp := func(x float64) float64 {
+		return float64(math.Nextafter32(float32(math.Abs(x)), 2)) - float64(float32(math.Abs(x)))
+	}
 	var worstLog, worstTrig, worstPair float64
 	for _, w0 := range words {
 		u := float32(w0)*0x1p-32 + 0x1p-33
