@@ -232,13 +232,14 @@ func fillRandom[T float](out []T, off int, kind randomKind, s Stream, step uint6
 	var v [4]T
 	for i := 0; i < len(out); {
 		at := off + i
-		w := s.block(step, uint32(at>>shift))
-		if at&(per-1) == 0 && len(out)-i >= per { // a whole block
+		if at&(per-1) == 0 && len(out)-i >= 2*per { // two whole blocks
+			w, x := s.blocks2(step, uint32(at>>shift))
 			blockValues(kind, w, out[i:i+per])
-			i += per
+			blockValues(kind, x, out[i+per:i+2*per])
+			i += 2 * per
 			continue
 		}
-		blockValues(kind, w, v[:per])
+		blockValues(kind, s.block(step, uint32(at>>shift)), v[:per])
 		for j := at & (per - 1); j < per && i < len(out); j++ {
 			out[i] = v[j]
 			i++
