@@ -113,28 +113,12 @@ func (d Categorical) Probs() *graph.Node {
 }
 
 // Sample draws a class index per batch element (as a float of the logits'
-// dtype) by inverting the distribution function: the number of classes
-// whose cumulative probability is at most a uniform draw.
+// dtype) with probabilities softmax(logits) (see ops.RandomCategorical).
 func (d Categorical) Sample(gen *ops.Generator) *graph.Node {
 	if bad := d.check("Categorical"); bad != nil {
 		return bad
 	}
-	k := d.classes
-	upper := graph.NewDense(d.dtype, k, k) // upper[i][j] = 1 for i ≤ j: p·upper is the CDF
-	for i := range k {
-		for j := i; j < k; j++ {
-			graph.SetFloat(upper, i*k+j, 1)
-		}
-	}
-	rows := 1
-	for _, n := range d.shape {
-		rows *= n
-	}
-	p := ops.Reshape(ops.StopGradient(d.Probs()), rows, k)
-	cdf := ops.Reshape(ops.MatMul(p, d.g.Const(upper)), append(append([]int(nil), d.shape...), k)...)
-	u := gen.Uniform(d.dtype, append(append([]int(nil), d.shape...), 1)...)
-	count := ops.Sum(ops.Less(cdf, u), -1)
-	return ops.Minimum(count, d.constant(float64(k-1))) // rounding may leave the CDF's last entry below u
+	return gen.Categorical(d.Logits)
 }
 
 // LogProb is log softmax(logits) at the class indices x (integers held in

@@ -101,3 +101,14 @@ func (r *Generator) NormalLike(x *graph.Node) *graph.Node {
 func (r *Generator) Bernoulli(p *graph.Node) *graph.Node {
 	return r.draw(func(s Stream) *graph.Node { return RandomBernoulli(r.Step, s, p) })
 }
+
+// Int draws integers uniform on [low, high) (see RandomInt).
+func (r *Generator) Int(low, high int64, dtype tensor.Dtype, shape ...int) *graph.Node {
+	return r.draw(func(s Stream) *graph.Node { return RandomInt(r.Step, s, low, high, dtype, shape...) })
+}
+
+// Categorical draws a class index per row of logits, with probabilities
+// softmax(row) (see RandomCategorical).
+func (r *Generator) Categorical(logits *graph.Node) *graph.Node {
+	return r.draw(func(s Stream) *graph.Node { return RandomCategorical(r.Step, s, logits) })
+}
