@@ -23,6 +23,11 @@ func normalPair32(w0, w1 uint32) (float32, float32) {
 	return r * c, r * s
 }
 
+// logCoefficients32 are Cephes' logf polynomial's, highest degree first
+// (the GPU kernel's source is written from them too).
+var logCoefficients32 = [...]float32{7.0376836292e-2, -1.1514610310e-1, 1.1676998740e-1, -1.2420140846e-1,
+	1.4249322787e-1, -1.6668057665e-1, 2.0000714765e-1, -2.4999993993e-1, 3.3333331174e-1}
+
 // log32 is Cephes' logf for x in (0, 1], a normal float32.
 func log32(x float32) float32 {
 	b := math.Float32bits(x)
@@ -35,9 +40,8 @@ func log32(x float32) float32 {
 		m--
 	}
 	z := float32(m * m)
-	y := float32(7.0376836292e-2)
-	for _, c := range [...]float32{-1.1514610310e-1, 1.1676998740e-1, -1.2420140846e-1, 1.4249322787e-1,
-		-1.6668057665e-1, 2.0000714765e-1, -2.4999993993e-1, 3.3333331174e-1} {
+	y := logCoefficients32[0]
+	for _, c := range logCoefficients32[1:] {
 		y = float32(y*m) + c
 	}
 	y = float32(float32(y*m) * z)
