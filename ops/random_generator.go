@@ -2,6 +2,9 @@ package ops
 
 import (
 	"fmt"
+	"runtime"
+	"sync"
+	"weak"
 
 	"gorgonia.org/tensor"
 
@@ -17,8 +20,8 @@ import (
 // so a run is reproducible from the seed and the step on any number of
 // threads, and a checkpoint holding the step resumes the sequence.
 //
-// Make one Generator per graph: two generators with the same seed hand out
-// the same streams.
+// A graph holds one generator per seed: NewGenerator refuses a second with
+// the same seed, which would hand out the same streams.
 type Generator struct {
 	// Step is the float64 scalar parameter counting the runs (exact up to
 	// 2⁵³); it selects the values every stream draws.
@@ -29,9 +32,44 @@ type Generator struct {
 }
 
 // NewGenerator adds to g a generator with the given seed, whose step
-// counter is the parameter named name (starting at 0).
+// counter is the parameter named name (starting at 0). A second generator
+// with the same seed on the same graph is an error: it would draw the
+// first one's streams.
 func NewGenerator(g *graph.Graph, name string, seed uint64) *Generator {
+	if g != nil && g.Err() == nil && !claimSeed(g, seed) {
+		return &Generator{Step: g.Fail(&graph.Error{Op: "NewGenerator", Site: graph.CallerSite(),
+			Err: fmt.Errorf("the graph already has a generator with seed %d, whose streams this one would repeat: use that generator, or another seed", seed)})}
+	}
 	return &Generator{Step: g.Param(name, graph.NewDense(graph.Float64)), seed: seed}
+}
+
+// seedsInUse holds, for each live graph, the seeds of its generators; an
+// entry goes when its graph is collected.
+var seedsInUse = struct {
+	sync.Mutex
+	m map[weak.Pointer[graph.Graph]]map[uint64]bool
+}{m: map[weak.Pointer[graph.Graph]]map[uint64]bool{}}
+
+// claimSeed records seed for g and reports whether it was free.
+func claimSeed(g *graph.Graph, seed uint64) bool {
+	key := weak.Make(g)
+	seedsInUse.Lock()
+	defer seedsInUse.Unlock()
+	seeds, ok := seedsInUse.m[key]
+	if !ok {
+		seeds = map[uint64]bool{}
+		seedsInUse.m[key] = seeds
+		runtime.AddCleanup(g, func(key weak.Pointer[graph.Graph]) {
+			seedsInUse.Lock()
+			delete(seedsInUse.m, key)
+			seedsInUse.Unlock()
+		}, key)
+	}
+	if seeds[seed] {
+		return false
+	}
+	seeds[seed] = true
+	return true
 }
 
 // Stream hands out the generator's next stream; the builders below call it

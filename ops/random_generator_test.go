@@ -188,3 +188,20 @@ func BenchmarkRandomNormal(b *testing.B) {
 		}
 	}
 }
+
+// A second generator with the seed of another on the same graph is an
+// error (it would repeat the first one's streams); on another graph, or
+// with another seed, it is not.
+func TestGeneratorSeedsAreNotShared(t *testing.T) {
+	g := graph.New()
+	ops.NewGenerator(g, "rng", 5)
+	ops.NewGenerator(g, "other", 6)
+	ops.NewGenerator(graph.New(), "rng", 5)
+	if err := g.Err(); err != nil {
+		t.Fatal(err)
+	}
+	ops.NewGenerator(g, "again", 5)
+	if err := g.Err(); err == nil || !strings.Contains(err.Error(), "nabla: NewGenerator: the graph already has a generator with seed 5, whose streams this one would repeat: use that generator, or another seed at random_generator_test.go:") {
+		t.Errorf("got %v", err)
+	}
+}

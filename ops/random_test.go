@@ -3,9 +3,11 @@ package ops
 import (
 	"fmt"
 	"math"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"gorgonia.org/tensor"
 
@@ -313,4 +315,29 @@ func TestNormal32Accuracy(t *testing.T) {
 	if worstLog > 2 || worstTrig > 2 || worstPair > 4 {
 		t.Errorf("worst errors: log %.2f ulp, sin/cos %.2f ulp of 1, pair %.2f ulp of r; want ≤ 2, 2, 4", worstLog, worstTrig, worstPair)
 	}
+}
+
+// The seeds of a collected graph's generators are forgotten, so that
+// building graph after graph holds no memory.
+func TestGeneratorSeedsOfCollectedGraphsGo(t *testing.T) {
+	count := func() int {
+		seedsInUse.Lock()
+		defer seedsInUse.Unlock()
+		return len(seedsInUse.m)
+	}
+	before := count()
+	for range 10 {
+		NewGenerator(graph.New(), "rng", 1)
+	}
+	if count() < before+10 {
+		t.Fatalf("got %d graphs with seeds, want at least %d", count(), before+10)
+	}
+	for range 100 {
+		runtime.GC()
+		if count() <= before {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Errorf("after collection, %d graphs still hold seeds, want at most %d", count(), before)
 }
