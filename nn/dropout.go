@@ -2,7 +2,6 @@ package nn
 
 import (
 	"fmt"
-	"math"
 
 	"gorgonia.org/tensor"
 
@@ -14,18 +13,19 @@ import (
 // training and scales the others by 1/(1-p), so that the expected output is
 // the input; in evaluation mode it is the identity.
 //
-// The mask is drawn by an op (see DropoutMask) from a counter-based
-// generator keyed by the module's seed and its step counter, a buffer that
-// each training run advances by one (see StateUpdates and TrainingUpdates):
-// every step draws a fresh mask, the training program allocates nothing,
-// and a run is reproducible from the seed and the step.
+// The mask is drawn from uniforms of a Philox-4x32-10 stream (see
+// ops.RandomUniformLike and DropoutMask) keyed by the module's seed, one
+// stream per Forward call, at its step counter, a buffer that each training
+// run advances by one (see StateUpdates and TrainingUpdates): every step
+// draws a fresh mask, the training program allocates nothing, and a run is
+// reproducible from the seed and the step on any number of threads.
 type Dropout struct {
 	// Step counts the training runs; it selects the mask.
 	Step     *graph.Node `nn:",buffer"`
 	p        float64
 	seed     uint64
 	training bool
-	streams  uint64 // masks drawn so far, so that two calls differ
+	streams  uint32 // masks drawn so far: each call draws its own stream
 	updates  map[*graph.Node]*graph.Node
 	name     string
 }
@@ -66,7 +66,7 @@ func (d *Dropout) Forward(x *graph.Node) *graph.Node {
 		}
 		// The mask takes its shape from x, so that a graph replayed at another
 		// batch size (vm.Runner) draws a mask of that size.
-		mask := graph.Apply(dropoutMaskOp{p: d.p, seed: d.seed + d.streams*0x9e3779b97f4a7c15, like: true}, d.Step, x)
+		mask := dropoutMask(d.p, ops.RandomUniformLike(d.Step, ops.Stream{Seed: d.seed, ID: d.streams}, x))
 		d.streams++
 		if d.updates == nil {
 			d.updates = map[*graph.Node]*graph.Node{d.Step: ops.Add(d.Step, d.Step.Graph().Scalar(1, graph.Float64))}
@@ -94,99 +94,30 @@ func (d *Dropout) Name() string {
 	return d.name
 }
 
-// dropoutMaskOp draws a dropout mask of a fixed type from a scalar step.
-// dropoutMaskOp draws a dropout mask of a fixed type from a scalar step,
-// or, like, of the type of its second input (whose values it ignores).
-type dropoutMaskOp struct {
-	p     float64
-	seed  uint64
-	dtype tensor.Dtype
-	shape []int
-	like  bool
-}
-
 // DropoutMask returns a mask of the given dtype and shape whose elements
 // are 0 with probability p and 1/(1-p) otherwise (all 0 when p is 1). The
-// mask is a pure function of seed and the value of step, a scalar: each
-// element hashes (seed, step, index) with SplitMix64, so the same step gives
-// the same mask and the next step a fresh one. It has no gradient.
+// mask is a pure function of seed and the value of step, a non-negative
+// integer scalar: element i is 0 where the uniform that stream 0 of seed
+// draws there at that step (ops.RandomUniform, Philox-4x32-10) is below p,
+// so the same step gives the same mask and the next step a fresh one. It
+// has no gradient.
 func DropoutMask(step *graph.Node, p float64, seed uint64, dtype tensor.Dtype, shape ...int) *graph.Node {
-	return graph.Apply(dropoutMaskOp{p: p, seed: seed, dtype: dtype, shape: append([]int(nil), shape...)}, step)
+	if !(p >= 0 && p <= 1) {
+		return fail(step, "DropoutMask", "drop probability %v is not in [0, 1]", p)
+	}
+	return dropoutMask(p, ops.RandomUniform(step, ops.Stream{Seed: seed}, dtype, shape...))
 }
 
-// Name is "DropoutMask".
-func (dropoutMaskOp) Name() string { return "DropoutMask" }
-
-// Key identifies the op by all its parameters (its shape is a slice).
-func (op dropoutMaskOp) Key() string {
-	if op.like {
-		return fmt.Sprintf("%v/%d/like", op.p, op.seed)
+// dropoutMask turns uniforms u into a mask: 0 where u < p, 1/(1-p)
+// elsewhere.
+func dropoutMask(p float64, u *graph.Node) *graph.Node {
+	if graph.Poisoned(u) != nil {
+		return u
 	}
-	return fmt.Sprintf("%v/%d/%v%s", op.p, op.seed, op.dtype, graph.ShapeString(op.shape))
-}
-
-// Type checks that the step is a scalar and gives the mask's type.
-func (op dropoutMaskOp) Type(in []graph.Type) (graph.Type, error) {
-	arity := 1
-	if op.like {
-		arity = 2
-	}
-	if err := graph.CheckArity(in, arity); err != nil {
-		return graph.Type{}, err
-	}
-	if op.like {
-		op.dtype, op.shape = in[1].DType, in[1].Shape
-	}
-	switch {
-	case !in[0].IsScalar():
-		return graph.Type{}, fmt.Errorf("step must be a scalar, got %v", in[0])
-	case !(op.p >= 0 && op.p <= 1):
-		return graph.Type{}, fmt.Errorf("drop probability %v is not in [0, 1]", op.p)
-	case !graph.IsFloat(op.dtype):
-		return graph.Type{}, fmt.Errorf("dtype %v is not supported (float32 or float64)", op.dtype)
-	}
-	return graph.TypeOf(op.dtype, op.shape...), nil
-}
-
-// Forward fills the mask for the step's value.
-func (op dropoutMaskOp) Forward(out *tensor.Dense, in []*tensor.Dense) error {
-	step := math.Float64bits(graph.Float(in[0], 0))
-	if out.Dtype() == graph.Float32 {
-		fillMask(out.Float32s(), op.p, op.seed, step)
-	} else {
-		fillMask(out.Float64s(), op.p, op.seed, step)
-	}
-	return nil
-}
-
-// Backward: the mask does not depend smoothly on the step.
-func (op dropoutMaskOp) Backward(*graph.GradContext, *graph.Node) []*graph.Node {
-	if op.like {
-		return []*graph.Node{nil, nil}
-	}
-	return []*graph.Node{nil}
-}
-
-func fillMask[T float32 | float64](out []T, p float64, seed, step uint64) {
-	scale := T(0)
+	scale := 0.0
 	if p < 1 {
-		scale = T(1 / (1 - p))
+		scale = 1 / (1 - p)
 	}
-	base := splitmix(seed ^ splitmix(step))
-	for i := range out {
-		u := float64(splitmix(base+uint64(i)*0x9e3779b97f4a7c15)>>11) / (1 << 53)
-		if u < p {
-			out[i] = 0
-		} else {
-			out[i] = scale
-		}
-	}
-}
-
-// splitmix is SplitMix64's output function: a bijective mix of x's bits.
-func splitmix(x uint64) uint64 {
-	x += 0x9e3779b97f4a7c15
-	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9
-	x = (x ^ (x >> 27)) * 0x94d049bb133111eb
-	return x ^ (x >> 31)
+	g, dtype := u.Graph(), u.DType()
+	return ops.Where(ops.Less(u, g.Scalar(p, dtype)), g.Scalar(0, dtype), g.Scalar(scale, dtype))
 }

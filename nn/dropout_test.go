@@ -6,6 +6,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/nabla-go/nabla/graph"
+	"github.com/nabla-go/nabla/ops"
 	"github.com/nabla-go/nabla/vm"
 )
 
@@ -41,4 +42,28 @@ func TestDropoutAnyBatchSize(t *testing.T) {
 	require.Equal(t, []int{2, 3}, []int(v2.Shape()))
 	require.Equal(t, full[:6], v2.Float64s())
 	require.Equal(t, 2, r.Sizes())
+}
+
+// DropoutMask is 0 where stream 0 of its seed draws a uniform below p at
+// the step, 1/(1-p) elsewhere; a probability outside [0, 1] is an error.
+func TestDropoutMaskDrawsFromPhilox(t *testing.T) {
+	g := graph.New()
+	step := g.Scalar(3, graph.Float64)
+	mask := DropoutMask(step, 0.4, 11, graph.Float32, 5, 40)
+	u := ops.RandomUniform(step, ops.Stream{Seed: 11}, graph.Float32, 5, 40)
+	m := machine(t, []*graph.Node{mask, u}, nil)
+	require.NoError(t, m.Run(nil))
+	got, uniforms := value(t, m, mask), value(t, m, u)
+	for i, v := range uniforms {
+		want := float64(float32(1 / 0.6))
+		if v < float64(float32(0.4)) {
+			want = 0
+		}
+		require.Equal(t, want, got[i], "element %d (uniform %v)", i, v)
+	}
+	require.Contains(t, got, 0.0)
+
+	g = graph.New()
+	DropoutMask(g.Scalar(0, graph.Float64), 1.5, 1, graph.Float64, 2)
+	require.ErrorContains(t, g.Err(), "nabla: nn.DropoutMask: drop probability 1.5 is not in [0, 1] at dropout_test.go:")
 }

@@ -385,6 +385,7 @@ func Table() []Case {
 		row("Concat", "three on the last axis", func(in []*graph.Node) *graph.Node { return ops.Concat(-1, in...) },
 			v.Signed(2, 1), v.Signed(2, 2), v.Signed(2, 3)),
 	)
+	rows = append(rows, randomRows(v)...)
 	return rows
 }
 

@@ -1,0 +1,77 @@
+package cuda
+
+import (
+	"math"
+	"slices"
+	"testing"
+
+	"github.com/nabla-go/nabla/compile"
+	"github.com/nabla-go/nabla/graph"
+	"github.com/nabla-go/nabla/ops"
+	"github.com/nabla-go/nabla/vm"
+)
+
+// The random ops' kernels draw what the CPU draws from the same counters:
+// uniforms, integers and float32 normals bit for bit, float64 normals to
+// 1e-15 relative (the device's log, sin and cos); they run on the device,
+// and a second run, after the generator's step advanced, again matches.
+func TestRandomKernels(t *testing.T) {
+	for _, dev := range testDevices(t) {
+		g := graph.New()
+		gen := ops.NewGenerator(g, "rng", 0x0123456789abcdef)
+		x := g.Input("x", graph.Float32, 3, 7)
+		exact := []*graph.Node{
+			gen.Uniform(graph.Float32, 1001), gen.Uniform(graph.Float64, 1001),
+			gen.Normal(graph.Float32, 1003), gen.UniformLike(x),
+			gen.Int(-5, 1<<40, graph.Int64, 9), gen.Int(-3, 5, graph.Int32, 11), gen.Int(0, 1000, graph.Float32, 7),
+		}
+		normal64 := gen.Normal(graph.Float64, 1001)
+		outputs := append(slices.Clone(exact), normal64)
+		prog, err := compile.Compile(outputs, compile.WithUpdates(gen.Updates()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		cpu, err := vm.New(prog, vm.WithThreads(1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := vm.New(prog, vm.OnDevice(dev))
+		if err != nil {
+			t.Fatalf("%v: %v", dev, err)
+		}
+		defer m.Close()
+		feeds := vm.Feeds{x: graph.NewDense(graph.Float32, 3, 7)}
+		for run := range 2 {
+			if err := cpu.Run(feeds); err != nil {
+				t.Fatal(err)
+			}
+			if err := m.Run(feeds); err != nil {
+				t.Fatalf("%v: %v", dev, err)
+			}
+			for k, n := range outputs {
+				want, err := cpu.Value(n)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, err := m.Value(n)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for i := range n.Type().Size() {
+					g, w := graph.Float(got, i), graph.Float(want, i)
+					if n == normal64 && math.Abs(g-w) <= 1e-15*max(1, math.Abs(w)) {
+						continue
+					}
+					if math.Float64bits(g) != math.Float64bits(w) {
+						t.Fatalf("%v: run %d, output %d (%v), element %d: got %v, want %v", dev, run, k, n, i, g, w)
+					}
+				}
+			}
+		}
+		for i, in := range prog.Instructions() {
+			if m.OnHost(i) && (in.Name() == "RandomUniform" || in.Name() == "RandomNormal" || in.Name() == "RandomInt") {
+				t.Errorf("%v: %s ran on the host", dev, in.Name())
+			}
+		}
+	}
+}

@@ -1,0 +1,128 @@
+package ops
+
+import (
+	"math"
+	"math/bits"
+	"strings"
+	"testing"
+
+	"gorgonia.org/tensor"
+
+	"github.com/nabla-go/nabla/graph"
+)
+
+// chiSquared is Pearson's statistic of counts against expected counts.
+func chiSquared(counts, want []float64) float64 {
+	x := 0.0
+	for i := range counts {
+		x += (counts[i] - want[i]) * (counts[i] - want[i]) / want[i]
+	}
+	return x
+}
+
+// RandomInt's element i is low + ⌊x·(high−low)/2⁶⁴⌋ for x the 64 bits of
+// its two words; 10⁵ draws on [−3, 5) fall in the range with a χ² below
+// 24.32 (the 0.001 quantile, 7 degrees of freedom), in every dtype.
+func TestRandomInt(t *testing.T) {
+	s := Stream{Seed: 77, ID: 3}
+	g := graph.New()
+	step := g.Scalar(9, graph.Float64)
+	first := graph.Int64s(eval(t, RandomInt(step, s, -1000, 1<<40, graph.Int64, 3), nil))
+	for i, v := range first {
+		w := philox4x32([4]uint32{uint32(i / 2), 9, 0, 3}, [2]uint32{77, 0})
+		hi, _ := bits.Mul64(uint64(w[2*(i%2)])<<32|uint64(w[2*(i%2)+1]), 1<<40+1000)
+		if want := -1000 + int64(hi); v != want {
+			t.Errorf("element %d: got %d, want %d", i, v, want)
+		}
+	}
+	const n = 100_000
+	for _, dtype := range []tensor.Dtype{graph.Int32, graph.Int64, graph.Float32, graph.Float64} {
+		vals := graph.Float64s(eval(t, RandomInt(step, s, -3, 5, dtype, n), nil))
+		counts := make([]float64, 8)
+		for i, v := range vals {
+			if v != math.Trunc(v) || v < -3 || v >= 5 {
+				t.Fatalf("%v element %d: %v is not an integer in [-3, 5)", dtype, i, v)
+			}
+			counts[int(v)+3]++
+		}
+		want := []float64{n / 8, n / 8, n / 8, n / 8, n / 8, n / 8, n / 8, n / 8}
+		if x := chiSquared(counts, want); x > 24.32 {
+			t.Errorf("%v: χ² = %v over 24.32 (counts %v)", dtype, x, counts)
+		}
+	}
+	for _, c := range []struct {
+		build func(g *graph.Graph)
+		want  string
+	}{
+		{func(g *graph.Graph) { RandomInt(g.Scalar(0, graph.Float64), s, 2, 2, graph.Int64, 3) }, "RandomInt: the range [2, 2) is empty"},
+		{func(g *graph.Graph) { RandomInt(g.Scalar(0, graph.Float64), s, 0, 1<<25, graph.Float32, 3) },
+			"RandomInt: the range [0, 33554432) holds integers that float32 does not hold exactly (beyond ±16777216)"},
+		{func(g *graph.Graph) { RandomInt(g.Scalar(0, graph.Float64), s, 0, 3, tensor.Bool, 3) },
+			"RandomInt: dtype bool is not supported (int32, int64, float32 or float64)"},
+	} {
+		g := graph.New()
+		c.build(g)
+		if err := g.Err(); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("got %v, want %q", err, c.want)
+		}
+	}
+}
+
+// RandomCategorical draws each class of 10⁵ rows of logits with
+// probability softmax(logits): χ² below 16.27 (0.001 quantile, 3 degrees
+// of freedom); a class of logit −∞ is never drawn, one class always is,
+// and logits without classes are an error.
+func TestRandomCategorical(t *testing.T) {
+	const n = 100_000
+	logits := []float64{0.1, -2, 1.3, 0.4}
+	vals := make([]float64, 0, 4*n)
+	for range n {
+		vals = append(vals, logits...)
+	}
+	for _, dtype := range []tensor.Dtype{graph.Float32, graph.Float64} {
+		g := graph.New()
+		step := g.Scalar(1, graph.Float64)
+		draws := graph.Float64s(eval(t, RandomCategorical(step, Stream{Seed: 4}, g.Const(dense(t, dtype, []int{n, 4}, vals...))), nil))
+		counts := make([]float64, 4)
+		for _, c := range draws {
+			counts[int(c)]++
+		}
+		z := 0.0
+		for _, l := range logits {
+			z += math.Exp(l)
+		}
+		want := make([]float64, 4)
+		for k, l := range logits {
+			want[k] = n * math.Exp(l) / z
+		}
+		if x := chiSquared(counts, want); x > 16.27 {
+			t.Errorf("%v: χ² = %v over 16.27 (counts %v)", dtype, x, counts)
+		}
+	}
+	g := graph.New()
+	step := g.Scalar(1, graph.Float64)
+	masked := graph.Float64s(eval(t, RandomCategorical(step, Stream{}, g.Const(dense(t, graph.Float64, []int{1000, 2}, repeatValues([]float64{math.Inf(-1), 0}, 1000)...))), nil))
+	one := graph.Float64s(eval(t, RandomCategorical(step, Stream{}, g.Const(dense(t, graph.Float64, []int{5, 1}, 3, 1, 4, 1, 5))), nil))
+	for i, c := range masked {
+		if c != 1 {
+			t.Fatalf("row %d: drew class %v of logit -Inf", i, c)
+		}
+	}
+	for i, c := range one {
+		if c != 0 {
+			t.Fatalf("one class, row %d: drew %v", i, c)
+		}
+	}
+	RandomCategorical(step, Stream{}, g.Scalar(1, graph.Float64))
+	if err := g.Err(); err == nil || !strings.Contains(err.Error(), "RandomCategorical: logits float64() have no classes") {
+		t.Errorf("scalar logits: got %v", err)
+	}
+}
+
+func repeatValues(x []float64, n int) []float64 {
+	var out []float64
+	for range n {
+		out = append(out, x...)
+	}
+	return out
+}
