@@ -5,6 +5,7 @@
 package optable
 
 import (
+	"math"
 	"math/rand/v2"
 
 	"gorgonia.org/tensor"
@@ -385,7 +386,71 @@ func Table() []Case {
 		row("Concat", "three on the last axis", func(in []*graph.Node) *graph.Node { return ops.Concat(-1, in...) },
 			v.Signed(2, 1), v.Signed(2, 2), v.Signed(2, 3)),
 	)
+	rows = append(rows, linalgRows(NewValues(21))...)
 	return rows
+}
+
+// linalgRows are the rows of the linear-algebra ops (ops/linalg_*.go).
+// Cholesky and the ops built on it take a symmetric positive-definite
+// matrix, built inside the checked function from a free one as users
+// build theirs (A = X·Xᵀ + n·I), so that finite differences move A
+// symmetrically; triangular solves take matrices whose diagonal is well
+// away from 0.
+func linalgRows(v Values) []Case {
+	one := func(f func(*graph.Node) *graph.Node) func(in []*graph.Node) *graph.Node {
+		return func(in []*graph.Node) *graph.Node { return f(in[0]) }
+	}
+	tril := func(k int) func(*graph.Node) *graph.Node {
+		return func(x *graph.Node) *graph.Node { return ops.Tril(x, k) }
+	}
+	triu := func(k int) func(*graph.Node) *graph.Node {
+		return func(x *graph.Node) *graph.Node { return ops.Triu(x, k) }
+	}
+	solve := func(o ops.TriangularOptions) func(in []*graph.Node) *graph.Node {
+		return func(in []*graph.Node) *graph.Node { return ops.TriangularSolve(in[0], in[1], o) }
+	}
+	rows := []Case{
+		row("Tril", "k 0", one(tril(0)), v.Signed(3, 3)),
+		row("Tril", "k -1 batched wide", one(tril(-1)), v.Signed(2, 3, 4)),
+		row("Triu", "k 1 batched tall", one(triu(1)), v.Signed(2, 4, 3)),
+		row("Diagonal", "square", one(ops.Diagonal), v.Signed(3, 3)),
+		row("Diagonal", "batched wide", one(ops.Diagonal), v.Signed(2, 2, 3)),
+		row("Diagonal", "tall", one(ops.Diagonal), v.Signed(3, 2)),
+		row("DiagEmbed", "vector", one(ops.DiagEmbed), v.Signed(3)),
+		row("DiagEmbed", "batched", one(ops.DiagEmbed), v.Signed(2, 3)),
+		row("TriangularSolve", "lower left", solve(ops.TriangularOptions{}), v.Triangular(3), v.Signed(3, 2)),
+		row("TriangularSolve", "upper left transposed", solve(ops.TriangularOptions{Upper: true, Transpose: true}), v.Triangular(3), v.Signed(3, 2)),
+		row("TriangularSolve", "lower right transposed batched", solve(ops.TriangularOptions{Right: true, Transpose: true}),
+			v.Triangular(2, 3), v.Signed(2, 2, 3)),
+		row("TriangularSolve", "upper right unit diagonal", solve(ops.TriangularOptions{Upper: true, Right: true, UnitDiagonal: true}),
+			v.Triangular(3), v.Signed(2, 3)),
+		row("TriangularSolve", "lower left unit diagonal rank 4", solve(ops.TriangularOptions{UnitDiagonal: true}),
+			v.Triangular(2, 1, 2), v.Signed(2, 1, 2, 3)),
+	}
+	composite := []Case{
+		row("Trace", "batched", one(ops.Trace), v.Signed(2, 3, 3)),
+		row("Eye", "times a batch", one(func(x *graph.Node) *graph.Node { return ops.Mul(x, ops.Eye(x.Graph(), x.DType(), 3)) }), v.Signed(2, 3, 3)),
+		row("Cholesky", "matrix", one(func(x *graph.Node) *graph.Node { return ops.Cholesky(positiveDefinite(x)) }), v.Signed(3, 3)),
+		row("Cholesky", "batched", one(func(x *graph.Node) *graph.Node { return ops.Cholesky(positiveDefinite(x)) }), v.Signed(2, 2, 2)),
+		row("CholeskySolve", "batched", func(in []*graph.Node) *graph.Node {
+			return ops.CholeskySolve(ops.Cholesky(positiveDefinite(in[0])), in[1])
+		}, v.Signed(2, 3, 3), v.Signed(2, 3, 2)),
+		row("CholeskySolve", "triangular factor", func(in []*graph.Node) *graph.Node { return ops.CholeskySolve(in[0], in[1]) },
+			v.Triangular(3), v.Signed(3, 1)),
+		row("LogDet", "matrix", one(func(x *graph.Node) *graph.Node { return ops.LogDet(positiveDefinite(x)) }), v.Signed(3, 3)),
+		row("LogDet", "batched", one(func(x *graph.Node) *graph.Node { return ops.LogDet(positiveDefinite(x)) }), v.Signed(2, 2, 2)),
+	}
+	for i := range composite {
+		composite[i].Composite = true
+	}
+	return append(rows, composite...)
+}
+
+// positiveDefinite returns X·Xᵀ + n·I for a batch of n×n matrices X (rank 2
+// or 3): symmetric positive-definite, as users build covariances.
+func positiveDefinite(x *graph.Node) *graph.Node {
+	n := x.Shape()[x.Type().Rank()-1]
+	return ops.Add(ops.MatMulT(x, x, false, true), ops.Scale(ops.Eye(x.Graph(), x.DType(), n), float64(n)))
 }
 
 // ScanTable is rows of loops through ops.Scan, for the checks the op
@@ -536,3 +601,19 @@ func (v Values) Signed(shape ...int) *tensor.Dense {
 // Positive draws from [0.5, 1.5), inside the domain of Log, Sqrt and Pow's
 // base.
 func (v Values) Positive(shape ...int) *tensor.Dense { return v.Uniform(0.5, 1.5, shape...) }
+
+// Triangular draws n×n matrices, batched over leading axes, of signed
+// values whose diagonal is ±[1.5, 2.5): well away from singular, whichever
+// triangle a solve reads. dims are the leading axes and then n:
+// Triangular(2, 3) is (2,3,3).
+func (v Values) Triangular(dims ...int) *tensor.Dense {
+	n := dims[len(dims)-1]
+	t := v.Signed(append(dims, n)...)
+	x := t.Float64s()
+	for m := 0; m < len(x); m += n * n {
+		for i := range n {
+			x[m+i*n+i] = math.Copysign(1.2+math.Abs(x[m+i*n+i]), x[m+i*n+i])
+		}
+	}
+	return t
+}
