@@ -30,16 +30,7 @@ func Cholesky(a *graph.Node) *graph.Node { return graph.Apply(choleskyOp{}, a) }
 func (choleskyOp) Name() string { return "Cholesky" }
 
 // Type checks that a is a batch of square matrices and returns its type.
-func (choleskyOp) Type(in []graph.Type) (graph.Type, error) {
-	a, err := matrixInput(in)
-	if err != nil {
-		return graph.Type{}, err
-	}
-	if r := a.Rank(); a.Shape[r-2] != a.Shape[r-1] {
-		return graph.Type{}, fmt.Errorf("shape %s: the matrices are not square", graph.ShapeString(a.Shape))
-	}
-	return a, nil
-}
+func (choleskyOp) Type(in []graph.Type) (graph.Type, error) { return squareMatrices(in) }
 
 // Cost is n³/3 flops per matrix.
 func (choleskyOp) Cost(in []graph.Type, out graph.Type) graph.Cost {

@@ -34,6 +34,19 @@ func matrixInput(in []graph.Type) (graph.Type, error) {
 	return x, checkRank(in)
 }
 
+// squareMatrices checks that an op has one input, a batch of square
+// matrices, and returns its type.
+func squareMatrices(in []graph.Type) (graph.Type, error) {
+	a, err := matrixInput(in)
+	if err != nil {
+		return graph.Type{}, err
+	}
+	if r := a.Rank(); a.Shape[r-2] != a.Shape[r-1] {
+		return graph.Type{}, fmt.Errorf("shape %s: the matrices are not square", graph.ShapeString(a.Shape))
+	}
+	return a, nil
+}
+
 // triangleOp keeps the elements on and below the k-th diagonal (Tril) or on
 // and above it (Triu) and zeroes the others. Diagonal k is the elements
 // (i, i+k): 0 is the main diagonal, positive ones lie above it.

@@ -69,14 +69,11 @@ func (op triangularSolveOp) Type(in []graph.Type) (graph.Type, error) {
 // A is (…, n, n), B (…, n, k) ((…, k, n) when right) with the same leading
 // axes, and X is B's type.
 func solveType(a, b graph.Type, right bool) (graph.Type, error) {
-	if _, err := matrixInput([]graph.Type{a}); err != nil {
+	if _, err := squareMatrices([]graph.Type{a}); err != nil {
 		return graph.Type{}, err
 	}
 	r := a.Rank()
 	n := a.Shape[r-1]
-	if a.Shape[r-2] != n {
-		return graph.Type{}, fmt.Errorf("shape %s: the matrices are not square", graph.ShapeString(a.Shape))
-	}
 	side, axis := "rows", r-2
 	if right {
 		side, axis = "columns", r-1

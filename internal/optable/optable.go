@@ -395,7 +395,7 @@ func Table() []Case {
 // matrix, built inside the checked function from a free one as users
 // build theirs (A = X·Xᵀ + n·I), so that finite differences move A
 // symmetrically; triangular solves take matrices whose diagonal is well
-// away from 0.
+// away from 0, as do Solve, Inverse and Det.
 func linalgRows(v Values) []Case {
 	one := func(f func(*graph.Node) *graph.Node) func(in []*graph.Node) *graph.Node {
 		return func(in []*graph.Node) *graph.Node { return f(in[0]) }
@@ -409,6 +409,9 @@ func linalgRows(v Values) []Case {
 	solve := func(o ops.TriangularOptions) func(in []*graph.Node) *graph.Node {
 		return func(in []*graph.Node) *graph.Node { return ops.TriangularSolve(in[0], in[1], o) }
 	}
+	// A matrix whose factorisation swaps rows: each column's largest
+	// element lies off the diagonal.
+	pivoting := TensorOf([]int{3, 3}, 0.3, 2, -0.5, 1.8, -0.4, 0.6, 0.5, 0.7, -2.1)
 	rows := []Case{
 		row("Tril", "k 0", one(tril(0)), v.Signed(3, 3)),
 		row("Tril", "k -1 batched wide", one(tril(-1)), v.Signed(2, 3, 4)),
@@ -418,14 +421,24 @@ func linalgRows(v Values) []Case {
 		row("Diagonal", "tall", one(ops.Diagonal), v.Signed(3, 2)),
 		row("DiagEmbed", "vector", one(ops.DiagEmbed), v.Signed(3)),
 		row("DiagEmbed", "batched", one(ops.DiagEmbed), v.Signed(2, 3)),
-		row("TriangularSolve", "lower left", solve(ops.TriangularOptions{}), v.Triangular(3), v.Signed(3, 2)),
-		row("TriangularSolve", "upper left transposed", solve(ops.TriangularOptions{Upper: true, Transpose: true}), v.Triangular(3), v.Signed(3, 2)),
+		row("TriangularSolve", "lower left", solve(ops.TriangularOptions{}), v.WellConditioned(3), v.Signed(3, 2)),
+		row("TriangularSolve", "upper left transposed", solve(ops.TriangularOptions{Upper: true, Transpose: true}), v.WellConditioned(3), v.Signed(3, 2)),
 		row("TriangularSolve", "lower right transposed batched", solve(ops.TriangularOptions{Right: true, Transpose: true}),
-			v.Triangular(2, 3), v.Signed(2, 2, 3)),
+			v.WellConditioned(2, 3), v.Signed(2, 2, 3)),
 		row("TriangularSolve", "upper right unit diagonal", solve(ops.TriangularOptions{Upper: true, Right: true, UnitDiagonal: true}),
-			v.Triangular(3), v.Signed(2, 3)),
+			v.WellConditioned(3), v.Signed(2, 3)),
 		row("TriangularSolve", "lower left unit diagonal rank 4", solve(ops.TriangularOptions{UnitDiagonal: true}),
-			v.Triangular(2, 1, 2), v.Signed(2, 1, 2, 3)),
+			v.WellConditioned(2, 1, 2), v.Signed(2, 1, 2, 3)),
+		row("Solve", "matrix", func(in []*graph.Node) *graph.Node { return ops.Solve(in[0], in[1]) }, v.WellConditioned(3), v.Signed(3, 2)),
+		row("Solve", "batched", func(in []*graph.Node) *graph.Node { return ops.Solve(in[0], in[1]) }, v.WellConditioned(2, 3), v.Signed(2, 3, 1)),
+		row("Solve", "rank 4", func(in []*graph.Node) *graph.Node { return ops.Solve(in[0], in[1]) }, v.WellConditioned(2, 1, 2), v.Signed(2, 1, 2, 3)),
+		row("Solve", "pivoting", func(in []*graph.Node) *graph.Node { return ops.Solve(in[0], in[1]) }, pivoting, v.Signed(3, 2)),
+		row("Inverse", "matrix", one(ops.Inverse), v.WellConditioned(3)),
+		row("Inverse", "pivoting", one(ops.Inverse), pivoting),
+		row("Inverse", "batched", one(ops.Inverse), v.WellConditioned(2, 2)),
+		row("Det", "matrix", one(ops.Det), v.WellConditioned(3)),
+		row("Det", "batched", one(ops.Det), v.WellConditioned(2, 2)),
+		row("Det", "pivoting", one(ops.Det), pivoting),
 	}
 	composite := []Case{
 		row("Trace", "batched", one(ops.Trace), v.Signed(2, 3, 3)),
@@ -436,7 +449,7 @@ func linalgRows(v Values) []Case {
 			return ops.CholeskySolve(ops.Cholesky(positiveDefinite(in[0])), in[1])
 		}, v.Signed(2, 3, 3), v.Signed(2, 3, 2)),
 		row("CholeskySolve", "triangular factor", func(in []*graph.Node) *graph.Node { return ops.CholeskySolve(in[0], in[1]) },
-			v.Triangular(3), v.Signed(3, 1)),
+			v.WellConditioned(3), v.Signed(3, 1)),
 		row("LogDet", "matrix", one(func(x *graph.Node) *graph.Node { return ops.LogDet(positiveDefinite(x)) }), v.Signed(3, 3)),
 		row("LogDet", "batched", one(func(x *graph.Node) *graph.Node { return ops.LogDet(positiveDefinite(x)) }), v.Signed(2, 2, 2)),
 	}
@@ -602,11 +615,11 @@ func (v Values) Signed(shape ...int) *tensor.Dense {
 // base.
 func (v Values) Positive(shape ...int) *tensor.Dense { return v.Uniform(0.5, 1.5, shape...) }
 
-// Triangular draws n×n matrices, batched over leading axes, of signed
-// values whose diagonal is ±[1.5, 2.5): well away from singular, whichever
-// triangle a solve reads. dims are the leading axes and then n:
-// Triangular(2, 3) is (2,3,3).
-func (v Values) Triangular(dims ...int) *tensor.Dense {
+// WellConditioned draws n×n matrices, batched over leading axes, of
+// signed values whose diagonal is ±[1.5, 2.5): at the table's small
+// orders, well away from singular, whether read whole or as a triangle.
+// dims are the leading axes and then n: WellConditioned(2, 3) is (2,3,3).
+func (v Values) WellConditioned(dims ...int) *tensor.Dense {
 	n := dims[len(dims)-1]
 	t := v.Signed(append(dims, n)...)
 	x := t.Float64s()
