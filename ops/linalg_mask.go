@@ -291,6 +291,8 @@ func Eye(g *graph.Graph, dtype tensor.Dtype, n int) *graph.Node {
 		err = fmt.Errorf("dtype %v is not supported (float32 or float64)", dtype)
 	case n < 0:
 		err = fmt.Errorf("size %d is negative", n)
+	default:
+		_, err = graph.Bytes(dtype, []int{n, n}, 0) // before allocating it
 	}
 	if err != nil {
 		return g.Fail(&graph.Error{Op: "Eye", Err: err, Site: graph.CallerSite()})

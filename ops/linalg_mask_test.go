@@ -55,6 +55,10 @@ func TestMatrixHelpersBuildErrors(t *testing.T) {
 			"Eye", []string{"size -2 is negative"}},
 		{"Eye of int32", func(g *graph.Graph) *graph.Node { return Eye(g, graph.Int32, 2) },
 			"Eye", []string{"dtype int32 is not supported (float32 or float64)"}},
+		{"Eye too large", func(g *graph.Graph) *graph.Node { return Eye(g, graph.Float64, 1<<32) },
+			"Eye", []string{"(4294967296,4294967296) has more elements than an int can count"}},
+		{"Eye over the memory limit", func(g *graph.Graph) *graph.Node { return Eye(g, graph.Float64, 1<<20) },
+			"Eye", []string{"float64(1048576,1048576) needs 8796093022208 bytes (8 TiB), over the memory limit"}},
 	})
 }
 
