@@ -21,9 +21,10 @@ type choleskyOp struct{}
 // element and the order of the leading minor that is not.
 //
 // Its gradient is symmetric, as torch.linalg.cholesky's: that of
-// Cholesky(½(A + Aᵀ)). It is A's gradient wherever A varies as a symmetric
-// matrix (A = X·Xᵀ, say); the lower-triangle-only read of the kernel has
-// another gradient on the upper triangle (zero) that it does not give.
+// Cholesky(½(A + Aᵀ)), and its forward rule is the same function's. Where
+// A varies as a symmetric matrix (A = X·Xᵀ + c·I, a covariance), that is
+// A's derivative; finite differences that move one off-diagonal element
+// alone see only the lower triangle the kernel reads, and differ.
 func Cholesky(a *graph.Node) *graph.Node { return graph.Apply(choleskyOp{}, a) }
 
 // Name is "Cholesky".

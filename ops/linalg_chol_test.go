@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
+	"gorgonia.org/tensor"
 
 	"github.com/nabla-go/nabla/graph"
 )
@@ -218,4 +219,25 @@ func TestLinalgBuildErrors(t *testing.T) {
 		{"LogDet of a non-square batch", func(g *graph.Graph) *graph.Node { return LogDet(g.Input("a", graph.Float64, 2, 2, 3)) },
 			"Cholesky", []string{"shape (2,2,3): the matrices are not square"}},
 	})
+}
+
+// BenchmarkCholesky factorises a batch of small matrices (the loop with no
+// per-matrix overhead) and one large one (LAPACK's blocked dpotrf).
+func BenchmarkCholesky(b *testing.B) {
+	r := rand.New(rand.NewPCG(5, 5))
+	for _, c := range []struct{ batch, n int }{{4096, 4}, {1, 256}} {
+		var vals []float64
+		for range c.batch {
+			vals = append(vals, spd(r, c.n)...)
+		}
+		a := dense(b, graph.Float64, []int{c.batch, c.n, c.n}, vals...)
+		out := dense(b, graph.Float64, []int{c.batch, c.n, c.n}, make([]float64, len(vals))...)
+		b.Run(fmt.Sprintf("%dx%dx%d", c.batch, c.n, c.n), func(b *testing.B) {
+			for b.Loop() {
+				if err := (choleskyOp{}).Forward(out, []*tensor.Dense{a}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }
