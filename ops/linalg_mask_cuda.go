@@ -24,6 +24,7 @@ func (op triangleOp) CUDA(in, out []graph.Type) ([]graph.CUDASource, error) {
 		return nil, err
 	}
 	_, rows, cols := matrices(t.Shape)
+	rows, cols = max(rows, 1), max(cols, 1) // no element to write otherwise: no division by zero
 	cmp := "<="
 	if op.upper {
 		cmp = ">="
