@@ -175,7 +175,7 @@ func TestLinalgRunsAllocateNothing(t *testing.T) {
 	b := g.Input("b", graph.Float64, 4, 5, 2)
 	spd := ops.Add(ops.MatMulT(x, x, false, true), ops.Scale(ops.Eye(g, graph.Float64, 5), 5))
 	l := ops.Cholesky(spd)
-	outs := []*graph.Node{l, ops.CholeskySolve(l, b), ops.Solve(spd, b), ops.Inverse(spd), ops.Det(spd), ops.LogDet(spd)}
+	outs := []*graph.Node{l, ops.CholeskySolve(l, b), ops.Solve(spd, b), ops.Inverse(spd), ops.Det(spd), ops.LogDet(spd), ops.MatrixExp(x)}
 	m := machine(t, outs...)
 	vals := make([]float64, 100)
 	for i := range vals {

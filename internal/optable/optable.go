@@ -439,6 +439,9 @@ func linalgRows(v Values) []Case {
 		row("Det", "matrix", one(ops.Det), v.WellConditioned(3)),
 		row("Det", "batched", one(ops.Det), v.WellConditioned(2, 2)),
 		row("Det", "pivoting", one(ops.Det), pivoting),
+		row("MatrixExp", "matrix", one(ops.MatrixExp), v.Signed(3, 3)),
+		row("MatrixExp", "batched", one(ops.MatrixExp), v.Signed(2, 2, 2)),
+		row("MatrixExp", "scaled and squared", one(ops.MatrixExp), TensorOf([]int{2, 2}, 3.1, -2.7, 2.9, 3.3)),
 	}
 	composite := []Case{
 		row("Trace", "batched", one(ops.Trace), v.Signed(2, 3, 3)),
