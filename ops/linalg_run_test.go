@@ -145,6 +145,8 @@ func TestLinalgRunsAllocateNothing(t *testing.T) {
 	spd := ops.Add(ops.MatMulT(x, x, false, true), ops.Scale(ops.Eye(g, graph.Float64, 5), 5))
 	l := ops.Cholesky(spd)
 	outs := []*graph.Node{l, ops.CholeskySolve(l, b), ops.Solve(spd, b), ops.Inverse(spd), ops.Det(spd), ops.LogDet(spd), ops.MatrixExp(x)}
+	q, r := ops.QR(x)
+	outs = append(outs, q, r)
 	m := machine(t, outs...)
 	vals := make([]float64, 100)
 	for i := range vals {

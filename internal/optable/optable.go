@@ -456,6 +456,9 @@ func linalgRows(v Values) []Case {
 		row("LogDet", "matrix", one(func(x *graph.Node) *graph.Node { return ops.LogDet(positiveDefinite(x)) }), v.Signed(3, 3)),
 		row("LogDet", "batched", one(func(x *graph.Node) *graph.Node { return ops.LogDet(positiveDefinite(x)) }), v.Signed(2, 2, 2)),
 		row("SlogDet", "log |det| batched", one(func(x *graph.Node) *graph.Node { _, l := ops.SlogDet(x); return l }), v.WellConditioned(2, 3)),
+		row("QR", "Q of a tall batch", one(func(x *graph.Node) *graph.Node { q, _ := ops.QR(x); return q }), v.Signed(2, 4, 3)),
+		row("QR", "R", one(func(x *graph.Node) *graph.Node { _, r := ops.QR(x); return r }), v.Signed(3, 3)),
+		row("QR", "Q and R together", one(func(x *graph.Node) *graph.Node { q, r := ops.QR(x); return ops.Concat(-2, q, r) }), v.Signed(3, 2)),
 		row("SlogDet", "sign times log |det|, pivoting", one(func(x *graph.Node) *graph.Node { s, l := ops.SlogDet(x); return ops.Mul(s, l) }), pivoting),
 	}
 	for i := range composite {
