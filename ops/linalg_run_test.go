@@ -147,6 +147,8 @@ func TestLinalgRunsAllocateNothing(t *testing.T) {
 	outs := []*graph.Node{l, ops.CholeskySolve(l, b), ops.Solve(spd, b), ops.Inverse(spd), ops.Det(spd), ops.LogDet(spd), ops.MatrixExp(x)}
 	q, r := ops.QR(x)
 	outs = append(outs, q, r)
+	w, u := ops.Eigh(spd)
+	outs = append(outs, w, u)
 	m := machine(t, outs...)
 	vals := make([]float64, 100)
 	for i := range vals {

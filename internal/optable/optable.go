@@ -459,12 +459,27 @@ func linalgRows(v Values) []Case {
 		row("QR", "Q of a tall batch", one(func(x *graph.Node) *graph.Node { q, _ := ops.QR(x); return q }), v.Signed(2, 4, 3)),
 		row("QR", "R", one(func(x *graph.Node) *graph.Node { _, r := ops.QR(x); return r }), v.Signed(3, 3)),
 		row("QR", "Q and R together", one(func(x *graph.Node) *graph.Node { q, r := ops.QR(x); return ops.Concat(-2, q, r) }), v.Signed(3, 2)),
+		row("Eigh", "values", one(func(x *graph.Node) *graph.Node { w, _ := ops.Eigh(symmetric(x)); return w }), v.Signed(3, 3)),
+		row("Eigh", "vectors batched", one(func(x *graph.Node) *graph.Node { _, u := ops.Eigh(symmetric(x)); return u }), v.Signed(2, 3, 3)),
+		row("Eigh", "vectors scaled by values", one(func(x *graph.Node) *graph.Node {
+			w, u := ops.Eigh(symmetric(x))
+			return ops.Mul(u, ops.Reshape(w, 1, 2))
+		}), v.Signed(2, 2)),
 		row("SlogDet", "sign times log |det|, pivoting", one(func(x *graph.Node) *graph.Node { s, l := ops.SlogDet(x); return ops.Mul(s, l) }), pivoting),
 	}
 	for i := range composite {
 		composite[i].Composite = true
 	}
 	return append(rows, composite...)
+}
+
+// symmetric returns X + Xᵀ for a batch of square matrices X (rank 2 or 3).
+func symmetric(x *graph.Node) *graph.Node {
+	perm := []int{1, 0}
+	if x.Type().Rank() == 3 {
+		perm = []int{0, 2, 1}
+	}
+	return ops.Add(x, ops.Transpose(x, perm...))
 }
 
 // positiveDefinite returns X·Xᵀ + n·I for a batch of n×n matrices X (rank 2
