@@ -393,9 +393,11 @@ func Table() []Case {
 // linalgRows are the rows of the linear-algebra ops (ops/linalg_*.go).
 // Cholesky and the ops built on it take a symmetric positive-definite
 // matrix, built inside the checked function from a free one as users
-// build theirs (A = X·Xᵀ + n·I), so that finite differences move A
-// symmetrically; triangular solves take matrices whose diagonal is well
-// away from 0, as do Solve, Inverse and Det.
+// build theirs (A = X·Xᵀ + n·I), and Eigh a symmetric one (X + Xᵀ), so
+// that finite differences move A symmetrically; triangular solves take
+// matrices whose diagonal is well away from 0, as do Solve, Inverse and
+// Det. Builders returning two nodes (SlogDet, QR, Eigh) are checked as
+// functions of one or both.
 func linalgRows(v Values) []Case {
 	one := func(f func(*graph.Node) *graph.Node) func(in []*graph.Node) *graph.Node {
 		return func(in []*graph.Node) *graph.Node { return f(in[0]) }
@@ -409,6 +411,7 @@ func linalgRows(v Values) []Case {
 	solve := func(o ops.TriangularOptions) func(in []*graph.Node) *graph.Node {
 		return func(in []*graph.Node) *graph.Node { return ops.TriangularSolve(in[0], in[1], o) }
 	}
+	solveGeneral := func(in []*graph.Node) *graph.Node { return ops.Solve(in[0], in[1]) }
 	// A matrix whose factorisation swaps rows: each column's largest
 	// element lies off the diagonal.
 	pivoting := TensorOf([]int{3, 3}, 0.3, 2, -0.5, 1.8, -0.4, 0.6, 0.5, 0.7, -2.1)
@@ -429,10 +432,10 @@ func linalgRows(v Values) []Case {
 			v.WellConditioned(3), v.Signed(2, 3)),
 		row("TriangularSolve", "lower left unit diagonal rank 4", solve(ops.TriangularOptions{UnitDiagonal: true}),
 			v.WellConditioned(2, 1, 2), v.Signed(2, 1, 2, 3)),
-		row("Solve", "matrix", func(in []*graph.Node) *graph.Node { return ops.Solve(in[0], in[1]) }, v.WellConditioned(3), v.Signed(3, 2)),
-		row("Solve", "batched", func(in []*graph.Node) *graph.Node { return ops.Solve(in[0], in[1]) }, v.WellConditioned(2, 3), v.Signed(2, 3, 1)),
-		row("Solve", "rank 4", func(in []*graph.Node) *graph.Node { return ops.Solve(in[0], in[1]) }, v.WellConditioned(2, 1, 2), v.Signed(2, 1, 2, 3)),
-		row("Solve", "pivoting", func(in []*graph.Node) *graph.Node { return ops.Solve(in[0], in[1]) }, pivoting, v.Signed(3, 2)),
+		row("Solve", "matrix", solveGeneral, v.WellConditioned(3), v.Signed(3, 2)),
+		row("Solve", "batched", solveGeneral, v.WellConditioned(2, 3), v.Signed(2, 3, 1)),
+		row("Solve", "rank 4", solveGeneral, v.WellConditioned(2, 1, 2), v.Signed(2, 1, 2, 3)),
+		row("Solve", "pivoting", solveGeneral, pivoting, v.Signed(3, 2)),
 		row("Inverse", "matrix", one(ops.Inverse), v.WellConditioned(3)),
 		row("Inverse", "pivoting", one(ops.Inverse), pivoting),
 		row("Inverse", "batched", one(ops.Inverse), v.WellConditioned(2, 2)),
@@ -456,6 +459,7 @@ func linalgRows(v Values) []Case {
 		row("LogDet", "matrix", one(func(x *graph.Node) *graph.Node { return ops.LogDet(positiveDefinite(x)) }), v.Signed(3, 3)),
 		row("LogDet", "batched", one(func(x *graph.Node) *graph.Node { return ops.LogDet(positiveDefinite(x)) }), v.Signed(2, 2, 2)),
 		row("SlogDet", "log |det| batched", one(func(x *graph.Node) *graph.Node { _, l := ops.SlogDet(x); return l }), v.WellConditioned(2, 3)),
+		row("SlogDet", "sign times log |det|, pivoting", one(func(x *graph.Node) *graph.Node { s, l := ops.SlogDet(x); return ops.Mul(s, l) }), pivoting),
 		row("QR", "Q of a tall batch", one(func(x *graph.Node) *graph.Node { q, _ := ops.QR(x); return q }), v.Signed(2, 4, 3)),
 		row("QR", "R", one(func(x *graph.Node) *graph.Node { _, r := ops.QR(x); return r }), v.Signed(3, 3)),
 		row("QR", "Q and R together", one(func(x *graph.Node) *graph.Node { q, r := ops.QR(x); return ops.Concat(-2, q, r) }), v.Signed(3, 2)),
@@ -465,7 +469,6 @@ func linalgRows(v Values) []Case {
 			w, u := ops.Eigh(symmetric(x))
 			return ops.Mul(u, ops.Reshape(w, 1, 2))
 		}), v.Signed(2, 2)),
-		row("SlogDet", "sign times log |det|, pivoting", one(func(x *graph.Node) *graph.Node { s, l := ops.SlogDet(x); return ops.Mul(s, l) }), pivoting),
 	}
 	for i := range composite {
 		composite[i].Composite = true
