@@ -10,12 +10,12 @@ import (
 // per output element, its row and column found by index arithmetic with
 // literal sizes. They only move elements, so they are the same C whatever
 // the dtype. The factorisations and solves (Cholesky, TriangularSolve,
-// Solve, Inverse, Det, SlogDet, QR, Eigh) and MatrixExp have none: a
+// Solve, Inverse, Det, SlogDet, QR, Eigh, SVD) and MatrixExp have none: a
 // device path for them is cuSOLVER's (potrfBatched, getrfBatched,
-// getrsBatched, geqrf and orgqr, syevjBatched) and cuBLAS's trsmBatched
-// and batched products, which the backend does not load yet, so a machine
-// on a GPU runs them on the host, between device instructions, as it runs
-// any op without a kernel.
+// getrsBatched, geqrf and orgqr, syevjBatched, gesvdjBatched) and
+// cuBLAS's trsmBatched and batched products, which the backend does not
+// load yet, so a machine on a GPU runs them on the host, between device
+// instructions, as it runs any op without a kernel.
 
 // CUDA is Tril's and Triu's kernel: element (r, c) of each matrix is
 // copied where the triangle keeps it and zeroed elsewhere.

@@ -149,6 +149,8 @@ func TestLinalgRunsAllocateNothing(t *testing.T) {
 	outs = append(outs, q, r)
 	w, u := ops.Eigh(spd)
 	outs = append(outs, w, u)
+	su, ss, svh := ops.SVD(b)
+	outs = append(outs, su, ss, svh)
 	m := machine(t, outs...)
 	vals := make([]float64, 100)
 	for i := range vals {

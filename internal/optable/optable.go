@@ -396,8 +396,8 @@ func Table() []Case {
 // build theirs (A = X·Xᵀ + n·I), and Eigh a symmetric one (X + Xᵀ), so
 // that finite differences move A symmetrically; triangular solves take
 // matrices whose diagonal is well away from 0, as do Solve, Inverse and
-// Det. Builders returning two nodes (SlogDet, QR, Eigh) are checked as
-// functions of one or both.
+// Det. Builders returning several nodes (SlogDet, QR, Eigh, SVD) are
+// checked as functions of one or more of them.
 func linalgRows(v Values) []Case {
 	one := func(f func(*graph.Node) *graph.Node) func(in []*graph.Node) *graph.Node {
 		return func(in []*graph.Node) *graph.Node { return f(in[0]) }
@@ -458,6 +458,14 @@ func linalgRows(v Values) []Case {
 			v.WellConditioned(3), v.Signed(3, 1)),
 		row("LogDet", "matrix", one(func(x *graph.Node) *graph.Node { return ops.LogDet(positiveDefinite(x)) }), v.Signed(3, 3)),
 		row("LogDet", "batched", one(func(x *graph.Node) *graph.Node { return ops.LogDet(positiveDefinite(x)) }), v.Signed(2, 2, 2)),
+		row("SVD", "values", one(func(x *graph.Node) *graph.Node { _, s, _ := ops.SVD(x); return s }), v.Signed(3, 2)),
+		row("SVD", "U of a tall batch", one(func(x *graph.Node) *graph.Node { u, _, _ := ops.SVD(x); return u }), v.Signed(2, 4, 3)),
+		row("SVD", "Vh of a wide matrix", one(func(x *graph.Node) *graph.Node { _, _, vh := ops.SVD(x); return vh }), v.Signed(2, 4)),
+		row("SVD", "all three of a square matrix", one(func(x *graph.Node) *graph.Node {
+			u, s, vh := ops.SVD(x)
+			return ops.Concat(-2, u, vh, ops.Reshape(s, 1, 3))
+		}), v.Signed(3, 3)),
+		row("SVD", "U and Vh of a wide matrix", one(func(x *graph.Node) *graph.Node { u, _, vh := ops.SVD(x); return ops.Concat(-1, u, vh) }), v.Signed(2, 3)),
 		row("SlogDet", "log |det| batched", one(func(x *graph.Node) *graph.Node { _, l := ops.SlogDet(x); return l }), v.WellConditioned(2, 3)),
 		row("SlogDet", "sign times log |det|, pivoting", one(func(x *graph.Node) *graph.Node { s, l := ops.SlogDet(x); return ops.Mul(s, l) }), pivoting),
 		row("QR", "Q of a tall batch", one(func(x *graph.Node) *graph.Node { q, _ := ops.QR(x); return q }), v.Signed(2, 4, 3)),
