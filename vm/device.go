@@ -156,20 +156,36 @@ func (m *Machine) load() error {
 }
 
 // runOnHost runs instruction i on the host tensors: the device's fallback
-// for an op it has no kernel for.
+// for an op it has no kernel for. A kernel's error comes back as a
+// hostKernelError, which deviceError words as the CPU machine does.
 func (m *Machine) runOnHost(i int) error {
 	instrs := m.prog.Instructions()
 	in := &instrs[i]
+	var err error
 	switch {
 	case m.kernels[i] != nil:
-		return m.kernels[i](m.execFor(i), m.outs[i][0], m.ins[i])
+		err = m.kernels[i](m.execFor(i), m.outs[i][0], m.ins[i])
 	case in.Op != nil:
-		return in.Op.Forward(m.outs[i][0], m.ins[i])
+		err = in.Op.Forward(m.outs[i][0], m.ins[i])
 	case m.multis[i] != nil:
-		return m.multis[i](m.execFor(i), m.outs[i], m.ins[i])
+		err = m.multis[i](m.execFor(i), m.outs[i], m.ins[i])
+	default:
+		err = in.Multi.Forward(m.outs[i], m.ins[i])
 	}
-	return in.Multi.Forward(m.outs[i], m.ins[i])
+	if err != nil {
+		return &hostKernelError{instr: i, err: err}
+	}
+	return nil
 }
+
+// hostKernelError is the error of a kernel a device machine ran on the
+// host (a Cholesky of a matrix that is not positive-definite, say).
+type hostKernelError struct {
+	instr int
+	err   error
+}
+
+func (e *hostKernelError) Error() string { return fmt.Sprintf("instruction %d: %v", e.instr, e.err) }
 
 // runOnDevice is Run's work on a device: feeds copied up, the program
 // run, parameters restored from the host copies after a failed run with
@@ -293,7 +309,11 @@ func (m *Machine) deviceError(doing string, err error) error {
 	instrs := m.prog.Instructions()
 	var bad *NonFinite
 	var fault *Fault
+	var host *hostKernelError
 	switch {
+	case errors.As(err, &host):
+		in := &instrs[host.instr]
+		return nodeError(in, in.Node, host.err)
 	case errors.As(err, &bad):
 		in := &instrs[bad.Instr]
 		return nodeError(in, in.Node, fmt.Errorf("output %d element %d is %v (on %v)", bad.Output, bad.Element, bad.Value, m.device))

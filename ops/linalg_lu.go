@@ -1,0 +1,332 @@
+package ops
+
+import (
+	"fmt"
+
+	"gorgonia.org/tensor"
+
+	"github.com/nabla-go/nabla/graph"
+)
+
+// General square systems through LU factorisation with partial pivoting
+// (LAPACK's getrf): Solve and Inverse here, Det and SlogDet in
+// linalg_det.go. Their gradients are Giles's (2008), built from the same
+// ops; a matrix that is exactly singular (a zero pivot) is a run-time
+// error for Solve and Inverse, and a zero determinant for Det.
+
+// lapackLUOrder is the order from which float64 matrices are factorised
+// by LAPACK's blocked dgetrf (gonum's); smaller ones, and float32 ones, by
+// a direct loop with no per-matrix overhead.
+const lapackLUOrder = 64
+
+// luScratch is a kernel's working memory: one matrix's factors and pivots,
+// kept by the machine across runs (graph.Exec.State), so that a run
+// allocates nothing once warm.
+type luScratch[T float] struct {
+	lu  []T
+	piv []int
+}
+
+type luKey[T float] struct{}
+
+// luScratchFor returns scratch for matrices of order n.
+func luScratchFor[T float](e *graph.Exec, n int) *luScratch[T] {
+	s := e.State(luKey[T]{}, func() any { return new(luScratch[T]) }).(*luScratch[T])
+	if cap(s.lu) < n*n {
+		s.lu, s.piv = make([]T, n*n), make([]int, n)
+	}
+	s.lu, s.piv = s.lu[:n*n], s.piv[:n]
+	return s
+}
+
+// factor copies the n×n matrix a into the scratch and factorises it in
+// place, P·A = L·U: L unit lower triangular below the diagonal, U on and
+// above it, row i swapped with row piv[i] at step i. It returns the order
+// (1-based) of the first zero pivot, 0 when A is nonsingular.
+func (s *luScratch[T]) factor(a []T, n int) int {
+	lu, piv := s.lu, s.piv
+	copy(lu, a)
+	if lu64, ok := any(lu).([]float64); ok && n >= lapackLUOrder {
+		lapackImpl.Dgetrf(n, n, lu64, n, piv)
+		return s.firstZeroPivot(n)
+	}
+	for j := range n {
+		p := j
+		for i := j + 1; i < n; i++ {
+			if abs(lu[i*n+j]) > abs(lu[p*n+j]) {
+				p = i
+			}
+		}
+		piv[j] = p
+		if p != j {
+			for c := range n {
+				lu[j*n+c], lu[p*n+c] = lu[p*n+c], lu[j*n+c]
+			}
+		}
+		d := lu[j*n+j]
+		if d == 0 {
+			continue // the column below is zero already: nothing to eliminate
+		}
+		for i := j + 1; i < n; i++ {
+			f := lu[i*n+j] / d
+			lu[i*n+j] = f
+			if f != 0 {
+				axpyRow(lu[i*n+j+1:(i+1)*n], -f, lu[j*n+j+1:(j+1)*n])
+			}
+		}
+	}
+	return s.firstZeroPivot(n)
+}
+
+func (s *luScratch[T]) firstZeroPivot(n int) int {
+	for i := range n {
+		if s.lu[i*n+i] == 0 {
+			return i + 1
+		}
+	}
+	return 0
+}
+
+func abs[T float](x T) T {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
+
+// axpyRow is y += f·x.
+func axpyRow[T float](y []T, f T, x []T) {
+	for i := range y {
+		y[i] += f * x[i]
+	}
+}
+
+// solve overwrites the n×k matrix b with A⁻¹·b (Aᵀ⁻¹·b when trans) from
+// the factors, row operations throughout: P·A = L·U gives L·U·X = P·B,
+// and Aᵀ = Uᵀ·Lᵀ·P gives Uᵀ·Lᵀ·(P·X) = B.
+func (s *luScratch[T]) solve(b []T, n, k int, trans bool) {
+	lu, piv := s.lu, s.piv
+	row := func(i int) []T { return b[i*k : (i+1)*k] }
+	if !trans {
+		for i := range n {
+			if p := piv[i]; p != i {
+				swapRows(row(i), row(p))
+			}
+		}
+		for i := range n { // L·Y = P·B, L unit lower
+			for j := range i {
+				axpyRow(row(i), -lu[i*n+j], row(j))
+			}
+		}
+		for i := n - 1; i >= 0; i-- { // U·X = Y
+			for j := i + 1; j < n; j++ {
+				axpyRow(row(i), -lu[i*n+j], row(j))
+			}
+			scaleRow(row(i), 1/lu[i*n+i])
+		}
+		return
+	}
+	for i := range n { // Uᵀ·W = B, Uᵀ lower
+		for j := range i {
+			axpyRow(row(i), -lu[j*n+i], row(j))
+		}
+		scaleRow(row(i), 1/lu[i*n+i])
+	}
+	for i := n - 1; i >= 0; i-- { // Lᵀ·Z = W, Lᵀ unit upper
+		for j := i + 1; j < n; j++ {
+			axpyRow(row(i), -lu[j*n+i], row(j))
+		}
+	}
+	for i := n - 1; i >= 0; i-- { // X = Pᵀ·Z
+		if p := piv[i]; p != i {
+			swapRows(row(i), row(p))
+		}
+	}
+}
+
+func swapRows[T float](x, y []T) {
+	for i := range x {
+		x[i], y[i] = y[i], x[i]
+	}
+}
+
+func scaleRow[T float](x []T, f T) {
+	for i := range x {
+		x[i] *= f
+	}
+}
+
+// singularError is the error for a batch element whose pivot of the
+// given order is zero, worded as torch.linalg words it; doing is what
+// could not be completed ("the solve", "the inversion").
+func singularError(batched bool, m, order int, doing string) error {
+	return batchError(batched, m, fmt.Errorf("the diagonal element %d is zero, %s could not be completed because "+
+		"the input matrix is singular", order, doing))
+}
+
+type solveOp struct{ transpose bool }
+
+// Solve returns the solution X of A·X = B for each square matrix of a, by
+// LU factorisation with partial pivoting: torch.linalg.solve(A, B) for a
+// matrix B. A is (…, n, n) and B (…, n, k) with the same leading axes. A
+// matrix that is singular (a zero pivot) is a run-time error naming the
+// batch element and the pivot.
+func Solve(a, b *graph.Node) *graph.Node { return graph.Apply(solveOp{}, a, b) }
+
+// Name is "Solve" (with A or Aᵀ).
+func (solveOp) Name() string { return "Solve" }
+
+// Type checks the system's shapes (solveType).
+func (solveOp) Type(in []graph.Type) (graph.Type, error) {
+	if _, err := graph.CheckInputs(in, 2); err != nil {
+		return graph.Type{}, err
+	}
+	return solveType(in[0], in[1], false)
+}
+
+// Cost is 2n³/3 flops per factorisation and 2n² per right-hand side.
+func (solveOp) Cost(in []graph.Type, out graph.Type) graph.Cost {
+	c := graph.DefaultCost(in, out)
+	batch, n, _ := matrices(in[0].Shape)
+	c.Flops = int64(batch)*int64(n)*int64(n)*int64(n)*2/3 + 2*int64(out.Size())*int64(n)
+	return c
+}
+
+// Forward solves on the calling goroutine; see ForwardExec.
+func (op solveOp) Forward(out *tensor.Dense, in []*tensor.Dense) error {
+	return op.ForwardExec(nil, out, in)
+}
+
+// ForwardExec factorises each matrix into the machine's scratch and
+// solves in the output, which starts as a copy of B.
+func (op solveOp) ForwardExec(e *graph.Exec, out *tensor.Dense, in []*tensor.Dense) error {
+	s := solveShape{batched: len(in[0].Shape()) > 2}
+	s.batch, s.n, _ = matrices(in[0].Shape())
+	_, s.rows, s.cols = matrices(in[1].Shape())
+	return forFloat(out.Dtype(),
+		func() error {
+			return solveKernel(e, op.transpose, s, floats[float32](out), floats[float32](in[0]), floats[float32](in[1]))
+		},
+		func() error {
+			return solveKernel(e, op.transpose, s, floats[float64](out), floats[float64](in[0]), floats[float64](in[1]))
+		})
+}
+
+func solveKernel[T float](e *graph.Exec, trans bool, s solveShape, x, a, b []T) error {
+	n, k := s.n, s.cols
+	lu := luScratchFor[T](e, n)
+	copy(x, b)
+	for m := range s.batch {
+		if zero := lu.factor(a[m*n*n:(m+1)*n*n], n); zero > 0 {
+			return singularError(s.batched, m, zero, "the solve")
+		}
+		lu.solve(x[m*n*k:(m+1)*n*k], n, k, trans)
+	}
+	return nil
+}
+
+// Backward: B's gradient is op(A)⁻ᵀ·G, a solve with the other
+// transpose, and A's is −B̄·Xᵀ (−X·B̄ᵀ when the op solves with Aᵀ).
+func (op solveOp) Backward(ctx *graph.GradContext, g *graph.Node) []*graph.Node {
+	a, x := ctx.Input(0), ctx.Output()
+	gb := graph.Apply(solveOp{!op.transpose}, a, g)
+	grads := []*graph.Node{nil, nil}
+	if ctx.NeedsGrad(0) {
+		if op.transpose {
+			grads[0] = Neg(batchMatMul(x, gb, false, true))
+		} else {
+			grads[0] = Neg(batchMatMul(gb, x, false, true))
+		}
+	}
+	if ctx.NeedsGrad(1) {
+		grads[1] = gb
+	}
+	return grads
+}
+
+// JVP is op(A)⁻¹·(dB − op(dA)·X).
+func (op solveOp) JVP(c *graph.JVPContext) *graph.Node {
+	a, x := batchedPrimal(c, c.Input(0)), batchedPrimal(c, c.Output())
+	rhs := c.Tangent(1)
+	if t := c.Tangent(0); t != nil {
+		dax := batchMatMul(t, x, op.transpose, false)
+		if rhs == nil {
+			rhs = Neg(dax)
+		} else {
+			rhs = Sub(rhs, dax)
+		}
+	}
+	if rhs == nil {
+		return nil
+	}
+	return graph.Apply(op, a, rhs)
+}
+
+type inverseOp struct{}
+
+// Inverse returns the inverse of each square matrix of a (its last two
+// axes), by LU factorisation with partial pivoting: torch.linalg.inv. A
+// matrix that is singular (a zero pivot) is a run-time error naming the
+// batch element and the pivot.
+func Inverse(a *graph.Node) *graph.Node { return graph.Apply(inverseOp{}, a) }
+
+// Name is "Inverse".
+func (inverseOp) Name() string { return "Inverse" }
+
+// Type checks that a is a batch of square matrices and returns its type.
+func (inverseOp) Type(in []graph.Type) (graph.Type, error) { return squareMatrices(in) }
+
+// Cost is 2n³ flops per matrix (factorisation and n solves).
+func (inverseOp) Cost(in []graph.Type, out graph.Type) graph.Cost {
+	c := graph.DefaultCost(in, out)
+	batch, n, _ := matrices(in[0].Shape)
+	c.Flops = 2 * int64(batch) * int64(n) * int64(n) * int64(n)
+	return c
+}
+
+// Forward inverts on the calling goroutine; see ForwardExec.
+func (op inverseOp) Forward(out *tensor.Dense, in []*tensor.Dense) error {
+	return op.ForwardExec(nil, out, in)
+}
+
+// ForwardExec factorises each matrix into the machine's scratch and
+// solves for the identity in the output.
+func (inverseOp) ForwardExec(e *graph.Exec, out *tensor.Dense, in []*tensor.Dense) error {
+	batched := len(in[0].Shape()) > 2
+	batch, n, _ := matrices(in[0].Shape())
+	return forFloat(out.Dtype(),
+		func() error { return inverseKernel(e, batched, batch, n, floats[float32](out), floats[float32](in[0])) },
+		func() error { return inverseKernel(e, batched, batch, n, floats[float64](out), floats[float64](in[0])) })
+}
+
+func inverseKernel[T float](e *graph.Exec, batched bool, batch, n int, y, a []T) error {
+	lu := luScratchFor[T](e, n)
+	for m := range batch {
+		if zero := lu.factor(a[m*n*n:(m+1)*n*n], n); zero > 0 {
+			return singularError(batched, m, zero, "the inversion")
+		}
+		ym := y[m*n*n : (m+1)*n*n]
+		clear(ym)
+		for i := range n {
+			ym[i*n+i] = 1
+		}
+		lu.solve(ym, n, n, false)
+	}
+	return nil
+}
+
+// Backward is Ā = −Yᵀ·Ȳ·Yᵀ for Y = A⁻¹.
+func (inverseOp) Backward(ctx *graph.GradContext, g *graph.Node) []*graph.Node {
+	y := ctx.Output()
+	return []*graph.Node{Neg(batchMatMul(batchMatMul(y, g, true, false), y, false, true))}
+}
+
+// JVP is dY = −Y·dA·Y.
+func (inverseOp) JVP(c *graph.JVPContext) *graph.Node {
+	t := c.Tangent(0)
+	if t == nil {
+		return nil
+	}
+	y := batchedPrimal(c, c.Output())
+	return Neg(batchMatMul(batchMatMul(y, t, false, false), y, false, false))
+}
