@@ -37,7 +37,7 @@ var libraryDirs = func() []string {
 	}
 	root := filepath.Dir(filepath.Dir(file))
 	var dirs []string
-	for _, d := range []string{"graph", "ops", "compile", "vm", "nn", "gradcheck"} {
+	for _, d := range []string{"graph", "ops", "compile", "vm", "nn", "gradcheck", "onnx"} {
 		dirs = append(dirs, root+"/"+d+"/")
 	}
 	return dirs

@@ -1,0 +1,99 @@
+package ops
+
+import "github.com/nabla-go/nabla/graph"
+
+// Attributes are a built-in op's parameters, for packages that translate
+// graphs into other formats (package onnx writes ONNX models with them).
+// Describe sets the fields the op has and leaves the others zero; an op's
+// name (graph.Op's Name) tells which it has.
+type Attributes struct {
+	// Axis is the axis of Slice, Pad, Concat, Softmax and LogSoftmax, in
+	// [0, rank).
+	Axis int
+	// Axes are a reduction's axes (Sum, Mean, Max, LogSumExp), ascending.
+	Axes []int
+	// KeepDims tells whether a reduction keeps its axes as size-1
+	// dimensions.
+	KeepDims bool
+	// Start and End bound Slice's range along Axis.
+	Start, End int
+	// Before and After are Pad's zeros along Axis.
+	Before, After int
+	// Perm is Transpose's permutation.
+	Perm []int
+	// C is Scale's factor and PowConst's exponent.
+	C float64
+	// TransA and TransB are MatMul's and MatMulAdd's transpose flags.
+	TransA, TransB bool
+	// Conv holds a Conv2D's or a transposed convolution's settings, with
+	// Padding as top, bottom, left, right (zero when Same) and every list
+	// per axis.
+	Conv ConvOptions
+	// Transposed tells a transposed convolution (ConvTranspose2D, or
+	// Conv2D's gradient with respect to its input) from Conv2D.
+	Transposed bool
+	// Pool holds MaxPool2D's and AvgPool2D's settings, every list per
+	// axis, Padding as top and left (applied on both sides).
+	Pool PoolOptions
+	// Shift tells whether a ChannelAffine adds a shift, and Unit whether
+	// it scales by 1 (no scale input).
+	Shift, Unit bool
+}
+
+// Describe returns a built-in op's parameters; ok is false for an op that
+// is not built-in or whose parameters Attributes cannot express (fused
+// ops, Scan, ChannelAffine of two terms).
+func Describe(op graph.Op) (a Attributes, ok bool) {
+	switch o := op.(type) {
+	case sliceOp:
+		return Attributes{Axis: o.axis, Start: o.start, End: o.end}, true
+	case padOp:
+		return Attributes{Axis: o.axis, Before: o.before, After: o.after}, true
+	case concatOp:
+		return Attributes{Axis: o.axis}, true
+	case softmaxOp:
+		return Attributes{Axis: o.axis}, true
+	case transposeOp:
+		perm, ok := IsTranspose(op)
+		return Attributes{Perm: perm}, ok
+	case reduceOp:
+		for i := 0; i < 64; i++ {
+			if o.axes&(1<<i) != 0 {
+				a.Axes = append(a.Axes, i)
+			}
+		}
+		a.KeepDims = o.keep
+		return a, true
+	case unary:
+		return Attributes{C: o.c}, true
+	case MatMulOp:
+		return Attributes{TransA: o.TransA, TransB: o.TransB}, true
+	case MatMulAddOp:
+		return Attributes{TransA: o.TransA, TransB: o.TransB}, true
+	case conv2DOp:
+		return Attributes{Conv: o.conv2d.options()}, o.bad == ""
+	case convInputOp:
+		return Attributes{Conv: o.conv2d.options(), Transposed: true}, o.bad == ""
+	case poolOp:
+		p := o.pool2d
+		return Attributes{Pool: PoolOptions{
+			Kernel: p.kernel[:], Stride: p.stride[:], Padding: p.pad[:], Dilation: p.dilation[:], CeilMode: p.ceil,
+		}}, p.bad == ""
+	case channelOp:
+		if o.kind != channelAffineKind || o.terms != 1 {
+			return Attributes{}, o.kind != channelAffineKind
+		}
+		return Attributes{Shift: o.bias, Unit: o.unit}, true
+	case binary, identityOp, stopGradientOp, reshapeOp, broadcastToOp, sumToOp, castOp, gatherOp, whereOp:
+		return Attributes{}, true
+	}
+	return Attributes{}, false
+}
+
+// options returns c's settings as ConvOptions, every list per axis.
+func (c conv2d) options() ConvOptions {
+	return ConvOptions{
+		Stride: c.stride[:], Padding: c.pad[:], Dilation: c.dilation[:],
+		Same: c.same, Groups: c.groups, OutputPadding: c.outPad[:],
+	}
+}
