@@ -1,0 +1,25 @@
+// Package onnx reads ONNX models into nabla graphs and writes nabla graphs
+// as ONNX models.
+//
+// Import (and ImportFile, ImportProto) builds a model's nodes as ordinary
+// nabla nodes, with the input shapes the model declares or those given in
+// Options.InputShapes: the result compiles, runs and differentiates like
+// any graph. Float initializers become trainable parameters named as in the
+// model (or constants, with Options.Frozen); integer ones are constants.
+// Shape computations (Shape, Gather, Concat, Unsqueeze ... of static
+// shapes) are computed at import. Each ONNX op has a small importer in a
+// table, one file per family (ops_math.go, ops_shape.go, ops_nn.go); a
+// model with ops outside the table is refused with one error listing them
+// all. Models are untrusted input: sizes are checked against
+// graph.MemoryLimit before anything is allocated, external data must stay
+// in the model's folder, and cycles, dangling inputs, duplicate names,
+// unknown element types and opsets newer than MaxOpset are errors.
+//
+// Export (and ExportProto, WriteFile) writes the nodes that given outputs
+// depend on as an ONNX model (opset 17 by default): inputs as graph inputs,
+// parameters as initializers under their names, every node's doc string
+// the file:line that built it. A custom op exports through the Exporter
+// interface; a composite op without one exports as its decomposition.
+//
+// The generated protobuf types are in package onnxpb.
+package onnx
