@@ -27,6 +27,10 @@ type Options struct {
 	// Frozen imports float initializers as constants rather than trainable
 	// parameters. Integer initializers are always constants.
 	Frozen bool
+	// Constants fixes graph inputs to known values, by name: they are built
+	// as constants (and are not among Model.Inputs), so that shape inputs
+	// fed as graph inputs (a Reshape's shape, a Slice's starts) fold.
+	Constants map[string]*tensor.Dense
 	// Graph is the graph to build in; nil: a new one.
 	Graph *graph.Graph
 }
@@ -340,6 +344,16 @@ func (im *importer) leaves(gp *onnxpb.GraphProto, model *Model) error {
 		if err != nil {
 			return fmt.Errorf("input %q: %v", name, err)
 		}
+		if v, ok := im.opts.Constants[name]; ok {
+			if v == nil || v.Dtype() != dtype {
+				return fmt.Errorf("Options.Constants: input %q: the value is not of the input's dtype %v", name, dtype)
+			}
+			im.values[name] = im.g.Const(v).SetName(name)
+			if err := im.g.Err(); err != nil {
+				return err
+			}
+			continue
+		}
 		n := im.g.Input(name, dtype, shape...)
 		if err := im.g.Err(); err != nil {
 			return err
@@ -348,9 +362,11 @@ func (im *importer) leaves(gp *onnxpb.GraphProto, model *Model) error {
 		model.Inputs = append(model.Inputs, n)
 		model.InputNames = append(model.InputNames, name)
 	}
-	for name := range im.opts.InputShapes {
-		if _, ok := im.values[name]; !ok {
-			return fmt.Errorf("Options.InputShapes names %q, which is not an input of the model", name)
+	for option, names := range map[string][]string{"InputShapes": keys(im.opts.InputShapes), "Constants": keys(im.opts.Constants)} {
+		for _, name := range names {
+			if _, ok := im.values[name]; !ok {
+				return fmt.Errorf("Options.%s names %q, which is not an input of the model", option, name)
+			}
 		}
 	}
 	return nil
@@ -418,4 +434,14 @@ func (im *importer) node(n *onnxpb.NodeProto) error {
 		im.values[name] = o
 	}
 	return nil
+}
+
+// keys returns a map's keys, sorted.
+func keys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }

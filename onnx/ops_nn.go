@@ -144,6 +144,9 @@ func conv(c *nodeContext, transposed bool) (*graph.Node, error) {
 	if err != nil {
 		return nil, err
 	}
+	if pad := c.attrString("auto_pad", "NOTSET"); transposed && pad != "NOTSET" && pad != "VALID" {
+		return nil, unsupported("auto_pad %q in ConvTranspose", pad)
+	}
 	w2, _, _ := spatial(wt)
 	win = win.to2D()
 	o := ops.ConvOptions{Stride: win.stride, Dilation: win.dilation, Padding: win.convPadding(), Groups: c.attrInt("group", 1)}
@@ -188,6 +191,9 @@ func importPool(c *nodeContext, isMax bool) (*graph.Node, error) {
 	win = win.to2D()
 	if win.pads[0] != win.pads[2] || win.pads[1] != win.pads[3] {
 		return nil, unsupported("pads %v differing before and after", c.attrInts("pads"))
+	}
+	if 2*win.pads[0] > win.kernel[0] || 2*win.pads[1] > win.kernel[1] {
+		return nil, unsupported("pads %v over half the kernel %v", c.attrInts("pads"), win.kernel)
 	}
 	o := ops.PoolOptions{Kernel: win.kernel, Stride: win.stride, Padding: win.pads[:2], CeilMode: c.attrInt("ceil_mode", 0) != 0}
 	if isMax {

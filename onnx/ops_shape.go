@@ -293,6 +293,9 @@ func importGather(c *nodeContext) (*graph.Node, error) {
 			return nil, err
 		}
 		idx = c.g().Const(t)
+	} else if graph.IsInteger(idx.DType()) { // negative indices count from the end
+		f := ops.Cast(idx, graph.Float64)
+		idx = ops.Cast(ops.Where(ops.Less(f, scalar(f, 0)), ops.Add(f, scalar(f, float64(n))), f), idx.DType())
 	}
 	if axis == 0 {
 		return ops.Gather(x, idx), nil

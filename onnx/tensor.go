@@ -12,6 +12,7 @@ import (
 
 	"github.com/nabla-go/nabla/graph"
 	"github.com/nabla-go/nabla/onnx/onnxpb"
+	"google.golang.org/protobuf/proto"
 	"gorgonia.org/tensor"
 )
 
@@ -224,4 +225,18 @@ func int64s(v []int) []int64 {
 		out[i] = int64(x)
 	}
 	return out
+}
+
+// ReadTensor decodes a serialized TensorProto (a backend test's
+// input_0.pb, say) with inline or raw data.
+func ReadTensor(data []byte) (*tensor.Dense, error) {
+	t := &onnxpb.TensorProto{}
+	if err := proto.Unmarshal(data, t); err != nil {
+		return nil, fmt.Errorf("nabla: onnx.ReadTensor: not a TensorProto: %v", err)
+	}
+	v, err := readTensor(t, "")
+	if err != nil {
+		return nil, fmt.Errorf("nabla: onnx.ReadTensor: %q: %v", t.GetName(), err)
+	}
+	return v, nil
 }
