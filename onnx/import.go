@@ -31,6 +31,11 @@ type Options struct {
 	// as constants (and are not among Model.Inputs), so that shape inputs
 	// fed as graph inputs (a Reshape's shape, a Slice's starts) fold.
 	Constants map[string]*tensor.Dense
+	// Inputs binds graph inputs or initializers, by name, to existing
+	// nodes of Options.Graph, so that the model is built on them (a
+	// preprocessing graph's output, or gradcheck's inputs); they are not
+	// among Model.Inputs or Model.Params. Types must match the model's.
+	Inputs map[string]*graph.Node
 	// Graph is the graph to build in; nil: a new one.
 	Graph *graph.Graph
 }
@@ -323,6 +328,12 @@ func (im *importer) leaves(gp *onnxpb.GraphProto, model *Model) error {
 		if err != nil {
 			return fmt.Errorf("initializer %q: %v", t.GetName(), err)
 		}
+		if b, ok := im.opts.Inputs[t.GetName()]; ok {
+			if err := im.bind(t.GetName(), b, graph.TypeOf(v.Dtype(), v.Shape()...), true); err != nil {
+				return err
+			}
+			continue
+		}
 		var n *graph.Node
 		if graph.IsFloat(v.Dtype()) && !im.opts.Frozen {
 			n = im.g.Param(t.GetName(), v)
@@ -338,6 +349,16 @@ func (im *importer) leaves(gp *onnxpb.GraphProto, model *Model) error {
 	for _, in := range gp.GetInput() {
 		name := in.GetName()
 		if _, ok := im.values[name]; ok {
+			continue
+		}
+		if b, ok := im.opts.Inputs[name]; ok {
+			dtype, err := dtypeOf(in.GetType().GetTensorType().GetElemType())
+			if err != nil {
+				return fmt.Errorf("input %q: %v", name, err)
+			}
+			if err := im.bind(name, b, graph.TypeOf(dtype), false); err != nil {
+				return err
+			}
 			continue
 		}
 		dtype, shape, err := im.inputType(in)
@@ -362,13 +383,29 @@ func (im *importer) leaves(gp *onnxpb.GraphProto, model *Model) error {
 		model.Inputs = append(model.Inputs, n)
 		model.InputNames = append(model.InputNames, name)
 	}
-	for option, names := range map[string][]string{"InputShapes": keys(im.opts.InputShapes), "Constants": keys(im.opts.Constants)} {
+	for option, names := range map[string][]string{"InputShapes": keys(im.opts.InputShapes), "Constants": keys(im.opts.Constants), "Inputs": keys(im.opts.Inputs)} {
 		for _, name := range names {
 			if _, ok := im.values[name]; !ok {
 				return fmt.Errorf("Options.%s names %q, which is not an input of the model", option, name)
 			}
 		}
 	}
+	return nil
+}
+
+// bind uses an existing node for a graph input or an initializer; an
+// input's shape may differ from the one the model declares only where that
+// is symbolic or when Options.InputShapes does not say otherwise.
+func (im *importer) bind(name string, n *graph.Node, want graph.Type, exact bool) error {
+	switch {
+	case n == nil:
+		return fmt.Errorf("Options.Inputs: %q is nil", name)
+	case n.Graph() != im.g:
+		return fmt.Errorf("Options.Inputs: %q (%v) is not a node of Options.Graph", name, n)
+	case n.DType() != want.DType || (exact && !n.Type().Equal(want)):
+		return fmt.Errorf("Options.Inputs: %q is %v, the model's is %v", name, n.Type(), want)
+	}
+	im.values[name] = n
 	return nil
 }
 

@@ -1,0 +1,339 @@
+package onnx
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/nabla-go/nabla/graph"
+	"github.com/nabla-go/nabla/onnx/onnxpb"
+	"github.com/nabla-go/nabla/ops"
+)
+
+// step is what an op's exporter sees: the node, its inputs' value names,
+// the name its value must take, and its parameters.
+type step struct {
+	e   *exporter
+	n   *graph.Node
+	in  []string
+	out string
+	a   ops.Attributes
+}
+
+// tmp emits an intermediate node and returns its value's name.
+func (s *step) tmp(opType string, ins []string, attrs ...*onnxpb.AttributeProto) string {
+	name := s.e.fresh(s.out + "/" + opType)
+	s.e.emit(s.n, opType, ins, name, attrs)
+	return name
+}
+
+// final emits the node computing the op's value.
+func (s *step) final(opType string, ins []string, attrs ...*onnxpb.AttributeProto) error {
+	s.e.emit(s.n, opType, ins, s.out, attrs)
+	return nil
+}
+
+// inType is input i's type.
+func (s *step) inType(i int) graph.Type { return s.n.Inputs()[i].Type() }
+
+// axesInput passes a reduction's axes as an input (ReduceSum from opset
+// 13, the others from 18) or an attribute.
+func (s *step) reduce(opType string, x string, axes []int, keep bool) error {
+	attrs := []*onnxpb.AttributeProto{attrInt("keepdims", map[bool]int{false: 0, true: 1}[keep])}
+	if opType == "ReduceSum" || s.e.opset >= 18 {
+		return s.final(opType, []string{x, s.e.ints(s.out+"/axes", axes)}, attrs...)
+	}
+	return s.final(opType, []string{x}, append(attrs, attrInts("axes", axes))...)
+}
+
+// exportFunc writes one built-in op.
+type exportFunc func(s *step) error
+
+// same writes an op that ONNX has under the given name, with no
+// attributes.
+func same(opType string) exportFunc { return func(s *step) error { return s.final(opType, s.in) } }
+
+// exports is the table of built-in ops Export writes, by op name.
+var exports = map[string]exportFunc{
+	"Add": same("Add"), "Sub": same("Sub"), "Mul": same("Mul"), "Div": same("Div"), "Pow": same("Pow"),
+	"Maximum": same("Max"), "Minimum": same("Min"),
+	"Greater": comparison("Greater"), "Less": comparison("Less"), "Equal": comparison("Equal"),
+	"Neg": same("Neg"), "Exp": same("Exp"), "Log": same("Log"), "Sqrt": same("Sqrt"), "Abs": same("Abs"),
+	"Sign": same("Sign"), "Sin": same("Sin"), "Cos": same("Cos"), "Tanh": same("Tanh"), "Sigmoid": same("Sigmoid"),
+	"ReLU": same("Relu"), "Softplus": same("Softplus"), "Erf": same("Erf"),
+	"Identity": same("Identity"), "StopGradient": same("Identity"),
+	"Square": func(s *step) error { return s.final("Mul", []string{s.in[0], s.in[0]}) },
+	"Log1p": func(s *step) error {
+		return s.final("Log", []string{s.tmp("Add", []string{s.in[0], s.e.scalarConst(s.out+"/one", s.n.Type(), 1)})})
+	},
+	"PowConst": func(s *step) error {
+		return s.final("Pow", []string{s.in[0], s.e.scalarConst(s.out+"/exponent", s.n.Type(), s.a.C)})
+	},
+	"Scale": func(s *step) error {
+		return s.final("Mul", []string{s.in[0], s.e.scalarConst(s.out+"/factor", s.n.Type(), s.a.C)})
+	},
+	"SiLU":     func(s *step) error { return s.final("Mul", []string{s.in[0], s.tmp("Sigmoid", s.in)}) },
+	"GELU":     exportGELU,
+	"GELUTanh": exportGELUTanh,
+	"MatMul":   exportMatMul,
+	"MatMulAdd": func(s *step) error {
+		if s.inType(0).Rank() == 2 && s.inType(1).Rank() == 2 && s.inType(2).Rank() <= 2 {
+			return s.final("Gemm", s.in, attrInt("transA", b2i(s.a.TransA)), attrInt("transB", b2i(s.a.TransB)))
+		}
+		prod := s.tmp("MatMul", []string{s.transposed(0, s.a.TransA), s.transposed(1, s.a.TransB)})
+		return s.final("Add", []string{prod, s.in[2]})
+	},
+	"Reshape": func(s *step) error {
+		return s.final("Reshape", []string{s.in[0], s.e.ints(s.out+"/shape", s.n.Shape())})
+	},
+	"BroadcastTo": func(s *step) error {
+		return s.final("Expand", []string{s.in[0], s.e.ints(s.out+"/shape", s.n.Shape())})
+	},
+	"SumTo":     exportSumTo,
+	"Transpose": func(s *step) error { return s.final("Transpose", s.in, attrInts("perm", s.a.Perm)) },
+	"Slice": func(s *step) error {
+		return s.final("Slice", []string{s.in[0], s.e.ints(s.out+"/starts", []int{s.a.Start}),
+			s.e.ints(s.out+"/ends", []int{s.a.End}), s.e.ints(s.out+"/axes", []int{s.a.Axis})})
+	},
+	"Pad": func(s *step) error {
+		pads := make([]int, 2*s.inType(0).Rank())
+		pads[s.a.Axis], pads[s.inType(0).Rank()+s.a.Axis] = s.a.Before, s.a.After
+		return s.final("Pad", []string{s.in[0], s.e.ints(s.out+"/pads", pads)})
+	},
+	"Concat":     func(s *step) error { return s.final("Concat", s.in, attrInt("axis", s.a.Axis)) },
+	"Softmax":    func(s *step) error { return s.final("Softmax", s.in, attrInt("axis", s.a.Axis)) },
+	"LogSoftmax": func(s *step) error { return s.final("LogSoftmax", s.in, attrInt("axis", s.a.Axis)) },
+	"Sum":        reduceExport("ReduceSum"),
+	"Mean":       reduceExport("ReduceMean"),
+	"Max":        reduceExport("ReduceMax"),
+	"LogSumExp":  reduceExport("ReduceLogSumExp"),
+	"Cast":       func(s *step) error { return s.final("Cast", s.in, attrInt("to", int(elemType(s.n.DType())))) },
+	"Gather": func(s *step) error {
+		idx := s.in[1]
+		if graph.IsFloat(s.inType(1).DType) {
+			idx = s.tmp("Cast", []string{idx}, attrInt("to", int(onnxpb.TensorProto_INT64)))
+		}
+		return s.final("Gather", []string{s.in[0], idx}, attrInt("axis", 0))
+	},
+	"Where": func(s *step) error {
+		cond := s.tmp("Cast", []string{s.in[0]}, attrInt("to", int(onnxpb.TensorProto_BOOL)))
+		return s.final("Where", []string{cond, s.in[1], s.in[2]})
+	},
+	"Conv2D":          exportConv,
+	"Conv2DInputGrad": exportConv,
+	"ConvTranspose2D": exportConv,
+	"MaxPool2D":       exportPool("MaxPool"),
+	"AvgPool2D":       exportPool("AveragePool"),
+	"ChannelAffine":   exportChannelAffine,
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// comparison writes a comparison, whose bool result nabla holds as a mask
+// of the inputs' dtype.
+func comparison(opType string) exportFunc {
+	return func(s *step) error {
+		return s.final("Cast", []string{s.tmp(opType, s.in)}, attrInt("to", int(elemType(s.n.DType()))))
+	}
+}
+
+func reduceExport(opType string) exportFunc {
+	return func(s *step) error {
+		if len(s.a.Axes) == 0 {
+			return s.final("Identity", s.in)
+		}
+		return s.reduce(opType, s.in[0], s.a.Axes, s.a.KeepDims)
+	}
+}
+
+// transposed returns input i, its last two axes swapped when trans.
+func (s *step) transposed(i int, trans bool) string {
+	if !trans {
+		return s.in[i]
+	}
+	r := s.inType(i).Rank()
+	perm := make([]int, r)
+	for j := range perm {
+		perm[j] = j
+	}
+	perm[r-2], perm[r-1] = r-1, r-2
+	return s.tmp("Transpose", []string{s.in[i]}, attrInts("perm", perm))
+}
+
+func exportMatMul(s *step) error {
+	if s.inType(0).Rank() == 2 && s.inType(1).Rank() == 2 && (s.a.TransA || s.a.TransB) {
+		return s.final("Gemm", s.in, attrInt("transA", b2i(s.a.TransA)), attrInt("transB", b2i(s.a.TransB)))
+	}
+	return s.final("MatMul", []string{s.transposed(0, s.a.TransA), s.transposed(1, s.a.TransB)})
+}
+
+// exportGELU is x·(1 + erf(x/√2))/2 (ONNX's Gelu op comes in opset 20).
+func exportGELU(s *step) error {
+	t := s.n.Type()
+	if s.e.opset >= 20 {
+		return s.final("Gelu", s.in)
+	}
+	scaled := s.tmp("Mul", []string{s.in[0], s.e.scalarConst(s.out+"/inv_sqrt2", t, 1/math.Sqrt2)})
+	onePlus := s.tmp("Add", []string{s.tmp("Erf", []string{scaled}), s.e.scalarConst(s.out+"/one", t, 1)})
+	half := s.tmp("Mul", []string{s.in[0], s.e.scalarConst(s.out+"/half", t, 0.5)})
+	return s.final("Mul", []string{half, onePlus})
+}
+
+// exportGELUTanh is x·(1 + tanh(√(2/π)·(x + 0.044715·x³)))/2.
+func exportGELUTanh(s *step) error {
+	t := s.n.Type()
+	if s.e.opset >= 20 {
+		return s.final("Gelu", s.in, &onnxpb.AttributeProto{Name: ptr("approximate"), Type: ptr(onnxpb.AttributeProto_STRING), S: []byte("tanh")})
+	}
+	x := s.in[0]
+	cube := s.tmp("Mul", []string{s.tmp("Mul", []string{x, x}), x})
+	inner := s.tmp("Add", []string{x, s.tmp("Mul", []string{cube, s.e.scalarConst(s.out+"/c", t, 0.044715)})})
+	th := s.tmp("Tanh", []string{s.tmp("Mul", []string{inner, s.e.scalarConst(s.out+"/k", t, math.Sqrt(2/math.Pi))})})
+	onePlus := s.tmp("Add", []string{th, s.e.scalarConst(s.out+"/one", t, 1)})
+	half := s.tmp("Mul", []string{x, s.e.scalarConst(s.out+"/half", t, 0.5)})
+	return s.final("Mul", []string{half, onePlus})
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// exportSumTo sums the broadcast axes, keeping them, and reshapes to the
+// target shape.
+func exportSumTo(s *step) error {
+	from, to := s.inType(0).Shape, s.n.Shape()
+	lead := len(from) - len(to)
+	var axes []int
+	for i := range from {
+		if i < lead || to[i-lead] == 1 && from[i] != 1 {
+			axes = append(axes, i)
+		}
+	}
+	if len(axes) == 0 {
+		return s.final("Reshape", []string{s.in[0], s.e.ints(s.out+"/shape", to)})
+	}
+	sum := s.e.fresh(s.out + "/ReduceSum")
+	inner := &step{e: s.e, n: s.n, in: s.in, out: sum}
+	if err := inner.reduce("ReduceSum", s.in[0], axes, true); err != nil {
+		return err
+	}
+	return s.final("Reshape", []string{sum, s.e.ints(s.out+"/shape", to)})
+}
+
+// exportConv writes Conv2D as Conv and its transposed forms
+// (ConvTranspose2D, Conv2D's input gradient) as ConvTranspose, whose
+// output padding comes from the output's shape.
+func exportConv(s *step) error {
+	o := s.a.Conv
+	x, w := s.inType(0).Shape, s.inType(1).Shape
+	pads := []int{o.Padding[0], o.Padding[2], o.Padding[1], o.Padding[3]} // ONNX: begins, then ends
+	if o.Same {
+		for i := range 2 {
+			total := o.Dilation[i] * (w[2+i] - 1)
+			pads[i], pads[2+i] = total/2, total-total/2
+		}
+	}
+	attrs := []*onnxpb.AttributeProto{
+		attrInts("strides", o.Stride), attrInts("dilations", o.Dilation), attrInts("pads", pads), attrInt("group", o.Groups),
+		attrInts("kernel_shape", w[2:]),
+	}
+	if !s.a.Transposed {
+		return s.final("Conv", s.in, attrs...)
+	}
+	y := s.n.Shape()
+	outPad := make([]int, 2)
+	for i := range 2 {
+		natural := (x[2+i]-1)*o.Stride[i] - pads[i] - pads[2+i] + o.Dilation[i]*(w[2+i]-1) + 1
+		outPad[i] = y[2+i] - natural
+		if outPad[i] < 0 {
+			return fmt.Errorf("%s: output size %d below the natural %d", s.n.OpName(), y[2+i], natural)
+		}
+	}
+	return s.final("ConvTranspose", s.in, append(attrs, attrInts("output_padding", outPad))...)
+}
+
+func exportPool(opType string) exportFunc {
+	return func(s *step) error {
+		p := s.a.Pool
+		attrs := []*onnxpb.AttributeProto{
+			attrInts("kernel_shape", p.Kernel), attrInts("strides", p.Stride),
+			attrInts("pads", []int{p.Padding[0], p.Padding[1], p.Padding[0], p.Padding[1]}),
+			attrInt("ceil_mode", b2i(p.CeilMode)),
+		}
+		if opType == "MaxPool" {
+			attrs = append(attrs, attrInts("dilations", p.Dilation))
+		} else {
+			attrs = append(attrs, attrInt("count_include_pad", 1))
+		}
+		return s.final(opType, s.in, attrs...)
+	}
+}
+
+// exportChannelAffine is x·scale + shift, scale and shift reshaped to
+// (C, 1, ...).
+func exportChannelAffine(s *step) error {
+	rank := s.n.Type().Rank()
+	vec := func(name string) string {
+		shape := []int{s.n.Shape()[1]}
+		for len(shape) < rank-1 {
+			shape = append(shape, 1)
+		}
+		return s.tmp("Reshape", []string{name, s.e.ints(s.out+"/shape", shape)})
+	}
+	x, i := s.in[0], 1
+	if !s.a.Unit {
+		x = s.tmp("Mul", []string{x, vec(s.in[1])})
+		i++
+	}
+	if !s.a.Shift {
+		return s.final("Identity", []string{x})
+	}
+	return s.final("Add", []string{x, vec(s.in[i])})
+}
+
+// op writes one op node.
+func (e *exporter) op(n *graph.Node) error {
+	if multi, _ := n.MultiOp(); multi != nil {
+		return fmt.Errorf("%s: ops with several outputs have no ONNX export yet", n.OpName())
+	}
+	ins := make([]string, len(n.Inputs()))
+	for i, x := range n.Inputs() {
+		ins[i] = e.names[x]
+	}
+	base := n.Name()
+	if base == "" {
+		base = fmt.Sprintf("%s_%d", n.OpName(), n.ID())
+	}
+	out := e.fresh(base)
+	e.names[n] = out
+	op := n.Op()
+	if ex, ok := op.(Exporter); ok {
+		in := make([]graph.Type, len(n.Inputs()))
+		for i, x := range n.Inputs() {
+			in[i] = x.Type()
+		}
+		nodes, err := ex.ExportONNX(ins, out, in, n.Type())
+		if err != nil {
+			return fmt.Errorf("%s: ExportONNX: %v", n.OpName(), err)
+		}
+		for _, p := range nodes {
+			for _, o := range p.GetOutput() {
+				e.used[o] = true
+			}
+		}
+		e.g.Node = append(e.g.Node, nodes...)
+		return nil
+	}
+	if graph.IsComposite(op) { // its value is the subgraph's output, its last input
+		e.emit(n, "Identity", ins[len(ins)-1:], out, nil)
+		return nil
+	}
+	a, ok := ops.Describe(op)
+	f := exports[n.OpName()]
+	if !ok || f == nil {
+		return fmt.Errorf("op %s has no ONNX export: a custom op exports by implementing onnx.Exporter", n.OpName())
+	}
+	return f(&step{e: e, n: n, in: ins, out: out, a: a})
+}

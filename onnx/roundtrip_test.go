@@ -1,0 +1,169 @@
+package onnx_test
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"github.com/nabla-go/nabla/compile"
+	"github.com/nabla-go/nabla/gradcheck"
+	"github.com/nabla-go/nabla/graph"
+	"github.com/nabla-go/nabla/onnx"
+	"github.com/nabla-go/nabla/ops"
+	"github.com/nabla-go/nabla/vm"
+	"gorgonia.org/tensor"
+)
+
+// randDense returns a float64 tensor of seeded normal values.
+func randDense(r *rand.Rand, shape ...int) *tensor.Dense {
+	t := graph.NewDense(graph.Float64, shape...)
+	for i := range t.Float64s() {
+		t.Float64s()[i] = r.NormFloat64()
+	}
+	return t
+}
+
+// mlp builds a two-layer perceptron on a (4, 5) input.
+func mlp(g *graph.Graph, r *rand.Rand) (x, y *graph.Node) {
+	x = g.Input("x", graph.Float64, 4, 5)
+	w1, b1 := g.Param("fc1.weight", randDense(r, 6, 5)), g.Param("fc1.bias", randDense(r, 6))
+	w2, b2 := g.Param("fc2.weight", randDense(r, 3, 6)), g.Param("fc2.bias", randDense(r, 3))
+	h := ops.Tanh(ops.MatMulAdd(x, w1, b1, false, true))
+	h = ops.Mul(h, ops.Sigmoid(ops.Scale(h, 1.5)))
+	y = ops.LogSoftmax(ops.Add(ops.MatMulT(h, w2, false, true), b2), -1)
+	return x, y
+}
+
+// cnn builds a small convolutional net on a (2, 3, 8, 8) input.
+func cnn(g *graph.Graph, r *rand.Rand) (x, y *graph.Node) {
+	x = g.Input("image", graph.Float64, 2, 3, 8, 8)
+	w := g.Param("conv.weight", randDense(r, 4, 3, 3, 3))
+	b := g.Param("conv.bias", randDense(r, 4))
+	h := ops.ReLU(ops.ChannelAffine(ops.Conv2D(x, w, ops.ConvOptions{Padding: []int{1}}), nil, b))
+	h = ops.MaxPool2D(h, ops.PoolOptions{Kernel: []int{2}})
+	h = ops.AvgPool2D(ops.Pad(h, 3, 0, 1), ops.PoolOptions{Kernel: []int{2}, Stride: []int{1}, Padding: []int{1}})
+	h = ops.Transpose(ops.Slice(h, 2, 1, 4), 0, 1, 3, 2)
+	f := ops.Flatten(h, 1)
+	fc := g.Param("fc.weight", randDense(r, f.Shape()[1], 5))
+	y = ops.Softmax(ops.GELU(ops.MatMul(f, fc), false), 1)
+	y = ops.Concat(1, y, ops.MeanKeepDims(y, 1), ops.SumKeepDims(ops.Square(f), 1))
+	return x, y
+}
+
+// run compiles and runs outputs with feeds.
+func run(t *testing.T, feeds vm.Feeds, outputs ...*graph.Node) []*tensor.Dense {
+	t.Helper()
+	prog, err := compile.Compile(outputs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := vm.New(prog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Run(feeds); err != nil {
+		t.Fatal(err)
+	}
+	var out []*tensor.Dense
+	for _, o := range outputs {
+		v, err := m.Value(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, _ := graph.CloneDense(v)
+		out = append(out, c)
+	}
+	return out
+}
+
+// TestRoundTrip exports nets to ONNX, imports them back and compares the
+// values of both graphs (float64: equal to 1e-12) and the parameters'
+// names and values.
+func TestRoundTrip(t *testing.T) {
+	for name, build := range map[string]func(*graph.Graph, *rand.Rand) (x, y *graph.Node){"mlp": mlp, "cnn": cnn} {
+		t.Run(name, func(t *testing.T) {
+			r := rand.New(rand.NewPCG(1, 2))
+			g := graph.New()
+			x, y := build(g, r)
+			if err := g.Err(); err != nil {
+				t.Fatal(err)
+			}
+			data, err := onnx.Export([]*graph.Node{y}, onnx.ExportOptions{OutputNames: []string{"y"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			m, err := onnx.Import(data, onnx.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(m.Inputs) != 1 || m.InputNames[0] != x.Name() || m.OutputNames[0] != "y" {
+				t.Fatalf("inputs %v, outputs %v", m.InputNames, m.OutputNames)
+			}
+			in := randDense(r, x.Shape()...)
+			want := run(t, vm.Feeds{x: in}, y)[0]
+			got := run(t, vm.Feeds{m.Inputs[0]: in}, m.Outputs[0])[0]
+			if err := closeTo(got, want, 0, 1e-12); err != nil {
+				t.Errorf("round trip: %v", err)
+			}
+			for _, n := range g.Nodes() {
+				if n.Kind() != graph.KindParam {
+					continue
+				}
+				p := m.Params[n.Name()]
+				if p == nil {
+					t.Errorf("parameter %q is missing after the round trip (have %v)", n.Name(), m.Params)
+					continue
+				}
+				if err := closeTo(p.Value(), n.Value(), 0, 0); err != nil {
+					t.Errorf("parameter %q: %v", n.Name(), err)
+				}
+			}
+		})
+	}
+}
+
+// TestImportedModelDifferentiates checks the gradients of an imported
+// model with respect to its input and its initializers (bound to
+// gradcheck's inputs) against finite differences, to second order.
+func TestImportedModelDifferentiates(t *testing.T) {
+	for name, build := range map[string]func(*graph.Graph, *rand.Rand) (x, y *graph.Node){"mlp": mlp, "cnn": cnn} {
+		t.Run(name, func(t *testing.T) {
+			r := rand.New(rand.NewPCG(3, 4))
+			g := graph.New()
+			x, y := build(g, r)
+			data, err := onnx.Export([]*graph.Node{y}, onnx.ExportOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			names := []string{x.Name()}
+			values := []*tensor.Dense{randDense(r, x.Shape()...)}
+			for _, n := range g.Nodes() {
+				if n.Kind() == graph.KindParam {
+					names = append(names, n.Name())
+					values = append(values, n.Value())
+				}
+			}
+			// y's weights are a 3-vector's softmax: weigh the outputs so
+			// that the scalar depends on every one.
+			weights := randDense(r, y.Shape()...)
+			fn := func(in []*graph.Node) *graph.Node {
+				bind := map[string]*graph.Node{}
+				for i, n := range in {
+					bind[names[i]] = n
+				}
+				m, err := onnx.Import(data, onnx.Options{Graph: in[0].Graph(), Inputs: bind})
+				if err != nil {
+					return in[0].Graph().Fail(err)
+				}
+				return ops.Sum(ops.Mul(m.Outputs[0], in[0].Graph().Const(weights)))
+			}
+			if err := gradcheck.Check(fn, values, gradcheck.Options{}); err != nil {
+				t.Error(err)
+			}
+			if name == "mlp" {
+				if err := gradcheck.GradGradCheck(fn, values, gradcheck.Options{Fast: true}); err != nil {
+					t.Error(err)
+				}
+			}
+		})
+	}
+}
