@@ -1,0 +1,81 @@
+package onnx_test
+
+import (
+	"math/rand/v2"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/nabla-go/nabla/compile"
+	"github.com/nabla-go/nabla/graph"
+	"github.com/nabla-go/nabla/onnx"
+	"github.com/nabla-go/nabla/ops"
+	"github.com/nabla-go/nabla/vm"
+)
+
+// exportedModels writes the test nets, and the MLP's loss with its
+// gradients, to dir and returns their paths.
+func exportedModels(t *testing.T, dir string) []string {
+	var paths []string
+	for name, build := range map[string]func(*graph.Graph, *rand.Rand) (x, y *graph.Node){"mlp": mlp, "cnn": cnn} {
+		g := graph.New()
+		_, y := build(g, rand.New(rand.NewPCG(5, 6)))
+		path := filepath.Join(dir, name+".onnx")
+		if err := onnx.WriteFile(path, []*graph.Node{y}, onnx.ExportOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, path)
+	}
+	return paths
+}
+
+// TestGradientProgramExports exports an MLP's loss with its gradients and
+// compares the imported graph's values with the original's.
+func TestGradientProgramExports(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	g := graph.New()
+	x, y := mlp(g, r)
+	loss := ops.Mean(ops.Square(y))
+	var params []*graph.Node
+	for _, n := range g.Nodes() {
+		if n.Kind() == graph.KindParam {
+			params = append(params, n)
+		}
+	}
+	grads, err := compile.Grad(loss, params...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	outs := append([]*graph.Node{loss}, grads...)
+	data, err := onnx.Export(outs, onnx.ExportOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := onnx.Import(data, onnx.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := randDense(r, x.Shape()...)
+	want := run(t, vm.Feeds{x: in}, outs...)
+	got := run(t, vm.Feeds{m.Inputs[0]: in}, m.Outputs...)
+	for i := range want {
+		if err := closeTo(got[i], want[i], 0, 1e-12); err != nil {
+			t.Errorf("output %d (%s): %v", i, m.OutputNames[i], err)
+		}
+	}
+}
+
+// TestExportPassesONNXChecker validates exported files with ONNX's own
+// checker (Debian's python3-onnx).
+func TestExportPassesONNXChecker(t *testing.T) {
+	python := "/usr/bin/python3"
+	if err := exec.Command(python, "-c", "import onnx").Run(); err != nil {
+		t.Skipf("python3-onnx is not installed: %v", err)
+	}
+	for _, path := range exportedModels(t, t.TempDir()) {
+		out, err := exec.Command(python, "-c", "import onnx, sys; onnx.checker.check_model(onnx.load(sys.argv[1]), full_check=True)", path).CombinedOutput()
+		if err != nil {
+			t.Errorf("%s: onnx.checker: %v\n%s", filepath.Base(path), err, out)
+		}
+	}
+}
