@@ -17,9 +17,9 @@ import (
 // gradients, to dir and returns their paths.
 func exportedModels(t *testing.T, dir string) []string {
 	var paths []string
-	for name, build := range map[string]func(*graph.Graph, *rand.Rand) (x, y *graph.Node){"mlp": mlp, "cnn": cnn} {
+	for name, build := range nets {
 		g := graph.New()
-		_, y := build(g, rand.New(rand.NewPCG(5, 6)))
+		_, y := build(g, rand.New(rand.NewPCG(5, 6)), graph.Float64)
 		path := filepath.Join(dir, name+".onnx")
 		if err := onnx.WriteFile(path, []*graph.Node{y}, onnx.ExportOptions{}); err != nil {
 			t.Fatal(err)
@@ -34,7 +34,7 @@ func exportedModels(t *testing.T, dir string) []string {
 func TestGradientProgramExports(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 8))
 	g := graph.New()
-	x, y := mlp(g, r)
+	x, y := mlp(g, r, graph.Float64)
 	loss := ops.Mean(ops.Square(y))
 	var params []*graph.Node
 	for _, n := range g.Nodes() {
