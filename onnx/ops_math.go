@@ -65,10 +65,27 @@ func scalar(x *graph.Node, v float64) *graph.Node { return x.Graph().Scalar(v, x
 // to the first input's dtype, exactly for integers below 2⁵³. Float inputs
 // are passed through.
 func onFloats(f func(a, b *graph.Node) *graph.Node, a, b *graph.Node) *graph.Node {
-	if !graph.IsInteger(a.DType()) {
-		return f(a, b)
+	return viaFloat(func(in []*graph.Node) *graph.Node { return f(in[0], in[1]) }, a, b)
+}
+
+// viaFloat is onFloats for any number of inputs.
+func viaFloat(f func(in []*graph.Node) *graph.Node, in ...*graph.Node) *graph.Node {
+	if len(in) == 0 || !graph.IsInteger(in[0].DType()) {
+		return f(in)
 	}
-	return ops.Cast(f(ops.Cast(a, graph.Float64), ops.Cast(b, graph.Float64)), a.DType())
+	cast := make([]*graph.Node, len(in))
+	for i, x := range in {
+		cast[i] = x
+		if graph.IsInteger(x.DType()) {
+			cast[i] = ops.Cast(x, graph.Float64)
+		}
+	}
+	return ops.Cast(f(cast), in[0].DType())
+}
+
+// viaFloat1 is viaFloat for one input.
+func viaFloat1(x *graph.Node, f func(x *graph.Node) *graph.Node) *graph.Node {
+	return viaFloat(func(in []*graph.Node) *graph.Node { return f(in[0]) }, x)
 }
 
 // unaryImporter imports an op of one input.

@@ -99,7 +99,7 @@ func importConstantOfShape(c *nodeContext) (*graph.Node, error) {
 	if _, err := shapeOf(int64s(shape), dt); err != nil {
 		return nil, err
 	}
-	return ops.BroadcastTo(c.g().Scalar(v, dt), shape...), nil
+	return viaFloat1(c.g().Scalar(v, dt), func(x *graph.Node) *graph.Node { return ops.BroadcastTo(x, shape...) }), nil
 }
 
 // importShape is the input's static shape, as int64; opset 15's start and
@@ -196,7 +196,7 @@ func importTranspose(c *nodeContext) (*graph.Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	return ops.Transpose(x, c.attrInts("perm")...), nil
+	return viaFloat1(x, func(x *graph.Node) *graph.Node { return ops.Transpose(x, c.attrInts("perm")...) }), nil
 }
 
 func importConcat(c *nodeContext) (*graph.Node, error) {
@@ -210,7 +210,7 @@ func importConcat(c *nodeContext) (*graph.Node, error) {
 	if len(in) == 1 {
 		return ops.Identity(in[0]), nil
 	}
-	return ops.Concat(c.attrInt("axis", 0), in...), nil
+	return viaFloat(func(in []*graph.Node) *graph.Node { return ops.Concat(c.attrInt("axis", 0), in...) }, in...), nil
 }
 
 // importSlice takes starts, ends, axes and steps as inputs (opset 10 on)
@@ -254,7 +254,7 @@ func importSlice(c *nodeContext) (*graph.Node, error) {
 			return nil, err
 		}
 		start, end := clampRange(clampInt(starts[i]), clampInt(ends[i]), x.Shape()[axis])
-		x = ops.Slice(x, axis, start, max(start, end))
+		x = viaFloat1(x, func(x *graph.Node) *graph.Node { return ops.Slice(x, axis, start, max(start, end)) })
 	}
 	return x, nil
 }
@@ -297,8 +297,13 @@ func importGather(c *nodeContext) (*graph.Node, error) {
 		f := ops.Cast(idx, graph.Float64)
 		idx = ops.Cast(ops.Where(ops.Less(f, scalar(f, 0)), ops.Add(f, scalar(f, float64(n))), f), idx.DType())
 	}
+	return viaFloat1(x, func(x *graph.Node) *graph.Node { return gather(x, idx, axis) }), nil
+}
+
+// gather picks x's slices along axis at idx.
+func gather(x, idx *graph.Node, axis int) *graph.Node {
 	if axis == 0 {
-		return ops.Gather(x, idx), nil
+		return ops.Gather(x, idx)
 	}
 	rank := x.Type().Rank()
 	perm := []int{axis}
@@ -320,7 +325,7 @@ func importGather(c *nodeContext) (*graph.Node, error) {
 	for i := axis; i < rank-1; i++ {
 		back = append(back, ri+i)
 	}
-	return ops.Transpose(y, back...), nil
+	return ops.Transpose(y, back...)
 }
 
 // importUnsqueeze inserts size-1 axes, given as an attribute (before
@@ -407,7 +412,7 @@ func importExpand(c *nodeContext) (*graph.Node, error) {
 	if _, err := shapeOf(int64s(to), x.DType()); err != nil {
 		return nil, err
 	}
-	return ops.BroadcastTo(x, to...), nil
+	return viaFloat1(x, func(x *graph.Node) *graph.Node { return ops.BroadcastTo(x, to...) }), nil
 }
 
 // importSplit cuts x along axis into the given sizes, or into as many
@@ -445,7 +450,7 @@ func importSplit(c *nodeContext) ([]*graph.Node, error) {
 		if s < 0 || start+s > n {
 			return nil, fmt.Errorf("split %v does not fit axis %d of size %d", sizes, axis, n)
 		}
-		outs = append(outs, ops.Slice(x, axis, start, start+s))
+		outs = append(outs, viaFloat1(x, func(x *graph.Node) *graph.Node { return ops.Slice(x, axis, start, start+s) }))
 		start += s
 	}
 	if start != n {
