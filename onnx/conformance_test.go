@@ -41,7 +41,7 @@ var suites = []string{"node", "pytorch-converted", "pytorch-operator", "simple"}
 // outcome is one backend test's result.
 type outcome struct {
 	suite, name, status, why string // status: pass, fail or unsupported
-	ops               []string
+	ops                      []string
 }
 
 // TestConformance runs every ONNX backend node test whose ops Import
