@@ -2,6 +2,7 @@ package onnx
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/nabla-go/nabla/graph"
 	"github.com/nabla-go/nabla/ops"
@@ -168,10 +169,12 @@ func conv(c *nodeContext, transposed bool) (*graph.Node, error) {
 	return addChannelBias(back(y), c.optional(2)), nil
 }
 
-// importPool imports MaxPool and AveragePool (1-D or 2-D). ONNX pads on
-// each side separately: the two sides must agree. AveragePool without
+// importPool imports MaxPool and AveragePool (1-D or 2-D). Padding the
+// pooling ops take (the same on both sides, at most half the kernel) is
+// passed to them; other padding is added explicitly: the lowest finite
+// value for MaxPool, zeros for AveragePool. AveragePool without
 // count_include_pad divides by the count of real elements in each window,
-// the average pooling of a constant one.
+// the average pooling of a constant one padded alike.
 func importPool(c *nodeContext, isMax bool) (*graph.Node, error) {
 	x, err := c.input(0)
 	if err != nil {
@@ -189,30 +192,60 @@ func importPool(c *nodeContext, isMax bool) (*graph.Node, error) {
 		return nil, err
 	}
 	win = win.to2D()
-	if win.pads[0] != win.pads[2] || win.pads[1] != win.pads[3] {
-		return nil, unsupported("pads %v differing before and after", c.attrInts("pads"))
-	}
-	if 2*win.pads[0] > win.kernel[0] || 2*win.pads[1] > win.kernel[1] {
-		return nil, unsupported("pads %v over half the kernel %v", c.attrInts("pads"), win.kernel)
-	}
 	o := ops.PoolOptions{Kernel: win.kernel, Stride: win.stride, Padding: win.pads[:2], CeilMode: c.attrInt("ceil_mode", 0) != 0}
+	explicit := win.pads[0] != win.pads[2] || win.pads[1] != win.pads[3] || 2*win.pads[0] > win.kernel[0] || 2*win.pads[1] > win.kernel[1]
+	if explicit {
+		if o.CeilMode {
+			return nil, unsupported("ceil_mode with pads %v", win.pads)
+		}
+		o.Padding = nil
+	}
+	// padded pads v explicitly when needed, with fill outside.
+	padded := func(v *graph.Node, fill float64) *graph.Node {
+		if !explicit {
+			return v
+		}
+		return padConstant(v, []int{2, 3}, []int{win.pads[0], win.pads[1]}, []int{win.pads[2], win.pads[3]}, fill)
+	}
 	if isMax {
 		if c.attrInt("storage_order", 0) != 0 {
 			return nil, unsupported("storage_order 1")
 		}
 		o.Dilation = win.dilation
-		return back(ops.MaxPool2D(x2, o)), nil
+		lowest := -math.MaxFloat64
+		if x.DType() == graph.Float32 {
+			lowest = -math.MaxFloat32
+		}
+		return back(ops.MaxPool2D(padded(x2, lowest), o)), nil
 	}
 	if win.dilation[0] != 1 || win.dilation[1] != 1 {
 		return nil, unsupported("dilations %v in AveragePool", win.dilation)
 	}
-	y := ops.AvgPool2D(x2, o)
-	if c.attrInt("count_include_pad", 0) == 0 && (win.pads[0] > 0 || win.pads[1] > 0 || o.CeilMode) {
+	y := ops.AvgPool2D(padded(x2, 0), o)
+	if c.attrInt("count_include_pad", 0) == 0 && (win.pads[0]+win.pads[1]+win.pads[2]+win.pads[3] > 0 || o.CeilMode) {
 		s := x2.Shape()
-		count := ops.AvgPool2D(ops.BroadcastTo(scalar(x, 1), 1, 1, s[2], s[3]), o)
+		count := ops.AvgPool2D(padded(ops.BroadcastTo(scalar(x, 1), 1, 1, s[2], s[3]), 0), o)
 		y = ops.Div(y, count)
 	}
 	return back(y), nil
+}
+
+// padConstant pads v along axes by before and after elements of value
+// fill: Pad's zeros, plus fill·(1 - the padded ones) where fill is not 0,
+// which leaves v's elements exact.
+func padConstant(v *graph.Node, axes, before, after []int, fill float64) *graph.Node {
+	y, mask := v, ops.BroadcastTo(scalar(v, 1), v.Shape()...)
+	for i, a := range axes {
+		if before[i] == 0 && after[i] == 0 {
+			continue
+		}
+		y = ops.Pad(y, a, before[i], after[i])
+		mask = ops.Pad(mask, a, before[i], after[i])
+	}
+	if fill == 0 || y == v {
+		return y
+	}
+	return ops.Add(y, ops.Scale(ops.Sub(scalar(v, 1), mask), fill))
 }
 
 // importGlobalPool reduces every spatial axis, keeping them.
@@ -275,14 +308,16 @@ func importLayerNorm(c *nodeContext) ([]*graph.Node, error) {
 	return []*graph.Node{y, mean, inv}, nil
 }
 
-// importPad pads with a constant (mode "constant"); negative pads crop.
+// importPad pads with a constant, the edge values or their reflection;
+// negative pads crop.
 func importPad(c *nodeContext) (*graph.Node, error) {
 	x, err := c.input(0)
 	if err != nil {
 		return nil, err
 	}
-	if mode := c.attrString("mode", "constant"); mode != "constant" {
-		return nil, unsupported("mode %q (constant only)", mode)
+	mode := c.attrString("mode", "constant")
+	if mode != "constant" && mode != "edge" && mode != "reflect" {
+		return nil, unsupported("mode %q", mode)
 	}
 	pads, _, err := c.intsFrom("pads", 1)
 	if err != nil {
@@ -312,44 +347,73 @@ func importPad(c *nodeContext) (*graph.Node, error) {
 	if len(pads) != 2*len(axes) {
 		return nil, fmt.Errorf("pads %v: want %d values for axes %v", pads, 2*len(axes), axes)
 	}
-	y := x
+	before, after := make([]int, len(axes)), make([]int, len(axes))
+	shape := append([]int(nil), x.Shape()...)
 	for i, a := range axes {
-		a, err := graph.NormalizeAxis(a, rank)
-		if err != nil {
+		if axes[i], err = graph.NormalizeAxis(a, rank); err != nil {
 			return nil, err
 		}
-		before, after := pads[i], pads[len(axes)+i]
-		n := y.Shape()[a]
-		if before < 0 || after < 0 {
-			start, end := max(-before, 0), n-max(-after, 0)
+		a, n := axes[i], x.Shape()[axes[i]]
+		b, e := pads[i], pads[len(axes)+i]
+		if b < 0 || e < 0 { // crop first
+			start, end := max(-b, 0), n-max(-e, 0)
 			if start > end {
 				return nil, fmt.Errorf("pads %v crop axis %d of size %d to nothing", pads, a, n)
 			}
-			y = ops.Slice(y, a, start, end)
+			x = viaFloat1(x, func(x *graph.Node) *graph.Node { return ops.Slice(x, a, start, end) })
 		}
-		if before > 0 || after > 0 {
-			if _, err := shapeOf(int64s(append(append([]int{}, y.Shape()[:a]...), y.Shape()[a]+max(before, 0)+max(after, 0))), x.DType()); err != nil {
-				return nil, err
-			}
-			y = ops.Pad(y, a, max(before, 0), max(after, 0))
-		}
+		before[i], after[i] = max(b, 0), max(e, 0)
+		shape[a] = x.Shape()[a] + before[i] + after[i]
 	}
-	if value != 0 && y != x {
-		// y + value·(1 - padded ones): exactly x inside, value outside.
-		ones := ops.BroadcastTo(scalar(x, 1), x.Shape()...)
-		mask := ones
-		for i, a := range axes {
-			a, _ = graph.NormalizeAxis(a, rank)
-			before, after := pads[i], pads[len(axes)+i]
-			n := mask.Shape()[a]
-			if before < 0 || after < 0 {
-				mask = ops.Slice(mask, a, max(-before, 0), n-max(-after, 0))
-			}
-			mask = ops.Pad(mask, a, max(before, 0), max(after, 0))
-		}
-		y = ops.Add(y, ops.Scale(ops.Sub(scalar(x, 1), mask), value))
+	if _, err := shapeOf(int64s(shape), x.DType()); err != nil {
+		return nil, err
 	}
-	return y, nil
+	if mode == "constant" {
+		return viaFloat1(x, func(x *graph.Node) *graph.Node { return padConstant(x, axes, before, after, value) }), nil
+	}
+	for i, a := range axes {
+		n := x.Shape()[a]
+		if mode == "reflect" && (before[i] >= n || after[i] >= n) {
+			return nil, unsupported("reflect pads %v on axis %d of size %d", pads, a, n)
+		}
+		if n == 0 && before[i]+after[i] > 0 {
+			return nil, fmt.Errorf("%s padding of an empty axis %d", mode, a)
+		}
+		x = viaFloat1(x, func(x *graph.Node) *graph.Node { return padCopies(x, a, before[i], after[i], mode == "reflect") })
+	}
+	return x, nil
+}
+
+// padCopies pads axis a with copies of the edge values, or with their
+// reflection (not repeating the edge).
+func padCopies(x *graph.Node, a, before, after int, reflect bool) *graph.Node {
+	n := x.Shape()[a]
+	index := func(k int) int { // the source of the k-th padded element, counted outwards
+		if reflect {
+			return k + 1
+		}
+		return 0
+	}
+	pick := func(count int, from func(k int) int) *graph.Node {
+		idx := make([]int64, count)
+		for k := range idx {
+			idx[k] = int64(from(k))
+		}
+		t, _ := graph.FromInt64s(graph.Int64, idx, count)
+		return gather(x, x.Graph().Const(t), a)
+	}
+	parts := []*graph.Node{}
+	if before > 0 {
+		parts = append(parts, pick(before, func(k int) int { return index(before - 1 - k) }))
+	}
+	parts = append(parts, x)
+	if after > 0 {
+		parts = append(parts, pick(after, func(k int) int { return n - 1 - index(k) }))
+	}
+	if len(parts) == 1 {
+		return x
+	}
+	return ops.Concat(a, parts...)
 }
 
 // importDropout is the identity of inference; its mask is not supported.
