@@ -451,6 +451,10 @@ func (im *importer) node(n *onnxpb.NodeProto) error {
 	if err == nil {
 		err = im.g.Err()
 	}
+	var ge *graph.Error
+	if errors.As(err, &ge) { // a build error: the import's error names the caller once
+		err = fmt.Errorf("%s: %v", ge.Op, ge.Err)
+	}
 	if err != nil {
 		return fmt.Errorf("node %s, opset %d: %v", nodeName(n), im.opset, err)
 	}
