@@ -236,3 +236,16 @@ func forward(op graph.Op, t graph.Type, out *tensor.Dense, in []*tensor.Dense) (
 	}
 	return op.Forward(out, in)
 }
+
+// attrStrings returns a string list attribute, or nil.
+func (c *nodeContext) attrStrings(name string) []string {
+	a := c.attr(name)
+	if a == nil {
+		return nil
+	}
+	out := make([]string, len(a.GetStrings()))
+	for i, s := range a.GetStrings() {
+		out[i] = string(s)
+	}
+	return out
+}
