@@ -102,22 +102,24 @@ func TestRoundTrip(t *testing.T) {
 			if err := g.Err(); err != nil {
 				t.Fatal(err)
 			}
-			data, err := onnx.Export([]*graph.Node{y}, onnx.ExportOptions{OutputNames: []string{"y"}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			m, err := onnx.Import(data, onnx.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(m.Inputs) != 1 || m.InputNames[0] != x.Name() || m.OutputNames[0] != "y" {
-				t.Fatalf("inputs %v, outputs %v", m.InputNames, m.OutputNames)
-			}
 			in := randDense(r, x.Shape()...)
 			want := run(t, vm.Feeds{x: in}, y)[0]
-			got := run(t, vm.Feeds{m.Inputs[0]: in}, m.Outputs[0])[0]
-			if err := closeTo(got, want, 0, 1e-12); err != nil {
-				t.Errorf("round trip: %v", err)
+			var m *onnx.Model
+			for _, opset := range []int64{13, 17, 18, 21} { // reductions take their axes as inputs from 18
+				data, err := onnx.Export([]*graph.Node{y}, onnx.ExportOptions{Opset: opset, OutputNames: []string{"y"}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if m, err = onnx.Import(data, onnx.Options{}); err != nil {
+					t.Fatal(err)
+				}
+				if len(m.Inputs) != 1 || m.InputNames[0] != x.Name() || m.OutputNames[0] != "y" {
+					t.Fatalf("inputs %v, outputs %v", m.InputNames, m.OutputNames)
+				}
+				got := run(t, vm.Feeds{m.Inputs[0]: in}, m.Outputs[0])[0]
+				if err := closeTo(got, want, 0, 1e-12); err != nil {
+					t.Errorf("round trip at opset %d: %v", opset, err)
+				}
 			}
 			for _, n := range g.Nodes() {
 				if n.Kind() != graph.KindParam {
