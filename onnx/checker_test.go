@@ -30,7 +30,8 @@ func exportedModels(t *testing.T, dir string) []string {
 }
 
 // TestGradientProgramExports exports an MLP's loss with its gradients and
-// compares the imported graph's values with the original's.
+// its Hessian with respect to the input, and compares the imported graph's
+// values with the original's.
 func TestGradientProgramExports(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 8))
 	g := graph.New()
@@ -47,6 +48,11 @@ func TestGradientProgramExports(t *testing.T) {
 		t.Fatal(err)
 	}
 	outs := append([]*graph.Node{loss}, grads...)
+	hessian, err := compile.Hessian(loss, x) // forward over reverse: JVP ops on the gradient
+	if err != nil {
+		t.Fatal(err)
+	}
+	outs = append(outs, hessian)
 	data, err := onnx.Export(outs, onnx.ExportOptions{})
 	if err != nil {
 		t.Fatal(err)

@@ -330,9 +330,12 @@ func (e *exporter) op(n *graph.Node) error {
 		e.emit(n, "Identity", ins[len(ins)-1:], out, nil)
 		return nil
 	}
-	a, ok := ops.Describe(op)
+	a, builtin := ops.Describe(op)
 	f := exports[n.OpName()]
-	if !ok || f == nil {
+	switch {
+	case builtin && f == nil:
+		return fmt.Errorf("built-in op %s has no ONNX export yet", n.OpName())
+	case f == nil:
 		return fmt.Errorf("op %s has no ONNX export: a custom op exports by implementing onnx.Exporter", n.OpName())
 	}
 	return f(&step{e: e, n: n, in: ins, out: out, a: a})
