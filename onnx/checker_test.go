@@ -85,3 +85,43 @@ func TestExportPassesONNXChecker(t *testing.T) {
 		}
 	}
 }
+
+// TestConvGradientsExport exports the gradients of convolutions (strided,
+// dilated, grouped, padded) and average pooling, whose gradient ops
+// export as ONNX convolutions, and compares the imported values.
+func TestConvGradientsExport(t *testing.T) {
+	for _, o := range []ops.ConvOptions{
+		{Padding: []int{1}},
+		{Stride: []int{2}, Padding: []int{1, 0, 2, 1}, Dilation: []int{1, 2}},
+		{Groups: 2, Same: true},
+	} {
+		r := rand.New(rand.NewPCG(13, 14))
+		g := graph.New()
+		x := g.Input("x", graph.Float64, 2, 4, 7, 6)
+		w := g.Param("w", randDense(r, 6, 4/max(o.Groups, 1), 3, 3))
+		h := ops.Tanh(ops.Conv2D(x, w, o))
+		h = ops.AvgPool2D(h, ops.PoolOptions{Kernel: []int{2}, Stride: []int{1, 2}, Padding: []int{1}})
+		loss := ops.Sum(ops.Square(h))
+		grads, err := compile.Grad(loss, x, w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		outs := append([]*graph.Node{loss}, grads...)
+		data, err := onnx.Export(outs, onnx.ExportOptions{})
+		if err != nil {
+			t.Fatalf("%+v: %v", o, err)
+		}
+		m, err := onnx.Import(data, onnx.Options{})
+		if err != nil {
+			t.Fatalf("%+v: %v", o, err)
+		}
+		in := randDense(r, x.Shape()...)
+		want := run(t, vm.Feeds{x: in}, outs...)
+		got := run(t, vm.Feeds{m.Inputs[0]: in}, m.Outputs...)
+		for i := range want {
+			if err := closeTo(got[i], want[i], 1e-12, 1e-12); err != nil {
+				t.Errorf("%+v: output %d (%s): %v", o, i, m.OutputNames[i], err)
+			}
+		}
+	}
+}

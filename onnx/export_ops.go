@@ -118,12 +118,14 @@ var exports = map[string]exportFunc{
 		cond := s.tmp("Cast", []string{s.in[0]}, attrInt("to", int(onnxpb.TensorProto_BOOL)))
 		return s.final("Where", []string{cond, s.in[1], s.in[2]})
 	},
-	"Conv2D":          exportConv,
-	"Conv2DInputGrad": exportConv,
-	"ConvTranspose2D": exportConv,
-	"MaxPool2D":       exportPool("MaxPool"),
-	"AvgPool2D":       exportPool("AveragePool"),
-	"ChannelAffine":   exportChannelAffine,
+	"Conv2D":           exportConv,
+	"Conv2DInputGrad":  exportConv,
+	"ConvTranspose2D":  exportConv,
+	"Conv2DWeightGrad": exportConvWeightGrad,
+	"AvgPool2DSpread":  exportAvgPoolSpread,
+	"MaxPool2D":        exportPool("MaxPool"),
+	"AvgPool2D":        exportPool("AveragePool"),
+	"ChannelAffine":    exportChannelAffine,
 }
 
 func b2i(b bool) int {
@@ -228,13 +230,7 @@ func exportSumTo(s *step) error {
 func exportConv(s *step) error {
 	o := s.a.Conv
 	x, w := s.inType(0).Shape, s.inType(1).Shape
-	pads := []int{o.Padding[0], o.Padding[2], o.Padding[1], o.Padding[3]} // ONNX: begins, then ends
-	if o.Same {
-		for i := range 2 {
-			total := o.Dilation[i] * (w[2+i] - 1)
-			pads[i], pads[2+i] = total/2, total-total/2
-		}
-	}
+	pads := convPads(o, w[2:])
 	attrs := []*onnxpb.AttributeProto{
 		attrInts("strides", o.Stride), attrInts("dilations", o.Dilation), attrInts("pads", pads), attrInt("group", o.Groups),
 		attrInts("kernel_shape", w[2:]),
@@ -252,6 +248,81 @@ func exportConv(s *step) error {
 		}
 	}
 	return s.final("ConvTranspose", s.in, append(attrs, attrInts("output_padding", outPad))...)
+}
+
+// convPads returns a convolution's pads in ONNX's order (begins, then
+// ends), resolving Same from the kernel's size.
+func convPads(o ops.ConvOptions, kernel []int) []int {
+	pads := []int{o.Padding[0], o.Padding[2], o.Padding[1], o.Padding[3]}
+	if o.Same {
+		for i := range 2 {
+			total := o.Dilation[i] * (kernel[i] - 1)
+			pads[i], pads[2+i] = total/2, total-total/2
+		}
+	}
+	return pads
+}
+
+// exportConvWeightGrad writes Conv2D's gradient with respect to its
+// weight, dW[o,c,p,q] = Σ gy[n,o,i,j]·x[n,c,i·s+p·d,j·s+q·d], as a Conv of
+// x with gy, batch and channels swapped, strides and dilations swapped,
+// cropped to the kernel; one per group.
+func exportConvWeightGrad(s *step) error {
+	o := s.a.Conv
+	w := s.n.Shape()
+	x, gy := s.inType(0).Shape, s.inType(1).Shape
+	swap := []int{1, 0, 2, 3}
+	xt := s.tmp("Transpose", s.in[:1], attrInts("perm", swap))  // (C, N, H, W)
+	gyt := s.tmp("Transpose", s.in[1:], attrInts("perm", swap)) // (O, N, oh, ow)
+	cg, og := x[1]/o.Groups, gy[1]/o.Groups
+	slice := func(v string, axes, starts, ends []int) string {
+		return s.tmp("Slice", []string{v, s.e.ints(s.out+"/starts", starts), s.e.ints(s.out+"/ends", ends), s.e.ints(s.out+"/axes", axes)})
+	}
+	var parts []string
+	for k := range o.Groups {
+		xk, gk := xt, gyt
+		if o.Groups > 1 {
+			xk = slice(xt, []int{0}, []int{k * cg}, []int{(k + 1) * cg})
+			gk = slice(gyt, []int{0}, []int{k * og}, []int{(k + 1) * og})
+		}
+		full := s.tmp("Conv", []string{xk, gk}, attrInts("strides", o.Dilation), attrInts("dilations", o.Stride),
+			attrInts("pads", convPads(o, w[2:])), attrInts("kernel_shape", gy[2:])) // (C/g, O/g, ≥ kh, ≥ kw)
+		parts = append(parts, s.tmp("Transpose", []string{slice(full, []int{2, 3}, []int{0, 0}, w[2:])}, attrInts("perm", swap)))
+	}
+	if len(parts) == 1 {
+		return s.final("Identity", parts)
+	}
+	return s.final("Concat", parts, attrInt("axis", 0))
+}
+
+// exportAvgPoolSpread writes AvgPool2D's gradient, which spreads each
+// output gradient evenly over its window, as a ConvTranspose per channel
+// with a kernel of 1/(kh·kw).
+func exportAvgPoolSpread(s *step) error {
+	p := s.a.Pool
+	channels := s.n.Shape()[1]
+	kt := graph.TypeOf(s.n.DType(), channels, 1, p.Kernel[0], p.Kernel[1])
+	vals := make([]float64, kt.Size())
+	for i := range vals {
+		vals[i] = 1 / float64(p.Kernel[0]*p.Kernel[1])
+	}
+	kernel, err := graph.FromFloat64s(kt.DType, vals, kt.Shape...)
+	if err != nil {
+		return err
+	}
+	name := s.e.fresh(s.out + "/kernel")
+	s.e.g.Initializer = append(s.e.g.Initializer, writeTensor(name, kt, kernel))
+	x, y := s.inType(0).Shape, s.n.Shape()
+	outPad := make([]int, 2)
+	for i := range 2 {
+		outPad[i] = y[2+i] - ((x[2+i]-1)*p.Stride[i] - 2*p.Padding[i] + p.Kernel[i])
+		if outPad[i] < 0 {
+			return fmt.Errorf("%s: output size %d below the natural one", s.n.OpName(), y[2+i])
+		}
+	}
+	return s.final("ConvTranspose", []string{s.in[0], name}, attrInts("strides", p.Stride), attrInt("group", channels),
+		attrInts("pads", []int{p.Padding[0], p.Padding[1], p.Padding[0], p.Padding[1]}), attrInts("kernel_shape", p.Kernel),
+		attrInts("output_padding", outPad))
 }
 
 func exportPool(opType string) exportFunc {

@@ -25,15 +25,16 @@ type Attributes struct {
 	C float64
 	// TransA and TransB are MatMul's and MatMulAdd's transpose flags.
 	TransA, TransB bool
-	// Conv holds a Conv2D's or a transposed convolution's settings, with
+	// Conv holds the settings of a Conv2D, of a transposed convolution or
+	// of Conv2D's gradient with respect to its weight, with
 	// Padding as top, bottom, left, right (zero when Same) and every list
 	// per axis.
 	Conv ConvOptions
 	// Transposed tells a transposed convolution (ConvTranspose2D, or
 	// Conv2D's gradient with respect to its input) from Conv2D.
 	Transposed bool
-	// Pool holds MaxPool2D's and AvgPool2D's settings, every list per
-	// axis, Padding as top and left (applied on both sides).
+	// Pool holds the settings of MaxPool2D, AvgPool2D and their gradients,
+	// every list per axis, Padding as top and left (applied on both sides).
 	Pool PoolOptions
 	// Shift tells whether a ChannelAffine adds a shift, and Unit whether
 	// it scales by 1 (no scale input).
@@ -74,6 +75,8 @@ func Describe(op graph.Op) (a Attributes, ok bool) {
 		return Attributes{Conv: o.conv2d.options()}, o.bad == ""
 	case convInputOp:
 		return Attributes{Conv: o.conv2d.options(), Transposed: true}, o.bad == ""
+	case convWeightOp:
+		return Attributes{Conv: o.conv2d.options()}, o.bad == ""
 	case poolOp:
 		p := o.pool2d
 		return Attributes{Pool: PoolOptions{

@@ -25,6 +25,8 @@ func TestDescribe(t *testing.T) {
 		{ops.PowConst(x, 2.5), ops.Attributes{C: 2.5}},
 		{ops.Conv2D(x, w, ops.ConvOptions{Stride: []int{2}, Padding: []int{1, 2}}), ops.Attributes{Conv: ops.ConvOptions{
 			Stride: []int{2, 2}, Padding: []int{1, 1, 2, 2}, Dilation: []int{1, 1}, Groups: 1, OutputPadding: []int{0, 0}}}},
+		{ops.ConvTranspose2D(x, g.Input("wt", graph.Float64, 3, 2, 3, 3), ops.ConvOptions{Stride: []int{2}}), ops.Attributes{Transposed: true, Conv: ops.ConvOptions{
+			Stride: []int{2, 2}, Padding: []int{0, 0, 0, 0}, Dilation: []int{1, 1}, Groups: 1, OutputPadding: []int{0, 0}}}},
 		{ops.MaxPool2D(x, ops.PoolOptions{Kernel: []int{2}, Padding: []int{1}}), ops.Attributes{Pool: ops.PoolOptions{
 			Kernel: []int{2, 2}, Stride: []int{2, 2}, Padding: []int{1, 1}, Dilation: []int{1, 1}}}},
 	}
