@@ -123,6 +123,47 @@ func channelVector(v *graph.Node, rank int) *graph.Node {
 	return ops.Reshape(v, shape...)
 }
 
+// transposedPads computes a ConvTranspose's pads from output_shape or
+// auto_pad SAME (an output stride times the input), as ONNX's definition
+// does: the total padding that gives that shape, split with the odd one
+// at the end for SAME_UPPER (and at the start otherwise).
+func transposedPads(c *nodeContext, win window, in []int) (window, []int, error) {
+	mode := c.attrString("auto_pad", "NOTSET")
+	out := c.attrInts("output_shape")
+	if len(out) > len(in) {
+		out = out[len(out)-len(in):] // the full shape, batch and channels included
+	}
+	if out == nil && (mode == "SAME_UPPER" || mode == "SAME_LOWER") {
+		for i, d := range in {
+			out = append(out, d*win.stride[i])
+		}
+	}
+	outPad := c.attrInts("output_padding")
+	if out == nil {
+		return win, outPad, nil
+	}
+	if len(out) != len(in) || (outPad != nil && len(outPad) != len(in)) {
+		return win, nil, fmt.Errorf("output_shape %v and output_padding %v for %d spatial axes", c.attrInts("output_shape"), outPad, len(in))
+	}
+	d := len(in)
+	pad := make([]int, d)
+	for i := range in {
+		if outPad != nil {
+			pad[i] = outPad[i]
+		}
+		total := win.stride[i]*(in[i]-1) + pad[i] + (win.kernel[i]-1)*win.dilation[i] + 1 - out[i]
+		if total < 0 { // a larger output than the convolution spans: padding after it
+			pad[i], total = pad[i]-total, 0
+		}
+		if mode == "SAME_UPPER" {
+			win.pads[i], win.pads[d+i] = total/2, total-total/2
+		} else {
+			win.pads[i], win.pads[d+i] = total-total/2, total/2
+		}
+	}
+	return win, pad, nil
+}
+
 func importConv(c *nodeContext) (*graph.Node, error) { return conv(c, false) }
 
 func importConvTranspose(c *nodeContext) (*graph.Node, error) { return conv(c, true) }
@@ -145,21 +186,21 @@ func conv(c *nodeContext, transposed bool) (*graph.Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	if pad := c.attrString("auto_pad", "NOTSET"); transposed && pad != "NOTSET" && pad != "VALID" {
-		return nil, unsupported("auto_pad %q in ConvTranspose", pad)
+	var outPad []int
+	if transposed {
+		if win, outPad, err = transposedPads(c, win, x.Shape()[2:]); err != nil {
+			return nil, err
+		}
 	}
 	w2, _, _ := spatial(wt)
 	win = win.to2D()
 	o := ops.ConvOptions{Stride: win.stride, Dilation: win.dilation, Padding: win.convPadding(), Groups: c.attrInt("group", 1)}
 	var y *graph.Node
 	if transposed {
-		if c.has("output_shape") {
-			return nil, unsupported("output_shape (give pads and output_padding)")
-		}
-		if op := c.attrInts("output_padding"); op != nil {
-			o.OutputPadding = op
-			if len(op) == 1 {
-				o.OutputPadding = []int{0, op[0]}
+		if outPad != nil {
+			o.OutputPadding = outPad
+			if len(outPad) == 1 {
+				o.OutputPadding = []int{0, outPad[0]}
 			}
 		}
 		y = ops.ConvTranspose2D(x2, w2, o)
