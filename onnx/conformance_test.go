@@ -137,11 +137,19 @@ func runBackendTest(dir string) (r outcome) {
 		shapes[name] = inputs[i].Shape()
 	}
 	model, err := onnx.ImportProto(m, dir, onnx.Options{InputShapes: shapes})
-	if err != nil && strings.Contains(err.Error(), "must be known at import") {
-		// Shape inputs fed as graph inputs: fix them to the test's values.
+	// Shape inputs fed as graph inputs (a Reshape's shape, a Resize's
+	// scales): fix them to the test's values, first the integer and
+	// one-value inputs, then every input but the first.
+	for _, fix := range []func(i int) bool{
+		func(i int) bool { return graph.IsInteger(inputs[i].Dtype()) || inputs[i].Shape().TotalSize() == 1 },
+		func(i int) bool { return i > 0 },
+	} {
+		if err == nil || !strings.Contains(err.Error(), "must be known at import") {
+			break
+		}
 		fixed := map[string]*tensor.Dense{}
 		for i, name := range names {
-			if graph.IsInteger(inputs[i].Dtype()) || inputs[i].Shape().TotalSize() == 1 {
+			if fix(i) {
 				fixed[name] = inputs[i]
 			}
 		}
