@@ -8,9 +8,14 @@
 // model (or constants, with Options.Frozen); integer ones are constants.
 // Shape computations (Shape, Gather, Concat, Unsqueeze ... of static
 // shapes) are computed at import. Each ONNX op has a small importer in a
-// table, one file per family (ops_math.go, ops_shape.go, ops_nn.go); a
-// model with ops outside the table is refused with one error listing them
-// all. Models are untrusted input: sizes are checked against
+// table, one file per family (ops_math.go, ops_more.go, ops_shape.go,
+// ops_nn.go, ops_index.go, ops_loss.go, ops_resize.go, ops_rnn.go); a model
+// with ops outside the table is refused with one error listing them all.
+// Ops nabla has no kernel for are built from others so that they still
+// differentiate: RNN, GRU and LSTM are ops.Scan loops, Resize and CumSum
+// products with matrices computed at import, GatherElements, OneHot and
+// the losses one-hot masks. CONFORMANCE.md lists which of ONNX's backend
+// tests pass. Models are untrusted input: sizes are checked against
 // graph.MemoryLimit before anything is allocated, external data must stay
 // in the model's folder, and cycles, dangling inputs, duplicate names,
 // unknown element types and opsets newer than MaxOpset are errors.
