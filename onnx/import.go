@@ -351,21 +351,19 @@ func (im *importer) leaves(gp *onnxpb.GraphProto, model *Model) error {
 		if _, ok := im.values[name]; ok {
 			continue
 		}
-		if b, ok := im.opts.Inputs[name]; ok {
+		b, bound := im.opts.Inputs[name]
+		v, fixed := im.opts.Constants[name]
+		if bound || fixed {
 			dtype, err := dtypeOf(in.GetType().GetTensorType().GetElemType())
 			if err != nil {
 				return fmt.Errorf("input %q: %v", name, err)
 			}
-			if err := im.bind(name, b, graph.TypeOf(dtype), false); err != nil {
-				return err
+			if bound {
+				if err := im.bind(name, b, graph.TypeOf(dtype), false); err != nil {
+					return err
+				}
+				continue
 			}
-			continue
-		}
-		dtype, shape, err := im.inputType(in)
-		if err != nil {
-			return fmt.Errorf("input %q: %v", name, err)
-		}
-		if v, ok := im.opts.Constants[name]; ok {
 			if v == nil || v.Dtype() != dtype {
 				return fmt.Errorf("Options.Constants: input %q: the value is not of the input's dtype %v", name, dtype)
 			}
@@ -374,6 +372,10 @@ func (im *importer) leaves(gp *onnxpb.GraphProto, model *Model) error {
 				return err
 			}
 			continue
+		}
+		dtype, shape, err := im.inputType(in)
+		if err != nil {
+			return fmt.Errorf("input %q: %v", name, err)
 		}
 		n := im.g.Input(name, dtype, shape...)
 		if err := im.g.Err(); err != nil {

@@ -14,11 +14,16 @@ import (
 )
 
 // onnxRuntime returns the folder holding node_modules/onnxruntime-node:
-// ONNXRUNTIME_NODE, or the test's cache folder.
+// ONNXRUNTIME_NODE, or nabla-onnxruntime in the user's cache folder
+// (npm install --ignore-scripts onnxruntime-node there).
 func onnxRuntime(t *testing.T) string {
 	dir := os.Getenv("ONNXRUNTIME_NODE")
 	if dir == "" {
-		dir = "/tmp/ortcache"
+		cache, err := os.UserCacheDir()
+		if err != nil {
+			t.Skipf("onnxruntime-node: no cache folder: %v", err)
+		}
+		dir = filepath.Join(cache, "nabla-onnxruntime")
 	}
 	if _, err := os.Stat(filepath.Join(dir, "node_modules", "onnxruntime-node")); err != nil {
 		t.Skipf("onnxruntime-node not found (npm install --ignore-scripts onnxruntime-node in $ONNXRUNTIME_NODE): %v", err)
