@@ -38,8 +38,8 @@ func TestBadModels(t *testing.T) {
 		want   string
 	}{
 		{"unsupported ops, all listed", func(m *onnxpb.ModelProto) {
-			m.Graph.Node = append(m.Graph.Node, node("LSTM", []string{"y"}, "a"), node("NonZero", []string{"y"}, "b"), node("LSTM", []string{"y"}, "c"))
-		}, `unsupported ops at opset 17: LSTM (nodes "LSTM_a", "LSTM_c"); NonZero (nodes "NonZero_b")`},
+			m.Graph.Node = append(m.Graph.Node, node("Loop", []string{"y"}, "a"), node("NonZero", []string{"y"}, "b"), node("Loop", []string{"y"}, "c"))
+		}, `unsupported ops at opset 17: Loop (nodes "Loop_a", "Loop_c"); NonZero (nodes "NonZero_b")`},
 		{"opset too new", func(m *onnxpb.ModelProto) { m.OpsetImport[0].Version = proto.Int64(99) },
 			"opset 99 is newer than the newest supported, 21"},
 		{"cycle", func(m *onnxpb.ModelProto) {
