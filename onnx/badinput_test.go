@@ -132,10 +132,28 @@ func FuzzImport(f *testing.F) {
 	if b, err := os.ReadFile(filepath.Join(nodeTests(), "test_conv_with_strides_padding", "model.onnx")); err == nil {
 		f.Add(b)
 	}
+	// A small limit keeps each input fast; Import checks every size
+	// against it before allocating.
+	defer graph.SetMemoryLimit(graph.SetMemoryLimit(1 << 26))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		m, err := onnx.Import(b, onnx.Options{})
 		if err == nil && m.Graph.Err() != nil {
 			t.Fatalf("Import returned a poisoned graph without an error: %v", m.Graph.Err())
 		}
 	})
+}
+
+// TestHugeRepeatsStaySmall imports a Tile of 2²⁶ repeats: a few nodes, not
+// one per copy, so that a small model cannot make Import build millions.
+func TestHugeRepeatsStaySmall(t *testing.T) {
+	m, err := onnx.Import(oneNodeModel("Tile", 17, nil, []operand{{shape: []int{2, 1}}, ints(1<<26, 1)}), onnx.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := m.Outputs[0].Shape(); got[0] != 1<<27 || got[1] != 1 {
+		t.Errorf("shape %v, want (%d,1)", got, 1<<27)
+	}
+	if n := m.Graph.Len(); n > 20 {
+		t.Errorf("%d nodes for one Tile", n)
+	}
 }

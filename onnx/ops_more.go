@@ -147,7 +147,8 @@ func importInstanceNorm(c *nodeContext) (*graph.Node, error) {
 	return ops.Add(ops.Mul(y, channelVector(scale, r)), channelVector(bias, r)), nil
 }
 
-// importTile concatenates copies along each axis.
+// importTile repeats x along each axis, by broadcasting: a node per axis
+// however many the repeats.
 func importTile(c *nodeContext) (*graph.Node, error) {
 	x, err := c.input(0)
 	if err != nil {
@@ -171,18 +172,17 @@ func importTile(c *nodeContext) (*graph.Node, error) {
 		return nil, err
 	}
 	return viaFloat1(x, func(x *graph.Node) *graph.Node {
-		for a, k := range repeats {
-			switch k {
-			case 0:
-				x = ops.Slice(x, a, 0, 0)
-			case 1:
-			default:
-				copies := make([]*graph.Node, k)
-				for i := range copies {
-					copies[i] = x
-				}
-				x = ops.Concat(a, copies...)
+		for a, k := range repeats { // (..., d, ...) → (..., 1, d, ...) → (..., k, d, ...) → (..., k·d, ...)
+			if k == 1 {
+				continue
 			}
+			s := x.Shape()
+			lifted := append(append(append([]int(nil), s[:a]...), 1), s[a:]...)
+			wide := append([]int(nil), lifted...)
+			wide[a] = k
+			merged := append([]int(nil), s...)
+			merged[a] *= k
+			x = ops.Reshape(ops.BroadcastTo(ops.Reshape(x, lifted...), wide...), merged...)
 		}
 		return x
 	}), nil
