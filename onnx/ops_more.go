@@ -212,6 +212,9 @@ func importTrilu(c *nodeContext) (*graph.Node, error) {
 	upper := c.attrInt("upper", 1) != 0
 	s := x.Shape()
 	n, m := s[len(s)-2], s[len(s)-1]
+	if _, err := shapeOf([]int64{int64(n), int64(m)}, graph.Float64); err != nil {
+		return nil, err
+	}
 	mask := make([]float64, n*m)
 	for i := range n {
 		for j := range m {

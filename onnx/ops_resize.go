@@ -88,7 +88,7 @@ func importResize(c *nodeContext) (*graph.Node, error) {
 		if out < 0 || scale <= 0 || in == 0 {
 			return nil, fmt.Errorf("axis %d of size %d resized to %d (scale %v)", a, in, out, scale)
 		}
-		if _, err := shapeOf([]int64{int64(in), int64(out)}, x.DType()); err != nil {
+		if _, err := shapeOf([]int64{int64(in), int64(out)}, graph.Float64); err != nil { // the matrix is computed in float64
 			return nil, err
 		}
 		m, identity, err := r.matrix(in, out, scale)
