@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/nabla-go/nabla/graph"
+	"github.com/nabla-go/nabla/nn"
 	"github.com/nabla-go/nabla/onnx/onnxpb"
 	"google.golang.org/protobuf/proto"
 	"gorgonia.org/tensor"
@@ -59,6 +60,17 @@ type Model struct {
 	Params map[string]*graph.Node
 	// Opset is the model's opset of the default domain.
 	Opset int64
+}
+
+// State returns the model's parameters under their ONNX names, sorted, as
+// nn.Save and nn.Load take them: a state dict saved from one import loads
+// into another, or into an nn module whose names match.
+func (m *Model) State() []nn.Named {
+	state := make([]nn.Named, 0, len(m.Params))
+	for _, name := range keys(m.Params) {
+		state = append(state, nn.Named{Name: name, Node: m.Params[name]})
+	}
+	return state
 }
 
 // Import reads a serialized ONNX ModelProto. A model with external data
