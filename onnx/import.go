@@ -112,6 +112,7 @@ func importError(site, format string, args ...any) error {
 
 // importer holds one import's state.
 type importer struct {
+	parent *importer // the importer of the enclosing graph, in a subgraph
 	g      *graph.Graph
 	opset  int64
 	dir    string
@@ -133,11 +134,11 @@ func importModel(m *onnxpb.ModelProto, dir string, opts Options, site string) (m
 	if err != nil {
 		return nil, importError(site, "%v", err)
 	}
-	order, err := sortNodes(gp)
+	order, err := sortNodes(gp, nil)
 	if err != nil {
 		return nil, importError(site, "%v", err)
 	}
-	if err := checkSupported(order, opset); err != nil {
+	if err := checkSupported(allNodes(gp), opset); err != nil {
 		return nil, importError(site, "%v", err)
 	}
 	g := opts.Graph
@@ -155,8 +156,8 @@ func importModel(m *onnxpb.ModelProto, dir string, opts Options, site string) (m
 		}
 	}
 	for _, o := range gp.GetOutput() {
-		n, ok := im.values[o.GetName()]
-		if !ok {
+		n := im.lookup(o.GetName())
+		if n == nil {
 			return nil, importError(site, "graph output %q is produced by no node, initializer or input", o.GetName())
 		}
 		model.Outputs = append(model.Outputs, n)
@@ -189,7 +190,9 @@ func defaultOpset(m *onnxpb.ModelProto) (int64, error) {
 // sortNodes orders the graph's nodes so that each comes after the nodes
 // producing its inputs (ONNX asks for that order, but not every exporter
 // keeps it), refusing duplicate producers, dangling inputs and cycles.
-func sortNodes(gp *onnxpb.GraphProto) ([]*onnxpb.NodeProto, error) {
+// outer tells, in a subgraph, the names the enclosing graphs define (nil
+// for the main graph).
+func sortNodes(gp *onnxpb.GraphProto, outer func(name string) bool) ([]*onnxpb.NodeProto, error) {
 	defined := map[string]string{} // value name → what defines it
 	define := func(name, by string) error {
 		if name == "" {
@@ -226,7 +229,7 @@ func sortNodes(gp *onnxpb.GraphProto) ([]*onnxpb.NodeProto, error) {
 	nodes := gp.GetNode()
 	for _, n := range nodes {
 		for _, in := range n.GetInput() {
-			if _, ok := defined[in]; in != "" && !ok {
+			if _, ok := defined[in]; in != "" && !ok && (outer == nil || !outer(in)) {
 				return nil, fmt.Errorf("node %s: input %q is produced by no node, initializer or input", nodeName(n), in)
 			}
 		}
@@ -281,6 +284,23 @@ func nodeName(n *onnxpb.NodeProto) string {
 	return fmt.Sprintf("%q (%s)", n.GetName(), n.GetOpType())
 }
 
+// allNodes returns a graph's nodes and those of its subgraphs (a Scan's
+// body, say), depth first.
+func allNodes(gp *onnxpb.GraphProto) []*onnxpb.NodeProto {
+	var out []*onnxpb.NodeProto
+	for _, n := range gp.GetNode() {
+		out = append(out, n)
+		for _, a := range n.GetAttribute() {
+			for _, sub := range append([]*onnxpb.GraphProto{a.GetG()}, a.GetGraphs()...) {
+				if sub != nil {
+					out = append(out, allNodes(sub)...)
+				}
+			}
+		}
+	}
+	return out
+}
+
 // checkSupported lists every node whose op Import cannot build, at once.
 func checkSupported(nodes []*onnxpb.NodeProto, opset int64) error {
 	byOp := map[string][]string{}
@@ -317,7 +337,7 @@ func checkSupported(nodes []*onnxpb.NodeProto, opset int64) error {
 func UnsupportedOps(m *onnxpb.ModelProto) []string {
 	seen := map[string]bool{}
 	var out []string
-	for _, n := range m.GetGraph().GetNode() {
+	for _, n := range allNodes(m.GetGraph()) {
 		op := n.GetOpType()
 		if d := n.GetDomain(); d != "" && d != "ai.onnx" {
 			op = d + "." + op
@@ -451,12 +471,27 @@ func (im *importer) inputType(in *onnxpb.ValueInfoProto) (tensor.Dtype, []int, e
 	return dtype, shape, err
 }
 
+// lookup returns the node of a value, searching the enclosing graphs too,
+// or nil.
+func (im *importer) lookup(name string) *graph.Node {
+	for ; im != nil; im = im.parent {
+		if n, ok := im.values[name]; ok {
+			return n
+		}
+	}
+	return nil
+}
+
+// defines reports whether a value of this name is defined here or in an
+// enclosing graph.
+func (im *importer) defines(name string) bool { return im.lookup(name) != nil }
+
 // node builds one ONNX node.
 func (im *importer) node(n *onnxpb.NodeProto) error {
 	in := make([]*graph.Node, len(n.GetInput()))
 	for i, name := range n.GetInput() {
 		if name != "" {
-			in[i] = im.values[name]
+			in[i] = im.lookup(name)
 		}
 	}
 	c := &nodeContext{im: im, proto: n, in: in}
