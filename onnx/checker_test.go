@@ -74,13 +74,7 @@ func TestGradientProgramExports(t *testing.T) {
 // TestExportPassesONNXChecker validates exported files with ONNX's own
 // checker (Debian's python3-onnx).
 func TestExportPassesONNXChecker(t *testing.T) {
-	python := ""
-	for _, p := range []string{"python3", "/usr/bin/python3"} { // a virtual environment may hide Debian's modules
-		if exec.Command(p, "-c", "import onnx").Run() == nil {
-			python = p
-			break
-		}
-	}
+	python := pythonWithONNX()
 	if python == "" {
 		t.Skip("python3-onnx is not installed")
 	}
@@ -130,4 +124,15 @@ func TestConvGradientsExport(t *testing.T) {
 			}
 		}
 	}
+}
+
+// pythonWithONNX returns a python3 that imports onnx (Debian's
+// python3-onnx), or "".
+func pythonWithONNX() string {
+	for _, p := range []string{"python3", "/usr/bin/python3"} { // a virtual environment may hide Debian's modules
+		if exec.Command(p, "-c", "import onnx").Run() == nil {
+			return p
+		}
+	}
+	return ""
 }

@@ -133,6 +133,16 @@ func exportModel(outputs []*graph.Node, opts ExportOptions, site string) (m *onn
 			}
 		}
 	}
+	// Explicit output names next, so that nodes named alike yield to them.
+	outNames := make([]string, len(outputs))
+	for i := range outputs {
+		if i < len(opts.OutputNames) && opts.OutputNames[i] != "" {
+			if e.used[opts.OutputNames[i]] {
+				return nil, exportError(site, "output name %q is taken by an input, a parameter or another output", opts.OutputNames[i])
+			}
+			outNames[i] = e.fresh(opts.OutputNames[i])
+		}
+	}
 	for _, n := range nodes {
 		if n.Kind() == graph.KindOp {
 			if err := e.op(n); err != nil {
@@ -141,19 +151,15 @@ func exportModel(outputs []*graph.Node, opts ExportOptions, site string) (m *onn
 		}
 	}
 	for i, o := range outputs {
-		want := ""
-		if i < len(opts.OutputNames) {
-			want = opts.OutputNames[i]
+		if outNames[i] == "" {
+			want := o.Name()
+			if want == "" {
+				want = fmt.Sprintf("output_%d", i)
+			}
+			outNames[i] = e.fresh(want)
 		}
-		if want == "" {
-			want = o.Name()
-		}
-		if want == "" {
-			want = fmt.Sprintf("output_%d", i)
-		}
-		out := e.fresh(want)
-		e.emit(o, "Identity", []string{e.names[o]}, out, nil)
-		e.g.Output = append(e.g.Output, valueInfo(out, o.Type()))
+		e.emit(o, "Identity", []string{e.names[o]}, outNames[i], nil)
+		e.g.Output = append(e.g.Output, valueInfo(outNames[i], o.Type()))
 	}
 	version := int64(8)
 	producer := "nabla"

@@ -367,7 +367,7 @@ func exportChannelAffine(s *step) error {
 // op writes one op node.
 func (e *exporter) op(n *graph.Node) error {
 	if multi, _ := n.MultiOp(); multi != nil {
-		return fmt.Errorf("%s: ops with several outputs have no ONNX export yet", n.OpName())
+		return e.multi(n, multi)
 	}
 	ins := make([]string, len(n.Inputs()))
 	for i, x := range n.Inputs() {

@@ -11,27 +11,82 @@ import (
 	"github.com/nabla-go/nabla/graph"
 	"github.com/nabla-go/nabla/onnx"
 	"github.com/nabla-go/nabla/vm"
+	"gorgonia.org/tensor"
 )
 
-// onnxRuntime returns the folder holding node_modules/onnxruntime-node:
-// ONNXRUNTIME_NODE, or nabla-onnxruntime in the user's cache folder
-// (npm install --ignore-scripts onnxruntime-node there).
-func onnxRuntime(t *testing.T) string {
-	dir := os.Getenv("ONNXRUNTIME_NODE")
+// onnxRuntimeIfPresent returns the folder holding
+// node_modules/onnxruntime-node: ONNXRUNTIME_NODE, or nabla-onnxruntime in
+// the user's cache folder (npm install --ignore-scripts onnxruntime-node
+// there); ok is false when it or node is missing.
+func onnxRuntimeIfPresent() (dir string, ok bool) {
+	dir = os.Getenv("ONNXRUNTIME_NODE")
 	if dir == "" {
 		cache, err := os.UserCacheDir()
 		if err != nil {
-			t.Skipf("onnxruntime-node: no cache folder: %v", err)
+			return "", false
 		}
 		dir = filepath.Join(cache, "nabla-onnxruntime")
 	}
 	if _, err := os.Stat(filepath.Join(dir, "node_modules", "onnxruntime-node")); err != nil {
-		t.Skipf("onnxruntime-node not found (npm install --ignore-scripts onnxruntime-node in $ONNXRUNTIME_NODE): %v", err)
+		return "", false
 	}
 	if _, err := exec.LookPath("node"); err != nil {
-		t.Skipf("node not found: %v", err)
+		return "", false
+	}
+	return dir, true
+}
+
+// onnxRuntime is onnxRuntimeIfPresent, skipping the test without it.
+func onnxRuntime(t *testing.T) string {
+	dir, ok := onnxRuntimeIfPresent()
+	if !ok {
+		t.Skip("onnxruntime-node not found (npm install --ignore-scripts onnxruntime-node in $ONNXRUNTIME_NODE or ~/.cache/nabla-onnxruntime) or node missing")
 	}
 	return dir
+}
+
+// ortInput is a model input for ONNX Runtime.
+type ortInput struct {
+	Type string `json:"type"`
+	Dims []int  `json:"dims"`
+	Data any    `json:"data"`
+}
+
+// runORT runs a model file under ONNX Runtime with the given inputs and
+// returns its outputs by name, as float64 tensors of dtype.
+func runORT(t *testing.T, ort, model string, dtype tensor.Dtype, inputs map[string]ortInput) map[string]*tensor.Dense {
+	t.Helper()
+	script, err := filepath.Abs("testdata/ort_run.js")
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec, _ := json.Marshal(inputs)
+	path := filepath.Join(t.TempDir(), "inputs.json")
+	if err := os.WriteFile(path, spec, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command("node", script, ort, model, path).Output()
+	if err != nil {
+		msg := ""
+		if e, ok := err.(*exec.ExitError); ok {
+			msg = string(e.Stderr)
+		}
+		t.Fatalf("onnxruntime: %v: %s", err, msg)
+	}
+	var res map[string]struct {
+		Dims []int
+		Data []float64
+	}
+	if err := json.Unmarshal(out, &res); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]*tensor.Dense{}
+	for name, r := range res {
+		if got[name], err = graph.FromFloat64s(dtype, r.Data, r.Dims...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return got
 }
 
 // TestONNXRuntimeRunsExports runs exported nets under ONNX Runtime and
@@ -40,47 +95,19 @@ func onnxRuntime(t *testing.T) string {
 // only.
 func TestONNXRuntimeRunsExports(t *testing.T) {
 	ort := onnxRuntime(t)
-	script, err := filepath.Abs("testdata/ort_run.js")
-	if err != nil {
-		t.Fatal(err)
-	}
 	for name, build := range nets {
 		t.Run(name, func(t *testing.T) {
 			r := rand.New(rand.NewPCG(9, 10))
 			g := graph.New()
 			x, y := build(g, r, graph.Float32)
-			dir := t.TempDir()
-			model := filepath.Join(dir, "model.onnx")
+			model := filepath.Join(t.TempDir(), "model.onnx")
 			if err := onnx.WriteFile(model, []*graph.Node{y}, onnx.ExportOptions{OutputNames: []string{"y"}}); err != nil {
 				t.Fatal(err)
 			}
 			in := randOf(r, graph.Float32, x.Shape()...)
-			spec, _ := json.Marshal(map[string]any{x.Name(): map[string]any{"type": "float32", "dims": x.Shape(), "data": in.Float32s()}})
-			inputs := filepath.Join(dir, "inputs.json")
-			if err := os.WriteFile(inputs, spec, 0o644); err != nil {
-				t.Fatal(err)
-			}
-			out, err := exec.Command("node", script, ort, model, inputs).Output()
-			if err != nil {
-				msg := ""
-				if e, ok := err.(*exec.ExitError); ok {
-					msg = string(e.Stderr)
-				}
-				t.Fatalf("onnxruntime: %v: %s", err, msg)
-			}
-			var res map[string]struct {
-				Dims []int
-				Data []float64
-			}
-			if err := json.Unmarshal(out, &res); err != nil {
-				t.Fatal(err)
-			}
-			got, err := graph.FromFloat64s(graph.Float32, res["y"].Data, res["y"].Dims...)
-			if err != nil {
-				t.Fatal(err)
-			}
+			got := runORT(t, ort, model, graph.Float32, map[string]ortInput{x.Name(): {"float32", x.Shape(), in.Float32s()}})
 			want := run(t, vm.Feeds{x: in}, y)[0]
-			if err := closeTo(got, want, 1e-5, 1e-5); err != nil {
+			if err := closeTo(got["y"], want, 1e-5, 1e-5); err != nil {
 				t.Errorf("onnxruntime against nabla: %v", err)
 			}
 		})

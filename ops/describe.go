@@ -1,7 +1,5 @@
 package ops
 
-import "github.com/nabla-go/nabla/graph"
-
 // Attributes are a built-in op's parameters, for packages that translate
 // graphs into other formats (package onnx writes ONNX models with them).
 // Describe sets the fields the op has and leaves the others zero; an op's
@@ -39,13 +37,28 @@ type Attributes struct {
 	// Shift tells whether a ChannelAffine adds a shift, and Unit whether
 	// it scales by 1 (no scale input).
 	Shift, Unit bool
+	// Carries, Sums and Sequences count a Scan's carried states, the sums
+	// it adds up over the steps (a gradient's) and its sequences; Steps is
+	// its length and Reverse tells a loop from the last step to the first.
+	// Its body is the op's graph.SubgraphOp subgraph, with inputs the
+	// carries, the sequences' slices and the values it reads from
+	// enclosing graphs (the op's inputs after its carries, sums and
+	// sequences, in order), and outputs the new carries, the sums' terms,
+	// the step outputs and the carries each step began with; the op's
+	// outputs are the final carries and sums and the stacked step outputs
+	// and carries.
+	Carries, Sums, Sequences, Steps int
+	Reverse                         bool
 }
 
-// Describe returns a built-in op's parameters; ok is false for an op that
-// is not built-in or whose parameters Attributes cannot express (fused
-// ops, Scan, ChannelAffine of two terms).
-func Describe(op graph.Op) (a Attributes, ok bool) {
+// Describe returns the parameters of a built-in op (a graph.Op, or a
+// graph.MultiOp such as Scan's); ok is false for an op that is not
+// built-in or whose parameters Attributes cannot express (fused ops, a
+// Scan a compiler pruned, ChannelAffine of two terms).
+func Describe(op any) (a Attributes, ok bool) {
 	switch o := op.(type) {
+	case *scanOp:
+		return Attributes{Carries: o.carries, Sums: o.sums, Sequences: o.seqs, Steps: o.steps, Reverse: o.reverse}, o.skip == nil
 	case sliceOp:
 		return Attributes{Axis: o.axis, Start: o.start, End: o.end}, true
 	case padOp:
@@ -55,7 +68,7 @@ func Describe(op graph.Op) (a Attributes, ok bool) {
 	case softmaxOp:
 		return Attributes{Axis: o.axis}, true
 	case transposeOp:
-		perm, ok := IsTranspose(op)
+		perm, ok := IsTranspose(o)
 		return Attributes{Perm: perm}, ok
 	case reduceOp:
 		for i := 0; i < 64; i++ {

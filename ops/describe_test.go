@@ -39,6 +39,13 @@ func TestDescribe(t *testing.T) {
 			t.Errorf("case %d (%s): got %+v, %v, want %+v", i, c.node.OpName(), got, ok, c.want)
 		}
 	}
+	final, _ := ops.Scan(func(c, x []*graph.Node) ([]*graph.Node, []*graph.Node) {
+		return []*graph.Node{ops.Add(c[0], x[0])}, []*graph.Node{c[0]}
+	}, []*graph.Node{g.Input("c", graph.Float64, 3)}, []*graph.Node{g.Input("seq", graph.Float64, 5, 3)}, ops.Reverse())
+	scan, _ := final[0].MultiOp()
+	if got, ok := ops.Describe(scan); !ok || got.Carries != 1 || got.Sums != 0 || got.Sequences != 1 || got.Steps != 5 || !got.Reverse {
+		t.Errorf("Scan: got %+v, %v", got, ok)
+	}
 	if _, ok := ops.Describe(nil); ok {
 		t.Errorf("Describe(nil): ok")
 	}
