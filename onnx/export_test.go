@@ -101,6 +101,10 @@ func TestExportKeepsNamesAndSites(t *testing.T) {
 			t.Errorf("opset %d: got %v", bad.Opset, err)
 		}
 	}
+	if _, err := onnx.Export([]*graph.Node{y}, onnx.ExportOptions{OutputNames: []string{"layer.weight"}}); err == nil ||
+		!strings.Contains(err.Error(), `output name "layer.weight" is taken by an input, a parameter or another output`) {
+		t.Errorf("an output named as a parameter: got %v", err)
+	}
 	if _, err := onnx.Export([]*graph.Node{nil}, onnx.ExportOptions{}); err == nil || !strings.Contains(err.Error(), "output 0 is nil") {
 		t.Errorf("a nil output: got %v", err)
 	}
