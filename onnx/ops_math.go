@@ -75,10 +75,7 @@ func viaFloat(f func(in []*graph.Node) *graph.Node, in ...*graph.Node) *graph.No
 	}
 	cast := make([]*graph.Node, len(in))
 	for i, x := range in {
-		cast[i] = x
-		if graph.IsInteger(x.DType()) {
-			cast[i] = ops.Cast(x, graph.Float64)
-		}
+		cast[i] = ops.Cast(x, graph.Float64) // x itself when float64 already
 	}
 	return ops.Cast(f(cast), in[0].DType())
 }
@@ -95,7 +92,7 @@ func unaryImporter(f func(*graph.Node) *graph.Node) importFunc {
 		if err != nil {
 			return nil, err
 		}
-		return f(x), nil
+		return viaFloat1(x, f), nil // integers (Neg, Abs of shapes) through float64
 	})
 }
 
@@ -127,10 +124,10 @@ func importPow(c *nodeContext) (*graph.Node, error) {
 	if e := in[1]; e.Kind() == graph.KindConst && e.Type().Size() == 1 {
 		return ops.PowConst(in[0], graph.Float(e.Value(), 0)), nil
 	}
-	if in[1].DType() != in[0].DType() {
-		return nil, unsupported("an exponent of dtype %v for a base of %v", in[1].DType(), in[0].DType())
+	if graph.IsFloat(in[0].DType()) && in[1].DType() != in[0].DType() {
+		in[1] = ops.Cast(in[1], in[0].DType()) // an integer exponent, or a float of another width
 	}
-	return ops.Pow(in[0], in[1]), nil
+	return onFloats(ops.Pow, in[0], in[1]), nil
 }
 
 // importClip bounds x by min and max, given as inputs (opset 11 on) or

@@ -246,17 +246,55 @@ func importSlice(c *nodeContext) (*graph.Node, error) {
 		return nil, fmt.Errorf("starts %v, ends %v, axes %v and steps %v differ in length", starts, ends, axes, steps)
 	}
 	for i, a := range axes {
-		if steps != nil && steps[i] != 1 {
-			return nil, unsupported("step %d (only 1)", steps[i])
-		}
 		axis, err := graph.NormalizeAxis(a, x.Type().Rank())
 		if err != nil {
 			return nil, err
+		}
+		if steps != nil && steps[i] != 1 {
+			if x, err = sliceStepped(x, axis, starts[i], ends[i], steps[i]); err != nil {
+				return nil, err
+			}
+			continue
 		}
 		start, end := clampRange(clampInt(starts[i]), clampInt(ends[i]), x.Shape()[axis])
 		x = viaFloat1(x, func(x *graph.Node) *graph.Node { return ops.Slice(x, axis, start, max(start, end)) })
 	}
 	return x, nil
+}
+
+// sliceStepped picks every step-th element of axis from start towards
+// end (backwards for a negative step), clamped as ONNX clamps them, with a
+// Gather.
+func sliceStepped(x *graph.Node, axis, start, end, step int) (*graph.Node, error) {
+	if step == 0 {
+		return nil, fmt.Errorf("step 0")
+	}
+	n := x.Shape()[axis]
+	fix := func(i, lo, hi int) int {
+		i = clampInt(i)
+		if i < 0 {
+			i += n
+		}
+		return min(max(i, lo), hi)
+	}
+	var idx []int64
+	if step > 0 {
+		for i := fix(start, 0, n); i < fix(end, 0, n); i += step {
+			idx = append(idx, int64(i))
+		}
+	} else {
+		for i := fix(start, 0, n-1); i > fix(end, -1, n-1); i += step {
+			idx = append(idx, int64(i))
+		}
+	}
+	t, err := graph.FromInt64s(graph.Int64, idx, len(idx))
+	if err != nil {
+		return nil, err
+	}
+	if len(idx) == 0 {
+		return viaFloat1(x, func(x *graph.Node) *graph.Node { return ops.Slice(x, axis, 0, 0) }), nil
+	}
+	return viaFloat1(x, func(x *graph.Node) *graph.Node { return gather(x, x.Graph().Const(t), axis) }), nil
 }
 
 // clampInt keeps ONNX's "to the end" sentinels (±2⁶³-1) from overflowing
