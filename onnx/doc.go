@@ -6,6 +6,9 @@
 // Options.InputShapes: the result compiles, runs and differentiates like
 // any graph. Float initializers become trainable parameters named as in the
 // model (or constants, with Options.Frozen); integer ones are constants.
+// nabla has no boolean dtype: ONNX's bool values (inputs, constants, the
+// results of comparisons, Not, And, Or) are float32 masks holding 0 or 1,
+// as nabla's comparisons give; a bool graph input is fed as such a mask.
 // Shape computations (Shape, Gather, Concat, Unsqueeze ... of static
 // shapes) are computed at import. Each ONNX op has a small importer in a
 // table, one file per family (ops_math.go, ops_more.go, ops_shape.go,

@@ -22,7 +22,6 @@ func init() {
 	}
 	binaries := map[string]func(a, b *graph.Node) *graph.Node{
 		"Add": ops.Add, "Sub": ops.Sub, "Mul": ops.Mul, "Div": ops.Div,
-		"Equal": ops.Equal, "Less": ops.Less, "Greater": ops.Greater,
 	}
 	for name, f := range binaries {
 		register(map[string]importFunc{name: one(func(c *nodeContext) (*graph.Node, error) {
@@ -34,6 +33,15 @@ func init() {
 		})})
 	}
 	register(map[string]importFunc{
+		"Equal":           compare(ops.Equal, false),
+		"Less":            compare(ops.Less, false),
+		"Greater":         compare(ops.Greater, false),
+		"GreaterOrEqual":  compare(ops.Less, true),
+		"LessOrEqual":     compare(ops.Greater, true),
+		"Not":             unaryImporter(not),
+		"And":             logical(ops.Mul),
+		"Or":              logical(ops.Maximum),
+		"Xor":             logical(func(a, b *graph.Node) *graph.Node { return ops.Abs(ops.Sub(a, b)) }),
 		"Max":             variadic(ops.Maximum, false),
 		"Min":             variadic(ops.Minimum, false),
 		"Sum":             variadic(ops.Add, false),
@@ -83,6 +91,41 @@ func viaFloat(f func(in []*graph.Node) *graph.Node, in ...*graph.Node) *graph.No
 // viaFloat1 is viaFloat for one input.
 func viaFloat1(x *graph.Node, f func(x *graph.Node) *graph.Node) *graph.Node {
 	return viaFloat(func(in []*graph.Node) *graph.Node { return f(in[0]) }, x)
+}
+
+// compare imports a comparison as a float32 mask (ONNX's bool),
+// comparing integers and mixed dtypes in float64; negated gives its
+// complement (a ≥ b as not a < b).
+func compare(f func(a, b *graph.Node) *graph.Node, negated bool) importFunc {
+	return one(func(c *nodeContext) (*graph.Node, error) {
+		in, err := c.inputs(2)
+		if err != nil {
+			return nil, err
+		}
+		a, b := in[0], in[1]
+		if a.DType() != b.DType() || graph.IsInteger(a.DType()) {
+			a, b = ops.Cast(a, graph.Float64), ops.Cast(b, graph.Float64)
+		}
+		mask := ops.Cast(f(a, b), graph.Float32)
+		if negated {
+			mask = not(mask)
+		}
+		return mask, nil
+	})
+}
+
+// not is 1 - m for a mask m.
+func not(m *graph.Node) *graph.Node { return ops.Sub(scalar(m, 1), m) }
+
+// logical imports And, Or and Xor on masks.
+func logical(f func(a, b *graph.Node) *graph.Node) importFunc {
+	return one(func(c *nodeContext) (*graph.Node, error) {
+		in, err := c.inputs(2)
+		if err != nil {
+			return nil, err
+		}
+		return f(ops.Cast(in[0], graph.Float32), ops.Cast(in[1], graph.Float32)), nil
+	})
 }
 
 // unaryImporter imports an op of one input.

@@ -41,8 +41,6 @@ func init() {
 		"Celu":                  one(importCelu),
 		"ThresholdedRelu":       one(importThresholdedRelu),
 		"PRelu":                 one(importPRelu),
-		"GreaterOrEqual":        one(func(c *nodeContext) (*graph.Node, error) { return notOf(c, ops.Less) }),
-		"LessOrEqual":           one(func(c *nodeContext) (*graph.Node, error) { return notOf(c, ops.Greater) }),
 		"CastLike":              one(importCastLike),
 		"ReduceMin":             reduction(negated(ops.Max), negated(ops.MaxKeepDims), nil),
 		"ReduceL1":              reduction(ops.Sum, ops.SumKeepDims, ops.Abs),
@@ -62,15 +60,6 @@ func negated(f func(*graph.Node, ...int) *graph.Node) func(*graph.Node, ...int) 
 // after is g(f(x, axes)).
 func after(f func(*graph.Node, ...int) *graph.Node, g func(*graph.Node) *graph.Node) func(*graph.Node, ...int) *graph.Node {
 	return func(x *graph.Node, axes ...int) *graph.Node { return g(f(x, axes...)) }
-}
-
-// notOf is the mask 1 - f(a, b): a ≥ b as not a < b.
-func notOf(c *nodeContext, f func(a, b *graph.Node) *graph.Node) (*graph.Node, error) {
-	in, err := c.inputs(2)
-	if err != nil {
-		return nil, err
-	}
-	return onFloats(func(a, b *graph.Node) *graph.Node { return ops.Sub(scalar(a, 1), f(a, b)) }, in[0], in[1]), nil
 }
 
 // positive is the mask x > 0.

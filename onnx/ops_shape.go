@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/nabla-go/nabla/graph"
+	"github.com/nabla-go/nabla/onnx/onnxpb"
 	"github.com/nabla-go/nabla/ops"
 )
 
@@ -145,6 +146,9 @@ func importCast(c *nodeContext) (*graph.Node, error) {
 	x, err := c.input(0)
 	if err != nil {
 		return nil, err
+	}
+	if onnxpb.TensorProto_DataType(c.attrInt("to", 0)) == onnxpb.TensorProto_BOOL { // a mask: x ≠ 0
+		return ops.Cast(not(ops.Equal(ops.Cast(x, graph.Float64), scalar(ops.Cast(x, graph.Float64), 0))), graph.Float32), nil
 	}
 	to, err := castTo(c)
 	if err != nil {

@@ -24,10 +24,15 @@ var dtypes = map[onnxpb.TensorProto_DataType]tensor.Dtype{
 	onnxpb.TensorProto_INT64:  graph.Int64,
 }
 
-// dtypeOf returns the nabla dtype of ONNX element type t.
+// dtypeOf returns the nabla dtype of ONNX element type t. nabla has no
+// boolean dtype: ONNX's bool is float32 holding 0 or 1, the masks that
+// nabla's comparisons give.
 func dtypeOf(t int32) (tensor.Dtype, error) {
 	if d, ok := dtypes[onnxpb.TensorProto_DataType(t)]; ok {
 		return d, nil
+	}
+	if onnxpb.TensorProto_DataType(t) == onnxpb.TensorProto_BOOL {
+		return graph.Float32, nil
 	}
 	name, ok := onnxpb.TensorProto_DataType_name[t]
 	if !ok {
@@ -79,10 +84,18 @@ func readTensor(t *onnxpb.TensorProto, dir string) (*tensor.Dense, error) {
 	}
 	n := graph.ShapeSize(shape)
 	raw := t.GetRawData()
+	isBool := onnxpb.TensorProto_DataType(t.GetDataType()) == onnxpb.TensorProto_BOOL
+	width := int64(dtype.Size())
+	if isBool {
+		width = 1
+	}
 	if t.GetDataLocation() == onnxpb.TensorProto_EXTERNAL {
-		if raw, err = readExternal(t, dir, int64(n)*int64(dtype.Size())); err != nil {
+		if raw, err = readExternal(t, dir, int64(n)*width); err != nil {
 			return nil, err
 		}
+	}
+	if isBool {
+		return boolMask(raw, t.GetInt32Data(), shape)
 	}
 	if raw != nil || n == 0 {
 		return fromRaw(raw, dtype, shape)
@@ -111,6 +124,23 @@ func readTensor(t *onnxpb.TensorProto, dir string) (*tensor.Dense, error) {
 		copy(out.Int32s(), t.GetInt32Data())
 	case graph.Int64:
 		copy(out.Int64s(), t.GetInt64Data())
+	}
+	return out, nil
+}
+
+// boolMask decodes a bool tensor, one byte per value (raw) or one int32,
+// as a float32 mask.
+func boolMask(raw []byte, ints []int32, shape []int) (*tensor.Dense, error) {
+	n := graph.ShapeSize(shape)
+	if raw == nil && len(ints) != n || raw != nil && len(raw) != n {
+		return nil, fmt.Errorf("bool%s holds %d values, want %d", graph.ShapeString(shape), max(len(raw), len(ints)), n)
+	}
+	out := graph.NewDense(graph.Float32, shape...)
+	d := out.Float32s()
+	for i := range d {
+		if raw != nil && raw[i] != 0 || raw == nil && ints[i] != 0 {
+			d[i] = 1
+		}
 	}
 	return out, nil
 }
