@@ -50,13 +50,13 @@ func TestBadModels(t *testing.T) {
 		{"duplicate names", func(m *onnxpb.ModelProto) { m.Graph.Node[1].Output[0] = m.Graph.Node[0].Output[0] },
 			"is defined twice"},
 		{"unknown dtype", func(m *onnxpb.ModelProto) { m.Graph.Initializer[0].DataType = proto.Int32(77) },
-			`initializer "w": element type unknown element type 77 is not supported`},
+			`initializer "w": element type 77 (unknown) is not supported (float, double, int32, int64 or bool)`},
 		{"lying dims", func(m *onnxpb.ModelProto) { m.Graph.Initializer[0].Dims = []int64{1 << 20, 1 << 20} },
 			`initializer "w": float32(1048576,1048576) needs 4398046511104 bytes`},
 		{"data shorter than dims", func(m *onnxpb.ModelProto) { m.Graph.Initializer[0].Dims = []int64{3, 3} },
 			"float32(3,3) needs 36 bytes of raw data, the tensor has 24"},
 		{"negative dim", func(m *onnxpb.ModelProto) { m.Graph.Initializer[0].Dims = []int64{-2, -3} },
-			"dimension 0 is -2"},
+			"dims [-2 -3]: dimension 0 (-2) is negative or too large"},
 		{"external data leaving the folder", func(m *onnxpb.ModelProto) {
 			t := m.Graph.Initializer[0]
 			t.RawData = nil
@@ -75,6 +75,9 @@ func TestBadModels(t *testing.T) {
 		_, err := onnx.ImportProto(m, dir, onnx.Options{})
 		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.HasPrefix(err.Error(), "nabla: onnx.Import: ") {
 			t.Errorf("%s: got %v, want an error containing %q", c.name, err, c.want)
+		}
+		if testing.Verbose() {
+			t.Logf("%s: %v", c.name, err)
 		}
 	}
 	if _, err := onnx.ImportProto(tinyModel(), dir, onnx.Options{}); err != nil {

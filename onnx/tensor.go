@@ -36,9 +36,9 @@ func dtypeOf(t int32) (tensor.Dtype, error) {
 	}
 	name, ok := onnxpb.TensorProto_DataType_name[t]
 	if !ok {
-		name = "unknown element type " + strconv.Itoa(int(t))
+		name = strconv.Itoa(int(t)) + " (unknown)"
 	}
-	return tensor.Dtype{}, fmt.Errorf("element type %s is not supported (float, double, int32 or int64)", name)
+	return tensor.Dtype{}, fmt.Errorf("element type %s is not supported (float, double, int32, int64 or bool)", name)
 }
 
 // elemType returns the ONNX element type of a nabla dtype.
@@ -57,7 +57,7 @@ func shapeOf(dims []int64, dtype tensor.Dtype) ([]int, error) {
 	shape := make([]int, len(dims))
 	for i, d := range dims {
 		if d < 0 || d > math.MaxInt32*int64(1<<31) {
-			return nil, fmt.Errorf("dimension %d is %d", i, d)
+			return nil, fmt.Errorf("dims %v: dimension %d (%d) is negative or too large", dims, i, d)
 		}
 		shape[i] = int(d)
 	}
