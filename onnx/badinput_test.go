@@ -122,6 +122,9 @@ func TestExternalData(t *testing.T) {
 	if got := model.Params["w"].Value().Float32s(); got[5] != 1.5 {
 		t.Errorf("w = %v, want 1.5 everywhere", got)
 	}
+	if model, err = onnx.ImportFile(dir, onnx.Options{}); err != nil || model.Params["w"].Value().Float32s()[0] != 1.5 {
+		t.Errorf("ImportFile of the model's folder: %v", err)
+	}
 	if _, err := onnx.Import(data, onnx.Options{}); err == nil || !strings.Contains(err.Error(), "use ImportFile") {
 		t.Errorf("Import of a model with external data: got %v", err)
 	}
@@ -132,6 +135,8 @@ func TestExternalData(t *testing.T) {
 func FuzzImport(f *testing.F) {
 	data, _ := proto.Marshal(tinyModel())
 	f.Add(data)
+	f.Add(scanModel())
+	f.Add(oneNodeModel("Resize", 17, []*onnxpb.AttributeProto{attrS("mode", "cubic")}, []operand{{shape: []int{1, 1, 3, 2}}, {shape: []int{0}}, {shape: []int{0}}, ints(1, 1, 5, 3)}))
 	if b, err := os.ReadFile(filepath.Join(nodeTests(), "test_conv_with_strides_padding", "model.onnx")); err == nil {
 		f.Add(b)
 	}

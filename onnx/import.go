@@ -84,10 +84,14 @@ func Import(data []byte, opts Options) (*Model, error) {
 	return importModel(m, "", opts, site)
 }
 
-// ImportFile reads an ONNX model from a file; external data is read from
-// the file's folder (paths leaving it are refused).
+// ImportFile reads an ONNX model from a file, or from model.onnx in a
+// folder; external data is read from the model's folder (paths leaving it
+// are refused).
 func ImportFile(path string, opts Options) (*Model, error) {
 	site := graph.CallerSite()
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		path = filepath.Join(path, "model.onnx")
+	}
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, importError(site, "%v", err)
