@@ -70,6 +70,24 @@ func importResize(c *nodeContext) (*graph.Node, error) {
 	if r.mode != "nearest" && r.mode != "linear" && r.mode != "cubic" {
 		return nil, unsupported("mode %q", r.mode)
 	}
+	// The output's size, against the memory limit, before any matrix.
+	outShape := append([]int(nil), x.Shape()...)
+	for i, a := range axes {
+		a, err := graph.NormalizeAxis(a, rank)
+		if err != nil {
+			return nil, err
+		}
+		if sizes != nil {
+			outShape[a] = sizes[i]
+		} else if f := math.Floor(float64(outShape[a]) * scales[i]); f >= 0 && f < 1<<40 {
+			outShape[a] = int(f)
+		} else {
+			return nil, fmt.Errorf("scale %v for axis %d of size %d", scales[i], a, outShape[a])
+		}
+	}
+	if _, err := shapeOf(int64s(outShape), x.DType()); err != nil {
+		return nil, fmt.Errorf("output: %v", err)
+	}
 	y := x
 	for i, a := range axes {
 		if a, err = graph.NormalizeAxis(a, rank); err != nil {
