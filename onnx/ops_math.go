@@ -6,7 +6,6 @@ import (
 
 	"github.com/nabla-go/nabla/graph"
 	"github.com/nabla-go/nabla/ops"
-	"gorgonia.org/tensor"
 )
 
 // Elementwise arithmetic, activations, products and reductions.
@@ -373,9 +372,4 @@ func reduction(drop, keep func(*graph.Node, ...int) *graph.Node, pre func(*graph
 		}
 		return drop(x, axes...), nil
 	})
-}
-
-// castTo maps Cast's "to" attribute to a dtype.
-func castTo(c *nodeContext) (tensor.Dtype, error) {
-	return dtypeOf(int32(c.attrInt("to", 0)))
 }

@@ -56,7 +56,7 @@ func importScan(c *nodeContext) ([]*graph.Node, error) {
 		if at(inDirs, i) != 0 {
 			x = reverseLeading(x)
 		}
-		if x.Shape()[0] != seqs0Len(seqs, x) {
+		if i > 0 && x.Shape()[0] != seqs[0].Shape()[0] {
 			return nil, fmt.Errorf("scan inputs of lengths %d and %d", seqs[0].Shape()[0], x.Shape()[0])
 		}
 		seqs[i] = x
@@ -89,14 +89,6 @@ func importScan(c *nodeContext) ([]*graph.Node, error) {
 		outs = append(outs, moveAxis(y, 0, axis))
 	}
 	return outs, nil
-}
-
-// seqs0Len is the length of the first sequence seen, or x's.
-func seqs0Len(seqs []*graph.Node, x *graph.Node) int {
-	if seqs[0] != nil {
-		return seqs[0].Shape()[0]
-	}
-	return x.Shape()[0]
 }
 
 // moveAxis moves x's axis from to position to.

@@ -150,7 +150,7 @@ func importCast(c *nodeContext) (*graph.Node, error) {
 	if onnxpb.TensorProto_DataType(c.attrInt("to", 0)) == onnxpb.TensorProto_BOOL { // a mask: x ≠ 0
 		return ops.Cast(not(ops.Equal(ops.Cast(x, graph.Float64), scalar(ops.Cast(x, graph.Float64), 0))), graph.Float32), nil
 	}
-	to, err := castTo(c)
+	to, err := dtypeOf(int32(c.attrInt("to", 0)))
 	if err != nil {
 		return nil, err
 	}
