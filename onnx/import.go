@@ -500,7 +500,11 @@ func (im *importer) node(n *onnxpb.NodeProto) error {
 	}
 	c := &nodeContext{im: im, proto: n, in: in}
 	start := im.g.Len()
-	outs, err := importers[n.GetOpType()](c)
+	build, ok := importers[n.GetOpType()]
+	if !ok || (n.GetDomain() != "" && n.GetDomain() != "ai.onnx") {
+		return fmt.Errorf("node %s: op %s of domain %q is not supported", nodeName(n), n.GetOpType(), n.GetDomain())
+	}
+	outs, err := build(c)
 	if err == nil {
 		err = im.g.Err()
 	}
