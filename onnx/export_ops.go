@@ -401,6 +401,9 @@ func (e *exporter) op(n *graph.Node) error {
 		e.emit(n, "Identity", ins[len(ins)-1:], out, nil)
 		return nil
 	}
+	if d, ok := op.(graph.Decomposer); ok {
+		return e.decomposition(n, d, ins, out)
+	}
 	a, builtin := ops.Describe(op)
 	f := exports[n.OpName()]
 	switch {
@@ -410,4 +413,51 @@ func (e *exporter) op(n *graph.Node) error {
 		return fmt.Errorf("op %s has no ONNX export: a custom op exports by implementing onnx.Exporter", n.OpName())
 	}
 	return f(&step{e: e, n: n, in: ins, out: out, a: a})
+}
+
+// decomposition writes an op (a custom one such as nn's LinearFunction)
+// as the built-in ops its graph.Decomposer builds, in a graph of their own
+// whose inputs stand for the op's.
+func (e *exporter) decomposition(n *graph.Node, d graph.Decomposer, ins []string, out string) error {
+	g := graph.New()
+	stand := make([]*graph.Node, len(n.Inputs()))
+	for i, x := range n.Inputs() {
+		stand[i] = g.Input(fmt.Sprintf("in%d", i), x.DType(), x.Shape()...)
+		e.names[stand[i]] = ins[i]
+	}
+	outs, err := decompose(d, stand)
+	if err == nil && (len(outs) != 1 || outs[0] == nil || !outs[0].Type().Equal(n.Type())) {
+		err = fmt.Errorf("it built %d outputs, want one of type %v", len(outs), n.Type())
+	}
+	if err == nil {
+		err = g.Err()
+	}
+	if err != nil {
+		return fmt.Errorf("%s: Decompose: %v", n.OpName(), err)
+	}
+	for _, m := range reachable(outs) {
+		if _, named := e.names[m]; named {
+			continue
+		}
+		if m.Kind() == graph.KindOp {
+			err = e.op(m)
+		} else {
+			err = e.leaf(m)
+		}
+		if err != nil {
+			return fmt.Errorf("%s's decomposition: %v", n.OpName(), err)
+		}
+	}
+	e.emit(n, "Identity", []string{e.names[outs[0]]}, out, nil)
+	return nil
+}
+
+// decompose calls Decompose, turning a panic into an error.
+func decompose(d graph.Decomposer, in []*graph.Node) (outs []*graph.Node, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("panicked: %v", r)
+		}
+	}()
+	return d.Decompose(in)
 }
