@@ -125,7 +125,8 @@ var exports = map[string]exportFunc{
 	"AvgPool2DSpread":  exportAvgPoolSpread,
 	"MaxPool2D":        exportPool("MaxPool"),
 	"AvgPool2D":        exportPool("AveragePool"),
-	"ChannelAffine":    exportChannelAffine,
+	"ChannelAffine":    exportChannel, "ChannelSum": exportChannel, "ChannelMean": exportChannel,
+	"ChannelDot": exportChannel, "ChannelCov": exportChannel, "BatchNorm": exportChannel,
 }
 
 func b2i(b bool) int {
@@ -342,26 +343,73 @@ func exportPool(opType string) exportFunc {
 	}
 }
 
-// exportChannelAffine is x·scale + shift, scale and shift reshaped to
-// (C, 1, ...).
-func exportChannelAffine(s *step) error {
-	rank := s.n.Type().Rank()
-	vec := func(name string) string {
-		shape := []int{s.n.Shape()[1]}
-		for len(shape) < rank-1 {
-			shape = append(shape, 1)
-		}
-		return s.tmp("Reshape", []string{name, s.e.ints(s.out+"/shape", shape)})
+// channelVec reshapes a (C) value to (C, 1, ...) for the output's rank.
+func (s *step) channelVec(name string, rank int) string {
+	shape := []int{s.inType(0).Shape[1]}
+	for len(shape) < rank-1 {
+		shape = append(shape, 1)
 	}
-	x, i := s.in[0], 1
-	if !s.a.Unit {
-		x = s.tmp("Mul", []string{x, vec(s.in[1])})
-		i++
+	return s.tmp("Reshape", []string{name, s.e.ints(s.out+"/shape", shape)})
+}
+
+// otherAxes are every axis of a rank but the channels'.
+func otherAxes(rank int) []int {
+	axes := []int{0}
+	for i := 2; i < rank; i++ {
+		axes = append(axes, i)
+	}
+	return axes
+}
+
+// exportChannel writes the per-channel family (ops/norm.go): sums, means,
+// dot products and covariances over every axis but the channels', affine
+// maps per channel, and BatchNorm from given statistics.
+func exportChannel(s *step) error {
+	r := s.inType(0).Rank()
+	switch s.n.OpName() {
+	case "ChannelSum":
+		return s.reduce("ReduceSum", s.in[0], otherAxes(r), false)
+	case "ChannelMean":
+		return s.reduce("ReduceMean", s.in[0], otherAxes(r), false)
+	case "ChannelDot":
+		v := s.in[1]
+		if s.a.Centred {
+			v = s.tmp("Sub", []string{v, s.channelVec(s.in[2], r)})
+		}
+		return s.reduce("ReduceSum", s.tmp("Mul", []string{s.in[0], v}), otherAxes(r), false)
+	case "ChannelCov":
+		centred := func(u string) string {
+			mean := s.e.fresh(s.out + "/mean")
+			inner := &step{e: s.e, n: s.n, in: s.in, out: mean}
+			_ = inner.reduce("ReduceMean", u, otherAxes(r), true)
+			return s.tmp("Sub", []string{u, mean})
+		}
+		return s.reduce("ReduceMean", s.tmp("Mul", []string{centred(s.in[0]), centred(s.in[1])}), otherAxes(r), false)
+	case "BatchNorm": // x, mean, variance, weight, bias
+		std := s.tmp("Sqrt", []string{s.tmp("Add", []string{s.channelVec(s.in[2], r), s.e.scalarConst(s.out+"/eps", s.n.Type(), s.a.Eps)})})
+		norm := s.tmp("Div", []string{s.tmp("Sub", []string{s.in[0], s.channelVec(s.in[1], r)}), std})
+		return s.final("Add", []string{s.tmp("Mul", []string{norm, s.channelVec(s.in[3], r)}), s.channelVec(s.in[4], r)})
+	}
+	// ChannelAffine: Σ uᵢ·aᵢ + b, the first a absent when Unit.
+	t := s.a.Terms
+	scales := s.in[t:]
+	var sum string
+	for i := range t {
+		term := s.in[i]
+		if !(s.a.Unit && i == 0) {
+			term = s.tmp("Mul", []string{term, s.channelVec(scales[0], r)})
+			scales = scales[1:]
+		}
+		if sum == "" {
+			sum = term
+		} else {
+			sum = s.tmp("Add", []string{sum, term})
+		}
 	}
 	if !s.a.Shift {
-		return s.final("Identity", []string{x})
+		return s.final("Identity", []string{sum})
 	}
-	return s.final("Add", []string{x, vec(s.in[i])})
+	return s.final("Add", []string{sum, s.channelVec(scales[0], r)})
 }
 
 // op writes one op node.

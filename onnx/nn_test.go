@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/nabla-go/nabla/compile"
 	"github.com/nabla-go/nabla/graph"
 	"github.com/nabla-go/nabla/nn"
 	"github.com/nabla-go/nabla/onnx"
@@ -108,5 +109,44 @@ func TestNNModulesExport(t *testing.T) {
 				t.Errorf("onnxruntime: %v", err)
 			}
 		})
+	}
+}
+
+// TestBatchNormTrainingExports exports a convolution and a batch norm in
+// training mode (batch statistics) with the gradients of a loss with
+// respect to the input and every parameter (the per-channel family of
+// ops), and compares the values after importing them back.
+func TestBatchNormTrainingExports(t *testing.T) {
+	r := rand.New(rand.NewPCG(61, 62))
+	g := graph.New()
+	x := g.Input("x", graph.Float64, 3, 2, 5, 4)
+	conv := nn.NewConv2d(g, "conv", 2, 3, []int{3}, false, ops.ConvOptions{Padding: []int{1}})
+	bn := nn.NewBatchNorm2d(g, "bn", 3, 1e-3, 0.1)
+	y := ops.Tanh(bn.Forward(conv.Forward(x)))
+	loss := ops.Sum(ops.Mul(y, g.Const(randDense(r, y.Shape()...))))
+	wrt := []*graph.Node{x}
+	for _, p := range nn.NamedParameters(nn.NewSequential("net", conv, bn)) {
+		wrt = append(wrt, p.Node)
+	}
+	grads, err := compile.Gradients([]*graph.Node{loss}, nil, wrt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	outs := append([]*graph.Node{y}, grads...)
+	data, err := onnx.Export(outs, onnx.ExportOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := onnx.Import(data, onnx.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := randDense(r, x.Shape()...)
+	want := run(t, vm.Feeds{x: in}, outs...)
+	got := run(t, vm.Feeds{m.Inputs[0]: in}, m.Outputs...)
+	for i := range want {
+		if err := closeTo(got[i], want[i], 1e-12, 1e-12); err != nil {
+			t.Errorf("output %d (%s): %v", i, m.OutputNames[i], err)
+		}
 	}
 }

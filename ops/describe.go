@@ -34,9 +34,17 @@ type Attributes struct {
 	// Pool holds the settings of MaxPool2D, AvgPool2D and their gradients,
 	// every list per axis, Padding as top and left (applied on both sides).
 	Pool PoolOptions
-	// Shift tells whether a ChannelAffine adds a shift, and Unit whether
-	// it scales by 1 (no scale input).
+	// Terms counts a ChannelAffine's (input, scale) pairs, Shift tells
+	// whether it adds a shift, and Unit whether its first term scales by 1
+	// (no scale input): its inputs are the terms' inputs, their scales and
+	// the shift.
+	Terms       int
 	Shift, Unit bool
+	// Centred tells a ChannelDot of three inputs, Σ u·(v - m), from Σ u·v.
+	Centred bool
+	// Eps is BatchNorm's, whose inputs are x, its mean and variance, the
+	// weight and the bias.
+	Eps float64
 	// Carries, Sums and Sequences count a Scan's carried states, the sums
 	// it adds up over the steps (a gradient's) and its sequences; Steps is
 	// its length and Reverse tells a loop from the last step to the first.
@@ -54,7 +62,7 @@ type Attributes struct {
 // Describe returns the parameters of a built-in op (a graph.Op, or a
 // graph.MultiOp such as Scan's); ok is false for an op that is not
 // built-in or whose parameters Attributes cannot express (fused ops, a
-// Scan a compiler pruned, ChannelAffine of two terms).
+// Scan a compiler pruned).
 func Describe(op any) (a Attributes, ok bool) {
 	switch o := op.(type) {
 	case *scanOp:
@@ -96,10 +104,7 @@ func Describe(op any) (a Attributes, ok bool) {
 			Kernel: p.kernel[:], Stride: p.stride[:], Padding: p.pad[:], Dilation: p.dilation[:], CeilMode: p.ceil,
 		}}, p.bad == ""
 	case channelOp:
-		if o.kind != channelAffineKind || o.terms != 1 {
-			return Attributes{}, o.kind != channelAffineKind
-		}
-		return Attributes{Shift: o.bias, Unit: o.unit}, true
+		return Attributes{Terms: o.terms, Shift: o.bias, Unit: o.unit, Centred: o.centred, Eps: o.eps}, true
 	case binary, identityOp, stopGradientOp, reshapeOp, broadcastToOp, sumToOp, castOp, gatherOp, whereOp:
 		return Attributes{}, true
 	}
