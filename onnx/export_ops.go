@@ -118,14 +118,18 @@ var exports = map[string]exportFunc{
 		cond := s.tmp("Cast", []string{s.in[0]}, attrInt("to", int(onnxpb.TensorProto_BOOL)))
 		return s.final("Where", []string{cond, s.in[1], s.in[2]})
 	},
-	"Conv2D":           exportConv,
-	"Conv2DInputGrad":  exportConv,
-	"ConvTranspose2D":  exportConv,
-	"Conv2DWeightGrad": exportConvWeightGrad,
-	"AvgPool2DSpread":  exportAvgPoolSpread,
-	"MaxPool2D":        exportPool("MaxPool"),
-	"AvgPool2D":        exportPool("AveragePool"),
-	"ChannelAffine":    exportChannel, "ChannelSum": exportChannel, "ChannelMean": exportChannel,
+	"Conv2D":             exportConv,
+	"Conv2DInputGrad":    exportConv,
+	"ConvTranspose2D":    exportConv,
+	"Conv2DWeightGrad":   exportConvWeightGrad,
+	"AvgPool2DSpread":    exportAvgPoolSpread,
+	"MaxPool2D":          exportPool("MaxPool"),
+	"OneHot":             exportOneHot,
+	"ScatterAdd":         exportScatterAdd,
+	"CrossEntropy":       exportCrossEntropy,
+	"CrossEntropyOneHot": exportCrossEntropy,
+	"AvgPool2D":          exportPool("AveragePool"),
+	"ChannelAffine":      exportChannel, "ChannelSum": exportChannel, "ChannelMean": exportChannel,
 	"ChannelDot": exportChannel, "ChannelCov": exportChannel, "BatchNorm": exportChannel,
 }
 
@@ -410,6 +414,60 @@ func exportChannel(s *step) error {
 		return s.final("Identity", []string{sum})
 	}
 	return s.final("Add", []string{sum, s.channelVec(scales[0], r)})
+}
+
+// int64Of is input i as int64 indices.
+func (s *step) int64Of(i int) string {
+	if s.inType(i).DType == graph.Int64 {
+		return s.in[i]
+	}
+	return s.tmp("Cast", s.in[i:i+1], attrInt("to", int(onnxpb.TensorProto_INT64)))
+}
+
+// unsqueezed is v with a new axis of size 1 at axis.
+func (s *step) unsqueezed(v string, axis int) string {
+	return s.tmp("Unsqueeze", []string{v, s.e.ints(s.out+"/axes", []int{axis})})
+}
+
+// exportOneHot compares the labels, given a last axis, with 0 … classes-1.
+func exportOneHot(s *step) error {
+	classes := s.n.Shape()[s.n.Type().Rank()-1]
+	positions := make([]int, classes)
+	for i := range positions {
+		positions[i] = i
+	}
+	at := s.tmp("Equal", []string{s.unsqueezed(s.int64Of(0), -1), s.e.ints(s.out+"/classes", positions)})
+	return s.final("Cast", []string{at}, attrInt("to", int(elemType(s.n.DType()))))
+}
+
+// exportScatterAdd adds the updates into zeros with ScatterND's "add"
+// reduction (opset 16 on).
+func exportScatterAdd(s *step) error {
+	if s.e.opset < 16 {
+		return fmt.Errorf("ScatterAdd needs opset 16 (ScatterND's reduction), not %d", s.e.opset)
+	}
+	zeros := s.tmp("Expand", []string{s.e.scalarConst(s.out+"/zero", s.n.Type(), 0), s.e.ints(s.out+"/shape", s.n.Shape())})
+	return s.final("ScatterND", []string{zeros, s.unsqueezed(s.int64Of(1), -1), s.in[0]},
+		&onnxpb.AttributeProto{Name: ptr("reduction"), Type: ptr(onnxpb.AttributeProto_STRING), S: []byte("add")})
+}
+
+// exportCrossEntropy is LogSumExp(logits) less the label's logit, or
+// -Σ target·LogSoftmax(logits) over the classes a target names (zero
+// targets add nothing, even against a logit of -∞).
+func exportCrossEntropy(s *step) error {
+	if s.n.OpName() == "CrossEntropy" {
+		lse := s.e.fresh(s.out + "/lse")
+		(&step{e: s.e, n: s.n, in: s.in, out: lse}).reduce("ReduceLogSumExp", s.in[0], []int{1}, false)
+		picked := s.tmp("GatherElements", []string{s.in[0], s.unsqueezed(s.int64Of(1), 1)}, attrInt("axis", 1))
+		flat := s.tmp("Squeeze", []string{picked, s.e.ints(s.out+"/axes", []int{1})})
+		return s.final("Sub", []string{lse, flat})
+	}
+	logp := s.tmp("LogSoftmax", s.in[:1], attrInt("axis", 1))
+	zero := s.e.scalarConst(s.out+"/zero", s.n.Type(), 0)
+	terms := s.tmp("Where", []string{s.tmp("Equal", []string{s.in[1], zero}), zero, s.tmp("Mul", []string{s.in[1], logp})})
+	sum := s.e.fresh(s.out + "/sum")
+	(&step{e: s.e, n: s.n, in: s.in, out: sum}).reduce("ReduceSum", terms, []int{1}, false)
+	return s.final("Neg", []string{sum})
 }
 
 // op writes one op node.

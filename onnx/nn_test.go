@@ -3,6 +3,7 @@ package onnx_test
 import (
 	"math/rand/v2"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/nabla-go/nabla/compile"
@@ -148,5 +149,48 @@ func TestBatchNormTrainingExports(t *testing.T) {
 		if err := closeTo(got[i], want[i], 1e-12, 1e-12); err != nil {
 			t.Errorf("output %d (%s): %v", i, m.OutputNames[i], err)
 		}
+	}
+}
+
+// TestClassifierTrainingExports exports an embedding classifier's loss
+// (ops.CrossEntropy and CrossEntropyOneHot) with its gradients, whose
+// embedding gradient is a ScatterAdd and the loss's a OneHot, and
+// compares the values after importing them back.
+func TestClassifierTrainingExports(t *testing.T) {
+	g := graph.New()
+	tokens := g.Input("tokens", graph.Int64, 4)
+	labels := g.Input("labels", graph.Int64, 4)
+	emb := nn.NewEmbedding(g, "emb", 6, 3)
+	fc := nn.NewLinear(g, "fc", 3, 5, true)
+	logits := fc.Forward(emb.Forward(tokens))
+	loss := ops.Add(ops.Mean(ops.CrossEntropy(logits, labels)), ops.Mean(ops.CrossEntropyOneHot(logits, ops.OneHot(labels, 5, graph.Float64))))
+	var wrt []*graph.Node
+	for _, p := range nn.NamedParameters(nn.NewSequential("net", emb, fc)) {
+		wrt = append(wrt, p.Node)
+	}
+	grads, err := compile.Gradients([]*graph.Node{loss}, nil, wrt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	outs := append([]*graph.Node{loss}, grads...)
+	data, err := onnx.Export(outs, onnx.ExportOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := onnx.Import(data, onnx.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, _ := graph.FromInt64s(graph.Int64, []int64{0, 5, 2, 5}, 4)
+	lab, _ := graph.FromInt64s(graph.Int64, []int64{4, 0, 1, 1}, 4)
+	want := run(t, vm.Feeds{tokens: tok, labels: lab}, outs...)
+	got := run(t, feedsOf(m, tok, lab), m.Outputs...)
+	for i := range want {
+		if err := closeTo(got[i], want[i], 1e-12, 1e-12); err != nil {
+			t.Errorf("output %d (%s): %v", i, m.OutputNames[i], err)
+		}
+	}
+	if _, err := onnx.Export(outs, onnx.ExportOptions{Opset: 15}); err == nil || !strings.Contains(err.Error(), "ScatterAdd needs opset 16") {
+		t.Errorf("ScatterAdd at opset 15: got %v", err)
 	}
 }

@@ -17,6 +17,7 @@ func init() {
 		"OneHot":         one(importOneHot),
 		"GatherElements": one(importGatherElements),
 		"CumSum":         one(importCumSum),
+		"ScatterND":      one(importScatterND),
 	})
 }
 
@@ -236,4 +237,36 @@ func importCumSum(c *nodeContext) (*graph.Node, error) {
 		return y
 	})
 	return out, err
+}
+
+// importScatterND writes rows of data (indices (..., 1) picking along axis
+// 0): with reduction "add" the updates are added, with "none" they replace
+// the rows (ONNX leaves repeated indices undefined there).
+func importScatterND(c *nodeContext) (*graph.Node, error) {
+	in, err := c.inputs(3)
+	if err != nil {
+		return nil, err
+	}
+	data, indices, updates := in[0], in[1], in[2]
+	ri := indices.Type().Rank()
+	if ri == 0 || indices.Shape()[ri-1] != 1 || data.Type().Rank() == 0 {
+		return nil, unsupported("indices %v: only rows of data (indices of shape (..., 1))", indices.Type())
+	}
+	red := c.attrString("reduction", "none")
+	if red != "none" && red != "add" {
+		return nil, unsupported("reduction %q", red)
+	}
+	rows := data.Shape()[0]
+	idx := ops.Reshape(ops.Cast(indices, graph.Float64), indices.Shape()[:ri-1]...)
+	idx = ops.Where(ops.Less(idx, scalar(idx, 0)), ops.Add(idx, scalar(idx, float64(rows))), idx)
+	idx = ops.Cast(idx, graph.Int64)
+	return viaFloat(func(v []*graph.Node) *graph.Node {
+		data, updates := v[0], v[1]
+		scattered := ops.ScatterAdd(updates, idx, rows)
+		if red == "add" {
+			return ops.Add(data, scattered)
+		}
+		hit := ops.ScatterAdd(ops.BroadcastTo(scalar(updates, 1), updates.Shape()...), idx, rows)
+		return ops.Where(ops.Greater(hit, scalar(hit, 0)), scattered, data)
+	}, data, updates), nil
 }
