@@ -136,3 +136,48 @@ func pythonWithONNX() string {
 	}
 	return ""
 }
+
+// TestMaxPoolGradientsExport exports max pooling's gradient (and, through
+// a gradient of the gradient, its gather) for strided, overlapping,
+// padded, dilated and ceil-mode windows, and compares the values after
+// importing them back.
+func TestMaxPoolGradientsExport(t *testing.T) {
+	for _, o := range []ops.PoolOptions{
+		{Kernel: []int{2}},
+		{Kernel: []int{3}, Stride: []int{2}, Padding: []int{1}},
+		{Kernel: []int{2, 3}, Stride: []int{1, 2}, Dilation: []int{2, 1}},
+		{Kernel: []int{3}, Stride: []int{2}, CeilMode: true},
+	} {
+		r := rand.New(rand.NewPCG(81, 82))
+		g := graph.New()
+		x := g.Input("x", graph.Float64, 2, 3, 7, 6)
+		y := ops.MaxPool2D(ops.Tanh(x), o)
+		loss := ops.Sum(ops.Mul(ops.Square(y), g.Const(randDense(r, y.Shape()...))))
+		grad, err := compile.Grad(loss, x)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// A gradient of the gradient reads through MaxPool2DGather.
+		second, err := compile.Grad(ops.Sum(ops.Mul(grad[0], g.Const(randDense(r, x.Shape()...)))), x)
+		if err != nil {
+			t.Fatal(err)
+		}
+		outs := []*graph.Node{loss, grad[0], second[0]}
+		data, err := onnx.Export(outs, onnx.ExportOptions{})
+		if err != nil {
+			t.Fatalf("%+v: %v", o, err)
+		}
+		m, err := onnx.Import(data, onnx.Options{})
+		if err != nil {
+			t.Fatalf("%+v: %v", o, err)
+		}
+		in := randDense(r, x.Shape()...)
+		want := run(t, vm.Feeds{x: in}, outs...)
+		got := run(t, vm.Feeds{m.Inputs[0]: in}, m.Outputs...)
+		for i := range want {
+			if err := closeTo(got[i], want[i], 1e-12, 1e-12); err != nil {
+				t.Errorf("%+v: output %d: %v", o, i, err)
+			}
+		}
+	}
+}

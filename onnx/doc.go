@@ -25,9 +25,13 @@
 //
 // Export (and ExportProto, WriteFile) writes the nodes that given outputs
 // depend on as an ONNX model (opset 17 by default): inputs as graph inputs,
-// parameters as initializers under their names, every node's doc string
-// the file:line that built it. A custom op exports through the Exporter
-// interface; a composite op without one exports as its decomposition.
+// parameters as initializers under their names, constants as Constant
+// nodes, every node's doc string the file:line that built it. Gradient and
+// Hessian programs export too: the gradient ops of convolutions, pooling,
+// batch norm, embeddings and losses are written with ONNX's ops, and Scan
+// loops as ONNX's Scan. A custom op exports through the Exporter
+// interface, or as its decomposition when it is a composite or implements
+// graph.Decomposer; otherwise Export's error names it.
 //
 // The generated protobuf types are in package onnxpb.
 package onnx

@@ -8,6 +8,7 @@ import (
 	"github.com/nabla-go/nabla/graph"
 	"github.com/nabla-go/nabla/onnx/onnxpb"
 	"google.golang.org/protobuf/proto"
+	"gorgonia.org/tensor"
 )
 
 // DefaultOpset is the opset Export writes unless told otherwise.
@@ -35,8 +36,9 @@ type Exporter interface {
 
 // Export writes the nodes that outputs depend on as a serialized ONNX
 // model: input nodes become graph inputs, parameters initializers under
-// their names, constants initializers, and every node's doc string is the
-// file:line that built it.
+// their names (so that Import makes them parameters again), constants
+// Constant nodes, and every node's doc string is the file:line that built
+// it.
 func Export(outputs []*graph.Node, opts ExportOptions) ([]byte, error) {
 	site := graph.CallerSite()
 	m, err := exportModel(outputs, opts, site)
@@ -213,10 +215,7 @@ func (e *exporter) leaf(n *graph.Node) error {
 		name := e.fresh(base)
 		e.names[n] = name
 		e.g.Input = append(e.g.Input, valueInfo(name, n.Type()))
-	default:
-		if base == "" {
-			base = fmt.Sprintf("const_%d", n.ID())
-		}
+	case graph.KindParam:
 		if n.Value() == nil {
 			return fmt.Errorf("%v has no value", n)
 		}
@@ -227,8 +226,28 @@ func (e *exporter) leaf(n *graph.Node) error {
 			t.DocString = &site
 		}
 		e.g.Initializer = append(e.g.Initializer, t)
+	default: // a constant: a Constant node, so that it imports as one
+		if base == "" {
+			base = fmt.Sprintf("const_%d", n.ID())
+		}
+		if n.Value() == nil {
+			return fmt.Errorf("%v has no value", n)
+		}
+		e.names[n] = e.constant(base, n.Type(), n.Value(), n.Site())
 	}
 	return nil
+}
+
+// constant adds a Constant node holding v and returns its value's name.
+// Constants are nodes rather than initializers, which Import reads as
+// parameters.
+func (e *exporter) constant(base string, t graph.Type, v *tensor.Dense, site string) string {
+	name := e.fresh(base)
+	e.g.Node = append(e.g.Node, &onnxpb.NodeProto{
+		OpType: ptr("Constant"), Output: []string{name}, Name: ptr(name), DocString: &site,
+		Attribute: []*onnxpb.AttributeProto{{Name: ptr("value"), Type: ptr(onnxpb.AttributeProto_TENSOR), T: writeTensor(name, t, v)}},
+	})
+	return name
 }
 
 // emit appends an ONNX node computing the value out from ins, its doc
@@ -241,22 +260,17 @@ func (e *exporter) emit(n *graph.Node, opType string, ins []string, out string, 
 	})
 }
 
-// constant adds an initializer holding ints (shapes, axes) and returns its
-// name.
+// ints adds a constant holding ints (shapes, axes) and returns its name.
 func (e *exporter) ints(base string, v []int) string {
-	name := e.fresh(base)
 	t, _ := graph.FromInt64s(graph.Int64, int64s(v), len(v))
-	e.g.Initializer = append(e.g.Initializer, writeTensor(name, graph.TypeOf(graph.Int64, len(v)), t))
-	return name
+	return e.constant(base, graph.TypeOf(graph.Int64, len(v)), t, "")
 }
 
-// scalarConst adds a scalar initializer of dtype t and returns its name.
+// scalarConst adds a scalar constant of t's dtype and returns its name.
 func (e *exporter) scalarConst(base string, t graph.Type, v float64) string {
-	name := e.fresh(base)
 	d := graph.NewDense(t.DType)
 	graph.SetFloat(d, 0, v)
-	e.g.Initializer = append(e.g.Initializer, writeTensor(name, graph.TypeOf(t.DType), d))
-	return name
+	return e.constant(base, graph.TypeOf(t.DType), d, "")
 }
 
 // attribute builders.

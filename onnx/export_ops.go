@@ -125,6 +125,8 @@ var exports = map[string]exportFunc{
 	"AvgPool2DSpread":    exportAvgPoolSpread,
 	"MaxPool2D":          exportPool("MaxPool"),
 	"OneHot":             exportOneHot,
+	"MaxPool2DGrad":      exportMaxPoolSelection,
+	"MaxPool2DGather":    exportMaxPoolSelection,
 	"ScatterAdd":         exportScatterAdd,
 	"CrossEntropy":       exportCrossEntropy,
 	"CrossEntropyOneHot": exportCrossEntropy,
@@ -315,8 +317,7 @@ func exportAvgPoolSpread(s *step) error {
 	if err != nil {
 		return err
 	}
-	name := s.e.fresh(s.out + "/kernel")
-	s.e.g.Initializer = append(s.e.g.Initializer, writeTensor(name, kt, kernel))
+	name := s.e.constant(s.out+"/kernel", kt, kernel, s.n.Site())
 	x, y := s.inType(0).Shape, s.n.Shape()
 	outPad := make([]int, 2)
 	for i := range 2 {

@@ -67,8 +67,7 @@ func (e *exporter) scan(n *graph.Node, a ops.Attributes, body *graph.Subgraph, n
 	}
 	scanInputs := append([]string(nil), namesOf(e, ins[:C+A+S])...)
 	if S == 0 { // ONNX's Scan needs a sequence: zeros, one per step
-		zeros := e.fresh(base + "/steps")
-		e.g.Initializer = append(e.g.Initializer, writeTensor(zeros, graph.TypeOf(graph.Float32, a.Steps), graph.NewDense(graph.Float32, a.Steps)))
+		zeros := e.constant(base+"/steps", graph.TypeOf(graph.Float32, a.Steps), graph.NewDense(graph.Float32, a.Steps), n.Site())
 		scanInputs = append(scanInputs, zeros)
 		input(nil, graph.TypeOf(graph.Float32), "step")
 		S = 1
