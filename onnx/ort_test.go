@@ -2,14 +2,18 @@ package onnx_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
 
+	"github.com/nabla-go/nabla/compile"
 	"github.com/nabla-go/nabla/graph"
+	"github.com/nabla-go/nabla/nn"
 	"github.com/nabla-go/nabla/onnx"
+	"github.com/nabla-go/nabla/ops"
 	"github.com/nabla-go/nabla/vm"
 	"gorgonia.org/tensor"
 )
@@ -109,6 +113,59 @@ func TestONNXRuntimeRunsExports(t *testing.T) {
 			want := run(t, vm.Feeds{x: in}, y)[0]
 			if err := closeTo(got["y"], want, 1e-5, 1e-5); err != nil {
 				t.Errorf("onnxruntime against nabla: %v", err)
+			}
+		})
+	}
+}
+
+// TestONNXRuntimeRunsTrainingPrograms runs the exported losses and
+// gradients of the test nets (max and average pooling, convolutions,
+// batch norm in training mode) under ONNX Runtime, an implementation of
+// the ONNX ops independent of nabla's, and compares them with nabla's
+// (float32, 1e-4).
+func TestONNXRuntimeRunsTrainingPrograms(t *testing.T) {
+	ort := onnxRuntime(t)
+	for name, build := range nets {
+		t.Run(name, func(t *testing.T) {
+			r := rand.New(rand.NewPCG(91, 92))
+			g := graph.New()
+			x, y := build(g, r, graph.Float32)
+			var wrt []*graph.Node
+			for _, n := range g.Nodes() {
+				if n.Kind() == graph.KindParam {
+					wrt = append(wrt, n)
+				}
+			}
+			if name == "cnn" { // a batch norm in training mode, before the rest
+				bn := nn.NewBatchNorm2d(g, "bn", 3, 1e-3, 0.1, nn.WithDType(graph.Float32))
+				wrt = append(wrt, bn.Weight, bn.Bias)
+				replayed, err := graph.Replay(map[*graph.Node]*graph.Node{x: bn.Forward(x)}, y)
+				if err != nil {
+					t.Fatal(err)
+				}
+				y = replayed[y]
+			}
+			loss := ops.Sum(ops.Mul(ops.Square(y), g.Const(randOf(r, graph.Float32, y.Shape()...))))
+			grads, err := compile.Gradients([]*graph.Node{loss}, nil, append([]*graph.Node{x}, wrt...))
+			if err != nil {
+				t.Fatal(err)
+			}
+			outs := append([]*graph.Node{loss}, grads...)
+			names := make([]string, len(outs))
+			for i := range names {
+				names[i] = fmt.Sprintf("out%d", i)
+			}
+			path := filepath.Join(t.TempDir(), "train.onnx")
+			if err := onnx.WriteFile(path, outs, onnx.ExportOptions{OutputNames: names}); err != nil {
+				t.Fatal(err)
+			}
+			in := randOf(r, graph.Float32, x.Shape()...)
+			got := runORT(t, ort, path, graph.Float32, map[string]ortInput{x.Name(): {"float32", x.Shape(), in.Float32s()}})
+			want := run(t, vm.Feeds{x: in}, outs...)
+			for i, name := range names {
+				if err := closeTo(got[name], want[i], 1e-4, 1e-5); err != nil {
+					t.Errorf("%s: onnxruntime against nabla: %v", name, err)
+				}
 			}
 		})
 	}
