@@ -69,7 +69,7 @@ func exportMaxPoolSelection(s *step) error {
 		}
 	}
 	channels := x.Shape[1]
-	ones, _ := graph.FromFloat64s(x.DType, onesOf(channels), channels, 1, 1, 1)
+	ones, _ := graph.FromFloat64s(x.DType, repeat(channels, 1.0), channels, 1, 1, 1)
 	kernel := s.e.constant(s.out+"/ones", graph.TypeOf(x.DType, channels, 1, 1, 1), ones, s.n.Site())
 	Hp, Wp := H+p.Padding[0]+padEnd[0], W+p.Padding[1]+padEnd[1]
 	for k, t := range taps {
@@ -93,13 +93,4 @@ func exportMaxPoolSelection(s *step) error {
 	}
 	return s.final("Slice", []string{sum, s.e.ints(s.out+"/starts", p.Padding[:2]),
 		s.e.ints(s.out+"/ends", []int{p.Padding[0] + H, p.Padding[1] + W}), s.e.ints(s.out+"/axes", []int{2, 3})})
-}
-
-// onesOf is n ones.
-func onesOf(n int) []float64 {
-	out := make([]float64, n)
-	for i := range out {
-		out[i] = 1
-	}
-	return out
 }

@@ -114,7 +114,7 @@ func (e *exporter) scan(n *graph.Node, a ops.Attributes, body *graph.Subgraph, n
 		attrInt("num_scan_inputs", S),
 	}
 	if a.Reverse {
-		attrs = append(attrs, attrInts("scan_input_directions", ones(S)), attrInts("scan_output_directions", ones(len(names)-C-A)))
+		attrs = append(attrs, attrInts("scan_input_directions", repeat(S, 1)), attrInts("scan_output_directions", repeat(len(names)-C-A, 1)))
 	}
 	site := n.Site()
 	e.g.Node = append(e.g.Node, &onnxpb.NodeProto{OpType: ptr("Scan"), Name: ptr(base), Input: scanInputs, Output: names, Attribute: attrs, DocString: &site})
@@ -130,11 +130,11 @@ func namesOf(e *exporter, nodes []*graph.Node) []string {
 	return out
 }
 
-// ones is n ones.
-func ones(n int) []int {
-	out := make([]int, n)
+// repeat is n copies of v.
+func repeat[T any](n int, v T) []T {
+	out := make([]T, n)
 	for i := range out {
-		out[i] = 1
+		out[i] = v
 	}
 	return out
 }
