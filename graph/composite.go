@@ -121,3 +121,10 @@ func (c compositeOp) Backward(ctx *GradContext, gradOut *Node) []*Node {
 	}
 	return append(grads[:n:n], nil)
 }
+
+// IsComposite reports whether op is the op ApplyComposite adds: its last
+// input is the subgraph's output, which is its value.
+func IsComposite(op Op) bool {
+	_, ok := op.(compositeOp)
+	return ok
+}

@@ -54,6 +54,16 @@ func (zeroStateOp) Forward(out *tensor.Dense, _ []*tensor.Dense) error {
 	return nil
 }
 
+// Decompose is zeros broadcast to the state's shape (graph.Decomposer),
+// which is how the state exports to other formats.
+func (op zeroStateOp) Decompose(in []*graph.Node) ([]*graph.Node, error) {
+	t, err := op.Type([]graph.Type{in[0].Type()})
+	if err != nil {
+		return nil, err
+	}
+	return []*graph.Node{ops.BroadcastTo(in[0].Graph().Scalar(0, t.DType), t.Shape...)}, nil
+}
+
 // Backward: the zeros do not depend on the input's values.
 func (zeroStateOp) Backward(*graph.GradContext, *graph.Node) []*graph.Node {
 	return []*graph.Node{nil}

@@ -237,7 +237,9 @@ func im2col[T float](col, x []T, g geom) {
 			clear(dst[:t.j0])
 			clear(dst[t.j1:])
 			if t.stride == 1 {
-				copy(dst[t.j0:t.j1], src[t.j0+t.colOff:t.j1+t.colOff])
+				if t.j0 < t.j1 { // else every column is padding, and j0+colOff may be negative
+					copy(dst[t.j0:t.j1], src[t.j0+t.colOff:t.j1+t.colOff])
+				}
 				continue
 			}
 			for j := t.j0; j < t.j1; j++ {

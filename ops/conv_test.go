@@ -181,6 +181,46 @@ func TestConvFamilyAgreesWithDefinition(t *testing.T) {
 	}
 }
 
+// Padding wider than the input: some taps read no input at all (a
+// length-1 sequence padded by 2 on each side for a kernel of 5, as
+// PyTorch's Conv1d(padding=2) exports it).
+func TestConvPaddingWiderThanInput(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	cases := []struct {
+		o      ConvOptions
+		xs, ws []int
+	}{
+		{ConvOptions{Padding: []int{0, 0, 2, 2}}, []int{1, 2, 1, 1}, []int{3, 2, 1, 5}},
+		{ConvOptions{Padding: []int{1, 1, 3, 3}}, []int{2, 1, 2, 1}, []int{2, 1, 3, 5}},
+		{ConvOptions{Padding: []int{2, 2, 2, 2}, Dilation: []int{2, 1}}, []int{1, 1, 1, 2}, []int{1, 1, 3, 3}},
+	}
+	for _, c := range cases {
+		geo, err := newConv2d(c.o, false).newGeom(c.xs, c.ws)
+		if err != nil {
+			t.Fatalf("%+v: %v", c.o, err)
+		}
+		x, w := randoms(rng, graph.ShapeSize(c.xs)), randoms(rng, graph.ShapeSize(c.ws))
+		want := naiveConv(geo, x, w)
+		y := make([]float64, len(want))
+		runConv(nil, convForward, geo, x, w, y)
+		for i := range y {
+			if math.Abs(y[i]-want[i]) > 1e-12*(1+math.Abs(want[i])) {
+				t.Errorf("%+v x%v w%v: y[%d] = %v, want %v", c.o, c.xs, c.ws, i, y[i], want[i])
+			}
+		}
+		gy := randoms(rng, len(want))
+		gx, gw := make([]float64, len(x)), make([]float64, len(w))
+		runConv(nil, convInputGrad, geo, gx, w, gy)
+		runConv(nil, convWeightGrad, geo, x, gw, gy)
+		ref := dot64(want, gy)
+		for name, v := range map[string]float64{"input": dot64(x, gx), "weight": dot64(w, gw)} {
+			if math.Abs(v-ref) > 1e-10*(1+math.Abs(ref)) {
+				t.Errorf("%+v x%v w%v: %s gradient: ⟨·,·⟩ = %v, want %v", c.o, c.xs, c.ws, name, v, ref)
+			}
+		}
+	}
+}
+
 func TestConvErrors(t *testing.T) {
 	for _, c := range []struct {
 		name  string

@@ -1,0 +1,111 @@
+package onnx_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/nabla-go/nabla/graph"
+	"github.com/nabla-go/nabla/onnx"
+	"github.com/nabla-go/nabla/onnx/onnxpb"
+	"github.com/nabla-go/nabla/ops"
+	"github.com/nabla-go/nabla/vm"
+	"google.golang.org/protobuf/proto"
+	"gorgonia.org/tensor"
+)
+
+// cube is a custom op, x³, without an ONNX export.
+type cube struct{}
+
+func (cube) Name() string                             { return "Cube" }
+func (cube) Type(in []graph.Type) (graph.Type, error) { return in[0], nil }
+func (cube) Forward(out *tensor.Dense, in []*tensor.Dense) error {
+	for i, v := range in[0].Float64s() {
+		out.Float64s()[i] = v * v * v
+	}
+	return nil
+}
+
+// exportedCube is cube exporting itself as x·x·x.
+type exportedCube struct{ cube }
+
+func (exportedCube) ExportONNX(in []string, out string, _ []graph.Type, _ graph.Type) ([]*onnxpb.NodeProto, error) {
+	sq := out + "/square"
+	return []*onnxpb.NodeProto{
+		{OpType: proto.String("Mul"), Input: []string{in[0], in[0]}, Output: []string{sq}},
+		{OpType: proto.String("Mul"), Input: []string{sq, in[0]}, Output: []string{out}},
+	}, nil
+}
+
+// softplus is a composite op: its forward is log(1 + eˣ) from built-in ops.
+type softplus struct{}
+
+func (softplus) Name() string { return "MySoftplus" }
+func (softplus) Build(in []*graph.Node) *graph.Node {
+	return ops.Log1p(ops.Exp(in[0]))
+}
+func (softplus) Backward(ctx *graph.GradContext, g *graph.Node) []*graph.Node {
+	return []*graph.Node{ops.Mul(g, ops.Sigmoid(ctx.Inputs()[0]))}
+}
+
+// TestExportCustomOps exports a custom op through Exporter and a composite
+// as its subgraph, and refuses a custom op with neither, naming it.
+func TestExportCustomOps(t *testing.T) {
+	g := graph.New()
+	x := g.Input("x", graph.Float64, 3)
+	y := ops.Add(graph.Apply(exportedCube{}, x), graph.ApplyComposite(softplus{}, x))
+	data, err := onnx.Export([]*graph.Node{y}, onnx.ExportOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := onnx.Import(data, onnx.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, _ := graph.FromFloat64s(graph.Float64, []float64{-1, 0.5, 2}, 3)
+	got := run(t, vm.Feeds{m.Inputs[0]: in}, m.Outputs[0])[0]
+	want, _ := graph.FromFloat64s(graph.Float64, []float64{-1 + 0.31326168751822286, 0.125 + 0.9740769841801067, 8 + 2.1269280110429727}, 3)
+	if err := closeTo(got, want, 0, 1e-12); err != nil {
+		t.Errorf("exported custom ops: %v", err)
+	}
+
+	_, err = onnx.Export([]*graph.Node{graph.Apply(cube{}, x)}, onnx.ExportOptions{})
+	if err == nil || !strings.Contains(err.Error(), "nabla: onnx.Export: op Cube has no ONNX export: a custom op exports by implementing onnx.Exporter (built at export_test.go:") {
+		t.Errorf("a custom op without export: got %v", err)
+	}
+}
+
+// TestExportKeepsNamesAndSites checks initializer names and that every
+// node's doc string is the file:line that built it.
+func TestExportKeepsNamesAndSites(t *testing.T) {
+	g := graph.New()
+	x := g.Input("x", graph.Float32, 2, 3)
+	w := g.Param("layer.weight", graph.NewDense(graph.Float32, 3, 3))
+	y := ops.Tanh(ops.MatMul(x, w))
+	m, err := onnx.ExportProto([]*graph.Node{y}, onnx.ExportOptions{Opset: 13})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := m.GetOpsetImport()[0].GetVersion(); got != 13 {
+		t.Errorf("opset %d, want 13", got)
+	}
+	if len(m.Graph.Initializer) != 1 || m.Graph.Initializer[0].GetName() != "layer.weight" {
+		t.Errorf("initializers %v, want layer.weight", m.Graph.Initializer)
+	}
+	for _, n := range m.Graph.Node {
+		if !strings.HasPrefix(n.GetDocString(), "export_test.go:") {
+			t.Errorf("node %s: doc string %q, want this file's line", n.GetName(), n.GetDocString())
+		}
+	}
+	for _, bad := range []onnx.ExportOptions{{Opset: 12}, {Opset: 22}} {
+		if _, err := onnx.Export([]*graph.Node{y}, bad); err == nil || !strings.Contains(err.Error(), "want 13 to 21") {
+			t.Errorf("opset %d: got %v", bad.Opset, err)
+		}
+	}
+	if _, err := onnx.Export([]*graph.Node{y}, onnx.ExportOptions{OutputNames: []string{"layer.weight"}}); err == nil ||
+		!strings.Contains(err.Error(), `output name "layer.weight" is taken by an input, a parameter or another output`) {
+		t.Errorf("an output named as a parameter: got %v", err)
+	}
+	if _, err := onnx.Export([]*graph.Node{nil}, onnx.ExportOptions{}); err == nil || !strings.Contains(err.Error(), "output 0 is nil") {
+		t.Errorf("a nil output: got %v", err)
+	}
+}

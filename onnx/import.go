@@ -1,0 +1,545 @@
+package onnx
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/nabla-go/nabla/graph"
+	"github.com/nabla-go/nabla/nn"
+	"github.com/nabla-go/nabla/onnx/onnxpb"
+	"google.golang.org/protobuf/proto"
+	"gorgonia.org/tensor"
+)
+
+// MaxOpset is the newest opset of the default ONNX domain that Import
+// reads.
+const MaxOpset = 21
+
+// Options tune Import.
+type Options struct {
+	// InputShapes gives the shapes of graph inputs by name. It is required
+	// for inputs with symbolic dimensions ("batch") and overrides the shape
+	// the model declares.
+	InputShapes map[string][]int
+	// Frozen imports float initializers as constants rather than trainable
+	// parameters. Integer initializers are always constants.
+	Frozen bool
+	// Constants fixes graph inputs to known values, by name: they are built
+	// as constants (and are not among Model.Inputs), so that shape inputs
+	// fed as graph inputs (a Reshape's shape, a Slice's starts) fold.
+	Constants map[string]*tensor.Dense
+	// Inputs binds graph inputs or initializers, by name, to existing
+	// nodes of Options.Graph, so that the model is built on them (a
+	// preprocessing graph's output, or gradcheck's inputs); they are not
+	// among Model.Inputs or Model.Params. Types must match the model's.
+	Inputs map[string]*graph.Node
+	// Graph is the graph to build in; nil: a new one.
+	Graph *graph.Graph
+}
+
+// Model is an imported ONNX model: ordinary nodes of a nabla graph, so it
+// compiles, runs and differentiates like any other.
+type Model struct {
+	// Graph holds the model's nodes.
+	Graph *graph.Graph
+	// Inputs are the model's graph inputs (initializers excluded), in the
+	// model's order; InputNames their ONNX names.
+	Inputs     []*graph.Node
+	InputNames []string
+	// Outputs are the model's graph outputs, in order; OutputNames their
+	// ONNX names.
+	Outputs     []*graph.Node
+	OutputNames []string
+	// Params are the float initializers imported as parameters, by their
+	// ONNX name (each node carries that name too, so that a state dict
+	// round-trips).
+	Params map[string]*graph.Node
+	// Opset is the model's opset of the default domain.
+	Opset int64
+}
+
+// State returns the model's parameters under their ONNX names, sorted, as
+// nn.Save and nn.Load take them: a state dict saved from one import loads
+// into another, or into an nn module whose names match.
+func (m *Model) State() []nn.Named {
+	state := make([]nn.Named, 0, len(m.Params))
+	for _, name := range keys(m.Params) {
+		state = append(state, nn.Named{Name: name, Node: m.Params[name]})
+	}
+	return state
+}
+
+// Import reads a serialized ONNX ModelProto. A model with external data
+// must be read with ImportFile, which knows its folder.
+func Import(data []byte, opts Options) (*Model, error) {
+	site := graph.CallerSite()
+	m := &onnxpb.ModelProto{}
+	if err := proto.Unmarshal(data, m); err != nil {
+		return nil, importError(site, "not an ONNX model: %v", err)
+	}
+	return importModel(m, "", opts, site)
+}
+
+// ImportFile reads an ONNX model from a file, or from model.onnx in a
+// folder; external data is read from the model's folder (paths leaving it
+// are refused).
+func ImportFile(path string, opts Options) (*Model, error) {
+	site := graph.CallerSite()
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		path = filepath.Join(path, "model.onnx")
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, importError(site, "%v", err)
+	}
+	m := &onnxpb.ModelProto{}
+	if err := proto.Unmarshal(data, m); err != nil {
+		return nil, importError(site, "%s: not an ONNX model: %v", path, err)
+	}
+	return importModel(m, filepath.Dir(path), opts, site)
+}
+
+// ImportProto builds a decoded ModelProto; dir is the folder external data
+// is read from ("" when there is none).
+func ImportProto(m *onnxpb.ModelProto, dir string, opts Options) (*Model, error) {
+	return importModel(m, dir, opts, graph.CallerSite())
+}
+
+// importError formats an import error as nabla's errors read.
+func importError(site, format string, args ...any) error {
+	return &graph.Error{Op: "onnx.Import", Err: fmt.Errorf(format, args...), Site: site}
+}
+
+// importer holds one import's state.
+type importer struct {
+	parent *importer // the importer of the enclosing graph, in a subgraph
+	g      *graph.Graph
+	opset  int64
+	dir    string
+	values map[string]*graph.Node // ONNX value name → node
+	opts   Options
+}
+
+func importModel(m *onnxpb.ModelProto, dir string, opts Options, site string) (model *Model, err error) {
+	defer func() {
+		if r := recover(); r != nil { // a defect, never a user's mistake: report it rather than crash
+			model, err = nil, importError(site, "internal error: %v", r)
+		}
+	}()
+	gp := m.GetGraph()
+	if gp == nil {
+		return nil, importError(site, "the model has no graph")
+	}
+	opset, err := defaultOpset(m)
+	if err != nil {
+		return nil, importError(site, "%v", err)
+	}
+	order, err := sortNodes(gp, nil)
+	if err != nil {
+		return nil, importError(site, "%v", err)
+	}
+	if err := checkSupported(allNodes(gp), opset); err != nil {
+		return nil, importError(site, "%v", err)
+	}
+	g := opts.Graph
+	if g == nil {
+		g = graph.New()
+	}
+	im := &importer{g: g, opset: opset, dir: dir, values: map[string]*graph.Node{}, opts: opts}
+	model = &Model{Graph: g, Params: map[string]*graph.Node{}, Opset: opset}
+	if err := im.leaves(gp, model); err != nil {
+		return nil, importError(site, "%v", err)
+	}
+	for _, n := range order {
+		if err := im.node(n); err != nil {
+			return nil, importError(site, "%v", err)
+		}
+	}
+	for _, o := range gp.GetOutput() {
+		n := im.lookup(o.GetName())
+		if n == nil {
+			return nil, importError(site, "graph output %q is produced by no node, initializer or input", o.GetName())
+		}
+		model.Outputs = append(model.Outputs, n)
+		model.OutputNames = append(model.OutputNames, o.GetName())
+	}
+	if err := g.Err(); err != nil {
+		return nil, err
+	}
+	return model, nil
+}
+
+// defaultOpset returns the opset of the default domain, refusing one too
+// new to know.
+func defaultOpset(m *onnxpb.ModelProto) (int64, error) {
+	for _, o := range m.GetOpsetImport() {
+		if d := o.GetDomain(); d == "" || d == "ai.onnx" {
+			v := o.GetVersion()
+			if v > MaxOpset {
+				return 0, fmt.Errorf("opset %d is newer than the newest supported, %d", v, MaxOpset)
+			}
+			if v < 1 {
+				return 0, fmt.Errorf("opset %d is not valid", v)
+			}
+			return v, nil
+		}
+	}
+	return 0, errors.New("the model imports no opset of the default domain")
+}
+
+// sortNodes orders the graph's nodes so that each comes after the nodes
+// producing its inputs (ONNX asks for that order, but not every exporter
+// keeps it), refusing duplicate producers, dangling inputs and cycles.
+// outer tells, in a subgraph, the names the enclosing graphs define (nil
+// for the main graph).
+func sortNodes(gp *onnxpb.GraphProto, outer func(name string) bool) ([]*onnxpb.NodeProto, error) {
+	defined := map[string]string{} // value name → what defines it
+	define := func(name, by string) error {
+		if name == "" {
+			return nil
+		}
+		if prev, ok := defined[name]; ok {
+			return fmt.Errorf("value %q is defined twice: by %s and by %s", name, prev, by)
+		}
+		defined[name] = by
+		return nil
+	}
+	for _, t := range gp.GetInitializer() {
+		if err := define(t.GetName(), "an initializer"); err != nil {
+			return nil, err
+		}
+	}
+	for _, in := range gp.GetInput() {
+		if _, ok := defined[in.GetName()]; ok {
+			continue // an input with a default value (older IR versions)
+		}
+		if err := define(in.GetName(), "a graph input"); err != nil {
+			return nil, err
+		}
+	}
+	producer := map[string]int{}
+	for i, n := range gp.GetNode() {
+		for _, o := range n.GetOutput() {
+			if err := define(o, "node "+nodeName(n)); err != nil {
+				return nil, err
+			}
+			producer[o] = i
+		}
+	}
+	nodes := gp.GetNode()
+	for _, n := range nodes {
+		for _, in := range n.GetInput() {
+			if _, ok := defined[in]; in != "" && !ok && (outer == nil || !outer(in)) {
+				return nil, fmt.Errorf("node %s: input %q is produced by no node, initializer or input", nodeName(n), in)
+			}
+		}
+	}
+	// Depth-first, from each node in file order: iterative, so that a deep
+	// chain cannot exhaust the stack.
+	const (
+		unseen = iota
+		active
+		done
+	)
+	state := make([]uint8, len(nodes))
+	order := make([]*onnxpb.NodeProto, 0, len(nodes))
+	type frame struct{ node, next int }
+	for root := range nodes {
+		if state[root] != unseen {
+			continue
+		}
+		stack := []frame{{root, 0}}
+		state[root] = active
+		for len(stack) > 0 {
+			f := &stack[len(stack)-1]
+			ins := nodes[f.node].GetInput()
+			if f.next == len(ins) {
+				state[f.node] = done
+				order = append(order, nodes[f.node])
+				stack = stack[:len(stack)-1]
+				continue
+			}
+			p, ok := producer[ins[f.next]]
+			f.next++
+			if !ok {
+				continue
+			}
+			switch state[p] {
+			case active:
+				return nil, fmt.Errorf("the nodes form a cycle through node %s", nodeName(nodes[p]))
+			case unseen:
+				state[p] = active
+				stack = append(stack, frame{p, 0})
+			}
+		}
+	}
+	return order, nil
+}
+
+// nodeName names a node for errors: its name and op type.
+func nodeName(n *onnxpb.NodeProto) string {
+	if n.GetName() == "" {
+		return fmt.Sprintf("%s (unnamed, output %q)", n.GetOpType(), strings.Join(n.GetOutput(), ","))
+	}
+	return fmt.Sprintf("%q (%s)", n.GetName(), n.GetOpType())
+}
+
+// allNodes returns a graph's nodes and those of its subgraphs (a Scan's
+// body, say), depth first.
+func allNodes(gp *onnxpb.GraphProto) []*onnxpb.NodeProto {
+	var out []*onnxpb.NodeProto
+	for _, n := range gp.GetNode() {
+		out = append(out, n)
+		for _, a := range n.GetAttribute() {
+			for _, sub := range append([]*onnxpb.GraphProto{a.GetG()}, a.GetGraphs()...) {
+				if sub != nil {
+					out = append(out, allNodes(sub)...)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// checkSupported lists every node whose op Import cannot build, at once.
+func checkSupported(nodes []*onnxpb.NodeProto, opset int64) error {
+	byOp := map[string][]string{}
+	for _, n := range nodes {
+		op := n.GetOpType()
+		if d := n.GetDomain(); d != "" && d != "ai.onnx" {
+			op = d + "." + op
+		} else if _, ok := importers[op]; ok {
+			continue
+		}
+		name := n.GetName()
+		if name == "" {
+			name = "output " + strings.Join(n.GetOutput(), ",")
+		}
+		byOp[op] = append(byOp[op], fmt.Sprintf("%q", name))
+	}
+	if len(byOp) == 0 {
+		return nil
+	}
+	ops := make([]string, 0, len(byOp))
+	for op := range byOp {
+		ops = append(ops, op)
+	}
+	sort.Strings(ops)
+	var parts []string
+	for _, op := range ops {
+		parts = append(parts, fmt.Sprintf("%s (nodes %s)", op, strings.Join(byOp[op], ", ")))
+	}
+	return fmt.Errorf("unsupported ops at opset %d: %s", opset, strings.Join(parts, "; "))
+}
+
+// UnsupportedOps returns the op types of a model's nodes that Import cannot
+// build, sorted, each once.
+func UnsupportedOps(m *onnxpb.ModelProto) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, n := range allNodes(m.GetGraph()) {
+		op := n.GetOpType()
+		if d := n.GetDomain(); d != "" && d != "ai.onnx" {
+			op = d + "." + op
+		} else if _, ok := importers[op]; ok {
+			continue
+		}
+		if !seen[op] {
+			seen[op] = true
+			out = append(out, op)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// leaves builds the initializers and graph inputs.
+func (im *importer) leaves(gp *onnxpb.GraphProto, model *Model) error {
+	for _, t := range gp.GetInitializer() {
+		v, err := readTensor(t, im.dir)
+		if err != nil {
+			return fmt.Errorf("initializer %q: %v", t.GetName(), err)
+		}
+		if b, ok := im.opts.Inputs[t.GetName()]; ok {
+			if err := im.bind(t.GetName(), b, graph.TypeOf(v.Dtype(), v.Shape()...), true); err != nil {
+				return err
+			}
+			continue
+		}
+		var n *graph.Node
+		if graph.IsFloat(v.Dtype()) && !im.opts.Frozen {
+			n = im.g.Param(t.GetName(), v)
+			model.Params[t.GetName()] = n
+		} else {
+			n = im.g.Const(v).SetName(t.GetName())
+		}
+		if err := im.g.Err(); err != nil {
+			return fmt.Errorf("initializer %q: %v", t.GetName(), err)
+		}
+		im.values[t.GetName()] = n
+	}
+	for _, in := range gp.GetInput() {
+		name := in.GetName()
+		if _, ok := im.values[name]; ok {
+			continue
+		}
+		b, bound := im.opts.Inputs[name]
+		v, fixed := im.opts.Constants[name]
+		if bound || fixed {
+			dtype, err := dtypeOf(in.GetType().GetTensorType().GetElemType())
+			if err != nil {
+				return fmt.Errorf("input %q: %v", name, err)
+			}
+			if bound {
+				if err := im.bind(name, b, graph.TypeOf(dtype), false); err != nil {
+					return err
+				}
+				continue
+			}
+			if v == nil || v.Dtype() != dtype {
+				return fmt.Errorf("Options.Constants: input %q: the value is not of the input's dtype %v", name, dtype)
+			}
+			im.values[name] = im.g.Const(v).SetName(name)
+			if err := im.g.Err(); err != nil {
+				return err
+			}
+			continue
+		}
+		dtype, shape, err := im.inputType(in)
+		if err != nil {
+			return fmt.Errorf("input %q: %v", name, err)
+		}
+		n := im.g.Input(name, dtype, shape...)
+		if err := im.g.Err(); err != nil {
+			return err
+		}
+		im.values[name] = n
+		model.Inputs = append(model.Inputs, n)
+		model.InputNames = append(model.InputNames, name)
+	}
+	for option, names := range map[string][]string{"InputShapes": keys(im.opts.InputShapes), "Constants": keys(im.opts.Constants), "Inputs": keys(im.opts.Inputs)} {
+		for _, name := range names {
+			if _, ok := im.values[name]; !ok {
+				return fmt.Errorf("Options.%s names %q, which is not an input of the model", option, name)
+			}
+		}
+	}
+	return nil
+}
+
+// bind uses an existing node for a graph input or an initializer; an
+// input's shape may differ from the one the model declares only where that
+// is symbolic or when Options.InputShapes does not say otherwise.
+func (im *importer) bind(name string, n *graph.Node, want graph.Type, exact bool) error {
+	switch {
+	case n == nil:
+		return fmt.Errorf("Options.Inputs: %q is nil", name)
+	case n.Graph() != im.g:
+		return fmt.Errorf("Options.Inputs: %q (%v) is not a node of Options.Graph", name, n)
+	case n.DType() != want.DType || (exact && !n.Type().Equal(want)):
+		return fmt.Errorf("Options.Inputs: %q is %v, the model's is %v", name, n.Type(), want)
+	}
+	im.values[name] = n
+	return nil
+}
+
+// inputType returns a graph input's dtype and shape, from the model or
+// from Options.InputShapes.
+func (im *importer) inputType(in *onnxpb.ValueInfoProto) (tensor.Dtype, []int, error) {
+	tt := in.GetType().GetTensorType()
+	if tt == nil {
+		return tensor.Dtype{}, nil, errors.New("not a tensor (sequences, maps and optionals are not supported)")
+	}
+	dtype, err := dtypeOf(tt.GetElemType())
+	if err != nil {
+		return tensor.Dtype{}, nil, err
+	}
+	if shape, ok := im.opts.InputShapes[in.GetName()]; ok {
+		return dtype, shape, nil
+	}
+	if tt.GetShape() == nil {
+		return tensor.Dtype{}, nil, errors.New("the model gives no shape: give it in Options.InputShapes")
+	}
+	dims := make([]int64, len(tt.GetShape().GetDim()))
+	for i, d := range tt.GetShape().GetDim() {
+		if _, ok := d.GetValue().(*onnxpb.TensorShapeProto_Dimension_DimValue); !ok {
+			return tensor.Dtype{}, nil, fmt.Errorf("dimension %d is symbolic (%q): give the shape in Options.InputShapes", i, d.GetDimParam())
+		}
+		dims[i] = d.GetDimValue()
+	}
+	shape, err := shapeOf(dims, dtype)
+	return dtype, shape, err
+}
+
+// lookup returns the node of a value, searching the enclosing graphs too,
+// or nil.
+func (im *importer) lookup(name string) *graph.Node {
+	for ; im != nil; im = im.parent {
+		if n, ok := im.values[name]; ok {
+			return n
+		}
+	}
+	return nil
+}
+
+// defines reports whether a value of this name is defined here or in an
+// enclosing graph.
+func (im *importer) defines(name string) bool { return im.lookup(name) != nil }
+
+// node builds one ONNX node.
+func (im *importer) node(n *onnxpb.NodeProto) error {
+	in := make([]*graph.Node, len(n.GetInput()))
+	for i, name := range n.GetInput() {
+		if name != "" {
+			in[i] = im.lookup(name)
+		}
+	}
+	c := &nodeContext{im: im, proto: n, in: in}
+	start := im.g.Len()
+	build, ok := importers[n.GetOpType()]
+	if !ok || (n.GetDomain() != "" && n.GetDomain() != "ai.onnx") {
+		return fmt.Errorf("node %s: op %s of domain %q is not supported", nodeName(n), n.GetOpType(), n.GetDomain())
+	}
+	outs, err := build(c)
+	if err == nil {
+		err = im.g.Err()
+	}
+	var ge *graph.Error
+	if errors.As(err, &ge) { // a build error: the import's error names the caller once
+		err = fmt.Errorf("%s: %v", ge.Op, ge.Err)
+	}
+	if err != nil {
+		return fmt.Errorf("node %s, opset %d: %v", nodeName(n), im.opset, err)
+	}
+	for i, name := range n.GetOutput() {
+		if name == "" {
+			continue
+		}
+		if i >= len(outs) || outs[i] == nil {
+			return fmt.Errorf("node %s, opset %d: output %d (%q) is not supported", nodeName(n), im.opset, i, name)
+		}
+		o, err := im.fold(outs[i], start)
+		if err != nil {
+			return fmt.Errorf("node %s: %v", nodeName(n), err)
+		}
+		if o.Kind() == graph.KindOp && o.ID() >= start && o.Name() == "" {
+			o.SetName(name)
+		}
+		im.values[name] = o
+	}
+	return nil
+}
+
+// keys returns a map's keys, sorted.
+func keys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,172 @@
+package onnx_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/nabla-go/nabla/compile"
+	"github.com/nabla-go/nabla/graph"
+	"github.com/nabla-go/nabla/nn"
+	"github.com/nabla-go/nabla/onnx"
+	"github.com/nabla-go/nabla/ops"
+	"github.com/nabla-go/nabla/vm"
+	"gorgonia.org/tensor"
+)
+
+// onnxRuntimeIfPresent returns the folder holding
+// node_modules/onnxruntime-node: ONNXRUNTIME_NODE, or nabla-onnxruntime in
+// the user's cache folder (npm install --ignore-scripts onnxruntime-node
+// there); ok is false when it or node is missing.
+func onnxRuntimeIfPresent() (dir string, ok bool) {
+	dir = os.Getenv("ONNXRUNTIME_NODE")
+	if dir == "" {
+		cache, err := os.UserCacheDir()
+		if err != nil {
+			return "", false
+		}
+		dir = filepath.Join(cache, "nabla-onnxruntime")
+	}
+	if _, err := os.Stat(filepath.Join(dir, "node_modules", "onnxruntime-node")); err != nil {
+		return "", false
+	}
+	if _, err := exec.LookPath("node"); err != nil {
+		return "", false
+	}
+	return dir, true
+}
+
+// onnxRuntime is onnxRuntimeIfPresent, skipping the test without it.
+func onnxRuntime(t *testing.T) string {
+	dir, ok := onnxRuntimeIfPresent()
+	if !ok {
+		t.Skip("onnxruntime-node not found (npm install --ignore-scripts onnxruntime-node in $ONNXRUNTIME_NODE or ~/.cache/nabla-onnxruntime) or node missing")
+	}
+	return dir
+}
+
+// ortInput is a model input for ONNX Runtime.
+type ortInput struct {
+	Type string `json:"type"`
+	Dims []int  `json:"dims"`
+	Data any    `json:"data"`
+}
+
+// runORT runs a model file under ONNX Runtime with the given inputs and
+// returns its outputs by name, as float64 tensors of dtype.
+func runORT(t *testing.T, ort, model string, dtype tensor.Dtype, inputs map[string]ortInput) map[string]*tensor.Dense {
+	t.Helper()
+	script, err := filepath.Abs("testdata/ort_run.js")
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec, _ := json.Marshal(inputs)
+	path := filepath.Join(t.TempDir(), "inputs.json")
+	if err := os.WriteFile(path, spec, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command("node", script, ort, model, path).Output()
+	if err != nil {
+		msg := ""
+		if e, ok := err.(*exec.ExitError); ok {
+			msg = string(e.Stderr)
+		}
+		t.Fatalf("onnxruntime: %v: %s", err, msg)
+	}
+	var res map[string]struct {
+		Dims []int
+		Data []float64
+	}
+	if err := json.Unmarshal(out, &res); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]*tensor.Dense{}
+	for name, r := range res {
+		if got[name], err = graph.FromFloat64s(dtype, r.Data, r.Dims...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return got
+}
+
+// TestONNXRuntimeRunsExports runs exported nets under ONNX Runtime and
+// compares its outputs with nabla's, in float32 (1e-5), since ONNX
+// Runtime's CPU kernels for Conv and its fused activations are float32
+// only.
+func TestONNXRuntimeRunsExports(t *testing.T) {
+	ort := onnxRuntime(t)
+	for name, build := range nets {
+		t.Run(name, func(t *testing.T) {
+			r := rand.New(rand.NewPCG(9, 10))
+			g := graph.New()
+			x, y := build(g, r, graph.Float32)
+			model := filepath.Join(t.TempDir(), "model.onnx")
+			if err := onnx.WriteFile(model, []*graph.Node{y}, onnx.ExportOptions{OutputNames: []string{"y"}}); err != nil {
+				t.Fatal(err)
+			}
+			in := randOf(r, graph.Float32, x.Shape()...)
+			got := runORT(t, ort, model, graph.Float32, map[string]ortInput{x.Name(): {"float32", x.Shape(), in.Float32s()}})
+			want := run(t, vm.Feeds{x: in}, y)[0]
+			if err := closeTo(got["y"], want, 1e-5, 1e-5); err != nil {
+				t.Errorf("onnxruntime against nabla: %v", err)
+			}
+		})
+	}
+}
+
+// TestONNXRuntimeRunsTrainingPrograms runs the exported losses and
+// gradients of the test nets (max and average pooling, convolutions,
+// batch norm in training mode) under ONNX Runtime, an implementation of
+// the ONNX ops independent of nabla's, and compares them with nabla's
+// (float32, 1e-4).
+func TestONNXRuntimeRunsTrainingPrograms(t *testing.T) {
+	ort := onnxRuntime(t)
+	for name, build := range nets {
+		t.Run(name, func(t *testing.T) {
+			r := rand.New(rand.NewPCG(91, 92))
+			g := graph.New()
+			x, y := build(g, r, graph.Float32)
+			var wrt []*graph.Node
+			for _, n := range g.Nodes() {
+				if n.Kind() == graph.KindParam {
+					wrt = append(wrt, n)
+				}
+			}
+			if name == "cnn" { // a batch norm in training mode, before the rest
+				bn := nn.NewBatchNorm2d(g, "bn", 3, 1e-3, 0.1, nn.WithDType(graph.Float32))
+				wrt = append(wrt, bn.Weight, bn.Bias)
+				replayed, err := graph.Replay(map[*graph.Node]*graph.Node{x: bn.Forward(x)}, y)
+				if err != nil {
+					t.Fatal(err)
+				}
+				y = replayed[y]
+			}
+			loss := ops.Sum(ops.Mul(ops.Square(y), g.Const(randOf(r, graph.Float32, y.Shape()...))))
+			grads, err := compile.Gradients([]*graph.Node{loss}, nil, append([]*graph.Node{x}, wrt...))
+			if err != nil {
+				t.Fatal(err)
+			}
+			outs := append([]*graph.Node{loss}, grads...)
+			names := make([]string, len(outs))
+			for i := range names {
+				names[i] = fmt.Sprintf("out%d", i)
+			}
+			path := filepath.Join(t.TempDir(), "train.onnx")
+			if err := onnx.WriteFile(path, outs, onnx.ExportOptions{OutputNames: names}); err != nil {
+				t.Fatal(err)
+			}
+			in := randOf(r, graph.Float32, x.Shape()...)
+			got := runORT(t, ort, path, graph.Float32, map[string]ortInput{x.Name(): {"float32", x.Shape(), in.Float32s()}})
+			want := run(t, vm.Feeds{x: in}, outs...)
+			for i, name := range names {
+				if err := closeTo(got[name], want[i], 1e-4, 1e-5); err != nil {
+					t.Errorf("%s: onnxruntime against nabla: %v", name, err)
+				}
+			}
+		})
+	}
+}
