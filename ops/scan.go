@@ -93,15 +93,8 @@ func Scan(body ScanBody, init, xs []*graph.Node, opts ...ScanOption) (final, ys 
 	if body == nil {
 		return fail("body is nil")
 	}
-	types := func(nodes []*graph.Node) []graph.Type {
-		ts := make([]graph.Type, len(nodes))
-		for i, n := range nodes {
-			ts[i] = n.Type()
-		}
-		return ts
-	}
 	tr := &scanTracer{graph: g, body: body, cfg: cfg}
-	op, outer, err := tr.trace(types(init), types(xs))
+	op, outer, err := tr.trace(typesOf(init), typesOf(xs))
 	if err != nil {
 		return fail("%v", err)
 	}
@@ -149,40 +142,21 @@ func (tr *scanTracer) trace(init, xs []graph.Type) (*scanOp, []*graph.Node, erro
 		return nil, nil, fmt.Errorf("body returns %d carries for %d", len(newCarry), len(init))
 	}
 	outs := append(append([]*graph.Node(nil), newCarry...), y...)
-	for i, n := range outs {
-		if n == nil || n.Err() != nil {
-			return nil, nil, fmt.Errorf("body returns a nil or poisoned node: %v", n)
-		}
-		outs[i] = sub.Capture(n)
-		if outs[i] == nil {
-			return nil, nil, fmt.Errorf("body returns %v, a node of an unrelated graph", n)
-		}
-		if i < len(init) && !outs[i].Type().Equal(init[i]) {
-			return nil, nil, fmt.Errorf("body returns carry %d of type %v, want init's %v", i, outs[i].Type(), init[i])
+	if err := captureOutputs(sub, "body", outs); err != nil {
+		return nil, nil, err
+	}
+	for i, c := range init {
+		if !outs[i].Type().Equal(c) {
+			return nil, nil, fmt.Errorf("body returns carry %d of type %v, want init's %v", i, outs[i].Type(), c)
 		}
 	}
 	outer, captured := sub.Captures()
-	if err := checkBodyLeaves(sub, slices.Concat(carries, steps, captured)); err != nil {
+	if err := checkBodyLeaves(sub, "body", "sequences or carries", slices.Concat(carries, steps, captured)); err != nil {
 		return nil, nil, err
 	}
 	op := newScanOp(carries, steps, captured, outs[:len(init)], nil, outs[len(init):], T, tr.cfg.reverse)
 	op.tracer, op.outer = tr, outer
 	return op, outer, nil
-}
-
-// checkBodyLeaves refuses inputs and parameters made inside a body: a
-// body's inputs are its carries, step slices and captured values, and
-// parameters belong to the enclosing graph (where optimisers find them).
-func checkBodyLeaves(sub *graph.Graph, inputs []*graph.Node) error {
-	for _, n := range sub.Nodes() {
-		switch {
-		case n.Kind() == graph.KindParam:
-			return fmt.Errorf("body makes parameter %v: make parameters outside the body and read them there", n)
-		case n.Kind() == graph.KindInput && !slices.Contains(inputs, n):
-			return fmt.Errorf("body makes input %v: feed values as sequences or carries, or read inputs of the enclosing graph", n)
-		}
-	}
-	return nil
 }
 
 // Retype traces the body again for inputs of other types (graph.Replay:
@@ -213,24 +187,6 @@ func (op *scanOp) Retype(in []graph.Type, replayed []bool) (any, error) {
 	return again, nil
 }
 
-// firstGraph is the graph of the first node that has one.
-func firstGraph(nodes []*graph.Node) *graph.Graph {
-	for _, n := range nodes {
-		if g := n.Graph(); g != nil {
-			return g
-		}
-	}
-	return nil
-}
-
-func repeat(n *graph.Node, k int) []*graph.Node {
-	out := make([]*graph.Node, k)
-	for i := range out {
-		out[i] = n
-	}
-	return out
-}
-
 // scanSteps is the number of steps the sequences give, or Steps gives;
 // they must agree.
 func scanSteps(xs []graph.Type, cfg scanConfig) (int, error) {
@@ -258,17 +214,6 @@ func scanSteps(xs []graph.Type, cfg scanConfig) (int, error) {
 		return 0, fmt.Errorf("no sequence: give the number of steps with Steps")
 	}
 	return T, nil
-}
-
-// traceBody calls the user's body, turning a panic into an error.
-func traceBody(body ScanBody, carry, x []*graph.Node) (newCarry, y []*graph.Node, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("panicked: %v", r)
-		}
-	}()
-	newCarry, y = body(carry, x)
-	return newCarry, y, nil
 }
 
 // scanOp runs a subgraph once per step. The subgraph's inputs are the
