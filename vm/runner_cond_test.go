@@ -1,0 +1,95 @@
+package vm_test
+
+import (
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/nabla-go/nabla/compile"
+	"github.com/nabla-go/nabla/graph"
+	"github.com/nabla-go/nabla/ops"
+	"github.com/nabla-go/nabla/vm"
+)
+
+// condLoss is the scanNet's loss, its final state through a Cond on the
+// sign of the batch's mean: a tanh layer (then) or a sine of a
+// matrix product (else), the branches capturing parameters. extra, if
+// not nil, is captured by the then branch.
+func (m scanNet) condLoss(x, extra *graph.Node) *graph.Node {
+	h := m.loss(x, nil)
+	feat := ops.Reshape(ops.Slice(x, 1, 0, 1), -1, 3) // (n, 3)
+	pred := ops.Greater(ops.Mean(feat), ops.Neg(ops.Mean(feat)))
+	y := ops.Cond(pred, func(o []*graph.Node) []*graph.Node {
+		r := ops.Tanh(ops.MatMul(o[0], m.u))
+		if extra != nil {
+			r = ops.Add(r, extra)
+		}
+		return []*graph.Node{r}
+	}, func(o []*graph.Node) []*graph.Node {
+		return []*graph.Node{ops.Sin(ops.MatMul(o[0], m.v))}
+	}, []*graph.Node{feat})[0]
+	return ops.Add(h, ops.Mean(ops.Square(y)))
+}
+
+// A Runner trains a model with a Cond at another batch size, as a graph
+// built for that size does: the branches are traced again for the new
+// shapes, and either branch runs as the batch selects.
+func TestRunnerTracesCondAgain(t *testing.T) {
+	g := graph.New()
+	net := newScanNet(g)
+	x := g.Input("x", graph.Float64, 4, 5, 3)
+	sgd := func(outputs []*graph.Node) (map[*graph.Node]*graph.Node, error) {
+		return sgdUpdates(outputs[0], 0.5, net.w, net.u, net.v)
+	}
+	r, err := vm.NewRunner([]*graph.Node{net.condLoss(x, nil)}, nil, sgd)
+	require.NoError(t, err)
+
+	hg := graph.New()
+	hnet := newScanNet(hg)
+	hx := hg.Input("x", graph.Float64, 3, 5, 3)
+	hloss := hnet.condLoss(hx, nil)
+	updates, err := sgdUpdates(hloss, 0.5, hnet.w, hnet.u, hnet.v)
+	require.NoError(t, err)
+	p, err := compile.Compile([]*graph.Node{hloss}, compile.WithUpdates(updates))
+	require.NoError(t, err)
+	ref, err := vm.New(p)
+	require.NoError(t, err)
+
+	rng := rand.New(rand.NewPCG(7, 8))
+	signs := map[bool]bool{}
+	for range 6 {
+		batch := sequences(rng, 3)
+		mean := 0.0
+		for i := range 3 {
+			mean += batch.Float64s()[i*15] + batch.Float64s()[i*15+1] + batch.Float64s()[i*15+2]
+		}
+		signs[mean > 0] = true
+		require.NoError(t, r.Run(vm.Feeds{x: batch}))
+		require.NoError(t, ref.Run(vm.Feeds{hx: batch}))
+		for k, n := range []*graph.Node{net.u, net.v} {
+			got, err := r.Value(n)
+			require.NoError(t, err)
+			want, err := ref.Value([]*graph.Node{hnet.u, hnet.v}[k])
+			require.NoError(t, err)
+			require.Equal(t, graph.Float64s(want), graph.Float64s(got))
+		}
+	}
+	require.Len(t, signs, 2, "the batches took one branch only")
+}
+
+// A branch reading a value computed from the batch cannot be traced
+// again: the Runner says so.
+func TestRunnerRefusesCondReadingTheBatch(t *testing.T) {
+	g := graph.New()
+	net := newScanNet(g)
+	x := g.Input("x", graph.Float64, 4, 5, 3)
+	r, err := vm.NewRunner([]*graph.Node{net.condLoss(x, ops.Mean(x))}, nil, nil)
+	require.NoError(t, err)
+	rng := rand.New(rand.NewPCG(5, 6))
+	require.NoError(t, r.Run(vm.Feeds{x: sequences(rng, 4)}))
+	err = r.Run(vm.Feeds{x: sequences(rng, 2)})
+	require.Error(t, err)
+	require.True(t, strings.Contains(err.Error(), "computed from the replayed inputs: give it to Cond as an operand"), err.Error())
+}
