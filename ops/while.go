@@ -1,0 +1,150 @@
+package ops
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/nabla-go/nabla/graph"
+)
+
+// WhileCond says whether a While loop takes another step from the carried
+// state: it returns a node holding one value, nonzero to go on. It is
+// called once, to build its graph.
+type WhileCond func(carry []*graph.Node) *graph.Node
+
+// WhileBody is one step of a While loop: the new state from the carried
+// state, of the same types. It is called once, to build its graph.
+type WhileBody func(carry []*graph.Node) []*graph.Node
+
+// WhileOption configures While.
+type WhileOption func(*whileConfig)
+
+type whileConfig struct {
+	maxSteps int
+	given    bool
+}
+
+// MaxSteps bounds the number of steps a While loop takes; While requires
+// it, a positive number.
+func MaxSteps(n int) WhileOption { return func(c *whileConfig) { c.maxSteps, c.given = n, true } }
+
+// While runs body on the carried state, from init, for as long as cond
+// holds and at most MaxSteps times:
+//
+//	for steps = 0; steps < n && cond(carry); steps++ { carry = body(carry) }
+//
+// It returns the final carry (of init's types) and steps, the number of
+// steps taken (an int64 scalar). The number of steps is decided at run
+// time, by the values; MaxSteps(n), which While requires, bounds it.
+// cond and body are built once, in graphs nested in the caller's, and may
+// read any node of the enclosing graphs, as Scan's body does.
+//
+// While is a Scan of n steps (padding, as PyTensor's scan with until)
+// whose step is a Cond: body while cond holds, else the carry unchanged.
+// So it is differentiable to any order, in both modes, and its
+// derivatives are those of the loop unrolled to the steps it took; its
+// gradient stores n copies of the carry, as a Scan of n steps does. The
+// steps after the loop stops still cost cond and a copy of the carry
+// each, forward and backward: choose n near the number of steps expected.
+//
+// A loop without MaxSteps or with MaxSteps(n ≤ 0), a body returning a
+// carry of another type, or a cond whose result holds more than one
+// value is an error recorded on the graph, naming the caller's file:line.
+func While(cond WhileCond, body WhileBody, init []*graph.Node, opts ...WhileOption) (final []*graph.Node, steps *graph.Node) {
+	var cfg whileConfig
+	for _, o := range opts {
+		if o != nil {
+			o(&cfg)
+		}
+	}
+	s := graph.CallerSite()
+	g := graph.Innermost(init...)
+	fail := func(format string, args ...any) ([]*graph.Node, *graph.Node) {
+		p := g.Fail(&graph.Error{Op: "While", Err: fmt.Errorf(format, args...), Site: s})
+		return repeat(p, len(init)), p
+	}
+	for i, n := range init {
+		if n == nil {
+			if g == nil {
+				g = firstGraph(init)
+			}
+			return fail("init %d is nil", i)
+		}
+	}
+	if p := graph.Poisoned(init...); p != nil {
+		return repeat(p, len(init)), p
+	}
+	switch {
+	case g == nil && len(init) > 0:
+		g = init[0].Graph()
+		return fail("init belongs to unrelated graphs")
+	case g == nil:
+		return fail("no carry: give init")
+	case !cfg.given:
+		return fail("MaxSteps is missing: bound the loop with MaxSteps(n)")
+	case cfg.maxSteps <= 0:
+		return fail("MaxSteps(%d) is not positive", cfg.maxSteps)
+	case cond == nil || body == nil:
+		return fail("cond or body is nil")
+	}
+	if err := checkWhile(g, cond, body, typesOf(init)); err != nil {
+		return fail("%v", err)
+	}
+	count, one := g.Scalar(0, graph.Float64), g.Scalar(1, graph.Float64) // exact to 2⁵³ steps
+	step := func(c []*graph.Node) []*graph.Node {
+		return append([]*graph.Node{Add(c[0], one)}, body(c[1:])...)
+	}
+	stay := func(c []*graph.Node) []*graph.Node { return c }
+	out, _ := Scan(func(c, _ []*graph.Node) ([]*graph.Node, []*graph.Node) {
+		return Cond(cond(c[1:]), step, stay, c), nil
+	}, append([]*graph.Node{count}, init...), nil, Steps(cfg.maxSteps))
+	return out[1:], Cast(out[0], graph.Int64)
+}
+
+// checkWhile traces cond and body once in a graph of their own, nested in
+// g, to check what they return before they are built into the loop.
+func checkWhile(g *graph.Graph, cond WhileCond, body WhileBody, init []graph.Type) error {
+	sub := g.NewSub()
+	carry := make([]*graph.Node, len(init))
+	for i, t := range init {
+		carry[i] = sub.Input(fmt.Sprintf("carry%d", i), t.DType, t.Shape...)
+	}
+	var pred *graph.Node
+	_, _, err := traceBody(func(c, _ []*graph.Node) ([]*graph.Node, []*graph.Node) {
+		pred = cond(c)
+		return nil, nil
+	}, carry, nil)
+	if err == nil {
+		err = sub.Err()
+	}
+	if err != nil {
+		return fmt.Errorf("cond: %v", err)
+	}
+	if err := captureOutputs(sub, "cond", []*graph.Node{pred}); err != nil {
+		return err
+	}
+	if pred.Type().Size() != 1 {
+		return fmt.Errorf("cond returns a node of type %v: it must hold one value", pred.Type())
+	}
+	next, _, err := traceBody(func(c, _ []*graph.Node) ([]*graph.Node, []*graph.Node) { return body(c), nil }, carry, nil)
+	if err == nil {
+		err = sub.Err()
+	}
+	if err != nil {
+		return fmt.Errorf("body: %v", err)
+	}
+	if len(next) != len(init) {
+		return fmt.Errorf("body returns %d carries for %d", len(next), len(init))
+	}
+	next = slices.Clone(next)
+	if err := captureOutputs(sub, "body", next); err != nil {
+		return err
+	}
+	for i, n := range next {
+		if !n.Type().Equal(init[i]) {
+			return fmt.Errorf("body returns carry %d of type %v, want init's %v", i, n.Type(), init[i])
+		}
+	}
+	_, captured := sub.Captures()
+	return checkBodyLeaves(sub, "body", "init", slices.Concat(carry, captured))
+}
