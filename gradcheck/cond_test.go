@@ -1,17 +1,20 @@
 package gradcheck_test
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/nabla-go/nabla/gradcheck"
 	"github.com/nabla-go/nabla/internal/optable"
 )
 
-// condRows are branches through ops.Cond (optable.CondTable), checked like
-// the built-in ops' rows: first and second derivatives (Check,
-// GradGradCheck) and third (GradGradCheck of the gradient), every input
-// but the predicate differentiated, each branch taken in some row.
-func condRows() []opCase { return optable.CondTable() }
+// condRows are branches through ops.Cond (optable.CondTable) and loops
+// through ops.While (optable.WhileTable), checked like the built-in ops'
+// rows: first and second derivatives (Check, GradGradCheck) and third
+// (GradGradCheck of the gradient), every input but the predicate or bound
+// differentiated, each branch taken in some row, loops of none, one, some
+// and MaxSteps steps.
+func condRows() []opCase { return slices.Concat(optable.CondTable(), optable.WhileTable()) }
 
 func TestCondRows(t *testing.T) {
 	for _, c := range condRows() {

@@ -537,6 +537,38 @@ func CondTable() []Case {
 	}
 }
 
+// WhileTable is rows of loops through ops.While, for the checks the op
+// table's rows go through: input 0 is the bound a counter carried beside
+// the state must stay under, which sets the number of steps (none, one,
+// stopping early, stopped by MaxSteps) and gets no gradient.
+func WhileTable() []Case {
+	v := NewValues(17)
+	loop := func(max int) func(in []*graph.Node) *graph.Node {
+		return func(in []*graph.Node) *graph.Node {
+			limit, w, b := in[0], in[2], in[3]
+			one := ops.Div(limit, limit)
+			final, _ := ops.While(func(c []*graph.Node) *graph.Node {
+				return ops.Less(c[1], limit)
+			}, func(c []*graph.Node) []*graph.Node {
+				h := ops.Tanh(ops.Add(ops.Mul(c[0], w), ops.Sum(ops.Mul(b, c[0]))))
+				return []*graph.Node{h, ops.Add(c[1], one)}
+			}, []*graph.Node{in[1], ops.Sub(limit, limit)}, ops.MaxSteps(max))
+			return final[0]
+		}
+	}
+	row := func(variant string, limit float64, max int) Case {
+		return Case{Builder: "While", Variant: variant, Build: loop(max),
+			Inputs:  []*tensor.Dense{TensorOf(nil, limit), v.Signed(3), v.Uniform(0.5, 1.2, 3), v.Signed(3)},
+			Checked: []int{1, 2, 3}, NoGrad: "the bound only decides the number of steps: it gets no gradient", NoGradInputs: []int{0}}
+	}
+	return []Case{
+		row("zero steps", 0.5, 4),
+		row("one step", 1.5, 4),
+		row("stopping early", 3.5, 6),
+		row("hitting MaxSteps", 50, 5),
+	}
+}
+
 // gradientPenalty returns ‖∇⟨w, f⟩‖² of f's gradient with respect to its
 // first input, for fixed weights w.
 func gradientPenalty(f func(in []*graph.Node) *graph.Node) func(in []*graph.Node) *graph.Node {
