@@ -90,15 +90,20 @@ func While(cond WhileCond, body WhileBody, init []*graph.Node, opts ...WhileOpti
 	if err := checkWhile(g, cond, body, typesOf(init)); err != nil {
 		return fail("%v", err)
 	}
-	count, one := g.Scalar(0, graph.Float64), g.Scalar(1, graph.Float64) // exact to 2⁵³ steps
-	step := func(c []*graph.Node) []*graph.Node {
-		return append([]*graph.Node{Add(c[0], one)}, body(c[1:])...)
-	}
 	stay := func(c []*graph.Node) []*graph.Node { return c }
-	out, _ := Scan(func(c, _ []*graph.Node) ([]*graph.Node, []*graph.Node) {
-		return Cond(cond(c[1:]), step, stay, c), nil
-	}, append([]*graph.Node{count}, init...), nil, Steps(cfg.maxSteps))
-	return out[1:], Cast(out[0], graph.Int64)
+	final, kept := Scan(func(c, _ []*graph.Node) ([]*graph.Node, []*graph.Node) {
+		pred := cond(c)
+		// 1 at the steps that kept the carry: steps is MaxSteps less
+		// their number (a step output, left out of the compiled loop
+		// when nothing reads steps).
+		at := Equal(Cast(pred, graph.Float64), pred.Graph().Scalar(0, graph.Float64))
+		return Cond(pred, CondBranch(body), stay, c), []*graph.Node{at}
+	}, init, nil, Steps(cfg.maxSteps))
+	if len(kept) != 1 || kept[0].Err() != nil {
+		return final, kept[0]
+	}
+	taken := Sub(g.Scalar(float64(cfg.maxSteps), graph.Float64), Sum(kept[0]))
+	return final, Cast(taken, graph.Int64)
 }
 
 // checkWhile traces cond and body once in a graph of their own, nested in
