@@ -78,3 +78,52 @@ func FuzzCond(f *testing.F) {
 		forwardAgrees(t, fn, inputs)
 	})
 }
+
+// FuzzWhile checks, like FuzzCond, While loops whose body is a random
+// function of smooth ops of the carry and a captured value, the number of
+// steps (none to MaxSteps) set by a counter carried beside it.
+func FuzzWhile(f *testing.F) {
+	for _, seed := range [][]byte{
+		{3, 2, 1, 5, 1, 12, 0, 5, 1, 20},
+		{0, 1, 3, 2, 0, 16, 1, 2, 2, 21},
+		{4, 3, 2, 9, 2, 22, 0, 14, 1, 10},
+		{2, 0, 0, 0, 3, 7, 1, 19, 0, 6},
+	} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		in := NewBytes(data)
+		limit := float64(in.IntN(5)) + 0.5
+		maxSteps := 1 + in.IntN(4)
+		shape := in.Shape(3, 2)
+		rng := NewBuilder(NewBytes(data), Mode{}, graph.New()).Rand()
+		inputs := []*tensor.Dense{
+			Values(rng, graph.TypeOf(graph.Float64, shape...)), // initial carry
+			Values(rng, graph.TypeOf(graph.Float64, shape...)), // captured
+		}
+		rest := data[min(in.pos, len(data)):]
+		fn := func(x []*graph.Node) *graph.Node {
+			g := x[0].Graph()
+			final, _ := ops.While(func(c []*graph.Node) *graph.Node {
+				return ops.Less(c[1], g.Scalar(limit, graph.Float64))
+			}, func(c []*graph.Node) []*graph.Node {
+				b := NewBuilder(NewBytes(rest), Mode{MaxOps: 4}, c[0].Graph(), c[0], x[1])
+				y := b.BuildSmooth()
+				next := ops.Tanh(ops.Add(c[0], ops.Scale(ops.Sum(y), 0.3)))
+				if slices.Equal(y.Shape(), c[0].Shape()) {
+					next = ops.Tanh(y)
+				}
+				return []*graph.Node{next, ops.Add(c[1], g.Scalar(1, graph.Float64))}
+			}, []*graph.Node{x[0], g.Scalar(0, graph.Float64)}, ops.MaxSteps(maxSteps))
+			return ops.Sum(ops.Sin(final[0]))
+		}
+		opts := gradcheck.Options{Seed: 1}
+		if err := gradcheck.Check(fn, inputs, opts); err != nil {
+			fail(t, "first derivatives", err)
+		}
+		if err := gradcheck.GradGradCheck(fn, inputs, opts); err != nil {
+			fail(t, "second derivatives", err)
+		}
+		forwardAgrees(t, fn, inputs)
+	})
+}
