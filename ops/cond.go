@@ -22,8 +22,13 @@ type CondBranch func(operands []*graph.Node) []*graph.Node
 // is; a branch may read any node of the enclosing graphs, parameters
 // included: those are captured, and gradients flow to them. Only the
 // branch pred selects runs: a machine compiles each branch into a program
-// of its own and runs one of them. Inside a loop's body (Scan), values
-// of the body reach the branches as operands or by capture alike.
+// of its own and runs one of them. An op a branch applies to captured
+// values alone, reading no operand, is built where those values are, as
+// any op is, and runs whichever branch is taken: give a branch the values
+// it must compute on only when taken as operands. Inside a loop's body
+// (Scan), the Cond is built in the body when pred or an operand is a
+// value of the body; the branches then read the body's values as
+// operands or by capture alike.
 //
 // Cond is differentiable to any order, in both modes, everywhere but at
 // pred's switching point: its gradient is another Cond, on the same pred,

@@ -264,3 +264,48 @@ func TestCondErrors(t *testing.T) {
 		})
 	}
 }
+
+// A Cond goes through DOT export, profiles and NaN checks like any op: a
+// NaN made in the taken branch is reported naming the branch and its op.
+func TestCondWithTheTools(t *testing.T) {
+	g := graph.New()
+	pred := g.Input("pred", graph.Float64)
+	x := g.Input("x", graph.Float64, 2)
+	w := g.Param("w", f64(t, []float64{2, 3}, 2))
+	y := ops.Cond(pred, func(o []*graph.Node) []*graph.Node {
+		return []*graph.Node{ops.Log(ops.Mul(o[0], w))}
+	}, func(o []*graph.Node) []*graph.Node {
+		return []*graph.Node{ops.Mul(o[0], w)}
+	}, []*graph.Node{x})[0]
+	grads, err := compile.Grad(ops.Sum(y), w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dot strings.Builder
+	if err := graph.WriteDot(&dot, g, graph.DotOptions{}); err != nil || !strings.Contains(dot.String(), "Cond") {
+		t.Fatalf("graph DOT: %v\n%s", err, dot.String())
+	}
+	p, err := compile.Compile([]*graph.Node{y, grads[0]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := vm.New(p, vm.WithNaNCheck(), vm.WithProfile())
+	if err != nil {
+		t.Fatal(err)
+	}
+	one := f64(t, []float64{1})
+	if err := m.Run(vm.Feeds{pred: one, x: f64(t, []float64{2, 3}, 2)}); err != nil {
+		t.Fatal(err)
+	}
+	var table strings.Builder
+	if err := m.Profile().WriteTable(&table, 5); err != nil || !strings.Contains(table.String(), "Cond") {
+		t.Fatalf("profile: %v\n%s", err, table.String())
+	}
+	if err := m.Run(vm.Feeds{pred: f64(t, []float64{0}), x: f64(t, []float64{-2, 3}, 2)}); err != nil {
+		t.Fatalf("the else branch makes no NaN: %v", err)
+	}
+	err = m.Run(vm.Feeds{pred: one, x: f64(t, []float64{-2, 3}, 2)})
+	if err == nil || !strings.Contains(err.Error(), "Log") || !strings.Contains(err.Error(), "then branch") {
+		t.Fatalf("NaN in the then branch: got %v, want an error naming Log and the branch", err)
+	}
+}
