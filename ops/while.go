@@ -96,7 +96,7 @@ func While(cond WhileCond, body WhileBody, init []*graph.Node, opts ...WhileOpti
 		// 1 at the steps that kept the carry: steps is MaxSteps less
 		// their number (a step output, left out of the compiled loop
 		// when nothing reads steps).
-		at := Equal(Cast(pred, graph.Float64), pred.Graph().Scalar(0, graph.Float64))
+		at := Equal(Cast(pred, graph.Float64), c[0].Graph().Scalar(0, graph.Float64))
 		return Cond(pred, CondBranch(body), stay, c), []*graph.Node{at}
 	}, init, nil, Steps(cfg.maxSteps))
 	if len(kept) != 1 || kept[0].Err() != nil {

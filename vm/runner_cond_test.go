@@ -93,3 +93,62 @@ func TestRunnerRefusesCondReadingTheBatch(t *testing.T) {
 	require.Error(t, err)
 	require.True(t, strings.Contains(err.Error(), "computed from the replayed inputs: give it to Cond as an operand"), err.Error())
 }
+
+// A Runner traces a While again at another batch size too: a loop on the
+// batch's features while their mean stays under a bound, the number of
+// steps set by the batch.
+func TestRunnerTracesWhileAgain(t *testing.T) {
+	build := func(g *graph.Graph, n int) (scanNet, *graph.Node, *graph.Node, *graph.Node) {
+		net := newScanNet(g)
+		x := g.Input("x", graph.Float64, n, 5, 3)
+		feat := ops.Reshape(ops.Slice(x, 1, 0, 1), -1, 3) // (n, 3)
+		h := ops.Tanh(ops.MatMul(feat, net.v))            // (n, 4)
+		// Constants the loop reads are made once, outside cond and body,
+		// which are traced again at each batch size.
+		bound, shift := g.Scalar(0.6, graph.Float64), g.Scalar(0.15, graph.Float64)
+		final, steps := ops.While(func(c []*graph.Node) *graph.Node {
+			return ops.Less(ops.Mean(c[0]), bound)
+		}, func(c []*graph.Node) []*graph.Node {
+			return []*graph.Node{ops.Add(ops.Add(c[0], ops.Scale(ops.Tanh(ops.MatMul(c[0], net.w)), 0.1)), shift)}
+		}, []*graph.Node{h}, ops.MaxSteps(8))
+		return net, x, ops.Mean(ops.Square(final[0])), steps
+	}
+	g := graph.New()
+	net, x, loss, steps := build(g, 4)
+	sgd := func(outputs []*graph.Node) (map[*graph.Node]*graph.Node, error) {
+		return sgdUpdates(outputs[0], 0.5, net.w, net.v)
+	}
+	r, err := vm.NewRunner([]*graph.Node{loss, steps}, nil, sgd)
+	require.NoError(t, err)
+
+	hg := graph.New()
+	hnet, hx, hloss, hsteps := build(hg, 3)
+	updates, err := sgdUpdates(hloss, 0.5, hnet.w, hnet.v)
+	require.NoError(t, err)
+	p, err := compile.Compile([]*graph.Node{hloss, hsteps}, compile.WithUpdates(updates))
+	require.NoError(t, err)
+	ref, err := vm.New(p)
+	require.NoError(t, err)
+
+	rng := rand.New(rand.NewPCG(9, 10))
+	counts := map[int64]bool{}
+	for range 4 {
+		batch := sequences(rng, 3)
+		require.NoError(t, r.Run(vm.Feeds{x: batch}))
+		require.NoError(t, ref.Run(vm.Feeds{hx: batch}))
+		got, err := r.Value(steps)
+		require.NoError(t, err)
+		want, err := ref.Value(hsteps)
+		require.NoError(t, err)
+		require.Equal(t, want.Int64s(), got.Int64s())
+		counts[got.Int64s()[0]] = true
+		for k, n := range []*graph.Node{net.w, net.v} {
+			got, err := r.Value(n)
+			require.NoError(t, err)
+			want, err := ref.Value([]*graph.Node{hnet.w, hnet.v}[k])
+			require.NoError(t, err)
+			require.Equal(t, graph.Float64s(want), graph.Float64s(got))
+		}
+	}
+	require.Greater(t, len(counts), 1, "every batch took the same number of steps: %v", counts)
+}
