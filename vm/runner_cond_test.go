@@ -152,3 +152,30 @@ func TestRunnerTracesWhileAgain(t *testing.T) {
 	}
 	require.Greater(t, len(counts), 1, "every batch took the same number of steps: %v", counts)
 }
+
+// A While whose cond reads no carry (a flag fed beside the batch) is
+// traced again at another batch size as well.
+func TestRunnerTracesWhileOnAFlag(t *testing.T) {
+	g := graph.New()
+	x := g.Input("x", graph.Float64, 4, 3)
+	flag := g.Input("flag", graph.Float64)
+	final, steps := ops.While(func([]*graph.Node) *graph.Node { return flag }, func(c []*graph.Node) []*graph.Node {
+		return []*graph.Node{ops.Scale(c[0], 2)}
+	}, []*graph.Node{x}, ops.MaxSteps(3))
+	total := ops.Sum(final[0])
+	r, err := vm.NewRunner([]*graph.Node{total, steps}, nil, nil)
+	require.NoError(t, err)
+	xv, err := graph.FromFloat64s(graph.Float64, []float64{1, 2, 3, 4, 5, 6}, 2, 3)
+	require.NoError(t, err)
+	for _, f := range []float64{1, 0} {
+		fv, err := graph.FromFloat64s(graph.Float64, []float64{f})
+		require.NoError(t, err)
+		require.NoError(t, r.Run(vm.Feeds{x: xv, flag: fv}))
+		n, err := r.Value(steps)
+		require.NoError(t, err)
+		require.Equal(t, int64(3*f), n.Int64s()[0])
+		sum, err := r.Scalar(total)
+		require.NoError(t, err)
+		require.Equal(t, 21*(1+7*f), sum) // doubled three times, or not at all
+	}
+}
