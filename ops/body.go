@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 
+	"gorgonia.org/tensor"
+
 	"github.com/nabla-go/nabla/graph"
 )
 
@@ -78,4 +80,19 @@ func repeat(n *graph.Node, k int) []*graph.Node {
 		out[i] = n
 	}
 	return out
+}
+
+// nonzero reports whether element i of t is not zero.
+func nonzero(t *tensor.Dense, i int) bool {
+	switch t.Dtype() {
+	case graph.Float32:
+		return t.Float32s()[i] != 0
+	case graph.Float64:
+		return t.Float64s()[i] != 0
+	case graph.Int32:
+		return t.Int32s()[i] != 0
+	case graph.Int64:
+		return t.Int64s()[i] != 0
+	}
+	return false
 }

@@ -189,18 +189,7 @@ func (op *condOp) Types(in []graph.Type) ([]graph.Type, error) {
 
 // taken is the branch the predicate selects: 0 (then) when it is nonzero.
 func taken(pred *tensor.Dense) int {
-	var nonzero bool
-	switch pred.Dtype() {
-	case graph.Float32:
-		nonzero = pred.Float32s()[0] != 0
-	case graph.Float64:
-		nonzero = pred.Float64s()[0] != 0
-	case graph.Int32:
-		nonzero = pred.Int32s()[0] != 0
-	case graph.Int64:
-		nonzero = pred.Int64s()[0] != 0
-	}
-	if nonzero {
+	if nonzero(pred, 0) {
 		return 0
 	}
 	return 1

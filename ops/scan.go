@@ -22,6 +22,7 @@ type scanConfig struct {
 	reverse bool
 	steps   int  // when stepsOK
 	stepsOK bool // Steps was given
+	until   bool // the last step output flags a fixed point (untilKept)
 }
 
 // Reverse runs the steps from the last to the first: step t still reads
@@ -156,6 +157,9 @@ func (tr *scanTracer) trace(init, xs []graph.Type) (*scanOp, []*graph.Node, erro
 	}
 	op := newScanOp(carries, steps, captured, outs[:len(init)], nil, outs[len(init):], T, tr.cfg.reverse)
 	op.tracer, op.outer = tr, outer
+	if tr.cfg.until && len(y) > 0 {
+		op.until = len(y)
+	}
 	return op, outer, nil
 }
 
@@ -239,6 +243,12 @@ type scanOp struct {
 	// sums) that nothing reads, which a compiler pruned (see Prune): they
 	// are empty and the body does not compute them. nil: none.
 	skip []bool
+	// until, when not 0, is 1 + the index among the step outputs of a
+	// flag saying, when nonzero, that the step kept its carry, and so
+	// that every later step would compute what it did (a While's padding:
+	// see untilKept). The loop then stops there, its later step outputs
+	// copies of that step's.
+	until int
 }
 
 // newScanOp makes the op computing newCarry, the sums' terms and ys from
@@ -300,7 +310,7 @@ func (op *scanOp) Prune(used []bool) graph.MultiOp {
 	skip := make([]bool, len(used)-first)
 	some := false
 	for j := range skip {
-		skip[j] = !used[first+j] || op.skipped(first+j)
+		skip[j] = (!used[first+j] || op.skipped(first+j)) && j != op.until-1
 		some = some || skip[j]
 	}
 	if !some {
@@ -400,8 +410,38 @@ func (op *scanOp) ForwardExec(e *graph.Exec, out, in []*tensor.Dense) error {
 		for c := range C {
 			graph.CopyValues(out[c], r.Out(c))
 		}
+		if op.until > 0 && !op.reverse && nonzero(out[C+A+op.until-1], t) {
+			for j := C + A; j < len(out); j++ {
+				if !op.skipped(j) {
+					fillSteps(out[j], t, op.steps)
+				}
+			}
+			break
+		}
 	}
 	return nil
+}
+
+// fillSteps copies slice t of seq, a stack of T steps' values, into the
+// slices after it.
+func fillSteps(seq *tensor.Dense, t, T int) {
+	switch seq.Dtype() {
+	case graph.Float32:
+		fillParts(seq.Float32s(), t, T)
+	case graph.Float64:
+		fillParts(seq.Float64s(), t, T)
+	case graph.Int32:
+		fillParts(seq.Int32s(), t, T)
+	case graph.Int64:
+		fillParts(seq.Int64s(), t, T)
+	}
+}
+
+func fillParts[T any](seq []T, t, steps int) {
+	n := len(seq) / steps
+	for u := t + 1; u < steps; u++ {
+		copy(seq[u*n:(u+1)*n], seq[t*n:(t+1)*n])
+	}
 }
 
 // addInto adds src to dst, elementwise.

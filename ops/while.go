@@ -44,8 +44,9 @@ func MaxSteps(n int) WhileOption { return func(c *whileConfig) { c.maxSteps, c.g
 // So it is differentiable to any order, in both modes, and its
 // derivatives are those of the loop unrolled to the steps it took; its
 // gradient stores n copies of the carry, as a Scan of n steps does. The
-// steps after the loop stops still cost cond and a copy of the carry
-// each, forward and backward: choose n near the number of steps expected.
+// loop itself stops at the first step where cond fails, but its
+// derivatives run all n steps, those after the stop costing cond and a
+// copy of the carry each: choose n near the number of steps expected.
 //
 // A loop without MaxSteps or with MaxSteps(n ≤ 0), a body returning a
 // carry of another type, or a cond whose result holds more than one
@@ -94,11 +95,10 @@ func While(cond WhileCond, body WhileBody, init []*graph.Node, opts ...WhileOpti
 	final, kept := Scan(func(c, _ []*graph.Node) ([]*graph.Node, []*graph.Node) {
 		pred := cond(c)
 		// 1 at the steps that kept the carry: steps is MaxSteps less
-		// their number (a step output, left out of the compiled loop
-		// when nothing reads steps).
+		// their number, and the loop stops at the first (untilKept).
 		at := Equal(Cast(pred, graph.Float64), c[0].Graph().Scalar(0, graph.Float64))
 		return Cond(pred, CondBranch(body), stay, c), []*graph.Node{at}
-	}, init, nil, Steps(cfg.maxSteps))
+	}, init, nil, Steps(cfg.maxSteps), untilKept())
 	if len(kept) != 1 || kept[0].Err() != nil {
 		return final, kept[0]
 	}
@@ -153,3 +153,10 @@ func checkWhile(g *graph.Graph, cond WhileCond, body WhileBody, init []graph.Typ
 	_, captured := sub.Captures()
 	return checkBodyLeaves(sub, "body", "init", slices.Concat(carry, captured))
 }
+
+// untilKept marks the last step output of a Scan's body as a flag that,
+// when nonzero, says the step kept its carry, so that every later step
+// would compute what it did: the loop stops there, its remaining step
+// outputs copies of that step's (the same values, without computing
+// them). The derivatives' loops run every step.
+func untilKept() ScanOption { return func(c *scanConfig) { c.until = true } }

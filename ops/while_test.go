@@ -3,6 +3,7 @@ package ops_test
 import (
 	"math"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/nabla-go/nabla/compile"
@@ -194,5 +195,34 @@ func TestWhileErrors(t *testing.T) {
 				t.Fatalf("error %v, want one from While containing %q and the caller's file", err, c.want)
 			}
 		})
+	}
+}
+
+// A While stops at the step where cond first fails: the steps after it
+// are not run (cond is evaluated once more than the steps taken, not
+// MaxSteps times), and the results are those of running them all.
+func TestWhileStopsAtTheFirstFailure(t *testing.T) {
+	var evals atomic.Int64
+	g := graph.New()
+	limit := g.Input("limit", graph.Float64)
+	one := g.Scalar(1, graph.Float64)
+	final, steps := ops.While(func(c []*graph.Node) *graph.Node {
+		return graph.Apply(countOp{runs: &evals}, ops.Less(c[1], limit))
+	}, func(c []*graph.Node) []*graph.Node {
+		return []*graph.Node{ops.Sin(c[0]), ops.Add(c[1], one)}
+	}, []*graph.Node{g.Scalar(1, graph.Float64), g.Scalar(0, graph.Float64)}, ops.MaxSteps(50))
+	for _, n := range []int{0, 3, 50} {
+		evals.Store(0)
+		vals := run(t, []*graph.Node{final[0], ops.Cast(steps, graph.Float64)}, vm.Feeds{limit: f64(t, []float64{float64(n)})})
+		x := 1.0
+		for range n {
+			x = math.Sin(x)
+		}
+		if vals[0][0] != x || vals[1][0] != float64(n) {
+			t.Fatalf("limit %d: %v after %v steps, want %v after %d", n, vals[0][0], vals[1][0], x, n)
+		}
+		if want := min(n+1, 50); evals.Load() != int64(want) {
+			t.Fatalf("limit %d: cond ran %d times, want %d", n, evals.Load(), want)
+		}
 	}
 }
