@@ -22,7 +22,7 @@ type scanConfig struct {
 	reverse bool
 	steps   int  // when stepsOK
 	stepsOK bool // Steps was given
-	until   bool // the last step output flags a fixed point (untilKept)
+	until   bool // the last step output is zero at a fixed point (untilKept)
 }
 
 // Reverse runs the steps from the last to the first: step t still reads
@@ -244,9 +244,9 @@ type scanOp struct {
 	// are empty and the body does not compute them. nil: none.
 	skip []bool
 	// until, when not 0, is 1 + the index among the step outputs of a
-	// flag saying, when nonzero, that the step kept its carry, and so
-	// that every later step would compute what it did (a While's padding:
-	// see untilKept). The loop then stops there, its later step outputs
+	// flag saying, when zero, that the step kept its carry, and so that
+	// every later step would compute what it did (a While's padding: see
+	// untilKept). The loop then stops there, its later step outputs
 	// copies of that step's.
 	until int
 }
@@ -410,7 +410,7 @@ func (op *scanOp) ForwardExec(e *graph.Exec, out, in []*tensor.Dense) error {
 		for c := range C {
 			graph.CopyValues(out[c], r.Out(c))
 		}
-		if op.until > 0 && !op.reverse && nonzero(out[C+A+op.until-1], t) {
+		if op.until > 0 && !op.reverse && !nonzero(out[C+A+op.until-1], t) {
 			for j := C + A; j < len(out); j++ {
 				if !op.skipped(j) {
 					fillSteps(out[j], t, op.steps)

@@ -92,18 +92,18 @@ func While(cond WhileCond, body WhileBody, init []*graph.Node, opts ...WhileOpti
 		return fail("%v", err)
 	}
 	stay := func(c []*graph.Node) []*graph.Node { return c }
-	final, kept := Scan(func(c, _ []*graph.Node) ([]*graph.Node, []*graph.Node) {
+	final, preds := Scan(func(c, _ []*graph.Node) ([]*graph.Node, []*graph.Node) {
 		pred := cond(c)
-		// 1 at the steps that kept the carry: steps is MaxSteps less
-		// their number, and the loop stops at the first (untilKept).
-		at := Equal(Cast(pred, graph.Float64), c[0].Graph().Scalar(0, graph.Float64))
-		return Cond(pred, CondBranch(body), stay, c), []*graph.Node{at}
+		// pred is zero at the steps that kept the carry: the loop stops
+		// at the first (untilKept), and steps is MaxSteps less their
+		// number.
+		return Cond(pred, CondBranch(body), stay, c), []*graph.Node{pred}
 	}, init, nil, Steps(cfg.maxSteps), untilKept())
-	if len(kept) != 1 || kept[0].Err() != nil {
-		return final, kept[0]
+	if len(preds) != 1 || preds[0].Err() != nil {
+		return final, preds[0]
 	}
-	taken := Sub(g.Scalar(float64(cfg.maxSteps), graph.Float64), Sum(kept[0]))
-	return final, Cast(taken, graph.Int64)
+	kept := Sum(Equal(Cast(preds[0], graph.Float64), g.Scalar(0, graph.Float64)))
+	return final, Cast(Sub(g.Scalar(float64(cfg.maxSteps), graph.Float64), kept), graph.Int64)
 }
 
 // checkWhile traces cond and body once in a graph of their own, nested in
@@ -155,8 +155,8 @@ func checkWhile(g *graph.Graph, cond WhileCond, body WhileBody, init []graph.Typ
 }
 
 // untilKept marks the last step output of a Scan's body as a flag that,
-// when nonzero, says the step kept its carry, so that every later step
-// would compute what it did: the loop stops there, its remaining step
-// outputs copies of that step's (the same values, without computing
-// them). The derivatives' loops run every step.
+// when zero, says the step kept its carry, so that every later step would
+// compute what it did: the loop stops there, its remaining step outputs
+// copies of that step's (the same values, without computing them). The
+// derivatives' loops run every step.
 func untilKept() ScanOption { return func(c *scanConfig) { c.until = true } }
