@@ -43,8 +43,9 @@ func Cond(pred *graph.Node, then, els CondBranch, operands []*graph.Node) []*gra
 	s := graph.CallerSite()
 	all := append([]*graph.Node{pred}, operands...)
 	g := graph.Innermost(all...)
+	outputs := 1 // how many nodes an error returns: as many as a branch returned, if more
 	fail := func(format string, args ...any) []*graph.Node {
-		return []*graph.Node{g.Fail(&graph.Error{Op: "Cond", Err: fmt.Errorf(format, args...), Site: s})}
+		return repeat(g.Fail(&graph.Error{Op: "Cond", Err: fmt.Errorf(format, args...), Site: s}), outputs)
 	}
 	for i, n := range all {
 		if n == nil {
@@ -64,16 +65,17 @@ func Cond(pred *graph.Node, then, els CondBranch, operands []*graph.Node) []*gra
 		g = pred.Graph()
 		return fail("pred and operands belong to unrelated graphs")
 	}
-	if pred.Type().Size() != 1 {
-		return fail("pred has type %v: it must hold one value", pred.Type())
-	}
 	if then == nil || els == nil {
 		return fail("a branch is nil")
 	}
 	tr := &condTracer{graph: g, branches: [2]CondBranch{then, els}}
-	op, outer, err := tr.trace(typesOf(operands))
+	op, outer, returned, err := tr.trace(typesOf(operands))
+	outputs = max(outputs, returned)
 	if err != nil {
 		return fail("%v", err)
+	}
+	if pred.Type().Size() != 1 {
+		return fail("pred has type %v: it must hold one value", pred.Type())
 	}
 	return graph.ApplyMulti(op, append(all, outer...)...)
 }
@@ -89,11 +91,11 @@ type condTracer struct {
 	branches [2]CondBranch
 }
 
-// trace builds each branch in a nested graph and returns the op and the
-// nodes of enclosing graphs the branches read, the then branch's first.
-func (tr *condTracer) trace(operands []graph.Type) (*condOp, []*graph.Node, error) {
-	op := &condOp{operands: len(operands), tracer: tr}
-	var outer []*graph.Node
+// trace builds each branch in a nested graph and returns the op, the
+// nodes of enclosing graphs the branches read (the then branch's first),
+// and the most outputs a branch returned.
+func (tr *condTracer) trace(operands []graph.Type) (op *condOp, outer []*graph.Node, returned int, err error) {
+	op = &condOp{operands: len(operands), tracer: tr}
 	for b, branch := range tr.branches {
 		name := branchNames[b] + " branch"
 		sub := tr.graph.NewSub()
@@ -101,30 +103,31 @@ func (tr *condTracer) trace(operands []graph.Type) (*condOp, []*graph.Node, erro
 		for i, t := range operands {
 			ins[i] = sub.Input(fmt.Sprintf("operand%d", i), t.DType, t.Shape...)
 		}
-		outs, _, err := traceBody(func(c, _ []*graph.Node) ([]*graph.Node, []*graph.Node) { return branch(c), nil }, ins, nil)
-		if err == nil {
-			err = sub.Err()
+		outs, _, terr := traceBody(func(c, _ []*graph.Node) ([]*graph.Node, []*graph.Node) { return branch(c), nil }, ins, nil)
+		returned = max(returned, len(outs))
+		if terr == nil {
+			terr = sub.Err()
 		}
-		if err != nil {
-			return nil, nil, fmt.Errorf("%s: %v", name, err)
+		if terr != nil {
+			return nil, nil, returned, fmt.Errorf("%s: %v", name, terr)
 		}
 		outs = slices.Clone(outs)
 		if err := captureOutputs(sub, name, outs); err != nil {
-			return nil, nil, err
+			return nil, nil, returned, err
 		}
 		o, captured := sub.Captures()
 		if err := checkBodyLeaves(sub, name, "operands", slices.Concat(ins, captured)); err != nil {
-			return nil, nil, err
+			return nil, nil, returned, err
 		}
 		op.branches[b] = &graph.Subgraph{Inputs: slices.Concat(ins, captured), Outputs: outs}
 		op.captures[b] = len(captured)
 		outer = append(outer, o...)
 	}
 	if err := op.agree(); err != nil {
-		return nil, nil, err
+		return nil, nil, returned, err
 	}
 	op.outer = outer
-	return op, outer, nil
+	return op, outer, returned, nil
 }
 
 // condOp runs one of two subgraphs, the branches. Its inputs are the
@@ -239,7 +242,7 @@ func (op *condOp) Retype(in []graph.Type, replayed []bool) (any, error) {
 			return nil, fmt.Errorf("a branch reads %v, which is computed from the replayed inputs: give it to Cond as an operand", op.outer[k-1-N])
 		}
 	}
-	again, outer, err := op.tracer.trace(in[1 : 1+N])
+	again, outer, _, err := op.tracer.trace(in[1 : 1+N])
 	if err != nil {
 		return nil, err
 	}

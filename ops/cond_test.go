@@ -191,6 +191,19 @@ func TestCondErrors(t *testing.T) {
 		build func(g *graph.Graph) []*graph.Node
 		want  string
 	}{
+		{"outputs of other shapes, as many nodes returned as a branch gives", func(g *graph.Graph) []*graph.Node {
+			x := g.Input("x", graph.Float64, 3)
+			outs := ops.Cond(g.Input("p", graph.Float64), func(o []*graph.Node) []*graph.Node {
+				return []*graph.Node{o[0], o[0], o[0]}
+			}, func(o []*graph.Node) []*graph.Node {
+				return []*graph.Node{o[0], o[0], ops.Concat(0, o[0], o[0])}
+			}, []*graph.Node{x})
+			return outs[2:] // indexing the third output does not panic
+		}, "the then branch returns output 2 of type float64(3), the else branch of type float64(6)"},
+		{"a predicate of several values, as many nodes returned as the branches give", func(g *graph.Graph) []*graph.Node {
+			pair := func(o []*graph.Node) []*graph.Node { return []*graph.Node{o[0], o[0]} }
+			return ops.Cond(g.Input("p", graph.Float64, 2), pair, pair, []*graph.Node{g.Input("x", graph.Float64, 3)})[1:]
+		}, "pred has type float64(2): it must hold one value"},
 		{"outputs of other shapes", func(g *graph.Graph) []*graph.Node {
 			x := g.Input("x", graph.Float64, 3)
 			return ops.Cond(g.Input("p", graph.Float64), same, func(o []*graph.Node) []*graph.Node {
