@@ -28,7 +28,10 @@ type CondBranch func(operands []*graph.Node) []*graph.Node
 // it must compute on only when taken as operands. Inside a loop's body
 // (Scan), the Cond is built in the body when pred or an operand is a
 // value of the body; the branches then read the body's values as
-// operands or by capture alike.
+// operands or by capture alike. A vm.Runner traces the branches again at
+// another batch size; they must then read the same nodes of the enclosing
+// graphs, none computed from the batch: make the constants they read
+// outside them, and pass values computed from the batch as operands.
 //
 // Cond is differentiable to any order, in both modes, everywhere but at
 // pred's switching point: its gradient is another Cond, on the same pred,
