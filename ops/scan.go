@@ -249,6 +249,27 @@ type scanOp struct {
 	// untilKept). The loop then stops there, its later step outputs
 	// copies of that step's.
 	until int
+	// skipBy, when not 0, is 1 + the index of a sequence whose zero
+	// slices mark the steps where the body is the identity (a derivative
+	// of a While's padding steps): the loop does not run the body there,
+	// keeps the carries and sums, stores the carries as the step's
+	// history and zeros as its other outputs.
+	skipBy int
+}
+
+// identityStep is step t of a loop whose body is the identity there (see
+// skipBy).
+func (op *scanOp) identityStep(out []*tensor.Dense, t int) {
+	history := len(out) - op.carries
+	for j := op.stepOutputs(); j < len(out); j++ {
+		switch {
+		case op.skipped(j):
+		case j >= history:
+			copyStep(out[j-history], out[j], t, true)
+		default:
+			zeroStep(out[j], t)
+		}
+	}
 }
 
 // newScanOp makes the op computing newCarry, the sums' terms and ys from
@@ -384,6 +405,10 @@ func (op *scanOp) ForwardExec(e *graph.Exec, out, in []*tensor.Dense) error {
 		if op.reverse {
 			t = op.steps - 1 - i
 		}
+		if op.skipBy > 0 && !nonzero(in[C+A+op.skipBy-1], t) {
+			op.identityStep(out, t)
+			continue
+		}
 		for c := range C {
 			if b := r.In(c); b != nil {
 				graph.CopyValues(b, out[c])
@@ -435,6 +460,25 @@ func fillSteps(seq *tensor.Dense, t, T int) {
 	case graph.Int64:
 		fillParts(seq.Int64s(), t, T)
 	}
+}
+
+// zeroStep zeros slice t of seq, a stack of steps' values.
+func zeroStep(seq *tensor.Dense, t int) {
+	switch seq.Dtype() {
+	case graph.Float32:
+		clearPart(seq.Float32s(), t, seq.Shape()[0])
+	case graph.Float64:
+		clearPart(seq.Float64s(), t, seq.Shape()[0])
+	case graph.Int32:
+		clearPart(seq.Int32s(), t, seq.Shape()[0])
+	case graph.Int64:
+		clearPart(seq.Int64s(), t, seq.Shape()[0])
+	}
+}
+
+func clearPart[T any](seq []T, t, steps int) {
+	n := len(seq) / steps
+	clear(seq[t*n : (t+1)*n])
 }
 
 func fillParts[T any](seq []T, t, steps int) {

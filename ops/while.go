@@ -46,9 +46,10 @@ func MaxSteps(n int) WhileOption { return func(c *whileConfig) { c.maxSteps, c.g
 // So it is differentiable to any order, in both modes, and its
 // derivatives are those of the loop unrolled to the steps it took; its
 // gradient stores n copies of the carry, as a Scan of n steps does. The
-// loop itself stops at the first step where cond fails, but its
-// derivatives run all n steps, those after the stop costing cond and a
-// copy of the carry each: choose n near the number of steps expected.
+// loop stops at the first step where cond fails, its remaining slots
+// filled with copies, and the loops of its derivatives (of any order,
+// in either mode) skip those steps, knowing them to be the identity: the
+// time is that of the steps taken, the memory that of n.
 //
 // A loop without MaxSteps or with MaxSteps(n ≤ 0), a body returning a
 // carry of another type, or a cond whose result holds more than one
@@ -160,5 +161,5 @@ func checkWhile(g *graph.Graph, cond WhileCond, body WhileBody, init []graph.Typ
 // when zero, says the step kept its carry, so that every later step would
 // compute what it did: the loop stops there, its remaining step outputs
 // copies of that step's (the same values, without computing them). The
-// derivatives' loops run every step.
+// derivatives' loops skip the steps flagged (see scanOp.skipBy).
 func untilKept() ScanOption { return func(c *scanConfig) { c.until = true } }

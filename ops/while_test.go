@@ -200,7 +200,9 @@ func TestWhileErrors(t *testing.T) {
 
 // A While stops at the step where cond first fails: the steps after it
 // are not run (cond is evaluated once more than the steps taken, not
-// MaxSteps times), and the results are those of running them all.
+// MaxSteps times), and the results are those of running them all. Its
+// gradient's loop skips them too (evaluating cond again at the steps
+// taken only).
 func TestWhileStopsAtTheFirstFailure(t *testing.T) {
 	var evals atomic.Int64
 	g := graph.New()
@@ -211,6 +213,16 @@ func TestWhileStopsAtTheFirstFailure(t *testing.T) {
 	}, func(c []*graph.Node) []*graph.Node {
 		return []*graph.Node{ops.Sin(c[0]), ops.Add(c[1], one)}
 	}, []*graph.Node{g.Scalar(1, graph.Float64), g.Scalar(0, graph.Float64)}, ops.MaxSteps(50))
+	x0 := g.Param("x0", f64(t, []float64{1}))
+	gfinal, _ := ops.While(func(c []*graph.Node) *graph.Node {
+		return graph.Apply(countOp{runs: &evals}, ops.Less(c[1], limit))
+	}, func(c []*graph.Node) []*graph.Node {
+		return []*graph.Node{ops.Sin(c[0]), ops.Add(c[1], one)}
+	}, []*graph.Node{ops.Reshape(x0), g.Scalar(0, graph.Float64)}, ops.MaxSteps(50))
+	grads, err := compile.Grad(gfinal[0], x0)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, n := range []int{0, 3, 50} {
 		evals.Store(0)
 		vals := run(t, []*graph.Node{final[0], ops.Cast(steps, graph.Float64)}, vm.Feeds{limit: f64(t, []float64{float64(n)})})
@@ -223,6 +235,18 @@ func TestWhileStopsAtTheFirstFailure(t *testing.T) {
 		}
 		if want := min(n+1, 50); evals.Load() != int64(want) {
 			t.Fatalf("limit %d: cond ran %d times, want %d", n, evals.Load(), want)
+		}
+		evals.Store(0)
+		d, x := 1.0, 1.0 // the derivative of sin applied n times, by the chain rule
+		for range n {
+			d, x = d*math.Cos(x), math.Sin(x)
+		}
+		vals = run(t, grads, vm.Feeds{limit: f64(t, []float64{float64(n)})})
+		if math.Abs(vals[0][0]-d) > 1e-15 {
+			t.Fatalf("limit %d: gradient %v, want %v", n, vals[0][0], d)
+		}
+		if want := min(n+1, 50) + n; evals.Load() != int64(want) {
+			t.Fatalf("limit %d: with the gradient, cond ran %d times, want %d", n, evals.Load(), want)
 		}
 	}
 }
