@@ -3,6 +3,7 @@ package cuda
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"testing"
 
 	"gorgonia.org/tensor"
@@ -15,15 +16,16 @@ import (
 // on each test device, in float64 and float32: the op's output and the
 // gradients of a weighted sum of it with respect to every float input,
 // against the CPU's. It logs the ops that ran on the host for want of a
-// GPU kernel (Scan, so far).
+// GPU kernel (Scan and Cond, which While is made of, so far).
 func TestConformance(t *testing.T) {
 	devs := testDevices(t)
 	onHost := map[string]int{}
 	rows := 0
 	var skipped []string
-	// Scan rows run on the host (a loop's body is a program of its own,
-	// run by the machine's body machines), between device instructions.
-	for _, c := range append(optable.Table(), optable.ScanTable()...) {
+	// Scan, Cond and While rows run on the host (a loop's body and a
+	// branch are programs of their own, run by the machine's body
+	// machines), between device instructions.
+	for _, c := range slices.Concat(optable.Table(), optable.ScanTable(), optable.CondTable(), optable.WhileTable()) {
 		for _, dtype := range []tensor.Dtype{graph.Float64, graph.Float32} {
 			name := fmt.Sprintf("%s/%v", c.Name(), dtype)
 			inputs := make([]*tensor.Dense, len(c.Inputs))

@@ -102,7 +102,7 @@ func closeTo(got, want []float64, atol, rtol float64) (int, bool) {
 // finite differences of the gradient. The Scan rows take forward mode
 // through loops.
 func TestJVPColumn(t *testing.T) {
-	for _, c := range append(builtinTable(), scanRows()...) {
+	for _, c := range slices.Concat(builtinTable(), scanRows(), condRows()) {
 		if c.StopsGradient || c.NoGrad != "" && len(c.Checked) == 0 && len(c.NoGradInputs) == len(c.Inputs) {
 			continue // no derivative to take
 		}
@@ -210,7 +210,7 @@ func TestJVPColumn(t *testing.T) {
 // equals the dense one, and that so does the forward-mode Jacobian (all
 // unit tangents carried at once: every op's batched forward rule).
 func TestPatternColumn(t *testing.T) {
-	for _, c := range append(builtinTable(), scanRows()...) {
+	for _, c := range slices.Concat(builtinTable(), scanRows(), condRows()) {
 		if c.StopsGradient || c.NoGrad != "" && len(c.Checked) == 0 && len(c.NoGradInputs) == len(c.Inputs) {
 			continue
 		}

@@ -22,6 +22,7 @@ type scanConfig struct {
 	reverse bool
 	steps   int  // when stepsOK
 	stepsOK bool // Steps was given
+	until   bool // the last step output is zero at a fixed point (untilKept)
 }
 
 // Reverse runs the steps from the last to the first: step t still reads
@@ -93,15 +94,8 @@ func Scan(body ScanBody, init, xs []*graph.Node, opts ...ScanOption) (final, ys 
 	if body == nil {
 		return fail("body is nil")
 	}
-	types := func(nodes []*graph.Node) []graph.Type {
-		ts := make([]graph.Type, len(nodes))
-		for i, n := range nodes {
-			ts[i] = n.Type()
-		}
-		return ts
-	}
 	tr := &scanTracer{graph: g, body: body, cfg: cfg}
-	op, outer, err := tr.trace(types(init), types(xs))
+	op, outer, err := tr.trace(typesOf(init), typesOf(xs))
 	if err != nil {
 		return fail("%v", err)
 	}
@@ -149,40 +143,24 @@ func (tr *scanTracer) trace(init, xs []graph.Type) (*scanOp, []*graph.Node, erro
 		return nil, nil, fmt.Errorf("body returns %d carries for %d", len(newCarry), len(init))
 	}
 	outs := append(append([]*graph.Node(nil), newCarry...), y...)
-	for i, n := range outs {
-		if n == nil || n.Err() != nil {
-			return nil, nil, fmt.Errorf("body returns a nil or poisoned node: %v", n)
-		}
-		outs[i] = sub.Capture(n)
-		if outs[i] == nil {
-			return nil, nil, fmt.Errorf("body returns %v, a node of an unrelated graph", n)
-		}
-		if i < len(init) && !outs[i].Type().Equal(init[i]) {
-			return nil, nil, fmt.Errorf("body returns carry %d of type %v, want init's %v", i, outs[i].Type(), init[i])
+	if err := captureOutputs(sub, "body", outs); err != nil {
+		return nil, nil, err
+	}
+	for i, c := range init {
+		if !outs[i].Type().Equal(c) {
+			return nil, nil, fmt.Errorf("body returns carry %d of type %v, want init's %v", i, outs[i].Type(), c)
 		}
 	}
 	outer, captured := sub.Captures()
-	if err := checkBodyLeaves(sub, slices.Concat(carries, steps, captured)); err != nil {
+	if err := checkBodyLeaves(sub, "body", "sequences or carries", slices.Concat(carries, steps, captured)); err != nil {
 		return nil, nil, err
 	}
 	op := newScanOp(carries, steps, captured, outs[:len(init)], nil, outs[len(init):], T, tr.cfg.reverse)
 	op.tracer, op.outer = tr, outer
-	return op, outer, nil
-}
-
-// checkBodyLeaves refuses inputs and parameters made inside a body: a
-// body's inputs are its carries, step slices and captured values, and
-// parameters belong to the enclosing graph (where optimisers find them).
-func checkBodyLeaves(sub *graph.Graph, inputs []*graph.Node) error {
-	for _, n := range sub.Nodes() {
-		switch {
-		case n.Kind() == graph.KindParam:
-			return fmt.Errorf("body makes parameter %v: make parameters outside the body and read them there", n)
-		case n.Kind() == graph.KindInput && !slices.Contains(inputs, n):
-			return fmt.Errorf("body makes input %v: feed values as sequences or carries, or read inputs of the enclosing graph", n)
-		}
+	if tr.cfg.until && len(y) > 0 {
+		op.until = len(y)
 	}
-	return nil
+	return op, outer, nil
 }
 
 // Retype traces the body again for inputs of other types (graph.Replay:
@@ -211,24 +189,6 @@ func (op *scanOp) Retype(in []graph.Type, replayed []bool) (any, error) {
 		return nil, fmt.Errorf("traced again for %v, the body reads other values of the enclosing graph", graph.TypesString(in))
 	}
 	return again, nil
-}
-
-// firstGraph is the graph of the first node that has one.
-func firstGraph(nodes []*graph.Node) *graph.Graph {
-	for _, n := range nodes {
-		if g := n.Graph(); g != nil {
-			return g
-		}
-	}
-	return nil
-}
-
-func repeat(n *graph.Node, k int) []*graph.Node {
-	out := make([]*graph.Node, k)
-	for i := range out {
-		out[i] = n
-	}
-	return out
 }
 
 // scanSteps is the number of steps the sequences give, or Steps gives;
@@ -260,17 +220,6 @@ func scanSteps(xs []graph.Type, cfg scanConfig) (int, error) {
 	return T, nil
 }
 
-// traceBody calls the user's body, turning a panic into an error.
-func traceBody(body ScanBody, carry, x []*graph.Node) (newCarry, y []*graph.Node, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("panicked: %v", r)
-		}
-	}()
-	newCarry, y = body(carry, x)
-	return newCarry, y, nil
-}
-
 // scanOp runs a subgraph once per step. The subgraph's inputs are the
 // carries (C), the step's slices of the sequences (S) and the captured
 // values (K). Its outputs are the new carries (C), the terms of the sums
@@ -294,6 +243,33 @@ type scanOp struct {
 	// sums) that nothing reads, which a compiler pruned (see Prune): they
 	// are empty and the body does not compute them. nil: none.
 	skip []bool
+	// until, when not 0, is 1 + the index among the step outputs of a
+	// flag saying, when zero, that the step kept its carry, and so that
+	// every later step would compute what it did (a While's padding: see
+	// untilKept). The loop then stops there, its later step outputs
+	// copies of that step's.
+	until int
+	// skipBy, when not 0, is 1 + the index of a sequence whose zero
+	// slices mark the steps where the body is the identity (a derivative
+	// of a While's padding steps): the loop does not run the body there,
+	// keeps the carries and sums, stores the carries as the step's
+	// history and zeros as its other outputs.
+	skipBy int
+}
+
+// identityStep is step t of a loop whose body is the identity there (see
+// skipBy).
+func (op *scanOp) identityStep(out []*tensor.Dense, t int) {
+	history := len(out) - op.carries
+	for j := op.stepOutputs(); j < len(out); j++ {
+		switch {
+		case op.skipped(j):
+		case j >= history:
+			copyStep(out[j-history], out[j], t, true)
+		default:
+			zeroStep(out[j], t)
+		}
+	}
 }
 
 // newScanOp makes the op computing newCarry, the sums' terms and ys from
@@ -355,7 +331,7 @@ func (op *scanOp) Prune(used []bool) graph.MultiOp {
 	skip := make([]bool, len(used)-first)
 	some := false
 	for j := range skip {
-		skip[j] = !used[first+j] || op.skipped(first+j)
+		skip[j] = (!used[first+j] || op.skipped(first+j)) && j != op.until-1
 		some = some || skip[j]
 	}
 	if !some {
@@ -429,6 +405,10 @@ func (op *scanOp) ForwardExec(e *graph.Exec, out, in []*tensor.Dense) error {
 		if op.reverse {
 			t = op.steps - 1 - i
 		}
+		if op.skipBy > 0 && !nonzero(in[C+A+op.skipBy-1], t) {
+			op.identityStep(out, t)
+			continue
+		}
 		for c := range C {
 			if b := r.In(c); b != nil {
 				graph.CopyValues(b, out[c])
@@ -455,8 +435,57 @@ func (op *scanOp) ForwardExec(e *graph.Exec, out, in []*tensor.Dense) error {
 		for c := range C {
 			graph.CopyValues(out[c], r.Out(c))
 		}
+		if op.until > 0 && !op.reverse && !nonzero(out[C+A+op.until-1], t) {
+			for j := C + A; j < len(out); j++ {
+				if !op.skipped(j) {
+					fillSteps(out[j], t, op.steps)
+				}
+			}
+			break
+		}
 	}
 	return nil
+}
+
+// fillSteps copies slice t of seq, a stack of T steps' values, into the
+// slices after it.
+func fillSteps(seq *tensor.Dense, t, T int) {
+	switch seq.Dtype() {
+	case graph.Float32:
+		fillParts(seq.Float32s(), t, T)
+	case graph.Float64:
+		fillParts(seq.Float64s(), t, T)
+	case graph.Int32:
+		fillParts(seq.Int32s(), t, T)
+	case graph.Int64:
+		fillParts(seq.Int64s(), t, T)
+	}
+}
+
+// zeroStep zeros slice t of seq, a stack of steps' values.
+func zeroStep(seq *tensor.Dense, t int) {
+	switch seq.Dtype() {
+	case graph.Float32:
+		clearPart(seq.Float32s(), t, seq.Shape()[0])
+	case graph.Float64:
+		clearPart(seq.Float64s(), t, seq.Shape()[0])
+	case graph.Int32:
+		clearPart(seq.Int32s(), t, seq.Shape()[0])
+	case graph.Int64:
+		clearPart(seq.Int64s(), t, seq.Shape()[0])
+	}
+}
+
+func clearPart[T any](seq []T, t, steps int) {
+	n := len(seq) / steps
+	clear(seq[t*n : (t+1)*n])
+}
+
+func fillParts[T any](seq []T, t, steps int) {
+	n := len(seq) / steps
+	for u := t + 1; u < steps; u++ {
+		copy(seq[u*n:(u+1)*n], seq[t*n:(t+1)*n])
+	}
 }
 
 // addInto adds src to dst, elementwise.

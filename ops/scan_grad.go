@@ -127,12 +127,19 @@ func (op *scanOp) Backward(ctx *graph.GradContext, gradOuts []*graph.Node) []*gr
 	}
 	bSteps = append(bSteps, ySeeds...)
 	bSeqs = append(bSeqs, yGrads...)
+	flagIn, flagSeq := op.identityFlag(sub, inputs, outputs)
+	if flagIn != nil {
+		bSteps, bSeqs = append(bSteps, flagIn), append(bSeqs, flagSeq)
+	}
 	if err := sub.Err(); err != nil {
 		ctx.Errorf("differentiating the body: %v", err)
 		return nil
 	}
 	outer, captured := sub.Captures()
 	back := newScanOp(carrySeeds, bSteps, captured, gCarry, gCap, gSeq, op.steps, !op.reverse)
+	if flagIn != nil {
+		back.skipBy = len(bSteps)
+	}
 	res := graph.ApplyMulti(back, append(append(append(carryInits, sumInits...), bSeqs...), outer...)...)
 	if err := res[0].Err(); err != nil {
 		ctx.Errorf("%v", err)
@@ -167,4 +174,23 @@ func ancestors(nodes []*graph.Node) map[*graph.Node]bool {
 		stack = append(stack, n.Inputs()...)
 	}
 	return seen
+}
+
+// identityFlag is, for a loop whose body is the identity at some steps (a
+// While's padding: see until and skipBy), a new input of the body for a
+// step's flag and the sequence of flags, zero at those steps, that its
+// derivatives' loops read to skip them; nil otherwise.
+func (op *scanOp) identityFlag(sub *graph.Graph, inputs, outputs []*graph.Node) (in, seq *graph.Node) {
+	body := op.body
+	var t graph.Type
+	switch {
+	case op.until > 0:
+		j := op.stepOutputs() + op.until - 1
+		t, seq = body.Outputs[j].Type(), outputs[j]
+	case op.skipBy > 0:
+		t, seq = body.Inputs[op.carries+op.skipBy-1].Type(), inputs[op.stepOutputs()+op.skipBy-1]
+	default:
+		return nil, nil
+	}
+	return sub.Input("identity_flag", t.DType, t.Shape...), seq
 }

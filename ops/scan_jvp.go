@@ -119,6 +119,7 @@ func (op *scanOp) JVP(ctx *graph.JVPContext) []*graph.Node {
 	stepYs := append(append([]*graph.Node(nil), body.Outputs[C+A:C+A+Y]...), tYs...)
 	outer, captured := sub.Captures()
 	both := newScanOp(carries, stepNodes, captured, newCarry, terms, stepYs, op.steps, op.reverse)
+	both.until, both.skipBy = op.until, op.skipBy // the same step output and sequence
 	in := append(append([]*graph.Node(nil), inputs[:C]...), carryInits...)
 	in = append(append(in, inputs[C:C+A]...), sumInits...)
 	in = append(append(in, inputs[C+A:C+A+S]...), seqs...)

@@ -1,0 +1,98 @@
+package ops
+
+import (
+	"fmt"
+	"slices"
+
+	"gorgonia.org/tensor"
+
+	"github.com/nabla-go/nabla/graph"
+)
+
+// Helpers shared by the ops whose arguments are Go functions traced into
+// nested graphs (graph.NewSub): Scan's body, Cond's branches.
+
+// traceBody calls the user's body, turning a panic into an error.
+func traceBody(body ScanBody, carry, x []*graph.Node) (newCarry, y []*graph.Node, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("panicked: %v", r)
+		}
+	}()
+	newCarry, y = body(carry, x)
+	return newCarry, y, nil
+}
+
+// captureOutputs replaces each node a body (named what) returns with the
+// node of sub standing for it, refusing nil and poisoned nodes and nodes
+// of graphs that do not enclose sub.
+func captureOutputs(sub *graph.Graph, what string, outs []*graph.Node) error {
+	for i, n := range outs {
+		if n == nil || n.Err() != nil {
+			return fmt.Errorf("%s returns a nil or poisoned node: %v", what, n)
+		}
+		outs[i] = sub.Capture(n)
+		if outs[i] == nil {
+			return fmt.Errorf("%s returns %v, a node of an unrelated graph", what, n)
+		}
+	}
+	return nil
+}
+
+// checkBodyLeaves refuses inputs and parameters made inside a body (named
+// what): a body's inputs are the given ones (fed as feed says) and its
+// captured values, and parameters belong to the enclosing graph (where
+// optimisers find them).
+func checkBodyLeaves(sub *graph.Graph, what, feed string, inputs []*graph.Node) error {
+	for _, n := range sub.Nodes() {
+		switch {
+		case n.Kind() == graph.KindParam:
+			return fmt.Errorf("%s makes parameter %v: make parameters outside the %s and read them there", what, n, what)
+		case n.Kind() == graph.KindInput && !slices.Contains(inputs, n):
+			return fmt.Errorf("%s makes input %v: feed values as %s, or read inputs of the enclosing graph", what, n, feed)
+		}
+	}
+	return nil
+}
+
+// typesOf is the nodes' types.
+func typesOf(nodes []*graph.Node) []graph.Type {
+	ts := make([]graph.Type, len(nodes))
+	for i, n := range nodes {
+		ts[i] = n.Type()
+	}
+	return ts
+}
+
+// firstGraph is the graph of the first node that has one.
+func firstGraph(nodes []*graph.Node) *graph.Graph {
+	for _, n := range nodes {
+		if g := n.Graph(); g != nil {
+			return g
+		}
+	}
+	return nil
+}
+
+func repeat(n *graph.Node, k int) []*graph.Node {
+	out := make([]*graph.Node, k)
+	for i := range out {
+		out[i] = n
+	}
+	return out
+}
+
+// nonzero reports whether element i of t is not zero.
+func nonzero(t *tensor.Dense, i int) bool {
+	switch t.Dtype() {
+	case graph.Float32:
+		return t.Float32s()[i] != 0
+	case graph.Float64:
+		return t.Float64s()[i] != 0
+	case graph.Int32:
+		return t.Int32s()[i] != 0
+	case graph.Int64:
+		return t.Int64s()[i] != 0
+	}
+	return false
+}
