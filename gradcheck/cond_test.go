@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/nabla-go/nabla/gradcheck"
-	"github.com/nabla-go/nabla/internal/optable"
+	"github.com/nabla-go/nabla/internal/testkit/optable"
 )
 
 // condRows are branches through ops.Cond (optable.CondTable) and loops

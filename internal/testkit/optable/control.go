@@ -1,0 +1,189 @@
+package optable
+
+import (
+	"gorgonia.org/tensor"
+
+	"github.com/nabla-go/nabla/graph"
+	"github.com/nabla-go/nabla/ops"
+)
+
+// ScanTable is rows of loops through ops.Scan, for the checks the op
+// table's rows go through.
+func ScanTable() []Case {
+	v := NewValues(11)
+	nodes := func(xs ...*graph.Node) []*graph.Node { return xs }
+	return []Case{
+		{Builder: "Scan", Variant: "tanh RNN with matrix products", Inputs: []*tensor.Dense{
+			v.Signed(2, 3), v.Uniform(-0.6, 0.6, 3, 3), v.Uniform(-0.6, 0.6, 2, 3), v.Signed(4, 2, 2)},
+			Build: func(in []*graph.Node) *graph.Node {
+				W, U := in[1], in[2]
+				_, ys := ops.Scan(func(c, x []*graph.Node) ([]*graph.Node, []*graph.Node) {
+					h := ops.Tanh(ops.Add(ops.MatMul(c[0], W), ops.MatMul(x[0], U)))
+					return nodes(h), nodes(h)
+				}, nodes(in[0]), nodes(in[3]))
+				return ys[0]
+			}},
+		{Builder: "Scan", Variant: "carried tuple with gates", Inputs: []*tensor.Dense{
+			v.Signed(3), v.Signed(3), v.Signed(5, 3), v.Signed(3)},
+			Build: func(in []*graph.Node) *graph.Node {
+				w := in[3]
+				final, _ := ops.Scan(func(c, x []*graph.Node) ([]*graph.Node, []*graph.Node) {
+					cell := ops.Add(ops.Mul(ops.Sigmoid(x[0]), c[1]), ops.Mul(ops.Sigmoid(ops.Mul(c[0], w)), ops.Tanh(x[0])))
+					h := ops.Mul(ops.Sigmoid(ops.Add(x[0], c[0])), ops.Tanh(cell))
+					return nodes(h, cell), nil
+				}, nodes(in[0], in[1]), nodes(in[2]))
+				return ops.Concat(0, final[0], final[1])
+			}},
+		{Builder: "Scan", Variant: "reverse, two sequences", Inputs: []*tensor.Dense{
+			v.Signed(2), v.Signed(4, 2), v.Signed(4, 2)},
+			Build: func(in []*graph.Node) *graph.Node {
+				_, ys := ops.Scan(func(c, x []*graph.Node) ([]*graph.Node, []*graph.Node) {
+					s := ops.Add(ops.Mul(c[0], x[0]), ops.Sin(x[1]))
+					return nodes(s), nodes(ops.Mul(s, x[1]))
+				}, nodes(in[0]), nodes(in[1], in[2]), ops.Reverse())
+				return ys[0]
+			}},
+		{Builder: "Scan", Variant: "no carry (a map) reading a captured value", Inputs: []*tensor.Dense{
+			v.Signed(3, 2), v.Signed(2)},
+			Build: func(in []*graph.Node) *graph.Node {
+				_, ys := ops.Scan(func(_, x []*graph.Node) ([]*graph.Node, []*graph.Node) {
+					return nil, nodes(ops.Mul(ops.Mul(x[0], x[0]), ops.Exp(ops.Scale(in[1], 0.5))))
+				}, nil, nodes(in[0]))
+				return ys[0]
+			}},
+		{Builder: "Scan", Variant: "Steps without sequences (an integrator)", Inputs: []*tensor.Dense{
+			v.Signed(2), v.Uniform(0.5, 1.5)},
+			Build: func(in []*graph.Node) *graph.Node {
+				k := in[1]
+				final, _ := ops.Scan(func(c, _ []*graph.Node) ([]*graph.Node, []*graph.Node) {
+					x, vel := ops.Slice(c[0], 0, 0, 1), ops.Slice(c[0], 0, 1, 2)
+					acc := ops.Neg(ops.Mul(k, ops.Sin(x)))
+					return nodes(ops.Concat(0, ops.Add(x, ops.Scale(vel, 0.1)), ops.Add(vel, ops.Scale(acc, 0.1)))), nil
+				}, nodes(in[0]), nil, ops.Steps(6))
+				return final[0]
+			}},
+		{Builder: "Scan", Variant: "nested Scan", Inputs: []*tensor.Dense{
+			v.Signed(2), v.Signed(3, 2), v.Signed(2, 2)},
+			Build: func(in []*graph.Node) *graph.Node {
+				inner := in[2]
+				final, _ := ops.Scan(func(c, x []*graph.Node) ([]*graph.Node, []*graph.Node) {
+					f, _ := ops.Scan(func(ci, xi []*graph.Node) ([]*graph.Node, []*graph.Node) {
+						return nodes(ops.Tanh(ops.Add(ops.Mul(ci[0], xi[0]), x[0]))), nil
+					}, nodes(c[0]), nodes(inner))
+					return nodes(f[0]), nil
+				}, nodes(in[0]), nodes(in[1]))
+				return final[0]
+			}},
+	}
+}
+
+// CondTable is rows of branches through ops.Cond, for the checks the op
+// table's rows go through: the predicate (input 0) selects a branch and
+// gets no gradient; each branch is taken in some row.
+func CondTable() []Case {
+	v := NewValues(13)
+	nodes := func(xs ...*graph.Node) []*graph.Node { return xs }
+	const predNoGrad = "the predicate only selects a branch: it gets no gradient"
+	cond := func(variant string, pred *tensor.Dense, build func(in []*graph.Node) *graph.Node, inputs ...*tensor.Dense) Case {
+		c := Case{Builder: "Cond", Variant: variant, Build: build, Inputs: append([]*tensor.Dense{pred}, inputs...),
+			NoGrad: predNoGrad, NoGradInputs: []int{0}}
+		for i := 1; i < len(c.Inputs); i++ {
+			c.Checked = append(c.Checked, i)
+		}
+		return c
+	}
+	// An operand and a weight the branches capture.
+	captured := func(in []*graph.Node) *graph.Node {
+		w := in[2]
+		return ops.Cond(in[0], func(x []*graph.Node) []*graph.Node {
+			return nodes(ops.Add(ops.Tanh(ops.Mul(x[0], w)), ops.Sin(x[0])))
+		}, func(x []*graph.Node) []*graph.Node {
+			return nodes(ops.Mul(ops.Square(x[0]), ops.Exp(w)))
+		}, nodes(in[1]))[0]
+	}
+	// Two outputs; each branch captures a value the other does not read.
+	twoOutputs := func(in []*graph.Node) *graph.Node {
+		a, b := in[2], in[3]
+		outs := ops.Cond(in[0], func(x []*graph.Node) []*graph.Node {
+			return nodes(ops.Mul(x[0], a), ops.Sin(a))
+		}, func(x []*graph.Node) []*graph.Node {
+			return nodes(ops.Exp(ops.Mul(x[0], b)), ops.Mul(b, b))
+		}, nodes(in[1]))
+		return ops.Concat(0, outs[0], outs[1])
+	}
+	// A step's predicate: the sign of its slice's sum, which changes
+	// across the steps (sums 0.8, -0.5, -0.5, 1.4).
+	inScan := func(in []*graph.Node) *graph.Node {
+		w := in[2]
+		final, _ := ops.Scan(func(c, x []*graph.Node) ([]*graph.Node, []*graph.Node) {
+			pred := ops.Greater(ops.Sum(x[0]), ops.Sum(ops.Neg(x[0])))
+			return ops.Cond(pred, func(o []*graph.Node) []*graph.Node {
+				return nodes(ops.Tanh(ops.Add(ops.Mul(o[0], w), o[1])))
+			}, func(o []*graph.Node) []*graph.Node {
+				return nodes(ops.Sin(ops.Mul(o[0], o[1])))
+			}, nodes(c[0], x[0])), nil
+		}, nodes(in[0]), nodes(in[1]))
+		return final[0]
+	}
+	steps := TensorOf([]int{4, 2}, 0.5, 0.3, -0.7, 0.2, 0.4, -0.9, 0.8, 0.6)
+	// A Cond in a branch of a Cond, reading the outer operand by capture.
+	nested := func(in []*graph.Node) *graph.Node {
+		return ops.Cond(in[0], func(x []*graph.Node) []*graph.Node {
+			return ops.Cond(in[2], func(y []*graph.Node) []*graph.Node {
+				return nodes(ops.Mul(ops.Sin(y[0]), x[0]))
+			}, func(y []*graph.Node) []*graph.Node {
+				return nodes(ops.Square(y[0]))
+			}, nodes(ops.Cos(x[0])))
+		}, func(x []*graph.Node) []*graph.Node {
+			return nodes(ops.Neg(x[0]))
+		}, nodes(in[1]))[0]
+	}
+	return []Case{
+		cond("then taken: an operand and a captured weight", TensorOf(nil, 1), captured, v.Signed(2, 3), v.Signed(3)),
+		cond("else taken: an operand and a captured weight", TensorOf(nil, 0), captured, v.Signed(2, 3), v.Signed(3)),
+		cond("then taken by an integer predicate: two outputs, captures of either branch", IntsOf(graph.Int64, nil, -2),
+			twoOutputs, v.Signed(3), v.Signed(3), v.Signed(3)),
+		cond("else taken by an integer predicate: two outputs, captures of either branch", IntsOf(graph.Int64, nil, 0),
+			twoOutputs, v.Signed(3), v.Signed(3), v.Signed(3)),
+		{Builder: "Cond", Variant: "in a Scan body, both branches taken across the steps", Build: inScan,
+			Inputs: []*tensor.Dense{v.Signed(2), steps, v.Signed(2)}},
+		cond("nested, inner then taken", TensorOf(nil, 1), func(in []*graph.Node) *graph.Node {
+			return nested([]*graph.Node{in[0], in[1], in[0]})
+		}, v.Signed(2)),
+		cond("nested, inner else taken", TensorOf(nil, 1), func(in []*graph.Node) *graph.Node {
+			return nested([]*graph.Node{in[0], in[1], ops.Sub(in[0], in[0])})
+		}, v.Signed(2)),
+	}
+}
+
+// WhileTable is rows of loops through ops.While, for the checks the op
+// table's rows go through: input 0 is the bound a counter carried beside
+// the state must stay under, which sets the number of steps (none, one,
+// stopping early, stopped by MaxSteps) and gets no gradient.
+func WhileTable() []Case {
+	v := NewValues(17)
+	loop := func(max int) func(in []*graph.Node) *graph.Node {
+		return func(in []*graph.Node) *graph.Node {
+			limit, w, b := in[0], in[2], in[3]
+			one := ops.Div(limit, limit)
+			final, _ := ops.While(func(c []*graph.Node) *graph.Node {
+				return ops.Less(c[1], limit)
+			}, func(c []*graph.Node) []*graph.Node {
+				h := ops.Tanh(ops.Add(ops.Mul(c[0], w), ops.Sum(ops.Mul(b, c[0]))))
+				return []*graph.Node{h, ops.Add(c[1], one)}
+			}, []*graph.Node{in[1], ops.Sub(limit, limit)}, ops.MaxSteps(max))
+			return final[0]
+		}
+	}
+	row := func(variant string, limit float64, max int) Case {
+		return Case{Builder: "While", Variant: variant, Build: loop(max),
+			Inputs:  []*tensor.Dense{TensorOf(nil, limit), v.Signed(3), v.Uniform(0.5, 1.2, 3), v.Signed(3)},
+			Checked: []int{1, 2, 3}, NoGrad: "the bound only decides the number of steps: it gets no gradient", NoGradInputs: []int{0}}
+	}
+	return []Case{
+		row("zero steps", 0.5, 4),
+		row("one step", 1.5, 4),
+		row("stopping early", 3.5, 6),
+		row("hitting MaxSteps", 50, 5),
+	}
+}
