@@ -207,3 +207,60 @@ func keysOf[V any](m map[string]V) []string {
 	sort.Strings(out)
 	return out
 }
+
+// TestPyTorchModelsReexport exports the imported PyTorch models again with
+// nabla and imports that: the values must be those of the first import
+// (float64, 1e-12), and ONNX Runtime running nabla's float32 export must
+// give PyTorch's float32 outputs (1e-5 of the largest), recurrent layers
+// included (nabla writes them as Scan loops).
+func TestPyTorchModelsReexport(t *testing.T) {
+	ort, haveORT := onnxRuntimeIfPresent()
+	for _, name := range torchModels {
+		t.Run(name, func(t *testing.T) {
+			f := readTorchFixture(t, name)
+			for _, file := range []string{name + "_f64.onnx", name + ".onnx"} {
+				m, err := onnx.ImportFile(filepath.Join("testdata", "torch", file), onnx.Options{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				want := run(t, torchFeeds(t, m, f), m.Outputs...)
+				path := filepath.Join(t.TempDir(), file)
+				if err := onnx.WriteFile(path, m.Outputs, onnx.ExportOptions{OutputNames: m.OutputNames}); err != nil {
+					t.Fatal(err)
+				}
+				back, err := onnx.ImportFile(path, onnx.Options{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(back.Params) != len(m.Params) || len(back.InputNames) != len(m.InputNames) {
+					t.Fatalf("%s: %d parameters and inputs %v after the round trip, want %d and %v", file, len(back.Params), back.InputNames, len(m.Params), m.InputNames)
+				}
+				got := run(t, torchFeeds(t, back, f), back.Outputs...)
+				for i, oname := range m.OutputNames {
+					if err := closeTo(got[i], want[i], 1e-12, 1e-12); err != nil {
+						t.Errorf("%s: output %q after nabla's export and import: %v", file, oname, err)
+					}
+				}
+				if file != name+".onnx" || !haveORT {
+					continue
+				}
+				inputs := map[string]ortInput{}
+				for i, iname := range m.InputNames {
+					in := f.Inputs[iname]
+					typ := "float32"
+					if graph.IsInteger(m.Inputs[i].DType()) {
+						typ = "int64"
+					}
+					inputs[iname] = ortInput{typ, in.Shape, in.Data}
+				}
+				res := runORT(t, ort, path, graph.Float32, inputs)
+				for _, oname := range m.OutputNames {
+					want := f.Outputs32[oname].dense(t, graph.Float32)
+					if err := closeTo(res[oname], want, 1e-5, 1e-5*maxAbs(want)); err != nil {
+						t.Errorf("ONNX Runtime on nabla's export of %s, output %q, against PyTorch: %v", file, oname, err)
+					}
+				}
+			}
+		})
+	}
+}
