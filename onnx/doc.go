@@ -25,8 +25,10 @@
 //
 // Export (and ExportProto, WriteFile) writes the nodes that given outputs
 // depend on as an ONNX model (opset 17 by default): inputs as graph inputs,
-// parameters as initializers under their names, constants as Constant
-// nodes, every node's doc string the file:line that built it. Gradient and
+// parameters as initializers under their names (with
+// ExportOptions.Values, holding the values a trained vm.Machine has),
+// constants as Constant nodes, every node's doc string the file:line that
+// built it. Gradient and
 // Hessian programs export too: the gradient ops of convolutions, pooling,
 // batch norm, embeddings and losses are written with ONNX's ops, and Scan
 // loops as ONNX's Scan. A custom op exports through the Exporter
