@@ -264,3 +264,23 @@ func TestPyTorchModelsReexport(t *testing.T) {
 		})
 	}
 }
+
+// TestConvBiasAndBatchNormImportAsChannelAffine checks that the LeNet's
+// convolution biases and inference batch norms import as ops.ChannelAffine
+// (one pass with its own kernel and gradients) rather than broadcast
+// arithmetic over (C, 1, 1) reshapes, which ran several times slower.
+func TestConvBiasAndBatchNormImportAsChannelAffine(t *testing.T) {
+	m, err := onnx.ImportFile(filepath.Join("testdata", "torch", "lenet.onnx"), onnx.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	count := map[string]int{}
+	for _, n := range m.Graph.Nodes() {
+		if n.Kind() == graph.KindOp && n.Type().Rank() == 4 {
+			count[n.OpName()]++
+		}
+	}
+	if count["ChannelAffine"] != 4 || count["Add"]+count["Mul"] != 0 {
+		t.Errorf("4-D ops of the imported LeNet: %v, want 4 ChannelAffine (2 biases, 2 batch norms) and no Add or Mul", count)
+	}
+}
