@@ -18,7 +18,9 @@
 // differentiate: RNN, GRU and LSTM are ops.Scan loops, Resize and CumSum
 // products with matrices computed at import, GatherElements, OneHot and
 // the losses one-hot masks. CONFORMANCE.md lists which of ONNX's backend
-// tests pass. Models are untrusted input: sizes are checked against
+// tests pass. Import decodes initializers' raw data in place, so that it
+// allocates the weights once, for the parameters (ImportFile reads the
+// file first). Models are untrusted input: sizes are checked against
 // graph.MemoryLimit before anything is allocated, external data must stay
 // in the model's folder, and cycles, dangling inputs, duplicate names,
 // unknown element types and opsets newer than MaxOpset are errors.
