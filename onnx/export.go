@@ -1,6 +1,7 @@
 package onnx
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"sort"
@@ -226,6 +227,10 @@ func (e *exporter) leaf(n *graph.Node) error {
 		if e.values != nil {
 			var err error
 			if v, err = e.values.Get(n); err != nil {
+				var ge *graph.Error
+				if errors.As(err, &ge) { // the export's error names the caller once
+					err = fmt.Errorf("%s: %v", ge.Op, ge.Err)
+				}
 				return fmt.Errorf("ExportOptions.Values: parameter %q: %v", n.Name(), err)
 			}
 		}

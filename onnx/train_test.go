@@ -168,7 +168,7 @@ func TestExportTrainedValues(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = onnx.Export([]*graph.Node{y}, onnx.ExportOptions{Values: machine2})
-	if err == nil || !strings.Contains(err.Error(), "ExportOptions.Values: parameter \"fc") {
+	if err == nil || !strings.Contains(err.Error(), "nabla: onnx.Export: ExportOptions.Values: parameter \"fc1.weight\": Get: ") || strings.Count(err.Error(), "nabla:") != 1 {
 		t.Errorf("a store without the parameters: error %v", err)
 	}
 }
