@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"sort"
+	"strings"
 
 	"github.com/nabla-go/nabla/graph"
 	"github.com/nabla-go/nabla/nn"
@@ -227,11 +228,12 @@ func (e *exporter) leaf(n *graph.Node) error {
 		if e.values != nil {
 			var err error
 			if v, err = e.values.Get(n); err != nil {
+				msg := strings.TrimPrefix(err.Error(), "nabla: ") // the export's error says it once
 				var ge *graph.Error
-				if errors.As(err, &ge) { // the export's error names the caller once
-					err = fmt.Errorf("%s: %v", ge.Op, ge.Err)
+				if errors.As(err, &ge) { // and names the caller once
+					msg = fmt.Sprintf("%s: %v", ge.Op, ge.Err)
 				}
-				return fmt.Errorf("ExportOptions.Values: parameter %q: %v", n.Name(), err)
+				return fmt.Errorf("ExportOptions.Values: parameter %q: %s", n.Name(), msg)
 			}
 		}
 		if v == nil {
