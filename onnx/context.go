@@ -2,6 +2,7 @@ package onnx
 
 import (
 	"fmt"
+	"strconv"
 
 	"github.com/nabla-go/nabla/graph"
 	"github.com/nabla-go/nabla/onnx/onnxpb"
@@ -129,12 +130,26 @@ func (c *nodeContext) attrInt(name string, def int) int {
 	return def
 }
 
-// attrFloat returns a float attribute, or def.
+// attrFloat returns a float attribute, or def. ONNX stores float
+// attributes as float32: the value is the shortest decimal that rounds to
+// that float32 (1e-5, not 9.999999747378752e-06), the number the model's
+// author wrote, so that a float64 model computes with it as its framework
+// did; in float32 it rounds back to the stored value.
 func (c *nodeContext) attrFloat(name string, def float64) float64 {
 	if a := c.attr(name); a != nil {
-		return float64(a.GetF())
+		return shortestDecimal(a.GetF())
 	}
 	return def
+}
+
+// shortestDecimal returns the float64 of the shortest decimal that rounds
+// to f.
+func shortestDecimal(f float32) float64 {
+	v, err := strconv.ParseFloat(strconv.FormatFloat(float64(f), 'g', -1, 32), 64)
+	if err != nil { // not finite
+		return float64(f)
+	}
+	return v
 }
 
 // attrString returns a string attribute, or def.

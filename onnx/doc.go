@@ -18,15 +18,19 @@
 // differentiate: RNN, GRU and LSTM are ops.Scan loops, Resize and CumSum
 // products with matrices computed at import, GatherElements, OneHot and
 // the losses one-hot masks. CONFORMANCE.md lists which of ONNX's backend
-// tests pass. Models are untrusted input: sizes are checked against
+// tests pass. Import decodes initializers' raw data in place, so that it
+// allocates the weights once, for the parameters (ImportFile reads the
+// file first). Models are untrusted input: sizes are checked against
 // graph.MemoryLimit before anything is allocated, external data must stay
 // in the model's folder, and cycles, dangling inputs, duplicate names,
 // unknown element types and opsets newer than MaxOpset are errors.
 //
 // Export (and ExportProto, WriteFile) writes the nodes that given outputs
 // depend on as an ONNX model (opset 17 by default): inputs as graph inputs,
-// parameters as initializers under their names, constants as Constant
-// nodes, every node's doc string the file:line that built it. Gradient and
+// parameters as initializers under their names (with
+// ExportOptions.Values, holding the values a trained vm.Machine has),
+// constants as Constant nodes, every node's doc string the file:line that
+// built it. Gradient and
 // Hessian programs export too: the gradient ops of convolutions, pooling,
 // batch norm, embeddings and losses are written with ONNX's ops, and Scan
 // loops as ONNX's Scan. A custom op exports through the Exporter

@@ -1,11 +1,14 @@
 package onnx
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"sort"
+	"strings"
 
 	"github.com/nabla-go/nabla/graph"
+	"github.com/nabla-go/nabla/nn"
 	"github.com/nabla-go/nabla/onnx/onnxpb"
 	"google.golang.org/protobuf/proto"
 	"gorgonia.org/tensor"
@@ -24,6 +27,10 @@ type ExportOptions struct {
 	OutputNames []string
 	// GraphName names the ONNX graph; "": "nabla".
 	GraphName string
+	// Values, when set, gives the parameters' values to write (a
+	// *vm.Machine after training), rather than the initial values the
+	// graph holds; a parameter it does not have is an error.
+	Values nn.ParamStore
 }
 
 // Exporter is the optional interface of a custom op that exports itself.
@@ -80,10 +87,11 @@ func exportError(site, format string, args ...any) error {
 
 // exporter holds one export's state.
 type exporter struct {
-	opset int64
-	names map[*graph.Node]string
-	used  map[string]bool
-	g     *onnxpb.GraphProto
+	opset  int64
+	values nn.ParamStore // nil: the graph's values
+	names  map[*graph.Node]string
+	used   map[string]bool
+	g      *onnxpb.GraphProto
 }
 
 // fresh returns an unused value name based on base.
@@ -120,7 +128,7 @@ func exportModel(outputs []*graph.Node, opts ExportOptions, site string) (m *onn
 			return nil, err
 		}
 	}
-	e := &exporter{opset: opset, names: map[*graph.Node]string{}, used: map[string]bool{}, g: &onnxpb.GraphProto{}}
+	e := &exporter{opset: opset, values: opts.Values, names: map[*graph.Node]string{}, used: map[string]bool{}, g: &onnxpb.GraphProto{}}
 	name := opts.GraphName
 	if name == "" {
 		name = "nabla"
@@ -216,12 +224,24 @@ func (e *exporter) leaf(n *graph.Node) error {
 		e.names[n] = name
 		e.g.Input = append(e.g.Input, valueInfo(name, n.Type()))
 	case graph.KindParam:
-		if n.Value() == nil {
+		v := n.Value()
+		if e.values != nil {
+			var err error
+			if v, err = e.values.Get(n); err != nil {
+				msg := strings.TrimPrefix(err.Error(), "nabla: ") // the export's error says it once
+				var ge *graph.Error
+				if errors.As(err, &ge) { // and names the caller once
+					msg = fmt.Sprintf("%s: %v", ge.Op, ge.Err)
+				}
+				return fmt.Errorf("ExportOptions.Values: parameter %q: %s", n.Name(), msg)
+			}
+		}
+		if v == nil {
 			return fmt.Errorf("%v has no value", n)
 		}
 		name := e.fresh(base)
 		e.names[n] = name
-		t := writeTensor(name, n.Type(), n.Value())
+		t := writeTensor(name, n.Type(), v)
 		if site := n.Site(); site != "" {
 			t.DocString = &site
 		}

@@ -45,7 +45,7 @@ func (e *exporter) scan(n *graph.Node, a ops.Attributes, body *graph.Subgraph, n
 		return fmt.Errorf("Scan: %d inputs and %d outputs do not fit %d carries, %d sums and %d sequences", len(ins), len(body.Outputs), C, A, S)
 	}
 	base := names[0]
-	b := &exporter{opset: e.opset, names: map[*graph.Node]string{}, used: e.used, g: &onnxpb.GraphProto{Name: ptr(base + "/body")}}
+	b := &exporter{opset: e.opset, values: e.values, names: map[*graph.Node]string{}, used: e.used, g: &onnxpb.GraphProto{Name: ptr(base + "/body")}}
 	input := func(node *graph.Node, t graph.Type, what string) string {
 		name := b.fresh(base + "/" + what)
 		if node != nil {

@@ -11,7 +11,6 @@ import (
 	"github.com/nabla-go/nabla/graph"
 	"github.com/nabla-go/nabla/nn"
 	"github.com/nabla-go/nabla/onnx/onnxpb"
-	"google.golang.org/protobuf/proto"
 	"gorgonia.org/tensor"
 )
 
@@ -77,8 +76,8 @@ func (m *Model) State() []nn.Named {
 // must be read with ImportFile, which knows its folder.
 func Import(data []byte, opts Options) (*Model, error) {
 	site := graph.CallerSite()
-	m := &onnxpb.ModelProto{}
-	if err := proto.Unmarshal(data, m); err != nil {
+	m, err := unmarshalModel(data)
+	if err != nil {
 		return nil, importError(site, "not an ONNX model: %v", err)
 	}
 	return importModel(m, "", opts, site)
@@ -96,8 +95,8 @@ func ImportFile(path string, opts Options) (*Model, error) {
 	if err != nil {
 		return nil, importError(site, "%v", err)
 	}
-	m := &onnxpb.ModelProto{}
-	if err := proto.Unmarshal(data, m); err != nil {
+	m, err := unmarshalModel(data)
+	if err != nil {
 		return nil, importError(site, "%s: not an ONNX model: %v", path, err)
 	}
 	return importModel(m, filepath.Dir(path), opts, site)
@@ -360,7 +359,7 @@ func UnsupportedOps(m *onnxpb.ModelProto) []string {
 // leaves builds the initializers and graph inputs.
 func (im *importer) leaves(gp *onnxpb.GraphProto, model *Model) error {
 	for _, t := range gp.GetInitializer() {
-		v, err := readTensor(t, im.dir)
+		v, err := readInitializer(t, im.dir)
 		if err != nil {
 			return fmt.Errorf("initializer %q: %v", t.GetName(), err)
 		}

@@ -111,7 +111,10 @@ func addChannelBias(y, b *graph.Node) *graph.Node {
 	if b == nil {
 		return y
 	}
-	return ops.Add(y, channelVector(b, y.Type().Rank()))
+	if y.Type().Rank() < 2 {
+		return ops.Add(y, channelVector(b, y.Type().Rank()))
+	}
+	return ops.ChannelAffine(y, nil, b)
 }
 
 // channelVector reshapes v (C) to (C, 1, ...) for an input of rank.
@@ -319,8 +322,10 @@ func importBatchNorm(c *nodeContext) (*graph.Node, error) {
 	x, scale, bias, mean, variance := in[0], in[1], in[2], in[3], in[4]
 	s := ops.Div(scale, ops.Sqrt(ops.Add(variance, scalar(variance, c.attrFloat("epsilon", 1e-5)))))
 	shift := ops.Sub(bias, ops.Mul(mean, s))
-	r := x.Type().Rank()
-	return ops.Add(ops.Mul(x, channelVector(s, r)), channelVector(shift, r)), nil
+	if r := x.Type().Rank(); r < 2 {
+		return ops.Add(ops.Mul(x, channelVector(s, r)), channelVector(shift, r)), nil
+	}
+	return ops.ChannelAffine(x, s, shift), nil // one pass, with its own kernel
 }
 
 // importLayerNorm normalises over the axes from axis on; its optional

@@ -71,6 +71,19 @@ func shapeOf(dims []int64, dtype tensor.Dtype) ([]int, error) {
 // data it holds (inline, raw or external, read from dir) has exactly the
 // size its dims claim before allocating.
 func readTensor(t *onnxpb.TensorProto, dir string) (*tensor.Dense, error) {
+	return decodeTensor(t, dir, false)
+}
+
+// readInitializer is readTensor for a value the graph copies at once
+// (Param, Const): raw data in the model is viewed in place, not copied
+// (see viewRaw).
+func readInitializer(t *onnxpb.TensorProto, dir string) (*tensor.Dense, error) {
+	return decodeTensor(t, dir, true)
+}
+
+// decodeTensor decodes a tensor, viewing its raw data in place if view
+// says so and the platform allows.
+func decodeTensor(t *onnxpb.TensorProto, dir string, view bool) (*tensor.Dense, error) {
 	if t.Segment != nil {
 		return nil, errors.New("segmented tensors are not supported")
 	}
@@ -98,6 +111,9 @@ func readTensor(t *onnxpb.TensorProto, dir string) (*tensor.Dense, error) {
 		return boolMask(raw, t.GetInt32Data(), shape)
 	}
 	if raw != nil || n == 0 {
+		if v, ok := viewRaw(raw, dtype, shape); ok && view {
+			return v, nil
+		}
 		return fromRaw(raw, dtype, shape)
 	}
 	var have int

@@ -3,6 +3,7 @@ package onnx_test
 import (
 	"bytes"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/nabla-go/nabla/compile"
@@ -97,5 +98,77 @@ func TestTrainImportedModel(t *testing.T) {
 	want, _ := machine.Value(loss)
 	if err := closeTo(got, want, 0, 1e-12); err != nil {
 		t.Errorf("loaded state: %v", err)
+	}
+}
+
+// TestExportTrainedValues exports a model after a training step with
+// ExportOptions.Values: the file holds the machine's parameter values,
+// not the graph's initial ones, and a store without the parameters is an
+// error naming one.
+func TestExportTrainedValues(t *testing.T) {
+	r := rand.New(rand.NewPCG(17, 18))
+	g := graph.New()
+	x, y := mlp(g, r, graph.Float64)
+	loss := ops.Sum(ops.Square(y))
+	var params []*graph.Node
+	for _, n := range g.Nodes() {
+		if n.Kind() == graph.KindParam {
+			params = append(params, n)
+		}
+	}
+	grads, err := compile.Grad(loss, params...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	updates := map[*graph.Node]*graph.Node{}
+	for i, p := range params {
+		updates[p] = ops.Sub(p, ops.Scale(grads[i], 0.1))
+	}
+	prog, err := compile.Compile([]*graph.Node{loss}, compile.WithUpdates(updates))
+	if err != nil {
+		t.Fatal(err)
+	}
+	machine, err := vm.New(prog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := randDense(r, x.Shape()...)
+	if err := machine.Run(vm.Feeds{x: in}); err != nil {
+		t.Fatal(err)
+	}
+	data, err := onnx.Export([]*graph.Node{y}, onnx.ExportOptions{Values: machine})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := onnx.Import(data, onnx.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range params {
+		trained, err := machine.Get(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := closeTo(m.Params[p.Name()].Value(), trained, 0, 0); err != nil {
+			t.Errorf("parameter %q: %v, want the trained value", p.Name(), err)
+		}
+		if closeTo(trained, p.Value(), 0, 1e-6) == nil {
+			t.Errorf("parameter %q: the step did not change it: the test checks nothing", p.Name())
+		}
+	}
+
+	other := graph.New()
+	z := other.Param("z", randDense(r, 2))
+	prog2, err := compile.Compile([]*graph.Node{ops.Sum(z)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	machine2, err := vm.New(prog2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = onnx.Export([]*graph.Node{y}, onnx.ExportOptions{Values: machine2})
+	if err == nil || !strings.Contains(err.Error(), "nabla: onnx.Export: ExportOptions.Values: parameter \"fc1.weight\": Get: ") || strings.Count(err.Error(), "nabla:") != 1 {
+		t.Errorf("a store without the parameters: error %v", err)
 	}
 }

@@ -1,0 +1,102 @@
+package onnx
+
+import (
+	"os"
+	"path/filepath"
+	"runtime"
+	"testing"
+
+	"google.golang.org/protobuf/encoding/protowire"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/nabla-go/nabla/graph"
+	"github.com/nabla-go/nabla/onnx/onnxpb"
+	"github.com/nabla-go/nabla/ops"
+)
+
+// TestUnmarshalModelMatchesProto decodes models with unmarshalModel and
+// with proto.Unmarshal and requires the same messages: PyTorch's exports,
+// a model whose graph field comes twice (merged), a tensor with raw data
+// twice (the last counts) and a truncated model (an error from both).
+func TestUnmarshalModelMatchesProto(t *testing.T) {
+	files, _ := filepath.Glob(filepath.Join("testdata", "torch", "*.onnx"))
+	if len(files) == 0 {
+		t.Fatal("no models in testdata/torch")
+	}
+	var inputs [][]byte
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		inputs = append(inputs, data)
+	}
+	data := inputs[0]
+	// The graph twice: proto merges the two.
+	extra := protowire.AppendTag(nil, modelGraphField, protowire.BytesType)
+	extra = protowire.AppendBytes(extra, protowire.AppendBytes(protowire.AppendTag(nil, 2, protowire.BytesType), []byte("second")))
+	inputs = append(inputs, append(append([]byte(nil), data...), extra...))
+	// An initializer with raw data twice.
+	tensor := protowire.AppendBytes(protowire.AppendTag(nil, tensorRawDataField, protowire.BytesType), []byte{1, 2, 3, 4})
+	tensor = protowire.AppendBytes(protowire.AppendTag(tensor, tensorRawDataField, protowire.BytesType), []byte{5, 6, 7, 8})
+	g := protowire.AppendBytes(protowire.AppendTag(nil, graphInitializerField, protowire.BytesType), tensor)
+	inputs = append(inputs, protowire.AppendBytes(protowire.AppendTag(nil, modelGraphField, protowire.BytesType), g))
+	for i, data := range inputs {
+		want := &onnxpb.ModelProto{}
+		if err := proto.Unmarshal(data, want); err != nil {
+			t.Fatalf("input %d: %v", i, err)
+		}
+		got, err := unmarshalModel(data)
+		if err != nil {
+			t.Fatalf("input %d: %v", i, err)
+		}
+		if !proto.Equal(got, want) {
+			t.Errorf("input %d: unmarshalModel and proto.Unmarshal differ", i)
+		}
+	}
+	if _, err := unmarshalModel(data[:len(data)-3]); err == nil {
+		t.Error("a truncated model decoded without an error")
+	}
+}
+
+// TestImportCopiesWeightsOnce imports a model of 8 MB of weights from
+// memory and requires Import to allocate at most 1.2 times that (it used
+// to copy the weights three times: proto.Unmarshal's copy, the decoded
+// tensor and the parameter's), and the parameters not to change when the
+// caller reuses the model's bytes.
+func TestImportCopiesWeightsOnce(t *testing.T) {
+	g := graph.New()
+	const n = 1024
+	vals := make([]float64, n*n)
+	for i := range vals {
+		vals[i] = float64(i%1000) / 7
+	}
+	w0, _ := graph.FromFloat64s(graph.Float64, vals, n, n)
+	x := g.Input("x", graph.Float64, 1, n)
+	w := g.Param("w", w0)
+	data, err := Export([]*graph.Node{ops.MatMul(x, w)}, ExportOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runtime.GC()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	m, err := Import(data, Options{})
+	runtime.ReadMemStats(&after)
+	if err != nil {
+		t.Fatal(err)
+	}
+	weights := float64(8 * n * n)
+	if got := float64(after.TotalAlloc - before.TotalAlloc); got > 1.2*weights {
+		t.Errorf("Import allocated %.2f times the weights' bytes, want at most 1.2", got/weights)
+	}
+	for i := range data {
+		data[i] = 0xff
+	}
+	got := m.Params["w"].Value().Float64s()
+	for i, v := range vals {
+		if got[i] != v {
+			t.Fatalf("w[%d] = %v after the model's bytes changed, want %v", i, got[i], v)
+		}
+	}
+}
