@@ -51,9 +51,10 @@ func FuzzWriteDot(f *testing.F) {
 	})
 }
 
-// plain reports whether WriteDot draws s unchanged: short, printable UTF-8.
+// plain reports whether WriteDot draws s unchanged: short, printable UTF-8,
+// and not empty (a node without a name is drawn as its kind).
 func plain(s string) bool {
-	if len(s) > 1000 || !utf8.ValidString(s) {
+	if s == "" || len(s) > 1000 || !utf8.ValidString(s) {
 		return false
 	}
 	for _, r := range s {
