@@ -93,8 +93,11 @@ func (r *Generator) Stream() (Stream, *graph.Node) {
 }
 
 // Updates advances the step by one at each run: pass them, with any
-// others, to compile.WithUpdates in every program that samples, or each
-// run repeats the last one's values. It is nil before the first sample.
+// others, to compile.WithUpdates in every program that samples.
+// compile.Compile refuses a program that samples without them, whose runs
+// would all repeat the same values, unless compile.WithFixedDraws asks for
+// that. It is nil before the first sample: take it after building the
+// draws.
 func (r *Generator) Updates() map[*graph.Node]*graph.Node {
 	if r == nil {
 		return nil
