@@ -34,6 +34,25 @@ type fixtures struct {
 		Q      map[string]tensorJSON `json:"q"`
 		KL     tensorJSON            `json:"kl"`
 	} `json:"kl"`
+	Special struct {
+		X         tensorJSON   `json:"x"`
+		Lgamma    tensorJSON   `json:"lgamma"`
+		Digamma   tensorJSON   `json:"digamma"`
+		Polygamma []tensorJSON `json:"polygamma"`
+	} `json:"special"`
+}
+
+// readFixtures reads testdata/fixtures.json.
+func readFixtures(t *testing.T) fixtures {
+	raw, err := os.ReadFile("testdata/fixtures.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var f fixtures
+	if err := json.Unmarshal(raw, &f); err != nil {
+		t.Fatal(err)
+	}
+	return f
 }
 
 // makers builds each family from its parameters, by PyTorch's names.
@@ -52,6 +71,21 @@ var makers = map[string]func(p map[string]*graph.Node) distributions.Distributio
 	},
 	"Categorical": func(p map[string]*graph.Node) distributions.Distribution {
 		return distributions.NewCategorical(p["logits"])
+	},
+	"Gamma": func(p map[string]*graph.Node) distributions.Distribution {
+		return distributions.NewGamma(p["concentration"], p["rate"])
+	},
+	"Beta": func(p map[string]*graph.Node) distributions.Distribution {
+		return distributions.NewBeta(p["concentration1"], p["concentration0"])
+	},
+	"Dirichlet": func(p map[string]*graph.Node) distributions.Distribution {
+		return distributions.NewDirichlet(p["concentration"])
+	},
+	"StudentT": func(p map[string]*graph.Node) distributions.Distribution {
+		return distributions.NewStudentT(p["df"], p["loc"], p["scale"])
+	},
+	"MultivariateNormal": func(p map[string]*graph.Node) distributions.Distribution {
+		return distributions.NewMultivariateNormal(p["loc"], p["scale_tril"])
 	},
 }
 
@@ -80,16 +114,9 @@ func closeTo(t *testing.T, what string, got []float64, want tensorJSON) {
 // LogProb, Entropy, Mean, Variance and KL agree with torch.distributions
 // (float64, fixtures written by testdata/gen_fixtures.py) to 1e-12.
 func TestAgainstPyTorch(t *testing.T) {
-	raw, err := os.ReadFile("testdata/fixtures.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var f fixtures
-	if err := json.Unmarshal(raw, &f); err != nil {
-		t.Fatal(err)
-	}
-	if len(f.Cases) < 6 || len(f.KL) < 5 {
-		t.Fatalf("fixtures: %d cases and %d divergences, want 6 and 5", len(f.Cases), len(f.KL))
+	f := readFixtures(t)
+	if len(f.Cases) < 13 || len(f.KL) < 9 {
+		t.Fatalf("fixtures: %d cases and %d divergences, want 13 and 9", len(f.Cases), len(f.KL))
 	}
 	for i, c := range f.Cases {
 		g := graph.New()
@@ -112,6 +139,28 @@ func TestAgainstPyTorch(t *testing.T) {
 		p := makers[c.Family](nodes(t, g, c.P))
 		q := makers[c.Family](nodes(t, g, c.Q))
 		closeTo(t, fmt.Sprintf("KL %d (%s)", i, c.Family), run(t, nil, distributions.KL(p, q))[0], c.KL)
+	}
+}
+
+// Lgamma and Digamma agree with torch.lgamma and torch.digamma (float64),
+// and Polygamma of orders 0 to 3 with mpmath's (at 30 digits), to 1e-12
+// relative to max(1, |want|), from 10⁻³ to 10⁴ and at negative points.
+func TestSpecialFunctionsAgainstPyTorch(t *testing.T) {
+	f := readFixtures(t)
+	if len(f.Special.Polygamma) != 4 {
+		t.Fatalf("fixtures: %d polygamma orders, want 4", len(f.Special.Polygamma))
+	}
+	g := graph.New()
+	x := constant(t, g, graph.Float64, f.Special.X.Values, f.Special.X.Shape...)
+	outs := []*graph.Node{distributions.Lgamma(x)}
+	for n := range f.Special.Polygamma {
+		outs = append(outs, distributions.Polygamma(n, x))
+	}
+	vals := run(t, nil, outs...)
+	closeTo(t, "Lgamma", vals[0], f.Special.Lgamma)
+	closeTo(t, "Digamma", vals[1], f.Special.Digamma)
+	for n, want := range f.Special.Polygamma {
+		closeTo(t, fmt.Sprintf("Polygamma(%d)", n), vals[n+1], want)
 	}
 }
 

@@ -5,8 +5,10 @@ import "github.com/nabla-go/nabla/graph"
 // KL returns the Kullback–Leibler divergence KL(p‖q), elementwise over the
 // broadcast of the batch shapes, for the pairs registered below (those
 // PyTorch registers among this package's families): Normal‖Normal,
-// Laplace‖Laplace, Uniform‖Uniform, Bernoulli‖Bernoulli and
-// Categorical‖Categorical. Another pair is an error naming both types.
+// Laplace‖Laplace, Uniform‖Uniform, Bernoulli‖Bernoulli,
+// Categorical‖Categorical, Gamma‖Gamma, Beta‖Beta, Dirichlet‖Dirichlet and
+// MultivariateNormal‖MultivariateNormal. Another pair is an error naming
+// both types.
 func KL(p, q Distribution) *graph.Node {
 	g, bad := klGraph(p, q)
 	if bad != nil {
@@ -35,6 +37,28 @@ func KL(p, q Distribution) *graph.Node {
 				return fail(g, "KL", "p has %d classes, q %d", p.classes, q.classes)
 			}
 			return klCategorical(p, q)
+		}
+	case Gamma:
+		if q, ok := q.(Gamma); ok {
+			return klGamma(p, q)
+		}
+	case Beta:
+		if q, ok := q.(Beta); ok {
+			return klBeta(p, q)
+		}
+	case Dirichlet:
+		if q, ok := q.(Dirichlet); ok {
+			if p.k != q.k {
+				return fail(g, "KL", "p has %d categories, q %d", p.k, q.k)
+			}
+			return klDirichlet(p, q)
+		}
+	case MultivariateNormal:
+		if q, ok := q.(MultivariateNormal); ok {
+			if p.n != q.n {
+				return fail(g, "KL", "p is of vectors of %d, q of %d", p.n, q.n)
+			}
+			return klMultivariateNormal(p, q)
 		}
 	}
 	return fail(g, "KL", "no divergence is registered for %T and %T", p, q)
@@ -79,6 +103,16 @@ func batchOf(d Distribution) (batch, string) {
 		return d.batch, "Bernoulli"
 	case Categorical:
 		return d.batch, "Categorical"
+	case Gamma:
+		return d.batch, "Gamma"
+	case Beta:
+		return d.batch, "Beta"
+	case Dirichlet:
+		return d.batch, "Dirichlet"
+	case StudentT:
+		return d.batch, "StudentT"
+	case MultivariateNormal:
+		return d.batch, "MultivariateNormal"
 	}
 	return batch{}, ""
 }

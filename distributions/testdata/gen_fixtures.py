@@ -1,12 +1,14 @@
 """Writes fixtures.json: log-densities, entropies, moments and KL divergences
 of torch.distributions in float64, which distributions_test.go compares with.
 
-Regenerate with Debian's python3-torch (1.13), from the repository root:
+Regenerate with Debian's python3-torch (1.13) and python3-mpmath, from the
+repository root:
 
     /usr/bin/python3 distributions/testdata/gen_fixtures.py > distributions/testdata/fixtures.json
 """
 import json
 
+import mpmath
 import torch
 import torch.distributions as D
 
@@ -27,7 +29,15 @@ FAMILIES = {
     "Uniform": (lambda p: D.Uniform(p["low"], p["high"]), ["low", "high"]),
     "Bernoulli": (lambda p: D.Bernoulli(logits=p["logits"]), ["logits"]),
     "Categorical": (lambda p: D.Categorical(logits=p["logits"]), ["logits"]),
+    "Gamma": (lambda p: D.Gamma(p["concentration"], p["rate"]), ["concentration", "rate"]),
+    "Beta": (lambda p: D.Beta(p["concentration1"], p["concentration0"]), ["concentration1", "concentration0"]),
+    "Dirichlet": (lambda p: D.Dirichlet(p["concentration"]), ["concentration"]),
+    "StudentT": (lambda p: D.StudentT(p["df"], p["loc"], p["scale"]), ["df", "loc", "scale"]),
+    "MultivariateNormal": (lambda p: D.MultivariateNormal(p["loc"], scale_tril=p["scale_tril"]), ["loc", "scale_tril"]),
 }
+
+L1 = t([[1.5, 0.0, 0.0], [-0.4, 0.8, 0.0], [0.3, 0.2, 2.1]])
+L2 = t([[0.7, 0.0, 0.0], [0.5, 1.3, 0.0], [-0.6, 0.1, 0.9]])
 
 CASES = [
     ("Normal", {"loc": t([0.3, -1.2, 2.0]), "scale": t([0.5, 1.7, 3.0])}, t([0.1, 0.4, -2.5])),
@@ -36,6 +46,16 @@ CASES = [
     ("Uniform", {"low": t([-1.0, 0.5, 2.0]), "high": t([1.0, 3.0, 2.5])}, t([0.2, 2.9, 2.25])),
     ("Bernoulli", {"logits": t([-3.0, 0.2, 4.5, 30.0])}, t([0.0, 1.0, 1.0, 0.0])),
     ("Categorical", {"logits": t([[0.1, -2.0, 1.3, 0.4], [5.0, 0.0, -1.0, 2.5]])}, t([3.0, 0.0])),
+    ("Gamma", {"concentration": t([0.3, 1.0, 2.5, 40.0]), "rate": t([1.0, 0.5, 2.0, 3.0])}, t([0.2, 1.7, 1e-3, 13.0])),
+    ("Gamma", {"concentration": t([[0.7], [5.0]]), "rate": t([1.5, 0.2])}, t([[0.1, 4.0], [30.0, 2.5]])),
+    ("Beta", {"concentration1": t([0.5, 1.0, 2.5, 30.0]), "concentration0": t([0.5, 3.0, 1.0, 12.0])},
+     t([0.1, 0.4, 0.999, 0.7])),
+    ("Dirichlet", {"concentration": t([[0.5, 1.0, 2.5], [4.0, 0.2, 1.5]])}, t([[0.2, 0.3, 0.5], [0.7, 0.01, 0.29]])),
+    ("StudentT", {"df": t([2.5, 4.0, 30.0]), "loc": t([0.3, -1.2, 2.0]), "scale": t([0.5, 1.7, 3.0])},
+     t([0.1, 0.4, -2.5])),
+    ("MultivariateNormal", {"loc": t([0.3, -1.2, 2.0]), "scale_tril": L1}, t([[0.1, 0.4, -2.5], [1.0, -1.0, 0.0]])),
+    ("MultivariateNormal", {"loc": t([[0.3, -1.2, 2.0], [1.0, 0.0, -0.5]]), "scale_tril": torch.stack([L1, L2])},
+     t([0.1, 0.4, -2.5])),
 ]
 
 KL_CASES = [
@@ -44,7 +64,18 @@ KL_CASES = [
     ("Uniform", {"low": t([0.0, -1.0]), "high": t([1.0, 0.5])}, {"low": t([-0.5, -2.0]), "high": t([1.5, 3.0])}),
     ("Bernoulli", {"logits": t([-3.0, 0.2, 4.5])}, {"logits": t([1.0, -0.7, 2.0])}),
     ("Categorical", {"logits": t([[0.1, -2.0, 1.3], [5.0, 0.0, -1.0]])}, {"logits": t([[1.0, 0.5, -0.5], [0.0, 0.0, 0.0]])}),
+    ("Gamma", {"concentration": t([0.3, 2.5, 40.0]), "rate": t([1.0, 2.0, 3.0])},
+     {"concentration": t([1.2, 0.7, 35.0]), "rate": t([0.4, 2.5, 3.5])}),
+    ("Beta", {"concentration1": t([0.5, 2.5, 30.0]), "concentration0": t([0.5, 1.0, 12.0])},
+     {"concentration1": t([1.5, 0.8, 25.0]), "concentration0": t([2.0, 0.3, 14.0])}),
+    ("Dirichlet", {"concentration": t([[0.5, 1.0, 2.5], [4.0, 0.2, 1.5]])},
+     {"concentration": t([[1.0, 1.0, 1.0], [2.0, 0.7, 3.0]])}),
+    ("MultivariateNormal", {"loc": t([0.3, -1.2, 2.0]), "scale_tril": L1},
+     {"loc": t([[1.0, 0.0, -0.5], [0.0, 0.0, 0.0]]), "scale_tril": torch.stack([L2, L1])}),
 ]
+
+# Points at which lgamma and polygamma of orders 0 to 3 are compared.
+SPECIAL_X = t([1e-3, 0.1, 0.5, 1.0, 1.5, 2.0, 3.7, 9.9, 10.0, 10.5, 27.0, 150.0, 1e4, -0.5, -2.7])
 
 
 def main():
@@ -62,6 +93,13 @@ def main():
         out["kl"].append({"family": family, "p": {k: param(v) for k, v in p.items()},
                           "q": {k: param(v) for k, v in q.items()},
                           "kl": param(D.kl_divergence(make(p), make(q)))})
+    # torch's lgamma and digamma, and mpmath's polygamma at 30 digits:
+    # torch 1.13's trigamma is accurate to about 1e-9 only.
+    mpmath.mp.dps = 30
+    exact = [[float(mpmath.polygamma(n, mpmath.mpf(float(x)))) for x in SPECIAL_X] for n in range(4)]
+    out["special"] = {"x": param(SPECIAL_X), "lgamma": param(torch.lgamma(SPECIAL_X)),
+                      "digamma": param(torch.digamma(SPECIAL_X)),
+                      "polygamma": [param(t(v)) for v in exact]}
     print(json.dumps(out, indent=1))
 
 
