@@ -221,6 +221,24 @@ func TestErrors(t *testing.T) {
 		{func() *graph.Node {
 			return distributions.KL(distributions.NewCategorical(vec(2)), distributions.NewCategorical(vec(3)))
 		}, "nabla: distributions.KL: p has 2 classes, q 3 at distributions_test.go:"},
+		{func() *graph.Node {
+			return distributions.NewMultivariateNormal(vec(2), g.Const(graph.NewDense(graph.Float64, 3, 3))).Mean()
+		}, "nabla: distributions.NewMultivariateNormal: scale_tril has shape (3,3): want (…, 2, 2) for loc (2) at distributions_test.go:"},
+		{func() *graph.Node {
+			return distributions.NewMultivariateNormal(g.Const(graph.NewDense(graph.Float64, 3, 2)), g.Const(graph.NewDense(graph.Float64, 2, 2, 2))).Mean()
+		}, "nabla: distributions.NewMultivariateNormal: the batch shapes of loc (3,2) and scale_tril (2,2,2) do not broadcast together at distributions_test.go:"},
+		{func() *graph.Node { return distributions.NewDirichlet(g.Scalar(1, graph.Float64)).Entropy() },
+			"nabla: distributions.NewDirichlet: concentration float64() has no categories: want a last axis of size ≥ 1 at distributions_test.go:"},
+		{func() *graph.Node { return distributions.NewDirichlet(vec(3)).LogProb(vec(2)) },
+			"nabla: distributions.Dirichlet.LogProb: the value's shape (2) does not end in the 3 categories at distributions_test.go:"},
+		{func() *graph.Node {
+			return distributions.KL(distributions.NewDirichlet(vec(2)), distributions.NewDirichlet(vec(3)))
+		}, "nabla: distributions.KL: p has 2 categories, q 3 at distributions_test.go:"},
+		{func() *graph.Node {
+			return distributions.KL(distributions.NewStudentT(vec(2), vec(2), vec(2)), distributions.NewStudentT(vec(2), vec(2), vec(2)))
+		}, "nabla: distributions.KL: no divergence is registered for distributions.StudentT and distributions.StudentT at distributions_test.go:"},
+		{func() *graph.Node { return distributions.Polygamma(-1, vec(2)) },
+			"nabla: distributions.Polygamma: order -1 is negative at distributions_test.go:"},
 		{func() *graph.Node { return distributions.NewBernoulli(vec(2)).Sample(nil) },
 			"nabla: Generator: the generator is nil: make one with ops.NewGenerator at "},
 	}
@@ -230,5 +248,20 @@ func TestErrors(t *testing.T) {
 		if graph.Poisoned(n) == nil || !strings.Contains(n.Err().Error(), c.want) {
 			t.Errorf("case %d: got %v, want %q", i, n.Err(), c.want)
 		}
+	}
+}
+
+// StudentT's Mean is NaN for ν ≤ 1 and its Variance +∞ for 1 < ν ≤ 2 and
+// NaN for ν ≤ 1, as PyTorch's (the fixtures hold no NaN).
+func TestStudentTUndefinedMoments(t *testing.T) {
+	g := graph.New()
+	c := func(vals ...float64) *graph.Node { return constant(t, g, graph.Float64, vals, len(vals)) }
+	d := distributions.NewStudentT(c(0.5, 1.5, 3), c(2, 2, 2), c(0.5, 0.5, 0.5))
+	vals := run(t, nil, d.Mean(), d.Variance())
+	if !math.IsNaN(vals[0][0]) || vals[0][1] != 2 || vals[0][2] != 2 {
+		t.Errorf("Mean: got %v, want [NaN 2 2]", vals[0])
+	}
+	if !math.IsNaN(vals[1][0]) || !math.IsInf(vals[1][1], 1) || vals[1][2] != 0.75 {
+		t.Errorf("Variance: got %v, want [NaN +Inf 0.75]", vals[1])
 	}
 }

@@ -138,11 +138,12 @@ func polygamma(n int, x float64) float64 {
 	return sign * (sum + nf*float64(n)*shifted)
 }
 
-// xlogy is a·log x, 0 where a is 0 (also where x is), with a gradient
-// that stays finite there.
+// xlogy is a·log x, 0 where a and x are both 0 (as PyTorch's xlogy), with
+// the gradient log x with respect to a wherever x is positive.
 func xlogy(a, x *graph.Node) *graph.Node {
-	zero := a.Graph().Scalar(0, a.DType())
-	isZero := ops.Equal(a, zero)
-	safe := ops.Where(isZero, a.Graph().Scalar(1, a.DType()), x)
-	return ops.Where(isZero, zero, ops.Mul(a, ops.Log(safe)))
+	g, dtype := a.Graph(), a.DType()
+	zero := g.Scalar(0, dtype)
+	both := ops.Mul(ops.Equal(a, zero), ops.Equal(x, zero))
+	safe := ops.Where(both, g.Scalar(1, dtype), x)
+	return ops.Where(both, zero, ops.Mul(a, ops.Log(safe)))
 }
