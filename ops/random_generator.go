@@ -148,6 +148,11 @@ func (r *Generator) Int(low, high int64, dtype tensor.Dtype, shape ...int) *grap
 	return r.draw(func(s Stream) *graph.Node { return RandomInt(r.Step, s, low, high, dtype, shape...) })
 }
 
+// Permutation draws a permutation of 0, …, n−1 (see RandomPermutation).
+func (r *Generator) Permutation(n int, dtype tensor.Dtype) *graph.Node {
+	return r.draw(func(s Stream) *graph.Node { return RandomPermutation(r.Step, s, n, dtype) })
+}
+
 // Categorical draws a class index per row of logits, with probabilities
 // softmax(row) (see RandomCategorical).
 func (r *Generator) Categorical(logits *graph.Node) *graph.Node {
