@@ -32,15 +32,18 @@ func NewDirichlet(concentration *graph.Node) Dirichlet {
 	return Dirichlet{Concentration: concentration, batch: b, k: shape[len(shape)-1]}
 }
 
-// Sample draws G/ΣG from standard gamma draws G of the concentrations; it
-// has no gradient.
-func (d Dirichlet) Sample(gen *ops.Generator) *graph.Node {
+// RSample draws G/ΣG from standard gamma draws G of the concentrations,
+// with gradients to them through the draws (see Gamma.RSample).
+func (d Dirichlet) RSample(gen *ops.Generator) *graph.Node {
 	if bad := d.check("Dirichlet"); bad != nil {
 		return bad
 	}
-	g := gen.Gamma(d.Concentration)
-	return ops.StopGradient(ops.Div(g, ops.SumKeepDims(g, -1)))
+	g := standardGammaRSample(gen, d.Concentration)
+	return ops.Div(g, ops.SumKeepDims(g, -1))
 }
+
+// Sample draws like RSample, without gradients.
+func (d Dirichlet) Sample(gen *ops.Generator) *graph.Node { return ops.StopGradient(d.RSample(gen)) }
 
 // LogProb is Σ(αᵢ−1)·log xᵢ + log Γ(Σα) − Σ log Γ(αᵢ), over the last axis
 // of x, a point of the simplex.

@@ -2,9 +2,10 @@
 // are graph nodes, after torch.distributions: Normal, Laplace, Uniform,
 // Bernoulli, Categorical, Gamma, Beta, Dirichlet, StudentT and
 // MultivariateNormal, each with Sample, LogProb, Entropy, Mean and
-// Variance, RSample for the reparameterisable ones (Normal, Laplace,
-// Uniform, MultivariateNormal; the gamma family's samples carry no
-// gradient), and KL for the pairs PyTorch registers among them. Lgamma,
+// Variance, RSample for the reparameterisable ones (all but Bernoulli and
+// Categorical; the gamma family's, Gamma, Beta, Dirichlet and StudentT,
+// by implicit reparameterisation, differentiate once), and KL for the
+// pairs PyTorch registers among them. Lgamma,
 // Digamma and Polygamma are the special functions their densities need,
 // differentiable to any order.
 //

@@ -19,15 +19,20 @@ func NewGamma(concentration, rate *graph.Node) Gamma {
 		batch: newBatch("NewGamma", []string{"concentration", "rate"}, concentration, rate)}
 }
 
-// Sample draws standard gamma values of the concentrations divided by the
-// rates (see ops.RandomGamma); it has no gradient (the reparameterised
-// gradient with respect to the concentration is not provided).
-func (d Gamma) Sample(gen *ops.Generator) *graph.Node {
+// RSample draws standard gamma values of the concentrations divided by
+// the rates (see ops.RandomGamma), with gradients to the rates and, by
+// implicit reparameterisation, to the concentrations (the draw's
+// derivative at its fixed quantile, as PyTorch's rsample): they
+// differentiate once.
+func (d Gamma) RSample(gen *ops.Generator) *graph.Node {
 	if bad := d.check("Gamma"); bad != nil {
 		return bad
 	}
-	return ops.StopGradient(ops.Div(gen.Gamma(d.full(d.Concentration)), d.Rate))
+	return ops.Div(standardGammaRSample(gen, d.full(d.Concentration)), d.Rate)
 }
+
+// Sample draws like RSample, without gradients.
+func (d Gamma) Sample(gen *ops.Generator) *graph.Node { return ops.StopGradient(d.RSample(gen)) }
 
 // LogProb is α·log β + (α−1)·log x − β·x − log Γ(α).
 func (d Gamma) LogProb(x *graph.Node) *graph.Node {
@@ -90,16 +95,19 @@ func NewBeta(concentration1, concentration0 *graph.Node) Beta {
 		batch: newBatch("NewBeta", []string{"concentration1", "concentration0"}, concentration1, concentration0)}
 }
 
-// Sample draws X/(X+Y) from standard gamma draws X of α and Y of β; it has
-// no gradient.
-func (d Beta) Sample(gen *ops.Generator) *graph.Node {
+// RSample draws X/(X+Y) from standard gamma draws X of α and Y of β,
+// with gradients to both through the draws (see Gamma.RSample).
+func (d Beta) RSample(gen *ops.Generator) *graph.Node {
 	if bad := d.check("Beta"); bad != nil {
 		return bad
 	}
-	x := gen.Gamma(d.full(d.Concentration1))
-	y := gen.Gamma(d.full(d.Concentration0))
-	return ops.StopGradient(ops.Div(x, ops.Add(x, y)))
+	x := standardGammaRSample(gen, d.full(d.Concentration1))
+	y := standardGammaRSample(gen, d.full(d.Concentration0))
+	return ops.Div(x, ops.Add(x, y))
 }
+
+// Sample draws like RSample, without gradients.
+func (d Beta) Sample(gen *ops.Generator) *graph.Node { return ops.StopGradient(d.RSample(gen)) }
 
 // LogProb is (α−1)·log x + (β−1)·log(1−x) + log Γ(α+β) − log Γ(α) − log Γ(β).
 func (d Beta) LogProb(x *graph.Node) *graph.Node {

@@ -23,18 +23,22 @@ func NewStudentT(df, loc, scale *graph.Node) StudentT {
 		batch: newBatch("NewStudentT", []string{"df", "loc", "scale"}, df, loc, scale)}
 }
 
-// Sample draws loc + scale·X/√(Z/ν) from a standard normal X and a χ²
+// RSample draws loc + scale·X/√(Z/ν) from a standard normal X and a χ²
 // draw Z of ν degrees of freedom (twice a standard gamma draw of ν/2), as
-// PyTorch does; it has no gradient.
-func (d StudentT) Sample(gen *ops.Generator) *graph.Node {
+// PyTorch does, with gradients to loc, scale and, through the gamma draw
+// (see Gamma.RSample), ν.
+func (d StudentT) RSample(gen *ops.Generator) *graph.Node {
 	if bad := d.check("StudentT"); bad != nil {
 		return bad
 	}
 	x := gen.Normal(d.dtype, d.shape...)
-	z := ops.Scale(gen.Gamma(d.full(ops.Scale(d.Df, 0.5))), 2)
+	z := ops.Scale(standardGammaRSample(gen, d.full(ops.Scale(d.Df, 0.5))), 2)
 	t := ops.Div(x, ops.Sqrt(ops.Div(z, d.Df)))
-	return ops.StopGradient(ops.Add(d.Loc, ops.Mul(d.Scale, t)))
+	return ops.Add(d.Loc, ops.Mul(d.Scale, t))
 }
+
+// Sample draws like RSample, without gradients.
+func (d StudentT) Sample(gen *ops.Generator) *graph.Node { return ops.StopGradient(d.RSample(gen)) }
 
 // LogProb is −(ν+1)/2·log(1 + y²/ν) − log scale − ½·log(νπ)
 // − log Γ(ν/2) + log Γ((ν+1)/2), y = (x−loc)/scale.

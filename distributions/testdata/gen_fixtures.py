@@ -74,6 +74,19 @@ KL_CASES = [
      {"loc": t([[1.0, 0.0, -0.5], [0.0, 0.0, 0.0]]), "scale_tril": torch.stack([L2, L1])}),
 ]
 
+# Concentrations and standard gamma draws at which the reparameterised
+# derivative dx/dα is compared.
+GRAD_A = [0.05, 0.3, 1.0, 2.5, 40.0, 0.3, 2.5, 7.0, 150.0]
+GRAD_X = [0.01, 0.2, 1.5, 0.4, 45.0, 3.0, 12.0, 1.0, 140.0]
+
+
+def gamma_grad(a, x):
+    """dx/dα = ∂Q(α, x)/∂α / p(x; α), Q the regularized upper incomplete gamma."""
+    a, x = mpmath.mpf(a), mpmath.mpf(x)
+    dq = mpmath.diff(lambda s: mpmath.gammainc(s, x, mpmath.inf, regularized=True), a)
+    return float(dq / (x ** (a - 1) * mpmath.exp(-x) / mpmath.gamma(a)))
+
+
 # Points at which lgamma and polygamma of orders 0 to 3 are compared.
 SPECIAL_X = t([1e-3, 0.1, 0.5, 1.0, 1.5, 2.0, 3.7, 9.9, 10.0, 10.5, 27.0, 150.0, 1e4, -0.5, -2.7])
 
@@ -100,6 +113,8 @@ def main():
     out["special"] = {"x": param(SPECIAL_X), "lgamma": param(torch.lgamma(SPECIAL_X)),
                       "digamma": param(torch.digamma(SPECIAL_X)),
                       "polygamma": [param(t(v)) for v in exact]}
+    out["gamma_grad"] = {"alpha": GRAD_A, "x": GRAD_X, "exact": [gamma_grad(a, x) for a, x in zip(GRAD_A, GRAD_X)],
+                         "torch": torch._standard_gamma_grad(t(GRAD_A), t(GRAD_X)).tolist()}
     print(json.dumps(out, indent=1))
 
 
