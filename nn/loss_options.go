@@ -63,10 +63,11 @@ const (
 	optDelta
 	optBeta
 	optMargin
+	optIgnoreIndex
 )
 
 var lossOptNames = []string{"WithReduction", "WithWeight", "WithPosWeight", "WithLogTarget", "WithFull",
-	"WithLogInput", "WithEps", "WithDelta", "WithBeta", "WithMargin"}
+	"WithLogInput", "WithEps", "WithDelta", "WithBeta", "WithMargin", "WithIgnoreIndex"}
 
 // String lists the options of the set.
 func (s lossOpt) String() string {
@@ -88,6 +89,7 @@ type lossConfig struct {
 	logInput          bool
 	eps, delta, beta  float64
 	margin            float64
+	ignoreIndex       int
 	given             lossOpt
 }
 
@@ -150,6 +152,12 @@ func WithMargin(m float64) LossOption {
 	return func(c *lossConfig) { c.margin, c.given = m, c.given|optMargin }
 }
 
+// WithIgnoreIndex sets the label whose examples NLLLoss leaves out, of
+// the loss and of the mean's divisor (−100 by default, as PyTorch's).
+func WithIgnoreIndex(label int) LossOption {
+	return func(c *lossConfig) { c.ignoreIndex, c.given = label, c.given|optIgnoreIndex }
+}
+
 // loss is one call of a loss: its name, settings and inputs' graph and
 // dtype.
 type loss struct {
@@ -163,7 +171,7 @@ type loss struct {
 // among those the loss takes. It returns the poisoned node of the first
 // mistake.
 func newLoss(name string, takes lossOpt, opts []LossOption, names []string, inputs ...*graph.Node) (loss, *graph.Node) {
-	l := loss{name: name, lossConfig: lossConfig{logInput: true, delta: 1, beta: 1}}
+	l := loss{name: name, lossConfig: lossConfig{logInput: true, delta: 1, beta: 1, ignoreIndex: -100}}
 	switch name {
 	case "GaussianNLLLoss":
 		l.eps = 1e-6

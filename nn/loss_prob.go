@@ -83,12 +83,14 @@ func (l loss) weighted(per *graph.Node) *graph.Node {
 // NLLLoss is the negative log-likelihood of class labels (N) (int32 or
 // int64, or integers held as floats) under log-probabilities (N, C):
 // −w[y]·logp[n, y] for example n of label y, w the class weights
-// (WithWeight, of shape (C); 1 by default). ReduceMean divides the sum by
-// the sum of the examples' weights, as PyTorch does. It takes WithWeight
-// and WithReduction. A label outside [0, C) fails the run.
+// (WithWeight, of shape (C); 1 by default), 0 for the examples whose label
+// is the ignored one (WithIgnoreIndex, −100 by default). ReduceMean
+// divides the sum by the sum of the other examples' weights, as PyTorch
+// does. It takes WithWeight, WithIgnoreIndex and WithReduction. Another
+// label outside [0, C) fails the run.
 func NLLLoss(logProbs, labels *graph.Node, opts ...LossOption) *graph.Node {
 	names := []string{"log-probabilities", "labels"}
-	l, bad := newLoss("NLLLoss", optReduction|optWeight, opts, names, logProbs, labels)
+	l, bad := newLoss("NLLLoss", optReduction|optWeight|optIgnoreIndex, opts, names, logProbs, labels)
 	if bad != nil {
 		return bad
 	}
@@ -103,12 +105,21 @@ func NLLLoss(logProbs, labels *graph.Node, opts ...LossOption) *graph.Node {
 		return l.fail([]*graph.Node{logProbs}, "the weight has shape %s: want (%d), one per class",
 			graph.ShapeString(l.weight.Shape()), s[1])
 	}
-	hot := ops.OneHot(labels, s[1], logProbs.DType())
+	// Ignored labels become class 0 for the one-hot rows, which the mask
+	// then zeroes.
+	y := labels
+	if y.DType() != logProbs.DType() {
+		y = ops.Cast(y, logProbs.DType())
+	}
+	ignored := ops.Equal(y, l.constant(y, float64(l.ignoreIndex)))
+	kept := ops.Sub(l.constant(y, 1), ignored)
+	y = ops.Where(ignored, l.constant(y, 0), y)
+	hot := ops.Mul(ops.OneHot(y, s[1], logProbs.DType()), ops.Reshape(kept, s[0], 1))
 	if l.weight != nil {
 		hot = ops.Mul(hot, l.weight)
 	}
 	per := ops.Neg(ops.Sum(ops.Mul(hot, logProbs), 1))
-	if l.weight != nil && l.reduction == ReduceMean {
+	if l.reduction == ReduceMean {
 		return ops.Div(ops.Sum(per), ops.Sum(hot))
 	}
 	return l.reduce(per)

@@ -73,6 +73,9 @@ func lossOptions(t *testing.T, g *graph.Graph, raw map[string]json.RawMessage) [
 			case b:
 				opts = append(opts, WithLogTarget())
 			}
+		case "ignore_index":
+			require.NoError(t, json.Unmarshal(v, &f))
+			opts = append(opts, WithIgnoreIndex(int(f)))
 		default:
 			require.NoError(t, json.Unmarshal(v, &f))
 			opts = append(opts, map[string]func(float64) LossOption{
@@ -85,7 +88,8 @@ func lossOptions(t *testing.T, g *graph.Graph, raw map[string]json.RawMessage) [
 // Every loss, under every reduction, agrees with torch.nn.functional
 // (float64, fixtures written by testdata/losses_torch.py) to 1e-12
 // relative to max(1, |want|): saturated probabilities, logits of ±800,
-// a variance under the floor, zero targets and a zero vector included.
+// ignored labels, a variance under the floor, zero targets and a zero
+// vector included.
 func TestLossesAgainstPyTorch(t *testing.T) {
 	raw, err := os.ReadFile("testdata/losses_torch.json")
 	require.NoError(t, err)
@@ -93,7 +97,7 @@ func TestLossesAgainstPyTorch(t *testing.T) {
 		Cases []map[string]json.RawMessage `json:"cases"`
 	}
 	require.NoError(t, json.Unmarshal(raw, &f))
-	require.GreaterOrEqual(t, len(f.Cases), 22)
+	require.GreaterOrEqual(t, len(f.Cases), 24)
 	reductions := map[string]Reduction{"mean": ReduceMean, "sum": ReduceSum, "none": ReduceNone, "batchmean": ReduceBatchMean}
 	seen := map[string]bool{}
 	for i, c := range f.Cases {
@@ -212,4 +216,18 @@ func TestLossErrors(t *testing.T) {
 			t.Errorf("case %d: got %v, want %q at loss_torch_test.go", i, err, c.want)
 		}
 	}
+}
+
+// NLLLoss takes int64 labels as it takes float ones, the default ignored
+// label −100 included: −(logp[0,1] + logp[2,0])/2 here.
+func TestNLLLossIntegerLabels(t *testing.T) {
+	g := graph.New()
+	logp := dense(t, []float64{-0.1, -2.4, -1.2, -0.5, -0.7, -0.9}, 3, 2)
+	labels := tensor.New(tensor.WithShape(3), tensor.WithBacking([]int64{1, -100, 0}))
+	lp := g.Input("logp", graph.Float64, 3, 2)
+	y := g.Input("y", graph.Int64, 3)
+	loss := NLLLoss(lp, y)
+	m := machine(t, []*graph.Node{loss}, nil)
+	require.NoError(t, m.Run(vm.Feeds{lp: logp, y: labels}))
+	assertClose(t, "NLLLoss", value(t, m, loss), []float64{(2.4 + 0.7) / 2}, 1e-15)
 }
