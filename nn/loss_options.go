@@ -147,7 +147,8 @@ func WithBeta(beta float64) LossOption {
 }
 
 // WithMargin sets the margin of MarginRankingLoss and
-// CosineEmbeddingLoss (0 by default).
+// CosineEmbeddingLoss (0 by default), HingeEmbeddingLoss,
+// TripletMarginLoss and MultiMarginLoss (1 by default).
 func WithMargin(m float64) LossOption {
 	return func(c *lossConfig) { c.margin, c.given = m, c.given|optMargin }
 }
@@ -177,6 +178,8 @@ func newLoss(name string, takes lossOpt, opts []LossOption, names []string, inpu
 		l.eps = 1e-6
 	case "PoissonNLLLoss":
 		l.eps = 1e-8
+	case "HingeEmbeddingLoss", "TripletMarginLoss", "MultiMarginLoss":
+		l.margin = 1
 	}
 	for _, o := range opts {
 		if o != nil {
@@ -213,7 +216,7 @@ func newLoss(name string, takes lossOpt, opts []LossOption, names []string, inpu
 		case n == nil:
 		case n.Graph() != l.g:
 			return l, l.fail(inputs, "%s and %s belong to different graphs", names[0], what)
-		case n.DType() != dtype && !(name == "NLLLoss" && i == 0):
+		case n.DType() != dtype && !(i == 0 && (name == "NLLLoss" || name == "MultiMarginLoss")): // labels may be integers
 			return l, l.fail(inputs, "%s is %v but %s is %v: the dtypes differ", what, n.Type(), names[0], inputs[0].Type())
 		}
 	}

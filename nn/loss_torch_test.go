@@ -45,6 +45,12 @@ var lossFuncs = map[string]func(in []*graph.Node, opts ...LossOption) *graph.Nod
 	"CosineEmbeddingLoss": func(in []*graph.Node, o ...LossOption) *graph.Node {
 		return CosineEmbeddingLoss(in[0], in[1], in[2], o...)
 	},
+	"HingeEmbeddingLoss": func(in []*graph.Node, o ...LossOption) *graph.Node { return HingeEmbeddingLoss(in[0], in[1], o...) },
+	"SoftMarginLoss":     func(in []*graph.Node, o ...LossOption) *graph.Node { return SoftMarginLoss(in[0], in[1], o...) },
+	"TripletMarginLoss": func(in []*graph.Node, o ...LossOption) *graph.Node {
+		return TripletMarginLoss(in[0], in[1], in[2], o...)
+	},
+	"MultiMarginLoss": func(in []*graph.Node, o ...LossOption) *graph.Node { return MultiMarginLoss(in[0], in[1], o...) },
 }
 
 // lossOptions turns a fixture's torch keyword arguments into options.
@@ -97,7 +103,7 @@ func TestLossesAgainstPyTorch(t *testing.T) {
 		Cases []map[string]json.RawMessage `json:"cases"`
 	}
 	require.NoError(t, json.Unmarshal(raw, &f))
-	require.GreaterOrEqual(t, len(f.Cases), 24)
+	require.GreaterOrEqual(t, len(f.Cases), 31)
 	reductions := map[string]Reduction{"mean": ReduceMean, "sum": ReduceSum, "none": ReduceNone, "batchmean": ReduceBatchMean}
 	seen := map[string]bool{}
 	for i, c := range f.Cases {
@@ -182,6 +188,16 @@ func TestLossGradientsToSecondOrder(t *testing.T) {
 		{"CosineEmbeddingLoss", func(in []*graph.Node) *graph.Node {
 			return CosineEmbeddingLoss(in[0], in[1], in[2], WithMargin(0.1))
 		}, []*tensor.Dense{e1, e2, ey}, []int{0, 1}},
+		{"HingeEmbeddingLoss", func(in []*graph.Node) *graph.Node { return HingeEmbeddingLoss(in[0], in[1]) },
+			[]*tensor.Dense{x1, sign}, []int{0}},
+		{"SoftMarginLoss", func(in []*graph.Node) *graph.Node { return SoftMarginLoss(in[0], in[1]) },
+			[]*tensor.Dense{x1, sign}, []int{0}},
+		{"TripletMarginLoss", func(in []*graph.Node) *graph.Node {
+			return TripletMarginLoss(in[0], in[1], in[2], WithMargin(3))
+		}, []*tensor.Dense{e1, e2, dense(t, []float64{1, 0, 2, -1, 0.5, 0.3, 0, 1, 1}, 3, 3)}, nil},
+		{"MultiMarginLoss", func(in []*graph.Node) *graph.Node {
+			return MultiMarginLoss(in[0], in[0].Graph().Const(dense(t, []float64{2, 0}, 2)))
+		}, []*tensor.Dense{logp}, nil},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) { checkGradients(t, c.fn, c.inputs, c.wrt...) })
