@@ -106,6 +106,21 @@ func TestGradientsToSecondOrder(t *testing.T) {
 			p := distributions.NewMultivariateNormal(in[0], ops.Reshape(in[1], 2, 2))
 			return distributions.KL(p, distributions.NewMultivariateNormal(in[2], ops.Reshape(in[3], 2, 2)))
 		}, []*tensor.Dense{vals(t, 0.3, -1.2), vals(t, 1.5, 0, -0.4, 0.8), vals(t, 1, 0), vals(t, 0.7, 0, 0.5, 1.3)}},
+		{"KL Beta‖Normal", func(in []*graph.Node) *graph.Node {
+			return distributions.KL(distributions.NewBeta(in[0], in[1]), distributions.NewNormal(in[2], in[3]))
+		}, []*tensor.Dense{vals(t, 0.5, 2.5), vals(t, 0.5, 1), vals(t, 0.3, -1.2), vals(t, 0.5, 1.7)}},
+		{"KL Gamma‖Normal", func(in []*graph.Node) *graph.Node {
+			return distributions.KL(distributions.NewGamma(in[0], in[1]), distributions.NewNormal(in[2], in[3]))
+		}, []*tensor.Dense{vals(t, 0.3, 2.5), vals(t, 1, 2), vals(t, 0.3, -1.2), vals(t, 0.5, 1.7)}},
+		{"KL Normal‖Laplace", func(in []*graph.Node) *graph.Node {
+			return distributions.KL(distributions.NewNormal(in[0], in[1]), distributions.NewLaplace(in[2], in[3]))
+		}, []*tensor.Dense{vals(t, 0.3, -1.2), vals(t, 0.5, 1.7), vals(t, 1, 0.2), vals(t, 2, 0.9)}},
+		{"KL Uniform‖Gamma", func(in []*graph.Node) *graph.Node {
+			return distributions.KL(distributions.NewUniform(in[0], in[1]), distributions.NewGamma(in[2], in[3]))
+		}, []*tensor.Dense{vals(t, 0.1, 2), vals(t, 0.9, 7.5), vals(t, 0.3, 2.5), vals(t, 1, 2)}},
+		{"KL Uniform‖Beta", func(in []*graph.Node) *graph.Node {
+			return distributions.KL(distributions.NewUniform(in[0], in[1]), distributions.NewBeta(in[2], in[3]))
+		}, []*tensor.Dense{vals(t, 0.1, 0.25), vals(t, 0.9, 0.5), vals(t, 0.5, 2.5), vals(t, 0.5, 1)}},
 	}
 	for _, c := range cases {
 		scalar := func(in []*graph.Node) *graph.Node { return ops.Sum(c.fn(in)) }

@@ -7,6 +7,7 @@ repository root:
     /usr/bin/python3 distributions/testdata/gen_fixtures.py > distributions/testdata/fixtures.json
 """
 import json
+import math
 
 import mpmath
 import torch
@@ -20,7 +21,9 @@ def t(values):
 
 
 def param(x):
-    return {"values": x.flatten().tolist(), "shape": list(x.shape)}
+    # JSON has no infinities: they are written as the strings "inf", "-inf".
+    values = [v if math.isfinite(v) else str(v) for v in x.flatten().tolist()]
+    return {"values": values, "shape": list(x.shape)}
 
 
 FAMILIES = {
@@ -74,6 +77,32 @@ KL_CASES = [
      {"loc": t([[1.0, 0.0, -0.5], [0.0, 0.0, 0.0]]), "scale_tril": torch.stack([L2, L1])}),
 ]
 
+# Divergences between families: p's family, its parameters, q's family and
+# its; among them PyTorch's +∞ where p's support is not inside q's.
+BETA = {"concentration1": t([0.5, 2.5, 30.0]), "concentration0": t([0.5, 1.0, 12.0])}
+GAMMA = {"concentration": t([0.3, 2.5, 40.0]), "rate": t([1.0, 2.0, 3.0])}
+NORMAL = {"loc": t([0.3, -1.2, 2.0]), "scale": t([0.5, 1.7, 3.0])}
+LAPLACE = {"loc": t([1.0, 0.2, -0.5]), "scale": t([2.0, 0.9, 0.3])}
+KL_CROSS = [
+    ("Beta", BETA, "Gamma", GAMMA),
+    ("Beta", BETA, "Normal", NORMAL),
+    ("Beta", BETA, "Uniform", {"low": t([-0.5, 0.0, 0.1]), "high": t([1.5, 1.0, 2.0])}),
+    ("Gamma", GAMMA, "Normal", NORMAL),
+    ("Laplace", LAPLACE, "Normal", NORMAL),
+    ("Normal", NORMAL, "Laplace", LAPLACE),
+    ("Uniform", {"low": t([0.1, 0.25, -0.1]), "high": t([0.9, 0.5, 0.5])}, "Beta", BETA),
+    ("Uniform", {"low": t([0.1, 2.0, -1.0]), "high": t([0.9, 7.5, 3.0])}, "Gamma", GAMMA),
+    ("Uniform", {"low": t([0.1, 2.0, -1.0]), "high": t([0.9, 7.5, 3.0])}, "Normal", NORMAL),
+    ("Gamma", GAMMA, "Beta", BETA),
+    ("Gamma", GAMMA, "Uniform", {"low": t([-0.5, 0.0, 0.1]), "high": t([1.5, 1.0, 2.0])}),
+    ("Laplace", LAPLACE, "Beta", BETA),
+    ("Laplace", LAPLACE, "Gamma", GAMMA),
+    ("Laplace", LAPLACE, "Uniform", {"low": t([-0.5, 0.0, 0.1]), "high": t([1.5, 1.0, 2.0])}),
+    ("Normal", NORMAL, "Beta", BETA),
+    ("Normal", NORMAL, "Gamma", GAMMA),
+    ("Normal", NORMAL, "Uniform", {"low": t([-0.5, 0.0, 0.1]), "high": t([1.5, 1.0, 2.0])}),
+]
+
 # Concentrations and standard gamma draws at which the reparameterised
 # derivative dx/dα is compared.
 GRAD_A = [0.05, 0.3, 1.0, 2.5, 40.0, 0.3, 2.5, 7.0, 150.0]
@@ -106,6 +135,10 @@ def main():
         out["kl"].append({"family": family, "p": {k: param(v) for k, v in p.items()},
                           "q": {k: param(v) for k, v in q.items()},
                           "kl": param(D.kl_divergence(make(p), make(q)))})
+    for pf, p, qf, q in KL_CROSS:
+        kl = D.kl_divergence(FAMILIES[pf][0](p), FAMILIES[qf][0](q))
+        out["kl"].append({"family": pf, "q_family": qf, "p": {k: param(v) for k, v in p.items()},
+                          "q": {k: param(v) for k, v in q.items()}, "kl": param(kl)})
     # torch's lgamma and digamma, and mpmath's polygamma at 30 digits:
     # torch 1.13's trigamma is accurate to about 1e-9 only.
     mpmath.mp.dps = 30
