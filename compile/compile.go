@@ -11,9 +11,10 @@ import (
 type Option func(*config)
 
 type config struct {
-	updates  map[*graph.Node]*graph.Node
-	disabled map[string]bool
-	check    bool
+	updates    map[*graph.Node]*graph.Node
+	disabled   map[string]bool
+	check      bool
+	fixedDraws bool
 }
 
 // WithUpdates makes every run end by writing each expression's value into
@@ -72,6 +73,11 @@ func Compile(outputs []*graph.Node, opts ...Option) (*Program, error) {
 	g, updates, err := checkRequest(outputs, c.updates)
 	if err != nil {
 		return nil, err
+	}
+	if !c.fixedDraws {
+		if err := checkDraws(outputs, updates); err != nil {
+			return nil, err
+		}
 	}
 	noteCompile(g)
 	return compileGraph(g, outputs, updates, &c)

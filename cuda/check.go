@@ -57,7 +57,7 @@ func CheckOp(dev *Device, f func(in []*graph.Node) *graph.Node, inputs ...*tenso
 		}
 		outs = append(outs, grads...)
 	}
-	prog, err := compile.Compile(outs)
+	prog, err := compile.Compile(outs, compile.WithFixedDraws())
 	if err != nil {
 		return nil, err
 	}

@@ -82,6 +82,24 @@ func fail(g *graph.Graph, fn, format string, args ...any) *graph.Node {
 // newBatch checks a distribution's parameters, named by names: present,
 // of one graph, of one float dtype and of shapes that broadcast together.
 func newBatch(fn string, names []string, params ...*graph.Node) batch {
+	b := newParams(fn, names, params...)
+	if b.bad != nil {
+		return b
+	}
+	for i, p := range params {
+		shape, ok := broadcast(b.shape, p.Shape())
+		if !ok {
+			return batch{bad: fail(b.g, fn, "the shapes of %s, %s, do not broadcast together", strings.Join(names[:i+1], ", "), shapes(params[:i+1]))}
+		}
+		b.shape = shape
+	}
+	return b
+}
+
+// newParams checks a distribution's parameters, named by names: present,
+// of one graph and of one float dtype. The batch's shape is the first
+// parameter's.
+func newParams(fn string, names []string, params ...*graph.Node) batch {
 	var g *graph.Graph
 	for i, p := range params {
 		if p == nil {
@@ -110,11 +128,6 @@ func newBatch(fn string, names []string, params ...*graph.Node) batch {
 		case t.DType != b.dtype:
 			return batch{bad: fail(g, fn, "%s is %v but %s is %v: the dtypes differ", names[i], t, names[0], params[0].Type())}
 		}
-		shape, ok := broadcast(b.shape, t.Shape)
-		if !ok {
-			return batch{bad: fail(g, fn, "the shapes of %s, %s, do not broadcast together", strings.Join(names[:i+1], ", "), shapes(params[:i+1]))}
-		}
-		b.shape = shape
 	}
 	return b
 }

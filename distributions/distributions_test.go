@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -18,6 +19,33 @@ type tensorJSON struct {
 	Shape  []int     `json:"shape"`
 }
 
+// UnmarshalJSON reads the values, infinities written as "inf" and "-inf".
+func (t *tensorJSON) UnmarshalJSON(b []byte) error {
+	var raw struct {
+		Values []any `json:"values"`
+		Shape  []int `json:"shape"`
+	}
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return err
+	}
+	t.Shape, t.Values = raw.Shape, make([]float64, len(raw.Values))
+	for i, v := range raw.Values {
+		switch v := v.(type) {
+		case float64:
+			t.Values[i] = v
+		case string:
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				return err
+			}
+			t.Values[i] = f
+		default:
+			return fmt.Errorf("value %v is not a number", v)
+		}
+	}
+	return nil
+}
+
 type fixtures struct {
 	Cases []struct {
 		Family   string                `json:"family"`
@@ -29,11 +57,31 @@ type fixtures struct {
 		Variance *tensorJSON           `json:"variance"`
 	} `json:"cases"`
 	KL []struct {
-		Family string                `json:"family"`
-		P      map[string]tensorJSON `json:"p"`
-		Q      map[string]tensorJSON `json:"q"`
-		KL     tensorJSON            `json:"kl"`
+		Family  string                `json:"family"`
+		QFamily string                `json:"q_family"` // Family when empty
+		P       map[string]tensorJSON `json:"p"`
+		Q       map[string]tensorJSON `json:"q"`
+		KL      tensorJSON            `json:"kl"`
 	} `json:"kl"`
+	Special struct {
+		X         tensorJSON   `json:"x"`
+		Lgamma    tensorJSON   `json:"lgamma"`
+		Digamma   tensorJSON   `json:"digamma"`
+		Polygamma []tensorJSON `json:"polygamma"`
+	} `json:"special"`
+}
+
+// readFixtures reads testdata/fixtures.json.
+func readFixtures(t *testing.T) fixtures {
+	raw, err := os.ReadFile("testdata/fixtures.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var f fixtures
+	if err := json.Unmarshal(raw, &f); err != nil {
+		t.Fatal(err)
+	}
+	return f
 }
 
 // makers builds each family from its parameters, by PyTorch's names.
@@ -53,6 +101,21 @@ var makers = map[string]func(p map[string]*graph.Node) distributions.Distributio
 	"Categorical": func(p map[string]*graph.Node) distributions.Distribution {
 		return distributions.NewCategorical(p["logits"])
 	},
+	"Gamma": func(p map[string]*graph.Node) distributions.Distribution {
+		return distributions.NewGamma(p["concentration"], p["rate"])
+	},
+	"Beta": func(p map[string]*graph.Node) distributions.Distribution {
+		return distributions.NewBeta(p["concentration1"], p["concentration0"])
+	},
+	"Dirichlet": func(p map[string]*graph.Node) distributions.Distribution {
+		return distributions.NewDirichlet(p["concentration"])
+	},
+	"StudentT": func(p map[string]*graph.Node) distributions.Distribution {
+		return distributions.NewStudentT(p["df"], p["loc"], p["scale"])
+	},
+	"MultivariateNormal": func(p map[string]*graph.Node) distributions.Distribution {
+		return distributions.NewMultivariateNormal(p["loc"], p["scale_tril"])
+	},
 }
 
 func nodes(t *testing.T, g *graph.Graph, params map[string]tensorJSON) map[string]*graph.Node {
@@ -63,7 +126,8 @@ func nodes(t *testing.T, g *graph.Graph, params map[string]tensorJSON) map[strin
 	return out
 }
 
-// closeTo checks got against want to 1e-12, relative to max(1, |want|).
+// closeTo checks got against want to 1e-12, relative to max(1, |want|);
+// an infinite want must be got exactly.
 func closeTo(t *testing.T, what string, got []float64, want tensorJSON) {
 	t.Helper()
 	if len(got) != len(want.Values) {
@@ -71,7 +135,7 @@ func closeTo(t *testing.T, what string, got []float64, want tensorJSON) {
 		return
 	}
 	for i, w := range want.Values {
-		if math.Abs(got[i]-w) > 1e-12*max(1, math.Abs(w)) {
+		if math.IsInf(w, 0) && got[i] != w || math.Abs(got[i]-w) > 1e-12*max(1, math.Abs(w)) {
 			t.Errorf("%s[%d]: got %.17g, want %.17g", what, i, got[i], w)
 		}
 	}
@@ -80,16 +144,9 @@ func closeTo(t *testing.T, what string, got []float64, want tensorJSON) {
 // LogProb, Entropy, Mean, Variance and KL agree with torch.distributions
 // (float64, fixtures written by testdata/gen_fixtures.py) to 1e-12.
 func TestAgainstPyTorch(t *testing.T) {
-	raw, err := os.ReadFile("testdata/fixtures.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var f fixtures
-	if err := json.Unmarshal(raw, &f); err != nil {
-		t.Fatal(err)
-	}
-	if len(f.Cases) < 6 || len(f.KL) < 5 {
-		t.Fatalf("fixtures: %d cases and %d divergences, want 6 and 5", len(f.Cases), len(f.KL))
+	f := readFixtures(t)
+	if len(f.Cases) < 13 || len(f.KL) < 26 {
+		t.Fatalf("fixtures: %d cases and %d divergences, want 13 and 26", len(f.Cases), len(f.KL))
 	}
 	for i, c := range f.Cases {
 		g := graph.New()
@@ -110,8 +167,34 @@ func TestAgainstPyTorch(t *testing.T) {
 	for i, c := range f.KL {
 		g := graph.New()
 		p := makers[c.Family](nodes(t, g, c.P))
-		q := makers[c.Family](nodes(t, g, c.Q))
-		closeTo(t, fmt.Sprintf("KL %d (%s)", i, c.Family), run(t, nil, distributions.KL(p, q))[0], c.KL)
+		qf := c.QFamily
+		if qf == "" {
+			qf = c.Family
+		}
+		q := makers[qf](nodes(t, g, c.Q))
+		closeTo(t, fmt.Sprintf("KL %d (%s‖%s)", i, c.Family, qf), run(t, nil, distributions.KL(p, q))[0], c.KL)
+	}
+}
+
+// Lgamma and Digamma agree with torch.lgamma and torch.digamma (float64),
+// and Polygamma of orders 0 to 3 with mpmath's (at 30 digits), to 1e-12
+// relative to max(1, |want|), from 10⁻³ to 10⁴ and at negative points.
+func TestSpecialFunctionsAgainstPyTorch(t *testing.T) {
+	f := readFixtures(t)
+	if len(f.Special.Polygamma) != 4 {
+		t.Fatalf("fixtures: %d polygamma orders, want 4", len(f.Special.Polygamma))
+	}
+	g := graph.New()
+	x := constant(t, g, graph.Float64, f.Special.X.Values, f.Special.X.Shape...)
+	outs := []*graph.Node{distributions.Lgamma(x)}
+	for n := range f.Special.Polygamma {
+		outs = append(outs, distributions.Polygamma(n, x))
+	}
+	vals := run(t, nil, outs...)
+	closeTo(t, "Lgamma", vals[0], f.Special.Lgamma)
+	closeTo(t, "Digamma", vals[1], f.Special.Digamma)
+	for n, want := range f.Special.Polygamma {
+		closeTo(t, fmt.Sprintf("Polygamma(%d)", n), vals[n+1], want)
 	}
 }
 
@@ -167,11 +250,29 @@ func TestErrors(t *testing.T) {
 		{func() *graph.Node { return distributions.Normal{}.Sample(nil) },
 			"nabla: distributions.Normal: the distribution is a zero value: make it with NewNormal at distributions_test.go:"},
 		{func() *graph.Node {
-			return distributions.KL(distributions.NewNormal(vec(2), vec(2)), distributions.NewLaplace(vec(2), vec(2)))
-		}, "nabla: distributions.KL: no divergence is registered for distributions.Normal and distributions.Laplace at distributions_test.go:"},
+			return distributions.KL(distributions.NewNormal(vec(2), vec(2)), distributions.NewBernoulli(vec(2)))
+		}, "nabla: distributions.KL: no divergence is registered for distributions.Normal and distributions.Bernoulli at distributions_test.go:"},
 		{func() *graph.Node {
 			return distributions.KL(distributions.NewCategorical(vec(2)), distributions.NewCategorical(vec(3)))
 		}, "nabla: distributions.KL: p has 2 classes, q 3 at distributions_test.go:"},
+		{func() *graph.Node {
+			return distributions.NewMultivariateNormal(vec(2), g.Const(graph.NewDense(graph.Float64, 3, 3))).Mean()
+		}, "nabla: distributions.NewMultivariateNormal: scale_tril has shape (3,3): want (…, 2, 2) for loc (2) at distributions_test.go:"},
+		{func() *graph.Node {
+			return distributions.NewMultivariateNormal(g.Const(graph.NewDense(graph.Float64, 3, 2)), g.Const(graph.NewDense(graph.Float64, 2, 2, 2))).Mean()
+		}, "nabla: distributions.NewMultivariateNormal: the batch shapes of loc (3,2) and scale_tril (2,2,2) do not broadcast together at distributions_test.go:"},
+		{func() *graph.Node { return distributions.NewDirichlet(g.Scalar(1, graph.Float64)).Entropy() },
+			"nabla: distributions.NewDirichlet: concentration float64() has no categories: want a last axis of size ≥ 1 at distributions_test.go:"},
+		{func() *graph.Node { return distributions.NewDirichlet(vec(3)).LogProb(vec(2)) },
+			"nabla: distributions.Dirichlet.LogProb: the value's shape (2) does not end in the 3 categories at distributions_test.go:"},
+		{func() *graph.Node {
+			return distributions.KL(distributions.NewDirichlet(vec(2)), distributions.NewDirichlet(vec(3)))
+		}, "nabla: distributions.KL: p has 2 categories, q 3 at distributions_test.go:"},
+		{func() *graph.Node {
+			return distributions.KL(distributions.NewStudentT(vec(2), vec(2), vec(2)), distributions.NewStudentT(vec(2), vec(2), vec(2)))
+		}, "nabla: distributions.KL: no divergence is registered for distributions.StudentT and distributions.StudentT at distributions_test.go:"},
+		{func() *graph.Node { return distributions.Polygamma(-1, vec(2)) },
+			"nabla: distributions.Polygamma: order -1 is negative at distributions_test.go:"},
 		{func() *graph.Node { return distributions.NewBernoulli(vec(2)).Sample(nil) },
 			"nabla: Generator: the generator is nil: make one with ops.NewGenerator at "},
 	}
@@ -181,5 +282,20 @@ func TestErrors(t *testing.T) {
 		if graph.Poisoned(n) == nil || !strings.Contains(n.Err().Error(), c.want) {
 			t.Errorf("case %d: got %v, want %q", i, n.Err(), c.want)
 		}
+	}
+}
+
+// StudentT's Mean is NaN for ν ≤ 1 and its Variance +∞ for 1 < ν ≤ 2 and
+// NaN for ν ≤ 1, as PyTorch's (the fixtures hold no NaN).
+func TestStudentTUndefinedMoments(t *testing.T) {
+	g := graph.New()
+	c := func(vals ...float64) *graph.Node { return constant(t, g, graph.Float64, vals, len(vals)) }
+	d := distributions.NewStudentT(c(0.5, 1.5, 3), c(2, 2, 2), c(0.5, 0.5, 0.5))
+	vals := run(t, nil, d.Mean(), d.Variance())
+	if !math.IsNaN(vals[0][0]) || vals[0][1] != 2 || vals[0][2] != 2 {
+		t.Errorf("Mean: got %v, want [NaN 2 2]", vals[0])
+	}
+	if !math.IsNaN(vals[1][0]) || !math.IsInf(vals[1][1], 1) || vals[1][2] != 0.75 {
+		t.Errorf("Variance: got %v, want [NaN +Inf 0.75]", vals[1])
 	}
 }

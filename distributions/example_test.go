@@ -55,3 +55,24 @@ func Example() {
 	// z [0.0861 -0.4947]  KL 0.9319  dKL/dμ [0.5 0.0]
 	// z [1.2514 1.7568]  KL 0.9319  dKL/dμ [0.5 0.0]
 }
+
+// A two-dimensional normal of covariance Σ = [[4, 2], [2, 3]], held as its
+// Cholesky factor: its log-density at the mean is −log 2π − ½·log det Σ
+// (det Σ = 8), its entropy 1 + log 2π + ½·log det Σ, and its divergence
+// from the standard normal ½·(tr Σ − 2 − log det Σ).
+func ExampleNewMultivariateNormalCovariance() {
+	g := graph.New()
+	loc := g.Const(graph.NewDense(graph.Float64, 2))
+	cov, _ := graph.FromFloat64s(graph.Float64, []float64{4, 2, 2, 3}, 2, 2)
+	eye, _ := graph.FromFloat64s(graph.Float64, []float64{1, 0, 0, 1}, 2, 2)
+	d := distributions.NewMultivariateNormalCovariance(loc, g.Const(cov))
+	std := distributions.NewMultivariateNormal(loc, g.Const(eye))
+	vals, err := vm.Eval(nil, d.LogProb(loc), d.Entropy(), distributions.KL(d, std))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Printf("log p(μ) %.6f  entropy %.6f  KL %.6f\n", graph.Float(vals[0], 0), graph.Float(vals[1], 0), graph.Float(vals[2], 0))
+	// Output:
+	// log p(μ) -2.877598  entropy 3.877598  KL 1.460279
+}

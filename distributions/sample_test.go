@@ -103,7 +103,8 @@ func TestCategoricalChiSquared(t *testing.T) {
 	gen := ops.NewGenerator(g, "rng", 5)
 	row := constant(t, g, graph.Float64, logits, 1, 4)
 	d := distributions.NewCategorical(ops.BroadcastTo(row, n, 4))
-	draws := run(t, gen.Updates(), d.Sample(gen))[0]
+	sample := d.Sample(gen) // before gen.Updates(), which is nil until the first draw
+	draws := run(t, gen.Updates(), sample)[0]
 	counts := make([]float64, 4)
 	for i, c := range draws {
 		if c != math.Trunc(c) || c < 0 || c > 3 {
@@ -149,7 +150,7 @@ func TestRSampleGradients(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		v := run(t, nil, x, grads[0], grads[1])
+		v := run(t, gen.Updates(), x, grads[0], grads[1])
 		var wantA, wantB float64
 		for _, xi := range v[0] {
 			if c.name == "Uniform" {

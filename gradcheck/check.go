@@ -180,7 +180,7 @@ func instantiate(build builder, vals []*tensor.Dense, checked []int) (*instance,
 		}
 	}
 	in.ys = ys
-	p, err := compile.Compile(ys)
+	p, err := compile.Compile(ys, compile.WithFixedDraws())
 	if err != nil {
 		return nil, fail(BuildFailed, err, "compiling the function failed")
 	}

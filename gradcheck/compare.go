@@ -48,7 +48,7 @@ func (in *instance) gradients() (*gradProgram, *Error) {
 	if len(grads) == 0 {
 		return gp, nil
 	}
-	p, err := compile.Compile(grads)
+	p, err := compile.Compile(grads, compile.WithFixedDraws())
 	if err != nil {
 		return nil, fail(BuildFailed, err, "compiling the gradient failed")
 	}

@@ -71,7 +71,7 @@ func (in *instance) nodeValues() (map[*graph.Node]*tensor.Dense, error) {
 			all = append(all, in.g.Node(id))
 		}
 	}
-	p, err := compile.Compile(all)
+	p, err := compile.Compile(all, compile.WithFixedDraws())
 	if err != nil {
 		return nil, err
 	}

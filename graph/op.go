@@ -112,6 +112,15 @@ type Coster interface {
 	Cost(in []Type, out Type) Cost
 }
 
+// Drawer is implemented by random ops, which draw their values at a step
+// read from one of their inputs: DrawStep is that input's position.
+// compile.Compile refuses a program in which such an op draws at a
+// parameter that none of the program's updates advances, since every run
+// would then repeat the same draws (compile.WithFixedDraws allows it).
+type Drawer interface {
+	DrawStep() int
+}
+
 // DefaultCost is the cost of an op that reads each input and writes each
 // output once and does no arithmetic worth counting (a reshape, a copy).
 func DefaultCost(in []Type, out ...Type) Cost {

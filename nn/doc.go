@@ -63,6 +63,18 @@
 //	updates, err := nn.TrainingUpdates(opt, loss, model)
 //	prog, err := compile.Compile([]*graph.Node{loss}, compile.WithUpdates(updates))
 //
+// # Losses
+//
+// Besides MSE and CrossEntropy, the losses of torch.nn.functional keep
+// their names, settings and numerically stable forms: BCELoss,
+// BCEWithLogitsLoss, NLLLoss, GaussianNLLLoss, KLDivLoss, PoissonNLLLoss,
+// HuberLoss, SmoothL1Loss, MarginRankingLoss, HingeEmbeddingLoss,
+// SoftMarginLoss, CosineEmbeddingLoss, TripletMarginLoss and
+// MultiMarginLoss. Settings are LossOptions, the reduction among them
+// (ReduceMean by default, ReduceSum, ReduceNone):
+//
+//	loss := nn.BCEWithLogitsLoss(logits, y, nn.WithPosWeight(w), nn.WithReduction(nn.ReduceSum))
+//
 // # Checkpoints
 //
 // Save and Load write and read the values a machine holds for a module's

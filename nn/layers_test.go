@@ -183,7 +183,7 @@ func TestDropoutGradient(t *testing.T) {
 	y := d.Forward(x)
 	grads, err := compile.Grad(ops.Sum(y), x)
 	require.NoError(t, err)
-	m := machine(t, []*graph.Node{y, grads[0]}, nil)
+	m := machine(t, []*graph.Node{y, grads[0]}, d.StateUpdates())
 	require.NoError(t, m.Run(nil))
 	// d sum(x ⊙ mask)/dx = mask, which is 0 or 2 (x is zero, so y is too).
 	mask := value(t, m, grads[0])
@@ -198,8 +198,9 @@ func TestDropoutGradient(t *testing.T) {
 func TestDropoutAllDropped(t *testing.T) {
 	g := graph.New()
 	x := g.Input("x", graph.Float64, 10)
-	y := NewDropout(g, "drop", 1).Forward(x)
-	m := machine(t, []*graph.Node{y}, nil)
+	d := NewDropout(g, "drop", 1)
+	y := d.Forward(x)
+	m := machine(t, []*graph.Node{y}, d.StateUpdates())
 	in := graph.NewDense(graph.Float64, 10)
 	require.NoError(t, Constant(3)(nil, in, 1, 1))
 	require.NoError(t, m.Run(vm.Feeds{x: in}))

@@ -20,14 +20,8 @@ func CrossEntropy(logits, labels *graph.Node) *graph.Node {
 }
 
 // BCEWithLogits returns the mean binary cross-entropy of targets y in
-// [0, 1] against probabilities sigmoid(x), from the logits x. It is
-// computed in the stable form max(x, 0) - x·y + log(1 + e^-|x|), which
-// neither overflows for large |x| nor loses the loss to rounding where the
-// sigmoid saturates.
+// [0, 1] against probabilities sigmoid(x), from the logits x of the same
+// shape: BCEWithLogitsLoss with its defaults.
 func BCEWithLogits(logits, targets *graph.Node) *graph.Node {
-	x := logits
-	return ops.Mean(ops.Add(
-		ops.Sub(ops.ReLU(x), ops.Mul(x, targets)),
-		ops.Log1p(ops.Exp(ops.Neg(ops.Abs(x)))),
-	))
+	return BCEWithLogitsLoss(logits, targets)
 }

@@ -18,14 +18,16 @@
 // convolutions keep nabla's GEMM.
 //
 // Random ops (RandomUniform, RandomNormal, RandomBernoulli, RandomInt,
-// RandomCategorical) draw from Philox-4x32-10 streams, the counter-based
-// generator of cuRAND and PyTorch's CUDA generator: every element is a
-// pure function of (seed, stream id, step, element index), so a draw is
-// the same on any number of threads and another device can repeat it. A
-// Generator owns the randomness of a graph: its step is a parameter that
-// the program's updates advance by one each run (so two runs never repeat
-// their draws), and each sampling node it builds gets a stream of its own
-// when it is built (so two nodes never share their bits). Random ops have
-// no gradient; reparameterised samples (μ + σ·ε) carry gradients through
-// the ops applied to the draw.
+// RandomCategorical, RandomGamma, RandomPermutation) draw from
+// Philox-4x32-10 streams, the counter-based generator of cuRAND and
+// PyTorch's CUDA generator: every element is a pure function of (seed,
+// stream id, step, element index), so a draw is the same on any number of
+// threads and another device can repeat it. A Generator owns the
+// randomness of a graph: its step is a parameter that the program's
+// updates advance by one each run (so two runs never repeat their draws;
+// compile.Compile refuses a program that draws without them, unless
+// compile.WithFixedDraws asks to repeat), and each sampling node it builds
+// gets a stream of its own when it is built (so two nodes never share
+// their bits). Random ops have no gradient; reparameterised samples
+// (μ + σ·ε) carry gradients through the ops applied to the draw.
 package ops

@@ -281,3 +281,12 @@ func boxMuller(u, v float64) (float64, float64) {
 	s, c := math.Sincos(2 * math.Pi * v)
 	return r * c, r * s
 }
+
+// DrawStep is the position of the step input (see graph.Drawer).
+func (randomOp) DrawStep() int { return 0 }
+
+// DrawStep is the position of the step input (see graph.Drawer).
+func (randomIntOp) DrawStep() int { return 0 }
+
+// DrawStep is the position of the step input (see graph.Drawer).
+func (randomCategoricalOp) DrawStep() int { return 0 }

@@ -1,9 +1,11 @@
 package ops
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"math/bits"
+	"slices"
 
 	"gorgonia.org/tensor"
 
@@ -187,4 +189,90 @@ func drawCategorical[T float](out, logits []T, s Stream, step uint64) {
 		}
 		out[r] = T(c)
 	}
+}
+
+// randomPermutationOp draws a permutation of 0, …, n−1.
+type randomPermutationOp struct {
+	s     Stream
+	n     int
+	dtype tensor.Dtype
+}
+
+// RandomPermutation returns a tensor (n) of the given dtype (int32, int64,
+// or a float dtype holding integers) holding a permutation of 0, …, n−1
+// drawn uniformly from stream s at the value of step (see RandomUniform),
+// as torch.randperm: the indices sorted by a 64-bit key each, element i's
+// key the word pair RandomInt's element i takes, ties (probability below
+// n²/2⁶⁵) broken by the index. It has no gradient.
+func RandomPermutation(step *graph.Node, s Stream, n int, dtype tensor.Dtype) *graph.Node {
+	return graph.Apply(randomPermutationOp{s: s, n: n, dtype: dtype}, step)
+}
+
+// Name is "RandomPermutation".
+func (randomPermutationOp) Name() string { return "RandomPermutation" }
+
+// DrawStep is the position of the step input (see graph.Drawer).
+func (randomPermutationOp) DrawStep() int { return 0 }
+
+// Type checks the step, the length and the dtype.
+func (op randomPermutationOp) Type(in []graph.Type) (graph.Type, error) {
+	if err := graph.CheckArity(in, 1); err != nil {
+		return graph.Type{}, err
+	}
+	limit, ok := exactInts[op.dtype]
+	switch {
+	case !in[0].IsScalar():
+		return graph.Type{}, fmt.Errorf("step must be a scalar, got %v", in[0])
+	case !ok:
+		return graph.Type{}, fmt.Errorf("dtype %v is not supported (int32, int64, float32 or float64)", op.dtype)
+	case op.n < 0:
+		return graph.Type{}, fmt.Errorf("length %d is negative", op.n)
+	case int64(op.n)-1 > limit:
+		return graph.Type{}, fmt.Errorf("length %d: %v does not hold its indices exactly (beyond %d)", op.n, op.dtype, limit)
+	case uint64(op.n+1)/2 > maxRandomBlocks:
+		return graph.Type{}, fmt.Errorf("length %d, over the %d one stream draws at a step", op.n, uint64(2*maxRandomBlocks))
+	}
+	return graph.TypeOf(op.dtype, op.n), nil
+}
+
+// Forward sorts the indices by their keys.
+func (op randomPermutationOp) Forward(out *tensor.Dense, in []*tensor.Dense) error {
+	step, err := randomStep(in[0])
+	if err != nil {
+		return err
+	}
+	keys := make([]uint64, op.n)
+	idx := make([]int, op.n)
+	for i := range keys {
+		w := op.s.block(step, uint32(i/2))
+		keys[i], idx[i] = uint64(w[2*(i%2)])<<32|uint64(w[2*(i%2)+1]), i
+	}
+	slices.SortFunc(idx, func(a, b int) int {
+		if c := cmp.Compare(keys[a], keys[b]); c != 0 {
+			return c
+		}
+		return a - b
+	})
+	switch v := graph.Backing(out).(type) {
+	case []float32:
+		fillIndices(v, idx)
+	case []float64:
+		fillIndices(v, idx)
+	case []int32:
+		fillIndices(v, idx)
+	case []int64:
+		fillIndices(v, idx)
+	}
+	return nil
+}
+
+func fillIndices[T float32 | float64 | int32 | int64](out []T, idx []int) {
+	for i, j := range idx {
+		out[i] = T(j)
+	}
+}
+
+// Backward: a permutation does not depend smoothly on the step.
+func (randomPermutationOp) Backward(*graph.GradContext, *graph.Node) []*graph.Node {
+	return []*graph.Node{nil}
 }

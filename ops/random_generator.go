@@ -93,8 +93,11 @@ func (r *Generator) Stream() (Stream, *graph.Node) {
 }
 
 // Updates advances the step by one at each run: pass them, with any
-// others, to compile.WithUpdates in every program that samples, or each
-// run repeats the last one's values. It is nil before the first sample.
+// others, to compile.WithUpdates in every program that samples.
+// compile.Compile refuses a program that samples without them, whose runs
+// would all repeat the same values, unless compile.WithFixedDraws asks for
+// that. It is nil before the first sample: take it after building the
+// draws.
 func (r *Generator) Updates() map[*graph.Node]*graph.Node {
 	if r == nil {
 		return nil
@@ -143,6 +146,11 @@ func (r *Generator) Bernoulli(p *graph.Node) *graph.Node {
 // Int draws integers uniform on [low, high) (see RandomInt).
 func (r *Generator) Int(low, high int64, dtype tensor.Dtype, shape ...int) *graph.Node {
 	return r.draw(func(s Stream) *graph.Node { return RandomInt(r.Step, s, low, high, dtype, shape...) })
+}
+
+// Permutation draws a permutation of 0, …, n−1 (see RandomPermutation).
+func (r *Generator) Permutation(n int, dtype tensor.Dtype) *graph.Node {
+	return r.draw(func(s Stream) *graph.Node { return RandomPermutation(r.Step, s, n, dtype) })
 }
 
 // Categorical draws a class index per row of logits, with probabilities

@@ -140,7 +140,7 @@ func TestReparameterisedSampleGradients(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	vals := runValues(t, []*graph.Node{grads[0], grads[1], eps}, nil, 1, 1)[0]
+	vals := runValues(t, []*graph.Node{grads[0], grads[1], eps}, gen.Updates(), 1, 1)[0]
 	sum := 0.0
 	for _, e := range vals[2] {
 		sum += e

@@ -11,12 +11,13 @@ import (
 // the caller's to keep: it compiles the nodes, makes a machine, runs it and
 // copies the values out. It suits scripts, tests and one-off evaluations;
 // a loop that evaluates the same nodes again should compile once and Run a
-// Machine instead, which allocates nothing per run.
+// Machine instead, which allocates nothing per run. Random ops draw at
+// their steps' current values (compile.WithFixedDraws).
 func Eval(feeds Feeds, nodes ...*graph.Node) ([]*tensor.Dense, error) {
 	if len(nodes) == 0 {
 		return nil, nil
 	}
-	p, err := compile.Compile(nodes)
+	p, err := compile.Compile(nodes, compile.WithFixedDraws())
 	if err != nil {
 		return nil, err
 	}

@@ -57,6 +57,9 @@ type Machine struct {
 	exe      Executable       // the program loaded on device
 	fresh    []bool           // per slot, on a device: the host tensor holds the last run's value
 	times    []time.Duration  // per instruction, on a device with profiling: one run's times
+
+	// fixedDraws is WithFixedDraws, which a Runner reads.
+	fixedDraws bool
 }
 
 // execForwarder is graph.ExecForwarder's method, looked up once per
@@ -103,6 +106,12 @@ func (m *Machine) fail(err error) {
 // then leaves the parameters as they were before it (the machine keeps a
 // copy of those the program updates in place).
 func WithNaNCheck() Option { return func(m *Machine) { m.checkNaN = true } }
+
+// WithFixedDraws lets a Runner's programs draw at step parameters that
+// none of their updates advances, so that every run repeats the same draws
+// (see compile.WithFixedDraws); a Machine, given a compiled program, has
+// no use for it.
+func WithFixedDraws() Option { return func(m *Machine) { m.fixedDraws = true } }
 
 // WithThreads sets the number of goroutines the machine's kernels may use
 // at once, its own included: 1 runs everything on the goroutine that calls

@@ -48,6 +48,21 @@ type Runner struct {
 	cur     *sized
 }
 
+// compileOptions are the options of the Runner's programs, of updates
+// all: compile.WithFixedDraws where the Runner was made WithFixedDraws.
+func (r *Runner) compileOptions(all map[*graph.Node]*graph.Node) []compile.Option {
+	var probe Machine
+	for _, o := range r.opts {
+		if o != nil {
+			o(&probe)
+		}
+	}
+	if probe.fixedDraws {
+		return []compile.Option{compile.WithUpdates(all), compile.WithFixedDraws()}
+	}
+	return []compile.Option{compile.WithUpdates(all)}
+}
+
 // sized is a Runner's program for one batch size.
 type sized struct {
 	m     *Machine
@@ -72,7 +87,7 @@ func NewRunner(outputs []*graph.Node, updates map[*graph.Node]*graph.Node, train
 	if err != nil {
 		return nil, err
 	}
-	p, err := compile.Compile(outputs, compile.WithUpdates(all))
+	p, err := compile.Compile(outputs, r.compileOptions(all)...)
 	if err != nil {
 		return nil, err
 	}
@@ -201,7 +216,7 @@ func (r *Runner) make(size int) (*sized, error) {
 	if err != nil {
 		return nil, err
 	}
-	p, err := compile.Compile(outputs, compile.WithUpdates(all))
+	p, err := compile.Compile(outputs, r.compileOptions(all)...)
 	if err != nil {
 		return nil, err
 	}

@@ -37,7 +37,7 @@ func RandomValues(seed uint64, n int) []float64 {
 // machine.
 func Machine(t testing.TB, outputs ...*graph.Node) *vm.Machine {
 	t.Helper()
-	p, err := compile.Compile(outputs, compile.WithChecks())
+	p, err := compile.Compile(outputs, compile.WithChecks(), compile.WithFixedDraws())
 	require.NoError(t, err)
 	m, err := vm.New(p)
 	require.NoError(t, err)

@@ -33,6 +33,12 @@ func randomRows(v Values) []Case {
 		row("RandomCategorical", "rows of logits", func(in []*graph.Node) *graph.Node {
 			return ops.RandomCategorical(in[0], s, in[1])
 		}, step, v.Signed(4, 3)),
+		row("RandomPermutation", "float64 indices", func(in []*graph.Node) *graph.Node {
+			return ops.RandomPermutation(in[0], s, 7, graph.Float64)
+		}, step),
+		row("RandomGamma", "concentrations below and above 1", func(in []*graph.Node) *graph.Node {
+			return ops.RandomGamma(in[0], s, in[1])
+		}, step, v.Uniform(0.2, 3, 2, 3)),
 	}
 	bernoulli := row("RandomBernoulli", "probabilities", func(in []*graph.Node) *graph.Node {
 		return ops.RandomBernoulli(in[0], s, in[1])
