@@ -36,8 +36,14 @@ func lineSearch(phi func(alpha float64) (f, d float64), at0 linePoint, alpha1 fl
 	curved := func(p linePoint) bool { return math.Abs(p.d) <= -c.c2*at0.d }
 	zoom := func(lo, hi linePoint) (linePoint, error) {
 		for range maxZoomSteps {
+			if math.Abs(hi.alpha-lo.alpha) <= 4*epsilon*math.Max(lo.alpha, hi.alpha) {
+				break // the bracket holds no other float
+			}
 			p := eval(interpolate(lo, hi))
-			if !decreases(p) || p.f >= lo.f {
+			// Algorithm 3.6 moves hi where φ(α) ≥ φ(lo); where the two are
+			// equal, the values have lost all precision (a flat minimum)
+			// and only the slope tells: p replaces lo.
+			if !decreases(p) || p.f > lo.f {
 				hi = p
 				continue
 			}
@@ -48,9 +54,6 @@ func lineSearch(phi func(alpha float64) (f, d float64), at0 linePoint, alpha1 fl
 				hi = lo
 			}
 			lo = p
-			if math.Abs(hi.alpha-lo.alpha) <= 1e-16*math.Max(lo.alpha, hi.alpha) {
-				break
-			}
 		}
 		return linePoint{}, errLineSearch
 	}
@@ -71,9 +74,14 @@ func lineSearch(phi func(alpha float64) (f, d float64), at0 linePoint, alpha1 fl
 	return linePoint{}, errLineSearch
 }
 
+// epsilon is float64's machine epsilon.
+const epsilon = 0x1p-52
+
 // interpolate returns the minimiser of the cubic through lo and hi (their
-// values and slopes; Nocedal and Wright, eq. 3.59) where it lies well
-// inside the interval, and its midpoint otherwise.
+// values and slopes; Nocedal and Wright, eq. 3.59), kept a tenth of the
+// interval away from its ends so that the bracket shrinks by a tenth at
+// least; the midpoint where there is no such minimiser (hi outside the
+// domain, or a cubic with no minimum).
 func interpolate(lo, hi linePoint) float64 {
 	a, b := lo, hi
 	mid := (a.alpha + b.alpha) / 2
@@ -89,8 +97,8 @@ func interpolate(lo, hi linePoint) float64 {
 	t := b.alpha - (b.alpha-a.alpha)*(b.d+d2-d1)/(b.d-a.d+2*d2)
 	left, right := math.Min(a.alpha, b.alpha), math.Max(a.alpha, b.alpha)
 	margin := 0.1 * (right - left)
-	if !(t >= left+margin && t <= right-margin) { // NaN included
+	if math.IsNaN(t) {
 		return mid
 	}
-	return t
+	return math.Min(math.Max(t, left+margin), right-margin)
 }

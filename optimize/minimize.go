@@ -3,6 +3,7 @@ package optimize
 import (
 	"errors"
 	"fmt"
+	"slices"
 
 	"gorgonia.org/tensor"
 
@@ -26,7 +27,6 @@ import (
 // x that is not a parameter of f's graph, a bad option), named
 // "optimize.Minimize" with the caller's file:line.
 func Minimize(f, x *graph.Node, method Method, opts ...Option) (Result, error) {
-	graph.Helper()
 	site := graph.CallerSite()
 	named := func(err error) error { return &graph.Error{Op: "optimize.Minimize", Err: err, Site: site} }
 	fail := func(err error) (Result, error) { return Result{}, named(err) }
@@ -136,13 +136,16 @@ func machine(share *vm.Machine, outputs ...*graph.Node) (*vm.Machine, error) {
 	return vm.New(prog, vm.SharingParams(share))
 }
 
-// runAt sets x and runs m.
+// runAt sets x and runs m. A program that does not read x (a constant
+// Hessian) has no x to set.
 func (o *graphObjective) runAt(m *vm.Machine, x []float64, feeds vm.Feeds) error {
-	for i, v := range x {
-		graph.SetFloat(o.xValue, i, v)
-	}
-	if err := m.Set(o.x, o.xValue); err != nil {
-		return err
+	if slices.Contains(m.Program().Params(), o.x) {
+		for i, v := range x {
+			graph.SetFloat(o.xValue, i, v)
+		}
+		if err := m.Set(o.x, o.xValue); err != nil {
+			return err
+		}
 	}
 	return m.Run(feeds)
 }
