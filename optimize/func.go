@@ -2,7 +2,8 @@ package optimize
 
 import (
 	"errors"
-	"fmt"
+
+	"github.com/nabla-go/nabla/graph"
 )
 
 // Problem is a function given as plain Go functions, for MinimizeFunc.
@@ -19,9 +20,10 @@ type Problem struct {
 // MinimizeFunc minimises p's function by method from x0, which it does not
 // modify. Misuse (a missing function the method needs, an empty x0, a
 // value that is not finite at x0, a bad option) is an error named
-// "optimize.MinimizeFunc".
+// "optimize.MinimizeFunc" with the caller's file:line.
 func MinimizeFunc(p Problem, x0 []float64, method Method, opts ...Option) (Result, error) {
-	fail := func(err error) (Result, error) { return Result{}, fmt.Errorf("optimize.MinimizeFunc: %w", err) }
+	site := graph.CallerSite()
+	fail := func(err error) (Result, error) { return Result{}, callError("optimize.MinimizeFunc", site, err) }
 	s, err := newSettings(opts)
 	switch {
 	case err != nil:
@@ -39,9 +41,9 @@ func MinimizeFunc(p Problem, x0 []float64, method Method, opts ...Option) (Resul
 	}
 	r, err := minimize(funcObjective(p), x0, method, s)
 	if err != nil {
-		err = fmt.Errorf("optimize.MinimizeFunc: %w", err)
+		return r, callError("optimize.MinimizeFunc", site, err)
 	}
-	return r, err
+	return r, nil
 }
 
 // funcObjective is a Problem as an objective.

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"gorgonia.org/tensor"
 
@@ -25,11 +26,20 @@ import (
 // not finite is outside f's domain: the line search steps back from it. At
 // x's initial value it is an error, as misuse is (a nil or non-scalar f, an
 // x that is not a parameter of f's graph, a bad option), named
-// "optimize.Minimize" with the caller's file:line.
+// "optimize.Minimize" with the caller's file:line. A graph with a build
+// error gives that error.
 func Minimize(f, x *graph.Node, method Method, opts ...Option) (Result, error) {
 	site := graph.CallerSite()
-	named := func(err error) error { return &graph.Error{Op: "optimize.Minimize", Err: err, Site: site} }
+	named := func(err error) error { return callError("optimize.Minimize", site, err) }
 	fail := func(err error) (Result, error) { return Result{}, named(err) }
+	switch {
+	case f == nil:
+		return fail(errors.New("f is nil"))
+	case x == nil:
+		return fail(errors.New("x is nil"))
+	case f.Err() != nil:
+		return Result{}, f.Err() // the graph's own error, named where it arose
+	}
 	s, err := newSettings(opts)
 	if err != nil {
 		return fail(err)
@@ -51,18 +61,10 @@ func Minimize(f, x *graph.Node, method Method, opts ...Option) (Result, error) {
 // checkProblem says what is wrong with Minimize's f, x and method, or nil.
 func checkProblem(f, x *graph.Node, method Method) error {
 	switch {
-	case f == nil:
-		return errors.New("f is nil")
-	case x == nil:
-		return errors.New("x is nil")
-	case f.Err() != nil:
-		return fmt.Errorf("f is poisoned: %w", f.Err())
-	case x.Err() != nil:
-		return fmt.Errorf("x is poisoned: %w", x.Err())
 	case f.Graph() != x.Graph():
 		return fmt.Errorf("f (%v) and x (%v) belong to different graphs", f, x)
 	case x.Kind() != graph.KindParam:
-		return fmt.Errorf("x (%v) is a %v: want a parameter (Graph.Param), whose value the method moves", x, x.Kind())
+		return fmt.Errorf("x (%v) is not a parameter (Graph.Param), whose value the method moves", x)
 	case len(f.Shape()) != 0:
 		return fmt.Errorf("f (%v) is not a scalar", f)
 	case !graph.IsFloat(f.DType()) || !graph.IsFloat(x.DType()):
@@ -72,6 +74,29 @@ func checkProblem(f, x *graph.Node, method Method) error {
 	}
 	return checkMethod(method)
 }
+
+// callError is the error err of the function op called at site.
+func callError(op, site string, err error) error {
+	return &graph.Error{Op: op, Err: inner(err, site), Site: site}
+}
+
+// inner is err as part of a longer message: without nabla's prefixes, and
+// without the caller's site that the longer message names.
+func inner(err error, site string) error {
+	msg := strings.ReplaceAll(strings.TrimPrefix(err.Error(), "nabla: "), ": nabla: ", ": ")
+	if site != "" {
+		msg = strings.TrimSuffix(msg, " at "+site)
+	}
+	return &innerError{msg: msg, err: err}
+}
+
+type innerError struct {
+	msg string
+	err error
+}
+
+func (e *innerError) Error() string { return e.msg }
+func (e *innerError) Unwrap() error { return e.err }
 
 // WithFeeds gives the values of the graph's inputs, fed at every
 // evaluation (Minimize only).
