@@ -24,7 +24,9 @@ const (
 // lineSearch finds a step α > 0 satisfying the strong Wolfe conditions for
 // φ, starting from the trial step alpha1, by Nocedal and Wright's
 // Algorithm 3.5 (bracketing, doubling the step) and Algorithm 3.6 (zoom,
-// by safeguarded cubic interpolation). at0 holds φ(0) and φ'(0) < 0. phi
+// by safeguarded cubic interpolation); where φ is flat to rounding, the
+// sufficient decrease may be Hager and Zhang's approximate one (CG_DESCENT,
+// 2005), as in Optim.jl's default line search. at0 holds φ(0) and φ'(0) < 0. phi
 // returns +Inf for a point outside the function's domain. On success, the
 // last call of phi was at the step returned.
 func lineSearch(phi func(alpha float64) (f, d float64), at0 linePoint, alpha1 float64, c wolfeConstants) (linePoint, error) {
@@ -32,7 +34,14 @@ func lineSearch(phi func(alpha float64) (f, d float64), at0 linePoint, alpha1 fl
 		f, d := phi(alpha)
 		return linePoint{alpha: alpha, f: f, d: d}
 	}
-	decreases := func(p linePoint) bool { return p.f <= at0.f+c.c1*p.alpha*at0.d }
+	// Sufficient decrease, or Hager and Zhang's approximate form of it
+	// (2c₁ − 1)·φ'(0) ≥ φ'(α) where φ(α) is within rounding of φ(0): near a
+	// minimum f's values differ by less than their rounding errors, and
+	// only the slope still tells a better point.
+	decreases := func(p linePoint) bool {
+		return p.f <= at0.f+c.c1*p.alpha*at0.d ||
+			(math.Abs(p.f-at0.f) <= flatness*math.Abs(at0.f) && p.d <= (2*c.c1-1)*at0.d)
+	}
 	curved := func(p linePoint) bool { return math.Abs(p.d) <= -c.c2*at0.d }
 	zoom := func(lo, hi linePoint) (linePoint, error) {
 		for range maxZoomSteps {
@@ -73,6 +82,12 @@ func lineSearch(phi func(alpha float64) (f, d float64), at0 linePoint, alpha1 fl
 	}
 	return linePoint{}, errLineSearch
 }
+
+// flatness is the relative change in f within which values are taken to
+// be rounding (Hager and Zhang's ε, there 10⁻⁶; here well above the
+// rounding of a value computed through an n×n factorisation and well below
+// any change an optimiser needs to see).
+const flatness = 1e-10
 
 // epsilon is float64's machine epsilon.
 const epsilon = 0x1p-52

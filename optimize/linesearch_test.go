@@ -101,3 +101,39 @@ func TestLineSearchDomain(t *testing.T) {
 		t.Errorf("a φ infinite everywhere: got %v, want %v", err, errLineSearch)
 	}
 }
+
+// TestFlatNearTheMinimum minimises 10³ + Σ cosh(xᵢ − i), computed with
+// rounding noise of 10⁻¹¹ (relative 10⁻¹⁴, as a value computed through a
+// large factorisation may have), to a gradient of 10⁻¹⁰: the last steps
+// change f by less than the noise, so only the slope can accept them (the
+// approximate sufficient decrease).
+func TestFlatNearTheMinimum(t *testing.T) {
+	p := Problem{
+		FuncGrad: func(grad, x []float64) float64 {
+			f, sum := 1e3, 0.0
+			for i, v := range x {
+				f += math.Cosh(v - float64(i))
+				grad[i] = math.Sinh(v - float64(i))
+				sum += v
+			}
+			return f + 1e-11*math.Sin(1e13*sum)
+		},
+		Hess: func(h, x []float64) {
+			clear(h)
+			for i, v := range x {
+				h[i*len(x)+i] = math.Cosh(v - float64(i))
+			}
+		},
+		HessVec: func(hv, x, v []float64) {
+			for i := range x {
+				hv[i] = math.Cosh(x[i]-float64(i)) * v[i]
+			}
+		},
+	}
+	for _, m := range methods {
+		r, err := MinimizeFunc(p, []float64{2, -1, 0.5}, m, WithGradTol(1e-10))
+		if err != nil || !r.Converged {
+			t.Errorf("case %v: %s, %v", m, r.Message, err)
+		}
+	}
+}
