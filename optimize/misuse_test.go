@@ -98,3 +98,22 @@ func TestMisuseFunc(t *testing.T) {
 		}
 	}
 }
+
+// TestHessianFailure: a Hessian that is not finite at an iterate ends the
+// run with status Failed, the error naming the element, and the result so
+// far.
+func TestHessianFailure(t *testing.T) {
+	p := rosenbrockProblem
+	p.Hess = func(h, x []float64) {
+		rosenbrockHessian(h, x)
+		h[1] = math.NaN()
+	}
+	r, err := MinimizeFunc(p, []float64{-1.2, 1}, Newton)
+	want := "nabla: optimize.MinimizeFunc: the Hessian's element (0, 1) is NaN at misuse_test.go:"
+	if err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("got %v, want %q…", err, want)
+	}
+	if r.Status != Failed || r.Converged || r.X[0] != -1.2 || r.HessEvals != 1 || r.FuncEvals != 1 {
+		t.Errorf("result %+v: want status Failed at the start after one Hessian", r)
+	}
+}
