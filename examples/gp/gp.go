@@ -107,7 +107,11 @@ func (m *Model) NewDerivatives(opts ...vm.Option) (*Derivatives, error) {
 	if err != nil {
 		return nil, err
 	}
-	h, err := compile.Hessian(m.NLML, m.Theta)
+	// The Hessian as the Jacobian of this gradient, in forward mode (what
+	// compile.Hessian builds), so that the program computes the gradient
+	// once: compile.Hessian would differentiate f again, and the two
+	// gradients' constants (the seeds folded into tensors) keep them apart.
+	h, err := compile.JacobianWith(grads[0], m.Theta, compile.Forward)
 	if err != nil {
 		return nil, err
 	}
