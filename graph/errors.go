@@ -50,7 +50,7 @@ var libraryDirs = func() []string {
 	}
 	root := filepath.Dir(filepath.Dir(file))
 	var dirs []string
-	for _, d := range []string{"graph", "ops", "compile", "vm", "nn", "gradcheck", "distributions", "onnx"} {
+	for _, d := range []string{"graph", "ops", "compile", "vm", "nn", "gradcheck", "distributions", "onnx", "optimize"} {
 		dirs = append(dirs, root+"/"+d+"/")
 	}
 	return dirs
