@@ -14,6 +14,7 @@ var passes = [...]pass{
 	{name: "constfold", fn: constfold},
 	{name: "simplify", fn: simplify},
 	{name: "cse", fn: cse},
+	{name: "solve", fn: solve},
 	{name: "constlayout", fn: constlayout},
 	{name: "matmuladd", fn: matmuladd},
 	{name: "late deadcode", fn: deadcode},
@@ -33,6 +34,16 @@ var passOrder = [...]constraint{
 	{"constfold", "simplify"},
 	// Simplification exposes equal expressions: -(-x)·y and x·y.
 	{"simplify", "cse"},
+	// Products with an inverse become solves once equal inverses are
+	// merged (their readers counted together), before constlayout and
+	// matmuladd take the products over; the inverses are left for late
+	// deadcode.
+	{"cse", "solve"},
+	{"solve", "constlayout"},
+	{"solve", "matmuladd"},
+	{"solve", "late deadcode"},
+	{"solve", "fuse"},
+	{"solve", "memory"},
 	// Constants are transposed for the products that remain, after
 	// folding and merging, before matmuladd copies the products' flags;
 	// the constants they replace are left for late deadcode.

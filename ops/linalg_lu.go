@@ -330,3 +330,14 @@ func (inverseOp) JVP(c *graph.JVPContext) *graph.Node {
 	y := batchedPrimal(c, c.Output())
 	return Neg(batchMatMul(batchMatMul(y, t, false, false), y, false, false))
 }
+
+// IsInverse reports whether op is Inverse's.
+func IsInverse(op graph.Op) bool {
+	_, ok := op.(inverseOp)
+	return ok
+}
+
+// SolveOp returns the op of Solve(a, b), a⁻¹·b, or with transposed that
+// of a⁻ᵀ·b, for compiler passes that turn products with an inverse into
+// solves.
+func SolveOp(transposed bool) graph.Op { return solveOp{transpose: transposed} }
