@@ -3,6 +3,7 @@ package ops
 import (
 	"fmt"
 
+	"gonum.org/v1/gonum/blas"
 	"gorgonia.org/tensor"
 
 	"github.com/nabla-go/nabla/graph"
@@ -15,8 +16,9 @@ import (
 // error for Solve and Inverse, and a zero determinant for Det.
 
 // lapackLUOrder is the order from which float64 matrices are factorised
-// by LAPACK's blocked dgetrf (gonum's); smaller ones, and float32 ones, by
-// a direct loop with no per-matrix overhead.
+// by the recursive blocked LU (levelThree.getrf) and solved by LAPACK's
+// dgetrs (gonum's), their products nabla's; smaller ones, and float32
+// ones, by a direct loop with no per-matrix overhead.
 const lapackLUOrder = 64
 
 // luScratch is a kernel's working memory: one matrix's factors and pivots,
@@ -47,7 +49,7 @@ func (s *luScratch[T]) factor(a []T, n int) int {
 	lu, piv := s.lu, s.piv
 	copy(lu, a)
 	if lu64, ok := any(lu).([]float64); ok && n >= lapackLUOrder {
-		lapackImpl.Dgetrf(n, n, lu64, n, piv)
+		levelThree{}.getrf(n, n, lu64, n, piv)
 		return s.firstZeroPivot(n)
 	}
 	for j := range n {
@@ -106,6 +108,14 @@ func axpyRow[T float](y []T, f T, x []T) {
 // and Aᵀ = Uᵀ·Lᵀ·P gives Uᵀ·Lᵀ·(P·X) = B.
 func (s *luScratch[T]) solve(b []T, n, k int, trans bool) {
 	lu, piv := s.lu, s.piv
+	if lu64, ok := any(lu).([]float64); ok && n >= lapackLUOrder {
+		t := blas.NoTrans
+		if trans {
+			t = blas.Trans
+		}
+		lapackImpl.Dgetrs(t, n, k, lu64, n, piv, any(b).([]float64), k)
+		return
+	}
 	row := func(i int) []T { return b[i*k : (i+1)*k] }
 	if !trans {
 		for i := range n {
