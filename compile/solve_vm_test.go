@@ -26,10 +26,15 @@ func TestSolveValues(t *testing.T) {
 		2, 0.5, -0.25, 3, 1, 0.5, 0.75, -1, 4,
 		5, -1, 0, 1, 2, 0.5, 0.25, 0, 3}, 2, 3, 3)))
 	bb := g.Param("bb", must(graph.FromFloat64s(graph.Float64, []float64{1, 2, -3, 0.5, -1, 4}, 2, 3, 1)))
+	c := g.Param("c", must(graph.FromFloat64s(graph.Float64, []float64{0.5, -1, 2, 3, 1, 0, -2, 0.25}, 2, 4)))
+	cb := g.Param("cb", must(graph.FromFloat64s(graph.Float64, []float64{1, -1, 0.5, 2, 0, 3}, 2, 1, 3)))
 	outs := []*graph.Node{
 		ops.MatMul(ops.Inverse(a), b),
 		ops.MatMulT(ops.Inverse(a), b, true, false),
 		ops.MatMul(ops.Inverse(ab), bb),
+		ops.MatMul(c, ops.Inverse(a)),
+		ops.MatMulT(c, ops.Inverse(a), false, true),
+		ops.MatMul(cb, ops.Inverse(ab)),
 	}
 	solved := must(compile.Compile(outs, compile.WithChecks()))
 	if containsOp(solved, "Inverse") || containsOp(solved, "MatMul") {

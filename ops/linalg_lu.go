@@ -27,6 +27,7 @@ const lapackLUOrder = 64
 type luScratch[T float] struct {
 	lu  []T
 	piv []int
+	t   []T // a right-hand side transposed, for solves from the right
 }
 
 type luKey[T float] struct{}
@@ -174,7 +175,9 @@ func singularError(batched bool, m, order int, doing string) error {
 		"the input matrix is singular", order, doing))
 }
 
-type solveOp struct{ transpose bool }
+// solveOp solves op(A)·X = B, or X·op(A) = B when right, op(A) being Aᵀ
+// when transpose.
+type solveOp struct{ transpose, right bool }
 
 // Solve returns the solution X of A·X = B for each square matrix of a, by
 // LU factorisation with partial pivoting: torch.linalg.solve(A, B) for a
@@ -187,11 +190,11 @@ func Solve(a, b *graph.Node) *graph.Node { return graph.Apply(solveOp{}, a, b) }
 func (solveOp) Name() string { return "Solve" }
 
 // Type checks the system's shapes (solveType).
-func (solveOp) Type(in []graph.Type) (graph.Type, error) {
+func (op solveOp) Type(in []graph.Type) (graph.Type, error) {
 	if _, err := graph.CheckInputs(in, 2); err != nil {
 		return graph.Type{}, err
 	}
-	return solveType(in[0], in[1], false)
+	return solveType(in[0], in[1], op.right)
 }
 
 // Cost is 2n³/3 flops per factorisation and 2n² per right-hand side.
@@ -215,37 +218,66 @@ func (op solveOp) ForwardExec(e *graph.Exec, out *tensor.Dense, in []*tensor.Den
 	_, s.rows, s.cols = matrices(in[1].Shape())
 	return forFloat(out.Dtype(),
 		func() error {
-			return solveKernel(e, op.transpose, s, floats[float32](out), floats[float32](in[0]), floats[float32](in[1]))
+			return solveKernel(e, op, s, floats[float32](out), floats[float32](in[0]), floats[float32](in[1]))
 		},
 		func() error {
-			return solveKernel(e, op.transpose, s, floats[float64](out), floats[float64](in[0]), floats[float64](in[1]))
+			return solveKernel(e, op, s, floats[float64](out), floats[float64](in[0]), floats[float64](in[1]))
 		})
 }
 
-func solveKernel[T float](e *graph.Exec, trans bool, s solveShape, x, a, b []T) error {
-	n, k := s.n, s.cols
+// solveKernel solves each system in x, a copy of b. From the right,
+// X·op(A) = B is op(A)ᵀ·Xᵀ = Bᵀ: each right-hand side is transposed into
+// the scratch, solved with the other transpose, and transposed back.
+func solveKernel[T float](e *graph.Exec, op solveOp, s solveShape, x, a, b []T) error {
+	n, size := s.n, s.rows*s.cols
 	lu := luScratchFor[T](e, n)
 	copy(x, b)
+	if op.right && cap(lu.t) < size {
+		lu.t = make([]T, size)
+	}
 	for m := range s.batch {
 		if zero := lu.factor(a[m*n*n:(m+1)*n*n], n); zero > 0 {
 			return singularError(s.batched, m, zero, "the solve")
 		}
-		lu.solve(x[m*n*k:(m+1)*n*k], n, k, trans)
+		xm := x[m*size : (m+1)*size]
+		if !op.right {
+			lu.solve(xm, n, s.cols, op.transpose)
+			continue
+		}
+		t := lu.t[:size]
+		transposeInto(t, xm, s.rows, s.cols)
+		lu.solve(t, n, s.rows, !op.transpose)
+		transposeInto(xm, t, s.cols, s.rows)
 	}
 	return nil
 }
 
-// Backward: B's gradient is op(A)⁻ᵀ·G, a solve with the other
-// transpose, and A's is −B̄·Xᵀ (−X·B̄ᵀ when the op solves with Aᵀ).
+// transposeInto writes the transpose of the rows×cols matrix x into y.
+func transposeInto[T float](y, x []T, rows, cols int) {
+	for i := range rows {
+		for j, v := range x[i*cols : (i+1)*cols] {
+			y[j*rows+i] = v
+		}
+	}
+}
+
+// Backward: B's gradient is op(A)⁻ᵀ·G (G·op(A)⁻ᵀ from the right), a
+// solve with the other transpose, and A's is −B̄·Xᵀ (−X·B̄ᵀ when the op
+// solves with Aᵀ), or from the right −Xᵀ·B̄ (−B̄ᵀ·X).
 func (op solveOp) Backward(ctx *graph.GradContext, g *graph.Node) []*graph.Node {
 	a, x := ctx.Input(0), ctx.Output()
-	gb := graph.Apply(solveOp{!op.transpose}, a, g)
+	gb := graph.Apply(solveOp{transpose: !op.transpose, right: op.right}, a, g)
 	grads := []*graph.Node{nil, nil}
 	if ctx.NeedsGrad(0) {
-		if op.transpose {
-			grads[0] = Neg(batchMatMul(x, gb, false, true))
-		} else {
+		switch {
+		case !op.right && !op.transpose:
 			grads[0] = Neg(batchMatMul(gb, x, false, true))
+		case !op.right:
+			grads[0] = Neg(batchMatMul(x, gb, false, true))
+		case !op.transpose:
+			grads[0] = Neg(batchMatMul(x, gb, true, false))
+		default:
+			grads[0] = Neg(batchMatMul(gb, x, true, false))
 		}
 	}
 	if ctx.NeedsGrad(1) {
@@ -254,12 +286,18 @@ func (op solveOp) Backward(ctx *graph.GradContext, g *graph.Node) []*graph.Node 
 	return grads
 }
 
-// JVP is op(A)⁻¹·(dB − op(dA)·X).
+// JVP is op(A)⁻¹·(dB − op(dA)·X), or (dB − X·op(dA))·op(A)⁻¹ from the
+// right.
 func (op solveOp) JVP(c *graph.JVPContext) *graph.Node {
 	a, x := batchedPrimal(c, c.Input(0)), batchedPrimal(c, c.Output())
 	rhs := c.Tangent(1)
 	if t := c.Tangent(0); t != nil {
-		dax := batchMatMul(t, x, op.transpose, false)
+		var dax *graph.Node
+		if op.right {
+			dax = batchMatMul(x, t, false, op.transpose)
+		} else {
+			dax = batchMatMul(t, x, op.transpose, false)
+		}
 		if rhs == nil {
 			rhs = Neg(dax)
 		} else {
@@ -347,7 +385,7 @@ func IsInverse(op graph.Op) bool {
 	return ok
 }
 
-// SolveOp returns the op of Solve(a, b), a⁻¹·b, or with transposed that
-// of a⁻ᵀ·b, for compiler passes that turn products with an inverse into
-// solves.
-func SolveOp(transposed bool) graph.Op { return solveOp{transpose: transposed} }
+// SolveOp returns the op of Solve(a, b), a⁻¹·b, for compiler passes that
+// turn products with an inverse into solves: with transposed a⁻ᵀ·b, and
+// with right b·a⁻¹ (b·a⁻ᵀ), b then (…, k, n).
+func SolveOp(transposed, right bool) graph.Op { return solveOp{transpose: transposed, right: right} }

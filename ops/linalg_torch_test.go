@@ -45,7 +45,10 @@ var linalgOps = map[string]func(c torchLinalgCase, in []*graph.Node) []*graph.No
 	"CholeskySolve": func(_ torchLinalgCase, in []*graph.Node) []*graph.Node {
 		return []*graph.Node{ops.CholeskySolve(in[0], in[1])}
 	},
-	"Solve":   func(_ torchLinalgCase, in []*graph.Node) []*graph.Node { return []*graph.Node{ops.Solve(in[0], in[1])} },
+	"Solve": func(_ torchLinalgCase, in []*graph.Node) []*graph.Node { return []*graph.Node{ops.Solve(in[0], in[1])} },
+	"SolveOp": func(c torchLinalgCase, in []*graph.Node) []*graph.Node {
+		return []*graph.Node{graph.Apply(ops.SolveOp(c.flag("Transpose"), c.flag("Right")), in[0], in[1])}
+	},
 	"Inverse": func(_ torchLinalgCase, in []*graph.Node) []*graph.Node { return []*graph.Node{ops.Inverse(in[0])} },
 	"Det":     func(_ torchLinalgCase, in []*graph.Node) []*graph.Node { return []*graph.Node{ops.Det(in[0])} },
 	"SlogDet": func(_ torchLinalgCase, in []*graph.Node) []*graph.Node {

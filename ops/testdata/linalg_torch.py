@@ -110,6 +110,13 @@ case("CholeskySolve batched", "CholeskySolve", lambda l, b: torch.cholesky_solve
      [lower_factor(2, 3, 3), rnd(2, 3, 2)])
 case("Solve", "Solve", torch.linalg.solve, [dominant(4, 4), rnd(4, 3)])
 case("Solve batched", "Solve", torch.linalg.solve, [dominant(2, 3, 3), rnd(2, 3, 2)])
+# SolveOp(transposed, right): op(A)·X = B or X·op(A) = B, op(A) = Aᵀ when transposed.
+case("Solve transposed", "SolveOp", lambda a, b: torch.linalg.solve(a.mT, b), [dominant(4, 4), rnd(4, 2)],
+     {"Transpose": True})
+case("Solve right", "SolveOp", lambda a, b: torch.linalg.solve(a, b, left=False), [dominant(4, 4), rnd(3, 4)],
+     {"Right": True})
+case("Solve right transposed batched", "SolveOp", lambda a, b: torch.linalg.solve(a.mT, b, left=False),
+     [dominant(2, 3, 3), rnd(2, 2, 3)], {"Right": True, "Transpose": True})
 case("Inverse", "Inverse", torch.linalg.inv, [dominant(4, 4)])
 case("Inverse batched", "Inverse", torch.linalg.inv, [dominant(2, 3, 3)])
 case("Det", "Det", torch.linalg.det, [rnd(4, 4) + torch.eye(4, dtype=f64)])
