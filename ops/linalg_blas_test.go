@@ -172,3 +172,55 @@ func TestGetrfMatchesGonum(t *testing.T) {
 		agree(t, name, got, want)
 	}
 }
+
+// Factorisations on several goroutines at once share levelThree and its
+// scratch, and each gives the bits it gives alone.
+func TestLevelThreeConcurrent(t *testing.T) {
+	const n, workers = 96, 4
+	rng := rand.New(rand.NewPCG(5, 6))
+	a := make([]float64, n*n)
+	for i := range a {
+		a[i] = rng.Float64()*2 - 1
+	}
+	spdA := make([]float64, n*n) // A·Aᵀ/n + I
+	for i := range n {
+		for j := range n {
+			s := 0.0
+			for k := range n {
+				s += a[i*n+k] * a[j*n+k]
+			}
+			spdA[i*n+j] = s / n
+		}
+		spdA[i*n+i]++
+	}
+	factor := func() (chol, lu []float64) {
+		chol, lu = append([]float64(nil), spdA...), append([]float64(nil), a...)
+		if !lapackImpl.Dpotrf(blas.Lower, n, chol, n) {
+			t.Error("Dpotrf failed")
+		}
+		levelThree{}.getrf(n, n, lu, n, make([]int, n))
+		return chol, lu
+	}
+	wantChol, wantLU := factor()
+	results := make([][2][]float64, workers)
+	done := make(chan int)
+	for w := range workers {
+		go func() {
+			for range 5 {
+				c, l := factor()
+				results[w] = [2][]float64{c, l}
+			}
+			done <- w
+		}()
+	}
+	for range workers {
+		w := <-done
+		for k, want := range [2][]float64{wantChol, wantLU} {
+			for i := range want {
+				if math.Float64bits(results[w][k][i]) != math.Float64bits(want[i]) {
+					t.Fatalf("worker %d, factorisation %d: element %d is %v, alone %v", w, k, i, results[w][k][i], want[i])
+				}
+			}
+		}
+	}
+}
