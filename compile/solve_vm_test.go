@@ -1,7 +1,10 @@
 package compile_test
 
 import (
+	"fmt"
 	"math"
+	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/nabla-go/nabla/compile"
@@ -79,4 +82,24 @@ func evalAll(t *testing.T, p *compile.Program, nodes []*graph.Node) [][]float64 
 		out[i] = must(m.Value(n)).Float64s()
 	}
 	return out
+}
+
+// A singular matrix fails the solve that replaced the product as it
+// failed the inverse: the error names the solve, the user's product and
+// the line that built it.
+func TestSolveSingularError(t *testing.T) {
+	g := graph.New()
+	a := g.Input("a", graph.Float64, 2, 2)
+	b := g.Input("b", graph.Float64, 2, 1)
+	y := ops.MatMul(ops.Inverse(a), b)
+	_, _, line, _ := runtime.Caller(0)
+	p := must(compile.Compile([]*graph.Node{y}))
+	m := must(vm.New(p))
+	err := m.Run(vm.Feeds{a: must(graph.FromFloat64s(graph.Float64, []float64{1, 2, 2, 4}, 2, 2)),
+		b: must(graph.FromFloat64s(graph.Float64, []float64{1, 1}, 2, 1))})
+	want := fmt.Sprintf("the diagonal element 2 is zero, the solve could not be completed because the input matrix is singular "+
+		"(built at solve_vm_test.go:%d)", line-1)
+	if err == nil || !strings.HasPrefix(err.Error(), "nabla: Solve (node MatMul #") || !strings.HasSuffix(err.Error(), want) {
+		t.Errorf("got error %v, want Solve's naming the product, ending %q", err, want)
+	}
 }
