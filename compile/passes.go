@@ -15,6 +15,7 @@ var passes = [...]pass{
 	{name: "simplify", fn: simplify},
 	{name: "cse", fn: cse},
 	{name: "solve", fn: solve},
+	{name: "lushare", fn: lushare},
 	{name: "constlayout", fn: constlayout},
 	{name: "matmuladd", fn: matmuladd},
 	{name: "late deadcode", fn: deadcode},
@@ -44,6 +45,16 @@ var passOrder = [...]constraint{
 	{"solve", "late deadcode"},
 	{"solve", "fuse"},
 	{"solve", "memory"},
+	// Matrices are factorised once for all their readers once equal
+	// readers are merged and products with an inverse are solves; the
+	// factors are values that fusion, in-place updates and memory
+	// planning see.
+	{"cse", "lushare"},
+	{"solve", "lushare"},
+	{"lushare", "late deadcode"},
+	{"lushare", "fuse"},
+	{"lushare", "inplace"},
+	{"lushare", "memory"},
 	// Constants are transposed for the products that remain, after
 	// folding and merging, before matmuladd copies the products' flags;
 	// the constants they replace are left for late deadcode.

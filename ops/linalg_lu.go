@@ -81,6 +81,22 @@ func (s *luScratch[T]) factor(a []T, n int) int {
 	return s.firstZeroPivot(n)
 }
 
+// prepare fills the scratch with the factors of matrix m of a batch and
+// returns the order of its first zero pivot (0 when there is none):
+// factorising it, or, when packed, loading them from a batch of
+// LUFactors' outputs, n×(n+1) each.
+func (s *luScratch[T]) prepare(a []T, m, n int, packed bool) int {
+	if !packed {
+		return s.factor(a[m*n*n:(m+1)*n*n], n)
+	}
+	f := a[m*n*(n+1) : (m+1)*n*(n+1)]
+	for i := range n {
+		copy(s.lu[i*n:(i+1)*n], f[i*(n+1):i*(n+1)+n])
+		s.piv[i] = int(f[i*(n+1)+n])
+	}
+	return s.firstZeroPivot(n)
+}
+
 func (s *luScratch[T]) firstZeroPivot(n int) int {
 	for i := range n {
 		if s.lu[i*n+i] == 0 {
@@ -176,8 +192,8 @@ func singularError(batched bool, m, order int, doing string) error {
 }
 
 // solveOp solves op(A)·X = B, or X·op(A) = B when right, op(A) being Aᵀ
-// when transpose.
-type solveOp struct{ transpose, right bool }
+// when transpose. When factored its first input is A's LUFactors.
+type solveOp struct{ transpose, right, factored bool }
 
 // Solve returns the solution X of A·X = B for each square matrix of a, by
 // LU factorisation with partial pivoting: torch.linalg.solve(A, B) for a
@@ -194,14 +210,22 @@ func (op solveOp) Type(in []graph.Type) (graph.Type, error) {
 	if _, err := graph.CheckInputs(in, 2); err != nil {
 		return graph.Type{}, err
 	}
-	return solveType(in[0], in[1], op.right)
+	a, err := factoredInput(in[0], op.factored)
+	if err != nil {
+		return graph.Type{}, err
+	}
+	return solveType(a, in[1], op.right)
 }
 
-// Cost is 2n³/3 flops per factorisation and 2n² per right-hand side.
-func (solveOp) Cost(in []graph.Type, out graph.Type) graph.Cost {
+// Cost is 2n³/3 flops per factorisation (none when factored) and 2n² per
+// right-hand side.
+func (op solveOp) Cost(in []graph.Type, out graph.Type) graph.Cost {
 	c := graph.DefaultCost(in, out)
 	batch, n, _ := matrices(in[0].Shape)
-	c.Flops = int64(batch)*int64(n)*int64(n)*int64(n)*2/3 + 2*int64(out.Size())*int64(n)
+	c.Flops = 2 * int64(out.Size()) * int64(n)
+	if !op.factored {
+		c.Flops += int64(batch) * int64(n) * int64(n) * int64(n) * 2 / 3
+	}
 	return c
 }
 
@@ -236,7 +260,7 @@ func solveKernel[T float](e *graph.Exec, op solveOp, s solveShape, x, a, b []T) 
 		lu.t = make([]T, size)
 	}
 	for m := range s.batch {
-		if zero := lu.factor(a[m*n*n:(m+1)*n*n], n); zero > 0 {
+		if zero := lu.prepare(a, m, n, op.factored); zero > 0 {
 			return singularError(s.batched, m, zero, "the solve")
 		}
 		xm := x[m*size : (m+1)*size]
@@ -265,6 +289,9 @@ func transposeInto[T float](y, x []T, rows, cols int) {
 // solve with the other transpose, and A's is −B̄·Xᵀ (−X·B̄ᵀ when the op
 // solves with Aᵀ), or from the right −Xᵀ·B̄ (−B̄ᵀ·X).
 func (op solveOp) Backward(ctx *graph.GradContext, g *graph.Node) []*graph.Node {
+	if op.factored {
+		return []*graph.Node{nil, nil} // compiled programs only: never differentiated
+	}
 	a, x := ctx.Input(0), ctx.Output()
 	gb := graph.Apply(solveOp{transpose: !op.transpose, right: op.right}, a, g)
 	grads := []*graph.Node{nil, nil}
@@ -289,6 +316,9 @@ func (op solveOp) Backward(ctx *graph.GradContext, g *graph.Node) []*graph.Node 
 // JVP is op(A)⁻¹·(dB − op(dA)·X), or (dB − X·op(dA))·op(A)⁻¹ from the
 // right.
 func (op solveOp) JVP(c *graph.JVPContext) *graph.Node {
+	if op.factored {
+		return nil // compiled programs only: never differentiated
+	}
 	a, x := batchedPrimal(c, c.Input(0)), batchedPrimal(c, c.Output())
 	rhs := c.Tangent(1)
 	if t := c.Tangent(0); t != nil {
@@ -310,7 +340,9 @@ func (op solveOp) JVP(c *graph.JVPContext) *graph.Node {
 	return graph.Apply(op, a, rhs)
 }
 
-type inverseOp struct{}
+// inverseOp inverts each matrix of its input, or, when factored, each
+// matrix whose LUFactors its input is.
+type inverseOp struct{ factored bool }
 
 // Inverse returns the inverse of each square matrix of a (its last two
 // axes), by LU factorisation with partial pivoting: torch.linalg.inv. A
@@ -322,13 +354,26 @@ func Inverse(a *graph.Node) *graph.Node { return graph.Apply(inverseOp{}, a) }
 func (inverseOp) Name() string { return "Inverse" }
 
 // Type checks that a is a batch of square matrices and returns its type.
-func (inverseOp) Type(in []graph.Type) (graph.Type, error) { return squareMatrices(in) }
+func (op inverseOp) Type(in []graph.Type) (graph.Type, error) {
+	if _, err := graph.CheckInputs(in, 1); err != nil {
+		return graph.Type{}, err
+	}
+	a, err := factoredInput(in[0], op.factored)
+	if err != nil {
+		return graph.Type{}, err
+	}
+	return squareMatrices([]graph.Type{a})
+}
 
-// Cost is 2n³ flops per matrix (factorisation and n solves).
-func (inverseOp) Cost(in []graph.Type, out graph.Type) graph.Cost {
+// Cost is 2n³ flops per matrix (factorisation and n solves), 4n³/3 when
+// factored.
+func (op inverseOp) Cost(in []graph.Type, out graph.Type) graph.Cost {
 	c := graph.DefaultCost(in, out)
 	batch, n, _ := matrices(in[0].Shape)
 	c.Flops = 2 * int64(batch) * int64(n) * int64(n) * int64(n)
+	if op.factored {
+		c.Flops -= int64(batch) * int64(n) * int64(n) * int64(n) * 2 / 3
+	}
 	return c
 }
 
@@ -339,18 +384,22 @@ func (op inverseOp) Forward(out *tensor.Dense, in []*tensor.Dense) error {
 
 // ForwardExec factorises each matrix into the machine's scratch and
 // solves for the identity in the output.
-func (inverseOp) ForwardExec(e *graph.Exec, out *tensor.Dense, in []*tensor.Dense) error {
+func (op inverseOp) ForwardExec(e *graph.Exec, out *tensor.Dense, in []*tensor.Dense) error {
 	batched := len(in[0].Shape()) > 2
 	batch, n, _ := matrices(in[0].Shape())
 	return forFloat(out.Dtype(),
-		func() error { return inverseKernel(e, batched, batch, n, floats[float32](out), floats[float32](in[0])) },
-		func() error { return inverseKernel(e, batched, batch, n, floats[float64](out), floats[float64](in[0])) })
+		func() error {
+			return inverseKernel(e, op, batched, batch, n, floats[float32](out), floats[float32](in[0]))
+		},
+		func() error {
+			return inverseKernel(e, op, batched, batch, n, floats[float64](out), floats[float64](in[0]))
+		})
 }
 
-func inverseKernel[T float](e *graph.Exec, batched bool, batch, n int, y, a []T) error {
+func inverseKernel[T float](e *graph.Exec, op inverseOp, batched bool, batch, n int, y, a []T) error {
 	lu := luScratchFor[T](e, n)
 	for m := range batch {
-		if zero := lu.factor(a[m*n*n:(m+1)*n*n], n); zero > 0 {
+		if zero := lu.prepare(a, m, n, op.factored); zero > 0 {
 			return singularError(batched, m, zero, "the inversion")
 		}
 		ym := y[m*n*n : (m+1)*n*n]
@@ -364,15 +413,18 @@ func inverseKernel[T float](e *graph.Exec, batched bool, batch, n int, y, a []T)
 }
 
 // Backward is Ā = −Yᵀ·Ȳ·Yᵀ for Y = A⁻¹.
-func (inverseOp) Backward(ctx *graph.GradContext, g *graph.Node) []*graph.Node {
+func (op inverseOp) Backward(ctx *graph.GradContext, g *graph.Node) []*graph.Node {
+	if op.factored {
+		return []*graph.Node{nil} // compiled programs only: never differentiated
+	}
 	y := ctx.Output()
 	return []*graph.Node{Neg(batchMatMul(batchMatMul(y, g, true, false), y, false, true))}
 }
 
 // JVP is dY = −Y·dA·Y.
-func (inverseOp) JVP(c *graph.JVPContext) *graph.Node {
+func (op inverseOp) JVP(c *graph.JVPContext) *graph.Node {
 	t := c.Tangent(0)
-	if t == nil {
+	if t == nil || op.factored {
 		return nil
 	}
 	y := batchedPrimal(c, c.Output())
