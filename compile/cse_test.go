@@ -76,3 +76,22 @@ func TestCSEOutputs(t *testing.T) {
 		t.Errorf("got outputs %v, want Exp merged, float64 2s merged, float32 2 apart", o)
 	}
 }
+
+// LogDet is built from Cholesky's factor, so a log-determinant and a
+// solve through the same matrix's factor share one factorisation (a
+// Gaussian's log-likelihood reads both).
+func TestCSESharesFactorisation(t *testing.T) {
+	g := graph.New()
+	a := g.Input("a", graph.Float64, 3, 3)
+	b := g.Input("b", graph.Float64, 3, 2)
+	outs := []*graph.Node{ops.LogDet(a), ops.CholeskySolve(ops.Cholesky(a), b)}
+	(&testGraph{g: g}).expect(t, outs, only("cse", "memory"),
+		"%0 = Cholesky a",
+		"%1 = Diagonal %0",
+		"%1 = Log %1",
+		"%2 = Sum %1",
+		"%2 = Scale(2) %2",
+		"%3 = TriangularSolve %0 b",
+		"%4 = TriangularSolve %0 %3",
+		"return %2 %4")
+}

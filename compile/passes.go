@@ -14,6 +14,8 @@ var passes = [...]pass{
 	{name: "constfold", fn: constfold},
 	{name: "simplify", fn: simplify},
 	{name: "cse", fn: cse},
+	{name: "solve", fn: solve},
+	{name: "lushare", fn: lushare},
 	{name: "constlayout", fn: constlayout},
 	{name: "matmuladd", fn: matmuladd},
 	{name: "late deadcode", fn: deadcode},
@@ -33,6 +35,26 @@ var passOrder = [...]constraint{
 	{"constfold", "simplify"},
 	// Simplification exposes equal expressions: -(-x)·y and x·y.
 	{"simplify", "cse"},
+	// Products with an inverse become solves once equal inverses are
+	// merged (their readers counted together), before constlayout and
+	// matmuladd take the products over; the inverses are left for late
+	// deadcode.
+	{"cse", "solve"},
+	{"solve", "constlayout"},
+	{"solve", "matmuladd"},
+	{"solve", "late deadcode"},
+	{"solve", "fuse"},
+	{"solve", "memory"},
+	// Matrices are factorised once for all their readers once equal
+	// readers are merged and products with an inverse are solves; the
+	// factors are values that fusion, in-place updates and memory
+	// planning see.
+	{"cse", "lushare"},
+	{"solve", "lushare"},
+	{"lushare", "late deadcode"},
+	{"lushare", "fuse"},
+	{"lushare", "inplace"},
+	{"lushare", "memory"},
 	// Constants are transposed for the products that remain, after
 	// folding and merging, before matmuladd copies the products' flags;
 	// the constants they replace are left for late deadcode.

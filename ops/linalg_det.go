@@ -23,14 +23,17 @@ var detNames = [...]string{detValue: "Det", detSign: "SlogDetSign", detLogAbs: "
 // detOp computes one part of the determinant of each square matrix of its
 // input from its LU factors (sign of the permutation times the product of
 // U's diagonal), batched over the leading axes: (…, n, n) → (…).
-type detOp struct{ part detPart }
+type detOp struct {
+	part     detPart
+	factored bool // the input is the matrices' LUFactors
+}
 
 // Det returns the determinant of each square matrix of a (its last two
 // axes), (…, n, n) → (…), by LU factorisation with partial pivoting:
 // torch.linalg.det. A singular matrix has determinant 0; the gradient,
 // det(A)·A⁻ᵀ, is built with Inverse, so at a singular matrix it is
 // Inverse's run-time error rather than a value.
-func Det(a *graph.Node) *graph.Node { return graph.Apply(detOp{detValue}, a) }
+func Det(a *graph.Node) *graph.Node { return graph.Apply(detOp{part: detValue}, a) }
 
 // SlogDet returns the sign (−1, 0 or 1) and the log of the absolute value
 // of the determinant of each square matrix of a: torch.linalg.slogdet,
@@ -39,26 +42,36 @@ func Det(a *graph.Node) *graph.Node { return graph.Apply(detOp{detValue}, a) }
 // log |det A| is A⁻ᵀ, built with Inverse (so an error at a singular
 // matrix), and the sign has none.
 func SlogDet(a *graph.Node) (sign, logAbsDet *graph.Node) {
-	return graph.Apply(detOp{detSign}, a), graph.Apply(detOp{detLogAbs}, a)
+	return graph.Apply(detOp{part: detSign}, a), graph.Apply(detOp{part: detLogAbs}, a)
 }
 
 // Name is "Det", "SlogDetSign" or "SlogDetLogAbs".
 func (op detOp) Name() string { return detNames[op.part] }
 
 // Type drops the matrix axes of a batch of square matrices.
-func (detOp) Type(in []graph.Type) (graph.Type, error) {
-	a, err := squareMatrices(in)
+func (op detOp) Type(in []graph.Type) (graph.Type, error) {
+	if _, err := graph.CheckInputs(in, 1); err != nil {
+		return graph.Type{}, err
+	}
+	a, err := factoredInput(in[0], op.factored)
+	if err != nil {
+		return graph.Type{}, err
+	}
+	a, err = squareMatrices([]graph.Type{a})
 	if err != nil {
 		return graph.Type{}, err
 	}
 	return a.WithShape(a.Shape[:a.Rank()-2]...), nil
 }
 
-// Cost is 2n³/3 flops per matrix.
-func (detOp) Cost(in []graph.Type, out graph.Type) graph.Cost {
+// Cost is 2n³/3 flops per matrix, n when factored.
+func (op detOp) Cost(in []graph.Type, out graph.Type) graph.Cost {
 	c := graph.DefaultCost(in, out)
 	batch, n, _ := matrices(in[0].Shape)
-	c.Flops = 2 * int64(batch) * int64(n) * int64(n) * int64(n) / 3
+	c.Flops = int64(batch) * int64(n)
+	if !op.factored {
+		c.Flops = 2 * int64(batch) * int64(n) * int64(n) * int64(n) / 3
+	}
 	return c
 }
 
@@ -72,20 +85,20 @@ func (op detOp) ForwardExec(e *graph.Exec, out *tensor.Dense, in []*tensor.Dense
 	batch, n, _ := matrices(in[0].Shape())
 	return forFloat(out.Dtype(),
 		func() error {
-			detKernel(e, op.part, batch, n, floats[float32](out), floats[float32](in[0]))
+			detKernel(e, op, batch, n, floats[float32](out), floats[float32](in[0]))
 			return nil
 		},
 		func() error {
-			detKernel(e, op.part, batch, n, floats[float64](out), floats[float64](in[0]))
+			detKernel(e, op, batch, n, floats[float64](out), floats[float64](in[0]))
 			return nil
 		})
 }
 
-func detKernel[T float](e *graph.Exec, part detPart, batch, n int, out, a []T) {
+func detKernel[T float](e *graph.Exec, op detOp, batch, n int, out, a []T) {
 	lu := luScratchFor[T](e, n)
 	for m := range batch {
 		sign, logAbs, det := 1.0, 0.0, 1.0
-		if lu.factor(a[m*n*n:(m+1)*n*n], n) > 0 {
+		if lu.prepare(a, m, n, op.factored) > 0 {
 			sign, logAbs, det = 0, math.Inf(-1), 0
 		} else {
 			for i := range n {
@@ -100,7 +113,7 @@ func detKernel[T float](e *graph.Exec, part detPart, batch, n int, out, a []T) {
 				det *= u
 			}
 		}
-		switch part {
+		switch op.part {
 		case detValue:
 			out[m] = T(det)
 		case detSign:
@@ -115,7 +128,7 @@ func detKernel[T float](e *graph.Exec, part detPart, batch, n int, out, a []T) {
 // (Giles 2008), each matrix scaled by its output's gradient; the sign is
 // piecewise constant and has none.
 func (op detOp) Backward(ctx *graph.GradContext, g *graph.Node) []*graph.Node {
-	if op.part == detSign {
+	if op.part == detSign || op.factored { // a factored one is never differentiated
 		return []*graph.Node{nil}
 	}
 	a := ctx.Input(0)
@@ -130,7 +143,7 @@ func (op detOp) Backward(ctx *graph.GradContext, g *graph.Node) []*graph.Node {
 // the sign's tangent is zero.
 func (op detOp) JVP(c *graph.JVPContext) *graph.Node {
 	t := c.Tangent(0)
-	if t == nil || op.part == detSign {
+	if t == nil || op.part == detSign || op.factored {
 		return nil
 	}
 	r := t.Type().Rank()

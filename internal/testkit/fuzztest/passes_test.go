@@ -11,15 +11,16 @@ import (
 )
 
 // optionalPasses are the passes compile.WithoutPass switches off.
-var optionalPasses = []string{"deadcode", "constfold", "simplify", "cse", "matmuladd", "late deadcode", "memory"}
+var optionalPasses = []string{"deadcode", "constfold", "simplify", "cse", "solve", "lushare", "matmuladd", "late deadcode", "memory"}
 
 // FuzzPasses checks that the optional passes do not change values: a
 // random valid graph and its gradient give the same bits with every pass
 // on and with all of them off, at values that include signed zeros, huge
 // and tiny numbers, infinities and NaN (both NaN is equal; payloads may
-// differ). matmuladd alone rounds differently (a product and the sum
-// onto it round once): it is off for that comparison, and a second graph
-// of moderate values checks it, with every pass on, to rounding.
+// differ). matmuladd and solve round differently (a product and the sum
+// onto it round once; a solve is not the inverse times the product): they
+// are off for that comparison, and a second graph of moderate values
+// checks them, with every pass on, to rounding.
 func FuzzPasses(f *testing.F) {
 	for _, seed := range graphSeeds {
 		f.Add(seed)
@@ -31,7 +32,7 @@ func FuzzPasses(f *testing.F) {
 	limitMemory(f)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		comparePasses(t, data, Mode{MaxRank: 3, MaxOps: 12, Extreme: true}, sameBits, off,
-			compile.WithoutPass("matmuladd"))
+			compile.WithoutPass("matmuladd"), compile.WithoutPass("solve"))
 		comparePasses(t, data, Mode{MaxRank: 3, MaxOps: 12}, sameToRounding, off)
 	})
 }
