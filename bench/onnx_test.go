@@ -29,11 +29,28 @@ const importWidth, importLayers = 2560, 4
 // in memory, and reports the bytes Import allocates over the weights'
 // bytes (alloc/weights): 1 would be one copy of the weights.
 func BenchmarkONNXImport(b *testing.B) {
+	data, weights := importBenchModel(b)
+	benchImport(b, data, weights, func() (*onnx.Model, error) { return onnx.Import(data, onnx.Options{}) })
+}
+
+// BenchmarkONNXImportFile times onnx.ImportFile of the same model from a
+// file, and reports alloc/weights as BenchmarkONNXImport does.
+func BenchmarkONNXImportFile(b *testing.B) {
+	data, weights := importBenchModel(b)
+	path := filepath.Join(b.TempDir(), "mlp.onnx")
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		b.Fatal(err)
+	}
+	benchImport(b, data, weights, func() (*onnx.Model, error) { return onnx.ImportFile(path, onnx.Options{}) })
+}
+
+// importBenchModel exports the import benchmarks' model and returns its
+// bytes and its weights' bytes.
+func importBenchModel(b *testing.B) (data []byte, weights int) {
 	g := graph.New()
 	x := g.Input("x", graph.Float32, 1, importWidth)
 	r := rand.New(rand.NewPCG(1, 2))
 	h := x
-	weights := 0
 	for i := range importLayers {
 		vals := make([]float32, importWidth*importWidth)
 		for j := range vals {
@@ -47,14 +64,19 @@ func BenchmarkONNXImport(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	g, h = nil, nil
+	return data, weights
+}
+
+// benchImport times imp, which imports the model data, and reports
+// alloc/weights and the model's MB.
+func benchImport(b *testing.B, data []byte, weights int, imp func() (*onnx.Model, error)) {
 	runtime.GC()
 	b.SetBytes(int64(weights))
 	b.ResetTimer()
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
 	for range b.N {
-		m, err := onnx.Import(data, onnx.Options{})
+		m, err := imp()
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -85,16 +85,19 @@ func Import(data []byte, opts Options) (*Model, error) {
 
 // ImportFile reads an ONNX model from a file, or from model.onnx in a
 // folder; external data is read from the model's folder (paths leaving it
-// are refused).
+// are refused). On unix systems the file is mapped, not read, while the
+// graph is built, so that the weights are copied once, into the graph, as
+// Import does; the file must not be truncated meanwhile.
 func ImportFile(path string, opts Options) (*Model, error) {
 	site := graph.CallerSite()
 	if st, err := os.Stat(path); err == nil && st.IsDir() {
 		path = filepath.Join(path, "model.onnx")
 	}
-	data, err := os.ReadFile(path)
+	data, release, err := readModelFile(path)
 	if err != nil {
 		return nil, importError(site, "%v", err)
 	}
+	defer release()
 	m, err := unmarshalModel(data)
 	if err != nil {
 		return nil, importError(site, "%s: not an ONNX model: %v", path, err)

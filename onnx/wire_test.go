@@ -59,15 +59,13 @@ func TestUnmarshalModelMatchesProto(t *testing.T) {
 	}
 }
 
-// TestImportCopiesWeightsOnce imports a model of 8 MB of weights from
-// memory and requires Import to allocate at most 1.2 times that (it used
-// to copy the weights three times: proto.Unmarshal's copy, the decoded
-// tensor and the parameter's), and the parameters not to change when the
-// caller reuses the model's bytes.
-func TestImportCopiesWeightsOnce(t *testing.T) {
+// bigModel exports x·w for a 1024×1024 float64 w (8 MB of weights) and
+// returns the model's bytes and w's values.
+func bigModel(t *testing.T) (data []byte, vals []float64) {
+	t.Helper()
 	g := graph.New()
 	const n = 1024
-	vals := make([]float64, n*n)
+	vals = make([]float64, n*n)
 	for i := range vals {
 		vals[i] = float64(i%1000) / 7
 	}
@@ -78,25 +76,74 @@ func TestImportCopiesWeightsOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return data, vals
+}
+
+// importAllocs runs imp and returns the model and the bytes it allocated
+// over the weights' bytes.
+func importAllocs(t *testing.T, weights int, imp func() (*Model, error)) (*Model, float64) {
+	t.Helper()
 	runtime.GC()
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
-	m, err := Import(data, Options{})
+	m, err := imp()
 	runtime.ReadMemStats(&after)
 	if err != nil {
 		t.Fatal(err)
 	}
-	weights := float64(8 * n * n)
-	if got := float64(after.TotalAlloc - before.TotalAlloc); got > 1.2*weights {
-		t.Errorf("Import allocated %.2f times the weights' bytes, want at most 1.2", got/weights)
+	return m, float64(after.TotalAlloc-before.TotalAlloc) / float64(weights)
+}
+
+// checkParam requires the parameter w of m to hold want.
+func checkParam(t *testing.T, m *Model, want []float64) {
+	t.Helper()
+	got := m.Params["w"].Value().Float64s()
+	for i, v := range want {
+		if got[i] != v {
+			t.Fatalf("w[%d] = %v, want %v", i, got[i], v)
+		}
+	}
+}
+
+// TestImportCopiesWeightsOnce imports a model of 8 MB of weights from
+// memory and requires Import to allocate at most 1.2 times that (it used
+// to copy the weights three times: proto.Unmarshal's copy, the decoded
+// tensor and the parameter's), and the parameters not to change when the
+// caller reuses the model's bytes.
+func TestImportCopiesWeightsOnce(t *testing.T) {
+	data, vals := bigModel(t)
+	m, ratio := importAllocs(t, 8*len(vals), func() (*Model, error) { return Import(data, Options{}) })
+	if ratio > 1.2 {
+		t.Errorf("Import allocated %.2f times the weights' bytes, want at most 1.2", ratio)
 	}
 	for i := range data {
 		data[i] = 0xff
 	}
-	got := m.Params["w"].Value().Float64s()
-	for i, v := range vals {
-		if got[i] != v {
-			t.Fatalf("w[%d] = %v after the model's bytes changed, want %v", i, got[i], v)
-		}
+	checkParam(t, m, vals)
+}
+
+// TestImportFileCopiesWeightsOnce does the same for ImportFile, which
+// used to read the whole file into memory before the graph copied the
+// weights (2 times the weights' bytes), and requires the parameters to
+// keep their values once the file is overwritten and removed.
+func TestImportFileCopiesWeightsOnce(t *testing.T) {
+	data, vals := bigModel(t)
+	path := filepath.Join(t.TempDir(), "big.onnx")
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
 	}
+	m, ratio := importAllocs(t, 8*len(vals), func() (*Model, error) { return ImportFile(path, Options{}) })
+	if ratio > 1.2 {
+		t.Errorf("ImportFile allocated %.2f times the weights' bytes, want at most 1.2", ratio)
+	}
+	for i := range data {
+		data[i] = 0xff
+	}
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	checkParam(t, m, vals)
 }
