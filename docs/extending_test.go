@@ -1,5 +1,5 @@
 // Package docs_test keeps the guides' Go code identical to code that
-// compiles and is tested.
+// compiles and is tested, and holds the examples linalg.md quotes.
 package docs_test
 
 import (
@@ -86,15 +86,33 @@ func drifted(md string, sources []string) []string {
 // tested, so the guide cannot drift from the
 // API.
 func TestExtendingGuideQuotesCompiledCode(t *testing.T) {
-	md, err := os.ReadFile("extending.md")
+	checkGuide(t, "extending.md", 10, guideSources(t))
+}
+
+// TestLinalgGuideQuotesCompiledCode: every Go block of linalg.md is a
+// verbatim excerpt of linalg_example_test.go, whose examples check their
+// output.
+func TestLinalgGuideQuotesCompiledCode(t *testing.T) {
+	b, err := os.ReadFile("linalg_example_test.go")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := len(goBlocks(string(md))); n < 10 {
-		t.Fatalf("got %d Go blocks in extending.md, want at least 10: is the fence syntax still ```go?", n)
+	checkGuide(t, "linalg.md", 2, []string{string(b)})
+}
+
+// checkGuide requires the Markdown file name to have at least min Go
+// blocks, each a verbatim excerpt of one of sources.
+func checkGuide(t *testing.T, name string, min int, sources []string) {
+	t.Helper()
+	md, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
 	}
-	for _, d := range drifted(string(md), guideSources(t)) {
-		t.Error(d)
+	if n := len(goBlocks(string(md))); n < min {
+		t.Fatalf("got %d Go blocks in %s, want at least %d: is the fence syntax still ```go?", n, name, min)
+	}
+	for _, d := range drifted(string(md), sources) {
+		t.Errorf("%s: %s", name, d)
 	}
 }
 
