@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"sort"
 	"strings"
 
@@ -87,7 +88,7 @@ func Import(data []byte, opts Options) (*Model, error) {
 // folder; external data is read from the model's folder (paths leaving it
 // are refused). On unix systems the file is mapped, not read, while the
 // graph is built, so that the weights are copied once, into the graph, as
-// Import does; the file must not be truncated meanwhile.
+// Import does; a file truncated meanwhile is an error, not a crash.
 func ImportFile(path string, opts Options) (*Model, error) {
 	site := graph.CallerSite()
 	if st, err := os.Stat(path); err == nil && st.IsDir() {
@@ -98,11 +99,34 @@ func ImportFile(path string, opts Options) (*Model, error) {
 		return nil, importError(site, "%v", err)
 	}
 	defer release()
+	return importFileData(data, path, opts, site)
+}
+
+// importFileData imports the bytes of the model file at path, which may be
+// mapped: a fault reading them (the file truncated meanwhile) is an error
+// rather than a crash.
+func importFileData(data []byte, path string, opts Options, site string) (model *Model, err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if r := recover(); r != nil {
+			if !isFault(r) {
+				panic(r)
+			}
+			model, err = nil, importError(site, "%s: the file changed while it was read (a page of it could not be read)", path)
+		}
+	}()
 	m, err := unmarshalModel(data)
 	if err != nil {
 		return nil, importError(site, "%s: not an ONNX model: %v", path, err)
 	}
 	return importModel(m, filepath.Dir(path), opts, site)
+}
+
+// isFault reports whether a recovered value is a memory fault, which
+// debug.SetPanicOnFault turns into a panic.
+func isFault(r any) bool {
+	_, ok := r.(interface{ Addr() uintptr })
+	return ok
 }
 
 // ImportProto builds a decoded ModelProto; dir is the folder external data
@@ -129,6 +153,9 @@ type importer struct {
 func importModel(m *onnxpb.ModelProto, dir string, opts Options, site string) (model *Model, err error) {
 	defer func() {
 		if r := recover(); r != nil { // a defect, never a user's mistake: report it rather than crash
+			if isFault(r) {
+				panic(r) // a mapped file's page is gone: importFileData reports it
+			}
 			model, err = nil, importError(site, "internal error: %v", r)
 		}
 	}()

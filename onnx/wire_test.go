@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 
 	"google.golang.org/protobuf/encoding/protowire"
@@ -146,4 +147,32 @@ func TestImportFileCopiesWeightsOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkParam(t, m, vals)
+}
+
+// TestImportFileTruncated maps a model file, truncates it and imports the
+// mapping: reading the vanished pages is ImportFile's error naming the
+// file, not a crash (where the file is read rather than mapped, the bytes
+// stay valid and the import succeeds).
+func TestImportFileTruncated(t *testing.T) {
+	data, vals := bigModel(t)
+	path := filepath.Join(t.TempDir(), "big.onnx")
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	mapped, release, err := readModelFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
+	if err := os.Truncate(path, 0); err != nil {
+		t.Fatal(err)
+	}
+	m, err := importFileData(mapped, path, Options{}, "")
+	if err == nil {
+		checkParam(t, m, vals)
+		t.Skip("the file was read, not mapped: nothing vanished")
+	}
+	if want := path + ": the file changed while it was read (a page of it could not be read)"; !strings.Contains(err.Error(), want) {
+		t.Errorf("got %v, want an error containing %q", err, want)
+	}
 }
