@@ -35,6 +35,11 @@ var sqrtHalfBits = math.Float32bits(0.70710678118654752)
 // and 1 of a block give its values 0 and 1, words 2 and 3 values 2 and 3.
 func Normals32(out []float32, ctr [4]uint32, key [2]uint32) {
 	b := ctr[0]
+	if n := len(out) &^ 31; useAsm && n > 0 {
+		normals32AVX2(out[:n], &[6]uint32{b, ctr[1], ctr[2], ctr[3], key[0], key[1]})
+		out = out[n:]
+		b += uint32(n / 4)
+	}
 	for len(out) >= 8 {
 		x, y := Blocks2(b, ctr[1], ctr[2], ctr[3], key[0], key[1])
 		o := (*[8]float32)(out)
