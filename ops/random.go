@@ -8,6 +8,7 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/nabla-go/nabla/graph"
+	"github.com/nabla-go/nabla/internal/kernel/philox"
 )
 
 // Random ops draw from a Philox-4x32-10 stream (see Stream) at a step read
@@ -221,7 +222,8 @@ func runRandom[T float](e *graph.Exec, n int, op randomOp, step uint64, out *ten
 }
 
 // fillRandom sets out to elements off, off+1, ... of the stream's draw at
-// step.
+// step. The whole blocks of a float32 normal draw go to philox.Normals32,
+// which gives normalPair32's values bit for bit.
 func fillRandom[T float](out []T, off int, kind randomKind, s Stream, step uint64) {
 	var z T
 	shift := 2 // elements per block: 4 float32s or 2 float64s
@@ -232,6 +234,13 @@ func fillRandom[T float](out []T, off int, kind randomKind, s Stream, step uint6
 	var v [4]T
 	for i := 0; i < len(out); {
 		at := off + i
+		if whole := (len(out) - i) &^ 3; per == 4 && kind == normalKind && at&3 == 0 && whole > 0 {
+			o := unsafe.Slice((*float32)(unsafe.Pointer(&out[i])), whole)
+			philox.Normals32(o, [4]uint32{uint32(at >> 2), uint32(step), uint32(step >> 32), s.ID},
+				[2]uint32{uint32(s.Seed), uint32(s.Seed >> 32)})
+			i += whole
+			continue
+		}
 		if at&(per-1) == 0 && len(out)-i >= 2*per { // two whole blocks
 			w, x := s.blocks2(step, uint32(at>>shift))
 			blockValues(kind, w, out[i:i+per])

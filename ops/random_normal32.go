@@ -1,6 +1,10 @@
 package ops
 
-import "math"
+import (
+	"math"
+
+	"github.com/nabla-go/nabla/internal/kernel/philox"
+)
 
 // float32 normals are computed in float32 arithmetic by the procedure
 // below, every product rounded before it is added (no fused
@@ -14,7 +18,9 @@ import "math"
 // functions (TestNormal32Accuracy), about five times faster than math's
 // float64 Log and Sincos.
 
-// normalPair32 maps two words to two standard normal values.
+// normalPair32 maps two words to two standard normal values. It is the
+// reference that philox.Pair and philox.Normals32, the loops that fill
+// large draws, repeat bit for bit with branches turned into masks.
 func normalPair32(w0, w1 uint32) (float32, float32) {
 	u := float32(w0)*0x1p-32 + 0x1p-33
 	v := float32(w1)*0x1p-32 + 0x1p-33
@@ -25,8 +31,7 @@ func normalPair32(w0, w1 uint32) (float32, float32) {
 
 // logCoefficients32 are Cephes' logf polynomial's, highest degree first
 // (the GPU kernel's source is written from them too).
-var logCoefficients32 = [...]float32{7.0376836292e-2, -1.1514610310e-1, 1.1676998740e-1, -1.2420140846e-1,
-	1.4249322787e-1, -1.6668057665e-1, 2.0000714765e-1, -2.4999993993e-1, 3.3333331174e-1}
+var logCoefficients32 = philox.LogCoefficients32
 
 // log32 is Cephes' logf for x in (0, 1], a normal float32.
 func log32(x float32) float32 {

@@ -1,5 +1,7 @@
 package ops
 
+import "github.com/nabla-go/nabla/internal/kernel/philox"
+
 // Philox-4x32-10 (Salmon, Moraes, Dror and Shaw, "Parallel random numbers:
 // as easy as 1, 2, 3", SC 2011; the generator behind cuRAND's Philox and
 // PyTorch's CUDA generator) is a keyed bijection of a 128-bit counter: ten
@@ -8,10 +10,10 @@ package ops
 // function of its counter and key, so any element of a random tensor can
 // be computed alone, by any thread, on any device.
 const (
-	philoxM0 = 0xD2511F53 // round multipliers
-	philoxM1 = 0xCD9E8D57
-	philoxW0 = 0x9E3779B9 // key increments (golden ratio, √3 − 1)
-	philoxW1 = 0xBB67AE85
+	philoxM0 = philox.M0 // round multipliers
+	philoxM1 = philox.M1
+	philoxW0 = philox.W0 // key increments (golden ratio, √3 − 1)
+	philoxW1 = philox.W1
 )
 
 // philox4x32 returns the Philox-4x32-10 block for counter ctr and key key.
@@ -50,20 +52,5 @@ func (s Stream) block(step uint64, b uint32) [4]uint32 {
 // their rounds so that the processor overlaps the two chains of
 // multiplications; each block is what block returns.
 func (s Stream) blocks2(step uint64, b uint32) (x, y [4]uint32) {
-	a0, a1, a2, a3 := b, uint32(step), uint32(step>>32), s.ID
-	b0, b1, b2, b3 := b+1, a1, a2, a3
-	k0, k1 := uint32(s.Seed), uint32(s.Seed>>32)
-	for r := 0; ; r++ {
-		pa0 := uint64(philoxM0) * uint64(a0)
-		pb0 := uint64(philoxM0) * uint64(b0)
-		pa1 := uint64(philoxM1) * uint64(a2)
-		pb1 := uint64(philoxM1) * uint64(b2)
-		a0, a1, a2, a3 = uint32(pa1>>32)^a1^k0, uint32(pa1), uint32(pa0>>32)^a3^k1, uint32(pa0)
-		b0, b1, b2, b3 = uint32(pb1>>32)^b1^k0, uint32(pb1), uint32(pb0>>32)^b3^k1, uint32(pb0)
-		if r == 9 {
-			return [4]uint32{a0, a1, a2, a3}, [4]uint32{b0, b1, b2, b3}
-		}
-		k0 += philoxW0
-		k1 += philoxW1
-	}
+	return philox.Blocks2(b, uint32(step), uint32(step>>32), s.ID, uint32(s.Seed), uint32(s.Seed>>32))
 }
