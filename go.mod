@@ -14,6 +14,8 @@ require (
 
 require github.com/ebitengine/purego v0.11.3
 
+require golang.org/x/exp v0.0.0-20231110203233-9a3e6036ecaa // indirect
+
 require (
 	git.sr.ht/~sbinet/gg v0.5.0 // indirect
 	github.com/ajstarks/svgo v0.0.0-20211024235047-1546f124cd8b // indirect

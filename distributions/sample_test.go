@@ -9,6 +9,7 @@ import (
 	"github.com/nabla-go/nabla/compile"
 	"github.com/nabla-go/nabla/distributions"
 	"github.com/nabla-go/nabla/graph"
+	"github.com/nabla-go/nabla/internal/testkit/stattest"
 	"github.com/nabla-go/nabla/ops"
 )
 
@@ -80,7 +81,9 @@ func TestSampleMoments(t *testing.T) {
 		if tol := 5 * math.Sqrt((c.mu4-c.variance*c.variance)/n); math.Abs(variance-c.variance) > tol {
 			t.Errorf("%s variance: got %v, want %v ± %v", c.name, variance, c.variance, tol)
 		}
-		if d := ks(got[i+1], c.cdf); d > 1.95 {
+		d := ks(got[i+1], c.cdf)
+		t.Logf("%s: KS √n·D = %.3f, p = %.3f", c.name, d, stattest.KolmogorovP(d))
+		if d > 1.95 {
 			t.Errorf("%s: √n·D = %v, over 1.95", c.name, d)
 		}
 	}
@@ -121,6 +124,7 @@ func TestCategoricalChiSquared(t *testing.T) {
 		want := n * math.Exp(l) / z
 		chi2 += (counts[k] - want) * (counts[k] - want) / want
 	}
+	t.Logf("χ² = %.2f, p = %.3f", chi2, stattest.ChiSquaredP(chi2, len(logits)-1))
 	if chi2 > 16.27 {
 		t.Errorf("χ² = %v over 16.27 (counts %v)", chi2, counts)
 	}

@@ -9,6 +9,7 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/nabla-go/nabla/graph"
+	"github.com/nabla-go/nabla/internal/testkit/stattest"
 )
 
 // chiSquared is Pearson's statistic of counts against expected counts.
@@ -46,7 +47,9 @@ func TestRandomInt(t *testing.T) {
 			counts[int(v)+3]++
 		}
 		want := []float64{n / 8, n / 8, n / 8, n / 8, n / 8, n / 8, n / 8, n / 8}
-		if x := chiSquared(counts, want); x > 24.32 {
+		x := chiSquared(counts, want)
+		t.Logf("%v: χ² = %.2f, p = %.3f", dtype, x, stattest.ChiSquaredP(x, len(counts)-1))
+		if x > 24.32 {
 			t.Errorf("%v: χ² = %v over 24.32 (counts %v)", dtype, x, counts)
 		}
 	}
@@ -95,7 +98,9 @@ func TestRandomCategorical(t *testing.T) {
 		for k, l := range logits {
 			want[k] = n * math.Exp(l) / z
 		}
-		if x := chiSquared(counts, want); x > 16.27 {
+		x := chiSquared(counts, want)
+		t.Logf("%v: χ² = %.2f, p = %.3f", dtype, x, stattest.ChiSquaredP(x, len(counts)-1))
+		if x > 16.27 {
 			t.Errorf("%v: χ² = %v over 16.27 (counts %v)", dtype, x, counts)
 		}
 	}
@@ -164,7 +169,9 @@ func TestRandomPermutation(t *testing.T) {
 	for _, c := range counts {
 		got, want = append(got, c), append(want, steps/24)
 	}
-	if x := chiSquared(got, want); x > 49.73 {
+	x := chiSquared(got, want)
+	t.Logf("χ² = %.2f, p = %.3f", x, stattest.ChiSquaredP(x, len(got)-1))
+	if x > 49.73 {
 		t.Errorf("χ² = %v over 49.73", x)
 	}
 	g := graph.New()
