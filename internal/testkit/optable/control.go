@@ -187,3 +187,32 @@ func WhileTable() []Case {
 		row("hitting MaxSteps", 50, 5),
 	}
 }
+
+// UntilTable is rows of loops through ops.Scan with ops.Until, for the
+// checks the op table's rows go through: input 0 is the bound a counter
+// carried beside the state must exceed, which stops the loop (at step 0,
+// early, or never) and gets no gradient; the row's value holds both the
+// final carry and the stacked outputs, padded with zeros.
+func UntilTable() []Case {
+	v := NewValues(19)
+	loop := func(in []*graph.Node) *graph.Node {
+		limit, w, xs := in[0], in[2], in[3]
+		one := ops.Div(limit, limit)
+		final, ys := ops.Scan(func(c, x []*graph.Node) ([]*graph.Node, []*graph.Node) {
+			h := ops.Tanh(ops.Add(ops.Mul(c[0], w), x[0]))
+			k := ops.Add(c[1], one)
+			return []*graph.Node{h, k}, []*graph.Node{ops.Mul(h, x[0]), ops.Greater(k, limit)}
+		}, []*graph.Node{in[1], ops.Sub(limit, limit)}, []*graph.Node{xs}, ops.Until())
+		return ops.Concat(0, final[0], ops.Reshape(ys[0], 12))
+	}
+	row := func(variant string, limit float64) Case {
+		return Case{Builder: "Scan", Variant: variant, Build: loop,
+			Inputs:  []*tensor.Dense{TensorOf(nil, limit), v.Signed(3), v.Uniform(0.5, 1.2, 3), v.Signed(4, 3)},
+			Checked: []int{1, 2, 3}, NoGrad: "the bound only decides the number of steps: it gets no gradient", NoGradInputs: []int{0}}
+	}
+	return []Case{
+		row("Until stopping at step 0", 0.5),
+		row("Until stopping early", 2.5),
+		row("Until never stopping", 50),
+	}
+}
