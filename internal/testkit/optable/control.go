@@ -216,3 +216,52 @@ func UntilTable() []Case {
 		row("Until never stopping", 50),
 	}
 }
+
+// CheckpointTable is rows of computations through ops.Checkpoint, whose
+// gradients compute them again: layers reading their weights by capture,
+// several outputs, a value computed outside read besides the inputs, a
+// weight read both inside and outside (so that the gradient reaches it
+// along both), and checkpoints nested.
+func CheckpointTable() []Case {
+	v := NewValues(23)
+	nodes := func(xs ...*graph.Node) []*graph.Node { return xs }
+	layer := func(x, w, b *graph.Node) *graph.Node { return ops.Tanh(ops.Add(ops.MatMul(x, w), b)) }
+	return []Case{
+		{Builder: "Checkpoint", Variant: "two tanh layers reading their weights", Inputs: []*tensor.Dense{
+			v.Signed(2, 3), v.Uniform(-0.8, 0.8, 3, 3), v.Signed(3), v.Uniform(-0.8, 0.8, 3, 3)},
+			Build: func(in []*graph.Node) *graph.Node {
+				return ops.Checkpoint(func(x []*graph.Node) []*graph.Node {
+					return nodes(layer(layer(x[0], in[1], in[2]), in[3], in[2]))
+				}, in[0])[0]
+			}},
+		{Builder: "Checkpoint", Variant: "two outputs, two inputs", Inputs: []*tensor.Dense{
+			v.Signed(3), v.Signed(3), v.Signed(3)},
+			Build: func(in []*graph.Node) *graph.Node {
+				outs := ops.Checkpoint(func(x []*graph.Node) []*graph.Node {
+					p := ops.Mul(ops.Sin(x[0]), x[1])
+					return nodes(ops.Exp(ops.Mul(p, in[2])), ops.Square(p))
+				}, in[0], in[1])
+				return ops.Concat(0, outs[0], outs[1])
+			}},
+		{Builder: "Checkpoint", Variant: "a computed value read besides the input, a weight read outside too", Inputs: []*tensor.Dense{
+			v.Signed(3), v.Signed(3), v.Signed(3)},
+			Build: func(in []*graph.Node) *graph.Node {
+				w := in[2]
+				h := ops.Sin(ops.Mul(in[1], w)) // computed from w, read by f
+				y := ops.Checkpoint(func(x []*graph.Node) []*graph.Node {
+					return nodes(ops.Mul(ops.Tanh(ops.Add(x[0], h)), ops.Exp(w)))
+				}, ops.Mul(in[0], w))[0]
+				return ops.Mul(y, w)
+			}},
+		{Builder: "Checkpoint", Variant: "nested", Inputs: []*tensor.Dense{
+			v.Signed(3), v.Signed(3)},
+			Build: func(in []*graph.Node) *graph.Node {
+				return ops.Checkpoint(func(x []*graph.Node) []*graph.Node {
+					inner := ops.Checkpoint(func(z []*graph.Node) []*graph.Node {
+						return nodes(ops.Sin(ops.Mul(z[0], in[1])))
+					}, ops.Cos(x[0]))[0]
+					return nodes(ops.Mul(inner, x[0]))
+				}, in[0])[0]
+			}},
+	}
+}
