@@ -3,6 +3,7 @@ package ops_test
 import (
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"gorgonia.org/tensor"
@@ -203,6 +204,54 @@ func BenchmarkCheckpointedMLP(b *testing.B) {
 			}
 			b.ReportMetric(float64(plannedBytes(p, 0)), "planned-bytes")
 			b.ReportMetric(float64(plannedBytes(p, mlpBatch*mlpWidth)), "activation-bytes")
+		})
+	}
+}
+
+func TestCheckpointErrors(t *testing.T) {
+	same := func(in []*graph.Node) []*graph.Node { return in }
+	cases := []struct {
+		name  string
+		build func(g *graph.Graph) []*graph.Node
+		want  string
+	}{
+		{"no inputs", func(g *graph.Graph) []*graph.Node { return ops.Checkpoint(same) },
+			"no inputs: f's values are recomputed from its inputs, give at least one"},
+		{"nil input", func(g *graph.Graph) []*graph.Node {
+			return ops.Checkpoint(same, g.Input("x", graph.Float64, 2), nil)
+		}, "input 1 is nil"},
+		{"nil f", func(g *graph.Graph) []*graph.Node { return ops.Checkpoint(nil, g.Input("x", graph.Float64, 2)) },
+			"f is nil"},
+		{"f panics", func(g *graph.Graph) []*graph.Node {
+			return ops.Checkpoint(func([]*graph.Node) []*graph.Node { panic("boom") }, g.Input("x", graph.Float64, 2))
+		}, "f panicked: boom"},
+		{"f returns nothing", func(g *graph.Graph) []*graph.Node {
+			return ops.Checkpoint(func([]*graph.Node) []*graph.Node { return nil }, g.Input("x", graph.Float64, 2))
+		}, "f returns no outputs"},
+		{"f returns nil", func(g *graph.Graph) []*graph.Node {
+			return ops.Checkpoint(func(in []*graph.Node) []*graph.Node { return []*graph.Node{in[0], nil} }, g.Input("x", graph.Float64, 2))
+		}, "f returns a nil or poisoned node"},
+		{"f makes a parameter", func(g *graph.Graph) []*graph.Node {
+			return ops.Checkpoint(func(in []*graph.Node) []*graph.Node {
+				return []*graph.Node{ops.Add(in[0], g.Param("w", graph.NewDense(graph.Float64, 2)))}
+			}, g.Input("x", graph.Float64, 2))
+		}, `f makes parameter param "w"`},
+		{"f returns a node of another graph", func(g *graph.Graph) []*graph.Node {
+			return ops.Checkpoint(func(in []*graph.Node) []*graph.Node {
+				return []*graph.Node{graph.New().Input("y", graph.Float64, 2)}
+			}, g.Input("x", graph.Float64, 2))
+		}, `f returns input "y" #0 float64(2), a node of an unrelated graph`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			outs := c.build(graph.New())
+			if len(outs) == 0 || outs[0].Err() == nil {
+				t.Fatalf("no error")
+			}
+			err := outs[0].Err()
+			if !strings.Contains(err.Error(), "nabla: Checkpoint: "+c.want) || !strings.Contains(err.Error(), "checkpoint_test.go:") {
+				t.Fatalf("error %v, want one from Checkpoint containing %q and the caller's file", err, c.want)
+			}
 		})
 	}
 }
