@@ -92,7 +92,8 @@ func Checkpoint(f CheckpointFunc, inputs ...*graph.Node) []*graph.Node {
 }
 
 // checkpointReads returns the nodes, other than its inputs, that the nodes
-// f made (those from start on) read, refusing parameters and inputs f made.
+// f made (those from start on) read, and the captures of values of
+// enclosing graphs f made, refusing parameters and other inputs f made.
 func checkpointReads(g *graph.Graph, start int, ins []*graph.Node) ([]*graph.Node, error) {
 	_, captures := g.Captures()
 	var read []*graph.Node
@@ -102,6 +103,8 @@ func checkpointReads(g *graph.Graph, start int, ins []*graph.Node) ([]*graph.Nod
 			return nil, fmt.Errorf("f makes parameter %v: make parameters outside f and read them there", n)
 		case n.Kind() == graph.KindInput && !slices.Contains(captures, n):
 			return nil, fmt.Errorf("f makes input %v: give values to Checkpoint as inputs, or read inputs made outside f", n)
+		case n.Kind() == graph.KindInput:
+			read = append(read, n) // a value of an enclosing graph f read first
 		}
 		for _, x := range n.Inputs() {
 			if x.ID() < start && !slices.Contains(ins, x) && !slices.Contains(read, x) {

@@ -255,3 +255,39 @@ func TestCheckpointErrors(t *testing.T) {
 		})
 	}
 }
+
+// Checkpoint's forward mode, and a Hessian (forward over reverse, so
+// through the recomputation), are those of the same function unchecked.
+func TestCheckpointForwardModeAndHessian(t *testing.T) {
+	build := func(checked bool) []*graph.Node {
+		g := graph.New()
+		x := g.Param("x", f64(t, []float64{0.3, -0.7, 1.1}, 3))
+		w := g.Param("w", f64(t, []float64{0.9, -0.4, 0.6}, 3))
+		f := func(in []*graph.Node) []*graph.Node {
+			h := ops.Tanh(ops.Mul(in[0], w))
+			return []*graph.Node{ops.Mul(ops.Sin(h), in[0])}
+		}
+		y := f([]*graph.Node{x})[0]
+		if checked {
+			y = ops.Checkpoint(f, x)[0]
+		}
+		loss := ops.Sum(ops.Square(y))
+		jvp, err := compile.JVP([]*graph.Node{y}, []*graph.Node{x}, []*graph.Node{g.Const(f64(t, []float64{1, -2, 0.5}, 3))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		h, err := compile.Hessian(loss, x)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return append(jvp, h)
+	}
+	want, got := run(t, build(false), nil), run(t, build(true), nil)
+	for i := range want {
+		for j := range want[i] {
+			if math.Abs(got[i][j]-want[i][j]) > 1e-14*math.Max(1, math.Abs(want[i][j])) {
+				t.Fatalf("output %d: %v checkpointed, %v without", i, got[i], want[i])
+			}
+		}
+	}
+}

@@ -221,7 +221,7 @@ func UntilTable() []Case {
 // gradients compute them again: layers reading their weights by capture,
 // several outputs, a value computed outside read besides the inputs, a
 // weight read both inside and outside (so that the gradient reaches it
-// along both), and checkpoints nested.
+// along both), a checkpoint in a loop's body, and checkpoints nested.
 func CheckpointTable() []Case {
 	v := NewValues(23)
 	nodes := func(xs ...*graph.Node) []*graph.Node { return xs }
@@ -252,6 +252,17 @@ func CheckpointTable() []Case {
 					return nodes(ops.Mul(ops.Tanh(ops.Add(x[0], h)), ops.Exp(w)))
 				}, ops.Mul(in[0], w))[0]
 				return ops.Mul(y, w)
+			}},
+		{Builder: "Checkpoint", Variant: "in a Scan body, reading the sequence's slice and a captured weight", Inputs: []*tensor.Dense{
+			v.Signed(3), v.Signed(4, 3), v.Signed(3)},
+			Build: func(in []*graph.Node) *graph.Node {
+				w := in[2]
+				final, _ := ops.Scan(func(c, x []*graph.Node) ([]*graph.Node, []*graph.Node) {
+					return ops.Checkpoint(func(z []*graph.Node) []*graph.Node {
+						return nodes(ops.Tanh(ops.Add(ops.Mul(z[0], w), ops.Sin(z[1]))))
+					}, c[0], x[0]), nil
+				}, nodes(in[0]), nodes(in[1]))
+				return final[0]
 			}},
 		{Builder: "Checkpoint", Variant: "nested", Inputs: []*tensor.Dense{
 			v.Signed(3), v.Signed(3)},
