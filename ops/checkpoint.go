@@ -28,10 +28,17 @@ type CheckpointFunc func(inputs []*graph.Node) []*graph.Node
 // included: gradients flow to those too. Its values are computed, at the
 // forward pass, as if Checkpoint were not there; only the gradient
 // differs, by recomputing them (so derivatives of every order, and the
-// forward mode, are those of f). Values f computes from the nodes it
-// reads alone, none of its inputs, are not recomputed: make them outside
-// f, or pass what they are computed from as an input. f's random ops draw
-// at the same step when recomputed, so they draw the same values.
+// forward mode, are those of f). Values f computes from the parameters
+// it reads alone, none of its inputs, may be kept rather than recomputed.
+// f's random ops draw at the same step when recomputed, so they draw the
+// same values.
+//
+// The memory saved is what the compiler's order of instructions leaves:
+// in program order, a checkpointed segment's values live from its
+// recomputation to the end of its gradient. compile's fuse pass moves
+// products read only by an update (a weight's gradient) to that update,
+// at the end of a training step, which keeps the values they read, the
+// recomputed ones included, alive to the end.
 //
 // Checkpoint returns f's outputs, as many. An f that panics, returns no
 // output, a nil or poisoned node, or makes parameters or inputs, is an
