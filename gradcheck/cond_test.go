@@ -9,12 +9,15 @@ import (
 )
 
 // condRows are branches through ops.Cond (optable.CondTable) and loops
-// through ops.While (optable.WhileTable), checked like the built-in ops'
+// through ops.While (optable.WhileTable) and Scan with ops.Until
+// (optable.UntilTable), checked like the built-in ops'
 // rows: first and second derivatives (Check, GradGradCheck) and third
 // (GradGradCheck of the gradient), every input but the predicate or bound
 // differentiated, each branch taken in some row, loops of none, one, some
-// and MaxSteps steps.
-func condRows() []opCase { return slices.Concat(optable.CondTable(), optable.WhileTable()) }
+// and MaxSteps steps, loops stopping at the first step, early and never.
+func condRows() []opCase {
+	return slices.Concat(optable.CondTable(), optable.WhileTable(), optable.UntilTable())
+}
 
 func TestCondRows(t *testing.T) {
 	for _, c := range condRows() {

@@ -23,6 +23,7 @@ type scanConfig struct {
 	steps   int  // when stepsOK
 	stepsOK bool // Steps was given
 	until   bool // the last step output is zero at a fixed point (untilKept)
+	stop    bool // Until: the last step output is the predicate ending the loop
 }
 
 // Reverse runs the steps from the last to the first: step t still reads
@@ -32,6 +33,19 @@ func Reverse() ScanOption { return func(c *scanConfig) { c.reverse = true } }
 // Steps sets the number of steps, for a loop without sequences (an
 // integrator, say). With sequences, it must equal their length.
 func Steps(t int) ScanOption { return func(c *scanConfig) { c.steps, c.stepsOK = t, true } }
+
+// Until makes the body's last step output a predicate, one value of any
+// dtype, that ends the loop after the step where it is nonzero: a loop
+// whose number of steps is decided at run time and bounded by the
+// sequences' length or Steps, as While's by MaxSteps. The steps after
+// the last taken keep the carry, and the stacked outputs hold zeros there;
+// in place of the predicate, Scan returns as its last output the number of
+// steps taken (an int64 scalar). The loop is While's: a Scan of T steps
+// whose step is a Cond, stopping at the first step not taken and whose
+// derivatives skip those steps, so that the time follows the steps taken
+// and derivatives of every order equal those of the loop unrolled to
+// them.
+func Until() ScanOption { return func(c *scanConfig) { c.stop = true } }
 
 // Scan runs body over the leading axis of every sequence in xs (all of
 // length T), carrying state from init: for t = 0 … T-1,
@@ -94,6 +108,13 @@ func Scan(body ScanBody, init, xs []*graph.Node, opts ...ScanOption) (final, ys 
 	if body == nil {
 		return fail("body is nil")
 	}
+	if cfg.stop {
+		final, ys, err := scanUntil(g, body, init, xs, cfg)
+		if err != nil {
+			return fail("%v", err)
+		}
+		return final, ys
+	}
 	tr := &scanTracer{graph: g, body: body, cfg: cfg}
 	op, outer, err := tr.trace(typesOf(init), typesOf(xs))
 	if err != nil {
@@ -104,7 +125,9 @@ func Scan(body ScanBody, init, xs []*graph.Node, opts ...ScanOption) (final, ys 
 		return repeat(res[0], len(init)), []*graph.Node{res[0]}
 	}
 	nY := len(res) - 2*len(init)
-	return res[:len(init)], res[len(init) : len(init)+nY]
+	// Copies: appending to a slice of res would write over the graph's
+	// record of the op's outputs.
+	return slices.Clone(res[:len(init)]), slices.Clone(res[len(init) : len(init)+nY])
 }
 
 // scanTracer builds a Scan's op from its body for given carry and sequence

@@ -95,18 +95,8 @@ func While(cond WhileCond, body WhileBody, init []*graph.Node, opts ...WhileOpti
 		return fail("%v", err)
 	}
 	stay := func(c []*graph.Node) []*graph.Node { return c }
-	final, preds := Scan(func(c, _ []*graph.Node) ([]*graph.Node, []*graph.Node) {
-		pred := cond(c)
-		// pred is zero at the steps that kept the carry: the loop stops
-		// at the first (untilKept), and steps is MaxSteps less their
-		// number.
-		return Cond(pred, CondBranch(body), stay, c), []*graph.Node{pred}
-	}, init, nil, Steps(cfg.maxSteps), untilKept())
-	if len(preds) != 1 || preds[0].Err() != nil {
-		return final, preds[0]
-	}
-	kept := Sum(Equal(Cast(preds[0], graph.Float64), g.Scalar(0, graph.Float64)))
-	return final, Cast(Sub(g.Scalar(float64(cfg.maxSteps), graph.Float64), kept), graph.Int64)
+	final, _, steps = gatedScan(cond, CondBranch(body), stay, init, nil, scanConfig{steps: cfg.maxSteps, stepsOK: true})
+	return final, steps
 }
 
 // checkWhile traces cond and body once in a graph of their own, nested in

@@ -187,3 +187,92 @@ func WhileTable() []Case {
 		row("hitting MaxSteps", 50, 5),
 	}
 }
+
+// UntilTable is rows of loops through ops.Scan with ops.Until, for the
+// checks the op table's rows go through: input 0 is the bound a counter
+// carried beside the state must exceed, which stops the loop (at step 0,
+// early, or never) and gets no gradient; the row's value holds both the
+// final carry and the stacked outputs, padded with zeros.
+func UntilTable() []Case {
+	v := NewValues(19)
+	loop := func(in []*graph.Node) *graph.Node {
+		limit, w, xs := in[0], in[2], in[3]
+		one := ops.Div(limit, limit)
+		final, ys := ops.Scan(func(c, x []*graph.Node) ([]*graph.Node, []*graph.Node) {
+			h := ops.Tanh(ops.Add(ops.Mul(c[0], w), x[0]))
+			k := ops.Add(c[1], one)
+			return []*graph.Node{h, k}, []*graph.Node{ops.Mul(h, x[0]), ops.Greater(k, limit)}
+		}, []*graph.Node{in[1], ops.Sub(limit, limit)}, []*graph.Node{xs}, ops.Until())
+		return ops.Concat(0, final[0], ops.Reshape(ys[0], 12))
+	}
+	row := func(variant string, limit float64) Case {
+		return Case{Builder: "Scan", Variant: variant, Build: loop,
+			Inputs:  []*tensor.Dense{TensorOf(nil, limit), v.Signed(3), v.Uniform(0.5, 1.2, 3), v.Signed(4, 3)},
+			Checked: []int{1, 2, 3}, NoGrad: "the bound only decides the number of steps: it gets no gradient", NoGradInputs: []int{0}}
+	}
+	return []Case{
+		row("Until stopping at step 0", 0.5),
+		row("Until stopping early", 2.5),
+		row("Until never stopping", 50),
+	}
+}
+
+// CheckpointTable is rows of computations through ops.Checkpoint, whose
+// gradients compute them again: layers reading their weights by capture,
+// several outputs, a value computed outside read besides the inputs, a
+// weight read both inside and outside (so that the gradient reaches it
+// along both), a checkpoint in a loop's body, and checkpoints nested.
+func CheckpointTable() []Case {
+	v := NewValues(23)
+	nodes := func(xs ...*graph.Node) []*graph.Node { return xs }
+	layer := func(x, w, b *graph.Node) *graph.Node { return ops.Tanh(ops.Add(ops.MatMul(x, w), b)) }
+	return []Case{
+		{Builder: "Checkpoint", Variant: "two tanh layers reading their weights", Inputs: []*tensor.Dense{
+			v.Signed(2, 3), v.Uniform(-0.8, 0.8, 3, 3), v.Signed(3), v.Uniform(-0.8, 0.8, 3, 3)},
+			Build: func(in []*graph.Node) *graph.Node {
+				return ops.Checkpoint(func(x []*graph.Node) []*graph.Node {
+					return nodes(layer(layer(x[0], in[1], in[2]), in[3], in[2]))
+				}, in[0])[0]
+			}},
+		{Builder: "Checkpoint", Variant: "two outputs, two inputs", Inputs: []*tensor.Dense{
+			v.Signed(3), v.Signed(3), v.Signed(3)},
+			Build: func(in []*graph.Node) *graph.Node {
+				outs := ops.Checkpoint(func(x []*graph.Node) []*graph.Node {
+					p := ops.Mul(ops.Sin(x[0]), x[1])
+					return nodes(ops.Exp(ops.Mul(p, in[2])), ops.Square(p))
+				}, in[0], in[1])
+				return ops.Concat(0, outs[0], outs[1])
+			}},
+		{Builder: "Checkpoint", Variant: "a computed value read besides the input, a weight read outside too", Inputs: []*tensor.Dense{
+			v.Signed(3), v.Signed(3), v.Signed(3)},
+			Build: func(in []*graph.Node) *graph.Node {
+				w := in[2]
+				h := ops.Sin(ops.Mul(in[1], w)) // computed from w, read by f
+				y := ops.Checkpoint(func(x []*graph.Node) []*graph.Node {
+					return nodes(ops.Mul(ops.Tanh(ops.Add(x[0], h)), ops.Exp(w)))
+				}, ops.Mul(in[0], w))[0]
+				return ops.Mul(y, w)
+			}},
+		{Builder: "Checkpoint", Variant: "in a Scan body, reading the sequence's slice and a captured weight", Inputs: []*tensor.Dense{
+			v.Signed(3), v.Signed(4, 3), v.Signed(3)},
+			Build: func(in []*graph.Node) *graph.Node {
+				w := in[2]
+				final, _ := ops.Scan(func(c, x []*graph.Node) ([]*graph.Node, []*graph.Node) {
+					return ops.Checkpoint(func(z []*graph.Node) []*graph.Node {
+						return nodes(ops.Tanh(ops.Add(ops.Mul(z[0], w), ops.Sin(z[1]))))
+					}, c[0], x[0]), nil
+				}, nodes(in[0]), nodes(in[1]))
+				return final[0]
+			}},
+		{Builder: "Checkpoint", Variant: "nested", Inputs: []*tensor.Dense{
+			v.Signed(3), v.Signed(3)},
+			Build: func(in []*graph.Node) *graph.Node {
+				return ops.Checkpoint(func(x []*graph.Node) []*graph.Node {
+					inner := ops.Checkpoint(func(z []*graph.Node) []*graph.Node {
+						return nodes(ops.Sin(ops.Mul(z[0], in[1])))
+					}, ops.Cos(x[0]))[0]
+					return nodes(ops.Mul(inner, x[0]))
+				}, in[0])[0]
+			}},
+	}
+}
