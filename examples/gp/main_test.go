@@ -192,8 +192,10 @@ func TestAgainstPyTorch(t *testing.T) {
 	if err != nil {
 		t.Fatalf("testdata/torch_fixture.py: %v", err)
 	}
+	// The script's figures move in the last bits with PyTorch's build and
+	// BLAS; a stale fixture moves far more.
 	again := readFixture(t, out)
-	if again.NLML != fx.NLML || !close(again.Hessian[2][2], fx.Hessian[2][2], 1e-13) {
+	if !close(again.NLML, fx.NLML, 1e-12) || !close(again.Hessian[2][2], fx.Hessian[2][2], 1e-12) {
 		t.Errorf("testdata/torch_fixture.py gives NLML %v, Hessian (2, 2) %v; the fixture records %v, %v: regenerate it",
 			again.NLML, again.Hessian[2][2], fx.NLML, fx.Hessian[2][2])
 	}
