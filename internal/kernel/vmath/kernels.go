@@ -6,6 +6,8 @@ type kernelSet struct {
 	name                                        string
 	exp64, log64, tanh64, sigmoid64, softplus64 func(dst, src []float64)
 	exp32, log32, tanh32, sigmoid32, softplus32 func(dst, src []float32)
+	erf64, gelu64                               func(dst, src []float64)
+	erf32, gelu32                               func(dst, src []float32)
 }
 
 // goKernels is the pure-Go implementation: the scalar kernels in a loop.
@@ -21,7 +23,18 @@ var goKernels = kernelSet{
 	tanh32:     func(dst, src []float32) { map32(dst, src, tanh64) },
 	sigmoid32:  func(dst, src []float32) { map32(dst, src, sigmoid64) },
 	softplus32: func(dst, src []float32) { map32(dst, src, softplus64) },
+	erf64:      erfGo64,
+	gelu64:     geluGo64,
+	erf32:      erfGo32,
+	gelu32:     geluGo32,
 }
+
+// The pure-Go erf and GELU kernels, which the assembly's kernel set
+// shares.
+func erfGo64(dst, src []float64)  { map64(dst, src, erf64) }
+func geluGo64(dst, src []float64) { map64(dst, src, gelu64) }
+func erfGo32(dst, src []float32)  { map32(dst, src, erf64) }
+func geluGo32(dst, src []float32) { map32(dst, src, gelu64) }
 
 // active returns the implementation the exported functions use: the
 // assembly when useAsm is set (where the processor runs it, see

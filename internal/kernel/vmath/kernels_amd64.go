@@ -32,6 +32,10 @@ func init() {
 		tanh32:     tanh32AVX2,
 		sigmoid32:  sigmoid32AVX2,
 		softplus32: softplus32AVX2,
+		erf64:      erfGo64,
+		gelu64:     geluGo64,
+		erf32:      erfGo32,
+		gelu32:     geluGo32,
 	}
 	useAsm = true
 }

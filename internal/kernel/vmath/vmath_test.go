@@ -19,6 +19,10 @@ var exported = []struct {
 	{"Tanh", Tanh64, Tanh32, fns[2]},
 	{"Sigmoid", Sigmoid64, Sigmoid32, fns[3]},
 	{"Softplus", Softplus64, Softplus32, fns[4]},
+	{"Erf", Erf64, Erf32, fns[5]},
+	{"GELU", GELU64, GELU32, fn{name: "GELU",
+		k64: func(k *kernelSet) func(dst, src []float64) { return k.gelu64 },
+		k32: func(k *kernelSet) func(dst, src []float32) { return k.gelu32 }}},
 }
 
 // testValues returns n values in [-30, 30] and some specials, positive
