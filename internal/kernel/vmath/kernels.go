@@ -23,18 +23,11 @@ var goKernels = kernelSet{
 	tanh32:     func(dst, src []float32) { map32(dst, src, tanh64) },
 	sigmoid32:  func(dst, src []float32) { map32(dst, src, sigmoid64) },
 	softplus32: func(dst, src []float32) { map32(dst, src, softplus64) },
-	erf64:      erfGo64,
-	gelu64:     geluGo64,
-	erf32:      erfGo32,
-	gelu32:     geluGo32,
+	erf64:      func(dst, src []float64) { map64(dst, src, erf64) },
+	gelu64:     func(dst, src []float64) { map64(dst, src, gelu64) },
+	erf32:      func(dst, src []float32) { map32(dst, src, erf64) },
+	gelu32:     func(dst, src []float32) { map32(dst, src, gelu64) },
 }
-
-// The pure-Go erf and GELU kernels, which the assembly's kernel set
-// shares.
-func erfGo64(dst, src []float64)  { map64(dst, src, erf64) }
-func geluGo64(dst, src []float64) { map64(dst, src, gelu64) }
-func erfGo32(dst, src []float32)  { map32(dst, src, erf64) }
-func geluGo32(dst, src []float32) { map32(dst, src, gelu64) }
 
 // active returns the implementation the exported functions use: the
 // assembly when useAsm is set (where the processor runs it, see

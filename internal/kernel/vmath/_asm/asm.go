@@ -75,6 +75,8 @@ func main() {
 		{"tanh", tanhVec},
 		{"sigmoid", sigmoidVec},
 		{"softplus", softplusVec},
+		{"erf", erfVec},
+		{"gelu", geluVec},
 	} {
 		kernel64(k.name, func(x VecVirtual) VecVirtual { return k.body(x, expDegree64) })
 		if k.name == "exp" {
@@ -301,6 +303,11 @@ func expVec(x VecVirtual, deg int, split bool) VecVirtual {
 	VMOVUPD(x, r)
 	VFNMADD231PD(k(ln2Hi), n, r) // r = x - n·ln2Hi
 	VFNMADD231PD(k(ln2Lo), n, r)
+	return expPoly(t, n, r, deg, split)
+}
+
+// expPoly is expVec after the reduction: e^r·2^n, t = n + roundMagic.
+func expPoly(t, n, r VecVirtual, deg int, split bool) VecVirtual {
 	z := mul(r, r)
 	// 1 + (r + z·(A(z) + r·B(z))), A the even and B the odd coefficients.
 	var even, odd []float64
