@@ -308,6 +308,8 @@ var unaryAllocCases = []allocsCase{
 	{"Tanh", Tanh},
 	{"Sigmoid", Sigmoid},
 	{"Softplus", Softplus},
+	{"Erf", Erf},
+	{"GELU", func(x *graph.Node) *graph.Node { return GELU(x, false) }},
 	{"Sqrt", func(x *graph.Node) *graph.Node { return Sqrt(Square(x)) }},
 	{"Abs", Abs},
 	{"ReLU", ReLU},
