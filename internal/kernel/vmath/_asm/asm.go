@@ -2,8 +2,9 @@
 // stubs_amd64.go); run it with go generate in internal/kernel/vmath.
 //
 // Each kernel runs the float64 algorithm of the pure-Go scalar kernels
-// (exp.go, log.go, tanh.go, logistic.go) on 4 lanes at a time, with the
-// same constants; float32 kernels convert 4 elements to float64, compute,
+// (exp.go, log.go, tanh.go, logistic.go, erf.go) on 4 lanes at a time,
+// with the same constants (erf computes both of its forms in every lane
+// where the pure Go branches); float32 kernels convert 4 elements to float64, compute,
 // and round each result once, except exp32, which runs in float32 on 8
 // lanes (exp32.go). The last elements, fewer than the lanes, go through
 // the same code with masked loads and stores, so that every element's
