@@ -118,7 +118,7 @@ func TestUnaryForward(t *testing.T) {
 // in float64 and 1 ulp in float32, and each element the same as computed
 // alone (so that results do not depend on where a slice is split).
 func TestUnaryVmath(t *testing.T) {
-	for _, kind := range []unaryKind{expKind, logKind, tanhKind, sigmoidKind, softplusKind} {
+	for _, kind := range []unaryKind{expKind, logKind, tanhKind, sigmoidKind, softplusKind, erfKind, geluKind} {
 		op := unary{kind: kind}
 		f := unaryDefs[kind].f
 		for _, n := range []int{1, 3, 4, 5, 8, 13, 64, 67} {
@@ -308,6 +308,8 @@ var unaryAllocCases = []allocsCase{
 	{"Tanh", Tanh},
 	{"Sigmoid", Sigmoid},
 	{"Softplus", Softplus},
+	{"Erf", Erf},
+	{"GELU", func(x *graph.Node) *graph.Node { return GELU(x, false) }},
 	{"Sqrt", func(x *graph.Node) *graph.Node { return Sqrt(Square(x)) }},
 	{"Abs", Abs},
 	{"ReLU", ReLU},

@@ -213,7 +213,7 @@ func unaryLoop[T float](op unary, o, x []T) {
 		vek.Unary(vek.Sqrt, o, x)
 	case reluKind:
 		vek.Unary(vek.ReLU, o, x)
-	case expKind, logKind, tanhKind, sigmoidKind, softplusKind:
+	case expKind, logKind, tanhKind, sigmoidKind, softplusKind, erfKind, geluKind:
 		vmathLoop(op.kind, o, x)
 	case signKind:
 		signLoop(o, x)
@@ -268,6 +268,8 @@ var vmathKernels = [...]struct {
 	tanhKind:     {vmath.Tanh64, vmath.Tanh32},
 	sigmoidKind:  {vmath.Sigmoid64, vmath.Sigmoid32},
 	softplusKind: {vmath.Softplus64, vmath.Softplus32},
+	erfKind:      {vmath.Erf64, vmath.Erf32},
+	geluKind:     {vmath.GELU64, vmath.GELU32},
 }
 
 // vmathLoop sets o[i] = op(x[i]) with vmath's kernel for kind; len(x) is

@@ -63,6 +63,10 @@ var fns = []fn{
 	{"Softplus", func(k *kernelSet) func(dst, src []float64) { return k.softplus64 },
 		func(k *kernelSet) func(dst, src []float32) { return k.softplus32 }, refSoftplus,
 		[][2]float64{{-750, 750}, {-40, 40}, {-1e-6, 1e-6}, {0.85, 0.92}, {-0.92, -0.85}, {-746, -700}}},
+	{"Erf", func(k *kernelSet) func(dst, src []float64) { return k.erf64 },
+		func(k *kernelSet) func(dst, src []float32) { return k.erf32 }, math.Erf,
+		[][2]float64{{-7, 7}, {-1, 1}, {-1e-6, 1e-6}, {0.84, 0.85}, {-1.26, -1.24}, {2.85, 2.86}, {5.9, 6.1},
+			{-1e-300, 1e-300}}},
 }
 
 // kernelSets are the implementations this build and processor can run.
@@ -81,6 +85,7 @@ var specials = []float64{
 	0x1p-1022, -0x1p-1022, 0x1p-1023, 0.625, -0.625, math.Nextafter(0.625, 0), 709.78, 709.79, 710, -745.13, -745.14,
 	-708.4, 88.72, 88.73, -103.97, -87.34, 1e-310, 1e-20, -1e-20, math.Sqrt2 - 1, 0.881373587019543, -0.881373587019543,
 	22, -22, 44, 37, -37, 750, -750, 1e10, -1e10,
+	0.84375, -0.84375, 1.25, -1.25, 1 / 0.35, -1 / 0.35, 6, -6, 0x1p-28, 2.848094538889218e-306,
 }
 
 // inputs64 returns the inputs f is measured on: the specials, random bit
@@ -209,5 +214,50 @@ func TestAccuracy32(t *testing.T) {
 			}
 			t.Logf("%s %s32: max %v ulp (at %v) over %d inputs", set.name, f.name, worst, at, len(in))
 		}
+	}
+}
+
+// refGELU is x/2·(1+erf(x/√2)) with math.Erf.
+func refGELU(x float64) float64 { return x * 0.5 * (1 + math.Erf(x*sqrtHalf)) }
+
+// TestGELU measures GELU64 and GELU32 of each implementation against
+// refGELU: within 2 ulp (float64) and 1 ulp (float32), except below -1,
+// where 1+erf cancels and both carry the rounding of erf: there within
+// 2^-52·|x|/2 (float64; float32 1 ulp of the float32 result or that).
+func TestGELU(t *testing.T) {
+	f := fn{sweep: [][2]float64{{-10, 10}, {-1.5, 1.5}, {-1e-6, 1e-6}, {-9, -7}}}
+	xs := inputs64(f, 200000)
+	for _, set := range kernelSets() {
+		got := make([]float64, len(xs))
+		set.gelu64(got, xs)
+		in32 := make([]float32, len(xs))
+		for i, x := range xs {
+			in32[i] = float32(x)
+		}
+		got32 := make([]float32, len(xs))
+		set.gelu32(got32, in32)
+		worst, worst32 := 0.0, 0.0
+		for i, x := range xs {
+			want := refGELU(x)
+			d := ulps64(got[i], want)
+			if x < -1 && math.Abs(got[i]-want) <= 0x1p-52*math.Abs(x)/2 {
+				d = 0
+			}
+			worst = max(worst, d)
+			if d > 2 {
+				t.Fatalf("%s GELU64(%v) = %v, want %v (%v ulp)", set.name, x, got[i], want, d)
+			}
+			x32 := float64(in32[i])
+			want32 := refGELU(x32)
+			d32 := ulps32(got32[i], float32(want32))
+			if x32 < -1 && math.Abs(float64(got32[i])-want32) <= 0x1p-52*math.Abs(x32)/2+0x1p-24*math.Abs(want32) {
+				d32 = 0
+			}
+			worst32 = max(worst32, d32)
+			if d32 > 1 {
+				t.Fatalf("%s GELU32(%v) = %v, want %v (%v ulp)", set.name, in32[i], got32[i], want32, d32)
+			}
+		}
+		t.Logf("%s GELU: max %v ulp (float64), %v (float32) outside the cancellation", set.name, worst, worst32)
 	}
 }

@@ -6,6 +6,8 @@ type kernelSet struct {
 	name                                        string
 	exp64, log64, tanh64, sigmoid64, softplus64 func(dst, src []float64)
 	exp32, log32, tanh32, sigmoid32, softplus32 func(dst, src []float32)
+	erf64, gelu64                               func(dst, src []float64)
+	erf32, gelu32                               func(dst, src []float32)
 }
 
 // goKernels is the pure-Go implementation: the scalar kernels in a loop.
@@ -21,6 +23,10 @@ var goKernels = kernelSet{
 	tanh32:     func(dst, src []float32) { map32(dst, src, tanh64) },
 	sigmoid32:  func(dst, src []float32) { map32(dst, src, sigmoid64) },
 	softplus32: func(dst, src []float32) { map32(dst, src, softplus64) },
+	erf64:      func(dst, src []float64) { map64(dst, src, erf64) },
+	gelu64:     func(dst, src []float64) { map64(dst, src, gelu64) },
+	erf32:      func(dst, src []float32) { map32(dst, src, erf64) },
+	gelu32:     func(dst, src []float32) { map32(dst, src, gelu64) },
 }
 
 // active returns the implementation the exported functions use: the

@@ -32,6 +32,10 @@ func init() {
 		tanh32:     tanh32AVX2,
 		sigmoid32:  sigmoid32AVX2,
 		softplus32: softplus32AVX2,
+		erf64:      erf64AVX2,
+		gelu64:     gelu64AVX2,
+		erf32:      erf32AVX2,
+		gelu32:     gelu32AVX2,
 	}
 	useAsm = true
 }

@@ -26,3 +26,7 @@ func log32AVX2(_, _ []float32)      { unreachable() }
 func tanh32AVX2(_, _ []float32)     { unreachable() }
 func sigmoid32AVX2(_, _ []float32)  { unreachable() }
 func softplus32AVX2(_, _ []float32) { unreachable() }
+func erf64AVX2(_, _ []float64)      { unreachable() }
+func gelu64AVX2(_, _ []float64)     { unreachable() }
+func erf32AVX2(_, _ []float32)      { unreachable() }
+func gelu32AVX2(_, _ []float32)     { unreachable() }

@@ -53,3 +53,23 @@ func softplus64AVX2(dst []float64, src []float64)
 //
 //go:noescape
 func softplus32AVX2(dst []float32, src []float32)
+
+// erf64AVX2 sets dst[i] = erf(src[i]) for each i of dst, 4 at a time.
+//
+//go:noescape
+func erf64AVX2(dst []float64, src []float64)
+
+// erf32AVX2 sets dst[i] = erf(src[i]) for each i of dst, 4 at a time, in float64.
+//
+//go:noescape
+func erf32AVX2(dst []float32, src []float32)
+
+// gelu64AVX2 sets dst[i] = gelu(src[i]) for each i of dst, 4 at a time.
+//
+//go:noescape
+func gelu64AVX2(dst []float64, src []float64)
+
+// gelu32AVX2 sets dst[i] = gelu(src[i]) for each i of dst, 4 at a time, in float64.
+//
+//go:noescape
+func gelu32AVX2(dst []float32, src []float32)

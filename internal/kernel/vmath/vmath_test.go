@@ -19,6 +19,10 @@ var exported = []struct {
 	{"Tanh", Tanh64, Tanh32, fns[2]},
 	{"Sigmoid", Sigmoid64, Sigmoid32, fns[3]},
 	{"Softplus", Softplus64, Softplus32, fns[4]},
+	{"Erf", Erf64, Erf32, fns[5]},
+	{"GELU", GELU64, GELU32, fn{name: "GELU",
+		k64: func(k *kernelSet) func(dst, src []float64) { return k.gelu64 },
+		k32: func(k *kernelSet) func(dst, src []float32) { return k.gelu32 }}},
 }
 
 // testValues returns n values in [-30, 30] and some specials, positive
@@ -149,6 +153,46 @@ func BenchmarkVmath(b *testing.B) {
 		}
 		run(fmt.Sprintf("%s/float64/math", f.name), func() { map64(d64, x64, f.ref) })
 		run(fmt.Sprintf("%s/float32/math", f.name), func() { map32(d32, x32, f.ref) })
+		for _, set := range kernelSets() {
+			k64, k32 := f.k64(set), f.k32(set)
+			run(fmt.Sprintf("%s/float64/%s", f.name, set.name), func() { k64(d64, x64) })
+			run(fmt.Sprintf("%s/float32/%s", f.name, set.name), func() { k32(d32, x32) })
+		}
+	}
+}
+
+// BenchmarkErfGELU reports ns per element of Erf and GELU on 4096
+// standard normal inputs, as a network's activations are, whose ranges
+// mix (BenchmarkVmath's inputs, uniform on [-30, 30], are mostly in
+// erf's last range), beside the math package's erf in a loop ("math").
+func BenchmarkErfGELU(b *testing.B) {
+	const n = 4096
+	rng := rand.New(rand.NewPCG(7, 8))
+	x64, x32 := make([]float64, n), make([]float32, n)
+	for i := range x64 {
+		x64[i] = rng.NormFloat64()
+		x32[i] = float32(x64[i])
+	}
+	d64, d32 := make([]float64, n), make([]float32, n)
+	run := func(name string, body func()) {
+		b.Run(name, func(b *testing.B) {
+			for b.Loop() {
+				body()
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/n, "ns/elem")
+		})
+	}
+	for _, f := range []struct {
+		name string
+		ref  func(float64) float64
+		k64  func(*kernelSet) func(dst, src []float64)
+		k32  func(*kernelSet) func(dst, src []float32)
+	}{
+		{"Erf", math.Erf, fns[5].k64, fns[5].k32},
+		{"GELU", refGELU, exported[6].fn.k64, exported[6].fn.k32},
+	} {
+		run(f.name+"/float64/math", func() { map64(d64, x64, f.ref) })
+		run(f.name+"/float32/math", func() { map32(d32, x32, f.ref) })
 		for _, set := range kernelSets() {
 			k64, k32 := f.k64(set), f.k32(set)
 			run(fmt.Sprintf("%s/float64/%s", f.name, set.name), func() { k64(d64, x64) })

@@ -2,8 +2,9 @@
 // stubs_amd64.go); run it with go generate in internal/kernel/vmath.
 //
 // Each kernel runs the float64 algorithm of the pure-Go scalar kernels
-// (exp.go, log.go, tanh.go, logistic.go) on 4 lanes at a time, with the
-// same constants; float32 kernels convert 4 elements to float64, compute,
+// (exp.go, log.go, tanh.go, logistic.go, erf.go) on 4 lanes at a time,
+// with the same constants (erf computes both of its forms in every lane
+// where the pure Go branches); float32 kernels convert 4 elements to float64, compute,
 // and round each result once, except exp32, which runs in float32 on 8
 // lanes (exp32.go). The last elements, fewer than the lanes, go through
 // the same code with masked loads and stores, so that every element's
@@ -75,6 +76,8 @@ func main() {
 		{"tanh", tanhVec},
 		{"sigmoid", sigmoidVec},
 		{"softplus", softplusVec},
+		{"erf", erfVec},
+		{"gelu", geluVec},
 	} {
 		kernel64(k.name, func(x VecVirtual) VecVirtual { return k.body(x, expDegree64) })
 		if k.name == "exp" {
@@ -301,6 +304,11 @@ func expVec(x VecVirtual, deg int, split bool) VecVirtual {
 	VMOVUPD(x, r)
 	VFNMADD231PD(k(ln2Hi), n, r) // r = x - n·ln2Hi
 	VFNMADD231PD(k(ln2Lo), n, r)
+	return expPoly(t, n, r, deg, split)
+}
+
+// expPoly is expVec after the reduction: e^r·2^n, t = n + roundMagic.
+func expPoly(t, n, r VecVirtual, deg int, split bool) VecVirtual {
 	z := mul(r, r)
 	// 1 + (r + z·(A(z) + r·B(z))), A the even and B the odd coefficients.
 	var even, odd []float64
