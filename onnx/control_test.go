@@ -217,3 +217,33 @@ func TestImportLoopUnsupported(t *testing.T) {
 		t.Errorf("got %v, want the trip count refused", err)
 	}
 }
+
+// TestImportIfShapes checks that an If whose branches declare outputs of
+// different shapes is refused with the reason, when the condition is known
+// only at run time, and imported when it is a constant (the branch taken
+// alone).
+func TestImportIfShapes(t *testing.T) {
+	var mp onnxpb.ModelProto
+	if err := proto.Unmarshal(ifModel(), &mp); err != nil {
+		t.Fatal(err)
+	}
+	els := mp.Graph.Node[0].Attribute[1].G
+	els.Output[0] = ctlInfo("b", dbl, 1)
+	els.Node = []*onnxpb.NodeProto{ctlNode("ReduceSum", []string{"b"}, "x")}
+	data, _ := proto.Marshal(&mp)
+	_, err := onnx.Import(data, onnx.Options{})
+	want := "unsupported: If whose branches give output 0 shapes [2] (then_branch) and [1] (else_branch): nabla's Cond needs both branches to give the same types"
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("got %v, want %q", err, want)
+	}
+	g := graph.New()
+	x, _ := graph.FromFloat64s(graph.Float64, []float64{1, 2}, 2)
+	m, err := onnx.Import(data, onnx.Options{Graph: g, Inputs: map[string]*graph.Node{"p": g.Scalar(0, graph.Float64), "x": g.Const(x)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := run(t, nil, m.Outputs...)
+	if v := graph.Float64s(got[0]); len(v) != 1 || v[0] != 3 {
+		t.Errorf("else branch of a constant condition: got %v, want [3]", v)
+	}
+}
