@@ -124,9 +124,20 @@ func (im *importer) subgraph(gp *onnxpb.GraphProto, inputs []*graph.Node) ([]*gr
 	if len(gp.GetInput()) != len(inputs) || len(inputs) == 0 {
 		return nil, fmt.Errorf("%d inputs, given %d", len(gp.GetInput()), len(inputs))
 	}
-	sub := &importer{parent: im, g: inputs[0].Graph(), opset: im.opset, dir: im.dir, values: map[string]*graph.Node{}, opts: Options{Frozen: true}}
+	bound := map[string]*graph.Node{}
 	for i, in := range gp.GetInput() {
-		sub.values[in.GetName()] = inputs[i]
+		bound[in.GetName()] = inputs[i]
+	}
+	return im.subgraphIn(inputs[0].Graph(), gp, bound)
+}
+
+// subgraphIn imports a body graph in g, its values named in bound (its
+// inputs, or enclosing values passed in) given, returning its outputs'
+// nodes. Other names are read from the enclosing graphs.
+func (im *importer) subgraphIn(g *graph.Graph, gp *onnxpb.GraphProto, bound map[string]*graph.Node) ([]*graph.Node, error) {
+	sub := &importer{parent: im, g: g, opset: im.opset, dir: im.dir, values: map[string]*graph.Node{}, opts: Options{Frozen: true}}
+	for name, n := range bound {
+		sub.values[name] = n
 	}
 	for _, t := range gp.GetInitializer() {
 		v, err := readTensor(t, im.dir)
