@@ -67,7 +67,7 @@ func TestGammaFamilySamples(t *testing.T) {
 		x := vals[3*i]
 		checkMoments(t, c.name, x, vals[3*i+1][0], vals[3*i+2][0])
 		if c.cdf != nil {
-			d := ks(x, c.cdf)
+			d := stattest.KS(x, c.cdf)
 			t.Logf("%s: KS √n·D = %.3f, p = %.3f", c.name, d, stattest.KolmogorovP(d))
 			if d > 1.95 {
 				t.Errorf("%s: KS √n·D = %v, over 1.95", c.name, d)

@@ -2,7 +2,6 @@ package distributions_test
 
 import (
 	"math"
-	"slices"
 	"strings"
 	"testing"
 
@@ -23,18 +22,6 @@ func sampleMoments(x []float64) (mean, variance float64) {
 		variance += (v - mean) * (v - mean)
 	}
 	return mean, variance / float64(len(x))
-}
-
-// ks is √n times the Kolmogorov–Smirnov distance between x and cdf.
-func ks(x []float64, cdf func(float64) float64) float64 {
-	x = slices.Sorted(slices.Values(x))
-	n := float64(len(x))
-	d := 0.0
-	for i, v := range x {
-		f := cdf(v)
-		d = max(d, float64(i+1)/n-f, f-float64(i)/n)
-	}
-	return math.Sqrt(n) * d
 }
 
 // 10⁶ samples of Normal(1.5, 2), Laplace(−1, 0.5), Uniform(−2, 3) and
@@ -81,7 +68,7 @@ func TestSampleMoments(t *testing.T) {
 		if tol := 5 * math.Sqrt((c.mu4-c.variance*c.variance)/n); math.Abs(variance-c.variance) > tol {
 			t.Errorf("%s variance: got %v, want %v ± %v", c.name, variance, c.variance, tol)
 		}
-		d := ks(got[i+1], c.cdf)
+		d := stattest.KS(got[i+1], c.cdf)
 		t.Logf("%s: KS √n·D = %.3f, p = %.3f", c.name, d, stattest.KolmogorovP(d))
 		if d > 1.95 {
 			t.Errorf("%s: √n·D = %v, over 1.95", c.name, d)
@@ -119,11 +106,11 @@ func TestCategoricalChiSquared(t *testing.T) {
 	for _, l := range logits {
 		z += math.Exp(l)
 	}
-	chi2 := 0.0
+	want := make([]float64, len(logits))
 	for k, l := range logits {
-		want := n * math.Exp(l) / z
-		chi2 += (counts[k] - want) * (counts[k] - want) / want
+		want[k] = n * math.Exp(l) / z
 	}
+	chi2 := stattest.ChiSquared(counts, want)
 	t.Logf("χ² = %.2f, p = %.3f", chi2, stattest.ChiSquaredP(chi2, len(logits)-1))
 	if chi2 > 16.27 {
 		t.Errorf("χ² = %v over 16.27 (counts %v)", chi2, counts)

@@ -12,15 +12,6 @@ import (
 	"github.com/nabla-go/nabla/internal/testkit/stattest"
 )
 
-// chiSquared is Pearson's statistic of counts against expected counts.
-func chiSquared(counts, want []float64) float64 {
-	x := 0.0
-	for i := range counts {
-		x += (counts[i] - want[i]) * (counts[i] - want[i]) / want[i]
-	}
-	return x
-}
-
 // RandomInt's element i is low + ⌊x·(high−low)/2⁶⁴⌋ for x the 64 bits of
 // its two words; 10⁵ draws on [−3, 5) fall in the range with a χ² below
 // 24.32 (the 0.001 quantile, 7 degrees of freedom), in every dtype.
@@ -47,7 +38,7 @@ func TestRandomInt(t *testing.T) {
 			counts[int(v)+3]++
 		}
 		want := []float64{n / 8, n / 8, n / 8, n / 8, n / 8, n / 8, n / 8, n / 8}
-		x := chiSquared(counts, want)
+		x := stattest.ChiSquared(counts, want)
 		t.Logf("%v: χ² = %.2f, p = %.3f", dtype, x, stattest.ChiSquaredP(x, len(counts)-1))
 		if x > 24.32 {
 			t.Errorf("%v: χ² = %v over 24.32 (counts %v)", dtype, x, counts)
@@ -98,7 +89,7 @@ func TestRandomCategorical(t *testing.T) {
 		for k, l := range logits {
 			want[k] = n * math.Exp(l) / z
 		}
-		x := chiSquared(counts, want)
+		x := stattest.ChiSquared(counts, want)
 		t.Logf("%v: χ² = %.2f, p = %.3f", dtype, x, stattest.ChiSquaredP(x, len(counts)-1))
 		if x > 16.27 {
 			t.Errorf("%v: χ² = %v over 16.27 (counts %v)", dtype, x, counts)
@@ -169,7 +160,7 @@ func TestRandomPermutation(t *testing.T) {
 	for _, c := range counts {
 		got, want = append(got, c), append(want, steps/24)
 	}
-	x := chiSquared(got, want)
+	x := stattest.ChiSquared(got, want)
 	t.Logf("χ² = %.2f, p = %.3f", x, stattest.ChiSquaredP(x, len(got)-1))
 	if x > 49.73 {
 		t.Errorf("χ² = %v over 49.73", x)

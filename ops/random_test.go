@@ -145,19 +145,6 @@ func moments(x []float64) (mean, variance, skew, kurt float64) {
 	return mean, m2, m3 / math.Pow(m2, 1.5), m4/(m2*m2) - 3
 }
 
-// ksStatistic is the Kolmogorov–Smirnov distance between the sample x
-// (sorted in place) and the distribution function cdf.
-func ksStatistic(x []float64, cdf func(float64) float64) float64 {
-	slices.Sort(x)
-	n := float64(len(x))
-	d := 0.0
-	for i, v := range x {
-		f := cdf(v)
-		d = max(d, float64(i+1)/n-f, f-float64(i)/n)
-	}
-	return d
-}
-
 // 10⁶ draws of each distribution and dtype have the moments of U(0, 1)
 // and N(0, 1) within five standard errors (for n = 10⁶: mean 1e-3, variance
 // 1.4e-3, skewness 2.4e-3, kurtosis 4.9e-3 for the normal; mean 2.9e-4 and
@@ -182,7 +169,7 @@ func TestRandomMomentsAndKS(t *testing.T) {
 		if slices.Min(u) < 0 || slices.Max(u) >= 1 {
 			t.Errorf("%v uniform: values outside [0, 1): %v, %v", dtype, slices.Min(u), slices.Max(u))
 		}
-		ks := math.Sqrt(n) * ksStatistic(u, uniformCDF)
+		ks := stattest.KS(u, uniformCDF)
 		t.Logf("%v uniform: KS √n·D = %.3f, p = %.3f", dtype, ks, stattest.KolmogorovP(ks))
 		check("uniform KS √n·D", ks, 0, 1.95)
 
@@ -202,7 +189,7 @@ func TestRandomMomentsAndKS(t *testing.T) {
 			}
 			check(fmt.Sprintf("normal lag-%d correlation", lag), c/n, 0, 5e-3)
 		}
-		ks = math.Sqrt(n) * ksStatistic(z, normalCDF)
+		ks = stattest.KS(z, normalCDF)
 		t.Logf("%v normal: KS √n·D = %.3f, p = %.3f", dtype, ks, stattest.KolmogorovP(ks))
 		check("normal KS √n·D", ks, 0, 1.95)
 	}
