@@ -284,3 +284,29 @@ func (g *Graph) Descendants(from []*Node, last int) []bool {
 	}
 	return marks
 }
+
+// Ancestors marks, by node ID, the nodes that some node of of depends on
+// (those nodes included): one backward sweep, creation order being
+// topological. The result has an entry per node of the graph; nodes of of
+// that are nil, poisoned or of another graph mark nothing.
+func (g *Graph) Ancestors(of []*Node) []bool {
+	if g == nil {
+		return nil
+	}
+	marks := make([]bool, len(g.nodes))
+	last := -1
+	for _, n := range of {
+		if id := n.ID(); id >= 0 && id < len(marks) && n.g == g {
+			marks[id] = true
+			last = max(last, id)
+		}
+	}
+	for id := last; id >= 0; id-- {
+		if marks[id] {
+			for _, in := range g.nodes[id].inputs {
+				marks[in.id] = true
+			}
+		}
+	}
+	return marks
+}

@@ -99,7 +99,7 @@ func (c trainingConfig) trainable(loss *graph.Node, params []Named) ([]Named, er
 	if c.skipped != nil {
 		*c.skipped = nil
 		if graph.Poisoned(loss) == nil {
-			reaches = ancestors(loss)
+			reaches = loss.Graph().Ancestors([]*graph.Node{loss})
 		}
 	}
 	kept := params[:0:0]
@@ -344,7 +344,7 @@ func begin(name string, owner **graph.Graph, loss *graph.Node, params []Named, c
 		return nil, optimError(name, "clipping norm %v and value %v must be ≥ 0", clip.MaxNorm, clip.MaxValue)
 	}
 	g := loss.Graph()
-	reaches := ancestors(loss)
+	reaches := g.Ancestors([]*graph.Node{loss})
 	seen := map[*graph.Node]string{}
 	nodes := make([]*graph.Node, len(params))
 	for i, p := range params {
@@ -412,21 +412,6 @@ func (s *stepBuilder) clip(c Clipping) {
 			s.grads[i] = ops.Mul(g, coef)
 		}
 	}
-}
-
-// ancestors marks, by node ID, the nodes y depends on (y included).
-func ancestors(y *graph.Node) []bool {
-	reaches := make([]bool, y.ID()+1)
-	reaches[y.ID()] = true
-	nodes := y.Graph().Nodes()
-	for id := y.ID(); id >= 0; id-- {
-		if reaches[id] {
-			for _, in := range nodes[id].Inputs() {
-				reaches[in.ID()] = true
-			}
-		}
-	}
-	return reaches
 }
 
 func (s *stepBuilder) scalar(v float64) *graph.Node { return s.g.Scalar(v, s.dtype) }

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"sort"
 	"strings"
 
 	"github.com/nabla-go/nabla/graph"
@@ -184,22 +183,16 @@ func exportModel(outputs []*graph.Node, opts ExportOptions, site string) (m *onn
 // reachable returns the nodes outputs depend on, in creation (topological)
 // order.
 func reachable(outputs []*graph.Node) []*graph.Node {
-	seen := map[*graph.Node]bool{}
-	stack := append([]*graph.Node(nil), outputs...)
-	for len(stack) > 0 {
-		n := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		if seen[n] {
-			continue
+	if len(outputs) == 0 {
+		return nil
+	}
+	g := outputs[0].Graph()
+	var out []*graph.Node
+	for id, m := range g.Ancestors(outputs) {
+		if m {
+			out = append(out, g.Node(id))
 		}
-		seen[n] = true
-		stack = append(stack, n.Inputs()...)
 	}
-	out := make([]*graph.Node, 0, len(seen))
-	for n := range seen {
-		out = append(out, n)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].ID() < out[j].ID() })
 	return out
 }
 

@@ -180,11 +180,11 @@ func (op *checkpointOp) Backward(ctx *graph.GradContext, gradOuts []*graph.Node)
 			cut = append(cut, x)
 		}
 	}
-	upstream := ancestors(cut)
+	upstream := ctx.Graph().Ancestors(cut)
 	anchor := seeds[0]
 	subst := map[*graph.Node]*graph.Node{}
 	for _, x := range inputs[M:] {
-		if _, ok := subst[x]; !ok && upstream[x] {
+		if _, ok := subst[x]; !ok && upstream[x.ID()] {
 			subst[x] = graph.Apply(recomputeOp{}, x, anchor)
 		}
 	}

@@ -112,10 +112,10 @@ func (op *scanOp) Backward(ctx *graph.GradContext, gradOuts []*graph.Node) []*gr
 	for n, k := range capWanted {
 		sumInits[n] = g.Const(graph.NewDenseOf(inputs[k].Type()))
 	}
-	read := ancestors(append(append(append([]*graph.Node(nil), gCarry...), gSeq...), gCap...))
+	read := sub.Ancestors(append(append(append([]*graph.Node(nil), gCarry...), gSeq...), gCap...))
 	var bSteps, bSeqs []*graph.Node
 	for b, n := range body.Inputs[:C+S] {
-		if !read[n] {
+		if !read[n.ID()] {
 			continue
 		}
 		bSteps = append(bSteps, n)
@@ -157,23 +157,6 @@ func (op *scanOp) Backward(ctx *graph.GradContext, gradOuts []*graph.Node) []*gr
 		out[s] = res[len(floatCarries)+len(capWanted)+n]
 	}
 	return out
-}
-
-// ancestors marks the nodes the given nodes are computed from, themselves
-// included.
-func ancestors(nodes []*graph.Node) map[*graph.Node]bool {
-	seen := map[*graph.Node]bool{}
-	stack := append([]*graph.Node(nil), nodes...)
-	for len(stack) > 0 {
-		n := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		if seen[n] {
-			continue
-		}
-		seen[n] = true
-		stack = append(stack, n.Inputs()...)
-	}
-	return seen
 }
 
 // identityFlag is, for a loop whose body is the identity at some steps (a
