@@ -51,7 +51,8 @@ func benchSyncedRuns(b *testing.B, m *vm.Machine, feeds vm.Feeds, out *graph.Nod
 // BenchmarkGPU times W1's training step (both dtypes, SGD and Adam) and
 // W3's Hessian–vector product and Hessian on the first GPU, each step
 // waited for: the targets are W1 ≤ 60 µs (float32) and ≤ 80 µs
-// (float64), W3's HVP ≤ 30 µs. It skips where no GPU can be used.
+// (float64), W3's HVP ≤ 30 µs; and the LSTM workload's forward and
+// backward pass (BenchmarkLSTM's). It skips where no GPU can be used.
 func BenchmarkGPU(b *testing.B) {
 	for _, dtype := range dtypes {
 		for _, opt := range w1Optimizers {
@@ -69,4 +70,9 @@ func BenchmarkGPU(b *testing.B) {
 			reportTime(b, 1e3, "µs/op")
 		})
 	}
+	b.Run("LSTM/f32", func(b *testing.B) {
+		p := newLSTMProblem(b, graph.Float32)
+		benchSyncedRuns(b, gpuMachine(b, p.prog), p.feeds, p.loss)
+		reportTime(b, 1e6, "ms/step")
+	})
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/nabla-go/nabla/compile"
 	"github.com/nabla-go/nabla/graph"
+	"github.com/nabla-go/nabla/nn"
 	"github.com/nabla-go/nabla/ops"
 	"github.com/nabla-go/nabla/vm"
 )
@@ -68,5 +69,106 @@ func BenchmarkMatMul(b *testing.B) {
 			})
 			m.Close()
 		}
+	}
+}
+
+// BenchmarkStepParts splits W1's training step (784-256-256-10, batch 64,
+// SGD, float32) on the first GPU into parts, to say where its time goes:
+//
+//	step       the whole step as bench's BenchmarkGPU times it: the feeds
+//	           written, the recorded graph launched, the loss read back
+//	graph      the recorded graph alone, launched and waited for
+//	roundtrip  a program of one kernel on one number, fed, run and read
+//	           back: what any step costs however little it computes
+//
+// It logs the plan's kernels and products, and the profile's slowest
+// instructions (each timed alone, the device waited for after it).
+func BenchmarkStepParts(b *testing.B) {
+	dev, err := Open(0)
+	if err != nil {
+		b.Skipf("no GPU: %v", err)
+	}
+	defer dev.Close()
+	prog, feeds := mlpStepOf(b, graph.Float32, nn.NewSGD(nn.SGDConfig{LR: 0.01}), []int{784, 256, 256, 10}, 64)
+	loss := prog.Outputs()[0]
+	m, err := vm.New(prog, vm.OnDevice(dev))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer m.Close()
+	e := m.Executable().(*executable)
+	kernels, gemms := 0, 0
+	for _, s := range e.plan.steps {
+		switch s.kind {
+		case stepKernel:
+			kernels++
+		case stepGemm:
+			gemms++
+		}
+	}
+	b.Logf("%v: %d instructions: %d kernels and %d products a step", dev, len(prog.Instructions()), kernels, gemms)
+	synced := func(run func() error) func(b *testing.B) {
+		return func(b *testing.B) {
+			for range 10 {
+				if err := run(); err != nil {
+					b.Fatal(err)
+				}
+			}
+			for b.Loop() {
+				if err := run(); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(b.Elapsed().Seconds()*1e6/float64(b.N), "µs/op")
+		}
+	}
+	b.Run("step", synced(func() error {
+		if err := m.Run(feeds[0]); err != nil {
+			return err
+		}
+		_, err := m.Value(loss)
+		return err
+	}))
+	b.Run("graph", synced(func() error {
+		if err := e.Run(vm.RunOptions{}); err != nil {
+			return err
+		}
+		return dev.be.sync()
+	}))
+	g := graph.New()
+	x := g.Input("x", graph.Float32, 1)
+	y := ops.Scale(x, 2)
+	tiny, err := compile.Compile([]*graph.Node{y})
+	if err != nil {
+		b.Fatal(err)
+	}
+	tm, err := vm.New(tiny, vm.OnDevice(dev))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer tm.Close()
+	one := vm.Feeds{x: graph.NewDenseOf(x.Type())}
+	b.Run("roundtrip", synced(func() error {
+		if err := tm.Run(one); err != nil {
+			return err
+		}
+		_, err := tm.Value(y)
+		return err
+	}))
+
+	pm, err := vm.New(prog, vm.OnDevice(dev), vm.WithProfile())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer pm.Close()
+	for range 50 {
+		if err := pm.Run(feeds[0]); err != nil {
+			b.Fatal(err)
+		}
+	}
+	p := pm.Profile()
+	b.Logf("profile, each instruction waited for: %v a step", p.Total()/50)
+	for _, en := range p.ByTotal()[:10] {
+		b.Logf("%8v  %-40s %v", en.Mean(), en.Op, en.Type)
 	}
 }

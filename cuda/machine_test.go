@@ -65,9 +65,14 @@ func compareRuns(t *testing.T, dev *Device, prog *compile.Program, feeds []vm.Fe
 // mlpStep is W1's training step at a smaller size: a tanh perceptron with
 // the mean cross-entropy, and its feeds for a few steps.
 func mlpStep(t *testing.T, dtype tensor.Dtype, optimizer nn.Optimizer) (*compile.Program, []vm.Feeds) {
+	return mlpStepOf(t, dtype, optimizer, []int{12, 16, 8, 5}, 7)
+}
+
+// mlpStepOf is mlpStep for layers of the given sizes and a batch of the
+// given size (W1's are 784, 256, 256, 10 and 64).
+func mlpStepOf(t testing.TB, dtype tensor.Dtype, optimizer nn.Optimizer, sizes []int, batch int) (*compile.Program, []vm.Feeds) {
 	g := graph.New()
 	rng := rand.New(rand.NewPCG(1, 2))
-	sizes := []int{12, 16, 8, 5}
 	var mods []nn.Module
 	for i := 1; i < len(sizes); i++ {
 		mods = append(mods, nn.NewLinear(g, fmt.Sprintf("fc%d", i), sizes[i-1], sizes[i], true, nn.WithDType(dtype), nn.WithRand(rng)))
@@ -76,7 +81,6 @@ func mlpStep(t *testing.T, dtype tensor.Dtype, optimizer nn.Optimizer) (*compile
 		}
 	}
 	model := nn.NewSequential("mlp", mods...)
-	const batch = 7
 	x := g.Input("x", dtype, batch, sizes[0])
 	labels := g.Input("labels", graph.Int64, batch)
 	loss := nn.CrossEntropy(model.Forward(x), labels)

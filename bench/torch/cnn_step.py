@@ -39,4 +39,5 @@ def main():
         common.report(f"CNN f32 adam threads={threads}", "ms/step", common.measure(step, 1e3))
 
 
-main()
+if __name__ == "__main__":
+    main()

@@ -4,6 +4,8 @@
   GPU W1 <dtype> <opt> cudagraph    the same step captured as a CUDA graph
   GPU W3 hvp-backward               W3's H·v by double backward, µs
   GPU W3 hessian-functorch          W3's Hessian, jacfwd of jacrev, µs
+  GPU CNN f32 adam eager            examples/cnn's step, batch 64, ms
+  GPU LSTM f32 eager                the LSTM workload (cuDNN), ms
 
 W1 is bench/torch/w1.py's step, W3 bench/torch/w3.py's function, on the
 GPU. It prints a skip line and exits 0 without torch or a GPU.
@@ -14,6 +16,8 @@ import common
 torch = common.require_torch()
 import torch.nn.functional as F  # noqa: E402
 
+import cnn_step  # noqa: E402
+import lstm  # noqa: E402
 import w1  # noqa: E402
 
 
@@ -97,6 +101,41 @@ def w3_cases(dev):
         print(f"skipped: GPU W3 hessian-functorch ({type(e).__name__}: {e})")
 
 
+def cnn_case(dev):
+    """examples/cnn's Fashion-MNIST step (cnn_step.py's), batch 64, Adam,
+    float32, cuDNN's convolutions, the loss read back."""
+    torch.manual_seed(1)
+    net = cnn_step.model().to(dev)
+    opt = torch.optim.Adam(net.parameters())
+    x = torch.rand(64, 1, 28, 28).to(dev)
+    y = torch.randint(0, 10, (64,)).to(dev)
+
+    def step():
+        opt.zero_grad(set_to_none=True)
+        loss = F.cross_entropy(net(x), y)
+        loss.backward()
+        opt.step()
+        return loss.item()
+
+    common.report("GPU CNN f32 adam eager", "ms/step", common.measure(step, 1e3))
+
+
+def lstm_case(dev):
+    """lstm.py's LSTM (cuDNN's) forward and backward pass, float32."""
+    torch.manual_seed(1)
+    net = torch.nn.LSTM(lstm.IN, lstm.HIDDEN).to(dev)
+    x = (torch.rand(lstm.STEPS, lstm.BATCH, lstm.IN) * 2 - 1).to(dev)
+
+    def step():
+        net.zero_grad(set_to_none=True)
+        out, _ = net(x)
+        loss = out.sum()
+        loss.backward()
+        return loss.item()
+
+    common.report("GPU LSTM f32 eager", "ms/step", common.measure(step, 1e3))
+
+
 def main():
     if not torch.cuda.is_available():
         print("skipped: no CUDA GPU")
@@ -105,6 +144,8 @@ def main():
     print(f"device: {torch.cuda.get_device_name(0)}, torch {torch.__version__}, CUDA {torch.version.cuda}")
     w1_cases(dev)
     w3_cases(dev)
+    cnn_case(dev)
+    lstm_case(dev)
 
 
 if __name__ == "__main__":

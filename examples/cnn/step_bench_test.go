@@ -16,20 +16,27 @@ import (
 // batch of 64 (the LeNet-style workload of the CNN issue), float32:
 //
 //	go test -run '^$' -bench Step ./examples/cnn/
-func BenchmarkStep(b *testing.B) {
-	r, feeds := newStep(b)
+func BenchmarkStep(b *testing.B) { benchStep(b) }
+
+// benchStep times the training step of newStep on a machine with opts.
+func benchStep(b *testing.B, opts ...vm.Option) {
+	r, feeds, loss := newStep(b, opts...)
 	b.ResetTimer()
 	for range b.N {
 		if err := r.Run(feeds); err != nil {
 			b.Fatal(err)
 		}
+		// Reading the loss waits for a device's work.
+		if _, err := r.Scalar(loss); err != nil {
+			b.Fatal(err)
+		}
 	}
-	b.ReportMetric(float64(b.Elapsed().Milliseconds())/float64(b.N), "ms/step")
+	b.ReportMetric(b.Elapsed().Seconds()*1e3/float64(b.N), "ms/step")
 }
 
 // After its first run, the training step allocates nothing.
 func TestStepDoesNotAllocate(t *testing.T) {
-	r, feeds := newStep(t)
+	r, feeds, _ := newStep(t)
 	if n := testing.AllocsPerRun(3, func() {
 		if err := r.Run(feeds); err != nil {
 			t.Fatal(err)
@@ -40,8 +47,8 @@ func TestStepDoesNotAllocate(t *testing.T) {
 }
 
 // newStep builds BenchmarkStep's training step and its feeds (random
-// pixels and labels), run once.
-func newStep(tb testing.TB) (*vm.Runner, vm.Feeds) {
+// pixels and labels) on a machine with opts, run once, and its loss.
+func newStep(tb testing.TB, opts ...vm.Option) (*vm.Runner, vm.Feeds, *graph.Node) {
 	g := graph.New()
 	model := buildModel(g, Config{Fashion: true, Seed: 1}, images{side: 28, classes: 10})
 	x := g.Input("x", tensor.Float32, 64, 1, 28, 28)
@@ -51,7 +58,7 @@ func newStep(tb testing.TB) (*vm.Runner, vm.Feeds) {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	r, err := vm.NewRunner([]*graph.Node{loss}, nil, func([]*graph.Node) (map[*graph.Node]*graph.Node, error) { return updates, nil })
+	r, err := vm.NewRunner([]*graph.Node{loss}, nil, func([]*graph.Node) (map[*graph.Node]*graph.Node, error) { return updates, nil }, opts...)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -68,5 +75,5 @@ func newStep(tb testing.TB) (*vm.Runner, vm.Feeds) {
 	if err := r.Run(feeds); err != nil {
 		tb.Fatal(err)
 	}
-	return r, feeds
+	return r, feeds, loss
 }

@@ -29,6 +29,10 @@ type Config struct {
 	Fashion    bool   // Fashion-MNIST instead of the digits
 	FashionDir string // "" for Debian's dataset-fashion-mnist folder
 	Save       string // write the trained model here (safetensors)
+
+	// Device runs the training and evaluation programs on a GPU (see
+	// package cuda and the -gpu flag); nil runs them on the CPU.
+	Device vm.Device
 }
 
 // DefaultConfig trains on the digits to a test accuracy above 0.985 in a
@@ -76,15 +80,20 @@ func Train(cfg Config, out io.Writer) (Result, error) {
 	nn.SetTraining(model, true)
 	loss := nn.CrossEntropy(model.Forward(scaled), y)
 	opt := nn.NewAdam(nn.DefaultAdam().WithLR(cfg.LR))
+	var devOpts []vm.Option
+	if cfg.Device != nil {
+		devOpts = append(devOpts, vm.OnDevice(cfg.Device))
+		fmt.Fprintf(out, "running on %v\n", cfg.Device)
+	}
 	trainer, err := vm.NewRunner([]*graph.Node{loss}, nil, func(outs []*graph.Node) (map[*graph.Node]*graph.Node, error) {
 		return nn.TrainingUpdates(opt, outs[0], model)
-	})
+	}, devOpts...)
 	if err != nil {
 		return Result{}, err
 	}
 	nn.SetTraining(model, false)
 	logits := model.Forward(scaled)
-	evaluator, err := vm.NewRunner([]*graph.Node{logits}, nil, nil, vm.SharingParams(trainer.Machine()))
+	evaluator, err := vm.NewRunner([]*graph.Node{logits}, nil, nil, append(devOpts, vm.SharingParams(trainer.Machine()))...)
 	if err != nil {
 		return Result{}, err
 	}
