@@ -212,8 +212,9 @@ func checkFault(t *testing.T, dev *Device, m *vm.Machine, good, bad vm.Feeds, ou
 }
 
 // After its first run, a program with no host step runs as one recorded
-// replay (a CUDA graph on a GPU); a program with a host step (a Scan) runs
-// step by step, and right.
+// replay (a CUDA graph on a GPU), a Scan unrolled on the device
+// included; a program with a host step (a determinant) runs step by step,
+// and right.
 func TestRunsReplay(t *testing.T) {
 	for _, dev := range testDevices(t) {
 		prog, feeds := mlpStep(t, graph.Float32, nn.NewSGD(nn.SGDConfig{LR: 0.1}))
@@ -254,9 +255,32 @@ func TestRunsReplay(t *testing.T) {
 		if got, _ := lm.Value(loop.Outputs()[0]); closeTo(got, mustTensor(t, []float64{math.Tanh(1), math.Tanh(3), math.Tanh(6)}, 3), 1e-12) != "" {
 			t.Errorf("%v: the loop gives %v", dev, got)
 		}
-		if le := lm.Executable().(*executable); le.replay != nil || !hasHost(le.plan) {
-			t.Errorf("%v: a program with a host step recorded a replay", dev)
+		if le := lm.Executable().(*executable); le.replay == nil || hasHost(le.plan) {
+			t.Errorf("%v: a program whose loop is unrolled on the device recorded no replay", dev)
 		}
 		lm.Close()
+
+		// The determinant has no device kernel: it runs on the host.
+		a := g.Input("a", graph.Float64, 2, 2)
+		det, err := compile.Compile([]*graph.Node{ops.Tanh(ops.Det(a))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		dm, err := vm.New(det, vm.OnDevice(dev))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range 2 {
+			if err := dm.Run(vm.Feeds{a: mustTensor(t, []float64{1, 2, 3, 4}, 2, 2)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if got, _ := dm.Value(det.Outputs()[0]); closeTo(got, mustTensor(t, []float64{math.Tanh(-2)}), 1e-12) != "" {
+			t.Errorf("%v: the determinant gives %v", dev, got)
+		}
+		if de := dm.Executable().(*executable); de.replay != nil || !hasHost(de.plan) {
+			t.Errorf("%v: a program with a host step recorded a replay", dev)
+		}
+		dm.Close()
 	}
 }

@@ -67,8 +67,9 @@ type lowering struct {
 
 // newPlan lowers every instruction of p: to the kernels of its op
 // (graph.CUDAKernel), to products for the matrix-product ops, to copies
-// for reshapes, to its decomposition's steps (graph.Decomposer), or else
-// to the host.
+// for reshapes, to its decomposition's steps (graph.Decomposer), a Scan
+// whose steps are all taken to its loop unrolled (scan), or else to the
+// host.
 func newPlan(p *compile.Program) (*plan, error) {
 	pl := &plan{consts: map[int]*tensor.Dense{}, known: map[string]int{}}
 	for i, s := range p.Slots() {
@@ -87,18 +88,24 @@ func newPlan(p *compile.Program) (*plan, error) {
 			l.out = append(l.out, ref{buf: s})
 			l.aliased = l.aliased || slices.Contains(in.In, s)
 		}
-		ok, err := l.lower(in.Op, in.Multi)
+		var ok bool
+		var err error
+		if len(in.Bodies) == 0 {
+			ok, err = l.lower(in.Op, in.Multi)
+		} else if lay, plain := ops.ScanLayoutOf(in.Multi); plain && in.Op == nil && len(in.Bodies) == 1 {
+			ok, err = l.scan(&in, lay)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("%s (node %v): %v", in.Name(), in.Node, err)
 		}
-		if !ok || len(in.Bodies) > 0 {
+		if !ok {
 			pl.steps = append(pl.steps[:first], step{kind: stepHost})
 		}
 		for k := first; k < len(pl.steps); k++ {
 			pl.steps[k].instr = len(pl.instrs)
 		}
 		pl.instrs = append(pl.instrs, [2]int{first, len(pl.steps)})
-		pl.onHost = append(pl.onHost, !ok || len(in.Bodies) > 0)
+		pl.onHost = append(pl.onHost, !ok)
 	}
 	pl.planUpdates(p)
 	return pl, nil
