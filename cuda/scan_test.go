@@ -4,6 +4,8 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"gorgonia.org/tensor"
+
 	"github.com/nabla-go/nabla/compile"
 	"github.com/nabla-go/nabla/graph"
 	"github.com/nabla-go/nabla/nn"
@@ -77,5 +79,50 @@ func TestLongScanStaysOnTheHost(t *testing.T) {
 	}
 	if !hasHost(pl) {
 		t.Errorf("a Scan of %d steps was unrolled", maxScanSteps)
+	}
+}
+
+// Feeds go up to the device as they are, views through their strides:
+// the program sees the fed values, Value of an input gives them back,
+// and the caller may change its tensor once Run returns.
+func TestFeedsGoUpAsTheyAre(t *testing.T) {
+	g := graph.New()
+	x := g.Input("x", graph.Float64, 2, 2)
+	y := ops.Scale(x, 2)
+	prog, err := compile.Compile([]*graph.Node{y})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, dev := range testDevices(t) {
+		m, err := vm.New(prog, vm.OnDevice(dev))
+		if err != nil {
+			t.Fatal(err)
+		}
+		whole := mustTensor(t, []float64{1, 2, 3, 4}, 2, 2)
+		big := mustTensor(t, []float64{9, 9, 5, 6, 7, 8}, 3, 2)
+		view, err := big.Slice(tensor.S(1, 3))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range []struct {
+			feed *tensor.Dense
+			want []float64
+		}{{whole, []float64{1, 2, 3, 4}}, {view.(*tensor.Dense), []float64{5, 6, 7, 8}}} {
+			if err := m.Run(vm.Feeds{x: c.feed}); err != nil {
+				t.Fatal(err)
+			}
+			if c.feed == whole {
+				whole.Float64s()[0] = 100 // after Run: the device has its copy
+			}
+			got, _ := m.Value(y)
+			in, _ := m.Value(x)
+			if msg := closeTo(got, mustTensor(t, []float64{2 * c.want[0], 2 * c.want[1], 2 * c.want[2], 2 * c.want[3]}, 2, 2), 0); msg != "" {
+				t.Errorf("%v: y: %s", dev, msg)
+			}
+			if msg := closeTo(in, mustTensor(t, c.want, 2, 2), 0); msg != "" {
+				t.Errorf("%v: Value(x): %s", dev, msg)
+			}
+		}
+		m.Close()
 	}
 }

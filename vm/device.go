@@ -152,6 +152,7 @@ func (m *Machine) load() error {
 		}
 	}
 	m.fresh = make([]bool, len(m.slots))
+	m.fed = make([]*tensor.Dense, len(m.prog.Inputs()))
 	return nil
 }
 
@@ -191,9 +192,13 @@ func (e *hostKernelError) Error() string { return fmt.Sprintf("instruction %d: %
 // run, parameters restored from the host copies after a failed run with
 // WithNaNCheck.
 func (m *Machine) runOnDevice() error {
-	for _, n := range m.prog.Inputs() {
+	for k, n := range m.prog.Inputs() {
 		s, _ := m.prog.SlotOf(n)
-		if err := m.exe.Write(s, m.slots[s]); err != nil {
+		src := m.slots[s]
+		if m.fed[k] != nil {
+			src, m.fed[k] = m.fed[k], nil
+		}
+		if err := m.exe.Write(s, src); err != nil {
 			return fmt.Errorf("nabla: Run: input %q: %v: %v", n.Name(), m.device, err)
 		}
 	}

@@ -56,6 +56,7 @@ type Machine struct {
 	device   Device           // where the program runs (OnDevice), or nil
 	exe      Executable       // the program loaded on device
 	fresh    []bool           // per slot, on a device: the host tensor holds the last run's value
+	fed      []*tensor.Dense  // per input, on a device: the caller's tensor to write up, or nil (the slot's)
 	times    []time.Duration  // per instruction, on a device with profiling: one run's times
 
 	// fixedDraws is WithFixedDraws, which a Runner reads.
@@ -371,13 +372,18 @@ func (m *Machine) feed(feeds Feeds) error {
 			return feedError("input %q is fed a nil tensor", n.Name())
 		}
 	}
-	for _, n := range m.prog.Inputs() {
+	clear(m.fed)
+	for k, n := range m.prog.Inputs() {
 		t, ok := feeds[n]
 		if !ok {
 			return feedError("input %q (%v) is not fed", n.Name(), n.Type())
 		}
 		if err := checkValue(t, n.Type()); err != nil {
 			return feedError("input %q: %v", n.Name(), err)
+		}
+		if m.fed != nil && !t.IsView() {
+			m.fed[k] = t // a device's machine writes it up as it is
+			continue
 		}
 		s, _ := m.prog.SlotOf(n)
 		copyData(m.slots[s], t)
