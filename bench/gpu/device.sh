@@ -19,6 +19,11 @@ OUT=${OUT:-/tmp/nabla-gpu}
 mkdir -p "$OUT"
 BENCHTIME=${BENCHTIME:-2s}
 COUNT=${COUNT:-3}
+# PARTS picks what runs (all by default); GPUBENCH narrows BenchmarkGPU
+# (e.g. 'BenchmarkGPU/(W1/f32/sgd|LSTM)').
+PARTS=${PARTS:-device tests mlp cnn bench parts matmul torch}
+GPUBENCH=${GPUBENCH:-^BenchmarkGPU\$}
+want() { [[ " $PARTS " == *" $1 "* ]]; }
 log() { echo; echo "== $*"; }
 for f in .gpu/*.gz; do [ -e "$f" ] && gunzip -f "$f"; done
 chmod +x .gpu/* 2>/dev/null
@@ -29,32 +34,32 @@ for d in /usr/local/nvidia/lib64 /usr/local/cuda/lib64; do
 done
 
 log device
-nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv 2>&1 | head -3
-ldconfig -p 2>/dev/null | grep -E 'libcuda\.so|libnvrtc|libcublas' | head
-find / -xdev \( -name 'libnvrtc.so*' -o -name 'libcublas.so*' \) 2>/dev/null | head -8
-grep -m1 'model name' /proc/cpuinfo
-nvcc --version 2>/dev/null | tail -2
+want device && nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv 2>&1 | head -3
+want device && ldconfig -p 2>/dev/null | grep -E 'libcuda\.so|libnvrtc|libcublas' | head
+want device && find / -xdev \( -name 'libnvrtc.so*' -o -name 'libcublas.so*' \) 2>/dev/null | head -8
+want device && grep -m1 'model name' /proc/cpuinfo
+want device && nvcc --version 2>/dev/null | tail -2
 
 log "cuda tests on the GPU"
 # PATH without a C compiler: the tests then run on the GPU alone, not
 # also on the host stand-in (CI runs those).
 # SKIP=TestConformance leaves out the longest (75 s on an H200).
-(cd cuda && timeout 200 env PATH=/nonexistent ../.gpu/cuda.test -test.v -test.count=1 -test.timeout 190s -test.skip "${SKIP:-^$}" 2>&1 | grep -v '^    --- PASS\|^=== RUN' | tee "$OUT/cuda-tests.log" | tail -60)
+want tests && (cd cuda && timeout 200 env PATH=/nonexistent ../.gpu/cuda.test -test.v -test.count=1 -test.timeout 190s -test.skip "${SKIP:-^$}" 2>&1 | grep -v '^    --- PASS\|^=== RUN' | tee "$OUT/cuda-tests.log" | tail -60)
 
 log "MLP example: test, then the command on the CPU and on the GPU"
-(cd examples/mlp && timeout 60 ../../.gpu/mlp.test -test.run OnDevice -test.v 2>&1 | tail -5)
-(cd examples/mlp && time timeout 60 ../../.gpu/mlp 2>&1 | tail -2)
-(cd examples/mlp && time timeout 60 ../../.gpu/mlp -gpu 2>&1 | tail -2)
+want mlp && (cd examples/mlp && timeout 60 ../../.gpu/mlp.test -test.run OnDevice -test.v 2>&1 | tail -5)
+want mlp && (cd examples/mlp && time timeout 60 ../../.gpu/mlp 2>&1 | tail -2)
+want mlp && (cd examples/mlp && time timeout 60 ../../.gpu/mlp -gpu 2>&1 | tail -2)
 
 log "CNN example: GPU against CPU, its step's time on each, then the command on each"
-(cd examples/cnn && timeout 90 ../../.gpu/cnn.test -test.run OnGPU -test.v -test.bench 'Step' -test.benchtime "$BENCHTIME" 2>&1 | grep -v '^goos\|^goarch\|^pkg\|^=== RUN' | tee "$OUT/cnn.log")
-(cd examples/cnn && time timeout 60 ../../.gpu/cnn 2>&1 | tail -1)
-(cd examples/cnn && time timeout 60 ../../.gpu/cnn -gpu 2>&1 | tail -1)
+want cnn && (cd examples/cnn && timeout 90 ../../.gpu/cnn.test -test.run OnGPU -test.v -test.bench 'Step' -test.benchtime "$BENCHTIME" 2>&1 | grep -v '^goos\|^goarch\|^pkg\|^=== RUN' | tee "$OUT/cnn.log")
+want cnn && (cd examples/cnn && time timeout 60 ../../.gpu/cnn 2>&1 | tail -1)
+want cnn && (cd examples/cnn && time timeout 60 ../../.gpu/cnn -gpu 2>&1 | tail -1)
 
 log "GPU benchmarks"
-(cd bench && timeout 120 ../.gpu/bench.test -test.run '^$' -test.bench '^BenchmarkGPU$' -test.benchtime "$BENCHTIME" -test.count "$COUNT" 2>&1 | tee "$OUT/bench-gpu.log" | grep -v '^goos\|^goarch\|^pkg\|^cpu')
-(cd cuda && timeout 30 ../.gpu/cuda.test -test.run '^$' -test.bench '^BenchmarkStepParts$' -test.v -test.benchtime "$BENCHTIME" 2>&1 | grep -v '^goos\|^goarch\|^pkg\|^=== RUN' | tee "$OUT/parts.log")
-[ "${MATMUL:-1}" = 1 ] && (cd cuda && timeout 90 ../.gpu/cuda.test -test.run '^$' -test.bench '^BenchmarkMatMul$' -test.benchtime "$BENCHTIME" -test.count "$COUNT" 2>&1 | tee "$OUT/matmul.log" | grep -v '^goos\|^goarch\|^pkg\|^cpu')
+want bench && (cd bench && timeout 120 ../.gpu/bench.test -test.run '^$' -test.bench "$GPUBENCH" -test.benchtime "$BENCHTIME" -test.count "$COUNT" 2>&1 | tee "$OUT/bench-gpu.log" | grep -v '^goos\|^goarch\|^pkg\|^cpu')
+want parts && (cd cuda && timeout 30 ../.gpu/cuda.test -test.run '^$' -test.bench '^BenchmarkStepParts$' -test.v -test.benchtime "$BENCHTIME" 2>&1 | grep -v '^goos\|^goarch\|^pkg\|^=== RUN' | tee "$OUT/parts.log")
+want matmul && (cd cuda && timeout 90 ../.gpu/cuda.test -test.run '^$' -test.bench '^BenchmarkMatMul$' -test.benchtime "$BENCHTIME" -test.count "$COUNT" 2>&1 | tee "$OUT/matmul.log" | grep -v '^goos\|^goarch\|^pkg\|^cpu')
 
 log "PyTorch on the same GPU"
-(cd bench/torch && NABLA_BENCH_ROUNDS=5 timeout "${TORCH_TIMEOUT:-150}" python3 gpu.py 2>&1 | tee "$OUT/torch-gpu.log")
+want torch && (cd bench/torch && NABLA_BENCH_ROUNDS=5 timeout "${TORCH_TIMEOUT:-150}" python3 gpu.py 2>&1 | tee "$OUT/torch-gpu.log")
