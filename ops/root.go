@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"slices"
 
-	"gorgonia.org/tensor"
-
 	"github.com/nabla-go/nabla/graph"
 )
 
@@ -33,16 +31,23 @@ type RootSolve func(F RootFunc, x0 *graph.Node) *graph.Node
 // and the forward rule dx* = −(∂F/∂x)⁻¹ ∂F/∂θ·dθ, both at x*. x0 and the
 // solve get no gradient: the root does not depend on them.
 //
-// The linear solve is dense: ∂F/∂x at x* is formed from one
-// vector–Jacobian product of F per element of x (a forward-mode product
-// in the forward rule) and solved by LU factorisation (Solve). That suits
-// the small systems Root is for (x of up to a few hundred elements); its
-// cost, n products of F and an n×n factorisation for an x of n
-// elements, is paid once per derivative, whatever the number of the
-// solve's steps. All of it is built from graph ops at the solution node
-// itself, so the derivatives of every order are those of the exact
-// root, computed again by the same rule. A singular ∂F/∂x at the root is
-// Solve's run-time error.
+// The linear solves are built from graph ops at the solution node
+// itself, so the derivatives of every order are those of the exact root,
+// computed again by the same rule. How they solve depends on n, the
+// number of x's elements (see DenseUpTo):
+//
+//   - up to 64, dense: ∂F/∂x at x* is formed from n vector–Jacobian
+//     products of F (forward-mode products in the forward rule) and
+//     solved by LU factorisation (Solve). Its cost, n products and an
+//     n×n factorisation, is paid once per derivative, whatever the number
+//     of the solve's steps. A singular ∂F/∂x is Solve's run-time error.
+//   - above, matrix-free: λ is itself a Root, of u ↦ (∂F/∂x)ᵀu − ∂L/∂x*,
+//     found by conjugate gradients on the normal equations in a While
+//     loop (at most 2n + 10 steps, to a residual of 1e-12 of the right
+//     side's norm in float64, 1e-5 in float32), each step one
+//     vector–Jacobian product of F and one of that product. Its own
+//     derivatives (the second order) are then those of a Root again. The
+//     forward rule is derived from the gradient.
 //
 // The derivatives are those of the root only as far as solve converges:
 // a solve that stops short of F(x) = 0 gives the derivatives of the root
@@ -53,18 +58,36 @@ type RootSolve func(F RootFunc, x0 *graph.Node) *graph.Node
 // panics, returns a node of another type than x0's or makes parameters or
 // inputs, and a solve that panics or returns a node of another type than
 // x0's are errors recorded on the graph, naming the caller's file:line.
-func Root(F RootFunc, x0 *graph.Node, solve RootSolve) *graph.Node {
-	return root("Root", graph.CallerSite(), "F", F, F, x0, solve)
+func Root(F RootFunc, x0 *graph.Node, solve RootSolve, opts ...RootOption) *graph.Node {
+	return root("Root", graph.CallerSite(), "F", F, F, x0, solve, opts)
 }
+
+// RootOption configures Root and FixedPoint.
+type RootOption func(*rootConfig)
+
+type rootConfig struct{ denseUpTo int }
+
+// defaultDenseUpTo is the size of x up to which Root's derivatives form
+// ∂F/∂x.
+const defaultDenseUpTo = 64
+
+// DenseUpTo makes Root's derivatives form ∂F/∂x and solve with it by LU
+// factorisation when x has at most n elements, and solve matrix-free, by
+// conjugate gradients, above (the default n is 64).
+func DenseUpTo(n int) RootOption { return func(c *rootConfig) { c.denseUpTo = n } }
 
 // FixedPoint returns x* = T(x*), found by iterating x ← T(x) from x0 in a
 // While loop until no element of T(x) − x exceeds tol in magnitude, at
-// most MaxSteps times (MaxSteps is required, as for While). It is Root of
-// F(x) = T(x) − x, and differentiated as Root is: by the implicit function
-// theorem, with I − ∂T/∂x in place of ∂F/∂x, not through the iterations.
-// T must be a contraction near x* for the iteration to converge. Errors
-// are Root's and While's, named FixedPoint.
-func FixedPoint(T RootFunc, x0 *graph.Node, tol float64, opts ...WhileOption) *graph.Node {
+// most maxSteps times. It is Root of F(x) = T(x) − x, and differentiated
+// as Root is: by the implicit function theorem, with I − ∂T/∂x in place of
+// ∂F/∂x, not through the iterations. T must be a contraction near x* for
+// the iteration to converge. Errors are Root's, naming T for F, and a
+// maxSteps that is not positive.
+func FixedPoint(T RootFunc, x0 *graph.Node, tol float64, maxSteps int, opts ...RootOption) *graph.Node {
+	s := graph.CallerSite()
+	if maxSteps <= 0 {
+		return rootFail(x0.Graph(), "FixedPoint", s, "maxSteps %d is not positive: bound the iterations", maxSteps)
+	}
 	var F RootFunc
 	var iterate RootSolve
 	if T != nil && x0 != nil {
@@ -76,19 +99,28 @@ func FixedPoint(T RootFunc, x0 *graph.Node, tol float64, opts ...WhileOption) *g
 				return Greater(Max(Abs(Sub(c[1], c[0]))), bound)
 			}, func(c []*graph.Node) []*graph.Node {
 				return []*graph.Node{c[1], T(c[1])}
-			}, []*graph.Node{x0, T(x0)}, opts...)
+			}, []*graph.Node{x0, T(x0)}, MaxSteps(maxSteps))
 			return final[1]
 		}
 	}
-	return root("FixedPoint", graph.CallerSite(), "T", T, F, x0, iterate)
+	return root("FixedPoint", s, "T", T, F, x0, iterate, opts)
+}
+
+// rootFail records on g the error of the builder name called at site s.
+func rootFail(g *graph.Graph, name, s, format string, args ...any) *graph.Node {
+	return g.Fail(&graph.Error{Op: name, Err: fmt.Errorf(format, args...), Site: s})
 }
 
 // root is Root called as name, from site s; fn names the user's function
 // user (F, or FixedPoint's T), and F is the function whose root is found.
-func root(name, s, fn string, user, F RootFunc, x0 *graph.Node, solve RootSolve) *graph.Node {
+func root(name, s, fn string, user, F RootFunc, x0 *graph.Node, solve RootSolve, opts []RootOption) *graph.Node {
 	g := x0.Graph()
-	fail := func(format string, args ...any) *graph.Node {
-		return g.Fail(&graph.Error{Op: name, Err: fmt.Errorf(format, args...), Site: s})
+	fail := func(format string, args ...any) *graph.Node { return rootFail(g, name, s, format, args...) }
+	cfg := rootConfig{denseUpTo: defaultDenseUpTo}
+	for _, o := range opts {
+		if o != nil {
+			o(&cfg)
+		}
 	}
 	switch {
 	case x0 == nil:
@@ -134,7 +166,8 @@ func root(name, s, fn string, user, F RootFunc, x0 *graph.Node, solve RootSolve)
 	if err != nil {
 		return fail("%v", err)
 	}
-	return graph.Apply(rootOp{name: name}, slices.Concat([]*graph.Node{xs, xp, fx}, read)...)
+	op := &rootOp{name: name, F: F, matrixFree: x0.Type().Size() > cfg.denseUpTo}
+	return graph.Apply(op, slices.Concat([]*graph.Node{xs, xp, fx}, read)...)
 }
 
 // traceSolve calls the user's solve, turning a panic into an error.
@@ -186,169 +219,4 @@ func checkRootFunc(g *graph.Graph, fn string, F RootFunc, x graph.Type) error {
 	}
 	_, captured := sub.Captures()
 	return checkBodyLeaves(sub, fn, "x", append(captured, in))
-}
-
-// rootOp passes the solve's result through, and differentiates it by the
-// implicit function theorem. Its inputs are the solve's result xs, the
-// node xp standing for it in F's graph at the solution, that graph's
-// output F(xp), and the nodes that graph reads besides xp (θ); only θ
-// gets a gradient.
-type rootOp struct{ name string }
-
-// rootParams is the index of rootOp's first θ input.
-const rootParams = 3
-
-func (op rootOp) Name() string { return op.name }
-
-func (op rootOp) Type(in []graph.Type) (graph.Type, error) {
-	if len(in) < rootParams {
-		return graph.Type{}, fmt.Errorf("%d inputs: want the solution, its stand-in, F there and F's parameters", len(in))
-	}
-	return in[0], nil
-}
-
-func (rootOp) Forward(out *tensor.Dense, in []*tensor.Dense) error {
-	return copyForward(out, in[0])
-}
-
-// Backward solves (∂F/∂x)ᵀλ = gOut at x* and returns −(∂F/∂θ)ᵀλ for
-// each parameter θ.
-func (op rootOp) Backward(ctx *graph.GradContext, gOut *graph.Node) []*graph.Node {
-	in := ctx.Inputs()
-	out := make([]*graph.Node, len(in))
-	var wanted []int
-	for i := rootParams; i < len(in); i++ {
-		if ctx.NeedsGrad(i) && graph.IsFloat(in[i].DType()) {
-			wanted = append(wanted, i)
-		}
-	}
-	if gOut == nil || len(wanted) == 0 {
-		return out
-	}
-	x := ctx.Output()
-	fx, params, err := linearise(x, in)
-	if err != nil {
-		ctx.Errorf("%v", err)
-		return nil
-	}
-	// Row i of ∂F/∂x is the gradient of F_i: a product with unit seed i.
-	jac, err := rootJacobian(x, func(e *graph.Node) (*graph.Node, error) {
-		r, err := ctx.Differentiate([]*graph.Node{fx}, []*graph.Node{e}, []*graph.Node{x})
-		if err != nil {
-			return nil, err
-		}
-		return r[0], nil
-	})
-	if err != nil {
-		ctx.Errorf("the Jacobian of F: %v", err)
-		return nil
-	}
-	n := x.Type().Size()
-	lambda := graph.Apply(SolveOp(true, false), jac, Reshape(gOut, n, 1))
-	wrt := make([]*graph.Node, len(wanted))
-	for k, i := range wanted {
-		wrt[k] = params[i-rootParams]
-	}
-	grads, err := ctx.Differentiate([]*graph.Node{fx}, []*graph.Node{Neg(Reshape(lambda, x.Shape()...))}, wrt)
-	if err != nil {
-		ctx.Errorf("differentiating F: %v", err)
-		return nil
-	}
-	for k, i := range wanted {
-		out[i] = grads[k]
-	}
-	return out
-}
-
-// JVP solves ∂F/∂x·t = −∂F/∂θ·dθ at x*. Batched tangents are declined:
-// the driver derives them from Backward.
-func (op rootOp) JVP(ctx *graph.JVPContext) *graph.Node {
-	in := ctx.Inputs()
-	var moved []int // the parameters with a tangent
-	for i := rootParams; i < len(in); i++ {
-		if ctx.Tangent(i) != nil && graph.IsFloat(in[i].DType()) {
-			moved = append(moved, i)
-		}
-	}
-	if len(moved) == 0 {
-		return nil
-	}
-	if ctx.Batch() > 0 {
-		ctx.Decline()
-		return nil
-	}
-	x := ctx.Output()
-	fx, params, err := linearise(x, in)
-	if err != nil {
-		ctx.Decline()
-		return nil
-	}
-	sweep := func(from, dir []*graph.Node) (*graph.Node, error) {
-		r, err := ctx.Sweep([]*graph.Node{fx}, from, dir)
-		if err != nil {
-			return nil, err
-		}
-		return r[0], nil
-	}
-	// Column j of ∂F/∂x is F's tangent along unit vector j.
-	cols, err := rootJacobian(x, func(e *graph.Node) (*graph.Node, error) { return sweep([]*graph.Node{x}, []*graph.Node{e}) })
-	if err != nil {
-		ctx.Decline()
-		return nil
-	}
-	xs, ts := make([]*graph.Node, len(moved)), make([]*graph.Node, len(moved))
-	for k, i := range moved {
-		xs[k], ts[k] = params[i-rootParams], ctx.Tangent(i)
-	}
-	rhs, err := sweep(xs, ts)
-	if err != nil {
-		ctx.Decline()
-		return nil
-	}
-	n := x.Type().Size()
-	return Neg(Reshape(graph.Apply(SolveOp(true, false), cols, Reshape(rhs, n, 1)), x.Shape()...))
-}
-
-// linearise rebuilds F at the solution x (the op's output) from the op's
-// inputs in: F's graph replayed with x for its stand-in, and with a node
-// of its own for each parameter, so that each is differentiated apart
-// from the others (a parameter may be computed from another) and from x
-// (which depends on them all through the op).
-func linearise(x *graph.Node, in []*graph.Node) (fx *graph.Node, params []*graph.Node, err error) {
-	subst := map[*graph.Node]*graph.Node{in[1]: x}
-	params = make([]*graph.Node, len(in)-rootParams)
-	for k, p := range in[rootParams:] {
-		if params[k] = subst[p]; params[k] == nil {
-			params[k] = Identity(p)
-			subst[p] = params[k]
-		}
-	}
-	again, err := graph.Replay(subst, in[2])
-	if err != nil {
-		return nil, nil, fmt.Errorf("F at the solution: %v", err)
-	}
-	if fx = again[in[2]]; fx == nil {
-		fx = in[2] // F reads neither x nor parameters
-	}
-	return fx, params, nil
-}
-
-// rootJacobian stacks product(e_i) for every unit vector e_i of x's
-// type, each flattened to a row: an (n, n) matrix.
-func rootJacobian(x *graph.Node, product func(e *graph.Node) (*graph.Node, error)) (*graph.Node, error) {
-	n := x.Type().Size()
-	rows := make([]*graph.Node, n)
-	for i := range rows {
-		e := graph.NewDenseOf(x.Type())
-		graph.SetFloat(e, i, 1)
-		r, err := product(x.Graph().Const(e))
-		if err != nil {
-			return nil, err
-		}
-		rows[i] = Reshape(r, 1, n)
-	}
-	if n == 1 {
-		return rows[0], nil
-	}
-	return Concat(0, rows...), nil
 }

@@ -13,7 +13,7 @@ import (
 
 // sqrtNewton solves x² = a for each element of a by Newton's iteration in
 // a While loop, until no |x² − a| exceeds 1e-14·a.
-func sqrtNewton(a *graph.Node) *graph.Node {
+func sqrtNewton(a *graph.Node, opts ...ops.RootOption) *graph.Node {
 	g := a.Graph()
 	tol := ops.Scale(a, 1e-14)
 	return ops.Root(func(x *graph.Node) *graph.Node { return ops.Sub(ops.Square(x), a) }, ops.Add(ops.Scale(a, 0.5), g.Scalar(0.5, graph.Float64)),
@@ -24,41 +24,50 @@ func sqrtNewton(a *graph.Node) *graph.Node {
 				return []*graph.Node{ops.Sub(c[0], ops.Div(F(c[0]), ops.Scale(c[0], 2)))}
 			}, []*graph.Node{x0}, ops.MaxSteps(60))
 			return final[0]
-		})
+		}, opts...)
 }
+
+// rootSolves are Root's two ways of solving with ∂F/∂x, for the tests
+// to run each in.
+var rootSolves = []struct {
+	name string
+	opts []ops.RootOption
+}{{"dense", nil}, {"matrix-free", []ops.RootOption{ops.DenseUpTo(0)}}}
 
 // √a's derivatives with respect to a, to third order and in forward mode,
 // against their values by hand: a^½/2, −a^(−3/2)/4, 3a^(−5/2)/8.
 func TestRootDerivativesByHand(t *testing.T) {
-	g := graph.New()
-	av := []float64{2, 9, 0.3}
-	a := g.Param("a", f64(t, av, 3))
-	x := sqrtNewton(a)
-	d1, err := compile.Grad(ops.Sum(x), a)
-	if err != nil {
-		t.Fatal(err)
-	}
-	d2, err := compile.Grad(ops.Sum(d1[0]), a) // elementwise: the diagonal
-	if err != nil {
-		t.Fatal(err)
-	}
-	d3, err := compile.Grad(ops.Sum(d2[0]), a)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tangent := g.Const(f64(t, []float64{1, 1, 1}, 3))
-	fwd, err := compile.JVP([]*graph.Node{x, d1[0]}, []*graph.Node{a}, []*graph.Node{tangent})
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := run(t, []*graph.Node{x, d1[0], d2[0], d3[0], fwd[0], fwd[1]}, nil)
-	for i, v := range av {
-		want := []float64{math.Sqrt(v), 0.5 / math.Sqrt(v), -0.25 * math.Pow(v, -1.5), 0.375 * math.Pow(v, -2.5),
-			0.5 / math.Sqrt(v), -0.25 * math.Pow(v, -1.5)}
-		names := []string{"√a", "first", "second", "third", "forward first", "forward over reverse"}
-		for k, w := range want {
-			if math.Abs(got[k][i]-w) > 1e-12*math.Max(1, math.Abs(w)) {
-				t.Errorf("a = %v, %s: got %v, want %v", v, names[k], got[k][i], w)
+	for _, solve := range rootSolves {
+		g := graph.New()
+		av := []float64{2, 9, 0.3}
+		a := g.Param("a", f64(t, av, 3))
+		x := sqrtNewton(a, solve.opts...)
+		d1, err := compile.Grad(ops.Sum(x), a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d2, err := compile.Grad(ops.Sum(d1[0]), a) // elementwise: the diagonal
+		if err != nil {
+			t.Fatal(err)
+		}
+		d3, err := compile.Grad(ops.Sum(d2[0]), a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tangent := g.Const(f64(t, []float64{1, 1, 1}, 3))
+		fwd, err := compile.JVP([]*graph.Node{x, d1[0]}, []*graph.Node{a}, []*graph.Node{tangent})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := run(t, []*graph.Node{x, d1[0], d2[0], d3[0], fwd[0], fwd[1]}, nil)
+		for i, v := range av {
+			want := []float64{math.Sqrt(v), 0.5 / math.Sqrt(v), -0.25 * math.Pow(v, -1.5), 0.375 * math.Pow(v, -2.5),
+				0.5 / math.Sqrt(v), -0.25 * math.Pow(v, -1.5)}
+			names := []string{"√a", "first", "second", "third", "forward first", "forward over reverse"}
+			for k, w := range want {
+				if math.Abs(got[k][i]-w) > 1e-12*math.Max(1, math.Abs(w)) {
+					t.Errorf("%s, a = %v, %s: got %v, want %v", solve.name, v, names[k], got[k][i], w)
+				}
 			}
 		}
 	}
@@ -120,30 +129,32 @@ func rootDerivatives(t *testing.T, x, theta *graph.Node) []*graph.Node {
 // x is zero, so differentiating the unrolled steps gives the implicit
 // function theorem's values.
 func TestRootMatchesUnrolledNewton(t *testing.T) {
-	thetaV := []float64{0.8, 0.4, 1.1}
-	g := graph.New()
-	s := system{g.Param("theta", f64(t, thetaV, 3))}
-	x0 := g.Const(f64(t, []float64{0, 0}, 2))
-	x := ops.Root(s.F, x0, func(F ops.RootFunc, x0 *graph.Node) *graph.Node {
-		final, _ := ops.While(func(c []*graph.Node) *graph.Node {
-			return ops.Greater(ops.Max(ops.Abs(F(c[0]))), g.Scalar(1e-15, graph.Float64))
-		}, func(c []*graph.Node) []*graph.Node { return []*graph.Node{s.newtonStep(c[0])} },
-			[]*graph.Node{x0}, ops.MaxSteps(50))
-		return final[0]
-	})
-	got := run(t, rootDerivatives(t, x, s.theta), nil)
+	for _, solve := range rootSolves {
+		thetaV := []float64{0.8, 0.4, 1.1}
+		g := graph.New()
+		s := system{g.Param("theta", f64(t, thetaV, 3))}
+		x0 := g.Const(f64(t, []float64{0, 0}, 2))
+		x := ops.Root(s.F, x0, func(F ops.RootFunc, x0 *graph.Node) *graph.Node {
+			final, _ := ops.While(func(c []*graph.Node) *graph.Node {
+				return ops.Greater(ops.Max(ops.Abs(F(c[0]))), g.Scalar(1e-15, graph.Float64))
+			}, func(c []*graph.Node) []*graph.Node { return []*graph.Node{s.newtonStep(c[0])} },
+				[]*graph.Node{x0}, ops.MaxSteps(50))
+			return final[0]
+		}, solve.opts...)
+		got := run(t, rootDerivatives(t, x, s.theta), nil)
 
-	u := graph.New()
-	su := system{u.Param("theta", f64(t, thetaV, 3))}
-	final, _ := ops.Scan(func(c, _ []*graph.Node) ([]*graph.Node, []*graph.Node) {
-		return []*graph.Node{su.newtonStep(c[0])}, nil
-	}, []*graph.Node{u.Const(f64(t, []float64{0, 0}, 2))}, nil, ops.Steps(30))
-	want := run(t, rootDerivatives(t, final[0], su.theta), nil)
-	names := []string{"x", "loss", "first", "second", "Hessian", "tangent"}
-	for i := range want {
-		for j := range want[i] {
-			if math.Abs(got[i][j]-want[i][j]) > 1e-10*math.Max(1, math.Abs(want[i][j])) {
-				t.Fatalf("%s: Root gives %v, unrolled Newton %v", names[i], got[i], want[i])
+		u := graph.New()
+		su := system{u.Param("theta", f64(t, thetaV, 3))}
+		final, _ := ops.Scan(func(c, _ []*graph.Node) ([]*graph.Node, []*graph.Node) {
+			return []*graph.Node{su.newtonStep(c[0])}, nil
+		}, []*graph.Node{u.Const(f64(t, []float64{0, 0}, 2))}, nil, ops.Steps(30))
+		want := run(t, rootDerivatives(t, final[0], su.theta), nil)
+		names := []string{"x", "loss", "first", "second", "Hessian", "tangent"}
+		for i := range want {
+			for j := range want[i] {
+				if math.Abs(got[i][j]-want[i][j]) > 1e-10*math.Max(1, math.Abs(want[i][j])) {
+					t.Fatalf("%s, %s: Root gives %v, unrolled Newton %v", solve.name, names[i], got[i], want[i])
+				}
 			}
 		}
 	}
@@ -156,7 +167,7 @@ func TestFixedPointByHand(t *testing.T) {
 	theta := g.Param("theta", f64(t, []float64{0.5, -0.3}, 2))
 	c := g.Const(f64(t, []float64{0.2, 1}, 2))
 	x := ops.FixedPoint(func(x *graph.Node) *graph.Node { return ops.Add(ops.Mul(theta, ops.Cos(x)), c) },
-		g.Const(f64(t, []float64{0, 0}, 2)), 1e-15, ops.MaxSteps(200))
+		g.Const(f64(t, []float64{0, 0}, 2)), 1e-15, 200)
 	d, err := compile.Grad(ops.Sum(x), theta)
 	if err != nil {
 		t.Fatal(err)
@@ -210,14 +221,14 @@ func TestRootErrors(t *testing.T) {
 		{"nil F", "Root", func(g *graph.Graph) *graph.Node { return ops.Root(nil, g.Input("x", graph.Float64, 2), newton) }, "F is nil"},
 		{"nil solve", "Root", func(g *graph.Graph) *graph.Node { return ops.Root(square, g.Input("x", graph.Float64, 2), nil) }, "solve is nil"},
 		{"nil T", "FixedPoint", func(g *graph.Graph) *graph.Node {
-			return ops.FixedPoint(nil, g.Input("x", graph.Float64, 2), 1e-9, ops.MaxSteps(3))
+			return ops.FixedPoint(nil, g.Input("x", graph.Float64, 2), 1e-9, 3)
 		}, "T is nil"},
 		{"T returns another shape", "FixedPoint", func(g *graph.Graph) *graph.Node {
-			return ops.FixedPoint(func(x *graph.Node) *graph.Node { return ops.Sum(x) }, g.Input("x", graph.Float64, 2), 1e-9, ops.MaxSteps(3))
+			return ops.FixedPoint(func(x *graph.Node) *graph.Node { return ops.Sum(x) }, g.Input("x", graph.Float64, 2), 1e-9, 3)
 		}, "T returns a node of type float64() for x of type float64(2): it must return x's type"},
-		{"FixedPoint without MaxSteps", "While", func(g *graph.Graph) *graph.Node {
-			return ops.FixedPoint(ops.Cos, g.Input("x", graph.Float64, 2), 1e-9)
-		}, "MaxSteps is missing: bound the loop with MaxSteps(n)"},
+		{"FixedPoint without steps", "FixedPoint", func(g *graph.Graph) *graph.Node {
+			return ops.FixedPoint(ops.Cos, g.Input("x", graph.Float64, 2), 1e-9, 0)
+		}, "maxSteps 0 is not positive: bound the iterations"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -259,6 +270,51 @@ func TestRootFollowsItsInput(t *testing.T) {
 		}
 		if got, want := graph.Float64s(dv)[0], 0.5/math.Sqrt(v); math.Abs(got-want) > 1e-12*want {
 			t.Errorf("a = %v: dx/da = %v, want %v", v, got, want)
+		}
+	}
+}
+
+// Above 64 unknowns Root's gradient solves matrix-free (no Solve node),
+// below it dense (Solve nodes): both give the gradient of a coupled
+// system of 80 unknowns, x = tanh(x·W)/2 + b solved by FixedPoint, to
+// rounding.
+func TestRootChoosesItsSolveBySize(t *testing.T) {
+	const n = 80
+	grads := make([][]float64, 2)
+	for k, opts := range [][]ops.RootOption{nil, {ops.DenseUpTo(n)}} {
+		g := graph.New()
+		w := make([]float64, n*n)
+		bv := make([]float64, n)
+		for i := range w {
+			w[i] = 0.9 * math.Sin(float64(3*i+1)) / math.Sqrt(n)
+		}
+		for i := range bv {
+			bv[i] = math.Cos(float64(i))
+		}
+		W := g.Param("W", f64(t, w, n, n))
+		b := g.Param("b", f64(t, bv, 1, n))
+		x := ops.FixedPoint(func(x *graph.Node) *graph.Node {
+			return ops.Add(ops.Scale(ops.Tanh(ops.MatMul(x, W)), 0.5), b)
+		}, b, 1e-14, 200, opts...)
+		start := g.Len()
+		d, err := compile.Grad(ops.Sum(ops.Mul(x, ops.Sin(b))), b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		solves := 0
+		for _, m := range g.Nodes()[start:] {
+			if m.OpName() == "Solve" {
+				solves++
+			}
+		}
+		if dense := k == 1; dense != (solves > 0) {
+			t.Errorf("DenseUpTo(%v): %d Solve nodes", k*n, solves)
+		}
+		grads[k] = run(t, d, nil)[0]
+	}
+	for i := range grads[0] {
+		if math.Abs(grads[0][i]-grads[1][i]) > 1e-10*math.Max(1, math.Abs(grads[1][i])) {
+			t.Fatalf("element %d: matrix-free %v, dense %v", i, grads[0][i], grads[1][i])
 		}
 	}
 }
