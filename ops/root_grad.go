@@ -2,6 +2,7 @@ package ops
 
 import (
 	"fmt"
+	"slices"
 
 	"gorgonia.org/tensor"
 
@@ -34,6 +35,18 @@ func (op *rootOp) Type(in []graph.Type) (graph.Type, error) {
 
 func (*rootOp) Forward(out *tensor.Dense, in []*tensor.Dense) error {
 	return copyForward(out, in[0])
+}
+
+// Retype keeps the op for new inputs (graph.Replay: a vm.Runner at
+// another batch size, a Checkpoint computing it again). The matrix-free
+// solve builds F again from its Go function, which reads the parameters
+// it was first built with: it refuses to have them replayed.
+func (op *rootOp) Retype(_ []graph.Type, fresh []bool) (any, error) {
+	if op.matrixFree && len(fresh) > rootParams && slices.Contains(fresh[rootParams:], true) {
+		return nil, fmt.Errorf("%s with ∂F/∂x matrix-free builds F again as it was built, reading the parameters it was built with, "+
+			"and some are computed again here: solve densely (DenseUpTo) or give F parameters that are not", op.name)
+	}
+	return op, nil
 }
 
 // Backward solves (∂F/∂x)ᵀλ = gOut at x* and returns −(∂F/∂θ)ᵀλ for

@@ -318,3 +318,41 @@ func TestRootChoosesItsSolveBySize(t *testing.T) {
 		}
 	}
 }
+
+// Replaying a Root for new parameters (as a Checkpoint's recomputation
+// does) gives the new root when dense; matrix-free, whose derivatives
+// build F again from the Go function, it is refused with an error. The
+// solve is 30 Newton steps built one after the other (a While loop's body
+// would have to read a as a carry to be replayed).
+func TestRootReplay(t *testing.T) {
+	for _, solve := range rootSolves {
+		g := graph.New()
+		a := g.Input("a", graph.Float64, 1)
+		x := ops.Root(func(x *graph.Node) *graph.Node { return ops.Sub(ops.Square(x), a) }, a,
+			func(F ops.RootFunc, x *graph.Node) *graph.Node {
+				for range 30 {
+					x = ops.Sub(x, ops.Div(F(x), ops.Scale(x, 2)))
+				}
+				return x
+			}, solve.opts...)
+		b := ops.Scale(a, 4)
+		again, err := graph.Replay(map[*graph.Node]*graph.Node{a: b}, x)
+		if solve.name == "matrix-free" {
+			if err == nil || !strings.Contains(err.Error(), "Root with ∂F/∂x matrix-free builds F again as it was built") {
+				t.Errorf("matrix-free: error %v, want a refusal", err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, err := compile.Grad(ops.Sum(again[x]), a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := run(t, []*graph.Node{again[x], d[0]}, vm.Feeds{a: f64(t, []float64{2.25}, 1)})
+		if math.Abs(got[0][0]-3) > 1e-13 || math.Abs(got[1][0]-2.0/3) > 1e-13 { // √(4a) = 2√a, 1/√a
+			t.Errorf("dense: √(4a) = %v, its derivative %v; want 3, 2/3", got[0][0], got[1][0])
+		}
+	}
+}
