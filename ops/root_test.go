@@ -356,3 +356,22 @@ func TestRootReplay(t *testing.T) {
 		}
 	}
 }
+
+// The benchmark's three ways to the gradient agree: FixedPoint's, dense
+// and matrix-free, and that of the iterations unrolled in a Scan (to
+// convergence, so the unrolled derivative is the theorem's).
+func TestRootGradientMatchesUnrolledFixedPoint(t *testing.T) {
+	for _, n := range []int{8, 64, 256} {
+		want := run(t, rootModel(n, "unrolled"), nil)
+		for _, how := range []string{"dense", "matrix-free"} {
+			got := run(t, rootModel(n, how), nil)
+			for i := range want {
+				for j := range want[i] {
+					if math.Abs(got[i][j]-want[i][j]) > 1e-10*math.Max(1, math.Abs(want[i][j])) {
+						t.Fatalf("n=%d, %s, output %d element %d: %v, unrolled %v", n, how, i, j, got[i][j], want[i][j])
+					}
+				}
+			}
+		}
+	}
+}
