@@ -81,16 +81,19 @@ func DenseUpTo(n int) RootOption { return func(c *rootConfig) { c.denseUpTo = n 
 // most maxSteps times. It is Root of F(x) = T(x) − x, and differentiated
 // as Root is: by the implicit function theorem, with I − ∂T/∂x in place of
 // ∂F/∂x, not through the iterations. T must be a contraction near x* for
-// the iteration to converge. Errors are Root's, naming T for F, and a
-// maxSteps that is not positive.
+// the iteration to converge. Errors are Root's, naming T for F, a
+// maxSteps that is not positive and a tol that is negative or NaN.
 func FixedPoint(T RootFunc, x0 *graph.Node, tol float64, maxSteps int, opts ...RootOption) *graph.Node {
 	s := graph.CallerSite()
-	if maxSteps <= 0 {
+	switch {
+	case maxSteps <= 0:
 		return rootFail(x0.Graph(), "FixedPoint", s, "maxSteps %d is not positive: bound the iterations", maxSteps)
+	case !(tol >= 0):
+		return rootFail(x0.Graph(), "FixedPoint", s, "tol %v is not a number ≥ 0", tol)
 	}
 	var F RootFunc
 	var iterate RootSolve
-	if T != nil && x0 != nil {
+	if T != nil && x0 != nil && x0.Err() == nil && graph.IsFloat(x0.DType()) {
 		F = func(x *graph.Node) *graph.Node { return Sub(T(x), x) }
 		bound := x0.Graph().Scalar(tol, x0.DType())
 		iterate = func(_ RootFunc, x0 *graph.Node) *graph.Node {

@@ -226,6 +226,12 @@ func TestRootErrors(t *testing.T) {
 		{"T returns another shape", "FixedPoint", func(g *graph.Graph) *graph.Node {
 			return ops.FixedPoint(func(x *graph.Node) *graph.Node { return ops.Sum(x) }, g.Input("x", graph.Float64, 2), 1e-9, 3)
 		}, "T returns a node of type float64() for x of type float64(2): it must return x's type"},
+		{"FixedPoint of an integer x0", "FixedPoint", func(g *graph.Graph) *graph.Node {
+			return ops.FixedPoint(ops.Neg, g.Input("n", graph.Int64, 2), 1e-9, 3)
+		}, "x0 has type int64(2): roots are found for float32 and float64 values"},
+		{"FixedPoint with a NaN tolerance", "FixedPoint", func(g *graph.Graph) *graph.Node {
+			return ops.FixedPoint(ops.Cos, g.Input("x", graph.Float64, 2), math.NaN(), 3)
+		}, "tol NaN is not a number ≥ 0"},
 		{"FixedPoint without steps", "FixedPoint", func(g *graph.Graph) *graph.Node {
 			return ops.FixedPoint(ops.Cos, g.Input("x", graph.Float64, 2), 1e-9, 0)
 		}, "maxSteps 0 is not positive: bound the iterations"},
@@ -373,5 +379,29 @@ func TestRootGradientMatchesUnrolledFixedPoint(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// At a root where ∂F/∂x is singular (x² = 0 at x = 0) the dense gradient
+// is Solve's run-time error, not a value.
+func TestRootSingularJacobian(t *testing.T) {
+	g := graph.New()
+	a := g.Param("a", f64(t, []float64{0}, 1))
+	x := ops.Root(func(x *graph.Node) *graph.Node { return ops.Sub(ops.Square(x), a) }, a,
+		func(_ ops.RootFunc, x0 *graph.Node) *graph.Node { return x0 })
+	d, err := compile.Grad(ops.Sum(x), a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := compile.Compile(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := vm.New(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Run(nil); err == nil || !strings.Contains(err.Error(), "singular") {
+		t.Fatalf("error %v, want Solve's singular matrix", err)
 	}
 }
