@@ -24,8 +24,9 @@ func TestConformance(t *testing.T) {
 	var skipped []string
 	// Scan, Cond and While rows run on the host (a loop's body and a
 	// branch are programs of their own, run by the machine's body
-	// machines), between device instructions.
-	for _, c := range slices.Concat(optable.Table(), optable.ScanTable(), optable.CondTable(), optable.WhileTable()) {
+	// machines), between device instructions; so do Root's and
+	// FixedPoint's solves and their pass-through.
+	for _, c := range slices.Concat(optable.Table(), optable.ScanTable(), optable.CondTable(), optable.WhileTable(), optable.RootTable()) {
 		for _, dtype := range []tensor.Dtype{graph.Float64, graph.Float32} {
 			name := fmt.Sprintf("%s/%v", c.Name(), dtype)
 			inputs := make([]*tensor.Dense, len(c.Inputs))

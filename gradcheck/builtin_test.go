@@ -64,6 +64,26 @@ func opOf(c opCase) (graph.Op, error) {
 // thirdOrder returns the scalar ⟨∇⟨w, f⟩, c⟩ of a row's gradient with
 // respect to its checked inputs, with fixed w and c: GradGradCheck of it
 // checks f's third derivatives.
+// checkToThirdOrder checks each row's first and second derivatives
+// (Check, GradGradCheck) and third (GradGradCheck of the gradient)
+// against finite differences.
+func checkToThirdOrder(t *testing.T, rows []opCase) {
+	for _, c := range rows {
+		t.Run(c.Variant, func(t *testing.T) {
+			opts := gradcheck.Options{Inputs: c.Checked}
+			if err := gradcheck.Check(c.Build, c.Inputs, opts); err != nil {
+				t.Fatalf("first order: %v", err)
+			}
+			if err := gradcheck.GradGradCheck(c.Build, c.Inputs, opts); err != nil {
+				t.Fatalf("second order: %v", err)
+			}
+			if err := gradcheck.GradGradCheck(thirdOrder(c), c.Inputs, opts); err != nil {
+				t.Fatalf("third order: %v", err)
+			}
+		})
+	}
+}
+
 func thirdOrder(c opCase) func(in []*graph.Node) *graph.Node {
 	return func(in []*graph.Node) *graph.Node {
 		g := in[0].Graph()
@@ -145,15 +165,16 @@ func checkNoGradient(t *testing.T, c opCase) {
 }
 
 // TestEveryBuilderHasARow parses package ops and fails naming every
-// exported function returning *graph.Node that the table does not cover:
-// adding an op without a row fails this test.
+// exported function returning *graph.Node that the table does not cover
+// (Root and FixedPoint have theirs in optable.RootTable, checked by
+// TestRootRows): adding an op without a row fails this test.
 func TestEveryBuilderHasARow(t *testing.T) {
 	builders := opsBuilders(t)
 	if len(builders) < 40 {
 		t.Fatalf("found %d builders in package ops; the parse is broken", len(builders))
 	}
 	covered := map[string]bool{}
-	for _, c := range builtinTable() {
+	for _, c := range slices.Concat(builtinTable(), optable.RootTable()) {
 		covered[c.Builder] = true
 	}
 	var missing []string

@@ -4,7 +4,6 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/nabla-go/nabla/gradcheck"
 	"github.com/nabla-go/nabla/internal/testkit/optable"
 )
 
@@ -20,18 +19,5 @@ func condRows() []opCase {
 }
 
 func TestCondRows(t *testing.T) {
-	for _, c := range condRows() {
-		t.Run(c.Variant, func(t *testing.T) {
-			opts := gradcheck.Options{Inputs: c.Checked}
-			if err := gradcheck.Check(c.Build, c.Inputs, opts); err != nil {
-				t.Fatalf("first order: %v", err)
-			}
-			if err := gradcheck.GradGradCheck(c.Build, c.Inputs, opts); err != nil {
-				t.Fatalf("second order: %v", err)
-			}
-			if err := gradcheck.GradGradCheck(thirdOrder(c), c.Inputs, opts); err != nil {
-				t.Fatalf("third order: %v", err)
-			}
-		})
-	}
+	checkToThirdOrder(t, condRows())
 }

@@ -90,7 +90,7 @@ func Checkpoint(f CheckpointFunc, inputs ...*graph.Node) []*graph.Node {
 	if err := captureOutputs(g, "f", outs); err != nil {
 		return fail("%v", err)
 	}
-	read, err := checkpointReads(g, start, ins)
+	read, err := tracedReads(g, start, ins, "f", "give values to Checkpoint as inputs, or read inputs made outside f")
 	if err != nil {
 		return fail("%v", err)
 	}
@@ -98,20 +98,21 @@ func Checkpoint(f CheckpointFunc, inputs ...*graph.Node) []*graph.Node {
 	return graph.ApplyMulti(op, slices.Concat(outs, ins, read)...)
 }
 
-// checkpointReads returns the nodes, other than its inputs, that the nodes
-// f made (those from start on) read, and the captures of values of
-// enclosing graphs f made, refusing parameters and other inputs f made.
-func checkpointReads(g *graph.Graph, start int, ins []*graph.Node) ([]*graph.Node, error) {
+// tracedReads returns the nodes, other than ins, that the nodes a
+// function (named what) made from start on read, and the captures of
+// values of enclosing graphs it made, refusing parameters and other
+// inputs it made (advice says what to do instead of the latter).
+func tracedReads(g *graph.Graph, start int, ins []*graph.Node, what, advice string) ([]*graph.Node, error) {
 	_, captures := g.Captures()
 	var read []*graph.Node
 	for _, n := range g.Nodes()[start:] {
 		switch {
 		case n.Kind() == graph.KindParam:
-			return nil, fmt.Errorf("f makes parameter %v: make parameters outside f and read them there", n)
+			return nil, fmt.Errorf("%s makes parameter %v: make parameters outside %s and read them there", what, n, what)
 		case n.Kind() == graph.KindInput && !slices.Contains(captures, n):
-			return nil, fmt.Errorf("f makes input %v: give values to Checkpoint as inputs, or read inputs made outside f", n)
+			return nil, fmt.Errorf("%s makes input %v: %s", what, n, advice)
 		case n.Kind() == graph.KindInput:
-			read = append(read, n) // a value of an enclosing graph f read first
+			read = append(read, n) // a value of an enclosing graph the function read first
 		}
 		for _, x := range n.Inputs() {
 			if x.ID() < start && !slices.Contains(ins, x) && !slices.Contains(read, x) {

@@ -88,3 +88,42 @@ func ExampleWhile() {
 	// x=3: 0.75 after 2 steps, derivative 0.25
 	// x=100: 0.78125 after 7 steps, derivative 0.0078125
 }
+
+// Root finds x = ∛a by Newton's iteration in a While loop and
+// differentiates it by the implicit function theorem, not through the
+// iterations: dx/da = 1/(3x²).
+func ExampleRoot() {
+	g := graph.New()
+	av, _ := graph.FromFloat64s(graph.Float64, []float64{8})
+	a := g.Param("a", av)
+	cube := func(x *graph.Node) *graph.Node { return ops.Sub(ops.Mul(ops.Square(x), x), a) }
+	tol := g.Scalar(1e-13, graph.Float64)
+	x := ops.Root(cube, a, func(F ops.RootFunc, x0 *graph.Node) *graph.Node {
+		final, _ := ops.While(func(c []*graph.Node) *graph.Node {
+			return ops.Greater(ops.Abs(F(c[0])), tol)
+		}, func(c []*graph.Node) []*graph.Node { // x − F(x)/F'(x)
+			return []*graph.Node{ops.Sub(c[0], ops.Div(F(c[0]), ops.Scale(ops.Square(c[0]), 3)))}
+		}, []*graph.Node{x0}, ops.MaxSteps(50))
+		return final[0]
+	})
+	grads, err := compile.Grad(ops.Sum(x), a)
+	if err != nil {
+		log.Fatal(err)
+	}
+	prog, err := compile.Compile([]*graph.Node{x, grads[0]})
+	if err != nil {
+		log.Fatal(err)
+	}
+	m, err := vm.New(prog)
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := m.Run(nil); err != nil {
+		log.Fatal(err)
+	}
+	xv, _ := m.Value(x)
+	dv, _ := m.Value(grads[0])
+	fmt.Printf("x = %.12f, dx/da = %.12f\n", graph.Float64s(xv)[0], graph.Float64s(dv)[0])
+	// Output:
+	// x = 2.000000000000, dx/da = 0.083333333333
+}

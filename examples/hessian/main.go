@@ -7,7 +7,12 @@
 // boundary-value problem with n unknowns (see sparse.go).
 // With -newton it minimises the Rosenbrock function from (−1.2, 1), one
 // line per iterate, and exits non-zero unless it ends within 1e-8 of the
-// minimum (1, 1).
+// minimum (1, 1). With -sensitivity it minimises (a−x)² + 100(y−x²)² by
+// Newton's method inside one ops.While loop, for a = 1.5, and prints the
+// minimiser's first and second derivatives with respect to a from
+// ops.Root (the implicit function theorem) beside central finite
+// differences and their exact values, exiting non-zero unless they agree
+// (see sensitivity.go).
 package main
 
 import (
@@ -37,6 +42,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	flags := flag.NewFlagSet("hessian", flag.ContinueOnError)
 	flags.SetOutput(stderr)
 	newton := flags.Bool("newton", false, "minimise the Rosenbrock function by Newton's method")
+	sensitivity := flags.Bool("sensitivity", false, "minimise a parametrised Rosenbrock function inside the graph and differentiate the minimiser with respect to the parameter")
 	sparse := flags.Int("sparse", 0, "compute the sparse Hessian of a discretised boundary-value problem with this many unknowns")
 	if err := flags.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -54,6 +60,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err = runSparse(stdout, *sparse)
 	case *newton:
 		err = runNewton(stdout)
+	case *sensitivity:
+		err = runSensitivity(stdout)
 	default:
 		err = printEvaluation(stdout)
 	}

@@ -276,3 +276,93 @@ func CheckpointTable() []Case {
 			}},
 	}
 }
+
+// RootTable is rows of solutions through ops.Root and ops.FixedPoint,
+// whose derivatives come from the implicit function theorem: solved by
+// Newton's iteration or by fixed-point iterations in a While loop, with
+// vector and matrix parameters, a parameter computed from another (both
+// read by F), a value read outside F too, and a Root in a Scan's body.
+// The solves stop at rounding, so finite differences see the root's
+// derivatives.
+func RootTable() []Case {
+	v := NewValues(29)
+	// newton solves F(x) = 0 elementwise, F' being F's derivative.
+	newton := func(dF func(x *graph.Node) *graph.Node) ops.RootSolve {
+		return func(F ops.RootFunc, x0 *graph.Node) *graph.Node {
+			tol := x0.Graph().Scalar(1e-14, x0.DType())
+			final, _ := ops.While(func(c []*graph.Node) *graph.Node {
+				return ops.Greater(ops.Max(ops.Abs(F(c[0]))), tol)
+			}, func(c []*graph.Node) []*graph.Node {
+				return []*graph.Node{ops.Sub(c[0], ops.Div(F(c[0]), dF(c[0])))}
+			}, []*graph.Node{x0}, ops.MaxSteps(60))
+			return final[0]
+		}
+	}
+	// cubic is x³ + p·x − q, solved from x = 0 by Newton's iteration.
+	cubic := func(p, q *graph.Node, opts ...ops.RootOption) *graph.Node {
+		x0 := ops.Scale(q, 0)
+		return ops.Root(func(x *graph.Node) *graph.Node {
+			return ops.Sub(ops.Add(ops.Mul(ops.Square(x), x), ops.Mul(p, x)), q)
+		}, x0, newton(func(x *graph.Node) *graph.Node { return ops.Add(ops.Scale(ops.Square(x), 3), p) }), opts...)
+	}
+	return []Case{
+		{Builder: "Root", Variant: "√a by Newton's iteration", Inputs: []*tensor.Dense{v.Positive(3)},
+			Build: func(in []*graph.Node) *graph.Node {
+				a := in[0]
+				return ops.Root(func(x *graph.Node) *graph.Node { return ops.Sub(ops.Square(x), a) }, a,
+					newton(func(x *graph.Node) *graph.Node { return ops.Scale(x, 2) }))
+			}},
+		{Builder: "Root", Variant: "x + tanh(x·W)/2 = b by fixed-point iterations", Inputs: []*tensor.Dense{
+			v.Uniform(-0.8, 0.8, 3, 3), v.Signed(1, 3)},
+			Build: func(in []*graph.Node) *graph.Node { return tanhSystem(in[0], in[1]) }},
+		{Builder: "Root", Variant: "x + tanh(x·W)/2 = b, solved with ∂F/∂x matrix-free", Inputs: []*tensor.Dense{
+			v.Uniform(-0.8, 0.8, 3, 3), v.Signed(1, 3)},
+			Build: func(in []*graph.Node) *graph.Node { return tanhSystem(in[0], in[1], ops.DenseUpTo(0)) }},
+		{Builder: "Root", Variant: "parameters computed from one another", Inputs: []*tensor.Dense{v.Signed(2), v.Signed(2)},
+			Build: func(in []*graph.Node) *graph.Node {
+				p := ops.Exp(in[0])
+				return cubic(p, ops.Mul(p, in[1]))
+			}},
+		{Builder: "Root", Variant: "in a Scan body", Inputs: []*tensor.Dense{v.Signed(2), v.Signed(3, 2), v.Positive(2)},
+			Build: func(in []*graph.Node) *graph.Node {
+				w := in[2]
+				final, _ := ops.Scan(func(c, x []*graph.Node) ([]*graph.Node, []*graph.Node) {
+					return []*graph.Node{cubic(w, ops.Add(c[0], x[0]))}, nil
+				}, []*graph.Node{in[0]}, []*graph.Node{in[1]})
+				return final[0]
+			}},
+		{Builder: "Root", Variant: "in a Scan body, matrix-free", Inputs: []*tensor.Dense{v.Signed(2), v.Signed(3, 2), v.Positive(2)},
+			Build: func(in []*graph.Node) *graph.Node {
+				w := in[2]
+				final, _ := ops.Scan(func(c, x []*graph.Node) ([]*graph.Node, []*graph.Node) {
+					return []*graph.Node{cubic(w, ops.Add(c[0], x[0]), ops.DenseUpTo(0))}, nil
+				}, []*graph.Node{in[0]}, []*graph.Node{in[1]})
+				return final[0]
+			}},
+		{Builder: "FixedPoint", Variant: "x = θ·cos(x) + sin(c), θ read outside too", Inputs: []*tensor.Dense{
+			v.Uniform(-0.5, 0.5, 3), v.Signed(3)},
+			Build: func(in []*graph.Node) *graph.Node {
+				theta, s := in[0], ops.Sin(in[1])
+				x := ops.FixedPoint(func(x *graph.Node) *graph.Node { return ops.Add(ops.Mul(theta, ops.Cos(x)), s) },
+					s, 1e-15, 200)
+				return ops.Mul(x, theta)
+			}},
+	}
+}
+
+// tanhSystem solves x + tanh(x·W)/2 = b for x by the fixed-point
+// iterations x ← b − tanh(x·W)/2, a contraction for W's entries in
+// (−0.8, 0.8); its Jacobian I + diag(1 − tanh²)·Wᵀ/2 is not symmetric.
+func tanhSystem(W, b *graph.Node, opts ...ops.RootOption) *graph.Node {
+	half := func(x *graph.Node) *graph.Node { return ops.Scale(ops.Tanh(ops.MatMul(x, W)), 0.5) }
+	tol := b.Graph().Scalar(1e-15, b.DType())
+	return ops.Root(func(x *graph.Node) *graph.Node { return ops.Sub(ops.Add(x, half(x)), b) }, b,
+		func(F ops.RootFunc, x0 *graph.Node) *graph.Node {
+			final, _ := ops.While(func(c []*graph.Node) *graph.Node {
+				return ops.Greater(ops.Max(ops.Abs(F(c[0]))), tol)
+			}, func(c []*graph.Node) []*graph.Node {
+				return []*graph.Node{ops.Sub(b, half(c[0]))}
+			}, []*graph.Node{x0}, ops.MaxSteps(400))
+			return final[0]
+		}, opts...)
+}

@@ -1,0 +1,264 @@
+package ops
+
+import (
+	"fmt"
+	"slices"
+
+	"gorgonia.org/tensor"
+
+	"github.com/nabla-go/nabla/graph"
+)
+
+// rootOp passes the solve's result through, and differentiates it by the
+// implicit function theorem. Its inputs are the solve's result xs, the
+// node xp standing for it in F's graph at the solution, that graph's
+// output F(xp), and the nodes that graph reads besides xp (θ); only θ
+// gets a gradient. F builds F's graph again where the matrix-free solve
+// needs it (in its loop's body).
+type rootOp struct {
+	name       string
+	F          RootFunc
+	matrixFree bool
+}
+
+// rootParams is the index of rootOp's first θ input.
+const rootParams = 3
+
+func (op *rootOp) Name() string { return op.name }
+
+func (op *rootOp) Type(in []graph.Type) (graph.Type, error) {
+	if len(in) < rootParams {
+		return graph.Type{}, fmt.Errorf("%d inputs: want the solution, its stand-in, F there and F's parameters", len(in))
+	}
+	return in[0], nil
+}
+
+func (*rootOp) Forward(out *tensor.Dense, in []*tensor.Dense) error {
+	return copyForward(out, in[0])
+}
+
+// Retype keeps the op for new inputs (graph.Replay: a vm.Runner at
+// another batch size, a Checkpoint computing it again). The matrix-free
+// solve builds F again from its Go function, which reads the parameters
+// it was first built with: it refuses to have them replayed.
+func (op *rootOp) Retype(_ []graph.Type, fresh []bool) (any, error) {
+	if op.matrixFree && len(fresh) > rootParams && slices.Contains(fresh[rootParams:], true) {
+		return nil, fmt.Errorf("%s with ∂F/∂x matrix-free builds F again as it was built, reading the parameters it was built with, "+
+			"and some are computed again here: solve densely (DenseUpTo) or give F parameters that are not", op.name)
+	}
+	return op, nil
+}
+
+// Backward solves (∂F/∂x)ᵀλ = gOut at x* and returns −(∂F/∂θ)ᵀλ for
+// each parameter θ.
+func (op *rootOp) Backward(ctx *graph.GradContext, gOut *graph.Node) []*graph.Node {
+	in := ctx.Inputs()
+	out := make([]*graph.Node, len(in))
+	var wanted []int
+	for i := rootParams; i < len(in); i++ {
+		if ctx.NeedsGrad(i) && graph.IsFloat(in[i].DType()) {
+			wanted = append(wanted, i)
+		}
+	}
+	if gOut == nil || len(wanted) == 0 {
+		return out
+	}
+	x := ctx.Output()
+	fx, params, err := linearise(x, in)
+	if err != nil {
+		ctx.Errorf("%v", err)
+		return nil
+	}
+	var lambda *graph.Node
+	if op.matrixFree {
+		lambda, err = op.transposedSolve(ctx, x, gOut)
+	} else {
+		lambda, err = denseTransposedSolve(ctx, fx, x, gOut)
+	}
+	if err != nil {
+		ctx.Errorf("solving with the Jacobian of %s: %v", op.name, err)
+		return nil
+	}
+	wrt := make([]*graph.Node, len(wanted))
+	for k, i := range wanted {
+		wrt[k] = params[i-rootParams]
+	}
+	grads, err := ctx.Differentiate([]*graph.Node{fx}, []*graph.Node{Neg(lambda)}, wrt)
+	if err != nil {
+		ctx.Errorf("differentiating F: %v", err)
+		return nil
+	}
+	for k, i := range wanted {
+		out[i] = grads[k]
+	}
+	return out
+}
+
+// JVP solves ∂F/∂x·t = −∂F/∂θ·dθ at x*, with ∂F/∂x formed from its
+// columns. Batched tangents and the matrix-free solve are declined: the
+// driver derives them from Backward.
+func (op *rootOp) JVP(ctx *graph.JVPContext) *graph.Node {
+	in := ctx.Inputs()
+	var moved []int // the parameters with a tangent
+	for i := rootParams; i < len(in); i++ {
+		if ctx.Tangent(i) != nil && graph.IsFloat(in[i].DType()) {
+			moved = append(moved, i)
+		}
+	}
+	if len(moved) == 0 {
+		return nil
+	}
+	if ctx.Batch() > 0 || op.matrixFree {
+		ctx.Decline()
+		return nil
+	}
+	x := ctx.Output()
+	fx, params, err := linearise(x, in)
+	if err != nil {
+		ctx.Decline()
+		return nil
+	}
+	sweep := func(from, dir []*graph.Node) (*graph.Node, error) {
+		r, err := ctx.Sweep([]*graph.Node{fx}, from, dir)
+		if err != nil {
+			return nil, err
+		}
+		return r[0], nil
+	}
+	// Column j of ∂F/∂x is F's tangent along unit vector j.
+	cols, err := rootJacobian(x, func(e *graph.Node) (*graph.Node, error) { return sweep([]*graph.Node{x}, []*graph.Node{e}) })
+	if err != nil {
+		ctx.Decline()
+		return nil
+	}
+	xs, ts := make([]*graph.Node, len(moved)), make([]*graph.Node, len(moved))
+	for k, i := range moved {
+		xs[k], ts[k] = params[i-rootParams], ctx.Tangent(i)
+	}
+	rhs, err := sweep(xs, ts)
+	if err != nil {
+		ctx.Decline()
+		return nil
+	}
+	n := x.Type().Size()
+	return Neg(Reshape(graph.Apply(SolveOp(true, false), cols, Reshape(rhs, n, 1)), x.Shape()...))
+}
+
+// linearise rebuilds F at the solution x (the op's output) from the op's
+// inputs in: F's graph replayed with x for its stand-in, and with a node
+// of its own for each parameter, so that each is differentiated apart
+// from the others (a parameter may be computed from another) and from x
+// (which depends on them all through the op).
+func linearise(x *graph.Node, in []*graph.Node) (fx *graph.Node, params []*graph.Node, err error) {
+	subst := map[*graph.Node]*graph.Node{in[1]: x}
+	params = make([]*graph.Node, len(in)-rootParams)
+	for k, p := range in[rootParams:] {
+		if params[k] = subst[p]; params[k] == nil {
+			params[k] = Identity(p)
+			subst[p] = params[k]
+		}
+	}
+	again, err := graph.Replay(subst, in[2])
+	if err != nil {
+		return nil, nil, fmt.Errorf("F at the solution: %v", err)
+	}
+	if fx = again[in[2]]; fx == nil {
+		fx = in[2] // F reads neither x nor parameters
+	}
+	return fx, params, nil
+}
+
+// denseTransposedSolve solves (∂F/∂x)ᵀλ = gOut, ∂F/∂x formed from its
+// rows, the gradients of fx's elements with respect to x.
+func denseTransposedSolve(ctx *graph.GradContext, fx, x, gOut *graph.Node) (*graph.Node, error) {
+	jac, err := rootJacobian(x, func(e *graph.Node) (*graph.Node, error) {
+		r, err := ctx.Differentiate([]*graph.Node{fx}, []*graph.Node{e}, []*graph.Node{x})
+		if err != nil {
+			return nil, err
+		}
+		return r[0], nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	n := x.Type().Size()
+	return Reshape(graph.Apply(SolveOp(true, false), jac, Reshape(gOut, n, 1)), x.Shape()...), nil
+}
+
+// rootJacobian stacks product(e_i) for every unit vector e_i of x's
+// type, each flattened to a row: an (n, n) matrix.
+func rootJacobian(x *graph.Node, product func(e *graph.Node) (*graph.Node, error)) (*graph.Node, error) {
+	n := x.Type().Size()
+	rows := make([]*graph.Node, n)
+	for i := range rows {
+		e := graph.NewDenseOf(x.Type())
+		graph.SetFloat(e, i, 1)
+		r, err := product(x.Graph().Const(e))
+		if err != nil {
+			return nil, err
+		}
+		rows[i] = Reshape(r, 1, n)
+	}
+	if n == 1 {
+		return rows[0], nil
+	}
+	return Concat(0, rows...), nil
+}
+
+// transposedSolve solves (∂F/∂x)ᵀλ = gOut matrix-free: λ is the root of
+// u ↦ (∂F/∂x)ᵀu − gOut, found by normalCG, and differentiated as a Root
+// in its turn. (∂F/∂x)ᵀu is a vector–Jacobian product of F built again
+// in u's graph, at x.
+func (op *rootOp) transposedSolve(ctx *graph.GradContext, x, gOut *graph.Node) (*graph.Node, error) {
+	residual := func(u *graph.Node) *graph.Node {
+		g := u.Graph()
+		at := g.Capture(x)
+		vjp, err := ctx.Differentiate([]*graph.Node{op.F(at)}, []*graph.Node{u}, []*graph.Node{at})
+		if err != nil {
+			return g.Fail(err)
+		}
+		return Sub(vjp[0], gOut)
+	}
+	zero := x.Graph().Const(graph.NewDenseOf(x.Type()))
+	lambda := root(op.name, "", "the transposed system", residual, residual, zero, normalCG(ctx), []RootOption{DenseUpTo(0)})
+	return lambda, lambda.Err()
+}
+
+// normalCG solves the linear system F(u) = A·u − b = 0 by conjugate
+// gradients on the normal equations AᵀA·u = Aᵀb (CGNR), in a While loop:
+// A's products from F (A·p = F(p) − F(0)), Aᵀ's from F's gradients.
+// It stops when ‖b − A·u‖ is at most 1e-12·‖b‖ (1e-5 in float32), or
+// after 2n + 10 steps.
+func normalCG(ctx *graph.GradContext) RootSolve {
+	return func(F RootFunc, u0 *graph.Node) *graph.Node {
+		g := u0.Graph()
+		tol := 1e-12
+		if u0.DType() == graph.Float32 {
+			tol = 1e-5
+		}
+		transposed := func(at, r *graph.Node) *graph.Node { // Aᵀ·r
+			d, err := ctx.Differentiate([]*graph.Node{F(at)}, []*graph.Node{r}, []*graph.Node{at})
+			if err != nil {
+				return at.Graph().Fail(err)
+			}
+			return d[0]
+		}
+		f0 := F(g.Const(graph.NewDenseOf(u0.Type()))) // −b
+		bound := Scale(Sum(Square(f0)), tol*tol)
+		r0 := Neg(F(u0))
+		z0 := transposed(u0, r0)
+		final, _ := While(func(c []*graph.Node) *graph.Node {
+			return Greater(Sum(Square(c[1])), bound)
+		}, func(c []*graph.Node) []*graph.Node {
+			u, r, z, p := c[0], c[1], c[2], c[3]
+			w := Sub(F(p), f0) // A·p
+			zz := Sum(Square(z))
+			alpha := Div(zz, Sum(Square(w)))
+			u, r = Add(u, Mul(alpha, p)), Sub(r, Mul(alpha, w))
+			zNext := transposed(u, r)
+			p = Add(zNext, Mul(Div(Sum(Square(zNext)), zz), p))
+			return []*graph.Node{u, r, zNext, p}
+		}, []*graph.Node{u0, r0, z0, z0}, MaxSteps(2*u0.Type().Size()+10))
+		return final[0]
+	}
+}
