@@ -47,7 +47,11 @@ func (pl *plan) describeStep(s step) string {
 	}
 	switch s.kind {
 	case stepKernel:
-		return fmt.Sprintf("kernel %s(%s) × %d", pl.kernels[s.kernel].name, strings.Join(refs, ", "), s.n)
+		work := ""
+		if s.work > 0 {
+			work = fmt.Sprintf(", work %d", s.work)
+		}
+		return fmt.Sprintf("kernel %s(%s) × %d%s", pl.kernels[s.kernel].name, strings.Join(refs, ", "), s.n, work)
 	case stepCopy:
 		return fmt.Sprintf("copy %d bytes %s ← %s", s.n, refs[0], refs[1])
 	case stepGemm:

@@ -26,6 +26,7 @@ type plan struct {
 	instrs  [][2]int // per instruction: its steps, [first, end)
 	onHost  []bool   // per instruction: it runs on the host
 	updates [2]int   // the updates' steps
+	scratch int      // the buffer of the kernels' scratch (graph.CUDASource's), 0 for none yet
 }
 
 // stepKind is what a step does.
@@ -51,6 +52,7 @@ type step struct {
 	kernel int   // stepKernel: index in plan.kernels
 	args   []ref // stepKernel: pointer arguments; stepCopy: dst, src; stepGemm: a, b, c
 	n      int64 // stepKernel: items; stepCopy: bytes
+	work   int64 // stepKernel: the most loop iterations of one item (graph.CUDASource's Work)
 	gemm   gemmCall
 }
 
@@ -149,8 +151,24 @@ func (l *lowering) kernels(srcs []graph.CUDASource) {
 		}
 		k := l.p.kernel(newKernelDef("", src, l.inT, l.outT, !l.aliased), f32)
 		args := append(slices.Clone(l.in), l.out...)
-		l.p.steps = append(l.p.steps, step{kind: stepKernel, kernel: k, args: args, n: src.N})
+		if src.Scratch > 0 {
+			args = append(args, l.p.scratchOf(src.Scratch))
+		}
+		l.p.steps = append(l.p.steps, step{kind: stepKernel, kernel: k, args: args, n: src.N, work: src.Work})
 	}
+}
+
+// scratchOf is the scratch memory of a kernel using n doubles: one
+// buffer that every kernel shares (they run one after another), as large
+// as the largest asks.
+func (pl *plan) scratchOf(n int64) ref {
+	if pl.scratch == 0 {
+		pl.scratch = pl.buffer(graph.Type{DType: graph.Float64, Shape: []int{0}}).buf
+	}
+	if t := &pl.buffers[pl.scratch]; int64(t.Shape[0]) < n {
+		t.Shape = []int{int(n)}
+	}
+	return ref{buf: pl.scratch}
 }
 
 // kernel returns the index of a kernel like d (T float32 when f32),
