@@ -47,6 +47,13 @@ func TestConvKernels(t *testing.T) {
 		{[]int{1, 1, 1, 1}, []int{1, 1, 1, 1}, ops.ConvOptions{}, false},
 		{[]int{2, 4, 3, 4}, []int{4, 3, 3, 2}, ops.ConvOptions{Stride: []int{2, 3}, Padding: []int{1}, OutputPadding: []int{1, 2}}, true},
 		{[]int{1, 4, 4, 3}, []int{4, 1, 2, 2}, ops.ConvOptions{Groups: 2, Dilation: []int{2}}, true},
+		// Products (ops.ConvProducts): forward only (K = 48), both (K =
+		// 36, OG = 32, two groups), input gradient only (OG = 40), with
+		// stride, padding and dilation.
+		{[]int{3, 8, 7, 6}, []int{5, 8, 3, 2}, ops.ConvOptions{Padding: []int{1}}, false},
+		{[]int{2, 8, 5, 6}, []int{64, 4, 3, 3}, ops.ConvOptions{Groups: 2, Stride: []int{2, 1}, Padding: []int{1, 0, 2, 1}}, false},
+		{[]int{2, 3, 9, 8}, []int{40, 3, 2, 2}, ops.ConvOptions{Dilation: []int{2, 3}, Padding: []int{1}}, false},
+		{[]int{2, 40, 3, 4}, []int{40, 3, 3, 2}, ops.ConvOptions{Stride: []int{2, 3}, Padding: []int{1}, OutputPadding: []int{1, 2}}, true},
 		// Weight gradients long enough to be split over chunks.
 		{[]int{8, 2, 12, 11}, []int{3, 2, 3, 3}, ops.ConvOptions{Padding: []int{1}}, false},
 		{[]int{5, 4, 13, 9}, []int{2, 2, 3, 2}, ops.ConvOptions{Groups: 2, Stride: []int{2, 1}, Dilation: []int{1, 2}, Padding: []int{1, 0}}, false},
@@ -76,5 +83,55 @@ func TestConvKernels(t *testing.T) {
 			outputs = append(append(outputs, y), grads...)
 		}
 		checkOpKernels(t, outputs, feeds, "Conv2D", "Conv2DInputGrad", "Conv2DWeightGrad", "ConvTranspose2D")
+	}
+}
+
+// A convolution whose sums are deep enough runs as the unfolding (or
+// folding) kernel and a product per group, a chunk of images at a time
+// when the images' columns exceed colBytes (here two images' in float64,
+// four in float32, of five), and gives the CPU's values.
+func TestConvProducts(t *testing.T) {
+	// K = 4·3·3 = 36 and OG = 32: the forward convolution and the input
+	// gradient both run as products; P = 6·5, two groups.
+	const images, colsImage = 5, 2 * 36 * 30
+	defer func(b int64) { colBytes = b }(colBytes)
+	colBytes = 2*colsImage*8 + 100
+	for _, dtype := range floatDTypes {
+		rng := rand.New(rand.NewPCG(13, 14))
+		g := graph.New()
+		feeds := vm.Feeds{}
+		x := normalInput(t, g, feeds, rng, g.Input("x", dtype, images, 8, 6, 5))
+		w := normalInput(t, g, feeds, rng, g.Input("w", dtype, 64, 4, 3, 3))
+		y := ops.Conv2D(x, w, ops.ConvOptions{Groups: 2, Padding: []int{1}})
+		cy := normalInput(t, g, feeds, rng, g.Input("c", dtype, y.Shape()...))
+		grads, err := compile.Grad(ops.Sum(ops.Mul(y, cy)), x, w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		outputs := append([]*graph.Node{y}, grads...)
+		prog, err := compile.Compile(outputs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pl, err := newPlan(prog)
+		if err != nil {
+			t.Fatal(err)
+		}
+		chunks := 3 // of 2, 2 and 1 images
+		if dtype == graph.Float32 {
+			chunks = 2 // of 4 and 1
+		}
+		products := map[string]int{}
+		for _, s := range pl.steps {
+			if s.kind == stepGemm {
+				products[prog.Instructions()[s.instr].Name()]++
+			}
+		}
+		for _, name := range []string{"Conv2D", "Conv2DInputGrad"} {
+			if products[name] != 2*chunks {
+				t.Errorf("%v: %s has %d products, want one per group and chunk: %d", dtype, name, products[name], 2*chunks)
+			}
+		}
+		checkOpKernels(t, outputs, feeds, "Conv2D", "Conv2DInputGrad", "Conv2DWeightGrad")
 	}
 }

@@ -68,7 +68,9 @@ type lowering struct {
 }
 
 // newPlan lowers every instruction of p: to the kernels of its op
-// (graph.CUDAKernel), to products for the matrix-product ops, to copies
+// (graph.CUDAKernel), to products for the matrix-product ops and most
+// convolutions (ops.ConvProducts, with kernels unfolding or folding the
+// images), to copies
 // for reshapes, to its decomposition's steps (graph.Decomposer), or else
 // to the host.
 func newPlan(p *compile.Program) (*plan, error) {
@@ -127,6 +129,10 @@ func (l *lowering) lower(op graph.Op, multi graph.MultiOp) (bool, error) {
 	}
 	if op != nil && (ops.IsReshape(op) || ops.IsIdentityLike(op)) && l.inT[0].Size() == l.outT[0].Size() {
 		l.copy(l.out[0], l.in[0], l.outT[0])
+		return true, nil
+	}
+	if c, ok := ops.ConvAsProducts(op, l.inT); ok {
+		l.convProducts(c)
 		return true, nil
 	}
 	if k, ok := generic.(graph.CUDAKernel); ok {

@@ -78,12 +78,14 @@ acc += (double)(xc[b * $C * $H * $W + iy * $W + ix] * gc[b * $O * $OH * $OW + oy
 // cSource is the template with g's sizes in place of its $ names.
 func (g geom) cSource(template string) string {
 	lit := func(v int) string { return strconv.Itoa(v) + "LL" }
-	// Longer names first, so that $OH is not read as $O followed by H.
+	// Longer names first (the replacer tries them in order), so that $OH
+	// is not read as $O followed by H.
 	return strings.NewReplacer(
-		"$OW", lit(g.ow), "$OH", lit(g.oh), "$OG", lit(g.og), "$CG", lit(g.cg),
+		"$OW", lit(g.ow), "$OH", lit(g.oh), "$OG", lit(g.og), "$CG", lit(g.cg), "$GS", lit(g.groups),
 		"$KH", lit(g.kh), "$KW", lit(g.kw), "$SH", lit(g.stride[0]), "$SW", lit(g.stride[1]),
 		"$DH", lit(g.dilation[0]), "$DW", lit(g.dilation[1]), "$PT", lit(g.pad[0]), "$PL", lit(g.pad[2]),
 		"$N", lit(g.n), "$C", lit(g.c), "$H", lit(g.h), "$W", lit(g.w), "$O", lit(g.o),
+		"$P", lit(g.oh*g.ow), "$K", lit(g.k()),
 	).Replace(template)
 }
 
