@@ -2,8 +2,11 @@ package cuda
 
 import (
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"testing"
+
+	"gorgonia.org/tensor"
 
 	"github.com/nabla-go/nabla/compile"
 	"github.com/nabla-go/nabla/graph"
@@ -87,20 +90,27 @@ func TestConvKernels(t *testing.T) {
 }
 
 // A convolution whose sums are deep enough runs as the unfolding (or
-// folding) kernel and a product per group, a chunk of images at a time
-// when the images' columns exceed colBytes (here two images' in float64,
-// four in float32, of five), and gives the CPU's values.
+// folding) kernel and a product per group (then, for the weight
+// gradient, the sum of the images' shares), a chunk of images at a time
+// when the images' columns exceed colBytes, and gives the CPU's values.
 func TestConvProducts(t *testing.T) {
-	// K = 4·3·3 = 36 and OG = 32: the forward convolution and the input
-	// gradient both run as products; P = 6·5, two groups.
-	const images, colsImage = 5, 2 * 36 * 30
+	// K = 4·3·3 = 36 and OG = 32: the three run as products, of P = 6·5
+	// columns, in two groups. An image's columns are 2·36·30 = 2160
+	// elements, its share of the weight gradient 64·36 = 2304.
 	defer func(b int64) { colBytes = b }(colBytes)
-	colBytes = 2*colsImage*8 + 100
+	colBytes = 50000
+	// Products for each dtype and op: one per group and chunk of images.
+	products := map[tensor.Dtype]map[string]int{
+		// Chunks of 2 images (2, 2, 1), and for the weight gradient of 1.
+		graph.Float64: {"Conv2D": 6, "Conv2DInputGrad": 6, "Conv2DWeightGrad": 10},
+		// All 5 images at once, and for the weight gradient 2, 2 and 1.
+		graph.Float32: {"Conv2D": 2, "Conv2DInputGrad": 2, "Conv2DWeightGrad": 6},
+	}
 	for _, dtype := range floatDTypes {
 		rng := rand.New(rand.NewPCG(13, 14))
 		g := graph.New()
 		feeds := vm.Feeds{}
-		x := normalInput(t, g, feeds, rng, g.Input("x", dtype, images, 8, 6, 5))
+		x := normalInput(t, g, feeds, rng, g.Input("x", dtype, 5, 8, 6, 5))
 		w := normalInput(t, g, feeds, rng, g.Input("w", dtype, 64, 4, 3, 3))
 		y := ops.Conv2D(x, w, ops.ConvOptions{Groups: 2, Padding: []int{1}})
 		cy := normalInput(t, g, feeds, rng, g.Input("c", dtype, y.Shape()...))
@@ -117,20 +127,14 @@ func TestConvProducts(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		chunks := 3 // of 2, 2 and 1 images
-		if dtype == graph.Float32 {
-			chunks = 2 // of 4 and 1
-		}
-		products := map[string]int{}
+		got := map[string]int{}
 		for _, s := range pl.steps {
 			if s.kind == stepGemm {
-				products[prog.Instructions()[s.instr].Name()]++
+				got[prog.Instructions()[s.instr].Name()]++
 			}
 		}
-		for _, name := range []string{"Conv2D", "Conv2DInputGrad"} {
-			if products[name] != 2*chunks {
-				t.Errorf("%v: %s has %d products, want one per group and chunk: %d", dtype, name, products[name], 2*chunks)
-			}
+		if !maps.Equal(got, products[dtype]) {
+			t.Errorf("%v: products by op %v, want %v", dtype, got, products[dtype])
 		}
 		checkOpKernels(t, outputs, feeds, "Conv2D", "Conv2DInputGrad", "Conv2DWeightGrad")
 	}

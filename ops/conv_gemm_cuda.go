@@ -1,6 +1,8 @@
 package ops
 
 import (
+	"fmt"
+
 	"github.com/nabla-go/nabla/graph"
 )
 
@@ -15,51 +17,71 @@ const convProductDepth = 32
 // K × P matrix: a row per kernel tap of each of the group's input
 // channels (K = C/groups·kH·kW), a column per output position (P =
 // H'·W'); the columns of an image are its groups' in turn, those of
-// several images one image's after another. Conv2D unfolds each image
-// into its columns, then multiplies Y = W·Col, Y the group's OG output
-// channels (OG × P) and W its weights (OG × K); the input gradient (and
-// ConvTranspose2D) multiplies Col = Wᵀ·GY, GY the gradient's channels of
-// the group, then folds the columns into the image, adding the taps that
-// read each element.
+// several images one image's after another. Per image and group, with W
+// the group's weights (OG × K) and GY its OG output channels (OG × P):
+//
+//   - Conv2D unfolds the image into its columns, then Y = W·Col;
+//   - the input gradient (and ConvTranspose2D) takes Col = Wᵀ·GY, then
+//     folds the columns into the image, adding the taps that read each
+//     element;
+//   - the weight gradient unfolds the image, takes the image's share
+//     GY·Colᵀ, then adds the images' shares (SumKernel).
 type ConvProducts struct {
-	Forward   bool  // Y = W·Col after the unfolding; else Col = Wᵀ·GY before the folding
+	Kind      ConvProductsKind
 	Images    int   // images in the batch
 	Groups    int   // groups of channels
 	OG, K, P  int   // per group: output channels, rows and columns of Col
-	In, Out   int64 // elements of one image of the op's first input and of its output
+	X, Y      int64 // elements of one image of the convolution's input x and output y
 	ColsImage int64 // elements of one image's columns, all groups'
 
 	g geom
 }
 
+// ConvProductsKind is the member of the convolution family ConvProducts
+// computes.
+type ConvProductsKind int
+
+// The members of the convolution family.
+const (
+	ConvForwardProducts ConvProductsKind = iota // Conv2D: in0 is x, in1 w, out0 y
+	ConvInputProducts                           // its input gradient: in0 is gy, in1 w, out0 x
+	ConvWeightProducts                          // its weight gradient: in0 is x, in1 gy, out0 w
+)
+
 // ConvAsProducts says how a GPU computes op (on inputs of types in) as
 // matrix products, or reports false when it is not a convolution that
-// gains by it: Conv2D whose sums have at least convProductDepth terms
-// (K), its input gradient or ConvTranspose2D whose have at least
-// convProductDepth (OG). The weight gradient, a few long sums, is not.
+// gains by it: Conv2D and the weight gradient whose columns have at
+// least convProductDepth rows (K), the input gradient and ConvTranspose2D
+// whose groups have at least convProductDepth output channels (OG): the
+// depths of their products.
 func ConvAsProducts(op graph.Op, in []graph.Type) (ConvProducts, bool) {
 	m, ok := op.(convOp)
-	if !ok || len(in) != 2 || m.kind() == convWeightGrad || !graph.IsFloat(in[0].DType) {
+	if !ok || len(in) != 2 || !graph.IsFloat(in[0].DType) {
 		return ConvProducts{}, false
 	}
 	g, err := m.geomOf(in[0].Shape, in[1].Shape)
 	if err != nil {
 		return ConvProducts{}, false
 	}
-	c := ConvProducts{Forward: m.kind() == convForward, Images: g.n, Groups: g.groups, OG: g.og, K: g.k(),
+	c := ConvProducts{Kind: ConvForwardProducts, Images: g.n, Groups: g.groups, OG: g.og, K: g.k(),
 		P: g.oh * g.ow, g: g}
 	c.ColsImage = int64(c.Groups) * int64(c.K) * int64(c.P)
-	image, outImage := int64(g.c)*int64(g.h)*int64(g.w), int64(g.o)*int64(c.P)
-	c.In, c.Out = image, outImage
+	c.X, c.Y = int64(g.c)*int64(g.h)*int64(g.w), int64(g.o)*int64(c.P)
 	depth := c.K
-	if !c.Forward {
-		c.In, c.Out, depth = outImage, image, c.OG
+	switch m.kind() {
+	case convInputGrad:
+		c.Kind, depth = ConvInputProducts, c.OG
+	case convWeightGrad:
+		c.Kind = ConvWeightProducts
 	}
 	if depth < convProductDepth || c.ColsImage == 0 {
 		return ConvProducts{}, false
 	}
 	return c, true
 }
+
+// Weights is the number of elements of the weight, O·K.
+func (c ConvProducts) Weights() int64 { return int64(c.Groups) * int64(c.OG) * int64(c.K) }
 
 // convUnfoldC writes element i of the columns of images of x (in0) to
 // out0: 0 where its tap lies in the padding.
@@ -91,12 +113,25 @@ for (long long p = 0; p < $KH; p++) {
 out0[i] = acc;
 `
 
-// ColKernel is the kernel rearranging images images (in0 to out0): for
-// Forward, unfolding them (in0 the images, out0 their columns); else
-// folding their columns (in0) into them (out0).
+// ColKernel is the kernel rearranging images images (in0 to out0):
+// unfolding them (in0 the images x, out0 their columns), or for
+// ConvInputProducts folding their columns (in0) into them (out0).
 func (c ConvProducts) ColKernel(images int) graph.CUDASource {
-	if c.Forward {
+	if c.Kind != ConvInputProducts {
 		return graph.CUDASource{N: int64(images) * c.ColsImage, Body: c.g.cSource(convUnfoldC)}
 	}
-	return graph.CUDASource{N: int64(images) * c.Out, Body: c.g.cSource(convFoldC), Work: int64(c.g.kh) * int64(c.g.kw)}
+	return graph.CUDASource{N: int64(images) * c.X, Body: c.g.cSource(convFoldC), Work: int64(c.g.kh) * int64(c.g.kw)}
+}
+
+// SumKernel is the kernel adding the weight gradient's shares of images
+// images (in0, one weight's elements after another) into the weight
+// gradient (out0), in double: over what out0 holds unless first.
+func (c ConvProducts) SumKernel(images int, first bool) graph.CUDASource {
+	start := "(double)out0[i]"
+	if first {
+		start = "0"
+	}
+	body := fmt.Sprintf("double acc = %s;\nfor (long long b = 0; b < %dLL; b++) acc += (double)in0[b * %dLL + i];\nout0[i] = (T)acc;\n",
+		start, images, c.Weights())
+	return graph.CUDASource{N: c.Weights(), Body: body, Work: int64(images)}
 }
