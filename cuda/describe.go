@@ -28,6 +28,9 @@ func (pl *plan) describe(p *compile.Program) string {
 			b.WriteString("\t" + pl.describeStep(s) + "\n")
 		}
 	}
+	if pl.scratch != 0 {
+		fmt.Fprintf(&b, "scratch: b%d, %d bytes\n", pl.scratch, bytesOf(pl.buffers[pl.scratch]))
+	}
 	if pl.updates[0] < pl.updates[1] {
 		b.WriteString("updates:\n")
 		for _, s := range pl.steps[pl.updates[0]:pl.updates[1]] {
