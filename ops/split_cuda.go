@@ -16,10 +16,10 @@ import (
 // partial sums. Chunk j of an output holds the terms t ≡ j (mod chunks),
 // so that neighbouring items read neighbouring memory.
 
-// Bounds of the split: a chunk holds at most maxChunkTerms terms and, when
-// it has that many, at least minChunkTerms; an output has at most
-// maxChunks chunks unless its terms need more to stay under
-// maxChunkTerms; the first kernel aims at about splitItems items.
+// Bounds of the split: no chunk holds more than maxChunkTerms terms;
+// within that, an output has as many chunks as give the first kernel
+// about splitItems items, but no more than maxChunks, nor so many that a
+// chunk holds fewer than minChunkTerms terms.
 const (
 	maxChunkTerms = 1024
 	minChunkTerms = 64
@@ -32,12 +32,10 @@ const (
 type splitSum struct{ outputs, count, chunks int64 }
 
 // newSplitSum chooses the chunks of a sum of count terms for each of
-// outputs outputs: enough for about splitItems items, no chunk over
-// maxChunkTerms terms, and no more than maxChunks or count/minChunkTerms
-// of them unless the first bound needs more.
+// outputs outputs, within the bounds above.
 func newSplitSum(outputs, count int64) splitSum {
 	least := ceilDiv(count, maxChunkTerms)
-	most := max(least, min(maxChunks, ceilDiv(count, minChunkTerms)))
+	most := max(least, min(maxChunks, count/minChunkTerms))
 	want := ceilDiv(splitItems, max(outputs, 1))
 	return splitSum{outputs: outputs, count: count, chunks: max(1, min(max(want, least), most))}
 }

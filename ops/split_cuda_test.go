@@ -3,8 +3,9 @@ package ops
 import "testing"
 
 // A split sum covers every term once, no item of its first kernel adds
-// more than maxChunkTerms of them, and a sum is split only when it has
-// more than minChunkTerms terms.
+// more than maxChunkTerms of them, and no chunk fewer than
+// minChunkTerms, nor are there more than maxChunks chunks, unless the
+// first bound needs it.
 func TestSplitSumBounds(t *testing.T) {
 	for _, outputs := range []int64{1, 3, 10, 64, 288, 18432, 1 << 20} {
 		for _, count := range []int64{0, 1, 63, 64, 65, 1000, 1024, 1025, 12544, 50176, 300000, 1 << 28} {
@@ -16,8 +17,10 @@ func TestSplitSumBounds(t *testing.T) {
 				t.Errorf("(%d, %d): chunks of %d terms, more than %d", outputs, count, s.terms(), maxChunkTerms)
 			case s.chunks*s.terms() < count || (s.chunks-1)*s.terms() >= max(count, 1):
 				t.Errorf("(%d, %d): %d chunks of %d terms do not cover the terms once", outputs, count, s.chunks, s.terms())
-			case count <= minChunkTerms && s.chunks != 1:
-				t.Errorf("(%d, %d): %d chunks for a short sum", outputs, count, s.chunks)
+			case s.chunks > 1 && s.chunks > ceilDiv(count, maxChunkTerms) && count/s.chunks < minChunkTerms:
+				t.Errorf("(%d, %d): %d chunks of fewer than %d terms", outputs, count, s.chunks, minChunkTerms)
+			case s.chunks > max(maxChunks, ceilDiv(count, maxChunkTerms)):
+				t.Errorf("(%d, %d): %d chunks, more than %d", outputs, count, s.chunks, maxChunks)
 			}
 			if srcs := s.kernels("", "acc += 1;", "", 0, ""); len(srcs) != min(int(s.chunks), 2) {
 				t.Errorf("(%d, %d): %d kernels for %d chunks", outputs, count, len(srcs), s.chunks)
