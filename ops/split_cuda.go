@@ -22,8 +22,8 @@ import (
 // chunk holds fewer than minChunkTerms terms.
 const (
 	maxChunkTerms = 1024
-	minChunkTerms = 64
-	maxChunks     = 256
+	minChunkTerms = 32
+	maxChunks     = 1024
 	splitItems    = 1 << 16
 )
 

@@ -15,8 +15,10 @@ func TestSplitSumBounds(t *testing.T) {
 				t.Errorf("(%d, %d): %d chunks", outputs, count, s.chunks)
 			case s.terms() > maxChunkTerms:
 				t.Errorf("(%d, %d): chunks of %d terms, more than %d", outputs, count, s.terms(), maxChunkTerms)
-			case s.chunks*s.terms() < count || (s.chunks-1)*s.terms() >= max(count, 1):
-				t.Errorf("(%d, %d): %d chunks of %d terms do not cover the terms once", outputs, count, s.chunks, s.terms())
+			case s.chunks*s.terms() < count || s.chunks > max(count, 1):
+				// Chunk j holds the terms t ≡ j (mod chunks): none is
+				// empty when there are no more chunks than terms.
+				t.Errorf("(%d, %d): %d chunks of at most %d terms do not cover the terms once", outputs, count, s.chunks, s.terms())
 			case s.chunks > 1 && s.chunks > ceilDiv(count, maxChunkTerms) && count/s.chunks < minChunkTerms:
 				t.Errorf("(%d, %d): %d chunks of fewer than %d terms", outputs, count, s.chunks, minChunkTerms)
 			case s.chunks > max(maxChunks, ceilDiv(count, maxChunkTerms)):
