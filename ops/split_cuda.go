@@ -16,11 +16,14 @@ import (
 // partial sums. Chunk j of an output holds the terms t ≡ j (mod chunks),
 // so that neighbouring items read neighbouring memory.
 
-// Bounds of the split: no chunk holds more than maxChunkTerms terms;
-// within that, an output has as many chunks as give the first kernel
-// about splitItems items, but no more than maxChunks, nor so many that a
-// chunk holds fewer than minChunkTerms terms.
+// Bounds of the split: a sum of fewer than splitFrom terms is not split
+// (a second launch would cost more than it saves); no chunk holds more
+// than maxChunkTerms terms; within that, an output has as many chunks as
+// give the first kernel about splitItems items, but no more than
+// maxChunks, nor so many that a chunk holds fewer than minChunkTerms
+// terms.
 const (
+	splitFrom     = 256
 	maxChunkTerms = 1024
 	minChunkTerms = 32
 	maxChunks     = 1024
@@ -34,6 +37,9 @@ type splitSum struct{ outputs, count, chunks int64 }
 // newSplitSum chooses the chunks of a sum of count terms for each of
 // outputs outputs, within the bounds above.
 func newSplitSum(outputs, count int64) splitSum {
+	if count < splitFrom {
+		return splitSum{outputs: outputs, count: count, chunks: 1}
+	}
 	least := ceilDiv(count, maxChunkTerms)
 	most := max(least, min(maxChunks, count/minChunkTerms))
 	want := ceilDiv(splitItems, max(outputs, 1))
