@@ -28,6 +28,9 @@ func (pl *plan) describe(p *compile.Program) string {
 			b.WriteString("\t" + pl.describeStep(s) + "\n")
 		}
 	}
+	if pl.scratch != 0 {
+		fmt.Fprintf(&b, "scratch: b%d, %d bytes\n", pl.scratch, bytesOf(pl.buffers[pl.scratch]))
+	}
 	if pl.updates[0] < pl.updates[1] {
 		b.WriteString("updates:\n")
 		for _, s := range pl.steps[pl.updates[0]:pl.updates[1]] {
@@ -47,7 +50,11 @@ func (pl *plan) describeStep(s step) string {
 	}
 	switch s.kind {
 	case stepKernel:
-		return fmt.Sprintf("kernel %s(%s) × %d", pl.kernels[s.kernel].name, strings.Join(refs, ", "), s.n)
+		work := ""
+		if s.work > 0 {
+			work = fmt.Sprintf(", work %d", s.work)
+		}
+		return fmt.Sprintf("kernel %s(%s) × %d%s", pl.kernels[s.kernel].name, strings.Join(refs, ", "), s.n, work)
 	case stepCopy:
 		return fmt.Sprintf("copy %d bytes %s ← %s", s.n, refs[0], refs[1])
 	case stepGemm:

@@ -11,8 +11,12 @@
 // and each op implementing graph.CUDAKernel becomes a CUDA C kernel
 // (kernel.go), compiled once per program by NVRTC and cached on disk by
 // source, architecture and NVRTC version; matrix products become cuBLAS
-// calls, row-major mapped by swapping operands (matmul.go); reshapes become
-// copies; an op implementing graph.Decomposer runs as its decomposition;
+// calls, row-major mapped by swapping operands (matmul.go), and so do most
+// convolutions, around kernels unfolding or folding the images (conv.go);
+// a long sum with few outputs (a channel's statistics, a bias gradient)
+// is split into partial sums over chunks, many work items at once, and a
+// sum of the partials, in a scratch buffer the plan's kernels share;
+// reshapes become copies; an op implementing graph.Decomposer runs as its decomposition;
 // anything else runs on the host, with its inputs and outputs copied.
 // Parameters and every value live in device memory, allocated once; a run
 // with no host step is, after the first, one replay of a CUDA graph.

@@ -12,12 +12,18 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
-// The plan and kernel sources of the MLP training step (float32, Adam)
-// are those in testdata: a change to code generation shows as a diff to
-// review (go test ./cuda -run Golden -update rewrites them).
+// The plan and kernel sources of the MLP training step (float32, Adam),
+// and the plan of the Fashion-MNIST CNN's, are those in testdata: a
+// change to code generation shows as a diff to review (go test ./cuda
+// -run Golden -update rewrites them).
 func TestGolden(t *testing.T) {
 	prog, _ := mlpStep(t, graph.Float32, nn.NewAdam(nn.DefaultAdam()))
 	pl, err := newPlan(prog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cnn, _ := cnnStep(t, graph.Float32, 64, 28, 32, 64, true)
+	cnnPlan, err := newPlan(cnn)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -30,6 +36,7 @@ func TestGolden(t *testing.T) {
 	for file, got := range map[string]string{
 		"mlp_step_plan.txt": pl.describe(prog),
 		"mlp_step_f32.cu":   moduleSource(true, f32),
+		"cnn_step_plan.txt": cnnPlan.describe(cnn),
 	} {
 		path := filepath.Join("testdata", file)
 		if *update {

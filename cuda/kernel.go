@@ -56,13 +56,14 @@ type kparam struct {
 // and parameters.
 type kernelDef struct {
 	name    string
-	params  []kparam // pointers, the fault word and site, then the item count n
+	params  []kparam // pointers (scratch last), the fault word and site, then the item count n
 	body    string
 	helpers string
 }
 
 // newKernelDef names a kernel whose parameters are the given inputs
-// (const) and outputs, then the fault word, the site and n. restrict marks the pointers as not
+// (const) and outputs, its scratch if it has one, then the fault word,
+// the site and n. restrict marks the pointers as not
 // aliasing (no output shares an input's memory).
 func newKernelDef(name string, src graph.CUDASource, in, out []graph.Type, restrict bool) kernelDef {
 	q := ""
@@ -75,6 +76,9 @@ func newKernelDef(name string, src graph.CUDASource, in, out []graph.Type, restr
 	}
 	for i, t := range out {
 		k.params = append(k.params, kparam{ops.CType(t.DType) + " *" + q, fmt.Sprintf("out%d", i)})
+	}
+	if src.Scratch > 0 {
+		k.params = append(k.params, kparam{"double *" + q, "scratch"})
 	}
 	// FAULT() writes the launch's site (its instruction, plus 1) into the
 	// fault word, which the executable reads after the work.

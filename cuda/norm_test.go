@@ -10,8 +10,11 @@ import (
 )
 
 // channelShapes are the (N, C, ...) inputs of the channel ops' tests,
-// with size-1 samples, channels and planes.
-var channelShapes = [][]int{{6, 3}, {1, 4}, {5, 1}, {2, 3, 4}, {3, 2, 4, 5}, {2, 3, 1, 5}, {1, 1, 1}}
+// with size-1 samples, channels and planes, and channels of enough
+// values that their sums are split over chunks (see ops' splitSum), of
+// counts no chunk count divides.
+var channelShapes = [][]int{{6, 3}, {1, 4}, {5, 1}, {2, 3, 4}, {3, 2, 4, 5}, {2, 3, 1, 5}, {1, 1, 1},
+	{300, 3}, {9, 2, 130}, {70, 2, 4, 5}}
 
 // offset draws from a normal distribution of mean 3, so that a variance
 // that does not subtract the mean is wrong.

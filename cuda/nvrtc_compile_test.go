@@ -17,10 +17,11 @@ import (
 
 // Every kernel module the GPU would compile for the op table's programs
 // (each row's output and gradients, float64 and float32) and the training
-// step compiles with NVRTC for sm_90, the H100's architecture. NVRTC needs
-// no GPU: where it loads (Debian's libnvrtc11.2, CUDA's toolkit), this
-// checks that the sources are CUDA C++ NVRTC accepts, not only C that gcc
-// does.
+// steps (the MLP's; the CNN's, with its split sums and convolutions as
+// products) compiles with NVRTC for sm_90, the H100's architecture. NVRTC
+// needs no GPU: where it loads (Debian's libnvrtc11.2, CUDA's toolkit),
+// this checks that the sources are CUDA C++ NVRTC accepts, not only C
+// that gcc does.
 func TestNVRTCCompilesTheKernels(t *testing.T) {
 	nv, err := loadNVRTC()
 	if err != nil {
@@ -57,7 +58,9 @@ func TestNVRTCCompilesTheKernels(t *testing.T) {
 	}
 	for _, dtype := range []tensor.Dtype{graph.Float64, graph.Float32} {
 		p, _ := mlpStep(t, dtype, nn.NewAdam(nn.DefaultAdam()))
-		progs = append(progs, p)
+		// The CNN's step: split sums and convolutions as products.
+		cnn, _ := cnnStep(t, dtype, 64, 28, 32, 64, true)
+		progs = append(progs, p, cnn)
 	}
 	// Every distinct kernel once, in one module per float type (kernels
 	// renamed apart), so that NVRTC's cost per compilation is paid twice

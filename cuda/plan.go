@@ -26,6 +26,7 @@ type plan struct {
 	instrs  [][2]int // per instruction: its steps, [first, end)
 	onHost  []bool   // per instruction: it runs on the host
 	updates [2]int   // the updates' steps
+	scratch int      // the buffer of the kernels' scratch (graph.CUDASource's), 0 for none yet
 }
 
 // stepKind is what a step does.
@@ -51,6 +52,7 @@ type step struct {
 	kernel int   // stepKernel: index in plan.kernels
 	args   []ref // stepKernel: pointer arguments; stepCopy: dst, src; stepGemm: a, b, c
 	n      int64 // stepKernel: items; stepCopy: bytes
+	work   int64 // stepKernel: the most loop iterations of one item (graph.CUDASource's Work)
 	gemm   gemmCall
 }
 
@@ -66,10 +68,11 @@ type lowering struct {
 }
 
 // newPlan lowers every instruction of p: to the kernels of its op
-// (graph.CUDAKernel), to products for the matrix-product ops, to copies
-// for reshapes, to its decomposition's steps (graph.Decomposer), a Scan
-// whose steps are all taken to its loop unrolled (scan), or else to the
-// host.
+// (graph.CUDAKernel), to products for the matrix-product ops and most
+// convolutions (ops.ConvProducts, with kernels unfolding or folding the
+// images), to copies for reshapes, to its decomposition's steps
+// (graph.Decomposer), a Scan whose steps are all taken to its loop
+// unrolled (scan), or else to the host.
 func newPlan(p *compile.Program) (*plan, error) {
 	pl := &plan{consts: map[int]*tensor.Dense{}, known: map[string]int{}}
 	for i, s := range p.Slots() {
@@ -134,6 +137,10 @@ func (l *lowering) lower(op graph.Op, multi graph.MultiOp) (bool, error) {
 		l.copy(l.out[0], l.in[0], l.outT[0])
 		return true, nil
 	}
+	if c, ok := ops.ConvAsProducts(op, l.inT); ok {
+		l.convProducts(c)
+		return true, nil
+	}
 	if k, ok := generic.(graph.CUDAKernel); ok {
 		srcs, err := k.CUDA(l.inT, l.outT)
 		if err == nil {
@@ -156,8 +163,24 @@ func (l *lowering) kernels(srcs []graph.CUDASource) {
 		}
 		k := l.p.kernel(newKernelDef("", src, l.inT, l.outT, !l.aliased), f32)
 		args := append(slices.Clone(l.in), l.out...)
-		l.p.steps = append(l.p.steps, step{kind: stepKernel, kernel: k, args: args, n: src.N})
+		if src.Scratch > 0 {
+			args = append(args, l.p.scratchOf(src.Scratch))
+		}
+		l.p.steps = append(l.p.steps, step{kind: stepKernel, kernel: k, args: args, n: src.N, work: src.Work})
 	}
+}
+
+// scratchOf is the scratch memory of a kernel using n doubles: one
+// buffer that every kernel shares (they run one after another), as large
+// as the largest asks.
+func (pl *plan) scratchOf(n int64) ref {
+	if pl.scratch == 0 {
+		pl.scratch = pl.buffer(graph.Type{DType: graph.Float64, Shape: []int{0}}).buf
+	}
+	if t := &pl.buffers[pl.scratch]; int64(t.Shape[0]) < n {
+		t.Shape = []int{int(n)}
+	}
+	return ref{buf: pl.scratch}
 }
 
 // kernel returns the index of a kernel like d (T float32 when f32),

@@ -32,6 +32,13 @@ var reduceShapes = []struct {
 	{[]int{2, 3, 4, 5}, []int{1, 3}},
 	{[]int{2, 3, 1, 5}, []int{-1, -2}},
 	{[]int{4, 70}, []int{1}},
+	// Sums long enough to be split over chunks (see ops' splitSum), of
+	// lengths no chunk count divides, over inner, outer and
+	// non-adjacent axes.
+	{[]int{3, 1001}, []int{1}},
+	{[]int{700, 3}, []int{0}},
+	{[]int{40, 3, 50}, []int{0, 2}},
+	{[]int{5000}, nil},
 }
 
 // The reductions (Sum, Mean, Max, LogSumExp, with and without kept axes)
@@ -104,12 +111,23 @@ func TestSumToKernel(t *testing.T) {
 		{[]int{2, 3, 4}, []int{1, 3, 1}},
 		{[]int{2, 3, 4}, []int{4}},
 		{[]int{2, 1, 4, 3}, []int{1, 1, 3}},
+		// Split sums: chunks of at most 1024 terms (300,000 needs more
+		// chunks than the split's usual most), 64 or fewer (1,500).
+		{[]int{300000}, []int{}},
+		{[]int{500, 3, 3}, []int{3, 1}},
 	}
 	for _, dtype := range floatTypes {
 		t.Run(fmt.Sprint(dtype), func(t *testing.T) {
 			c := newKernelCase(3)
 			for _, s := range cases {
-				x := c.input(dtype, s.from, normal)
+				gen := normal
+				if graph.ShapeSize(s.from) > 100000 {
+					// The CPU's float32 sum of so many normal values is
+					// off by more than float32's tolerance; one of small
+					// integers is exact, in any order.
+					gen = smallInts
+				}
+				x := c.input(dtype, s.from, gen)
 				c.withGrad(t, ops.SumTo(x, s.to...), x)
 			}
 			c.check(t, "SumTo")

@@ -35,9 +35,25 @@ type CUDAKernel interface {
 // on the host, one item after another, when the cuda package tests it
 // without a GPU: it must not rely on CUDA's thread indices or shared
 // memory.
+//
+// A long reduction with few outputs runs as several kernels: partial
+// sums over chunks of the terms, many items at once, written to a
+// scratch buffer, then a kernel adding each output's partial sums. The
+// scratch is Scratch doubles, seen by every kernel of the op as
+// scratch (a double pointer); an op's kernels run in order, so one
+// kernel reads what the one before wrote there. Its contents are
+// undefined when the op's first kernel starts.
 type CUDASource struct {
 	N    int64  // work items
 	Body string // C statements for item i
+	// Scratch is the number of doubles of scratch memory the kernel
+	// uses (0 for none).
+	Scratch int64
+	// Work is the most loop iterations one item runs, those of the
+	// helpers it calls included and nested loops multiplied: the serial
+	// work of a GPU thread, which plans show. A kernel without a loop
+	// leaves it 0.
+	Work int64
 	// Helpers are C definitions the body calls, placed before the
 	// kernel; mark functions DEVICE and give them names of the op's own.
 	Helpers string

@@ -171,5 +171,18 @@ func (op countOp) Forward(out *tensor.Dense, in []*tensor.Dense) error {
 	return nil
 }
 
+// CUDA is the count's GPU kernel (graph.CUDAKernel): it writes the count,
+// which the input's type fixes, so that a training step's batch
+// normalisation does not copy its input to the host.
+func (op countOp) CUDA(in, out []graph.Type) ([]graph.CUDASource, error) {
+	n := int64(1)
+	for a, d := range in[0].Shape {
+		if op.mask&(1<<a) != 0 {
+			n *= int64(d)
+		}
+	}
+	return []graph.CUDASource{{N: 1, Body: fmt.Sprintf("out0[i] = (%s)%dLL;", ops.CType(out[0].DType), n)}}, nil
+}
+
 // Backward: a count does not depend on the values.
 func (countOp) Backward(*graph.GradContext, *graph.Node) []*graph.Node { return []*graph.Node{nil} }

@@ -9,7 +9,8 @@ import (
 
 // The GPU kernels of the convolutions: direct loops, one work item per
 // output element summing (in T, as the CPU's products do) over the
-// elements it depends on; the sizes are literals ($N and so on in the
+// elements it depends on, but for the weight gradient, a split sum in
+// double (see splitSum). The sizes are literals ($N and so on in the
 // templates below: geom's fields). Stride, padding (same included),
 // dilation, groups and a transposed convolution's output padding are all
 // covered.
@@ -57,37 +58,34 @@ for (long long p = 0; p < $KH; p++) {
 out0[i] = acc;
 `
 
-// convWeightGradC computes w[oc, c, p, q] (x is in0, gy in1): the sum
-// over the images and the output positions whose tap (p, q) lies inside
-// the input.
-const convWeightGradC = `const long long q = i % $KW, p = i / $KW % $KH, c = i / ($KW * $KH) % $CG, oc = i / ($KW * $KH * $CG);
+// convWeightGradSetupC and convWeightGradTermC compute w[oc, c, p, q]
+// (x is in0, gy in1) as a splitSum over the images and output positions
+// (b, oy, ox) flattened to t: the setup finds output r's place, the term
+// adds a product when the tap (p, q) of (oy, ox) lies inside the input.
+const convWeightGradSetupC = `const long long q = r % $KW, p = r / $KW % $KH, c = r / ($KW * $KH) % $CG, oc = r / ($KW * $KH * $CG);
 const long long grp = oc / $OG;
-T acc = 0;
-for (long long b = 0; b < $N; b++) {
-	const T *xc = in0 + (b * $C + grp * $CG + c) * $H * $W;
-	const T *gc = in1 + (b * $O + oc) * $OH * $OW;
-	for (long long oy = 0; oy < $OH; oy++) {
-		const long long iy = oy * $SH - $PT + p * $DH;
-		if (iy < 0 || iy >= $H) continue;
-		for (long long ox = 0; ox < $OW; ox++) {
-			const long long ix = ox * $SW - $PL + q * $DW;
-			if (ix < 0 || ix >= $W) continue;
-			acc += xc[iy * $W + ix] * gc[oy * $OW + ox];
-		}
-	}
-}
-out0[i] = acc;
+const T *xc = in0 + (grp * $CG + c) * $H * $W;
+const T *gc = in1 + oc * $OH * $OW;
 `
+
+const convWeightGradTermC = `const long long ox = t % $OW, oy = t / $OW % $OH, b = t / ($OW * $OH);
+const long long iy = oy * $SH - $PT + p * $DH;
+if (iy < 0 || iy >= $H) continue;
+const long long ix = ox * $SW - $PL + q * $DW;
+if (ix < 0 || ix >= $W) continue;
+acc += (double)(xc[b * $C * $H * $W + iy * $W + ix] * gc[b * $O * $OH * $OW + oy * $OW + ox]);`
 
 // cSource is the template with g's sizes in place of its $ names.
 func (g geom) cSource(template string) string {
 	lit := func(v int) string { return strconv.Itoa(v) + "LL" }
-	// Longer names first, so that $OH is not read as $O followed by H.
+	// Longer names first (the replacer tries them in order), so that $OH
+	// is not read as $O followed by H.
 	return strings.NewReplacer(
-		"$OW", lit(g.ow), "$OH", lit(g.oh), "$OG", lit(g.og), "$CG", lit(g.cg),
+		"$OW", lit(g.ow), "$OH", lit(g.oh), "$OG", lit(g.og), "$CG", lit(g.cg), "$GS", lit(g.groups),
 		"$KH", lit(g.kh), "$KW", lit(g.kw), "$SH", lit(g.stride[0]), "$SW", lit(g.stride[1]),
 		"$DH", lit(g.dilation[0]), "$DW", lit(g.dilation[1]), "$PT", lit(g.pad[0]), "$PL", lit(g.pad[2]),
 		"$N", lit(g.n), "$C", lit(g.c), "$H", lit(g.h), "$W", lit(g.w), "$O", lit(g.o),
+		"$P", lit(g.oh*g.ow), "$K", lit(g.k()),
 	).Replace(template)
 }
 
@@ -98,7 +96,9 @@ type convOp interface {
 }
 
 // convCUDA is the GPU kernel of a convolution op m: one item per element
-// of its output, whichever of the three it computes.
+// of its output for the forward convolution and the input gradient; the
+// weight gradient, a long sum for each of few outputs, is a splitSum
+// (adding in double).
 func convCUDA(m convOp, in, out []graph.Type) ([]graph.CUDASource, error) {
 	t, err := checkKernelTypes(m, in, out)
 	if err != nil {
@@ -108,14 +108,16 @@ func convCUDA(m convOp, in, out []graph.Type) ([]graph.CUDASource, error) {
 	if err != nil {
 		return nil, err
 	}
-	template := convForwardC
 	switch m.kind() {
 	case convInputGrad:
-		template = convInputGradC
+		work := int64(g.kh) * int64(g.kw) * int64(g.og)
+		return []graph.CUDASource{{N: int64(t.Size()), Body: g.cSource(convInputGradC), Work: work}}, nil
 	case convWeightGrad:
-		template = convWeightGradC
+		split := newSplitSum(int64(t.Size()), int64(g.n)*int64(g.oh)*int64(g.ow))
+		return split.kernels(g.cSource(convWeightGradSetupC), g.cSource(convWeightGradTermC), "out0[i] = (T)acc;\n", 0, ""), nil
 	}
-	return []graph.CUDASource{{N: int64(t.Size()), Body: g.cSource(template)}}, nil
+	work := int64(g.cg) * int64(g.kh) * int64(g.kw)
+	return []graph.CUDASource{{N: int64(t.Size()), Body: g.cSource(convForwardC), Work: work}}, nil
 }
 
 // CUDA is Conv2D's GPU kernel.

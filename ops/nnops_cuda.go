@@ -58,7 +58,7 @@ func (op softmaxOp) CUDA(in, out []graph.Type) ([]graph.CUDASource, error) {
 	} else {
 		body += fmt.Sprintf("for (long long k = 0; k < %dLL; k++) out0[%s] /= (T)s;\n", n, at)
 	}
-	return []graph.CUDASource{{N: int64(outer) * int64(inner), Body: body, Helpers: reduceHelpersC}}, nil
+	return []graph.CUDASource{{N: int64(outer) * int64(inner), Body: body, Helpers: reduceHelpersC, Work: 3 * int64(n)}}, nil
 }
 
 // CUDA is the cross-entropy's GPU kernel (graph.CUDAKernel): one work
@@ -74,7 +74,7 @@ func (crossEntropyOp) CUDA(in, out []graph.Type) ([]graph.CUDASource, error) {
 		"const long long c = " + classIndexC(in[1], "in1[i]", classes) + ";\n" +
 		"if (c < 0) FAULT();\n" +
 		"out0[i] = c < 0 ? nb_red_nan() : (T)(m + log(s) - (double)in0[base + c]);\n"
-	return []graph.CUDASource{{N: int64(out[0].Size()), Body: body, Helpers: reduceHelpersC}}, nil
+	return []graph.CUDASource{{N: int64(out[0].Size()), Body: body, Helpers: reduceHelpersC, Work: 2 * int64(classes)}}, nil
 }
 
 // CUDA is the one-hot cross-entropy's GPU kernel (graph.CUDAKernel): one
@@ -94,5 +94,5 @@ if (t != (T)0) loss += (double)t * (lse - (double)in0[base + k]);
 }
 out0[i] = (T)loss;
 `, classes)
-	return []graph.CUDASource{{N: int64(out[0].Size()), Body: body, Helpers: reduceHelpersC}}, nil
+	return []graph.CUDASource{{N: int64(out[0].Size()), Body: body, Helpers: reduceHelpersC, Work: 3 * int64(classes)}}, nil
 }

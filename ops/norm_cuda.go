@@ -2,33 +2,31 @@ package ops
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/nabla-go/nabla/graph"
 )
 
-// channelSumC is C adding, into the double acc it declares, term (a C
-// expression of the long long o) over the offsets o of channel i's
-// elements in tensors (n, c, s...) of s elements per plane.
-func channelSumC(acc string, n, c, s int, term string) string {
-	return fmt.Sprintf(`double %[1]s = 0;
-for (long long p = 0; p < %[2]dLL; p++) {
-const long long base = p * %[3]dLL + i * %[4]dLL;
-for (long long k = 0; k < %[4]dLL; k++) {
-const long long o = base + k;
-%[1]s += %[5]s;
-}
-}
-`, acc, n, int64(c)*int64(s), s, term)
+// channelOffsetC is the C expression of the offset of term t (a long
+// long) of channel r in tensors (n, c, s...) of s elements per plane: the
+// terms of a channel are its elements in memory order.
+func channelOffsetC(c, s int) string {
+	if s == 1 {
+		return fmt.Sprintf("t * %dLL + r", c)
+	}
+	return fmt.Sprintf("t / %[1]dLL * %[2]dLL + r * %[1]dLL + t %% %[1]dLL", s, int64(c)*int64(s))
 }
 
 // CUDA is the channel op's GPU kernel (graph.CUDAKernel). The reductions
-// have one work item per channel, adding its terms in double where
-// Forward adds each plane in T and the planes in double; each term (a
-// product, a deviation) is computed in T as Forward does. The affine maps
-// and BatchNorm have one work item per element, computing in T as Forward
-// does (BatchNorm's factor w/√(var + eps) in double, then rounded).
+// add a channel's terms in double (split over chunks when long: see
+// splitSum) where Forward adds each plane in T and the planes in double;
+// each term (a product, a deviation) is computed in T as Forward does.
+// ChannelCov takes three sums: both means, then the centred products. The
+// affine maps and BatchNorm have one work item per element, computing in
+// T as Forward does (BatchNorm's factor w/√(var + eps) in double, then
+// rounded).
 func (op channelOp) CUDA(in, out []graph.Type) ([]graph.CUDASource, error) {
 	if err := checkFloatCUDA(op.Name()+" input", in[0]); err != nil {
 		return nil, err
@@ -38,25 +36,35 @@ func (op channelOp) CUDA(in, out []graph.Type) ([]graph.CUDASource, error) {
 	for _, d := range shape[2:] {
 		s *= d
 	}
-	count := float64(n) * float64(s)
-	sum := func(acc, term string) string { return channelSumC(acc, n, c, s, term) }
+	count := cDouble(float64(n) * float64(s))
+	split := newSplitSum(int64(c), int64(n)*int64(s))
+	term := func(t string) string { return "const long long o = " + channelOffsetC(c, s) + ";\nacc += " + t + ";" }
+	sum := func(setup, t, final string, extra int64) []graph.CUDASource {
+		return split.kernels(setup, term(t), final, extra, "")
+	}
 	var body string
 	switch op.kind {
 	case channelSumKind:
-		body = sum("acc", "(double)in0[o]") + "out0[i] = (T)acc;\n"
+		return sum("", "(double)in0[o]", "out0[i] = (T)acc;\n", 0), nil
 	case channelMeanKind:
-		body = sum("acc", "(double)in0[o]") + fmt.Sprintf("out0[i] = (T)(acc / %v);\n", cDouble(count))
+		return sum("", "(double)in0[o]", fmt.Sprintf("out0[i] = (T)(acc / %s);\n", count), 0), nil
 	case channelDotKind:
-		term := "(double)(in0[o] * in1[o])"
+		t := "(double)(in0[o] * in1[o])"
 		if op.centred {
-			term = "(double)(in0[o] * (in1[o] - in2[i]))"
+			t = "(double)(in0[o] * (in1[o] - in2[r]))"
 		}
-		body = sum("acc", term) + "out0[i] = (T)acc;\n"
+		return sum("", t, "out0[i] = (T)acc;\n", 0), nil
 	case channelCovKind:
-		body = sum("su", "(double)in0[o]") + sum("sv", "(double)in1[o]") +
-			fmt.Sprintf("const T mu = (T)(su / %[1]s), mv = (T)(sv / %[1]s);\n", cDouble(count)) +
-			sum("acc", "(double)((in0[o] - mu) * (in1[o] - mv))") +
-			fmt.Sprintf("out0[i] = (T)(acc / %s);\n", cDouble(count))
+		// The means, rounded to T, go to the scratch after the partial
+		// sums, for the third sum to read.
+		mu, mv := fmt.Sprintf("scratch[%dLL + r]", split.scratch()), fmt.Sprintf("scratch[%dLL + r]", split.scratch()+int64(c))
+		mean := func(m string) string { return fmt.Sprintf("%s = (double)(T)(acc / %s);\n", m, count) }
+		return slices.Concat(
+			sum("", "(double)in0[o]", mean(mu), 2*int64(c)),
+			sum("", "(double)in1[o]", mean(mv), 2*int64(c)),
+			sum(fmt.Sprintf("const T mu = (T)%s, mv = (T)%s;\n", mu, mv), "(double)((in0[o] - mu) * (in1[o] - mv))",
+				fmt.Sprintf("out0[i] = (T)(acc / %s);\n", count), 2*int64(c)),
+		), nil
 	case channelAffineKind:
 		body = fmt.Sprintf("const long long ch = i / %dLL %% %dLL;\n", s, c)
 		switch {

@@ -120,6 +120,15 @@ func (op poolOp) CUDA(in, out []graph.Type) ([]graph.CUDASource, error) {
 		body = fmt.Sprintf("const long long pl = i / %[1]dLL, e = i %% %[1]dLL, eh = e / %[2]s, ew = e %% %[2]s;\n", hw, c.n)
 	}
 	plane := fmt.Sprintf("pl * %dLL", hw)
+	// An item loops over a window's taps, or over the windows holding
+	// its element (at most ⌈span/stride⌉ along an axis), finding the
+	// argmax of each for MaxPool2DGrad.
+	taps := int64(g.kernel[0]) * int64(g.kernel[1])
+	windows := int64(1)
+	for a := range 2 {
+		windows *= ceilDiv(int64((g.kernel[a]-1)*g.dilation[a]+1), int64(g.stride[a]))
+	}
+	work := taps
 	switch op.kind {
 	case maxPoolKind:
 		body += fmt.Sprintf("const long long at = %s;\nout0[i] = at < 0 ? -nb_pool_inf() : in0[%s + at];\n",
@@ -130,6 +139,7 @@ func (op poolOp) CUDA(in, out []graph.Type) ([]graph.CUDASource, error) {
 	case maxPoolGradKind:
 		body += "T acc = 0;\n" + g.windowsC(fmt.Sprintf("if (%s == e) acc += in1[pl * %dLL + o];",
 			g.argmaxC(plane, "a", "b"), ohw)) + "out0[i] = acc;\n"
+		work = windows * taps
 	case avgPoolKind:
 		body += fmt.Sprintf(`long long r0, c0;
 const long long nr = nb_pool_taps(a, %s, %s, %s, %s, 1, &r0), nc = nb_pool_taps(b, %s, %s, %s, %s, 1, &c0);
@@ -143,10 +153,11 @@ out0[i] = s / (T)(%s * %s);
 	case avgPoolSpreadKind:
 		body += "T acc = 0;\n" + g.windowsC(fmt.Sprintf("acc += in0[pl * %dLL + o] / (T)(%s * %s);",
 			ohw, g.sizeC(0, "a"), g.sizeC(1, "b"))) + "out0[i] = acc;\n"
+		work = windows
 	default:
 		return nil, fmt.Errorf("no kernel for %s", op.Name())
 	}
-	return []graph.CUDASource{{N: int64(out[0].Size()), Body: body, Helpers: poolHelpersC}}, nil
+	return []graph.CUDASource{{N: int64(out[0].Size()), Body: body, Helpers: poolHelpersC, Work: work}}, nil
 }
 
 // sizeC is the C call giving window i's size along axis (0: rows, 1:

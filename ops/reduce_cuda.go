@@ -108,15 +108,31 @@ func (l reduceLayout) count() int64 {
 }
 
 // baseC is the C expression of the input offset of the first element
-// that output element i combines.
-func (l reduceLayout) baseC() string {
+// that output element i (the C variable named so) combines.
+func (l reduceLayout) baseC(i string) string {
+	return runsOffsetC(l.kept, i)
+}
+
+// termC is the C expression of the input offset of the element that
+// output element r combines as its term t (r and t C variables), terms
+// in memory order.
+func (l reduceLayout) termC(r, t string) string {
+	if len(l.reduced) == 0 {
+		return l.baseC(r)
+	}
+	return l.baseC(r) + " + " + runsOffsetC(l.reduced, t)
+}
+
+// runsOffsetC is the C expression of the offset of element i (a C
+// variable) of the axes runs, in row-major order.
+func runsOffsetC(runs []axisRun, i string) string {
 	var terms []string
 	outStride := int64(1)
-	for k := len(l.kept) - 1; k >= 0; k-- {
-		r := l.kept[k]
-		t := "i"
+	for k := len(runs) - 1; k >= 0; k-- {
+		r := runs[k]
+		t := i
 		if outStride != 1 {
-			t = fmt.Sprintf("(i / %dLL)", outStride)
+			t = fmt.Sprintf("(%s / %dLL)", i, outStride)
 		}
 		if k > 0 {
 			t = fmt.Sprintf("(%s %% %dLL)", t, r.size)
@@ -138,7 +154,7 @@ func (l reduceLayout) baseC() string {
 // holding its offset; the block declares base, the offset of the first.
 func (l reduceLayout) loopC(off, body string) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "{\nconst long long base = %s;\n", l.baseC())
+	fmt.Fprintf(&b, "{\nconst long long base = %s;\n", l.baseC("i"))
 	prev := "base"
 	for k, r := range l.reduced {
 		fmt.Fprintf(&b, "for (long long j%d = 0; j%d < %dLL; j%d++) {\n", k, k, r.size, k)
@@ -157,8 +173,9 @@ func (l reduceLayout) loopC(off, body string) string {
 
 // CUDA is the reduction's GPU kernel (graph.CUDAKernel): one work item per
 // output element, looping over the elements it combines in memory order,
-// as Forward does. Sums and means add in T; a mean then scales by
-// 1/count rounded to T, as Forward does. A maximum starts at -Inf and
+// as Forward does. Sums and means add in double, split over chunks when
+// long (see splitSum), then round to T; a mean then scales by 1/count
+// rounded to T, as Forward does. A maximum starts at -Inf and
 // keeps the first NaN; a log-sum-exp then adds exp(x - max) in double
 // and leaves an infinite or NaN maximum as it is.
 func (op reduceOp) CUDA(in, out []graph.Type) ([]graph.CUDASource, error) {
@@ -170,30 +187,33 @@ func (op reduceOp) CUDA(in, out []graph.Type) ([]graph.CUDASource, error) {
 	}
 	l := newReduceLayout(in[0].Shape, op.axes)
 	var body string
+	work := l.count()
 	switch op.kind {
 	case reduceSum, reduceMean:
 		scale := ""
 		if n := l.count(); op.kind == reduceMean && n > 0 {
 			scale = fmt.Sprintf("s *= (T)1 / (T)%dLL;\n", n)
 		}
-		body = "T s = 0;\n" + l.loopC("o", "s += in0[o];") + scale + "out0[i] = s;\n"
+		split := newSplitSum(int64(out[0].Size()), l.count())
+		return split.kernels("", "acc += (double)in0["+l.termC("r", "t")+"];", "T s = (T)acc;\n"+scale+"out0[i] = s;\n", 0, reduceHelpersC), nil
 	case reduceMax, reduceLogSumExp:
 		body = "T m = -nb_red_inf();\n" + l.loopC("o", "m = nb_red_max(m, in0[o]);")
 		if op.kind == reduceLogSumExp {
 			body += "if (nb_red_finite(m)) {\ndouble s = 0;\n" +
 				l.loopC("o", "s += exp((double)(in0[o] - m));") +
 				"m = (T)((double)m + log(s));\n}\n"
+			work *= 2
 		}
 		body += "out0[i] = m;\n"
 	default:
 		return nil, fmt.Errorf("no kernel for %s", op.Name())
 	}
-	return []graph.CUDASource{{N: int64(out[0].Size()), Body: body, Helpers: reduceHelpersC}}, nil
+	return []graph.CUDASource{{N: int64(out[0].Size()), Body: body, Helpers: reduceHelpersC, Work: work}}, nil
 }
 
 // CUDA is SumTo's GPU kernel (graph.CUDAKernel): the sum of x over its
 // extra leading axes and the axes where the target has 1, one work item
-// per output element adding in T, as reduceOp's sum does.
+// per output element, as reduceOp's sum does.
 func (op sumToOp) CUDA(in, out []graph.Type) ([]graph.CUDASource, error) {
 	x, to := in[0], out[0]
 	if err := checkFloatCUDA("SumTo input", x); err != nil {

@@ -215,15 +215,12 @@ void k9_host(const unsigned long long *a) { k9((const float *)a[0], (const float
 KERNEL void k10(const float *__restrict__ in0, float *__restrict__ out0, long long *fault_, long long site_, long long n) {
 	for (long long k_ = FIRST; k_ < n; k_ += STRIDE) {
 		const long long i = ITEM(k_, n);
-		T s = 0;
-		{
-		const long long base = i;
-		for (long long j0 = 0; j0 < 7LL; j0++) {
-		const long long o0 = base + j0 * 16LL;
-		const long long o = o0;
-		s += in0[o];
+		const long long r = i;
+		double acc = 0;
+		for (long long t = 0; t < 7LL; t++) {
+		acc += (double)in0[r + t * 16LL];
 		}
-		}
+		T s = (T)acc;
 		out0[i] = s;
 	}
 }
@@ -233,15 +230,12 @@ void k10_host(const unsigned long long *a) { k10((const float *)a[0], (float *)a
 KERNEL void k11(const float *__restrict__ in0, float *__restrict__ out0, long long *fault_, long long site_, long long n) {
 	for (long long k_ = FIRST; k_ < n; k_ += STRIDE) {
 		const long long i = ITEM(k_, n);
-		T s = 0;
-		{
-		const long long base = i;
-		for (long long j0 = 0; j0 < 7LL; j0++) {
-		const long long o0 = base + j0 * 8LL;
-		const long long o = o0;
-		s += in0[o];
+		const long long r = i;
+		double acc = 0;
+		for (long long t = 0; t < 7LL; t++) {
+		acc += (double)in0[r + t * 8LL];
 		}
-		}
+		T s = (T)acc;
 		out0[i] = s;
 	}
 }
@@ -251,15 +245,12 @@ void k11_host(const unsigned long long *a) { k11((const float *)a[0], (float *)a
 KERNEL void k12(const float *__restrict__ in0, float *__restrict__ out0, long long *fault_, long long site_, long long n) {
 	for (long long k_ = FIRST; k_ < n; k_ += STRIDE) {
 		const long long i = ITEM(k_, n);
-		T s = 0;
-		{
-		const long long base = i;
-		for (long long j0 = 0; j0 < 7LL; j0++) {
-		const long long o0 = base + j0 * 5LL;
-		const long long o = o0;
-		s += in0[o];
+		const long long r = i;
+		double acc = 0;
+		for (long long t = 0; t < 7LL; t++) {
+		acc += (double)in0[r + t * 5LL];
 		}
-		}
+		T s = (T)acc;
 		out0[i] = s;
 	}
 }
@@ -288,15 +279,12 @@ void k13_host(const unsigned long long *a) { k13((const float *)a[0], (const i64
 KERNEL void k14(const float *__restrict__ in0, float *__restrict__ out0, long long *fault_, long long site_, long long n) {
 	for (long long k_ = FIRST; k_ < n; k_ += STRIDE) {
 		const long long i = ITEM(k_, n);
-		T s = 0;
-		{
-		const long long base = 0;
-		for (long long j0 = 0; j0 < 7LL; j0++) {
-		const long long o0 = base + j0;
-		const long long o = o0;
-		s += in0[o];
+		const long long r = i;
+		double acc = 0;
+		for (long long t = 0; t < 7LL; t++) {
+		acc += (double)in0[0 + t];
 		}
-		}
+		T s = (T)acc;
 		s *= (T)1 / (T)7LL;
 		out0[i] = s;
 	}
