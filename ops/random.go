@@ -299,3 +299,18 @@ func (randomIntOp) DrawStep() int { return 0 }
 
 // DrawStep is the position of the step input (see graph.Drawer).
 func (randomCategoricalOp) DrawStep() int { return 0 }
+
+// DrawStream is the stream drawn (see graph.Drawer).
+func (op randomOp) DrawStream() (uint64, uint32) { return op.s.Seed, op.s.ID }
+
+// DrawStream is the stream drawn (see graph.Drawer).
+func (op randomIntOp) DrawStream() (uint64, uint32) { return op.s.Seed, op.s.ID }
+
+// DrawStream is the stream drawn (see graph.Drawer).
+func (op randomCategoricalOp) DrawStream() (uint64, uint32) { return op.s.Seed, op.s.ID }
+
+// DrawStream is the stream drawn (see graph.Drawer).
+func (op randomGammaOp) DrawStream() (uint64, uint32) { return op.s.Seed, op.s.ID }
+
+// DrawStream is the stream drawn (see graph.Drawer).
+func (op randomPermutationOp) DrawStream() (uint64, uint32) { return op.s.Seed, op.s.ID }
