@@ -223,7 +223,8 @@ func runRandom[T float](e *graph.Exec, n int, op randomOp, step uint64, out *ten
 
 // fillRandom sets out to elements off, off+1, ... of the stream's draw at
 // step. The whole blocks of a float32 normal draw go to philox.Normals32,
-// which gives normalPair32's values bit for bit.
+// which gives normalPair32's values bit for bit, and runs of 8 blocks of a
+// float64 one to philox.Normals64, which gives blockValues' bit for bit.
 func fillRandom[T float](out []T, off int, kind randomKind, s Stream, step uint64) {
 	var z T
 	shift := 2 // elements per block: 4 float32s or 2 float64s
@@ -240,6 +241,14 @@ func fillRandom[T float](out []T, off int, kind randomKind, s Stream, step uint6
 				[2]uint32{uint32(s.Seed), uint32(s.Seed >> 32)})
 			i += whole
 			continue
+		}
+		if per == 2 && kind == normalKind && at&1 == 0 && len(out)-i >= 16 {
+			o := unsafe.Slice((*float64)(unsafe.Pointer(&out[i])), len(out)-i)
+			if n := philox.Normals64(o, [4]uint32{uint32(at >> 1), uint32(step), uint32(step >> 32), s.ID},
+				[2]uint32{uint32(s.Seed), uint32(s.Seed >> 32)}); n > 0 {
+				i += n
+				continue
+			}
 		}
 		if at&(per-1) == 0 && len(out)-i >= 2*per { // two whole blocks
 			w, x := s.blocks2(step, uint32(at>>shift))
