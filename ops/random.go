@@ -29,7 +29,8 @@ import (
 //     word each for u and v and are computed in float32 arithmetic by a
 //     fixed procedure another device can repeat bit for bit (see
 //     normalPair32), float64 pairs take 53-bit uniforms (two words each)
-//     and math's Log and Sincos. Box–Muller turns two uniforms into two
+//     and a fixed float64 procedure, math.Log's and math.Sincos's (see
+//     normalPair64). Box–Muller turns two uniforms into two
 //     normals with no rejection, so every element maps to fixed counters,
 //     which the inverse CDF also would, at several times the cost.
 //
@@ -293,12 +294,8 @@ func blockValues[T float](kind randomKind, w [4]uint32, v []T) {
 }
 
 // boxMuller maps uniforms u in (0, 1) and v to two independent standard
-// normal values.
-func boxMuller(u, v float64) (float64, float64) {
-	r := math.Sqrt(-2 * math.Log(u))
-	s, c := math.Sincos(2 * math.Pi * v)
-	return r * c, r * s
-}
+// normal values (see normalPair64).
+func boxMuller(u, v float64) (float64, float64) { return normalPair64(u, v) }
 
 // DrawStep is the position of the step input (see graph.Drawer).
 func (randomOp) DrawStep() int { return 0 }

@@ -1,0 +1,116 @@
+package ops
+
+import "math"
+
+// float64 normals are Box–Muller pairs of 53-bit uniforms u in (0, 1)
+// and v, r·cos 2πv and r·sin 2πv with r = √(−2·log u), computed by a
+// fixed sequence of float64 operations, every product rounded before it
+// is added (no fused multiply-adds): log as FreeBSD's e_log.c, in the
+// order of Go's math.Log on amd64 (its assembly), and the sine and cosine
+// as Go's math.Sincos (Cephes' polynomials after reducing by π/4 in three
+// parts). These are the values math.Log and math.Sincos give on amd64
+// built without fused multiply-adds (GOAMD64 v1 and v2), but fixed: math's
+// Go code may be fused where the compiler chooses (GOAMD64=v3, arm64),
+// which would change the draws with the build. philox.Normals64, the
+// assembly filling large draws, repeats them bit for bit.
+
+// Coefficients of math.Log (FreeBSD's e_log.c).
+const (
+	log64L1    = 6.666666666666735130e-01 // 3FE55555 55555593
+	log64L2    = 3.999999999940941908e-01 // 3FD99999 9997FA04
+	log64L3    = 2.857142874366239149e-01 // 3FD24924 94229359
+	log64L4    = 2.222219843214978396e-01 // 3FCC71C5 1D8E78AF
+	log64L5    = 1.818357216161805012e-01 // 3FC74664 96CB03DE
+	log64L6    = 1.531383769920937332e-01 // 3FC39A09 D078C69F
+	log64L7    = 1.479819860511658591e-01 // 3FC2F112 DF3E5244
+	log64Ln2Hi = 6.93147180369123816490e-01
+	log64Ln2Lo = 1.90821492927058770002e-10
+)
+
+// log64 is math.Log's amd64 procedure for u in (0, 1), a normal float64.
+func log64(u float64) float64 {
+	b := math.Float64bits(u)
+	f1 := math.Float64frombits(b&(1<<52-1) | 0x3FE0000000000000) // u = f1·2^k, f1 in [½, 1)
+	k := float64(int64(b>>52) - 1022)
+	if f1 <= 7.07106781186547524401e-01 {
+		k--
+		f1 *= 2
+	}
+	f := f1 - 1
+	s := f / (2 + f)
+	s2 := s * s
+	s4 := s2 * s2
+	t1 := float64(log64L7 * s4)
+	t1 = float64((t1+log64L5)*s4) + log64L3
+	t1 = float64(t1*s4) + log64L1
+	t1 = float64(t1 * s2)
+	t2 := float64(log64L6*s4) + log64L4
+	t2 = float64(t2*s4) + log64L2
+	t2 = float64(t2 * s4)
+	hfsq := float64(0.5 * f * f)
+	inner := float64(s*(hfsq+(t1+t2))) + float64(k*log64Ln2Lo)
+	return float64(k*log64Ln2Hi) - ((hfsq - inner) - f)
+}
+
+// Cephes' sine and cosine coefficients, math's.
+var (
+	sin64C = [...]float64{
+		1.58962301576546568060e-10, // 0x3de5d8fd1fd19ccd
+		-2.50507477628578072866e-8, // 0xbe5ae5e5a9291f5d
+		2.75573136213857245213e-6,  // 0x3ec71de3567d48a1
+		-1.98412698295895385996e-4, // 0xbf2a01a019bfdf03
+		8.33333333332211858878e-3,  // 0x3f8111111110f7d0
+		-1.66666666666666307295e-1, // 0xbfc5555555555548
+	}
+	cos64C = [...]float64{
+		-1.13585365213876817300e-11, // 0xbda8fa49a0861a9b
+		2.08757008419747316778e-9,   // 0x3e21ee9d7b4e3f05
+		-2.75573141792967388112e-7,  // 0xbe927e4f7eac4bc6
+		2.48015872888517045348e-5,   // 0x3efa01a019c844f5
+		-1.38888888888730564116e-3,  // 0xbf56c16c16c14f91
+		4.16666666666665929218e-2,   // 0x3fa555555555554b
+	}
+)
+
+// poly64 is (…(p[0]·z + p[1])·z … )·z + p[5], each product rounded.
+func poly64(p *[6]float64, z float64) float64 {
+	y := float64(p[0] * z)
+	for _, c := range p[1:5] {
+		y = float64((y + c) * z)
+	}
+	return y + p[5]
+}
+
+// sincos64 is math.Sincos's procedure for x in (0, 2⁹).
+func sincos64(x float64) (sin, cos float64) {
+	const (
+		pi4A = 7.85398125648498535156e-1  // π/4 in three parts
+		pi4B = 3.77489470793079817668e-8  //
+		pi4C = 2.69515142907905952645e-15 //
+	)
+	j := uint64(x * (4 / math.Pi)) // the octant
+	y := float64(j)
+	if j&1 == 1 {
+		j++
+		y++
+	}
+	j &= 7
+	z := ((x - float64(y*pi4A)) - float64(y*pi4B)) - float64(y*pi4C)
+	zz := z * z
+	cos = (1.0 - float64(0.5*zz)) + float64(float64(zz*zz)*poly64(&cos64C, zz))
+	sin = z + float64(float64(z*zz)*poly64(&sin64C, zz))
+	if j&2 != 0 {
+		sin, cos = cos, -sin
+	}
+	if j&4 != 0 {
+		sin, cos = -sin, -cos
+	}
+	return sin, cos
+}
+
+// normalPair64 maps u in (0, 1) and v to two standard normal values.
+func normalPair64(u, v float64) (float64, float64) {
+	r := math.Sqrt(-2 * log64(u))
+	s, c := sincos64(float64(2 * math.Pi * v))
+	return r * c, r * s
+}
