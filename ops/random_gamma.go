@@ -34,7 +34,9 @@ type randomGammaOp struct{ s Stream }
 // to fixed counters whatever the rejections, and the values do not depend
 // on the number of threads; draws are computed in float64 and floored at
 // the dtype's smallest normal number, as PyTorch's. A concentration that
-// is not positive gives NaN. It has no gradient.
+// is not positive gives NaN. It has no gradient (differentiated, it gives
+// zero, as a sample under StopGradient): distributions.Gamma's RSample
+// carries the reparameterised one, which differentiates once.
 func RandomGamma(step *graph.Node, s Stream, alpha *graph.Node) *graph.Node {
 	return graph.Apply(randomGammaOp{s: s}, step, alpha)
 }
