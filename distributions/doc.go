@@ -6,10 +6,9 @@
 // Categorical; the gamma family's, Gamma, Beta, Dirichlet and StudentT,
 // by implicit reparameterisation, differentiate once in the gamma draws'
 // concentrations: a second derivative there is an error, see
-// Gamma.RSample), and KL for the
-// pairs PyTorch registers among them. Lgamma,
-// Digamma and Polygamma are the special functions their densities need,
-// differentiable to any order.
+// Gamma.RSample), and KL for the pairs PyTorch registers among them.
+// Lgamma, Digamma and Polygamma are the special functions their densities
+// need, differentiable to any order.
 //
 // Every result is an ordinary node built from ops, so log-densities,
 // entropies and divergences differentiate to any order with respect to the
