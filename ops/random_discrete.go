@@ -3,7 +3,6 @@ package ops
 import (
 	"cmp"
 	"fmt"
-	"math"
 	"math/bits"
 	"slices"
 
@@ -119,7 +118,9 @@ type randomCategoricalOp struct{ s Stream }
 // RandomUniform): the first class whose cumulative weight
 // Σ exp(logit − max) exceeds u·Σ exp(logit − max), with u the row's
 // uniform on [0, 1) (53 bits, as RandomUniform's float64 element of the
-// row's index). It has no gradient.
+// row's index), the exponentials by a fixed procedure (math.Exp's Go
+// code, see exp64) that the GPU kernel repeats, so that both draw the same
+// classes. It has no gradient.
 func RandomCategorical(step *graph.Node, s Stream, logits *graph.Node) *graph.Node {
 	return graph.Apply(randomCategoricalOp{s: s}, step, logits)
 }
@@ -179,13 +180,13 @@ func drawCategorical[T float](out, logits []T, s Stream, step uint64) {
 		}
 		total := 0.0
 		for _, l := range row {
-			total += math.Exp(float64(l) - top)
+			total += exp64(float64(l) - top)
 		}
 		// The last class takes whatever rounding leaves.
 		target, c := u[r%2]*total, 0
-		for acc := math.Exp(float64(row[0]) - top); c < k-1 && acc <= target; {
+		for acc := exp64(float64(row[0]) - top); c < k-1 && acc <= target; {
 			c++
-			acc += math.Exp(float64(row[c]) - top)
+			acc += exp64(float64(row[c]) - top)
 		}
 		out[r] = T(c)
 	}

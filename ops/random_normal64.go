@@ -114,3 +114,68 @@ func normalPair64(u, v float64) (float64, float64) {
 	s, c := sincos64(float64(2 * math.Pi * v))
 	return r * c, r * s
 }
+
+// exp64 is e^x by Go's math.Exp procedure in Go (FreeBSD's e_exp.c, the
+// reduction by ln 2 in two parts and a rational approximation, then
+// math.Ldexp), every product rounded, for the random ops that weigh
+// classes (RandomCategorical): a fixed procedure another device repeats
+// bit for bit, which math.Exp, assembly on amd64, is not.
+func exp64(x float64) float64 {
+	const (
+		ln2Hi     = 6.93147180369123816490e-01
+		ln2Lo     = 1.90821492927058770002e-10
+		log2e     = 1.44269504088896338700e+00
+		overflow  = 7.09782712893383973096e+02
+		underflow = -7.45133219101941108420e+02
+		nearZero  = 1.0 / (1 << 28)
+		p1        = 1.66666666666666657415e-01
+		p2        = -2.77777777770155933842e-03
+		p3        = 6.61375632143793436117e-05
+		p4        = -1.65339022054652515390e-06
+		p5        = 4.13813679705723846039e-08
+	)
+	switch {
+	case math.IsNaN(x) || x > overflow:
+		return x * math.Inf(1)
+	case x < underflow:
+		return 0
+	case -nearZero < x && x < nearZero:
+		return 1 + x
+	}
+	var k int64
+	if x < 0 {
+		k = int64(float64(log2e*x) - 0.5)
+	} else {
+		k = int64(float64(log2e*x) + 0.5)
+	}
+	hi := x - float64(float64(k)*ln2Hi)
+	lo := float64(float64(k) * ln2Lo)
+	r := hi - lo
+	t := float64(r * r)
+	c := float64(t*p5) + p4
+	c = float64(t*c) + p3
+	c = float64(t*c) + p2
+	c = float64(t*c) + p1
+	c = r - float64(t*c)
+	y := 1 - ((lo - float64(r*c)/(2-c)) - hi)
+	return ldexp64(y, k)
+}
+
+// ldexp64 is y·2^k by math.Ldexp's procedure, for y in [½, 2) and k
+// from exp64's reduction.
+func ldexp64(y float64, k int64) float64 {
+	b := math.Float64bits(y)
+	e := k + int64(b>>52&0x7ff) - 1023
+	switch {
+	case e < -1075:
+		return 0
+	case e > 1023:
+		return math.Inf(1)
+	}
+	m := 1.0
+	if e < -1022 { // subnormal: scale once more, rounding once
+		e += 53
+		m = 0x1p-53
+	}
+	return m * math.Float64frombits(b&^(0x7ff<<52)|uint64(e+1023)<<52)
+}
