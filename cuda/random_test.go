@@ -14,10 +14,11 @@ import (
 // The random ops' kernels draw what the CPU draws from the same counters,
 // bit for bit: uniforms, integers, float32 and float64 normals,
 // categorical draws (logits of very different sizes, a -Inf one, rows of
-// one class) and permutations; they run on the device, and a second run,
+// one class), permutations and gamma draws (concentrations from 2⁻⁹ to
+// 2¹⁰, and invalid ones); they run on the device, and a second run,
 // after the generator's step advanced, again matches.
 func TestRandomKernels(t *testing.T) {
-	onDevice := []string{"RandomUniform", "RandomNormal", "RandomInt", "RandomCategorical", "RandomPermutation"}
+	onDevice := []string{"RandomUniform", "RandomNormal", "RandomInt", "RandomCategorical", "RandomPermutation", "RandomGamma"}
 	for _, dev := range testDevices(t) {
 		g := graph.New()
 		gen := ops.NewGenerator(g, "rng", 0x0123456789abcdef)
@@ -28,6 +29,17 @@ func TestRandomKernels(t *testing.T) {
 		}
 		graph.SetFloat(logits, 3, math.Inf(-1))
 		logits32 := graph.NewDense(graph.Float32, 13, 1)
+		conc := graph.NewDense(graph.Float64, 2, 500)
+		for i := range conc.Size() {
+			graph.SetFloat(conc, i, math.Ldexp(1+float64(i%13)/13, i%19-9)) // 2⁻⁹ to 2¹⁰
+		}
+		graph.SetFloat(conc, 7, 0)
+		graph.SetFloat(conc, 8, -1)
+		graph.SetFloat(conc, 9, math.Inf(1))
+		conc32 := graph.NewDense(graph.Float32, 257)
+		for i := range conc32.Size() {
+			graph.SetFloat(conc32, i, 0.01+float64(i)/16)
+		}
 		outputs := []*graph.Node{
 			gen.Uniform(graph.Float32, 1001), gen.Uniform(graph.Float64, 1001),
 			gen.Normal(graph.Float32, 1003), gen.UniformLike(x),
@@ -35,6 +47,7 @@ func TestRandomKernels(t *testing.T) {
 			gen.Normal(graph.Float64, 1001),
 			gen.Categorical(g.Const(logits)), gen.Categorical(g.Const(logits32)),
 			gen.Permutation(1000, graph.Int64), gen.Permutation(37, graph.Float32),
+			gen.Gamma(g.Const(conc)), gen.Gamma(g.Const(conc32)),
 		}
 		prog, err := compile.Compile(outputs, compile.WithUpdates(gen.Updates()))
 		if err != nil {

@@ -49,11 +49,13 @@ static inline double nb_rng_double(unsigned long long u) { double x; memcpy(&x, 
 #define nb_rng_dbits(x) ((unsigned long long)__double_as_longlong(x))
 #define nb_rng_double(u) __longlong_as_double((long long)(u))
 #endif
-/* log64: math.Log's amd64 procedure for a positive normal x */
+/* log64: math.Log's amd64 procedure for a positive x */
 static DEVICE inline double nb_rng_log64(double x) {
 	unsigned long long b = nb_rng_dbits(x);
+	long long off = 1022;
+	if ((b >> 52) == 0) { b = nb_rng_dbits(nb_rng_dmul(x, 18014398509481984.0)); off = 1022 + 54; }
 	double f1 = nb_rng_double((b & 0x000FFFFFFFFFFFFFull) | 0x3FE0000000000000ull);
-	double k = (double)((long long)(b >> 52) - 1022);
+	double k = (double)((long long)(b >> 52) - off);
 	if (f1 <= ` + float64C(7.07106781186547524401e-01) + `) { k = nb_rng_dsub(k, 1.0); f1 = nb_rng_dmul(f1, 2.0); }
 	double f = nb_rng_dsub(f1, 1.0);
 	double s = nb_rng_ddiv(f, nb_rng_dadd(2.0, f));
@@ -175,4 +177,55 @@ for (long long b = 0; 2 * b < n; b++) {
 out0[rank] = (%[3]s)i;
 `, op.s.Seed, op.s.ID, CType(out[0].DType))
 	return []graph.CUDASource{{N: int64(op.n), Body: body, Helpers: randomHelpersC}}, nil
+}
+
+// CUDA is RandomGamma's GPU kernel: one work item per element, drawing
+// from the element's blocks by gammaDraw's operations.
+func (op randomGammaOp) CUDA(in, out []graph.Type) ([]graph.CUDASource, error) {
+	if err := checkFloatCUDA(op.Name()+" output", out[0]); err != nil {
+		return nil, err
+	}
+	// NaN as Go writes it: math.NaN(), and its conversion to float32.
+	floor, nan := "2.2250738585072014e-308", "nb_rng_double(0x7FF8000000000001ull)"
+	if out[0].DType == graph.Float32 {
+		floor, nan = "1.17549435e-38f", "nb_rng_float(0x7fc00000u)"
+	}
+	body := randomStepC + fmt.Sprintf(`const double a0 = (double)in1[i];
+double r;
+if (!(a0 > 0) || a0 > 1.7976931348623157e308) {
+	r = 0.0 / 0.0;
+} else {
+	const unsigned int base = (unsigned int)i * %[3]dU;
+	double a = a0, boost = 1.0;
+	if (a < 1) {
+		nb_rng_block(w, %[1]dULL, %[2]dU, step, base);
+		const double u = ((double)(nb_rng_u64(w, 0) >> 11) + 0.5) * 1.1102230246251565e-16;
+		boost = nb_rng_exp64(nb_rng_ddiv(nb_rng_log64(u), a));
+		a = nb_rng_dadd(a, 1.0);
+	}
+	const double d = nb_rng_dsub(a, %[4]s), c = nb_rng_ddiv(1.0, sqrt(nb_rng_dmul(9.0, d)));
+	r = nb_rng_dmul(d, boost);
+	for (unsigned int k = 0; k < %[5]dU; k++) {
+		nb_rng_block(w, %[1]dULL, %[2]dU, step, base + 1 + 2 * k);
+		double x, unused;
+		nb_rng_normal64(((double)(nb_rng_u64(w, 0) >> 11) + 0.5) * 1.1102230246251565e-16,
+			((double)(nb_rng_u64(w, 2) >> 11) + 0.5) * 1.1102230246251565e-16, &x, &unused);
+		double v = nb_rng_dadd(1.0, nb_rng_dmul(c, x));
+		if (v <= 0) continue;
+		v = nb_rng_dmul(nb_rng_dmul(v, v), v);
+		nb_rng_block(w, %[1]dULL, %[2]dU, step, base + 2 + 2 * k);
+		const double u = ((double)(nb_rng_u64(w, 0) >> 11) + 0.5) * 1.1102230246251565e-16;
+		const double x2 = nb_rng_dmul(x, x);
+		if (u < nb_rng_dsub(1.0, nb_rng_dmul(nb_rng_dmul(0.0331, x2), x2)) ||
+			nb_rng_log64(u) < nb_rng_dadd(nb_rng_dmul(0.5, x2), nb_rng_dmul(d, nb_rng_dadd(nb_rng_dsub(1.0, v), nb_rng_log64(v))))) {
+			r = nb_rng_dmul(nb_rng_dmul(d, v), boost);
+			break;
+		}
+	}
+}
+const T t = (T)r;
+if (t != t) out0[i] = %[7]s;
+else out0[i] = t > %[6]s ? t : %[6]s;
+`, op.s.Seed, op.s.ID, gammaBlocks, float64C(1.0/3), gammaAttempts, floor, nan)
+	return []graph.CUDASource{{N: int64(out[0].Size()), Body: body, Helpers: randomHelpersC}}, nil
 }

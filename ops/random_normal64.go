@@ -27,11 +27,15 @@ const (
 	log64Ln2Lo = 1.90821492927058770002e-10
 )
 
-// log64 is math.Log's amd64 procedure for u in (0, 1), a normal float64.
+// log64 is math.Log's amd64 procedure for a positive u (a subnormal one
+// scaled by 2⁵⁴ first).
 func log64(u float64) float64 {
-	b := math.Float64bits(u)
+	b, off := math.Float64bits(u), int64(1022)
+	if b>>52 == 0 {
+		b, off = math.Float64bits(u*0x1p54), 1022+54
+	}
 	f1 := math.Float64frombits(b&(1<<52-1) | 0x3FE0000000000000) // u = f1·2^k, f1 in [½, 1)
-	k := float64(int64(b>>52) - 1022)
+	k := float64(int64(b>>52) - off)
 	if f1 <= 7.07106781186547524401e-01 {
 		k--
 		f1 *= 2
