@@ -204,7 +204,10 @@ type randomPermutationOp struct {
 // drawn uniformly from stream s at the value of step (see RandomUniform),
 // as torch.randperm: the indices sorted by a 64-bit key each, element i's
 // key the word pair RandomInt's element i takes, ties (probability below
-// n²/2⁶⁵) broken by the index. It has no gradient.
+// n²/2⁶⁵) broken by the index. On a GPU, a permutation of up to 2¹⁶
+// elements is drawn there, each element ranking its key among all (n²
+// work, no scratch memory to sort in), with the same result; a longer one
+// sorts on the host. It has no gradient.
 func RandomPermutation(step *graph.Node, s Stream, n int, dtype tensor.Dtype) *graph.Node {
 	return graph.Apply(randomPermutationOp{s: s, n: n, dtype: dtype}, step)
 }
