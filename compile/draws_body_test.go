@@ -59,6 +59,20 @@ func TestCompileRefusesRepeatedDrawsInBodies(t *testing.T) {
 			}, []*graph.Node{g.Const(graph.NewDense(graph.Float64, 3))}, nil, ops.Steps(2))
 			return built{final, gen.Updates(), `^nabla: Compile: RandomNormal .* built at ` + site + ` draws at the same step and stream at each of the 2 steps of the Scan built at ` + site}
 		},
+		"inner loop's carried step restarts at every outer step": func() built {
+			g := graph.New()
+			step := g.Param("step", graph.NewDense(graph.Float64))
+			s := ops.Stream{Seed: 3}
+			final, _ := ops.Scan(func(c, _ []*graph.Node) ([]*graph.Node, []*graph.Node) {
+				inner, _ := ops.Scan(func(d, _ []*graph.Node) ([]*graph.Node, []*graph.Node) {
+					one := d[1].Graph().Scalar(1, graph.Float64)
+					return []*graph.Node{ops.Add(d[0], ops.RandomNormalLike(d[1], s, d[0])), ops.Add(d[1], one)}, nil
+				}, []*graph.Node{c[0], step}, nil, ops.Steps(2))
+				return inner[:1], nil
+			}, []*graph.Node{g.Const(graph.NewDense(graph.Float64, 3))}, nil, ops.Steps(3))
+			up := map[*graph.Node]*graph.Node{step: ops.Add(step, g.Scalar(6, graph.Float64))}
+			return built{final, up, `^nabla: Compile: RandomNormal .* built at ` + site + ` draws at the same step and stream at each of the 3 steps of the Scan built at ` + site}
+		},
 		"a stream drawn inside a Cond and outside": func() built {
 			g := graph.New()
 			step := g.Param("step", graph.NewDense(graph.Float64))
