@@ -13,14 +13,15 @@ import (
 	"github.com/nabla-go/nabla/ops"
 )
 
-// A gamma RSample differentiates once in its concentration, in both
-// modes, and says so rather than giving a wrong value: the second
-// derivative in α (reverse over reverse, forward over reverse: Hessian,
-// HVP) is an error naming the reason. Derivatives that differentiate the
-// draw once are right: the forward-mode derivative equals the reverse
-// one, and the mixed second derivative ∂²L/∂α∂β of L = Σ(G(α)/β)² is
-// −4·Σ G·G′/β³, with G′ the first derivative the gradient gives.
-func TestGammaRSampleDifferentiatesOnce(t *testing.T) {
+// A gamma RSample differentiates twice in its concentration, in both
+// modes, and says so at the third derivative rather than giving a wrong
+// value. L = Σ(G(α)/β)² has the diagonal Hessian 2·(G′² + G·G″)/β² in α:
+// compile.Hessian (forward over reverse) equals it from the reverse-mode
+// G′ and G″, HVP along ones is its diagonal, and a third derivative
+// (the gradient of the Hessian's trace) is an error naming the reason.
+// The forward-mode derivative equals the reverse one, and the mixed
+// second derivative ∂²L/∂α∂β is −4·Σ G·G′/β³.
+func TestGammaRSampleDifferentiatesTwice(t *testing.T) {
 	g := graph.New()
 	gen := ops.NewGenerator(g, "rng", 5)
 	alpha := g.Param("alpha", graph.NewDense(graph.Float64, 4))
@@ -31,22 +32,25 @@ func TestGammaRSampleDifferentiatesOnce(t *testing.T) {
 	graph.SetFloat(rate.Value(), 0, 1.5)
 	x := distributions.NewGamma(alpha, rate).RSample(gen)
 	loss := ops.Sum(ops.Square(x))
-	const want = "the reparameterised gradient of a gamma draw differentiates once"
 
 	gs, err := compile.Grad(loss, alpha, rate)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := compile.Grad(ops.Sum(gs[0]), alpha); err == nil || !strings.Contains(err.Error(), want) {
-		t.Errorf("reverse over reverse: got %v, want %q", err, want)
+	hess, err := compile.Hessian(loss, alpha)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if _, err := compile.Hessian(loss, alpha); err == nil || !strings.Contains(err.Error(), want) {
-		t.Errorf("Hessian: got %v, want %q", err, want)
+	hvp, err := compile.HVP(loss, alpha, g.Const(ones(4)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const want = "the reparameterised gradient of a gamma draw differentiates twice"
+	trace := ops.Sum(ops.Mul(hess, g.Const(eye(4))))
+	if _, err := compile.Grad(trace, alpha); err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("third derivative: got %v, want %q", err, want)
 	} else {
-		t.Logf("Hessian: %v", err)
-	}
-	if _, err := compile.HVP(loss, alpha, g.Const(graph.NewDense(graph.Float64, 4))); err == nil || !strings.Contains(err.Error(), want) {
-		t.Errorf("HVP: got %v, want %q", err, want)
+		t.Logf("third derivative: %v", err)
 	}
 
 	// G and dG/dα from the first derivative of Σ G (G = x·β).
@@ -63,20 +67,42 @@ func TestGammaRSampleDifferentiatesOnce(t *testing.T) {
 	if err != nil {
 		t.Fatalf("∂²L/∂α∂β: %v", err)
 	}
-	v := run(t, gen.Updates(), G, dG[0], fwd[0], mixed[0])
+	d2G, err := compile.Grad(ops.Sum(dG[0]), alpha)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := run(t, gen.Updates(), G, dG[0], fwd[0], mixed[0], d2G[0], hess, hvp)
 	b := 1.5
 	for i := range 4 {
+		G, G1, G2 := v[0][i], v[1][i], v[4][i]
+		want := 2 * (G1*G1 + G*G2) / (b * b)
+		for j := range 4 {
+			h := v[5][4*i+j]
+			if j != i && h != 0 || j == i && math.Abs(h-want) > 1e-12*math.Abs(want) {
+				t.Errorf("Hessian (%d, %d) = %v, want %v", i, j, h, map[bool]float64{true: want}[i == j])
+			}
+		}
+		if math.Abs(v[6][i]-want) > 1e-12*math.Abs(want) {
+			t.Errorf("HVP %d = %v, want %v", i, v[6][i], want)
+		}
 		if v[1][i] != v[2][i] {
 			t.Errorf("element %d: forward mode dG/dα %v, reverse %v", i, v[2][i], v[1][i])
 		}
-		want := -4 * v[0][i] * v[1][i] / (b * b * b)
-		if math.Abs(v[3][i]-want) > 1e-12*math.Abs(want) {
-			t.Errorf("element %d: ∂²L/∂α∂β = %v, want %v", i, v[3][i], want)
+		if m := -4 * G * G1 / (b * b * b); math.Abs(v[3][i]-m) > 1e-12*math.Abs(m) {
+			t.Errorf("element %d: ∂²L/∂α∂β = %v, want %v", i, v[3][i], m)
 		}
 		if !(v[1][i] > 0) {
 			t.Errorf("element %d: dG/dα = %v, want a positive derivative", i, v[1][i])
 		}
 	}
+}
+
+func eye(n int) *tensor.Dense {
+	d := graph.NewDense(graph.Float64, n, n)
+	for i := range n {
+		graph.SetFloat(d, i*n+i, 1)
+	}
+	return d
 }
 
 func ones(n int) *tensor.Dense {

@@ -38,7 +38,7 @@ type randomGammaOp struct{ s Stream }
 // as exp(log u / α)), every product rounded, so that the GPU kernel draws
 // the same bits. A concentration that is not positive gives NaN. It has no gradient (differentiated, it gives
 // zero, as a sample under StopGradient): distributions.Gamma's RSample
-// carries the reparameterised one, which differentiates once.
+// carries the reparameterised one, which differentiates twice.
 func RandomGamma(step *graph.Node, s Stream, alpha *graph.Node) *graph.Node {
 	return graph.Apply(randomGammaOp{s: s}, step, alpha)
 }
