@@ -11,22 +11,44 @@ import (
 	"github.com/nabla-go/nabla/vm"
 )
 
-// The random ops' kernels draw what the CPU draws from the same counters:
-// uniforms, integers and float32 normals bit for bit, float64 normals to
-// 1e-15 relative (the device's log, sin and cos); they run on the device,
-// and a second run, after the generator's step advanced, again matches.
+// The random ops' kernels draw what the CPU draws from the same counters,
+// bit for bit: uniforms, integers, float32 and float64 normals,
+// categorical draws (logits of very different sizes, a -Inf one, rows of
+// one class), permutations and gamma draws (concentrations from 2⁻⁹ to
+// 2¹⁰, and invalid ones); they run on the device, and a second run,
+// after the generator's step advanced, again matches.
 func TestRandomKernels(t *testing.T) {
+	onDevice := []string{"RandomUniform", "RandomNormal", "RandomInt", "RandomCategorical", "RandomPermutation", "RandomGamma"}
 	for _, dev := range testDevices(t) {
 		g := graph.New()
 		gen := ops.NewGenerator(g, "rng", 0x0123456789abcdef)
 		x := g.Input("x", graph.Float32, 3, 7)
-		exact := []*graph.Node{
+		logits := graph.NewDense(graph.Float64, 301, 5)
+		for i := range logits.Size() {
+			graph.SetFloat(logits, i, math.Sin(float64(i))*float64(i%7)*3)
+		}
+		graph.SetFloat(logits, 3, math.Inf(-1))
+		logits32 := graph.NewDense(graph.Float32, 13, 1)
+		conc := graph.NewDense(graph.Float64, 2, 500)
+		for i := range conc.Size() {
+			graph.SetFloat(conc, i, math.Ldexp(1+float64(i%13)/13, i%19-9)) // 2⁻⁹ to 2¹⁰
+		}
+		graph.SetFloat(conc, 7, 0)
+		graph.SetFloat(conc, 8, -1)
+		graph.SetFloat(conc, 9, math.Inf(1))
+		conc32 := graph.NewDense(graph.Float32, 257)
+		for i := range conc32.Size() {
+			graph.SetFloat(conc32, i, 0.01+float64(i)/16)
+		}
+		outputs := []*graph.Node{
 			gen.Uniform(graph.Float32, 1001), gen.Uniform(graph.Float64, 1001),
 			gen.Normal(graph.Float32, 1003), gen.UniformLike(x),
 			gen.Int(-5, 1<<40, graph.Int64, 9), gen.Int(-3, 5, graph.Int32, 11), gen.Int(0, 1000, graph.Float32, 7),
+			gen.Normal(graph.Float64, 1001),
+			gen.Categorical(g.Const(logits)), gen.Categorical(g.Const(logits32)),
+			gen.Permutation(1000, graph.Int64), gen.Permutation(37, graph.Float32),
+			gen.Gamma(g.Const(conc)), gen.Gamma(g.Const(conc32)),
 		}
-		normal64 := gen.Normal(graph.Float64, 1001)
-		outputs := append(slices.Clone(exact), normal64)
 		prog, err := compile.Compile(outputs, compile.WithUpdates(gen.Updates()))
 		if err != nil {
 			t.Fatal(err)
@@ -59,9 +81,6 @@ func TestRandomKernels(t *testing.T) {
 				}
 				for i := range n.Type().Size() {
 					g, w := graph.Float(got, i), graph.Float(want, i)
-					if n == normal64 && math.Abs(g-w) <= 1e-15*max(1, math.Abs(w)) {
-						continue
-					}
 					if math.Float64bits(g) != math.Float64bits(w) {
 						t.Fatalf("%v: run %d, output %d (%v), element %d: got %v, want %v", dev, run, k, n, i, g, w)
 					}
@@ -69,7 +88,7 @@ func TestRandomKernels(t *testing.T) {
 			}
 		}
 		for i, in := range prog.Instructions() {
-			if m.OnHost(i) && (in.Name() == "RandomUniform" || in.Name() == "RandomNormal" || in.Name() == "RandomInt") {
+			if m.OnHost(i) && slices.Contains(onDevice, in.Name()) {
 				t.Errorf("%v: %s ran on the host", dev, in.Name())
 			}
 		}

@@ -4,10 +4,11 @@
 // MultivariateNormal, each with Sample, LogProb, Entropy, Mean and
 // Variance, RSample for the reparameterisable ones (all but Bernoulli and
 // Categorical; the gamma family's, Gamma, Beta, Dirichlet and StudentT,
-// by implicit reparameterisation, differentiate once), and KL for the
-// pairs PyTorch registers among them. Lgamma,
-// Digamma and Polygamma are the special functions their densities need,
-// differentiable to any order.
+// by implicit reparameterisation, differentiate twice in the gamma draws'
+// concentrations: a third derivative there is an error, see
+// Gamma.RSample), and KL for the pairs PyTorch registers among them.
+// Lgamma, Digamma and Polygamma are the special functions their densities
+// need, differentiable to any order.
 //
 // Every result is an ordinary node built from ops, so log-densities,
 // entropies and divergences differentiate to any order with respect to the

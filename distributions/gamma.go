@@ -22,8 +22,15 @@ func NewGamma(concentration, rate *graph.Node) Gamma {
 // RSample draws standard gamma values of the concentrations divided by
 // the rates (see ops.RandomGamma), with gradients to the rates and, by
 // implicit reparameterisation, to the concentrations (the draw's
-// derivative at its fixed quantile, as PyTorch's rsample): they
-// differentiate once.
+// derivative at its fixed quantile, as PyTorch's rsample). The draw
+// differentiates twice in the concentrations, where PyTorch's differentiates
+// once (its _standard_gamma_grad has no derivative): the second
+// derivative reads ∂²Q/∂α² of the incomplete gamma function, computed by
+// extrapolated differences (about 1e-7 relative), and a third derivative
+// in them (compile.Grad of a Hessian, say, in either mode) is an error
+// ("the reparameterised gradient of a gamma draw differentiates twice"),
+// never a wrong value. Derivatives in everything else (the rates, or
+// what the draws feed) are exact to any order.
 func (d Gamma) RSample(gen *ops.Generator) *graph.Node {
 	if bad := d.check("Gamma"); bad != nil {
 		return bad

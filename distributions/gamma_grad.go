@@ -35,9 +35,10 @@ func (gammaRSampleOp) Forward(out *tensor.Dense, in []*tensor.Dense) error {
 }
 
 // Backward gives the concentrations gradOut·dx/dα, the draws nothing.
+// dx/dα reads the op's output, not the raw draws, so that differentiating
+// it again in α sees x move with α.
 func (gammaRSampleOp) Backward(ctx *graph.GradContext, gradOut *graph.Node) []*graph.Node {
-	in := ctx.Inputs()
-	return []*graph.Node{nil, ops.Mul(gradOut, graph.Apply(gammaSampleGradOp{}, in[0], in[1]))}
+	return []*graph.Node{nil, ops.Mul(gradOut, graph.Apply(gammaSampleGradOp{}, ctx.Output(), ctx.Input(1)))}
 }
 
 // drawsAndConcentrations checks two inputs of one float type.
@@ -69,40 +70,105 @@ func (gammaSampleGradOp) Type(in []graph.Type) (graph.Type, error) { return draw
 
 // Forward computes each element in float64.
 func (gammaSampleGradOp) Forward(out *tensor.Dense, in []*tensor.Dense) error {
+	return gammaElementwise(out, in, gammaSampleGrad)
+}
+
+// Backward differentiates g = dx/dα = ∂Q/∂α / p in its two arguments,
+// from Q_x = −p, ∂p/∂x = p·((α−1)/x − 1) and ∂p/∂α = p·(log x − ψ(α)):
+//
+//	∂g/∂x = −(log x − ψ(α)) − g·((α−1)/x − 1)
+//	∂g/∂α = Q_αα/p − g·(log x − ψ(α))
+//
+// with Q_αα/p computed by gammaTailCurvatureOp, which is not
+// differentiable: a gamma RSample differentiates twice.
+func (gammaSampleGradOp) Backward(ctx *graph.GradContext, gradOut *graph.Node) []*graph.Node {
+	x, a, g := ctx.Input(0), ctx.Input(1), ctx.Output()
+	one := ctx.Graph().Scalar(1, x.DType())
+	score := ops.Sub(ops.Log(x), Digamma(a)) // ∂ log p/∂α
+	dx := ops.Neg(ops.Add(score, ops.Mul(g, ops.Sub(ops.Div(ops.Sub(a, one), x), one))))
+	da := ops.Sub(graph.Apply(gammaTailCurvatureOp{}, x, a), ops.Mul(g, score))
+	return []*graph.Node{ops.Mul(gradOut, dx), ops.Mul(gradOut, da)}
+}
+
+// gammaTailCurvatureOp computes Q_αα(α, x)/p(x; α), the second derivative
+// in α of the regularized upper incomplete gamma function over the
+// density, by Richardson extrapolation of second central differences of Q
+// (or −P, whichever is smaller), of relative accuracy about 1e-7.
+type gammaTailCurvatureOp struct{}
+
+// Name is "GammaTailCurvature".
+func (gammaTailCurvatureOp) Name() string { return "GammaTailCurvature" }
+
+// Type checks that the draws and the concentrations share a float type.
+func (gammaTailCurvatureOp) Type(in []graph.Type) (graph.Type, error) {
+	return drawsAndConcentrations(in)
+}
+
+// Forward computes each element in float64.
+func (gammaTailCurvatureOp) Forward(out *tensor.Dense, in []*tensor.Dense) error {
+	return gammaElementwise(out, in, func(x, a float64) float64 {
+		tail, ok := gammaTail(x, a)
+		if !ok {
+			return math.NaN()
+		}
+		h := 1e-2 * min(a, math.Sqrt(a)) // Q varies in α on a scale of √α
+		d := func(h float64) float64 { return (tail(a+h) - 2*tail(a) + tail(a-h)) / (h * h) }
+		return (4*d(h/2) - d(h)) / 3 / gammaDensity(x, a)
+	})
+}
+
+// Backward is an error: the reparameterised draw's third derivative is
+// not provided.
+func (gammaTailCurvatureOp) Backward(ctx *graph.GradContext, _ *graph.Node) []*graph.Node {
+	ctx.Errorf("the reparameterised gradient of a gamma draw differentiates twice: its third derivative is not provided")
+	return []*graph.Node{nil, nil}
+}
+
+// gammaElementwise sets out to f of the draws and concentrations, in
+// float64.
+func gammaElementwise(out *tensor.Dense, in []*tensor.Dense, f func(x, a float64) float64) error {
 	switch o := graph.Backing(out).(type) {
 	case []float64:
 		x, a := graph.Backing(in[0]).([]float64), graph.Backing(in[1]).([]float64)
 		for i := range o {
-			o[i] = gammaSampleGrad(x[i], a[i])
+			o[i] = f(x[i], a[i])
 		}
 	case []float32:
 		x, a := graph.Backing(in[0]).([]float32), graph.Backing(in[1]).([]float32)
 		for i := range o {
-			o[i] = float32(gammaSampleGrad(float64(x[i]), float64(a[i])))
+			o[i] = float32(f(float64(x[i]), float64(a[i])))
 		}
 	}
 	return nil
 }
 
-// Backward is an error: the derivative of dx/dα is not provided, so a
-// gamma RSample differentiates once.
-func (gammaSampleGradOp) Backward(ctx *graph.GradContext, _ *graph.Node) []*graph.Node {
-	ctx.Errorf("the reparameterised gradient of a gamma draw differentiates once: its own derivative is not provided")
-	return []*graph.Node{nil, nil}
+// gammaTail returns Q(·, x), or −P(·, x) = Q − 1 where Q(a, x) > ½ (the
+// smaller, for differences of it), and false for invalid x or a.
+func gammaTail(x, a float64) (func(float64) float64, bool) {
+	if !(x > 0 && a > 0) || math.IsInf(x, 0) || math.IsInf(a, 0) {
+		return nil, false
+	}
+	tail := func(a float64) float64 { return mathext.GammaIncRegComp(a, x) }
+	if tail(a) > 0.5 {
+		tail = func(a float64) float64 { return -mathext.GammaIncReg(a, x) }
+	}
+	return tail, true
+}
+
+// gammaDensity is the standard gamma density at x of concentration a.
+func gammaDensity(x, a float64) float64 {
+	lg, _ := math.Lgamma(a)
+	return math.Exp((a-1)*math.Log(x) - x - lg)
 }
 
 // gammaSampleGrad is dx/dα for a standard gamma draw x of concentration a.
 func gammaSampleGrad(x, a float64) float64 {
-	if !(x > 0 && a > 0) || math.IsInf(x, 0) || math.IsInf(a, 0) {
+	tail, ok := gammaTail(x, a)
+	if !ok {
 		return math.NaN()
-	}
-	tail := func(a float64) float64 { return mathext.GammaIncRegComp(a, x) } // Q
-	if tail(a) > 0.5 {
-		tail = func(a float64) float64 { return -mathext.GammaIncReg(a, x) } // −P = Q − 1
 	}
 	h := 1e-3 * min(a, 1)
 	d := func(h float64) float64 { return (tail(a+h) - tail(a-h)) / (2 * h) }
 	dq := (4*d(h/2) - d(h)) / 3
-	lg, _ := math.Lgamma(a)
-	return dq / math.Exp((a-1)*math.Log(x)-x-lg)
+	return dq / gammaDensity(x, a)
 }

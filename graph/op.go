@@ -112,13 +112,17 @@ type Coster interface {
 	Cost(in []Type, out Type) Cost
 }
 
-// Drawer is implemented by random ops, which draw their values at a step
-// read from one of their inputs: DrawStep is that input's position.
-// compile.Compile refuses a program in which such an op draws at a
-// parameter that none of the program's updates advances, since every run
-// would then repeat the same draws (compile.WithFixedDraws allows it).
+// Drawer is implemented by random ops, which draw their values from a
+// stream at a step read from one of their inputs: DrawStep is that
+// input's position, DrawStream the stream's seed and number. compile.Compile
+// refuses a program in which such an op draws at a parameter that none of
+// the program's updates advances, since every run would then repeat the
+// same draws; in which a loop's body draws at a step that does not change
+// from one step of the loop to the next; or in which two ops draw one
+// stream at the same step (compile.WithFixedDraws allows them all).
 type Drawer interface {
 	DrawStep() int
+	DrawStream() (seed uint64, id uint32)
 }
 
 // DefaultCost is the cost of an op that reads each input and writes each

@@ -117,6 +117,26 @@ type SubgraphOp interface {
 	Subgraphs() []*Subgraph
 }
 
+// SubgraphBinder is implemented by SubgraphOps that say what their
+// subgraphs' inputs read, for checks that look through them (compile's
+// check of random draws).
+type SubgraphBinder interface {
+	SubgraphOp
+	// SubgraphInput returns the op input that input i of subgraph k reads
+	// (-1 when none does), and whether the input takes a new value at each
+	// run of the subgraph within one run of the op (a loop's carries and
+	// the steps' slices of its sequences) rather than the same one.
+	SubgraphInput(k, i int) (in int, perRun bool)
+	// SubgraphRuns is the most times one run of the op runs subgraph k.
+	SubgraphRuns(k int) int
+	// HoistedDraws returns the random ops (Drawer) that the function
+	// building subgraph k made in enclosing graphs, since they read no
+	// value of the subgraph, and whose values the subgraph reads: they
+	// draw once per run of the op, and every run of the subgraph reads
+	// the same draws.
+	HoistedDraws(k int) []*Node
+}
+
 // OutputPruner is implemented by multi-output ops that can spare the work
 // and memory of outputs nothing reads (a loop's stored history, say).
 // Prune is given which outputs are read; it returns an op computing the

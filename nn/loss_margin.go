@@ -110,22 +110,25 @@ const pairwiseEps = 1e-6
 
 // MultiMarginLoss is, for scores x (N, C) and class labels y (N), the
 // multi-class hinge Σ_{i≠y} max(0, margin − x[y] + x[i]) / C (WithMargin,
-// 1 by default). It takes WithMargin and WithReduction.
+// 1 by default); x (C) and a scalar label is one example, whose loss is a
+// scalar. These are the shapes PyTorch's multi_margin_loss takes (it
+// refuses more dimensions); its p = 2 and class weights are not offered.
+// It takes WithMargin and WithReduction.
 func MultiMarginLoss(x, labels *graph.Node, opts ...LossOption) *graph.Node {
 	names := []string{"scores", "labels"}
 	l, bad := newLoss("MultiMarginLoss", optReduction|optMargin, opts, names, x, labels)
 	if bad != nil {
 		return bad
 	}
-	s := x.Shape()
-	if len(s) != 2 || len(labels.Shape()) != 1 || labels.Shape()[0] != s[0] {
-		return l.fail([]*graph.Node{x}, "scores %s and labels %s: want (N, C) and (N)",
-			graph.ShapeString(s), graph.ShapeString(labels.Shape()))
+	rows, y, shape, bad := l.classRows(x, labels, false)
+	if bad != nil {
+		return bad
 	}
-	hot := ops.OneHot(labels, s[1], x.DType())
-	target := ops.SumKeepDims(ops.Mul(hot, x), 1)
-	hinge := ops.ReLU(ops.Add(ops.Sub(x, target), l.constant(x, l.margin)))
+	C := rows.Shape()[1]
+	hot := ops.OneHot(y, C, x.DType())
+	target := ops.SumKeepDims(ops.Mul(hot, rows), 1)
+	hinge := ops.ReLU(ops.Add(ops.Sub(rows, target), l.constant(x, l.margin)))
 	// The label's own term, max(0, margin), is left out.
-	per := ops.Scale(ops.Sum(ops.Mul(hinge, ops.Sub(l.constant(x, 1), hot)), 1), 1/float64(s[1]))
-	return l.reduce(per)
+	per := ops.Scale(ops.Sum(ops.Mul(hinge, ops.Sub(l.constant(x, 1), hot)), 1), 1/float64(C))
+	return l.reduce(ops.Reshape(per, shape...))
 }

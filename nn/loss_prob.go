@@ -80,49 +80,96 @@ func (l loss) weighted(per *graph.Node) *graph.Node {
 	return ops.Mul(per, l.weight)
 }
 
-// NLLLoss is the negative log-likelihood of class labels (N) (int32 or
-// int64, or integers held as floats) under log-probabilities (N, C):
-// −w[y]·logp[n, y] for example n of label y, w the class weights
-// (WithWeight, of shape (C); 1 by default), 0 for the examples whose label
-// is the ignored one (WithIgnoreIndex, −100 by default). ReduceMean
-// divides the sum by the sum of the other examples' weights, as PyTorch
-// does. It takes WithWeight, WithIgnoreIndex and WithReduction. Another
-// label outside [0, C) fails the run.
+// NLLLoss is the negative log-likelihood of class labels (int32 or int64,
+// or integers held as floats) under log-probabilities, in PyTorch's
+// shapes: log-probabilities (N, C) and labels (N); (N, C, d1, …, dK) and
+// labels (N, d1, …, dK), a label per position (an image's pixels, say);
+// or one example, (C) and a scalar label. The loss at an example or
+// position of label y is −w[y]·logp[y], w the class weights (WithWeight,
+// of shape (C); 1 by default), and 0 where the label is the ignored one
+// (WithIgnoreIndex, −100 by default). ReduceNone gives the losses in the
+// labels' shape; ReduceSum adds them; ReduceMean divides their sum by the
+// sum of w[y] over the positions not ignored, as PyTorch does (NaN when
+// every label is ignored, as PyTorch's). It takes WithWeight,
+// WithIgnoreIndex and WithReduction. Another label outside [0, C) fails
+// the run.
 func NLLLoss(logProbs, labels *graph.Node, opts ...LossOption) *graph.Node {
 	names := []string{"log-probabilities", "labels"}
 	l, bad := newLoss("NLLLoss", optReduction|optWeight|optIgnoreIndex, opts, names, logProbs, labels)
 	if bad != nil {
 		return bad
 	}
-	s := logProbs.Shape()
-	switch {
-	case len(s) != 2:
-		return l.fail([]*graph.Node{logProbs}, "the log-probabilities have shape %s: want (N, C)", graph.ShapeString(s))
-	case len(labels.Shape()) != 1 || labels.Shape()[0] != s[0]:
-		return l.fail([]*graph.Node{logProbs}, "the labels have shape %s: want (%d) for log-probabilities %s",
-			graph.ShapeString(labels.Shape()), s[0], graph.ShapeString(s))
-	case l.weight != nil && (len(l.weight.Shape()) != 1 || l.weight.Shape()[0] != s[1]):
+	rows, y, shape, bad := l.classRows(logProbs, labels, true)
+	if bad != nil {
+		return bad
+	}
+	C := rows.Shape()[1]
+	if l.weight != nil && (len(l.weight.Shape()) != 1 || l.weight.Shape()[0] != C) {
 		return l.fail([]*graph.Node{logProbs}, "the weight has shape %s: want (%d), one per class",
-			graph.ShapeString(l.weight.Shape()), s[1])
+			graph.ShapeString(l.weight.Shape()), C)
 	}
 	// Ignored labels become class 0 for the one-hot rows, which the mask
 	// then zeroes.
-	y := labels
 	if y.DType() != logProbs.DType() {
 		y = ops.Cast(y, logProbs.DType())
 	}
 	ignored := ops.Equal(y, l.constant(y, float64(l.ignoreIndex)))
 	kept := ops.Sub(l.constant(y, 1), ignored)
 	y = ops.Where(ignored, l.constant(y, 0), y)
-	hot := ops.Mul(ops.OneHot(y, s[1], logProbs.DType()), ops.Reshape(kept, s[0], 1))
+	hot := ops.Mul(ops.OneHot(y, C, logProbs.DType()), ops.Reshape(kept, rows.Shape()[0], 1))
 	if l.weight != nil {
 		hot = ops.Mul(hot, l.weight)
 	}
-	per := ops.Neg(ops.Sum(ops.Mul(hot, logProbs), 1))
+	per := ops.Neg(ops.Sum(ops.Mul(hot, rows), 1))
 	if l.reduction == ReduceMean {
 		return ops.Div(ops.Sum(per), ops.Sum(hot))
 	}
-	return l.reduce(per)
+	return l.reduce(ops.Reshape(per, shape...))
+}
+
+// classRows checks the shapes of a classification loss's scores x and
+// labels, PyTorch's: (N, C) and (N), or (C) and a scalar, or, when spatial,
+// (N, C, d1, …, dK) and (N, d1, …, dK). It returns the scores as rows
+// (M, C), one per label, the labels as (M), and the labels' shape, that
+// of the per-label losses.
+func (l loss) classRows(x, labels *graph.Node, spatial bool) (rows, y *graph.Node, shape []int, bad *graph.Node) {
+	s, ls := x.Shape(), labels.Shape()
+	names := map[bool]string{false: "scores", true: "log-probabilities"}
+	what := names[l.name == "NLLLoss"]
+	if len(s) == 0 || len(s) > 2 && !spatial {
+		want := "(C) or (N, C)"
+		if spatial {
+			want = "(C), (N, C) or (N, C, d1, …, dK)"
+		}
+		return nil, nil, nil, l.fail([]*graph.Node{x}, "the %s have shape %s: want %s", what, graph.ShapeString(s), want)
+	}
+	C := s[0]
+	shape = []int{}
+	if len(s) > 1 {
+		C = s[1]
+		shape = append([]int{s[0]}, s[2:]...)
+	}
+	if !slices.Equal(ls, shape) {
+		return nil, nil, nil, l.fail([]*graph.Node{x}, "the labels have shape %s: want %s for %s %s",
+			graph.ShapeString(ls), graph.ShapeString(shape), what, graph.ShapeString(s))
+	}
+	M := graph.ShapeSize(shape)
+	rows = x
+	if len(s) > 2 { // the class axis last
+		perm := []int{0}
+		for i := 2; i < len(s); i++ {
+			perm = append(perm, i)
+		}
+		rows = ops.Transpose(x, append(perm, 1)...)
+	}
+	if len(s) != 2 {
+		rows = ops.Reshape(rows, M, C)
+	}
+	y = labels
+	if len(ls) != 1 {
+		y = ops.Reshape(labels, M)
+	}
+	return rows, y, shape, nil
 }
 
 // GaussianNLLLoss is the negative log-likelihood of targets under normal

@@ -173,6 +173,13 @@ func TestLossGradientsToSecondOrder(t *testing.T) {
 		{"NLLLoss", func(in []*graph.Node) *graph.Node {
 			return NLLLoss(in[0], in[0].Graph().Const(dense(t, []float64{2, 0}, 2)), WithWeight(in[1]))
 		}, []*tensor.Dense{logp, w}, nil},
+		{"NLLLoss spatial", func(in []*graph.Node) *graph.Node {
+			labels := in[0].Graph().Const(dense(t, []float64{2, 0, -100, 1}, 2, 2))
+			return NLLLoss(in[0], labels, WithWeight(in[1]))
+		}, []*tensor.Dense{dense(t, []float64{-1.1, -0.9, -1.3, -0.4, -1.6, -2.2, -0.3, -0.8, -1.7, -2.1, -0.6, -1.2}, 2, 3, 2), w}, nil},
+		{"NLLLoss one example", func(in []*graph.Node) *graph.Node {
+			return NLLLoss(in[0], in[0].Graph().Scalar(1, graph.Float64), WithWeight(in[1]), WithReduction(ReduceNone))
+		}, []*tensor.Dense{dense(t, []float64{-1.1, -0.9, -1.3}, 3), w}, nil},
 		{"GaussianNLLLoss", func(in []*graph.Node) *graph.Node { return GaussianNLLLoss(in[0], in[1], in[2], WithFull()) }, []*tensor.Dense{x, y, v}, nil},
 		{"KLDivLoss", func(in []*graph.Node) *graph.Node { return KLDivLoss(in[0], in[1], WithReduction(ReduceBatchMean)) }, []*tensor.Dense{logp, p}, nil},
 		{"KLDivLoss log target", func(in []*graph.Node) *graph.Node { return KLDivLoss(in[0], in[1], WithLogTarget()) }, []*tensor.Dense{logp, x}, nil},
@@ -220,6 +227,10 @@ func TestLossErrors(t *testing.T) {
 		{func() *graph.Node { return HuberLoss(vec(2), vec(2), WithDelta(0)) }, "nn.HuberLoss: delta 0 is not positive"},
 		{func() *graph.Node { return NLLLoss(vec(2, 3), vec(3)) }, "nn.NLLLoss: the labels have shape (3): want (2) for log-probabilities (2,3)"},
 		{func() *graph.Node { return NLLLoss(vec(2, 3), vec(2), WithWeight(vec(2))) }, "nn.NLLLoss: the weight has shape (2): want (3), one per class"},
+		{func() *graph.Node { return NLLLoss(vec(2, 3, 4, 5), vec(2, 5, 4)) }, "nn.NLLLoss: the labels have shape (2,5,4): want (2,4,5) for log-probabilities (2,3,4,5)"},
+		{func() *graph.Node { return NLLLoss(vec(3), vec(1)) }, "nn.NLLLoss: the labels have shape (1): want () for log-probabilities (3)"},
+		{func() *graph.Node { return NLLLoss(vec(), vec()) }, "nn.NLLLoss: the log-probabilities have shape (): want (C), (N, C) or (N, C, d1, …, dK)"},
+		{func() *graph.Node { return MultiMarginLoss(vec(2, 3, 4), vec(2, 4)) }, "nn.MultiMarginLoss: the scores have shape (2,3,4): want (C) or (N, C)"},
 		{func() *graph.Node { return GaussianNLLLoss(vec(2, 3), vec(2, 3), vec(3)) }, "nn.GaussianNLLLoss: the variance has shape (3): want the input's (2,3), or it with its last dimension 1 or dropped"},
 		{func() *graph.Node { return CosineEmbeddingLoss(vec(3), vec(3), vec(3)) }, "nn.CosineEmbeddingLoss: x1 and x2 have shape (3) and y (3): want (N, D) and (N)"},
 		{func() *graph.Node { return KLDivLoss(vec(2), g.Input("f32", graph.Float32, 2)) }, "nn.KLDivLoss: target is float32(2) but log-probabilities is float64(2): the dtypes differ"},

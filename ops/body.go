@@ -96,3 +96,38 @@ func nonzero(t *tensor.Dense, i int) bool {
 	}
 	return false
 }
+
+// graphMarks returns the number of nodes g and each graph enclosing it
+// hold, before a body is traced: the nodes past the marks are those the
+// body's function made.
+func graphMarks(g *graph.Graph) map[*graph.Graph]int {
+	marks := map[*graph.Graph]int{}
+	for ; g != nil; g = g.Parent() {
+		marks[g] = g.Len()
+	}
+	return marks
+}
+
+// hoistedDraws returns the random ops (graph.Drawer) among the nodes of
+// enclosing graphs that a body's function made (past marks) and from
+// which the values the body captured (outer) are computed through such
+// nodes alone.
+func hoistedDraws(marks map[*graph.Graph]int, outer []*graph.Node) []*graph.Node {
+	var draws []*graph.Node
+	seen := map[*graph.Node]bool{}
+	stack := slices.Clone(outer)
+	for len(stack) > 0 {
+		n := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		mark, ok := marks[n.Graph()]
+		if seen[n] || !ok || n.ID() < mark {
+			continue
+		}
+		seen[n] = true
+		if _, ok := n.Op().(graph.Drawer); ok && n.Kind() == graph.KindOp {
+			draws = append(draws, n)
+		}
+		stack = append(stack, n.Inputs()...)
+	}
+	return draws
+}

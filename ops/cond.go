@@ -173,6 +173,17 @@ func (op *condOp) input(b, i int) int {
 
 func (op *condOp) Name() string { return "Cond" }
 
+// SubgraphInput is the op input that branch b's input i reads (see
+// graph.SubgraphBinder): a branch runs once per run of the op.
+func (op *condOp) SubgraphInput(b, i int) (int, bool) { return op.input(b, i), false }
+
+// SubgraphRuns is 1: the op runs one branch once.
+func (op *condOp) SubgraphRuns(int) int { return 1 }
+
+// HoistedDraws is nil: what a branch's function made in the enclosing
+// graphs runs once per run of the Cond, as the branch does.
+func (op *condOp) HoistedDraws(int) []*graph.Node { return nil }
+
 // Subgraphs is the branches, then and else.
 func (op *condOp) Subgraphs() []*graph.Subgraph { return op.branches[:] }
 

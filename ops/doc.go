@@ -22,12 +22,15 @@
 // Philox-4x32-10 streams, the counter-based generator of cuRAND and
 // PyTorch's CUDA generator: every element is a pure function of (seed,
 // stream id, step, element index), so a draw is the same on any number of
-// threads and another device can repeat it. A Generator owns the
+// threads, and the GPU backend's kernels repeat it bit for bit (every
+// random op; the float64 ones through fixed procedures for log, exp, sine
+// and cosine, see normalPair64). A Generator owns the
 // randomness of a graph: its step is a parameter that the program's
 // updates advance by one each run (so two runs never repeat their draws;
 // compile.Compile refuses a program that draws without them, unless
-// compile.WithFixedDraws asks to repeat), and each sampling node it builds
-// gets a stream of its own when it is built (so two nodes never share
-// their bits). Random ops have no gradient; reparameterised samples
+// compile.WithFixedDraws asks to repeat, and likewise a loop body that
+// draws at a step none of its carries changes, or two ops drawing one
+// stream at one step), and each sampling node it builds gets a stream of
+// its own when it is built (so two nodes never share their bits). Random ops have no gradient; reparameterised samples
 // (μ + σ·ε) carry gradients through the ops applied to the draw.
 package ops

@@ -29,7 +29,8 @@ import (
 //     word each for u and v and are computed in float32 arithmetic by a
 //     fixed procedure another device can repeat bit for bit (see
 //     normalPair32), float64 pairs take 53-bit uniforms (two words each)
-//     and math's Log and Sincos. Box–Muller turns two uniforms into two
+//     and a fixed float64 procedure, math.Log's and math.Sincos's (see
+//     normalPair64). Box–Muller turns two uniforms into two
 //     normals with no rejection, so every element maps to fixed counters,
 //     which the inverse CDF also would, at several times the cost.
 //
@@ -223,7 +224,8 @@ func runRandom[T float](e *graph.Exec, n int, op randomOp, step uint64, out *ten
 
 // fillRandom sets out to elements off, off+1, ... of the stream's draw at
 // step. The whole blocks of a float32 normal draw go to philox.Normals32,
-// which gives normalPair32's values bit for bit.
+// which gives normalPair32's values bit for bit, and runs of 8 blocks of a
+// float64 one to philox.Normals64, which gives blockValues' bit for bit.
 func fillRandom[T float](out []T, off int, kind randomKind, s Stream, step uint64) {
 	var z T
 	shift := 2 // elements per block: 4 float32s or 2 float64s
@@ -240,6 +242,14 @@ func fillRandom[T float](out []T, off int, kind randomKind, s Stream, step uint6
 				[2]uint32{uint32(s.Seed), uint32(s.Seed >> 32)})
 			i += whole
 			continue
+		}
+		if per == 2 && kind == normalKind && at&1 == 0 && len(out)-i >= 16 {
+			o := unsafe.Slice((*float64)(unsafe.Pointer(&out[i])), len(out)-i)
+			if n := philox.Normals64(o, [4]uint32{uint32(at >> 1), uint32(step), uint32(step >> 32), s.ID},
+				[2]uint32{uint32(s.Seed), uint32(s.Seed >> 32)}); n > 0 {
+				i += n
+				continue
+			}
 		}
 		if at&(per-1) == 0 && len(out)-i >= 2*per { // two whole blocks
 			w, x := s.blocks2(step, uint32(at>>shift))
@@ -284,12 +294,8 @@ func blockValues[T float](kind randomKind, w [4]uint32, v []T) {
 }
 
 // boxMuller maps uniforms u in (0, 1) and v to two independent standard
-// normal values.
-func boxMuller(u, v float64) (float64, float64) {
-	r := math.Sqrt(-2 * math.Log(u))
-	s, c := math.Sincos(2 * math.Pi * v)
-	return r * c, r * s
-}
+// normal values (see normalPair64).
+func boxMuller(u, v float64) (float64, float64) { return normalPair64(u, v) }
 
 // DrawStep is the position of the step input (see graph.Drawer).
 func (randomOp) DrawStep() int { return 0 }
@@ -299,3 +305,18 @@ func (randomIntOp) DrawStep() int { return 0 }
 
 // DrawStep is the position of the step input (see graph.Drawer).
 func (randomCategoricalOp) DrawStep() int { return 0 }
+
+// DrawStream is the stream drawn (see graph.Drawer).
+func (op randomOp) DrawStream() (uint64, uint32) { return op.s.Seed, op.s.ID }
+
+// DrawStream is the stream drawn (see graph.Drawer).
+func (op randomIntOp) DrawStream() (uint64, uint32) { return op.s.Seed, op.s.ID }
+
+// DrawStream is the stream drawn (see graph.Drawer).
+func (op randomCategoricalOp) DrawStream() (uint64, uint32) { return op.s.Seed, op.s.ID }
+
+// DrawStream is the stream drawn (see graph.Drawer).
+func (op randomGammaOp) DrawStream() (uint64, uint32) { return op.s.Seed, op.s.ID }
+
+// DrawStream is the stream drawn (see graph.Drawer).
+func (op randomPermutationOp) DrawStream() (uint64, uint32) { return op.s.Seed, op.s.ID }

@@ -9,10 +9,11 @@ import (
 )
 
 // The random ops' GPU kernels compute the same counters and the same
-// conversions as the CPU kernels: uniforms, integers and float32 normals
-// bit for bit (float32 arithmetic through the round-to-nearest intrinsics,
-// which the compiler does not fuse into multiply-adds), float64 normals to
-// the last bits of the device's log, sin and cos.
+// conversions as the CPU kernels, bit for bit: uniforms, integers, float32
+// and float64 normals, categorical draws and permutations (arithmetic
+// through the round-to-nearest intrinsics, which the compiler does not
+// fuse into multiply-adds, and the CPU's fixed procedures for log, sine,
+// cosine and exp: see normalPair32, normalPair64 and exp64).
 
 // float32C writes a float32 constant as a C literal that parses back to it.
 func float32C(c float32) string {
@@ -114,7 +115,7 @@ static DEVICE inline void nb_rng_normal32(unsigned int w0, unsigned int w1, floa
 /* the 64 bits of words j and j+1 */
 static DEVICE inline unsigned long long nb_rng_u64(const unsigned int w[4], int j) {
 	return ((unsigned long long)w[j] << 32) | w[j + 1];
-}`
+}` + random64HelpersC
 }()
 
 // randomStepC reads the step and faults where Forward would refuse it.
@@ -142,8 +143,9 @@ func (op randomOp) CUDA(in, out []graph.Type) ([]graph.CUDASource, error) {
 	default:
 		body += `const double u = ((double)(nb_rng_u64(w, 0) >> 11) + 0.5) * 1.1102230246251565e-16;
 const double v = ((double)(nb_rng_u64(w, 2) >> 11) + 0.5) * 1.1102230246251565e-16;
-const double r = sqrt(-2.0 * log(u)), t = 2.0 * 3.141592653589793 * v;
-out0[i] = (i & 1) ? r * sin(t) : r * cos(t);
+double a, b;
+nb_rng_normal64(u, v, &a, &b);
+out0[i] = (i & 1) ? b : a;
 `
 	}
 	return []graph.CUDASource{{N: int64(out[0].Size()), Body: body, Helpers: randomHelpersC}}, nil

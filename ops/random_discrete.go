@@ -3,7 +3,6 @@ package ops
 import (
 	"cmp"
 	"fmt"
-	"math"
 	"math/bits"
 	"slices"
 
@@ -119,7 +118,9 @@ type randomCategoricalOp struct{ s Stream }
 // RandomUniform): the first class whose cumulative weight
 // Σ exp(logit − max) exceeds u·Σ exp(logit − max), with u the row's
 // uniform on [0, 1) (53 bits, as RandomUniform's float64 element of the
-// row's index). It has no gradient.
+// row's index), the exponentials by a fixed procedure (math.Exp's Go
+// code, see exp64) that the GPU kernel repeats, so that both draw the same
+// classes. It has no gradient.
 func RandomCategorical(step *graph.Node, s Stream, logits *graph.Node) *graph.Node {
 	return graph.Apply(randomCategoricalOp{s: s}, step, logits)
 }
@@ -179,13 +180,13 @@ func drawCategorical[T float](out, logits []T, s Stream, step uint64) {
 		}
 		total := 0.0
 		for _, l := range row {
-			total += math.Exp(float64(l) - top)
+			total += exp64(float64(l) - top)
 		}
 		// The last class takes whatever rounding leaves.
 		target, c := u[r%2]*total, 0
-		for acc := math.Exp(float64(row[0]) - top); c < k-1 && acc <= target; {
+		for acc := exp64(float64(row[0]) - top); c < k-1 && acc <= target; {
 			c++
-			acc += math.Exp(float64(row[c]) - top)
+			acc += exp64(float64(row[c]) - top)
 		}
 		out[r] = T(c)
 	}
@@ -203,7 +204,10 @@ type randomPermutationOp struct {
 // drawn uniformly from stream s at the value of step (see RandomUniform),
 // as torch.randperm: the indices sorted by a 64-bit key each, element i's
 // key the word pair RandomInt's element i takes, ties (probability below
-// n²/2⁶⁵) broken by the index. It has no gradient.
+// n²/2⁶⁵) broken by the index. On a GPU, a permutation of up to 2¹⁶
+// elements is drawn there, each element ranking its key among all (n²
+// work, no scratch memory to sort in), with the same result; a longer one
+// sorts on the host. It has no gradient.
 func RandomPermutation(step *graph.Node, s Stream, n int, dtype tensor.Dtype) *graph.Node {
 	return graph.Apply(randomPermutationOp{s: s, n: n, dtype: dtype}, step)
 }

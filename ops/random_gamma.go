@@ -33,8 +33,12 @@ type randomGammaOp struct{ s Stream }
 // Element i owns blocks 32i to 32i+31 of the stream, so every element maps
 // to fixed counters whatever the rejections, and the values do not depend
 // on the number of threads; draws are computed in float64 and floored at
-// the dtype's smallest normal number, as PyTorch's. A concentration that
-// is not positive gives NaN. It has no gradient.
+// the dtype's smallest normal number, as PyTorch's, by fixed procedures
+// for log, exp and the normal draws (see normalPair64 and exp64; u^(1/α)
+// as exp(log u / α)), every product rounded, so that the GPU kernel draws
+// the same bits. A concentration that is not positive gives NaN. It has no gradient (differentiated, it gives
+// zero, as a sample under StopGradient): distributions.Gamma's RSample
+// carries the reparameterised one, which differentiates twice.
 func RandomGamma(step *graph.Node, s Stream, alpha *graph.Node) *graph.Node {
 	return graph.Apply(randomGammaOp{s: s}, step, alpha)
 }
@@ -102,21 +106,21 @@ func gammaDraw(s Stream, step uint64, i uint32, a float64) float64 {
 	boost := 1.0
 	if a < 1 {
 		u, _ := openUniforms(s.block(step, base))
-		boost = math.Pow(u, 1/a)
+		boost = exp64(log64(u) / a) // u^(1/a)
 		a++
 	}
 	d := a - 1.0/3
 	c := 1 / math.Sqrt(9*d)
 	for k := uint32(0); k < gammaAttempts; k++ {
 		x, _ := boxMuller(openUniforms(s.block(step, base+1+2*k)))
-		v := 1 + c*x
+		v := 1 + float64(c*x)
 		if v <= 0 {
 			continue
 		}
 		v = v * v * v
 		u, _ := openUniforms(s.block(step, base+2+2*k))
 		x2 := x * x
-		if u < 1-0.0331*x2*x2 || math.Log(u) < 0.5*x2+d*(1-v+math.Log(v)) {
+		if u < 1-float64(0.0331*x2*x2) || log64(u) < float64(0.5*x2)+float64(d*(1-v+log64(v))) {
 			return d * v * boost
 		}
 	}

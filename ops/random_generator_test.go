@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"gorgonia.org/tensor"
+
 	"github.com/nabla-go/nabla/compile"
 	"github.com/nabla-go/nabla/graph"
 	"github.com/nabla-go/nabla/ops"
@@ -170,11 +172,17 @@ func TestGeneratorMisuse(t *testing.T) {
 // one thread (the MB/s column is bytes of output per second of wall time,
 // cpu-MB/s per second of the process's CPU time, which on a shared
 // machine leaves out the time spent waiting for a core).
-func BenchmarkRandomNormal(b *testing.B) {
+func BenchmarkRandomNormal(b *testing.B) { benchmarkRandomNormal(b, graph.Float32) }
+
+// BenchmarkRandomNormal64 is BenchmarkRandomNormal for float64 normals.
+func BenchmarkRandomNormal64(b *testing.B) { benchmarkRandomNormal(b, graph.Float64) }
+
+func benchmarkRandomNormal(b *testing.B, dtype tensor.Dtype) {
 	const n = 1 << 20
+	size := int64(dtype.Size())
 	g := graph.New()
 	gen := ops.NewGenerator(g, "rng", 1)
-	z := gen.Normal(graph.Float32, n)
+	z := gen.Normal(dtype, n)
 	prog, err := compile.Compile([]*graph.Node{z}, compile.WithUpdates(gen.Updates()))
 	if err != nil {
 		b.Fatal(err)
@@ -183,7 +191,7 @@ func BenchmarkRandomNormal(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	b.SetBytes(4 * n)
+	b.SetBytes(size * n)
 	cpu0, ok := processCPU()
 	for b.Loop() {
 		if err := m.Run(nil); err != nil {
@@ -191,7 +199,7 @@ func BenchmarkRandomNormal(b *testing.B) {
 		}
 	}
 	if cpu1, ok1 := processCPU(); ok && ok1 && cpu1 > cpu0 {
-		b.ReportMetric(float64(4*n*b.N)/(cpu1-cpu0).Seconds()/1e6, "cpu-MB/s")
+		b.ReportMetric(float64(size*n*int64(b.N))/(cpu1-cpu0).Seconds()/1e6, "cpu-MB/s")
 	}
 }
 

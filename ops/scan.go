@@ -66,6 +66,15 @@ func Until() ScanOption { return func(c *scanConfig) { c.stop = true } }
 // grows with T times the carry, not with T times every value the body
 // computes.
 //
+// Random draws in the body repeat at every step unless their step input
+// changes with a carry or a sequence: a Generator's draw of a fixed shape
+// reads no value of the body, so it is made in the enclosing graph, drawn
+// once per run and read by every step. compile.Compile refuses such a
+// program (and a body's draw at a generator step that no update
+// advances) unless compile.WithFixedDraws asks for it: draw the noise
+// outside the loop with a leading axis of the steps and pass it as a
+// sequence.
+//
 // With zero steps the final carry is init and the outputs are empty. A
 // body that panics, fails to build, or returns a carry of another type is
 // an error recorded on the graph, as for any op.
@@ -155,6 +164,7 @@ func (tr *scanTracer) trace(init, xs []graph.Type) (*scanOp, []*graph.Node, erro
 	for i, x := range xs {
 		steps[i] = sub.Input(fmt.Sprintf("x%d", i), x.DType, x.Shape[1:]...)
 	}
+	marks := graphMarks(tr.graph)
 	newCarry, y, err := traceBody(tr.body, carries, steps)
 	if err == nil {
 		err = sub.Err()
@@ -180,6 +190,7 @@ func (tr *scanTracer) trace(init, xs []graph.Type) (*scanOp, []*graph.Node, erro
 	}
 	op := newScanOp(carries, steps, captured, outs[:len(init)], nil, outs[len(init):], T, tr.cfg.reverse)
 	op.tracer, op.outer = tr, outer
+	op.hoisted = hoistedDraws(marks, outer)
 	if tr.cfg.until && len(y) > 0 {
 		op.until = len(y)
 	}
@@ -262,6 +273,7 @@ type scanOp struct {
 	reverse bool
 	tracer  *scanTracer   // traces the body again for other types; nil for a gradient's Scan
 	outer   []*graph.Node // the values of enclosing graphs the traced body reads
+	hoisted []*graph.Node // the random ops the body's function made in enclosing graphs (see HoistedDraws)
 	// skip marks the step outputs (by output index less the carries and
 	// sums) that nothing reads, which a compiler pruned (see Prune): they
 	// are empty and the body does not compute them. nil: none.
@@ -325,6 +337,25 @@ func (op *scanOp) Subgraphs() []*graph.Subgraph {
 	}
 	return []*graph.Subgraph{{Inputs: op.body.Inputs, Outputs: outs}}
 }
+
+// SubgraphInput is the op input that body input i reads: a carry's
+// initial value or a sequence, whose value changes at each step, or a
+// captured value, the same at every step (see graph.SubgraphBinder).
+func (op *scanOp) SubgraphInput(_, i int) (int, bool) {
+	if i < op.carries {
+		return i, true
+	}
+	return i + op.sums, i < op.carries+op.seqs
+}
+
+// SubgraphRuns is the number of steps.
+func (op *scanOp) SubgraphRuns(int) int { return op.steps }
+
+// HoistedDraws returns the random ops that the body's function made in
+// the enclosing graphs, reading none of the body's values (a generator's
+// draw of a fixed shape, say), and which the body reads: every step reads
+// the same draw.
+func (op *scanOp) HoistedDraws(int) []*graph.Node { return op.hoisted }
 
 // stepOutputs is the index of the first step output (after the carries and
 // sums), in the op's outputs and the body's alike.

@@ -39,6 +39,12 @@ x2 = t([0.1, 0.4, -2.5, 0.5])
 y = t([1.0, -1.0, 1.0, -1.0])
 ry = t([-1.0, 1.0, 1.0, -1.0])
 e1 = t([[0.3, -1.2, 2.0], [1.0, 0.5, 0.0], [0.2, 0.2, 0.2], [1.0, 2.0, 3.0]])
+# Spatial NLL: log-probabilities (N, C, d1, d2) over C = 3 classes, labels
+# (N, d1, d2) with an ignored one (-100); and (N, C, d1).
+spatial = torch.log_softmax(torch.sin(torch.arange(2 * 3 * 2 * 2, dtype=torch.float64) * 0.7).reshape(2, 3, 2, 2) * 2, dim=1)
+spatial_labels = t([[[0.0, 2.0], [1.0, -100.0]], [[2.0, 2.0], [0.0, 1.0]]])
+spatial1 = torch.log_softmax(torch.cos(torch.arange(2 * 4 * 3, dtype=torch.float64) * 1.3).reshape(2, 4, 3), dim=1)
+spatial1_labels = t([[3.0, 0.0, 1.0], [1.0, 1.0, 2.0]])
 e2 = t([[0.1, 0.4, -2.5], [1.0, 0.4, 0.1], [-0.2, 0.2, 0.1], [0.0, 0.0, 0.0]])
 
 # name, inputs (by position), keyword options, the torch call.
@@ -53,6 +59,12 @@ CASES = [
     ("NLLLoss", [log_probs, t([3.0, -100.0, 2.0])], {"weight": w4},
      lambda a, b, r: F.nll_loss(a, b.long(), weight=w4, reduction=r)),
     ("NLLLoss", [log_probs, labels], {"ignore_index": 2}, lambda a, b, r: F.nll_loss(a, b.long(), ignore_index=2, reduction=r)),
+    ("NLLLoss", [spatial, spatial_labels], {}, lambda a, b, r: F.nll_loss(a, b.long(), reduction=r)),
+    ("NLLLoss", [spatial, spatial_labels], {"weight": w3}, lambda a, b, r: F.nll_loss(a, b.long(), weight=w3, reduction=r)),
+    ("NLLLoss", [spatial, spatial_labels.clamp(min=1.0)], {"weight": w3, "ignore_index": 2},
+     lambda a, b, r: F.nll_loss(a, b.long(), weight=w3, ignore_index=2, reduction=r)),
+    ("NLLLoss", [spatial1, spatial1_labels], {"weight": w4}, lambda a, b, r: F.nll_loss(a, b.long(), weight=w4, reduction=r)),
+    ("NLLLoss", [log_probs[1], t(2.0)], {"weight": w4}, lambda a, b, r: F.nll_loss(a, b.long(), weight=w4, reduction=r)),
     ("GaussianNLLLoss", [pred, target, var], {}, lambda a, b, v, r: F.gaussian_nll_loss(a, b, v, reduction=r)),
     ("GaussianNLLLoss", [pred, target, var], {"full": True, "eps": 1e-3},
      lambda a, b, v, r: F.gaussian_nll_loss(a, b, v, full=True, eps=1e-3, reduction=r)),
@@ -78,6 +90,7 @@ CASES = [
      lambda a, b, c, r: F.triplet_margin_loss(a, b, c, margin=0.3, reduction=r)),
     ("MultiMarginLoss", [log_probs, labels], {}, lambda a, b, r: F.multi_margin_loss(a, b.long(), reduction=r)),
     ("MultiMarginLoss", [log_probs, labels], {"margin": 0.4}, lambda a, b, r: F.multi_margin_loss(a, b.long(), margin=0.4, reduction=r)),
+    ("MultiMarginLoss", [log_probs[0], t(3.0)], {"margin": 0.4}, lambda a, b, r: F.multi_margin_loss(a, b.long(), margin=0.4, reduction=r)),
     ("CosineEmbeddingLoss", [e1, e2, y], {}, lambda a, b, c, r: F.cosine_embedding_loss(a, b, c, reduction=r)),
     ("CosineEmbeddingLoss", [e1, e2, y], {"margin": 0.2}, lambda a, b, c, r: F.cosine_embedding_loss(a, b, c, margin=0.2, reduction=r)),
 ]

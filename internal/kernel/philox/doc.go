@@ -1,5 +1,6 @@
 // Package philox fills slices with Philox-4x32-10 random bits turned into
-// float32 standard normal values, the hot loop of nabla's random ops.
+// float32 or float64 standard normal values, the hot loops of nabla's
+// random ops.
 //
 // Block b of a stream is Philox-4x32-10 (Salmon, Moraes, Dror and Shaw,
 // "Parallel random numbers: as easy as 1, 2, 3", SC 2011) of the counter
@@ -15,4 +16,11 @@
 // the same float32 operations (no fused multiply-adds) and masks, and the
 // unsigned words converted to float32 exactly rounded as the sum of their
 // 16-bit halves; with the purego build tag they stay in Go.
+//
+// Float64 normals (Normals64) have no Go loop of their own: their
+// reference is the scalar code of package ops, math.Log and math.Sincos
+// of 53-bit uniforms, and the assembly, 8 blocks a run and 4 pairs a
+// vector, repeats those functions' float64 operations (math.Log's amd64
+// assembly, math.Sincos's reduction and polynomials), none fused, with
+// the branches as masks, for the same bits.
 package philox

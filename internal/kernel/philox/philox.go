@@ -125,3 +125,22 @@ func Pair(w0, w1 uint32) (float32, float32) {
 	cos := math.Float32frombits(cb ^ swap ^ ((q+1)&2)<<30)
 	return r * cos, r * sin
 }
+
+// Normals64 sets the longest prefix of out whose length is a multiple of
+// 16 to the float64 standard normal values of blocks ctr[0], ctr[0]+1, ...
+// (the block index wrapping at 2³²) of the counter (·, ctr[1], ctr[2],
+// ctr[3]) under key, two a block, and returns its length: 0 where the
+// assembly does not run (no AVX2, other processors, the purego tag), the
+// caller computing the values itself. Block b's words w₀…w₃ give u and v
+// from the top 53 bits of w₀w₁ and w₂w₃, plus ½, times 2⁻⁵³, and the
+// values √(−2·log u)·cos 2πv and √(−2·log u)·sin 2πv, with log, sine and
+// cosine as Go's math.Log and math.Sincos compute them on amd64 (no fused
+// multiply-adds), so that they equal that scalar code's bit for bit.
+func Normals64(out []float64, ctr [4]uint32, key [2]uint32) int {
+	n := len(out) &^ 15
+	if !useAsm || n == 0 {
+		return 0
+	}
+	normals64AVX2(out[:n], &[6]uint32{ctr[0], ctr[1], ctr[2], ctr[3], key[0], key[1]})
+	return n
+}

@@ -10,3 +10,10 @@ package philox
 //
 //go:noescape
 func normals32AVX2(out []float32, c *[6]uint32)
+
+// normals64AVX2 sets out, whose length is a multiple of 16, to the float64
+// normal values of the blocks c[0], c[0]+1, ... of the counter (·, c[1], c[2],
+// c[3]) under the key (c[4], c[5]), two a block, 8 blocks at a time.
+//
+//go:noescape
+func normals64AVX2(out []float64, c *[6]uint32)

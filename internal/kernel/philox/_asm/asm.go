@@ -27,6 +27,9 @@ const (
 
 var consts = map[uint32]Mem{}
 
+// lanes holds 0, 1, …, 7, the lanes' block offsets.
+var lanes Mem
+
 // k returns 32 bytes holding bits eight times.
 func k(bits uint32) Mem {
 	if m, ok := consts[bits]; ok {
@@ -45,7 +48,7 @@ func f(x float64) Mem { return k(math.Float32bits(float32(x))) }
 
 func main() {
 	ConstraintExpr("amd64,!purego")
-	lanes := GLOBL("lanes", RODATA|NOPTR)
+	lanes = GLOBL("lanes", RODATA|NOPTR)
 	for i := range 8 {
 		DATA(4*i, U32(uint32(i)))
 	}
@@ -64,31 +67,7 @@ func main() {
 	JZ(LabelRef("done"))
 
 	Label("loop")
-	// Philox rounds, block b+i in lane i
-	x := [4]VecVirtual{YMM(), YMM(), YMM(), YMM()}
-	for i := 1; i < 4; i++ {
-		VPBROADCASTD(Mem{Base: cp, Disp: 4 * i}, x[i])
-	}
-	bx := XMM()
-	MOVD(b, bx)
-	VPBROADCASTD(bx, x[0])
-	VPADDD(lanes, x[0], x[0])
-	k0, k1 := YMM(), YMM()
-	VPBROADCASTD(Mem{Base: cp, Disp: 16}, k0)
-	VPBROADCASTD(Mem{Base: cp, Disp: 20}, k1)
-	for r := range 10 {
-		if r > 0 {
-			VPADDD(k(w0), k0, k0)
-			VPADDD(k(w1), k1, k1)
-		}
-		hi0, lo0 := mulHiLo(x[0], m0)
-		hi1, lo1 := mulHiLo(x[2], m1)
-		VPXOR(x[1], hi1, hi1)
-		VPXOR(k0, hi1, hi1)
-		VPXOR(x[3], hi0, hi0)
-		VPXOR(k1, hi0, hi0)
-		x = [4]VecVirtual{hi1, lo1, hi0, lo0}
-	}
+	x := blocks(cp, b)
 
 	// two Box–Muller pairs a block, then each block's four values in turn
 	a, bb := pair(x[0], x[1])
@@ -120,7 +99,40 @@ func main() {
 	Label("done")
 	VZEROUPPER()
 	RET()
+
+	normals64()
 	Generate()
+}
+
+// blocks returns the Philox rounds' words 0 to 3 of blocks b, …, b+7 of
+// the counter (·, c[1], c[2], c[3]) under the key (c[4], c[5]), block
+// b+i in lane i.
+func blocks(cp Register, b Register) [4]VecVirtual {
+	x := [4]VecVirtual{YMM(), YMM(), YMM(), YMM()}
+	for i := 1; i < 4; i++ {
+		VPBROADCASTD(Mem{Base: cp, Disp: 4 * i}, x[i])
+	}
+	bx := XMM()
+	MOVD(b, bx)
+	VPBROADCASTD(bx, x[0])
+	VPADDD(lanes, x[0], x[0])
+	k0, k1 := YMM(), YMM()
+	VPBROADCASTD(Mem{Base: cp, Disp: 16}, k0)
+	VPBROADCASTD(Mem{Base: cp, Disp: 20}, k1)
+	for r := range 10 {
+		if r > 0 {
+			VPADDD(k(w0), k0, k0)
+			VPADDD(k(w1), k1, k1)
+		}
+		hi0, lo0 := mulHiLo(x[0], m0)
+		hi1, lo1 := mulHiLo(x[2], m1)
+		VPXOR(x[1], hi1, hi1)
+		VPXOR(k0, hi1, hi1)
+		VPXOR(x[3], hi0, hi0)
+		VPXOR(k1, hi0, hi0)
+		x = [4]VecVirtual{hi1, lo1, hi0, lo0}
+	}
+	return x
 }
 
 // mulHiLo returns the high and low words of the 64-bit products of x's
