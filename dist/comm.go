@@ -1,0 +1,291 @@
+package dist
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"runtime"
+	"strconv"
+	"sync"
+	"time"
+	"unsafe"
+)
+
+// DefaultTimeout bounds how long a collective waits for the other ranks
+// before it returns an error (see WithTimeout): PyTorch's default for its
+// process groups, and long enough for a rank that writes a checkpoint or
+// evaluates while the others wait.
+const DefaultTimeout = 10 * time.Minute
+
+// Comm is the group of processes a program was launched as (MPI's
+// MPI_COMM_WORLD): Size processes, numbered by Rank from 0. Its methods,
+// and the collective ops built on it, are called by every rank in the
+// same order. A Comm is safe for use by several goroutines, which take
+// turns.
+type Comm struct {
+	mu      sync.Mutex
+	lib     *library // nil for a process not launched by an MPI launcher
+	rank    int
+	size    int
+	from    string // where rank and size came from, for errors
+	timeout time.Duration
+	failed  error // sticky: set by a timeout, returned by every later call
+	closed  bool
+}
+
+// Option configures Init.
+type Option func(*Comm)
+
+// WithTimeout sets how long a collective waits for the other ranks
+// before returning an error (DefaultTimeout without it; 0 or less waits
+// forever). A rank that crashed, exited or skipped a collective would
+// otherwise leave the others waiting: MPI cannot cancel a collective, so
+// after a timeout the Comm is broken, every later call returns the same
+// error, and the process should exit.
+func WithTimeout(d time.Duration) Option { return func(c *Comm) { c.timeout = d } }
+
+// launcher is where a process learns its rank and the group's size.
+type launcher struct {
+	rank, size int
+	openMPI    bool   // launched by Open MPI's mpirun (load its library first)
+	from       string // the variables read, for errors
+}
+
+// launchers are the environment variables MPI launchers set: Open MPI's
+// mpirun; MPICH's, Intel MPI's and MVAPICH's (Hydra, PMI); Slurm's srun.
+var launchers = []struct {
+	rank, size string
+	openMPI    bool
+}{
+	{"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", true},
+	{"PMI_RANK", "PMI_SIZE", false},
+	{"PMIX_RANK", "OMPI_UNIVERSE_SIZE", true},
+	{"SLURM_PROCID", "SLURM_NTASKS", false},
+}
+
+// detect reads the launcher's variables through getenv. ok is false for a
+// process no launcher started.
+func detect(getenv func(string) string) (l launcher, ok bool, err error) {
+	for _, v := range launchers {
+		rs, ss := getenv(v.rank), getenv(v.size)
+		if rs == "" || ss == "" {
+			continue
+		}
+		rank, err1 := strconv.Atoi(rs)
+		size, err2 := strconv.Atoi(ss)
+		from := fmt.Sprintf("%s=%s %s=%s", v.rank, rs, v.size, ss)
+		if err1 != nil || err2 != nil || size < 1 || rank < 0 || rank >= size {
+			return launcher{}, false, fmt.Errorf("dist: Init: the launcher's %s are not a rank in [0, size)", from)
+		}
+		return launcher{rank: rank, size: size, openMPI: v.openMPI, from: from}, true, nil
+	}
+	return launcher{}, false, nil
+}
+
+var (
+	worldMu sync.Mutex
+	world   *Comm
+)
+
+// Init joins the group of processes an MPI launcher started (mpirun,
+// mpiexec, srun), reading this process's rank and the group's size from
+// the launcher's environment (OMPI_COMM_WORLD_RANK and _SIZE for Open MPI,
+// PMI_RANK and PMI_SIZE for MPICH's Hydra, SLURM_PROCID and SLURM_NTASKS
+// for srun), loading MPI's shared library at run time (Open MPI's
+// libmpi.so.40 or MPICH's libmpich.so.12; $NABLA_MPI_LIB names another)
+// and initialising it.
+//
+// A process that no launcher started is rank 0 of 1, and Init loads no
+// library: a program written for several processes runs unchanged as
+// one, its collectives copying their input. Init called again returns
+// the same Comm (with the options of the first call); after Close it is
+// an error, as MPI cannot start twice in a process.
+func Init(opts ...Option) (*Comm, error) {
+	worldMu.Lock()
+	defer worldMu.Unlock()
+	if world != nil {
+		if world.isClosed() {
+			return nil, errors.New("dist: Init after Close: MPI cannot be initialised twice in a process")
+		}
+		return world, nil
+	}
+	c := &Comm{size: 1, timeout: DefaultTimeout, from: "no launcher"}
+	for _, o := range opts {
+		if o != nil {
+			o(c)
+		}
+	}
+	l, ok, err := detect(getenvOS)
+	if err != nil {
+		return nil, err
+	}
+	if ok {
+		if err := c.start(l); err != nil {
+			return nil, err
+		}
+	}
+	world = c
+	return c, nil
+}
+
+// start loads MPI and initialises it for the launcher l.
+func (c *Comm) start(l launcher) error {
+	// Open MPI catches SIGSEGV and SIGBUS to print its own backtrace,
+	// which would take them from Go's runtime (a nil dereference must
+	// panic in Go); leave them to Go unless the user chose.
+	if _, set := os.LookupEnv("OMPI_MCA_opal_signal"); !set {
+		os.Setenv("OMPI_MCA_opal_signal", "")
+	}
+	lib, err := loadLibrary(l)
+	if err != nil {
+		return err
+	}
+	c.lib, c.from = lib, l.from
+	var provided int32
+	if r := call(lib.initThread, 0, 0, mpiThreadSerialized, uintptr(unsafe.Pointer(&provided))); r != 0 {
+		return c.mpiError("Init", r)
+	}
+	if r := call(lib.commSetErrhandler, lib.world, lib.errorsReturn); r != 0 {
+		return c.mpiError("Init", r)
+	}
+	var rank, size int32
+	if r := call(lib.commRank, lib.world, uintptr(unsafe.Pointer(&rank))); r != 0 {
+		return c.mpiError("Init", r)
+	}
+	if r := call(lib.commSize, lib.world, uintptr(unsafe.Pointer(&size))); r != 0 {
+		return c.mpiError("Init", r)
+	}
+	if int(rank) != l.rank || int(size) != l.size {
+		return fmt.Errorf("dist: Init: %s (%s) says rank %d of %d, but the launcher's %s: is the library the launcher's? (set %s)",
+			lib.version(), lib.path, rank, size, l.from, libraryEnv)
+	}
+	c.rank, c.size = int(rank), int(size)
+	return nil
+}
+
+// Rank is this process's number in the group, from 0 to Size()-1.
+func (c *Comm) Rank() int { return c.rank }
+
+// Size is the number of processes in the group.
+func (c *Comm) Size() int { return c.size }
+
+// Library names the MPI library in use ("Open MPI v4.1.4" and its path),
+// or says that there is none (a single process).
+func (c *Comm) Library() string {
+	if c.lib == nil {
+		return "none (a single process, not launched by an MPI launcher)"
+	}
+	return c.lib.version() + " (" + c.lib.path + ")"
+}
+
+// String describes the communicator for errors: "rank 1 of 2".
+func (c *Comm) String() string { return fmt.Sprintf("rank %d of %d", c.rank, c.size) }
+
+// Barrier returns once every rank has called it.
+func (c *Comm) Barrier() error {
+	return c.collective("Barrier", func(l *library, req *uintptr) int32 {
+		return call(l.ibarrier, l.world, uintptr(unsafe.Pointer(req)))
+	})
+}
+
+// Close finalises MPI once every rank calls it. A Comm whose collective
+// timed out is not finalised (MPI_Finalize would wait for the lost rank):
+// Close returns that error. Closing twice is not an error.
+func (c *Comm) Close() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return nil
+	}
+	c.closed = true
+	if c.failed != nil {
+		return c.failed
+	}
+	if c.lib == nil {
+		return nil
+	}
+	if r := call(c.lib.finalize); r != 0 {
+		return c.mpiError("Close", r)
+	}
+	return nil
+}
+
+func (c *Comm) isClosed() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.closed
+}
+
+// mpiError is the error of MPI call what returning code r, with MPI's own
+// text for it.
+func (c *Comm) mpiError(what string, r int32) error {
+	return fmt.Errorf("dist: %s on %v: MPI error %d: %s", what, c, r, c.lib.errorText(r))
+}
+
+// collective starts a nonblocking collective with start, which writes its
+// request, and waits for it, at most c's timeout. It is a no-op for a
+// single process (the callers copy their input themselves).
+func (c *Comm) collective(what string, start func(l *library, req *uintptr) int32) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch {
+	case c.closed:
+		return fmt.Errorf("dist: %s on %v after Close", what, c)
+	case c.failed != nil:
+		return c.failed
+	case c.lib == nil:
+		return nil
+	}
+	var req uintptr
+	if r := start(c.lib, &req); r != 0 {
+		return c.mpiError(what, r)
+	}
+	return c.wait(what, &req)
+}
+
+// spinFor is how long wait polls without pausing: a collective of a
+// training step finishes within it, and polling is what MPI's own
+// blocking calls do.
+const spinFor = 2 * time.Millisecond
+
+// wait polls the request req with MPI_Test until it completes or c's
+// timeout passes; after spinFor it pauses between polls, yielding the
+// processor to the ranks it waits for.
+func (c *Comm) wait(what string, req *uintptr) error {
+	start := time.Now()
+	var done int32
+	for i := 0; ; i++ {
+		if r := call(c.lib.test, uintptr(unsafe.Pointer(req)), uintptr(unsafe.Pointer(&done)), c.lib.statusIgnore); r != 0 {
+			return c.mpiError(what, r)
+		}
+		if done != 0 {
+			return nil
+		}
+		if i%64 != 63 {
+			continue
+		}
+		waited := time.Since(start)
+		if c.timeout > 0 && waited > c.timeout {
+			c.failed = fmt.Errorf("dist: %s on %v did not finish within %v: another rank failed, exited, or did not make the same collective calls in the same order; "+
+				"MPI cannot cancel a collective, so this communicator is unusable and the process should exit", what, c, c.timeout)
+			return c.failed
+		}
+		if waited > spinFor {
+			time.Sleep(20 * time.Microsecond)
+		} else {
+			runtime.Gosched()
+		}
+	}
+}
+
+// count converts an element count to MPI's C int, or says it is too big.
+func (c *Comm) count(what string, n int) (uintptr, error) {
+	if n > math.MaxInt32 {
+		return 0, fmt.Errorf("dist: %s on %v: %d elements are more than MPI's count (a C int) holds; split the tensor", what, c, n)
+	}
+	return uintptr(n), nil
+}
+
+// getenvOS is os.Getenv, for detect.
+func getenvOS(k string) string { return os.Getenv(k) }

@@ -1,0 +1,190 @@
+package dist
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// childEnv marks a test binary that a parent test started under mpirun:
+// the child tests (TestChild...) run only there, each rank running them
+// in the same order.
+const childEnv = "NABLA_DIST_TEST_CHILD"
+
+// childTimeout bounds each collective in the child tests, so that a rank
+// that fails a check (and stops calling collectives) makes the others
+// fail within it rather than wait for the parent's deadline.
+const childTimeout = 20 * time.Second
+
+// mpiLauncher is a launcher to test under: its command and the arguments
+// that let it start more ranks than cores as root.
+type mpiLauncher struct {
+	name string
+	cmd  string
+	args []string
+}
+
+// openMPI finds Open MPI's mpirun, or skips with the reason.
+func openMPI(t *testing.T) mpiLauncher {
+	t.Helper()
+	for _, cmd := range []string{"mpirun.openmpi", "mpirun"} {
+		p, err := exec.LookPath(cmd)
+		if err != nil {
+			continue
+		}
+		if v, _ := exec.Command(p, "--version").CombinedOutput(); strings.Contains(string(v), "Open MPI") {
+			return mpiLauncher{"Open MPI", p, []string{"--allow-run-as-root", "--oversubscribe"}}
+		}
+	}
+	t.Skip("Open MPI's mpirun is not installed (Debian: apt-get install openmpi-bin libopenmpi-dev)")
+	return mpiLauncher{}
+}
+
+// mpich finds MPICH's mpirun, or skips with the reason.
+func mpich(t *testing.T) mpiLauncher {
+	t.Helper()
+	for _, cmd := range []string{"mpirun.mpich", "mpiexec.mpich"} {
+		if p, err := exec.LookPath(cmd); err == nil {
+			return mpiLauncher{"MPICH", p, nil}
+		}
+	}
+	t.Skip("MPICH's mpirun is not installed (Debian: apt-get install mpich)")
+	return mpiLauncher{}
+}
+
+// launch runs the child tests matching run on np ranks under l, within
+// timeout, and returns their combined output and exit error.
+func (l mpiLauncher) launch(t *testing.T, np int, run string, timeout time.Duration) (string, error, time.Duration) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	args := append(append([]string{}, l.args...), "-np", strconv.Itoa(np),
+		os.Args[0], "-test.run", run, "-test.v", "-test.count=1", "-test.timeout="+timeout.String())
+	cmd := exec.CommandContext(ctx, l.cmd, args...)
+	cmd.Env = append(os.Environ(), childEnv+"=1")
+	cmd.WaitDelay = 5 * time.Second
+	start := time.Now()
+	out, err := cmd.CombinedOutput()
+	return string(out), err, time.Since(start)
+}
+
+// child initialises MPI in a child test, or skips the test outside one.
+func child(t *testing.T) *Comm {
+	t.Helper()
+	if os.Getenv(childEnv) == "" {
+		t.Skip("runs under mpirun, started by TestUnderOpenMPI and TestUnderMPICH")
+	}
+	c, err := Init(WithTimeout(childTimeout))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%v, %s", c, c.Library())
+	return c
+}
+
+// childTests are the tests every rank runs, in this order.
+const childTests = "^(TestChildCollectives|TestChildGradients|TestChildClose)$"
+
+// underMPI runs the child tests on 2 and 3 ranks (3 catches code that
+// assumes an even number) and fails with their output if any rank fails.
+func underMPI(t *testing.T, l mpiLauncher) {
+	for _, np := range []int{2, 3} {
+		out, err, took := l.launch(t, np, childTests, 2*time.Minute)
+		if err != nil || strings.Contains(out, "--- FAIL") || !strings.Contains(out, "--- PASS: TestChildCollectives") {
+			t.Fatalf("%s, %d ranks: %v after %v\n%s", l.name, np, err, took.Round(time.Millisecond), out)
+		}
+		if testing.Verbose() {
+			t.Logf("%s, %d ranks: passed in %v", l.name, np, took.Round(time.Millisecond))
+		}
+	}
+}
+
+// TestUnderOpenMPI runs the child tests under Open MPI's mpirun.
+func TestUnderOpenMPI(t *testing.T) {
+	if os.Getenv(childEnv) != "" {
+		t.Skip("a child run")
+	}
+	underMPI(t, openMPI(t))
+}
+
+// TestUnderMPICH runs the child tests under MPICH's mpirun, where it is
+// installed beside Open MPI.
+func TestUnderMPICH(t *testing.T) {
+	if os.Getenv(childEnv) != "" {
+		t.Skip("a child run")
+	}
+	underMPI(t, mpich(t))
+}
+
+// failTimeout is the collective timeout of TestChildFailure's surviving
+// ranks.
+const failTimeout = 2 * time.Second
+
+// failEnv says how TestChildFailure's last rank fails: "exit" exits at
+// once, "skip" skips the collectives and stays alive past failTimeout.
+const failEnv = "NABLA_DIST_TEST_FAIL"
+
+// TestChildFailure: the last rank fails as failEnv says; the others enter
+// a barrier, which must fail, not wait forever.
+func TestChildFailure(t *testing.T) {
+	if os.Getenv(childEnv) == "" {
+		t.Skip("runs under mpirun, started by TestRankFailure")
+	}
+	c, err := Init(WithTimeout(failTimeout))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Rank() == c.Size()-1 {
+		if os.Getenv(failEnv) == "exit" {
+			os.Exit(3)
+		}
+		time.Sleep(3 * failTimeout)
+		return
+	}
+	err = c.Barrier()
+	t.Logf("%v: Barrier: %v", c, err)
+	if err == nil {
+		t.Fatalf("%v: Barrier succeeded though rank %d did not call it", c, c.Size()-1)
+	}
+	require.Equal(t, err, c.Barrier(), "the error sticks")
+	require.Equal(t, err, c.Close(), "Close returns it without finalising")
+}
+
+// TestRankFailure: a rank that exits early, or stays alive but skips a
+// collective, makes the launch fail within failTimeout and the
+// launcher's reaction time, never hang. Open MPI's mpirun ends the other
+// ranks as soon as one exits with an error (about 1.5 s here); a rank
+// that skips a collective makes the others' wait time out with an error
+// saying so.
+func TestRankFailure(t *testing.T) {
+	if os.Getenv(childEnv) != "" {
+		t.Skip("a child run")
+	}
+	l := openMPI(t)
+	const limit = 30 * time.Second
+	for _, mode := range []string{"exit", "skip"} {
+		t.Setenv(failEnv, mode)
+		out, err, took := l.launch(t, 2, "^TestChildFailure$", 2*limit)
+		if took > limit {
+			t.Fatalf("%s: the launch took %v to end, more than %v:\n%s", mode, took, limit, out)
+		}
+		switch mode {
+		case "exit":
+			if err == nil {
+				t.Fatalf("exit: the launch succeeded though a rank exited early:\n%s", out)
+			}
+		case "skip":
+			want := "dist: Barrier on rank 0 of 2 did not finish within 2s: another rank failed, exited, or did not make the same collective calls in the same order"
+			if !strings.Contains(out, want) {
+				t.Fatalf("skip: the surviving rank did not report %q:\n%s", want, out)
+			}
+		}
+		t.Logf("%s: ended after %v: %v", mode, took.Round(time.Millisecond), err)
+	}
+}
