@@ -153,18 +153,3 @@ func checkGradients(t *testing.T, c *Comm) {
 func TestCollectivesSingleProcess(t *testing.T) { checkCollectives(t, single()) }
 
 func TestGradientsSingleProcess(t *testing.T) { checkGradients(t, single()) }
-
-// TestChildCollectives checks every collective's values on each rank.
-func TestChildCollectives(t *testing.T) { checkCollectives(t, child(t)) }
-
-// TestChildGradients checks every collective's gradient on each rank.
-func TestChildGradients(t *testing.T) { checkGradients(t, child(t)) }
-
-// TestChildClose finalises MPI on every rank, last.
-func TestChildClose(t *testing.T) {
-	c := child(t)
-	require.NoError(t, c.Barrier())
-	require.NoError(t, c.Close())
-	require.NoError(t, c.Close(), "a second Close")
-	require.ErrorContains(t, c.Barrier(), "after Close")
-}

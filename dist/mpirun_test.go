@@ -67,7 +67,7 @@ func (l mpiLauncher) launch(t *testing.T, np int, run string, timeout time.Durat
 	args := append(append([]string{}, l.args...), "-np", strconv.Itoa(np),
 		os.Args[0], "-test.run", run, "-test.v", "-test.count=1", "-test.timeout="+timeout.String())
 	cmd := exec.CommandContext(ctx, l.cmd, args...)
-	cmd.Env = append(os.Environ(), childEnv+"=1")
+	cmd.Env = append(os.Environ(), childEnv+"=1", dirEnv+"="+t.TempDir())
 	cmd.WaitDelay = 5 * time.Second
 	start := time.Now()
 	out, err := cmd.CombinedOutput()
@@ -88,15 +88,33 @@ func child(t *testing.T) *Comm {
 	return c
 }
 
-// childTests are the tests every rank runs, in this order.
-const childTests = "^(TestChildCollectives|TestChildGradients|TestChildClose)$"
+// childTests are the tests every rank runs.
+const childTests = "^TestChild$"
+
+// TestChild runs, on every rank and in this order, the checks of each
+// collective's values and gradients, of data-parallel training (k ranks ×
+// batch 32 train as one process × batch 32·k; buckets of 600 bytes split
+// the model's gradients into several all-reduces, the default one takes
+// them all) and of Save, then finalises MPI.
+func TestChild(t *testing.T) {
+	c := child(t)
+	t.Run("Collectives", func(t *testing.T) { checkCollectives(t, c) })
+	t.Run("Gradients", func(t *testing.T) { checkGradients(t, c) })
+	t.Run("DataParallel", func(t *testing.T) { checkDataParallel(t, c) })
+	t.Run("DataParallelSmallBuckets", func(t *testing.T) { checkDataParallel(t, c, BucketBytes(600)) })
+	t.Run("Save", func(t *testing.T) { checkSave(t, c) })
+	require.NoError(t, c.Barrier())
+	require.NoError(t, c.Close())
+	require.NoError(t, c.Close(), "a second Close")
+	require.ErrorContains(t, c.Barrier(), "after Close")
+}
 
 // underMPI runs the child tests on 2 and 3 ranks (3 catches code that
 // assumes an even number) and fails with their output if any rank fails.
 func underMPI(t *testing.T, l mpiLauncher) {
 	for _, np := range []int{2, 3} {
 		out, err, took := l.launch(t, np, childTests, 2*time.Minute)
-		if err != nil || strings.Contains(out, "--- FAIL") || !strings.Contains(out, "--- PASS: TestChildCollectives") {
+		if err != nil || strings.Contains(out, "--- FAIL") || !strings.Contains(out, "--- PASS: TestChild ") {
 			t.Fatalf("%s, %d ranks: %v after %v\n%s", l.name, np, err, took.Round(time.Millisecond), out)
 		}
 		if testing.Verbose() {
