@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"runtime"
 	"strconv"
 	"sync"
 	"time"
@@ -244,14 +243,20 @@ func (c *Comm) collective(what string, start func(l *library, req *uintptr) int3
 	return c.wait(what, &req)
 }
 
-// spinFor is how long wait polls without pausing: a collective of a
-// training step finishes within it, and polling is what MPI's own
-// blocking calls do.
-const spinFor = 2 * time.Millisecond
+// How wait polls: without pause for spinFor (a collective whose ranks
+// arrive together finishes within it), then yielding the processor to
+// other processes between polls (a rank waited for may need this core:
+// Open MPI's mpi_yield_when_idle does the same), and after napAfter
+// sleeping napFor between polls, so that a long wait (a rank writing a
+// checkpoint) does not burn a core.
+const (
+	spinFor  = 50 * time.Microsecond
+	napAfter = 20 * time.Millisecond
+	napFor   = 100 * time.Microsecond
+)
 
 // wait polls the request req with MPI_Test until it completes or c's
-// timeout passes; after spinFor it pauses between polls, yielding the
-// processor to the ranks it waits for.
+// timeout passes.
 func (c *Comm) wait(what string, req *uintptr) error {
 	start := time.Now()
 	var done int32
@@ -262,19 +267,19 @@ func (c *Comm) wait(what string, req *uintptr) error {
 		if done != 0 {
 			return nil
 		}
-		if i%64 != 63 {
+		if i < 16 {
 			continue
 		}
 		waited := time.Since(start)
-		if c.timeout > 0 && waited > c.timeout {
+		switch {
+		case c.timeout > 0 && waited > c.timeout:
 			c.failed = fmt.Errorf("dist: %s on %v did not finish within %v: another rank failed, exited, or did not make the same collective calls in the same order; "+
 				"MPI cannot cancel a collective, so this communicator is unusable and the process should exit", what, c, c.timeout)
 			return c.failed
-		}
-		if waited > spinFor {
-			time.Sleep(20 * time.Microsecond)
-		} else {
-			runtime.Gosched()
+		case waited > napAfter:
+			time.Sleep(napFor)
+		case waited > spinFor:
+			yield()
 		}
 	}
 }

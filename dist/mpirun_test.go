@@ -1,83 +1,31 @@
 package dist
 
 import (
-	"context"
 	"os"
-	"os/exec"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
-)
 
-// childEnv marks a test binary that a parent test started under mpirun:
-// the child tests (TestChild...) run only there, each rank running them
-// in the same order.
-const childEnv = "NABLA_DIST_TEST_CHILD"
+	"github.com/nabla-go/nabla/internal/testkit/mpitest"
+)
 
 // childTimeout bounds each collective in the child tests, so that a rank
 // that fails a check (and stops calling collectives) makes the others
 // fail within it rather than wait for the parent's deadline.
 const childTimeout = 20 * time.Second
 
-// mpiLauncher is a launcher to test under: its command and the arguments
-// that let it start more ranks than cores as root.
-type mpiLauncher struct {
-	name string
-	cmd  string
-	args []string
-}
-
-// openMPI finds Open MPI's mpirun, or skips with the reason.
-func openMPI(t *testing.T) mpiLauncher {
-	t.Helper()
-	for _, cmd := range []string{"mpirun.openmpi", "mpirun"} {
-		p, err := exec.LookPath(cmd)
-		if err != nil {
-			continue
-		}
-		if v, _ := exec.Command(p, "--version").CombinedOutput(); strings.Contains(string(v), "Open MPI") {
-			return mpiLauncher{"Open MPI", p, []string{"--allow-run-as-root", "--oversubscribe"}}
-		}
-	}
-	t.Skip("Open MPI's mpirun is not installed (Debian: apt-get install openmpi-bin libopenmpi-dev)")
-	return mpiLauncher{}
-}
-
-// mpich finds MPICH's mpirun, or skips with the reason.
-func mpich(t *testing.T) mpiLauncher {
-	t.Helper()
-	for _, cmd := range []string{"mpirun.mpich", "mpiexec.mpich"} {
-		if p, err := exec.LookPath(cmd); err == nil {
-			return mpiLauncher{"MPICH", p, nil}
-		}
-	}
-	t.Skip("MPICH's mpirun is not installed (Debian: apt-get install mpich)")
-	return mpiLauncher{}
-}
-
 // launch runs the child tests matching run on np ranks under l, within
-// timeout, and returns their combined output and exit error.
-func (l mpiLauncher) launch(t *testing.T, np int, run string, timeout time.Duration) (string, error, time.Duration) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	args := append(append([]string{}, l.args...), "-np", strconv.Itoa(np),
-		os.Args[0], "-test.run", run, "-test.v", "-test.count=1", "-test.timeout="+timeout.String())
-	cmd := exec.CommandContext(ctx, l.cmd, args...)
-	cmd.Env = append(os.Environ(), childEnv+"=1", dirEnv+"="+t.TempDir())
-	cmd.WaitDelay = 5 * time.Second
-	start := time.Now()
-	out, err := cmd.CombinedOutput()
-	return string(out), err, time.Since(start)
+// timeout, each rank given a shared folder.
+func launch(t *testing.T, l mpitest.Launcher, np int, run string, timeout time.Duration) (string, error, time.Duration) {
+	return l.Run(np, run, timeout, dirEnv+"="+t.TempDir())
 }
 
 // child initialises MPI in a child test, or skips the test outside one.
 func child(t *testing.T) *Comm {
 	t.Helper()
-	if os.Getenv(childEnv) == "" {
+	if !mpitest.IsChild() {
 		t.Skip("runs under mpirun, started by TestUnderOpenMPI and TestUnderMPICH")
 	}
 	c, err := Init(WithTimeout(childTimeout))
@@ -111,33 +59,33 @@ func TestChild(t *testing.T) {
 
 // underMPI runs the child tests on 2 and 3 ranks (3 catches code that
 // assumes an even number) and fails with their output if any rank fails.
-func underMPI(t *testing.T, l mpiLauncher) {
+func underMPI(t *testing.T, l mpitest.Launcher) {
 	for _, np := range []int{2, 3} {
-		out, err, took := l.launch(t, np, childTests, 2*time.Minute)
+		out, err, took := launch(t, l, np, childTests, 2*time.Minute)
 		if err != nil || strings.Contains(out, "--- FAIL") || !strings.Contains(out, "--- PASS: TestChild ") {
-			t.Fatalf("%s, %d ranks: %v after %v\n%s", l.name, np, err, took.Round(time.Millisecond), out)
+			t.Fatalf("%s, %d ranks: %v after %v\n%s", l.Name, np, err, took.Round(time.Millisecond), out)
 		}
 		if testing.Verbose() {
-			t.Logf("%s, %d ranks: passed in %v", l.name, np, took.Round(time.Millisecond))
+			t.Logf("%s, %d ranks: passed in %v", l.Name, np, took.Round(time.Millisecond))
 		}
 	}
 }
 
 // TestUnderOpenMPI runs the child tests under Open MPI's mpirun.
 func TestUnderOpenMPI(t *testing.T) {
-	if os.Getenv(childEnv) != "" {
+	if mpitest.IsChild() {
 		t.Skip("a child run")
 	}
-	underMPI(t, openMPI(t))
+	underMPI(t, mpitest.OpenMPI(t))
 }
 
 // TestUnderMPICH runs the child tests under MPICH's mpirun, where it is
 // installed beside Open MPI.
 func TestUnderMPICH(t *testing.T) {
-	if os.Getenv(childEnv) != "" {
+	if mpitest.IsChild() {
 		t.Skip("a child run")
 	}
-	underMPI(t, mpich(t))
+	underMPI(t, mpitest.MPICH(t))
 }
 
 // failTimeout is the collective timeout of TestChildFailure's surviving
@@ -151,7 +99,7 @@ const failEnv = "NABLA_DIST_TEST_FAIL"
 // TestChildFailure: the last rank fails as failEnv says; the others enter
 // a barrier, which must fail, not wait forever.
 func TestChildFailure(t *testing.T) {
-	if os.Getenv(childEnv) == "" {
+	if !mpitest.IsChild() {
 		t.Skip("runs under mpirun, started by TestRankFailure")
 	}
 	c, err := Init(WithTimeout(failTimeout))
@@ -181,14 +129,14 @@ func TestChildFailure(t *testing.T) {
 // that skips a collective makes the others' wait time out with an error
 // saying so.
 func TestRankFailure(t *testing.T) {
-	if os.Getenv(childEnv) != "" {
+	if mpitest.IsChild() {
 		t.Skip("a child run")
 	}
-	l := openMPI(t)
+	l := mpitest.OpenMPI(t)
 	const limit = 30 * time.Second
 	for _, mode := range []string{"exit", "skip"} {
 		t.Setenv(failEnv, mode)
-		out, err, took := l.launch(t, 2, "^TestChildFailure$", 2*limit)
+		out, err, took := launch(t, l, 2, "^TestChildFailure$", 2*limit)
 		if took > limit {
 			t.Fatalf("%s: the launch took %v to end, more than %v:\n%s", mode, took, limit, out)
 		}
