@@ -85,8 +85,8 @@ func checkCollectives(t *testing.T, c *Comm) {
 	}
 }
 
-// checkGradients checks each collective's gradient against central
-// differences of the ranks' total loss G = Σ_r L_r, L_r = Σ w_r·sin(f(x_r))
+// checkGradients checks each collective's gradient, and its forward-mode
+// derivative, against central differences of the ranks' total loss G = Σ_r L_r, L_r = Σ w_r·sin(f(x_r))
 // with weights w_r differing by rank: for each rank p and element i, only
 // rank p moves x_p[i], every rank recomputes its L_r, and the difference
 // of G (summed by an all-reduce) must match rank p's symbolic gradient.
@@ -115,11 +115,16 @@ func checkGradients(t *testing.T, c *Comm) {
 		loss := ops.Sum(ops.Mul(wts, ops.Sin(y)))
 		grad, err := compile.Grad(loss, x)
 		require.NoError(t, err, cs.name)
-		m := fdtest.Machine(t, loss, grad[0])
+		dir := fdtest.RandomValues(uint64(11+c.Rank()), len(x0)) // this rank's tangent
+		jvp, err := compile.JVP([]*graph.Node{loss}, []*graph.Node{x}, []*graph.Node{g.Const(fdtest.TensorOf(t, x.Type(), dir...))})
+		require.NoError(t, err, cs.name)
+		m := fdtest.Machine(t, loss, grad[0], jvp[0])
+		local := 0.0 // L_r at the last run
 		run := func(xs []float64) float64 {
 			require.NoError(t, m.Run(vm.Feeds{x: fdtest.TensorOf(t, x.Type(), xs...)}), cs.name)
 			l, err := m.Value(loss)
 			require.NoError(t, err)
+			local = graph.Float(l, 0)
 			require.NoError(t, c.allReduce(total, l, Sum), cs.name)
 			return graph.Float(total, 0)
 		}
@@ -127,7 +132,17 @@ func checkGradients(t *testing.T, c *Comm) {
 		gv, err := m.Value(grad[0])
 		require.NoError(t, err)
 		symbolic := graph.Float64s(gv)
+		jv, err := m.Value(jvp[0])
+		require.NoError(t, err)
+		forward := graph.Float(jv, 0)
+
+		// Forward mode: every rank moves along its own tangent at once, and
+		// the change of its own L_r is its JVP.
 		const eps = 1e-6
+		run(moved(x0, dir, eps))
+		hi := local
+		run(moved(x0, dir, -eps))
+		fdtest.RequireClose(t, []float64{(hi - local) / (2 * eps)}, []float64{forward}, 1e-6, fmt.Sprintf("%v: JVP of %s", c, cs.name))
 		xs := append([]float64(nil), x0...)
 		for p := range k {
 			numeric := make([]float64, len(x0))
@@ -153,3 +168,12 @@ func checkGradients(t *testing.T, c *Comm) {
 func TestCollectivesSingleProcess(t *testing.T) { checkCollectives(t, single()) }
 
 func TestGradientsSingleProcess(t *testing.T) { checkGradients(t, single()) }
+
+// moved is x + s·d.
+func moved(x, d []float64, s float64) []float64 {
+	out := make([]float64, len(x))
+	for i := range x {
+		out[i] = x[i] + s*d[i]
+	}
+	return out
+}
