@@ -130,12 +130,6 @@ func Init(opts ...Option) (*Comm, error) {
 
 // start loads MPI and initialises it for the launcher l.
 func (c *Comm) start(l launcher) error {
-	// Open MPI catches SIGSEGV and SIGBUS to print its own backtrace,
-	// which would take them from Go's runtime (a nil dereference must
-	// panic in Go); leave them to Go unless the user chose.
-	if _, set := os.LookupEnv("OMPI_MCA_opal_signal"); !set {
-		os.Setenv("OMPI_MCA_opal_signal", "")
-	}
 	lib, err := loadLibrary(l)
 	if err != nil {
 		return err

@@ -1,6 +1,7 @@
 package dist
 
 import (
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -51,6 +52,7 @@ func TestChild(t *testing.T) {
 	t.Run("DataParallel", func(t *testing.T) { checkDataParallel(t, c) })
 	t.Run("DataParallelSmallBuckets", func(t *testing.T) { checkDataParallel(t, c, BucketBytes(600)) })
 	t.Run("Save", func(t *testing.T) { checkSave(t, c) })
+	t.Run("NilDereferencePanics", checkNilPanics)
 	require.NoError(t, c.Barrier())
 	require.NoError(t, c.Close())
 	require.NoError(t, c.Close(), "a second Close")
@@ -153,4 +155,17 @@ func TestRankFailure(t *testing.T) {
 		}
 		t.Logf("%s: ended after %v: %v", mode, took.Round(time.Millisecond), err)
 	}
+}
+
+// checkNilPanics: a nil dereference after MPI started is still Go's
+// panic, which recover catches (Open MPI's handler of SIGSEGV, which
+// would print its backtrace and end the process, is left out).
+func checkNilPanics(t *testing.T) {
+	var p *struct{ x int }
+	defer func() {
+		r := recover()
+		require.NotNil(t, r)
+		require.Contains(t, fmt.Sprint(r), "nil pointer dereference")
+	}()
+	t.Log(p.x)
 }
