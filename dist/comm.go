@@ -120,7 +120,11 @@ func Init(opts ...Option) (*Comm, error) {
 		return nil, err
 	}
 	if ok {
-		if err := c.start(l); err != nil {
+		// MPI's libraries may take the fault signals from Go's runtime
+		// (UCX, under MPICH, does as it loads), so that a nil dereference
+		// would print their backtrace and end the process instead of
+		// panicking: give them back.
+		if err := keepGoSignals(func() error { return c.start(l) }); err != nil {
 			return nil, err
 		}
 	}

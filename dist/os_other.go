@@ -7,3 +7,7 @@ import "runtime"
 // yield lets other goroutines run; elsewhere than Linux, the operating
 // system's scheduler is left to share the processor.
 func yield() { runtime.Gosched() }
+
+// keepGoSignals runs f; elsewhere than Linux, signal handlers are left
+// as MPI sets them.
+func keepGoSignals(f func() error) error { return f() }
