@@ -249,7 +249,7 @@ func (c *Comm) collective(what string, start func(l *library, req *uintptr) int3
 // checkpoint) does not burn a core.
 const (
 	spinFor  = 50 * time.Microsecond
-	napAfter = 20 * time.Millisecond
+	napAfter = time.Second
 	napFor   = 100 * time.Microsecond
 )
 
