@@ -181,6 +181,9 @@ func (c *Comm) String() string { return fmt.Sprintf("rank %d of %d", c.rank, c.s
 
 // Barrier returns once every rank has called it.
 func (c *Comm) Barrier() error {
+	if c == nil {
+		return errNilComm("Barrier")
+	}
 	return c.collective("Barrier", func(l *library, req *uintptr) int32 {
 		return call(l.ibarrier, l.world, uintptr(unsafe.Pointer(req)))
 	})
@@ -190,6 +193,9 @@ func (c *Comm) Barrier() error {
 // timed out is not finalised (MPI_Finalize would wait for the lost rank):
 // Close returns that error. Closing twice is not an error.
 func (c *Comm) Close() error {
+	if c == nil {
+		return errNilComm("Close")
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closed {
@@ -212,6 +218,11 @@ func (c *Comm) isClosed() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.closed
+}
+
+// errNilComm is the error of method what called on a nil Comm.
+func errNilComm(what string) error {
+	return fmt.Errorf("dist: %s on a nil Comm: get one from dist.Init", what)
 }
 
 // mpiError is the error of MPI call what returning code r, with MPI's own

@@ -53,7 +53,7 @@ func DataParallel(c *Comm, opts ...ParallelOption) nn.TrainingOption {
 	}
 	return nn.TransformGradients(func(grads []*graph.Node, _ []nn.Named) ([]*graph.Node, error) {
 		if c == nil {
-			return nil, fmt.Errorf("dist: DataParallel: the Comm is nil: get one from dist.Init")
+			return nil, errNilComm("DataParallel")
 		}
 		if cfg.bucketBytes <= 0 {
 			return nil, fmt.Errorf("dist: DataParallel: bucket size %d bytes is not positive", cfg.bucketBytes)
@@ -120,6 +120,9 @@ func averageBucket(c *Comm, grads []*graph.Node, bucket []int, out []*graph.Node
 // (nn.StateOf(model), say). Tensors of other dtypes (counters) are left
 // as they are.
 func (c *Comm) BroadcastState(store nn.ParamStore, state []nn.Named, root int) error {
+	if c == nil {
+		return errNilComm("BroadcastState")
+	}
 	if store == nil {
 		return fmt.Errorf("dist: BroadcastState: the store is nil")
 	}
@@ -152,6 +155,9 @@ func (c *Comm) BroadcastState(store nn.ParamStore, state []nn.Named, root int) e
 // Every rank calls it; it returns on each once the file is written, and
 // if rank 0 failed, every rank returns an error (rank 0's own).
 func (c *Comm) Save(path string, store nn.ParamStore, state []nn.Named) error {
+	if c == nil {
+		return errNilComm("Save")
+	}
 	var saveErr error
 	if c.Rank() == 0 {
 		saveErr = writeCheckpoint(path, store, state)

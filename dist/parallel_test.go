@@ -178,3 +178,27 @@ func TestBuckets(t *testing.T) {
 	require.Equal(t, [][]int{{4, 3, 2, 1, 0}}, buckets(grads, DefaultBucketBytes))
 	require.Equal(t, [][]int{{4}, {3}, {2}, {1}, {0}}, buckets(grads, 1))
 }
+
+// TestParallelErrors: a nil Comm, a bucket size that is not positive, a
+// root out of range and a nil store are errors naming the call.
+func TestParallelErrors(t *testing.T) {
+	d := ddpData(t, 1)
+	build := func(opt nn.TrainingOption) error {
+		g := graph.New()
+		model := nn.NewLinear(g, "l", ddpFeatures, ddpClasses, true)
+		loss := nn.CrossEntropy(model.Forward(g.Input("x", graph.Float64, 4, ddpFeatures)), g.Input("y", graph.Float64, 4))
+		_, err := nn.TrainingUpdates(nn.NewSGD(nn.SGDConfig{LR: 0.1}), loss, model, opt)
+		return err
+	}
+	require.ErrorContains(t, build(DataParallel(nil)), "dist: DataParallel on a nil Comm: get one from dist.Init")
+	require.ErrorContains(t, build(DataParallel(single(), BucketBytes(0))), "dist: DataParallel: bucket size 0 bytes is not positive")
+	var none *Comm
+	require.EqualError(t, none.Barrier(), "dist: Barrier on a nil Comm: get one from dist.Init")
+	require.EqualError(t, none.Close(), "dist: Close on a nil Comm: get one from dist.Init")
+	require.EqualError(t, none.Save("x", nil, nil), "dist: Save on a nil Comm: get one from dist.Init")
+	tr := newTrainer(t, d, 1, ddpBatch)
+	require.EqualError(t, none.BroadcastState(tr.m, nil, 0), "dist: BroadcastState on a nil Comm: get one from dist.Init")
+	require.EqualError(t, single().BroadcastState(tr.m, nil, 1), "dist: BroadcastState: root 1 is not a rank of 1")
+	require.EqualError(t, single().BroadcastState(nil, nil, 0), "dist: BroadcastState: the store is nil")
+	require.ErrorContains(t, single().Save(filepath.Join(t.TempDir(), "missing", "x"), tr.m, nn.StateOf(tr.model)), "dist: Save ")
+}
