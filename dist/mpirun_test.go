@@ -44,7 +44,7 @@ const childTests = "^TestChild$"
 // collective's values and gradients, of data-parallel training (k ranks ×
 // batch 32 train as one process × batch 32·k; buckets of 600 bytes split
 // the model's gradients into several all-reduces, the default one takes
-// them all) and of Save, then finalises MPI.
+// them all), of Save and of collectives on a device, then finalises MPI.
 func TestChild(t *testing.T) {
 	c := child(t)
 	t.Run("Collectives", func(t *testing.T) { checkCollectives(t, c) })
@@ -52,6 +52,7 @@ func TestChild(t *testing.T) {
 	t.Run("DataParallel", func(t *testing.T) { checkDataParallel(t, c) })
 	t.Run("DataParallelSmallBuckets", func(t *testing.T) { checkDataParallel(t, c, BucketBytes(600)) })
 	t.Run("Save", func(t *testing.T) { checkSave(t, c) })
+	t.Run("OnDevice", func(t *testing.T) { checkOnDevice(t, c) })
 	t.Run("NilDereferencePanics", checkNilPanics)
 	require.NoError(t, c.Barrier())
 	require.NoError(t, c.Close())
