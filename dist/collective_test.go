@@ -16,7 +16,7 @@ import (
 )
 
 // single is the Comm of a process no launcher started.
-func single() *Comm { return &Comm{size: 1, timeout: DefaultTimeout, from: "no launcher"} }
+func single() *Comm { return &Comm{size: 1, timeout: DefaultTimeout} }
 
 // v is the pattern every rank scales by rank+1: rank r holds (r+1)·v.
 var v = []float64{1, -2, 0.5, 3, -0.25, 4} // shape (2, 3)

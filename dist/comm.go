@@ -27,7 +27,6 @@ type Comm struct {
 	lib     *library // nil for a process not launched by an MPI launcher
 	rank    int
 	size    int
-	from    string // where rank and size came from, for errors
 	timeout time.Duration
 	failed  error // sticky: set by a timeout, returned by every later call
 	closed  bool
@@ -59,7 +58,6 @@ var launchers = []struct {
 }{
 	{"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", true},
 	{"PMI_RANK", "PMI_SIZE", false},
-	{"PMIX_RANK", "OMPI_UNIVERSE_SIZE", true},
 	{"SLURM_PROCID", "SLURM_NTASKS", false},
 }
 
@@ -109,7 +107,7 @@ func Init(opts ...Option) (*Comm, error) {
 		}
 		return world, nil
 	}
-	c := &Comm{size: 1, timeout: DefaultTimeout, from: "no launcher"}
+	c := &Comm{size: 1, timeout: DefaultTimeout}
 	for _, o := range opts {
 		if o != nil {
 			o(c)
@@ -138,7 +136,7 @@ func (c *Comm) start(l launcher) error {
 	if err != nil {
 		return err
 	}
-	c.lib, c.from = lib, l.from
+	c.lib = lib
 	var provided int32
 	if r := call(lib.initThread, 0, 0, mpiThreadSerialized, uintptr(unsafe.Pointer(&provided))); r != 0 {
 		return c.mpiError("Init", r)

@@ -21,18 +21,11 @@ import (
 // A collective on a program's constants runs once, while compiling (the
 // constant folder runs its kernel), on every rank alike.
 
-// checkComm is the error of a collective given no Comm, or one closed.
-func checkComm(c *Comm) error {
-	if c == nil {
-		return fmt.Errorf("the Comm is nil: get one from dist.Init")
-	}
-	return nil
-}
-
-// floatType checks a collective's one input: a float32 or float64 tensor.
+// floatType checks a collective's Comm and its one input: a float32 or
+// float64 tensor.
 func floatType(c *Comm, in []graph.Type) (graph.Type, error) {
-	if err := checkComm(c); err != nil {
-		return graph.Type{}, err
+	if c == nil {
+		return graph.Type{}, fmt.Errorf("the Comm is nil: get one from dist.Init")
 	}
 	dt, err := graph.CheckInputs(in, 1)
 	if err != nil {
