@@ -20,8 +20,10 @@ const DefaultTimeout = 10 * time.Minute
 // Comm is the group of processes a program was launched as (MPI's
 // MPI_COMM_WORLD): Size processes, numbered by Rank from 0. Its methods,
 // and the collective ops built on it, are called by every rank in the
-// same order. A Comm is safe for use by several goroutines, which take
-// turns.
+// same order. Calls from several goroutines take turns (a lock), but
+// their order must still be the same on every rank: make a process's
+// collectives, and run the machines whose programs hold them, from one
+// goroutine.
 type Comm struct {
 	mu      sync.Mutex
 	lib     *library // nil for a process not launched by an MPI launcher
