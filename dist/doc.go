@@ -21,6 +21,6 @@
 // Failures: a collective waits for the other ranks at most the Comm's
 // timeout (DefaultTimeout, or WithTimeout), then returns an error; MPI's
 // own errors (a mismatch between ranks' calls, say) carry MPI's text for
-// them. When a rank exits, Open MPI's mpirun ends the others within
-// seconds; MPICH's does too.
+// them. When a rank exits with an error, Open MPI's and MPICH's launchers
+// end the others within seconds.
 package dist
