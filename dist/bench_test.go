@@ -56,6 +56,11 @@ func TestChildAllReduceTime(t *testing.T) {
 		require.NoError(t, c.allReduce(out, in, Sum))
 	}
 	took := time.Since(start).Seconds() / float64(iters)
+	for i, v := range out.Float32s() {
+		if want := float32(c.Size() * (i % 13)); v != want {
+			t.Fatalf("%v: element %d of the sum is %v, want %v", c, i, v, want)
+		}
+	}
 	if c.Rank() == 0 {
 		fmt.Printf("%d %.9f\n", bytes, took)
 	}
