@@ -143,6 +143,10 @@ func (c *Comm) start(l launcher) error {
 	if r := call(lib.initThread, 0, 0, mpiThreadSerialized, uintptr(unsafe.Pointer(&provided))); r != 0 {
 		return c.mpiError("Init", r)
 	}
+	if provided < mpiThreadSerialized {
+		return fmt.Errorf("dist: Init: %s (%s) supports thread level %d, below MPI_THREAD_SERIALIZED (2), which a Go program needs (its goroutines move between threads)",
+			lib.version(), lib.path, provided)
+	}
 	if r := call(lib.commSetErrhandler, lib.world, lib.errorsReturn); r != 0 {
 		return c.mpiError("Init", r)
 	}
