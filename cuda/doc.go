@@ -3,9 +3,9 @@
 //
 // It needs no cgo and no CUDA headers: the driver (libcuda.so.1), NVRTC
 // and cuBLAS are loaded at run time through purego, and a missing one is
-// an error from Open naming it. This is the only package of nabla that
-// imports purego, so every program that does not import it stays a static
-// binary.
+// an error from Open naming it. Of nabla's packages only this one and
+// dist (which loads MPI) import purego, so every program that imports
+// neither stays a static binary.
 //
 // A program is lowered to a plan (plan.go): each elementwise fusion group
 // and each op implementing graph.CUDAKernel becomes a CUDA C kernel

@@ -9,15 +9,16 @@ import (
 	"testing"
 )
 
-// A program built without cgo and without the cuda package (the MLP
-// example's default build) is a static binary that needs no C library;
-// built with -tags gpu, it loads one (the check can fail).
+// A program built without cgo and without the cuda and dist packages (the
+// MLP example's default build) is a static binary that needs no C
+// library; built with -tags gpu or -tags mpi, it loads one (the check can
+// fail).
 func TestCoreBinariesAreStatic(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("ELF binaries on Linux only")
 	}
 	if testing.Short() {
-		t.Skip("builds the example twice")
+		t.Skip("builds the example three times")
 	}
 	if _, err := exec.LookPath("go"); err != nil {
 		t.Skip("no go command to build with (a test binary carried to another machine)")
@@ -26,7 +27,7 @@ func TestCoreBinariesAreStatic(t *testing.T) {
 	for _, c := range []struct {
 		tags    string
 		dynamic bool
-	}{{"", false}, {"gpu", true}} {
+	}{{"", false}, {"gpu", true}, {"mpi", true}} {
 		bin := filepath.Join(dir, "mlp"+c.tags)
 		cmd := exec.Command("go", "build", "-tags", c.tags, "-o", bin, "github.com/nabla-go/nabla/examples/mlp")
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")

@@ -21,6 +21,8 @@ type Loader struct {
 	d          *Tensors
 	size       int
 	full, last []*tensor.Dense
+	rank       int // this process's share, after Shard
+	ranks      int // processes sharing the data set; 0 before Shard
 }
 
 // NewLoader returns a Loader of d in batches of size rows, filling tensors
@@ -92,7 +94,31 @@ func batchTensor(dt tensor.Dtype, rows int, row []int) *tensor.Dense {
 }
 
 // Len is the number of batches in an epoch.
-func (l *Loader) Len() int { return l.d.Batches(l.size) }
+func (l *Loader) Len() int {
+	if l.ranks != 0 {
+		return l.d.Len() / (l.size * l.ranks)
+	}
+	return l.d.Batches(l.size)
+}
+
+// Shard makes the Loader give process rank of ranks (each running the
+// same Loader on the same data set, shuffled alike) its share of every
+// global batch of Size()·ranks rows: batch i is rows (i·ranks+rank)·Size()
+// onwards, so the ranks' batches i together are the rows one process
+// would take as batch i of Size()·ranks rows. An incomplete last global
+// batch is left out, so that every rank takes the same number of batches
+// of the same size (PyTorch's DistributedSampler with drop_last). Shard
+// fails where the data set holds no full global batch.
+func (l *Loader) Shard(rank, ranks int) error {
+	switch {
+	case ranks < 1 || rank < 0 || rank >= ranks:
+		return fmt.Errorf("data: Loader.Shard: rank %d is not in [0, %d)", rank, ranks)
+	case l.d.Len() < l.size*ranks:
+		return fmt.Errorf("data: Loader.Shard: %d rows make no global batch of %d ranks × %d rows", l.d.Len(), ranks, l.size)
+	}
+	l.rank, l.ranks = rank, ranks
+	return nil
+}
 
 // Size is the number of rows of every batch but a shorter last one.
 func (l *Loader) Size() int { return l.size }
@@ -101,6 +127,15 @@ func (l *Loader) Size() int { return l.size }
 // the Loader's, overwritten by the next call; the last batch comes in
 // smaller ones when the size does not divide the data set.
 func (l *Loader) Batch(i int) ([]*tensor.Dense, error) {
+	if l.ranks != 0 {
+		if i < 0 || i >= l.Len() {
+			return nil, fmt.Errorf("data: batch %d of a Loader sharded %d ways: it has %d batches", i, l.ranks, l.Len())
+		}
+		if err := l.d.Batch(i*l.ranks+l.rank, l.size, l.full...); err != nil {
+			return nil, err
+		}
+		return l.full, nil
+	}
 	b := l.full
 	if l.d.BatchLen(i, l.size) < l.size && l.last != nil {
 		b = l.last

@@ -48,7 +48,7 @@ func TrainingUpdates(opt Optimizer, loss *graph.Node, m Module, opts ...Training
 	if err != nil {
 		return nil, err
 	}
-	updates, err := opt.Updates(loss, params)
+	updates, err := cfg.updates(opt, loss, params)
 	if err != nil {
 		return nil, err
 	}
@@ -60,8 +60,9 @@ func TrainingUpdates(opt Optimizer, loss *graph.Node, m Module, opts ...Training
 type TrainingOption func(*trainingConfig)
 
 type trainingConfig struct {
-	frozen  []Module
-	skipped *[]string // where SkipDisconnected reports, or nil to fail
+	frozen    []Module
+	skipped   *[]string         // where SkipDisconnected reports, or nil to fail
+	transform GradientTransform // from TransformGradients, or nil
 }
 
 // Frozen leaves the parameters of the given modules (layers of the model,
@@ -160,6 +161,10 @@ func NewSGD(cfg SGDConfig) *SGD { return &SGD{cfg: cfg} }
 // Updates returns the SGD step of every parameter and, with momentum, of its
 // velocity buffer ("momentum_buffer.<param name>").
 func (o *SGD) Updates(loss *graph.Node, params []Named) (map[*graph.Node]*graph.Node, error) {
+	return o.updatesWith(loss, params, nil)
+}
+
+func (o *SGD) updatesWith(loss *graph.Node, params []Named, transform GradientTransform) (map[*graph.Node]*graph.Node, error) {
 	if o == nil {
 		return nil, nilOptimizer("SGD", "Updates")
 	}
@@ -174,7 +179,7 @@ func (o *SGD) Updates(loss *graph.Node, params []Named) (map[*graph.Node]*graph.
 	case !(c.WeightDecay >= 0) || math.IsInf(c.WeightDecay, 0):
 		return nil, optimError("SGD", "weight decay %v must be finite and ≥ 0", c.WeightDecay)
 	}
-	s, err := begin("SGD", &o.graph, loss, params, c.Clip)
+	s, err := begin("SGD", &o.graph, loss, params, c.Clip, transform)
 	if err != nil {
 		return nil, err
 	}
@@ -324,7 +329,7 @@ type stepBuilder struct {
 // optimiser serves one graph: Updates may be called again, for another
 // loss of the same model (the same model on another batch size, say), and
 // the steps it builds share its state.
-func begin(name string, owner **graph.Graph, loss *graph.Node, params []Named, clip Clipping) (*stepBuilder, error) {
+func begin(name string, owner **graph.Graph, loss *graph.Node, params []Named, clip Clipping, transform GradientTransform) (*stepBuilder, error) {
 	if loss == nil {
 		return nil, optimError(name, "the loss is nil")
 	}
@@ -375,6 +380,9 @@ func begin(name string, owner **graph.Graph, loss *graph.Node, params []Named, c
 	grads, err := compile.Grad(loss, nodes...)
 	if err != nil {
 		return nil, fmt.Errorf("nn: %s: %w", name, err)
+	}
+	if grads, err = transformed(name, transform, grads, params); err != nil {
+		return nil, err
 	}
 	*owner = g
 	s := &stepBuilder{

@@ -147,6 +147,10 @@ func (o *Adam) name() string {
 // ("exp_avg.<param name>", "exp_avg_sq.<param name>") and of the step count
 // ("step").
 func (o *Adam) Updates(loss *graph.Node, params []Named) (map[*graph.Node]*graph.Node, error) {
+	return o.updatesWith(loss, params, nil)
+}
+
+func (o *Adam) updatesWith(loss *graph.Node, params []Named, transform GradientTransform) (map[*graph.Node]*graph.Node, error) {
 	if o == nil {
 		return nil, nilOptimizer("Adam", "Updates")
 	}
@@ -165,7 +169,7 @@ func (o *Adam) Updates(loss *graph.Node, params []Named) (map[*graph.Node]*graph
 	if !(c.Eps >= 0) || !(c.WeightDecay >= 0) || math.IsInf(c.Eps+c.WeightDecay, 0) {
 		return nil, optimError(o.name(), "eps %v and weight decay %v must be finite and ≥ 0", c.Eps, c.WeightDecay)
 	}
-	s, err := begin(o.name(), &o.graph, loss, params, c.Clip)
+	s, err := begin(o.name(), &o.graph, loss, params, c.Clip, transform)
 	if err != nil {
 		return nil, err
 	}

@@ -6,6 +6,7 @@
 //	go run ./examples/mlp -epochs 30 -hidden 128,64 -save model.safetensors -plot loss.png -dot graph.dot
 //	go run ./examples/mlp -profile   # time each instruction of the training step
 //	go run -tags gpu ./examples/mlp -gpu   # train on the first NVIDIA GPU
+//	go build -tags mpi ./examples/mlp && mpirun -np 2 ./mlp -dist   # on two processes
 package main
 
 import (
@@ -37,10 +38,30 @@ func main() {
 		defer dev.Close()
 		cfg.Device = dev
 	}
+	var c cluster
+	if *useDist {
+		if c, err = openCluster(); err != nil {
+			fmt.Fprintln(os.Stderr, "mlp: -dist:", err)
+			os.Exit(1)
+		}
+		cfg.Cluster = c
+	}
 	if _, err := Train(cfg, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
+	if c != nil {
+		if err := c.Close(); err != nil {
+			fmt.Fprintln(os.Stderr, "mlp: -dist:", err)
+			os.Exit(1)
+		}
+	}
+}
+
+// cluster is a Cluster the command can close (a *dist.Comm).
+type cluster interface {
+	Cluster
+	Close() error
 }
 
 // gpuDevice is a device the command can close (a *cuda.Device).
@@ -49,8 +70,8 @@ type gpuDevice interface {
 	Close() error
 }
 
-// useGPU is the -gpu flag.
-var useGPU = new(bool)
+// useGPU and useDist are the -gpu and -dist flags.
+var useGPU, useDist = new(bool), new(bool)
 
 // parseFlags reads the command line into a Config, writing usage and flag
 // errors to errOut.
@@ -72,6 +93,7 @@ func parseFlags(args []string, errOut io.Writer) (Config, error) {
 	fs.StringVar(&cfg.Dot, "dot", "", "write the training step's graph to this Graphviz DOT file")
 	fs.BoolVar(&cfg.Profile, "profile", false, "time each instruction of the training step and print the 10 slowest")
 	fs.BoolVar(useGPU, "gpu", false, "train on the first NVIDIA GPU (needs a build with -tags gpu)")
+	fs.BoolVar(useDist, "dist", false, "train data-parallel on the processes of an MPI launch, -batch rows a step across them (needs a build with -tags mpi)")
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
 	}

@@ -47,6 +47,23 @@ type Config struct {
 	// Device runs the training and evaluation programs on a GPU (see
 	// package cuda and the -gpu flag); nil runs them on the CPU.
 	Device vm.Device
+
+	// Cluster trains data-parallel on the processes of an MPI launch (see
+	// package dist and the -dist flag); nil trains in this process alone.
+	Cluster Cluster
+}
+
+// Cluster is the group of processes training one model together, each
+// on its share of every batch (a *dist.Comm, in a build with -tags mpi).
+type Cluster interface {
+	Rank() int
+	Size() int
+	// DataParallel averages the gradients over the processes.
+	DataParallel() nn.TrainingOption
+	// BroadcastState gives every process root's values of state.
+	BroadcastState(store nn.ParamStore, state []nn.Named, root int) error
+	// Save writes the checkpoint from rank 0.
+	Save(path string, store nn.ParamStore, state []nn.Named) error
 }
 
 // DefaultConfig is the configuration the command's flags start from: it
@@ -73,7 +90,10 @@ type Result struct {
 }
 
 // Train trains an MLP classifier as cfg says, reporting each epoch to out,
-// and returns the losses and accuracies it measured. A training step is
+// and returns the losses and accuracies it measured. With a Cluster, each
+// process trains on cfg.Batch/Size() rows of every batch of cfg.Batch,
+// the gradients averaged over the processes, and only rank 0 reports
+// (the training loss it reports is its own share's). A training step is
 // one compiled program that runs the forward pass, the backward pass and
 // the Adam step in one Run; a vm.Runner keeps one for the batch size and
 // one for the shorter last batch of an epoch. Evaluation is a second
@@ -87,23 +107,41 @@ func Train(cfg Config, out io.Writer) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
+	rank, ranks, batch := 0, 1, cfg.Batch
+	if cfg.Cluster != nil {
+		rank, ranks = cfg.Cluster.Rank(), cfg.Cluster.Size()
+		if batch%ranks != 0 {
+			return Result{}, fmt.Errorf("mlp: the batch size %d is not a multiple of the %d processes", batch, ranks)
+		}
+		batch /= ranks
+		if rank != 0 {
+			out = io.Discard
+		}
+		fmt.Fprintf(out, "training on %d processes, %d rows of each batch of %d on each\n", ranks, batch, cfg.Batch)
+	}
 	features := train.Column("x").Shape()[1]
 	fmt.Fprintf(out, "%d training and %d test examples, %d features, %d classes\n",
 		train.Len(), test.Len(), features, classes)
 
 	g := graph.New()
-	model := buildModel(g, cfg, features, classes)
+	// Each process draws its own dropout masks (its seed differs by rank);
+	// all start from rank 0's weights.
+	model := buildModel(g, cfg, cfg.Seed+uint64(rank)<<32, features, classes)
 
 	// Training: loss, gradients and the optimiser step in one program per
 	// batch size (the full batch and a shorter last one).
-	x := g.Input("x", tensor.Float64, cfg.Batch, features)
-	y := g.Input("y", tensor.Float64, cfg.Batch)
+	x := g.Input("x", tensor.Float64, batch, features)
+	y := g.Input("y", tensor.Float64, batch)
 	nn.SetTraining(model, true)
 	loss := nn.CrossEntropy(model.Forward(x), y)
 	opt := nn.NewAdam(nn.DefaultAdam().WithLR(cfg.LR))
 	var updates map[*graph.Node]*graph.Node // the step at cfg.Batch, drawn by -dot
 	step := func(outs []*graph.Node) (map[*graph.Node]*graph.Node, error) {
-		u, err := nn.TrainingUpdates(opt, outs[0], model)
+		var opts []nn.TrainingOption
+		if cfg.Cluster != nil {
+			opts = append(opts, cfg.Cluster.DataParallel())
+		}
+		u, err := nn.TrainingUpdates(opt, outs[0], model, opts...)
 		if updates == nil {
 			updates = u
 		}
@@ -134,9 +172,17 @@ func Train(cfg Config, out io.Writer) (Result, error) {
 	}
 	fmt.Fprintf(out, "model:\n%v\n", model)
 
-	batches, err := data.NewLoader(train, cfg.Batch, tensor.Float64, tensor.Float64)
+	batches, err := data.NewLoader(train, batch, tensor.Float64, tensor.Float64)
 	if err != nil {
 		return Result{}, err
+	}
+	if cfg.Cluster != nil {
+		if err := batches.Shard(rank, ranks); err != nil {
+			return Result{}, err
+		}
+		if err := cfg.Cluster.BroadcastState(trainer.Machine(), nn.StateOf(model), 0); err != nil {
+			return Result{}, err
+		}
 	}
 	whole, err := data.NewLoader(test, test.Len(), tensor.Float64, tensor.Float64) // one batch
 	if err != nil {
@@ -146,7 +192,13 @@ func Train(cfg Config, out io.Writer) (Result, error) {
 	var res Result
 	for epoch := range cfg.Epochs {
 		train.Shuffle(cfg.Seed + uint64(epoch) + 1)
-		bar := data.NewProgress(out, train.Len(), fmt.Sprintf("epoch %d/%d", epoch+1, cfg.Epochs))
+		// The rows of the epoch, of every process (a sharded loader leaves
+		// out an incomplete last batch).
+		rows := train.Len()
+		if cfg.Cluster != nil {
+			rows = batches.Len() * cfg.Batch
+		}
+		bar := data.NewProgress(out, rows, fmt.Sprintf("epoch %d/%d", epoch+1, cfg.Epochs))
 		for i := range batches.Len() {
 			b, err := batches.Batch(i)
 			if err != nil {
@@ -159,7 +211,7 @@ func Train(cfg Config, out io.Writer) (Result, error) {
 			if err != nil {
 				return Result{}, err
 			}
-			bar.Add(b[1].Shape()[0], l)
+			bar.Add(b[1].Shape()[0]*ranks, l)
 		}
 		testLoss, acc, err := ev.run()
 		if err != nil {
@@ -177,7 +229,7 @@ func Train(cfg Config, out io.Writer) (Result, error) {
 	for _, n := range nn.Parameters(model) {
 		drawn = append(drawn, updates[n])
 	}
-	if err := writeOutputs(cfg, trainer.Machine(), model, opt, res, drawn, out); err != nil {
+	if err := writeOutputs(cfg, rank, trainer.Machine(), model, opt, res, drawn, out); err != nil {
 		return Result{}, err
 	}
 	res.Duration = time.Since(start)
@@ -186,9 +238,9 @@ func Train(cfg Config, out io.Writer) (Result, error) {
 }
 
 // buildModel makes the MLP: Linear layers with ReLU (and dropout) between
-// them, initialised from one generator seeded with cfg.Seed.
-func buildModel(g *graph.Graph, cfg Config, features, classes int) *nn.Sequential {
-	rng := rand.New(rand.NewPCG(cfg.Seed, 0))
+// them, initialised from one generator seeded with seed.
+func buildModel(g *graph.Graph, cfg Config, seed uint64, features, classes int) *nn.Sequential {
+	rng := rand.New(rand.NewPCG(seed, 0))
 	var layers []nn.Module
 	in := features
 	for i, h := range cfg.Hidden {
@@ -295,7 +347,7 @@ func findDigits() string {
 // writeOutputs writes the checkpoint, plot, graph drawing and profile cfg
 // asks for. The drawing shows the training step: the loss and the
 // parameters' updates, with each gradient cluster collapsed to a box.
-func writeOutputs(cfg Config, m *vm.Machine, model nn.Module, opt nn.Optimizer, res Result, drawn []*graph.Node, out io.Writer) error {
+func writeOutputs(cfg Config, rank int, m *vm.Machine, model nn.Module, opt nn.Optimizer, res Result, drawn []*graph.Node, out io.Writer) error {
 	if cfg.Profile {
 		fmt.Fprintln(out, "profile of the training step, the 10 slowest instructions:")
 		if err := m.Profile().WriteTable(out, 10); err != nil {
@@ -304,10 +356,19 @@ func writeOutputs(cfg Config, m *vm.Machine, model nn.Module, opt nn.Optimizer, 
 	}
 	if cfg.Save != "" {
 		state := append(nn.StateOf(model), nn.Prefix("optimizer", opt.State())...)
-		if err := writeFile(cfg.Save, func(w io.Writer) error { return nn.Save(w, m, state) }); err != nil {
+		var err error
+		if cfg.Cluster != nil {
+			err = cfg.Cluster.Save(cfg.Save, m, state)
+		} else {
+			err = writeFile(cfg.Save, func(w io.Writer) error { return nn.Save(w, m, state) })
+		}
+		if err != nil {
 			return err
 		}
 		fmt.Fprintf(out, "saved %d tensors to %s\n", len(state), cfg.Save)
+	}
+	if rank != 0 {
+		return nil // rank 0 plots and draws
 	}
 	if cfg.Plot != "" {
 		if err := plotLosses(cfg.Plot, res); err != nil {

@@ -1,6 +1,6 @@
 // Package testkit holds, in its subpackages, what nabla's tests share and
 // nothing else imports: the built-in op table (optable), fuzz targets over
 // the whole stack (fuzztest), finite differences (fdtest), DOT checks
-// (dottest), a reference network (testnet) and the OpenBLAS peer
-// (blaspeer). Only test files import them; a test here keeps it so.
+// (dottest), a reference network (testnet), the OpenBLAS peer
+// (blaspeer) and MPI launches (mpitest). Only test files import them; a test here keeps it so.
 package testkit

@@ -1,0 +1,309 @@
+package dist
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"strconv"
+	"sync"
+	"time"
+	"unsafe"
+)
+
+// DefaultTimeout bounds how long a collective waits for the other ranks
+// before it returns an error (see WithTimeout): PyTorch's default for its
+// process groups, and long enough for a rank that writes a checkpoint or
+// evaluates while the others wait.
+const DefaultTimeout = 10 * time.Minute
+
+// Comm is the group of processes a program was launched as (MPI's
+// MPI_COMM_WORLD): Size processes, numbered by Rank from 0. Its methods,
+// and the collective ops built on it, are called by every rank in the
+// same order. Calls from several goroutines take turns (a lock), but
+// their order must still be the same on every rank: make a process's
+// collectives, and run the machines whose programs hold them, from one
+// goroutine.
+type Comm struct {
+	mu      sync.Mutex
+	lib     *library // nil for a process not launched by an MPI launcher
+	rank    int
+	size    int
+	timeout time.Duration
+	failed  error // sticky: set by a timeout, returned by every later call
+	closed  bool
+}
+
+// Option configures Init.
+type Option func(*Comm)
+
+// WithTimeout sets how long a collective waits for the other ranks
+// before returning an error (DefaultTimeout without it; 0 or less waits
+// forever). A rank that crashed, exited or skipped a collective would
+// otherwise leave the others waiting: MPI cannot cancel a collective, so
+// after a timeout the Comm is broken, every later call returns the same
+// error, and the process should exit.
+func WithTimeout(d time.Duration) Option { return func(c *Comm) { c.timeout = d } }
+
+// launcher is where a process learns its rank and the group's size.
+type launcher struct {
+	rank, size int
+	openMPI    bool   // launched by Open MPI's mpirun (load its library first)
+	from       string // the variables read, for errors
+}
+
+// launchers are the environment variables MPI launchers set: Open MPI's
+// mpirun; MPICH's, Intel MPI's and MVAPICH's (Hydra, PMI); Slurm's srun.
+var launchers = []struct {
+	rank, size string
+	openMPI    bool
+}{
+	{"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", true},
+	{"PMI_RANK", "PMI_SIZE", false},
+	{"SLURM_PROCID", "SLURM_NTASKS", false},
+}
+
+// detect reads the launcher's variables through getenv. ok is false for a
+// process no launcher started.
+func detect(getenv func(string) string) (l launcher, ok bool, err error) {
+	for _, v := range launchers {
+		rs, ss := getenv(v.rank), getenv(v.size)
+		if rs == "" || ss == "" {
+			continue
+		}
+		rank, err1 := strconv.Atoi(rs)
+		size, err2 := strconv.Atoi(ss)
+		from := fmt.Sprintf("%s=%s %s=%s", v.rank, rs, v.size, ss)
+		if err1 != nil || err2 != nil || size < 1 || rank < 0 || rank >= size {
+			return launcher{}, false, fmt.Errorf("dist: Init: the launcher's %s are not a rank in [0, size)", from)
+		}
+		return launcher{rank: rank, size: size, openMPI: v.openMPI, from: from}, true, nil
+	}
+	return launcher{}, false, nil
+}
+
+var (
+	worldMu sync.Mutex
+	world   *Comm
+)
+
+// Init joins the group of processes an MPI launcher started (mpirun,
+// mpiexec, srun), reading this process's rank and the group's size from
+// the launcher's environment (OMPI_COMM_WORLD_RANK and _SIZE for Open MPI,
+// PMI_RANK and PMI_SIZE for MPICH's Hydra, SLURM_PROCID and SLURM_NTASKS
+// for srun), loading MPI's shared library at run time (Open MPI's
+// libmpi.so.40 or MPICH's libmpich.so.12; $NABLA_MPI_LIB names another)
+// and initialising it.
+//
+// A process that no launcher started is rank 0 of 1, and Init loads no
+// library: a program written for several processes runs unchanged as
+// one, its collectives copying their input. Init called again returns
+// the same Comm (with the options of the first call); after Close it is
+// an error, as MPI cannot start twice in a process.
+func Init(opts ...Option) (*Comm, error) {
+	worldMu.Lock()
+	defer worldMu.Unlock()
+	if world != nil {
+		if world.isClosed() {
+			return nil, errors.New("dist: Init after Close: MPI cannot be initialised twice in a process")
+		}
+		return world, nil
+	}
+	c := &Comm{size: 1, timeout: DefaultTimeout}
+	for _, o := range opts {
+		if o != nil {
+			o(c)
+		}
+	}
+	l, ok, err := detect(getenvOS)
+	if err != nil {
+		return nil, err
+	}
+	if ok {
+		// MPI's libraries may take the fault signals from Go's runtime
+		// (UCX, under MPICH, does as it loads), so that a nil dereference
+		// would print their backtrace and end the process instead of
+		// panicking: give them back.
+		if err := keepGoSignals(func() error { return c.start(l) }); err != nil {
+			return nil, err
+		}
+	}
+	world = c
+	return c, nil
+}
+
+// start loads MPI and initialises it for the launcher l.
+func (c *Comm) start(l launcher) error {
+	lib, err := loadLibrary(l)
+	if err != nil {
+		return err
+	}
+	c.lib = lib
+	var provided int32
+	if r := call(lib.initThread, 0, 0, mpiThreadSerialized, uintptr(unsafe.Pointer(&provided))); r != 0 {
+		return c.mpiError("Init", r)
+	}
+	if provided < mpiThreadSerialized {
+		return fmt.Errorf("dist: Init: %s (%s) supports thread level %d, below MPI_THREAD_SERIALIZED (2), which a Go program needs (its goroutines move between threads)",
+			lib.version(), lib.path, provided)
+	}
+	if r := call(lib.commSetErrhandler, lib.world, lib.errorsReturn); r != 0 {
+		return c.mpiError("Init", r)
+	}
+	var rank, size int32
+	if r := call(lib.commRank, lib.world, uintptr(unsafe.Pointer(&rank))); r != 0 {
+		return c.mpiError("Init", r)
+	}
+	if r := call(lib.commSize, lib.world, uintptr(unsafe.Pointer(&size))); r != 0 {
+		return c.mpiError("Init", r)
+	}
+	if int(rank) != l.rank || int(size) != l.size {
+		return fmt.Errorf("dist: Init: %s (%s) says rank %d of %d, but the launcher's %s: is the library the launcher's? (set %s)",
+			lib.version(), lib.path, rank, size, l.from, libraryEnv)
+	}
+	c.rank, c.size = int(rank), int(size)
+	return nil
+}
+
+// Rank is this process's number in the group, from 0 to Size()-1.
+func (c *Comm) Rank() int { return c.rank }
+
+// Size is the number of processes in the group.
+func (c *Comm) Size() int { return c.size }
+
+// Library names the MPI library in use ("Open MPI v4.1.4" and its path),
+// or says that there is none (a single process).
+func (c *Comm) Library() string {
+	if c.lib == nil {
+		return "none (a single process, not launched by an MPI launcher)"
+	}
+	return c.lib.version() + " (" + c.lib.path + ")"
+}
+
+// String describes the communicator for errors: "rank 1 of 2".
+func (c *Comm) String() string { return fmt.Sprintf("rank %d of %d", c.rank, c.size) }
+
+// Barrier returns once every rank has called it.
+func (c *Comm) Barrier() error {
+	if c == nil {
+		return errNilComm("Barrier")
+	}
+	return c.collective("Barrier", func(l *library, req *uintptr) int32 {
+		return call(l.ibarrier, l.world, uintptr(unsafe.Pointer(req)))
+	})
+}
+
+// Close finalises MPI once every rank calls it. A Comm whose collective
+// timed out is not finalised (MPI_Finalize would wait for the lost rank):
+// Close returns that error. Closing twice is not an error.
+func (c *Comm) Close() error {
+	if c == nil {
+		return errNilComm("Close")
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return nil
+	}
+	c.closed = true
+	if c.failed != nil {
+		return c.failed
+	}
+	if c.lib == nil {
+		return nil
+	}
+	if r := call(c.lib.finalize); r != 0 {
+		return c.mpiError("Close", r)
+	}
+	return nil
+}
+
+func (c *Comm) isClosed() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.closed
+}
+
+// errNilComm is the error of method what called on a nil Comm.
+func errNilComm(what string) error {
+	return fmt.Errorf("dist: %s on a nil Comm: get one from dist.Init", what)
+}
+
+// mpiError is the error of MPI call what returning code r, with MPI's own
+// text for it.
+func (c *Comm) mpiError(what string, r int32) error {
+	return fmt.Errorf("dist: %s on %v: MPI error %d: %s", what, c, r, c.lib.errorText(r))
+}
+
+// collective starts a nonblocking collective with start, which writes its
+// request, and waits for it, at most c's timeout. It is a no-op for a
+// single process (the callers copy their input themselves).
+func (c *Comm) collective(what string, start func(l *library, req *uintptr) int32) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch {
+	case c.closed:
+		return fmt.Errorf("dist: %s on %v after Close", what, c)
+	case c.failed != nil:
+		return c.failed
+	case c.lib == nil:
+		return nil
+	}
+	var req uintptr
+	if r := start(c.lib, &req); r != 0 {
+		return c.mpiError(what, r)
+	}
+	return c.wait(what, &req)
+}
+
+// How wait polls: without pause for spinFor (a collective whose ranks
+// arrive together finishes within it), then yielding the processor to
+// other processes between polls (a rank waited for may need this core:
+// Open MPI's mpi_yield_when_idle does the same), and after napAfter
+// sleeping napFor between polls, so that a long wait (a rank writing a
+// checkpoint) does not burn a core.
+const (
+	spinFor  = 50 * time.Microsecond
+	napAfter = time.Second
+	napFor   = 100 * time.Microsecond
+)
+
+// wait polls the request req with MPI_Test until it completes or c's
+// timeout passes.
+func (c *Comm) wait(what string, req *uintptr) error {
+	start := time.Now()
+	var done int32
+	for i := 0; ; i++ {
+		if r := call(c.lib.test, uintptr(unsafe.Pointer(req)), uintptr(unsafe.Pointer(&done)), c.lib.statusIgnore); r != 0 {
+			return c.mpiError(what, r)
+		}
+		if done != 0 {
+			return nil
+		}
+		if i < 16 {
+			continue
+		}
+		waited := time.Since(start)
+		switch {
+		case c.timeout > 0 && waited > c.timeout:
+			c.failed = fmt.Errorf("dist: %s on %v did not finish within %v: another rank failed, exited, or did not make the same collective calls in the same order; "+
+				"MPI cannot cancel a collective, so this communicator is unusable and the process should exit", what, c, c.timeout)
+			return c.failed
+		case waited > napAfter:
+			time.Sleep(napFor)
+		case waited > spinFor:
+			yield()
+		}
+	}
+}
+
+// count converts an element count to MPI's C int, or says it is too big.
+func (c *Comm) count(what string, n int) (uintptr, error) {
+	if n > math.MaxInt32 {
+		return 0, fmt.Errorf("dist: %s on %v: %d elements are more than MPI's count (a C int) holds; split the tensor", what, c, n)
+	}
+	return uintptr(n), nil
+}
+
+// getenvOS is os.Getenv, for detect.
+func getenvOS(k string) string { return os.Getenv(k) }

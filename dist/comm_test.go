@@ -1,0 +1,104 @@
+package dist
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/nabla-go/nabla/graph"
+	"github.com/nabla-go/nabla/ops"
+)
+
+// TestDetect reads rank and size from each launcher's variables, and
+// rejects values that are not a rank of the group.
+func TestDetect(t *testing.T) {
+	cases := []struct {
+		env        map[string]string
+		rank, size int
+		openMPI    bool
+		ok         bool
+		err        string
+	}{
+		{env: nil},
+		{env: map[string]string{"OMPI_COMM_WORLD_RANK": "1", "OMPI_COMM_WORLD_SIZE": "3"}, rank: 1, size: 3, openMPI: true, ok: true},
+		{env: map[string]string{"PMI_RANK": "2", "PMI_SIZE": "4"}, rank: 2, size: 4, ok: true},
+		{env: map[string]string{"SLURM_PROCID": "0", "SLURM_NTASKS": "8"}, rank: 0, size: 8, ok: true},
+		{env: map[string]string{"PMI_RANK": "2"}},
+		{env: map[string]string{"PMI_RANK": "4", "PMI_SIZE": "4"}, err: "PMI_RANK=4 PMI_SIZE=4 are not a rank in [0, size)"},
+		{env: map[string]string{"OMPI_COMM_WORLD_RANK": "x", "OMPI_COMM_WORLD_SIZE": "2"}, err: "not a rank"},
+	}
+	for _, c := range cases {
+		l, ok, err := detect(func(k string) string { return c.env[k] })
+		if c.err != "" {
+			require.ErrorContains(t, err, c.err, "case %v", c.env)
+			continue
+		}
+		require.NoError(t, err, "case %v", c.env)
+		require.Equal(t, c.ok, ok, "case %v", c.env)
+		if ok {
+			require.Equal(t, []any{c.rank, c.size, c.openMPI}, []any{l.rank, l.size, l.openMPI}, "case %v", c.env)
+		}
+	}
+}
+
+// TestInitSingleProcess: a process no launcher started is rank 0 of 1,
+// loads no library, and Init gives it the same Comm again.
+func TestInitSingleProcess(t *testing.T) {
+	if _, ok, _ := detect(getenvOS); ok {
+		t.Skip("this test process was started by an MPI launcher")
+	}
+	c, err := Init()
+	require.NoError(t, err)
+	require.Equal(t, []int{0, 1}, []int{c.Rank(), c.Size()})
+	require.Nil(t, c.lib)
+	require.Contains(t, c.Library(), "a single process")
+	require.NoError(t, c.Barrier())
+	again, err := Init()
+	require.NoError(t, err)
+	require.Same(t, c, again)
+}
+
+// TestClosed: a closed Comm's collectives are errors, and Init after the
+// world's Close says MPI cannot start twice.
+func TestClosed(t *testing.T) {
+	c := single()
+	require.NoError(t, c.Close())
+	require.NoError(t, c.Close())
+	require.EqualError(t, c.Barrier(), "dist: Barrier on rank 0 of 1 after Close")
+	worldMu.Lock()
+	saved := world
+	world = c
+	worldMu.Unlock()
+	defer func() { worldMu.Lock(); world = saved; worldMu.Unlock() }()
+	_, err := Init()
+	require.EqualError(t, err, "dist: Init after Close: MPI cannot be initialised twice in a process")
+}
+
+// TestOpErrors: the collectives' mistakes are build errors naming the op,
+// the shapes and the caller's line.
+func TestOpErrors(t *testing.T) {
+	c := &Comm{size: 2, timeout: DefaultTimeout}
+	cases := []struct {
+		build func(x, ints *graph.Node) *graph.Node
+		want  string
+	}{
+		{func(x, _ *graph.Node) *graph.Node { return AllReduce(nil, x, Sum) }, "AllReduce: the Comm is nil: get one from dist.Init"},
+		{func(x, _ *graph.Node) *graph.Node { return AllReduce(c, x, Reduction(7)) }, "unknown reduction Reduction(7)"},
+		{func(_, ints *graph.Node) *graph.Node { return AllReduce(c, ints, Sum) }, "AllReduce: int64(2) is not supported"},
+		{func(x, _ *graph.Node) *graph.Node { return Broadcast(c, x, 2) }, "Broadcast: root 2 is not a rank of 2"},
+		{func(x, _ *graph.Node) *graph.Node { return ReduceTo(c, x, -1) }, "ReduceTo: root -1 is not a rank of 2"},
+		{func(x, _ *graph.Node) *graph.Node { return AllGather(c, ops.Sum(x)) }, "AllGather: gathers along the first axis, but x is a scalar"},
+		{func(x, _ *graph.Node) *graph.Node { return ReduceScatter(c, x, Sum) }, "ReduceScatter: x (3,2) must have a first axis that the 2 ranks divide"},
+		{func(x, _ *graph.Node) *graph.Node { return ReduceScatter(c, ops.Concat(0, x, x), Max) }, "ReduceScatter takes dist.Sum or dist.Mean"},
+	}
+	for _, cs := range cases {
+		g := graph.New()
+		err := cs.build(g.Input("x", graph.Float64, 3, 2), g.Input("i", graph.Int64, 2)).Err()
+		require.ErrorContains(t, err, cs.want)
+		require.True(t, strings.Contains(err.Error(), "comm_test.go:"), "error %q does not name the caller's line", err)
+	}
+	x := graph.New().Input("x", graph.Float64, 3, 2)
+	require.Equal(t, []int{6, 2}, AllGather(c, x).Shape())
+	require.Equal(t, []int{3, 2}, ReduceScatter(c, ops.Concat(0, x, x), Mean).Shape())
+}

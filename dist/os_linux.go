@@ -1,0 +1,34 @@
+package dist
+
+import (
+	"syscall"
+	"unsafe"
+)
+
+// yield gives the processor to another runnable thread of the machine,
+// if any (sched_yield).
+func yield() { syscall.Syscall(syscall.SYS_SCHED_YIELD, 0, 0, 0) }
+
+// goSignals are the signals of faults, which Go's runtime turns into
+// panics (a nil dereference) or crash reports, and which MPI's libraries
+// catch to print backtraces of their own (UCX, under MPICH, does at
+// MPI_Init).
+var goSignals = []syscall.Signal{syscall.SIGSEGV, syscall.SIGBUS, syscall.SIGFPE, syscall.SIGILL, syscall.SIGABRT}
+
+// sigaction is the kernel's struct sigaction, kept opaque: it is only
+// read and written back whole (32 bytes on amd64 and arm64).
+type sigaction [4]uintptr
+
+// keepGoSignals runs f, then gives the fault signals back the handlers
+// they had before it (Go's).
+func keepGoSignals(f func() error) error {
+	saved := make([]sigaction, len(goSignals))
+	for i, s := range goSignals {
+		syscall.RawSyscall6(syscall.SYS_RT_SIGACTION, uintptr(s), 0, uintptr(unsafe.Pointer(&saved[i])), 8, 0, 0)
+	}
+	r := f()
+	for i, s := range goSignals {
+		syscall.RawSyscall6(syscall.SYS_RT_SIGACTION, uintptr(s), uintptr(unsafe.Pointer(&saved[i])), 0, 8, 0, 0)
+	}
+	return r
+}

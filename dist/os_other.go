@@ -1,0 +1,13 @@
+//go:build !linux
+
+package dist
+
+import "runtime"
+
+// yield lets other goroutines run; elsewhere than Linux, the operating
+// system's scheduler is left to share the processor.
+func yield() { runtime.Gosched() }
+
+// keepGoSignals runs f; elsewhere than Linux, signal handlers are left
+// as MPI sets them.
+func keepGoSignals(f func() error) error { return f() }

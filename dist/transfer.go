@@ -1,0 +1,193 @@
+package dist
+
+import (
+	"fmt"
+	"unsafe"
+
+	"gorgonia.org/tensor"
+
+	"github.com/nabla-go/nabla/graph"
+)
+
+// Reduction is how a collective combines the ranks' values, element by
+// element.
+type Reduction int
+
+const (
+	// Sum adds the ranks' values (MPI_SUM).
+	Sum Reduction = iota
+	// Mean adds them and divides by the number of ranks.
+	Mean
+	// Max keeps the largest (MPI_MAX).
+	Max
+)
+
+// String is "sum", "mean" or "max".
+func (r Reduction) String() string {
+	switch r {
+	case Sum:
+		return "sum"
+	case Mean:
+		return "mean"
+	case Max:
+		return "max"
+	}
+	return fmt.Sprintf("Reduction(%d)", int(r))
+}
+
+// buffer is a tensor's memory as MPI sees it: its first element, its
+// number of elements and its MPI datatype.
+type buffer struct {
+	ptr   uintptr
+	count uintptr
+	dtype uintptr
+}
+
+// bufferOf describes t for MPI. The op's Type has already checked that t
+// is float32 or float64; an empty tensor gives a nil pointer and count 0.
+func (c *Comm) bufferOf(what string, t *tensor.Dense) (buffer, error) {
+	n, err := c.count(what, t.Size())
+	if err != nil {
+		return buffer{}, err
+	}
+	b := buffer{count: n}
+	if t.Dtype() == graph.Float32 {
+		b.ptr, b.dtype = uintptr(unsafe.Pointer(unsafe.SliceData(t.Float32s()))), c.lib.float32
+	} else {
+		b.ptr, b.dtype = uintptr(unsafe.Pointer(unsafe.SliceData(t.Float64s()))), c.lib.float64
+	}
+	return b, nil
+}
+
+// opOf is r's MPI_Op: Mean is a sum, divided afterwards.
+func (l *library) opOf(r Reduction) uintptr {
+	if r == Max {
+		return l.max
+	}
+	return l.sum
+}
+
+// allReduce sets out to the reduction r of every rank's in.
+func (c *Comm) allReduce(out, in *tensor.Dense, r Reduction) error {
+	if c.lib == nil {
+		copyTensor(out, in)
+		return nil
+	}
+	const what = "AllReduce"
+	src, err := c.bufferOf(what, in)
+	if err != nil {
+		return err
+	}
+	dst, _ := c.bufferOf(what, out)
+	err = c.collective(what, func(l *library, req *uintptr) int32 {
+		return call(l.iallreduce, src.ptr, dst.ptr, src.count, src.dtype, l.opOf(r), l.world, uintptr(unsafe.Pointer(req)))
+	})
+	if err == nil && r == Mean {
+		scaleTensor(out, 1/float64(c.size))
+	}
+	return err
+}
+
+// broadcast sets out to root's in on every rank.
+func (c *Comm) broadcast(out, in *tensor.Dense, root int) error {
+	if c.rank == root || c.lib == nil {
+		copyTensor(out, in)
+	}
+	if c.lib == nil {
+		return nil
+	}
+	const what = "Broadcast"
+	b, err := c.bufferOf(what, out)
+	if err != nil {
+		return err
+	}
+	return c.collective(what, func(l *library, req *uintptr) int32 {
+		return call(l.ibcast, b.ptr, b.count, b.dtype, uintptr(root), l.world, uintptr(unsafe.Pointer(req)))
+	})
+}
+
+// reduceTo sets out to the sum of every rank's in on root, and to zeros
+// on the other ranks.
+func (c *Comm) reduceTo(out, in *tensor.Dense, root int) error {
+	if c.lib == nil {
+		copyTensor(out, in)
+		return nil
+	}
+	const what = "ReduceTo"
+	src, err := c.bufferOf(what, in)
+	if err != nil {
+		return err
+	}
+	dst, _ := c.bufferOf(what, out)
+	err = c.collective(what, func(l *library, req *uintptr) int32 {
+		return call(l.ireduce, src.ptr, dst.ptr, src.count, src.dtype, l.sum, uintptr(root), l.world, uintptr(unsafe.Pointer(req)))
+	})
+	if err == nil && c.rank != root {
+		scaleTensor(out, 0)
+	}
+	return err
+}
+
+// allGather sets out, Size() times in's elements, to every rank's in in
+// rank order.
+func (c *Comm) allGather(out, in *tensor.Dense) error {
+	if c.lib == nil {
+		copyTensor(out, in)
+		return nil
+	}
+	const what = "AllGather"
+	src, err := c.bufferOf(what, in)
+	if err != nil {
+		return err
+	}
+	dst, _ := c.bufferOf(what, out)
+	return c.collective(what, func(l *library, req *uintptr) int32 {
+		return call(l.iallgather, src.ptr, src.count, src.dtype, dst.ptr, src.count, dst.dtype, l.world, uintptr(unsafe.Pointer(req)))
+	})
+}
+
+// reduceScatter sets out to this rank's block (of Size() equal blocks) of
+// the reduction r of every rank's in.
+func (c *Comm) reduceScatter(out, in *tensor.Dense, r Reduction) error {
+	if c.lib == nil {
+		copyTensor(out, in)
+		return nil
+	}
+	const what = "ReduceScatter"
+	src, err := c.bufferOf(what, in)
+	if err != nil {
+		return err
+	}
+	dst, _ := c.bufferOf(what, out)
+	err = c.collective(what, func(l *library, req *uintptr) int32 {
+		return call(l.ireduceScatterBlock, src.ptr, dst.ptr, dst.count, src.dtype, l.opOf(r), l.world, uintptr(unsafe.Pointer(req)))
+	})
+	if err == nil && r == Mean {
+		scaleTensor(out, 1/float64(c.size))
+	}
+	return err
+}
+
+// copyTensor copies in's elements into out, of the same dtype and size.
+func copyTensor(out, in *tensor.Dense) {
+	if out.Dtype() == graph.Float32 {
+		copy(out.Float32s(), in.Float32s())
+	} else {
+		copy(out.Float64s(), in.Float64s())
+	}
+}
+
+// scaleTensor multiplies t's elements by s.
+func scaleTensor(t *tensor.Dense, s float64) {
+	if t.Dtype() == graph.Float32 {
+		scale(t.Float32s(), float32(s))
+	} else {
+		scale(t.Float64s(), s)
+	}
+}
+
+func scale[T float32 | float64](x []T, s T) {
+	for i := range x {
+		x[i] *= s
+	}
+}
