@@ -1,6 +1,7 @@
 package compile
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -229,6 +230,10 @@ func (v *vmapper) op(n *graph.Node) error {
 		}
 	}
 	if err := g.Err(); err != nil {
+		var ge *graph.Error
+		if errors.As(err, &ge) {
+			err = fmt.Errorf("%s: %w", ge.Op, ge.Err)
+		}
 		return v.fail("batching %s at %s: %v", n.OpName(), n.Site(), err)
 	}
 	for k, o := range outs {

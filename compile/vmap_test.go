@@ -232,3 +232,26 @@ func TestVmapErrors(t *testing.T) {
 		t.Errorf("the graph is poisoned: %v", err)
 	}
 }
+
+// The op table's rows of ops with batching rules batch without a loop.
+func TestVmapRulesDoNotLoop(t *testing.T) {
+	ruled := []string{"Add", "Sub", "Mul", "Div", "Pow", "Maximum", "Minimum", "Greater", "Less", "Equal",
+		"Neg", "Exp", "Log", "Tanh", "Sigmoid", "ReLU", "GELU", "SiLU", "Where", "Identity", "StopGradient", "Cast",
+		"MatMul", "MatMulT", "MatMulAdd", "Sum", "SumKeepDims", "Mean", "Max", "LogSumExp", "Softmax", "LogSoftmax",
+		"Reshape", "Transpose", "BroadcastTo", "SumTo", "Slice", "Pad", "Concat", "Flatten"}
+	for _, c := range optable.Table() {
+		if !slices.Contains(ruled, c.Builder) {
+			continue
+		}
+		for j, x := range c.Inputs {
+			if !graph.IsFloat(x.Dtype()) {
+				continue
+			}
+			stop := compile.LoopedOps()
+			checkVmapRow(t, c, j)
+			if looped := stop(); len(looped) > 0 {
+				t.Errorf("case %s, input %d: looped %v", c.Name(), j, looped)
+			}
+		}
+	}
+}

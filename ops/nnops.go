@@ -98,6 +98,14 @@ func (op softmaxOp) JVP(c *graph.JVPContext) *graph.Node {
 	return Mul(y, Sub(t, SumKeepDims(Mul(y, t), axis)))
 }
 
+// Batch normalises each example along the same axis.
+func (op softmaxOp) Batch(c *graph.BatchContext) *graph.Node {
+	if !batchable(c) {
+		return nil
+	}
+	return softmax(c.Input(0), op.axis+1, op.log)
+}
+
 // splitAxis views shape as (outer, n, inner) around axis: the elements along
 // the axis sit inner apart.
 func splitAxis(shape []int, axis int) (outer, n, inner int) {

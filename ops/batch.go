@@ -1,0 +1,61 @@
+package ops
+
+import "github.com/nabla-go/nabla/graph"
+
+// Batching rules (graph.Batchable, for compile.Vmap) sit beside each op's
+// kernel and Backward; these helpers are what they share. A rule's inputs
+// are batched (a leading axis of c.Size() examples) or shared by every
+// example; it declines what it does not handle, and the op is then looped
+// over the batch.
+
+// batchable reports whether the op's output, batched, stays within the
+// ranks kernels take; a rule declines (and returns false) otherwise.
+func batchable(c *graph.BatchContext) bool {
+	if c.Example().Type().Rank()+1 > maxRank {
+		c.Decline()
+		return false
+	}
+	return true
+}
+
+// alignedBatch returns input i shaped to broadcast against a batched value
+// of example rank rank: a batched input of lower example rank gets size-1
+// axes after its batch axis, so that broadcasting from the end pairs its
+// axes with the examples' and never its batch axis with one of them; a
+// shared input broadcasts as it is.
+func alignedBatch(c *graph.BatchContext, i, rank int) *graph.Node {
+	x := c.Input(i)
+	if !c.Batched(i) || x.Type().Rank() == rank+1 {
+		return x
+	}
+	shape := []int{c.Size()}
+	for range rank + 1 - x.Type().Rank() {
+		shape = append(shape, 1)
+	}
+	return Reshape(x, append(shape, x.Shape()[1:]...)...)
+}
+
+// batchedInput returns input i with the batch axis: a shared input is
+// broadcast to every example.
+func batchedInput(c *graph.BatchContext, i int) *graph.Node {
+	x := c.Input(i)
+	if c.Batched(i) {
+		return x
+	}
+	return BroadcastTo(Reshape(x, append([]int{1}, x.Shape()...)...), c.Shape(x.Shape())...)
+}
+
+// elementwiseBatch is the rule of elementwise ops (broadcasting ones
+// included): op applies to the batch as it is, its inputs aligned so that
+// the batch axis broadcasts only against batch axes.
+func elementwiseBatch(c *graph.BatchContext, op graph.Op) *graph.Node {
+	if !batchable(c) {
+		return nil
+	}
+	rank := c.Example().Type().Rank()
+	ins := make([]*graph.Node, len(c.Inputs()))
+	for i := range ins {
+		ins[i] = alignedBatch(c, i, rank)
+	}
+	return graph.Apply(op, ins...)
+}
