@@ -102,10 +102,11 @@ func rowOf(t *testing.T, x *tensor.Dense, b int) *tensor.Dense {
 	return d
 }
 
-// Vmap of every row of the op table, batching each float input in turn,
-// equals vmapBatch separate runs of the row, bit for bit.
+// Vmap of every row of the op table, and of its loops and branches,
+// batching each float input in turn, equals vmapBatch separate runs of the
+// row, bit for bit.
 func TestVmapOpTable(t *testing.T) {
-	for _, c := range optable.Table() {
+	for _, c := range slices.Concat(optable.Table(), optable.ScanTable(), optable.CondTable(), optable.WhileTable()) {
 		for j, x := range c.Inputs {
 			if !graph.IsFloat(x.Dtype()) {
 				continue
