@@ -20,7 +20,10 @@ const NotBatched = math.MinInt
 // separately and stacking the results, built as one batched computation.
 // f builds its outputs from one example of each input, as Scan's body
 // does: it is called once, to trace a graph of its own nested in the
-// inputs' (graph.NewSub), and may read any node of the enclosing graphs.
+// inputs' (graph.NewSub, in the innermost of their graphs), and may read
+// any node of that graph and of those enclosing it. A value of a graph
+// nested deeper (the example of an enclosing Vmap, a Scan body's step) is
+// given as a NotBatched input instead.
 //
 // inAxes gives, for each of xs, the axis its examples are laid along
 // (negative axes count from the end), or NotBatched for an input that
@@ -148,8 +151,11 @@ func traceVmap(f func([]*graph.Node) []*graph.Node, sub *graph.Graph, examples [
 		return nil, fmt.Errorf("f returns no outputs")
 	}
 	for i, o := range outs {
-		if o == nil || o.Err() != nil {
-			return nil, fmt.Errorf("f returns a nil or poisoned node as output %d: %v", i, o)
+		if o == nil {
+			return nil, fmt.Errorf("f returns nil as output %d", i)
+		}
+		if err := o.Err(); err != nil {
+			return nil, fmt.Errorf("f's output %d is poisoned: %w", i, err)
 		}
 		if outs[i] = sub.Capture(o); outs[i] == nil {
 			return nil, fmt.Errorf("f returns %v, a node of an unrelated graph", o)
