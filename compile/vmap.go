@@ -47,7 +47,11 @@ const NotBatched = math.MinInt
 // caller's file:line; so is a function that panics or returns nil or
 // poisoned nodes.
 func Vmap(f func(xs []*graph.Node) []*graph.Node, xs []*graph.Node, inAxes, outAxes []int) ([]*graph.Node, error) {
-	fail := failer("Vmap", graph.CallerSite())
+	return vmap(failer("Vmap", graph.CallerSite()), f, xs, inAxes, outAxes)
+}
+
+// vmap is Vmap reporting errors through fail (which names the caller).
+func vmap(fail func(string, ...any) error, f func([]*graph.Node) []*graph.Node, xs []*graph.Node, inAxes, outAxes []int) ([]*graph.Node, error) {
 	if f == nil {
 		return nil, fail("f is nil")
 	}
