@@ -59,3 +59,18 @@ func elementwiseBatch(c *graph.BatchContext, op graph.Op) *graph.Node {
 	}
 	return graph.Apply(op, ins...)
 }
+
+// leadingBatch is the rule of ops that map over their inputs' leading
+// axes (linear algebra's (…, n, n)): the batch is one more leading axis,
+// and a shared input is broadcast to every example, since the inputs'
+// leading axes must agree.
+func leadingBatch(c *graph.BatchContext, op graph.Op) *graph.Node {
+	if !batchable(c) {
+		return nil
+	}
+	ins := make([]*graph.Node, len(c.Inputs()))
+	for i := range ins {
+		ins[i] = batchedInput(c, i)
+	}
+	return graph.Apply(op, ins...)
+}
