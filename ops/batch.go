@@ -1,6 +1,10 @@
 package ops
 
-import "github.com/nabla-go/nabla/graph"
+import (
+	"slices"
+
+	"github.com/nabla-go/nabla/graph"
+)
 
 // Batching rules (graph.Batchable, for compile.Vmap) sit beside each op's
 // kernel and Backward; these helpers are what they share. A rule's inputs
@@ -36,11 +40,16 @@ func alignedBatch(c *graph.BatchContext, i, rank int) *graph.Node {
 }
 
 // batchedInput returns input i with the batch axis: a shared input is
-// broadcast to every example.
+// broadcast to every example. It declines (and returns nil) for a shared
+// input of a dtype BroadcastTo does not take (integer indices).
 func batchedInput(c *graph.BatchContext, i int) *graph.Node {
 	x := c.Input(i)
-	if c.Batched(i) {
+	switch {
+	case c.Batched(i):
 		return x
+	case !graph.IsFloat(x.DType()):
+		c.Decline()
+		return nil
 	}
 	return BroadcastTo(Reshape(x, append([]int{1}, x.Shape()...)...), c.Shape(x.Shape())...)
 }
@@ -70,7 +79,38 @@ func leadingBatch(c *graph.BatchContext, op graph.Op) *graph.Node {
 	}
 	ins := make([]*graph.Node, len(c.Inputs()))
 	for i := range ins {
-		ins[i] = batchedInput(c, i)
+		if ins[i] = batchedInput(c, i); ins[i] == nil {
+			return nil
+		}
 	}
 	return graph.Apply(op, ins...)
+}
+
+// rowsBatch is the rule of ops whose output's rows (its leading axis: a
+// batch's images or losses) are each computed from the same rows of the
+// inputs listed in rows and from the whole of the others (a filter): the
+// batch folds into that axis, (B·N, …), shared row inputs broadcast to
+// every example. An op reading a batched input whole declines.
+func rowsBatch(c *graph.BatchContext, op graph.Op, rows ...int) *graph.Node {
+	ins := slices.Clone(c.Inputs())
+	for i := range ins {
+		if !slices.Contains(rows, i) {
+			if c.Batched(i) {
+				c.Decline()
+				return nil
+			}
+			continue
+		}
+		x := batchedInput(c, i)
+		if x == nil {
+			return nil
+		}
+		s := x.Shape()
+		if len(s) < 2 {
+			c.Decline()
+			return nil
+		}
+		ins[i] = Reshape(x, append([]int{s[0] * s[1]}, s[2:]...)...)
+	}
+	return Reshape(graph.Apply(op, ins...), c.Shape(c.Example().Shape())...)
 }

@@ -258,6 +258,10 @@ func (op conv2DOp) Backward(ctx *graph.GradContext, g *graph.Node) []*graph.Node
 	return grads
 }
 
+// Batch convolves each example's images with a shared filter: the batch
+// folds into the images' axis. A batched filter declines.
+func (op conv2DOp) Batch(c *graph.BatchContext) *graph.Node { return rowsBatch(c, op, 0) }
+
 // Forward computes on the calling goroutine; see ForwardExec.
 func (op conv2DOp) Forward(out *tensor.Dense, in []*tensor.Dense) error {
 	return op.ForwardExec(nil, out, in)
@@ -366,6 +370,9 @@ func (op convInputOp) Backward(ctx *graph.GradContext, g *graph.Node) []*graph.N
 	}
 	return grads
 }
+
+// Batch is Conv2D's: the batch folds into the images' axis of gy.
+func (op convInputOp) Batch(c *graph.BatchContext) *graph.Node { return rowsBatch(c, op, 0) }
 
 // Forward computes on the calling goroutine; see ForwardExec.
 func (op convInputOp) Forward(out *tensor.Dense, in []*tensor.Dense) error {

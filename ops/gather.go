@@ -74,6 +74,17 @@ func (gatherOp) JVP(c *graph.JVPContext) *graph.Node {
 	return nil
 }
 
+// Batch gathers each example's rows of a shared table: Gather takes
+// indices of any shape, so the batch is one more axis of them. A batched
+// table declines.
+func (op gatherOp) Batch(c *graph.BatchContext) *graph.Node {
+	if c.Batched(0) || !batchable(c) {
+		c.Decline()
+		return nil
+	}
+	return graph.Apply(op, c.Input(0), c.Input(1))
+}
+
 type scatterAddOp struct{ rows int }
 
 // ScatterAdd returns a (rows, d...) tensor of zeros to whose row

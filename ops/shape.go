@@ -715,7 +715,9 @@ func (op concatOp) Batch(c *graph.BatchContext) *graph.Node {
 	}
 	xs := make([]*graph.Node, len(c.Inputs()))
 	for i := range xs {
-		xs[i] = batchedInput(c, i)
+		if xs[i] = batchedInput(c, i); xs[i] == nil {
+			return nil
+		}
 	}
 	return Concat(op.axis+1, xs...)
 }
