@@ -461,3 +461,46 @@ func TestVmapNested(t *testing.T) {
 		}
 	}
 }
+
+// Vmap works inside a Scan body, on the step's slice, and f may return
+// its example as it is (with another out axis, a transpose).
+func TestVmapInScan(t *testing.T) {
+	g := graph.New()
+	xs := g.Input("xs", graph.Float64, 2, 3, 4) // two steps of (3,4)
+	w := g.Input("w", graph.Float64, 4)
+	_, ys := ops.Scan(func(_, x []*graph.Node) ([]*graph.Node, []*graph.Node) {
+		out, err := compile.Vmap(func(ex []*graph.Node) []*graph.Node {
+			return []*graph.Node{ops.Sum(ops.Mul(ex[0], w)), ex[0]}
+		}, x, nil, []int{0, 1})
+		if err != nil {
+			panic(err)
+		}
+		return nil, out
+	}, nil, []*graph.Node{xs})
+	xv := make([]float64, 24)
+	for i := range xv {
+		xv[i] = float64(i) / 4
+	}
+	wv := []float64{1, -2, 0.5, 3}
+	xd, _ := graph.FromFloat64s(graph.Float64, xv, 2, 3, 4)
+	wd, _ := graph.FromFloat64s(graph.Float64, wv, 4)
+	got := runVmapped(t, ys, vm.Feeds{xs: xd, w: wd})
+	dots, moved := graph.Float64s(got[0]), graph.Float64s(got[1])
+	if s := got[1].Shape(); !slices.Equal(s, []int{2, 4, 3}) {
+		t.Fatalf("output 1 has shape %v, want (2,4,3)", s)
+	}
+	for s := range 2 {
+		for b := range 3 {
+			want := 0.0
+			for j := range 4 {
+				want += xv[(s*3+b)*4+j] * wv[j]
+				if got, want := moved[(s*4+j)*3+b], xv[(s*3+b)*4+j]; got != want {
+					t.Errorf("output 1 [%d,%d,%d]: got %v, want %v", s, j, b, got, want)
+				}
+			}
+			if dots[s*3+b] != want {
+				t.Errorf("output 0 [%d,%d]: got %v, want %v", s, b, dots[s*3+b], want)
+			}
+		}
+	}
+}
