@@ -39,8 +39,14 @@ const NotBatched = math.MinInt
 // product, a reduction reduces the same axes after the batch's. An op
 // without a rule, or whose rule declines, is looped over the batch, one
 // Scan step per example, so every op, a user's custom op included, can be
-// batched. The results are ordinary nodes appended to the graph: compile
-// them, or differentiate them to any order.
+// batched. Random ops loop: each example draws what its own run would
+// (the same values, where the examples share the step). Loops and
+// branches (Scan, Cond, While) loop whole. The results are ordinary nodes
+// appended to the graph: compile them, or differentiate them to any
+// order. They equal the stacked results of f run on each example, bit
+// for bit but where a batched op rounds otherwise: a one-example matrix
+// product of a row by a matrix is a matrix–vector product, which may sum
+// in another order than the batch's one matrix product.
 //
 // A mistake in the arguments (an axis out of range, inputs with different
 // numbers of examples, a wrong number of axes) is an error naming the

@@ -10,7 +10,9 @@ type Batchable interface {
 	// every example at once: a node of shape (ctx.Size(), out.shape...)
 	// whose row b is the op applied to row b of each batched input and to
 	// the unbatched inputs as they are. A rule that cannot handle a case
-	// calls ctx.Decline, and the op is looped over the batch instead.
+	// calls ctx.Decline before building anything (a node that fails to
+	// build poisons the graph), and the op is looped over the batch
+	// instead.
 	Batch(ctx *BatchContext) *Node
 }
 
