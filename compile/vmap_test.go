@@ -104,24 +104,31 @@ func rowOf(t *testing.T, x *tensor.Dense, b int) *tensor.Dense {
 }
 
 // Vmap of every row of the op table, and of its loops and branches,
-// batching each float input in turn, equals vmapBatch separate runs of the
-// row, bit for bit.
+// batching each float input in turn and then every one at once, equals
+// vmapBatch separate runs of the row, bit for bit.
 func TestVmapOpTable(t *testing.T) {
 	for _, c := range slices.Concat(optable.Table(), optable.ScanTable(), optable.CondTable(), optable.WhileTable()) {
+		var floats []int
 		for j, x := range c.Inputs {
-			if !graph.IsFloat(x.Dtype()) {
-				continue
+			if graph.IsFloat(x.Dtype()) {
+				floats = append(floats, j)
+				t.Run(fmt.Sprintf("%s/input %d", c.Name(), j), func(t *testing.T) { checkVmapRow(t, c, j) })
 			}
-			t.Run(fmt.Sprintf("%s/input %d", c.Name(), j), func(t *testing.T) {
-				checkVmapRow(t, c, j)
-			})
+		}
+		if len(floats) > 1 {
+			t.Run(c.Name()+"/every float input", func(t *testing.T) { checkVmapRow(t, c, floats...) })
 		}
 	}
 }
 
-// checkVmapRow batches input j of row c.
-func checkVmapRow(t *testing.T, c optable.Case, j int) {
-	exs, stacked := examplesOf(c.Inputs[j])
+// checkVmapRow batches the inputs of row c listed in batched, each with
+// its examples along axis 0, the others shared.
+func checkVmapRow(t *testing.T, c optable.Case, batched ...int) {
+	exs := make([][]*tensor.Dense, len(c.Inputs))
+	stacked := make([]*tensor.Dense, len(c.Inputs))
+	for _, j := range batched {
+		exs[j], stacked[j] = examplesOf(c.Inputs[j])
+	}
 
 	// The reference: the row on one example at a time.
 	g := graph.New()
@@ -134,23 +141,25 @@ func checkVmapRow(t *testing.T, c optable.Case, j int) {
 	y := c.Build(in)
 	want := make([]*tensor.Dense, vmapBatch)
 	for b := range want {
-		feeds[in[j]] = exs[b]
+		for _, j := range batched {
+			feeds[in[j]] = exs[j][b]
+		}
 		want[b] = runVmapped(t, []*graph.Node{y}, feeds)[0]
 	}
 
-	// Vmap: input j with the examples along axis 0, the others shared.
 	gb := graph.New()
 	bin := make([]*graph.Node, len(c.Inputs))
 	axes := make([]int, len(c.Inputs))
 	bfeeds := vm.Feeds{}
 	for i, x := range c.Inputs {
-		axes[i] = compile.NotBatched
+		if stacked[i] != nil {
+			x = stacked[i]
+		} else {
+			axes[i] = compile.NotBatched
+		}
 		bin[i] = gb.Input(fmt.Sprint("x", i), x.Dtype(), x.Shape()...)
 		bfeeds[bin[i]] = x
 	}
-	axes[j] = 0
-	bin[j] = gb.Input("batch", stacked.Dtype(), stacked.Shape()...)
-	bfeeds[bin[j]] = stacked
 	ys, err := compile.Vmap(func(ex []*graph.Node) []*graph.Node { return []*graph.Node{c.Build(ex)} }, bin, axes, nil)
 	if err != nil {
 		t.Fatal(err)
