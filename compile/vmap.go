@@ -98,7 +98,7 @@ func vmap(fail func(string, ...any) error, f func([]*graph.Node) []*graph.Node, 
 	if len(outAxes) != len(outs) {
 		return nil, fail("%d out axes for %d outputs", len(outAxes), len(outs))
 	}
-	if err := v.sweep(sub, examples, outs); err != nil {
+	if err := v.sweep(sub, outs); err != nil {
 		return nil, err
 	}
 	result := make([]*graph.Node, len(outs))
@@ -194,7 +194,14 @@ func (v *vmapper) set(n, to *graph.Node, batched bool) {
 
 // sweep builds the counterpart of every node of sub that outs depend on,
 // in creation order.
-func (v *vmapper) sweep(sub *graph.Graph, examples, outs []*graph.Node) error {
+func (v *vmapper) sweep(sub *graph.Graph, outs []*graph.Node) (err error) {
+	// A user's batching rule may panic: that is an error naming it.
+	defer func() {
+		if r := recover(); r != nil {
+			err = v.fail("batching panicked: %v", r)
+		}
+	}()
+	defer sub.Parent().Scope("vmap")()
 	outer, inner := sub.Captures()
 	for k, c := range inner {
 		v.set(c, outer[k], false)
@@ -233,17 +240,16 @@ func (v *vmapper) op(n *graph.Node) error {
 	}
 	outs := n.Outputs()
 	var res []*graph.Node
-	switch {
-	case !some:
-		res = reapply(g, n, ins)
-	default:
+	if some {
 		res = v.rule(n, ins, batched)
-		if res == nil {
-			if onLoop != nil {
-				onLoop(n)
-			}
-			res = v.loop(n, ins, batched)
+	} else {
+		res = reapply(g, n, ins)
+	}
+	if res == nil {
+		if onLoop != nil {
+			onLoop(n)
 		}
+		res = v.loop(n, ins, batched)
 	}
 	if err := g.Err(); err != nil {
 		var ge *graph.Error
@@ -257,7 +263,11 @@ func (v *vmapper) op(n *graph.Node) error {
 		if some {
 			want = append([]int{v.size}, want...)
 		}
-		if r := res[k]; r.DType() != o.DType() || !slices.Equal(r.Shape(), want) {
+		r := res[k]
+		if r.Graph() != g {
+			return v.fail("batching rule of %s at %s built output %d in another graph: build it from the context's inputs", n.OpName(), n.Site(), k)
+		}
+		if r.DType() != o.DType() || !slices.Equal(r.Shape(), want) {
 			return v.fail("batching rule of %s at %s gave %v for output %d, want %v of shape %s",
 				n.OpName(), n.Site(), r.Type(), k, o.DType(), graph.ShapeString(want))
 		}

@@ -224,6 +224,14 @@ func TestVmapErrors(t *testing.T) {
 			_, err := compile.Vmap(func(ex []*graph.Node) []*graph.Node { return []*graph.Node{ops.MatMul(ex[0], ex[0])} }, []*graph.Node{x}, nil, nil)
 			return err
 		}, "f's output 0 is poisoned: nabla: MatMul: shapes (2) and (2): ranks 1 and 1 are not supported"},
+		{"a batching rule panics", func() error {
+			_, err := compile.Vmap(func(ex []*graph.Node) []*graph.Node { return []*graph.Node{graph.Apply(panickyShiftOp{}, ex[0])} }, []*graph.Node{x}, nil, nil)
+			return err
+		}, "batching panicked: no rule today"},
+		{"a batching rule builds in another graph", func() error {
+			_, err := compile.Vmap(func(ex []*graph.Node) []*graph.Node { return []*graph.Node{graph.Apply(strayShiftOp{}, ex[0])} }, []*graph.Node{x}, nil, nil)
+			return err
+		}, "batching rule of Shift at vmap_test.go:"},
 		{"f makes a parameter", func() error {
 			_, err := compile.Vmap(func(ex []*graph.Node) []*graph.Node {
 				p := ex[0].Graph().Param("p", graph.NewDense(graph.Float64, 2))
@@ -400,6 +408,19 @@ type batchedShiftOp struct {
 func (o batchedShiftOp) Batch(c *graph.BatchContext) *graph.Node {
 	*o.calls++
 	return graph.Apply(o, c.Input(0))
+}
+
+// panickyShiftOp is shiftOp with a batching rule that panics.
+type panickyShiftOp struct{ shiftOp }
+
+func (panickyShiftOp) Batch(*graph.BatchContext) *graph.Node { panic("no rule today") }
+
+// strayShiftOp is shiftOp with a batching rule that builds in a graph of
+// its own.
+type strayShiftOp struct{ shiftOp }
+
+func (strayShiftOp) Batch(c *graph.BatchContext) *graph.Node {
+	return graph.New().Input("stray", graph.Float64, c.Shape(c.Example().Shape())...)
 }
 
 // A user's op is batched by its rule where it has one (graph.Batchable),
