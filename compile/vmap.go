@@ -40,8 +40,9 @@ const NotBatched = math.MinInt
 // without a rule, or whose rule declines, is looped over the batch, one
 // Scan step per example, so every op, a user's custom op included, can be
 // batched. Random ops loop: each example draws what its own run would
-// (the same values, where the examples share the step). Loops and
-// branches (Scan, Cond, While) loop whole. The results are ordinary nodes
+// (the same values, where the examples share the step). A Scan runs once
+// for the batch, its body batched; a gradient's Scan, While's loop and
+// Cond loop whole. The results are ordinary nodes
 // appended to the graph: compile them, or differentiate them to any
 // order. They equal the stacked results of f run on each example, bit
 // for bit but where a batched op rounds otherwise: a one-example matrix
@@ -75,7 +76,7 @@ func vmap(fail func(string, ...any) error, f func([]*graph.Node) []*graph.Node, 
 	if err != nil {
 		return nil, err
 	}
-	v := &vmapper{fail: fail, size: size, to: map[*graph.Node]*graph.Node{}, batched: map[*graph.Node]bool{}}
+	v := newVmapper(fail, size, g)
 	sub := g.NewSub()
 	examples := make([]*graph.Node, len(xs))
 	for i, x := range xs {
@@ -97,6 +98,10 @@ func vmap(fail func(string, ...any) error, f func([]*graph.Node) []*graph.Node, 
 	}
 	if len(outAxes) != len(outs) {
 		return nil, fail("%d out axes for %d outputs", len(outAxes), len(outs))
+	}
+	outer, inner := sub.Captures()
+	for k, c := range inner {
+		v.set(c, outer[k], false)
 	}
 	if err := v.sweep(sub, outs); err != nil {
 		return nil, err
@@ -174,14 +179,19 @@ func traceVmap(f func([]*graph.Node) []*graph.Node, sub *graph.Graph, examples [
 	return outs, sub.Err()
 }
 
-// vmapper batches a traced function: to maps each node of the traced
-// graph to its counterpart in the graph being built, batched says which
+// vmapper batches a traced function into target: to maps each node of
+// the traced graph to its counterpart in target, batched says which
 // counterparts carry the batch's leading axis of size examples.
 type vmapper struct {
 	fail    func(string, ...any) error
 	size    int
+	target  *graph.Graph
 	to      map[*graph.Node]*graph.Node
 	batched map[*graph.Node]bool
+}
+
+func newVmapper(fail func(string, ...any) error, size int, target *graph.Graph) *vmapper {
+	return &vmapper{fail: fail, size: size, target: target, to: map[*graph.Node]*graph.Node{}, batched: map[*graph.Node]bool{}}
 }
 
 // onLoop, when set, hears of every op that is looped over the batch (it
@@ -192,28 +202,24 @@ func (v *vmapper) set(n, to *graph.Node, batched bool) {
 	v.to[n], v.batched[n] = to, batched
 }
 
-// sweep builds the counterpart of every node of sub that outs depend on,
-// in creation order.
-func (v *vmapper) sweep(sub *graph.Graph, outs []*graph.Node) (err error) {
+// sweep builds the counterpart of every node of src that outs depend on,
+// in creation order. Its inputs must have counterparts already.
+func (v *vmapper) sweep(src *graph.Graph, outs []*graph.Node) (err error) {
 	// A user's batching rule may panic: that is an error naming it.
 	defer func() {
 		if r := recover(); r != nil {
 			err = v.fail("batching panicked: %v", r)
 		}
 	}()
-	defer sub.Parent().Scope("vmap")()
-	outer, inner := sub.Captures()
-	for k, c := range inner {
-		v.set(c, outer[k], false)
-	}
-	need := sub.Ancestors(outs)
-	for _, n := range sub.Nodes() {
+	defer v.target.Scope("vmap")()
+	need := src.Ancestors(outs)
+	for _, n := range src.Nodes() {
 		if _, done := v.to[n]; done || !need[n.ID()] {
 			continue
 		}
 		switch n.Kind() {
 		case graph.KindConst:
-			v.set(n, sub.Parent().Const(n.Value()), false)
+			v.set(n, v.target.Const(n.Value()), false)
 			continue
 		case graph.KindParam:
 			return v.fail("f makes %v: make parameters outside f and read them there", n)
@@ -224,13 +230,35 @@ func (v *vmapper) sweep(sub *graph.Graph, outs []*graph.Node) (err error) {
 			return err
 		}
 	}
-	return sub.Parent().Err()
+	return v.target.Err()
+}
+
+// sweeper is the graph.BatchSweeper lent to rules: a sweep of another
+// traced graph, with the same batch, into the target they give.
+func (v *vmapper) sweeper() graph.BatchSweeper {
+	return func(target *graph.Graph, outs, inputs, ins []*graph.Node, batched []bool) ([]*graph.Node, []bool, error) {
+		w := newVmapper(v.fail, v.size, target)
+		for i, in := range inputs {
+			w.set(in, ins[i], batched[i])
+		}
+		if len(outs) == 0 {
+			return nil, nil, nil
+		}
+		if err := w.sweep(graph.Innermost(outs...), outs); err != nil {
+			return nil, nil, err
+		}
+		res, flags := make([]*graph.Node, len(outs)), make([]bool, len(outs))
+		for k, o := range outs {
+			res[k], flags[k] = w.to[o], w.batched[o]
+		}
+		return res, flags, nil
+	}
 }
 
 // op builds the counterparts of the outputs of op node n (all of them,
 // for a multi-output op).
 func (v *vmapper) op(n *graph.Node) error {
-	g := n.Graph().Parent()
+	g := v.target
 	ins := make([]*graph.Node, len(n.Inputs()))
 	batched := make([]bool, len(ins))
 	some := false
@@ -279,7 +307,7 @@ func (v *vmapper) op(n *graph.Node) error {
 // rule returns the batched outputs of n from its op's batching rule, or
 // nil when it has none or the rule declines.
 func (v *vmapper) rule(n *graph.Node, ins []*graph.Node, batched []bool) []*graph.Node {
-	ctx := graph.NewBatchContext(n, ins, batched, v.size)
+	ctx := graph.NewBatchContext(n, ins, batched, v.size).WithSweeper(v.sweeper())
 	if rule, ok := n.Op().(graph.Batchable); ok {
 		if r := rule.Batch(ctx); !ctx.Declined() && r != nil {
 			return []*graph.Node{r}

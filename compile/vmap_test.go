@@ -256,8 +256,8 @@ func TestVmapErrors(t *testing.T) {
 	}
 }
 
-// The op table's rows of ops with batching rules batch without a loop
-// (Conv2D's only for batched images: a batched filter loops; and
+// The op table's rows of ops with batching rules, and its Scans, batch
+// without a loop over the examples (Conv2D's only for batched images: a batched filter loops; and
 // CrossEntropy's integer labels, shared, would need BroadcastTo, which
 // takes floats, so batched logits loop).
 func TestVmapRulesDoNotLoop(t *testing.T) {
@@ -269,8 +269,8 @@ func TestVmapRulesDoNotLoop(t *testing.T) {
 		"Reshape", "Transpose", "BroadcastTo", "SumTo", "Slice", "Pad", "Concat", "Flatten",
 		"Cholesky", "CholeskySolve", "TriangularSolve", "Solve", "Inverse", "Det", "SlogDet", "LogDet", "MatrixExp",
 		"Trace", "SVD", "QR", "Eigh", "Tril", "Triu", "Diagonal", "DiagEmbed", "Eye",
-		"MaxPool2D", "AvgPool2D", "GlobalAvgPool2D", "CrossEntropy", "CrossEntropyOneHot", "OneHot"}
-	for _, c := range optable.Table() {
+		"Scan", "MaxPool2D", "AvgPool2D", "GlobalAvgPool2D", "CrossEntropy", "CrossEntropyOneHot", "OneHot"}
+	for _, c := range slices.Concat(optable.Table(), optable.ScanTable()) {
 		if !slices.Contains(ruled, c.Builder) && !slices.Contains(imagesOnly, c.Builder) {
 			continue
 		}
@@ -532,5 +532,52 @@ func TestVmapInScan(t *testing.T) {
 				t.Errorf("output 0 [%d,%d]: got %v, want %v", s, b, dots[s*3+b], want)
 			}
 		}
+	}
+}
+
+// A Scan whose batching rule declines, here for an integer carry that
+// does not depend on the batch (BroadcastTo takes floats), loops over the
+// batch instead, and still equals separate runs.
+func TestVmapScanDeclines(t *testing.T) {
+	c := optable.Case{Builder: "Scan", Variant: "integer carry", Inputs: []*tensor.Dense{
+		optable.TensorOf([]int{2}, 0.5, -1), optable.TensorOf([]int{3, 2}, 1, 2, 3, 4, 5, 6)},
+		Build: func(in []*graph.Node) *graph.Node {
+			count := in[0].Graph().Const(graph.NewDense(graph.Int64))
+			final, _ := ops.Scan(func(c, x []*graph.Node) ([]*graph.Node, []*graph.Node) {
+				return []*graph.Node{ops.Tanh(ops.Add(c[0], x[0])), c[1]}, nil
+			}, []*graph.Node{in[0], count}, []*graph.Node{in[1]})
+			return final[0]
+		}}
+	stop := compile.LoopedOps()
+	checkVmapRow(t, c, 0)
+	if looped := stop(); !slices.Contains(looped, "Scan") {
+		t.Errorf("looped %v, want the Scan", looped)
+	}
+}
+
+// The derivatives of a Vmapped loop (the Scan batched by its rule) match
+// finite differences to second order, with respect to the batch and to a
+// shared weight the body reads.
+func TestVmapScanGradGrad(t *testing.T) {
+	f := func(in []*graph.Node) *graph.Node {
+		return vmapped(func(ex []*graph.Node) []*graph.Node {
+			xs, w := ex[0], ex[1] // (3,2) steps and (2,2)
+			_, ys := ops.Scan(func(c, x []*graph.Node) ([]*graph.Node, []*graph.Node) {
+				h := ops.Tanh(ops.Add(ops.MatMul(c[0], w), x[0]))
+				return []*graph.Node{h}, []*graph.Node{h}
+			}, []*graph.Node{ops.Reshape(ops.Slice(xs, 0, 0, 1), 1, 2)}, []*graph.Node{ops.Reshape(xs, 3, 1, 2)})
+			return []*graph.Node{ops.Sum(ys[0])}
+		}, in, []int{0, compile.NotBatched})
+	}
+	inputs := []*tensor.Dense{
+		optable.TensorOf([]int{2, 3, 2}, 0.3, -0.7, 0.9, 0.4, -0.5, 0.8, 0.1, 0.2, -0.3, 0.6, -0.9, 0.5),
+		optable.TensorOf([]int{2, 2}, 0.6, -0.4, 0.2, 0.7),
+	}
+	stop := compile.LoopedOps()
+	if err := gradcheck.GradGradCheck(f, inputs, gradcheck.Options{}); err != nil {
+		t.Error(err)
+	}
+	if looped := stop(); slices.Contains(looped, "Scan") {
+		t.Errorf("looped %v: the Scan should be batched by its rule", looped)
 	}
 }

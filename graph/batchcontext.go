@@ -1,5 +1,7 @@
 package graph
 
+import "fmt"
+
 // Batchable is implemented by ops with a batching rule: how to apply the
 // op to a batch of inputs at once, for compile.Vmap. Ops without one
 // (a user's custom op, say) are still batched, by a loop that applies
@@ -32,6 +34,32 @@ type BatchContext struct {
 	batched  []bool
 	size     int
 	declined bool
+	sweep    BatchSweeper
+}
+
+// BatchSweeper batches any traced graph as the batching driver does: it
+// builds in target the counterparts of outs, nodes of a graph whose
+// leaves are inputs (and constants), given the inputs' counterparts ins,
+// batched where marked, and says which counterparts are batched. The
+// driver lends one to ops whose rule batches a subgraph they run (a
+// loop's body).
+type BatchSweeper func(target *Graph, outs, inputs, ins []*Node, batched []bool) ([]*Node, []bool, error)
+
+// WithSweeper lends s to the op's rule (see Sweep) and returns c. The
+// batching driver calls it.
+func (c *BatchContext) WithSweeper(s BatchSweeper) *BatchContext {
+	if c != nil {
+		c.sweep = s
+	}
+	return c
+}
+
+// Sweep batches a subgraph through the driver's BatchSweeper.
+func (c *BatchContext) Sweep(target *Graph, outs, inputs, ins []*Node, batched []bool) ([]*Node, []bool, error) {
+	if c == nil || c.sweep == nil {
+		return nil, nil, fmt.Errorf("no batch sweeper: batch with compile.Vmap")
+	}
+	return c.sweep(target, outs, inputs, ins, batched)
 }
 
 // NewBatchContext is called by the batching driver: node is the op's

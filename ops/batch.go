@@ -51,6 +51,12 @@ func batchedInput(c *graph.BatchContext, i int) *graph.Node {
 		c.Decline()
 		return nil
 	}
+	return broadcastBatch(c, x)
+}
+
+// broadcastBatch is x, a float value shared by every example, broadcast
+// to the batch.
+func broadcastBatch(c *graph.BatchContext, x *graph.Node) *graph.Node {
 	return BroadcastTo(Reshape(x, append([]int{1}, x.Shape()...)...), c.Shape(x.Shape())...)
 }
 
