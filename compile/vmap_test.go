@@ -256,26 +256,35 @@ func TestVmapErrors(t *testing.T) {
 	}
 }
 
-// The op table's rows of ops with batching rules, and its Scans, batch
-// without a loop over the examples (Conv2D's only for batched images: a batched filter loops; and
-// CrossEntropy's integer labels, shared, would need BroadcastTo, which
-// takes floats, so batched logits loop).
+// The op table's rows of ops with batching rules, and its Scans and
+// Conds, batch without a loop over the examples, but for the inputs whose
+// rule declines (batchedOnly lists those that are batched: Conv2D's
+// images, not its filter; a Cond's operands and captured values, not its
+// predicate, nor a value its predicate is computed from; and
+// CrossEntropy's logits with shared integer labels, which would need
+// BroadcastTo, which takes floats).
 func TestVmapRulesDoNotLoop(t *testing.T) {
-	imagesOnly := []string{"Conv2D", "Conv1D"}
-	loops := []string{"CrossEntropy/int64 labels"}
 	ruled := []string{"Add", "Sub", "Mul", "Div", "Pow", "Maximum", "Minimum", "Greater", "Less", "Equal",
 		"Neg", "Exp", "Log", "Tanh", "Sigmoid", "ReLU", "GELU", "SiLU", "Where", "Identity", "StopGradient", "Cast",
 		"MatMul", "MatMulT", "MatMulAdd", "Sum", "SumKeepDims", "Mean", "Max", "LogSumExp", "Softmax", "LogSoftmax",
 		"Reshape", "Transpose", "BroadcastTo", "SumTo", "Slice", "Pad", "Concat", "Flatten",
 		"Cholesky", "CholeskySolve", "TriangularSolve", "Solve", "Inverse", "Det", "SlogDet", "LogDet", "MatrixExp",
 		"Trace", "SVD", "QR", "Eigh", "Tril", "Triu", "Diagonal", "DiagEmbed", "Eye",
-		"Scan", "MaxPool2D", "AvgPool2D", "GlobalAvgPool2D", "CrossEntropy", "CrossEntropyOneHot", "OneHot"}
-	for _, c := range slices.Concat(optable.Table(), optable.ScanTable()) {
-		if !slices.Contains(ruled, c.Builder) && !slices.Contains(imagesOnly, c.Builder) {
+		"Scan", "Cond", "Conv2D", "Conv1D", "MaxPool2D", "AvgPool2D", "GlobalAvgPool2D", "CrossEntropy",
+		"CrossEntropyOneHot", "OneHot"}
+	declines := map[string][]int{ // row: the inputs whose rule declines
+		"CrossEntropy/int64 labels":                                 {0},
+		"Cond/in a Scan body, both branches taken across the steps": {1},
+	}
+	for _, c := range slices.Concat(optable.Table(), optable.ScanTable(), optable.CondTable()) {
+		if !slices.Contains(ruled, c.Builder) {
 			continue
 		}
 		for j, x := range c.Inputs {
-			if !graph.IsFloat(x.Dtype()) || j > 0 && slices.Contains(imagesOnly, c.Builder) || slices.Contains(loops, c.Name()) {
+			switch {
+			case !graph.IsFloat(x.Dtype()), slices.Contains(declines[c.Name()], j),
+				j == 1 && (c.Builder == "Conv2D" || c.Builder == "Conv1D"), // the filter
+				j == 0 && c.Builder == "Cond":                              // the predicate
 				continue
 			}
 			stop := compile.LoopedOps()
@@ -579,5 +588,35 @@ func TestVmapScanGradGrad(t *testing.T) {
 	}
 	if looped := stop(); slices.Contains(looped, "Scan") {
 		t.Errorf("looped %v: the Scan should be batched by its rule", looped)
+	}
+}
+
+// The derivatives of a Vmapped Cond with a shared predicate (batched by
+// its rule) match finite differences to second order, with either branch
+// taken.
+func TestVmapCondGradGrad(t *testing.T) {
+	for _, p := range []float64{1, 0} {
+		f := func(in []*graph.Node) *graph.Node {
+			return vmapped(func(ex []*graph.Node) []*graph.Node {
+				x, w, pred := ex[0], ex[1], ex[2]
+				return ops.Cond(pred, func(o []*graph.Node) []*graph.Node {
+					return []*graph.Node{ops.Sum(ops.Tanh(ops.Mul(o[0], w)))}
+				}, func(o []*graph.Node) []*graph.Node {
+					return []*graph.Node{ops.Sum(ops.Mul(ops.Sin(o[0]), ops.Exp(w)))}
+				}, []*graph.Node{x})
+			}, in, []int{0, compile.NotBatched, compile.NotBatched})
+		}
+		inputs := []*tensor.Dense{
+			optable.TensorOf([]int{3, 2}, 0.3, -0.7, 0.9, 0.4, -0.5, 0.8),
+			optable.TensorOf([]int{2}, 0.6, -0.4),
+			optable.TensorOf(nil, p),
+		}
+		stop := compile.LoopedOps()
+		if err := gradcheck.GradGradCheck(f, inputs, gradcheck.Options{Inputs: []int{0, 1}}); err != nil {
+			t.Errorf("predicate %v: %v", p, err)
+		}
+		if looped := stop(); slices.Contains(looped, "Cond") {
+			t.Errorf("predicate %v: looped %v: the Cond should be batched by its rule", p, looped)
+		}
 	}
 }
