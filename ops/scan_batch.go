@@ -12,18 +12,19 @@ import (
 // its own nested in the batch's), each batched sequence's and stored
 // output's batch axis behind the step axis. A carry is batched where its
 // initial value is, or where the body makes it depend on a batched value
-// (a fixed point over the steps). A gradient's loop (sums), While's
-// padded loop, and a loop with an integer carry or output that does not
-// depend on the batch (it would have to be broadcast, which BroadcastTo
-// does not do for integers) decline, and are looped over the batch.
+// (a fixed point over the steps); a sum (a gradient's loop adds up terms
+// over the steps) where its initial value or its terms are. While's
+// padded loop, and a loop with an integer value that does not depend on
+// the batch where it would have to be broadcast (BroadcastTo takes
+// floats), decline, and are looped over the batch.
 func (op *scanOp) Batch(c *graph.BatchContext) []*graph.Node {
 	body := op.body
-	if op.sums > 0 || op.until != 0 || op.skipBy != 0 || op.skip != nil || len(body.Inputs) == 0 {
+	if op.until != 0 || op.skipBy != 0 || op.skip != nil || len(body.Inputs) == 0 {
 		c.Decline()
 		return nil
 	}
-	C, S := op.carries, op.seqs
-	Y := len(body.Outputs) - 2*C
+	C, A, S := op.carries, op.sums, op.seqs
+	Y := len(body.Outputs) - 2*C - A
 	inB := op.batchedInputs(c)
 	for i := range C {
 		if inB[i] && !c.Batched(i) && !graph.IsFloat(body.Inputs[i].DType()) {
@@ -47,35 +48,45 @@ func (op *scanOp) Batch(c *graph.BatchContext) []*graph.Node {
 		case i < C+S:
 			ins[i] = sub.Input(fmt.Sprintf("x%d", i-C), in.DType(), shape...)
 		default:
-			ins[i] = sub.Capture(c.Input(i))
+			ins[i] = sub.Capture(c.Input(op.opInput(i)))
 		}
 	}
-	outs, flags, err := c.Sweep(sub, body.Outputs[:C+Y], body.Inputs, ins, inB)
+	outs, flags, err := c.Sweep(sub, body.Outputs[:C+A+Y], body.Inputs, ins, inB)
 	if err != nil || sub.Err() != nil {
 		c.Decline()
 		return nil
 	}
+	// Which outputs are batched: a carry as its input, a sum where its
+	// initial value or its terms are, a stacked output as swept.
+	outB := slices.Clone(flags)
+	copy(outB, inB[:C])
+	for a := range A {
+		outB[C+a] = flags[C+a] || c.Batched(C+a)
+	}
 	for j, o := range outs {
-		if !flags[j] && !graph.IsFloat(o.DType()) {
-			c.Decline() // an integer to broadcast
-			return nil
-		}
-		if j < C && inB[j] && !flags[j] {
-			outs[j] = broadcastBatch(c, o) // a carry the step resets
+		if !outB[j] || !flags[j] {
+			if !graph.IsFloat(o.DType()) {
+				c.Decline() // an integer to broadcast
+				return nil
+			}
+			if outB[j] {
+				outs[j] = broadcastBatch(c, o) // a carry the step resets, a sum's shared terms
+			}
 		}
 	}
 	_, captured := sub.Captures()
-	loop := newScanOp(ins[:C], ins[C:C+S], captured, outs[:C], nil, outs[C:], op.steps, op.reverse)
-	in := make([]*graph.Node, 0, len(body.Inputs))
-	for i := range C {
-		in = append(in, c.Input(i))
-		if inB[i] && !c.Batched(i) {
-			in[i] = batchedInput(c, i)
+	loop := newScanOp(ins[:C], ins[C:C+S], captured, outs[:C], outs[C:C+A], outs[C+A:], op.steps, op.reverse)
+	in := make([]*graph.Node, 0, len(c.Inputs()))
+	for i := range C + A {
+		x := c.Input(i)
+		if outB[i] && !c.Batched(i) {
+			x = broadcastBatch(c, x)
 		}
+		in = append(in, x)
 	}
 	for s := range S {
-		x := c.Input(C + s)
-		if c.Batched(C + s) {
+		x := c.Input(C + A + s)
+		if c.Batched(C + A + s) {
 			x = swapLeading(x) // (T, B, …)
 		}
 		in = append(in, x)
@@ -87,26 +98,27 @@ func (op *scanOp) Batch(c *graph.BatchContext) []*graph.Node {
 		c.Decline()
 		return nil
 	}
-	// Every output batched: final carries as they are, stacked outputs and
-	// history with the batch axis moved in front of the steps.
+	// Every output batched: final carries and sums as they are, stacked
+	// outputs and history with the batch axis moved in front of the steps.
 	for j, r := range res {
-		var b bool
-		switch {
-		case j < C: // final carry
-			b = inB[j]
-		case j < C+Y: // stacked output
-			b = flags[j]
-		default: // history of carry j-C-Y
-			b = inB[j-C-Y]
-		}
+		b := j < C+A+Y && outB[j] || j >= C+A+Y && inB[j-C-A-Y] // history reads carry j-C-A-Y
 		switch {
 		case !b:
 			res[j] = broadcastBatch(c, r)
-		case j >= C:
+		case j >= C+A:
 			res[j] = swapLeading(r)
 		}
 	}
 	return res
+}
+
+// opInput is the op input that body input i reads (the body has none
+// for the sums).
+func (op *scanOp) opInput(i int) int {
+	if i < op.carries {
+		return i
+	}
+	return i + op.sums
 }
 
 // batchedInputs says which body inputs the batched loop batches: the
@@ -118,7 +130,7 @@ func (op *scanOp) batchedInputs(c *graph.BatchContext) []bool {
 	sub := body.Inputs[0].Graph()
 	inB := make([]bool, len(body.Inputs))
 	for i := range inB {
-		inB[i] = c.Batched(i) // op input i feeds body input i: there are no sums
+		inB[i] = c.Batched(op.opInput(i))
 	}
 	for changed := true; changed; {
 		var from []*graph.Node
