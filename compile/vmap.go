@@ -40,10 +40,10 @@ const NotBatched = math.MinInt
 // without a rule, or whose rule declines, is looped over the batch, one
 // Scan step per example, so every op, a user's custom op included, can be
 // batched. Random ops loop: each example draws what its own run would
-// (the same values, where the examples share the step). A Scan runs once
-// for the batch, its body batched, and so does a Cond whose predicate
-// every example shares, its branches batched; a gradient's Scan, While's
-// loop and a Cond whose predicate is batched loop whole. The results are ordinary nodes
+// (the same values, where the examples share the step). A Scan (a
+// gradient's too) runs once for the batch, its body batched, and so does
+// a Cond whose predicate every example shares, its branches batched;
+// While's loop and a Cond whose predicate is batched loop whole. The results are ordinary nodes
 // appended to the graph: compile them, or differentiate them to any
 // order. They equal the stacked results of f run on each example, bit
 // for bit but where a batched op rounds otherwise: a one-example matrix
