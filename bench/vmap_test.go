@@ -136,3 +136,75 @@ func BenchmarkW3Vmap(b *testing.B) {
 	b.ReportMetric(median(separateUs), "separate-us")
 	b.ReportMetric(median(vmapUs), "vmap-us")
 }
+
+// vmappedHessian compiles W3's Hessian as Vmap of its Hessian–vector
+// product over the 64 unit vectors: the batched forward sweep that
+// compile.Hessian runs, written as a Vmap of one direction's.
+func (n *w3Network) vmappedHessian(tb testing.TB) (*vm.Machine, *graph.Node) {
+	tb.Helper()
+	eye := make([]float64, w3Dim*w3Dim)
+	for i := range w3Dim {
+		eye[i*w3Dim+i] = 1
+	}
+	units := n.x.Graph().Const(mustDense(graph.Float64, eye, w3Dim, 1, w3Dim))
+	hessian, err := compile.Vmap(func(in []*graph.Node) []*graph.Node {
+		v, x := in[0], in[1]
+		hv, err := compile.HVP(n.function(x), x, v)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		return []*graph.Node{hv}
+	}, []*graph.Node{units, n.x}, []int{0, compile.NotBatched}, nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	prog, err := compile.Compile(hessian)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return newMachine(tb, prog, 1), hessian[0]
+}
+
+// TestW3VmapHessian checks that Vmap of the Hessian–vector product over
+// the unit vectors equals compile.Hessian bit for bit.
+func TestW3VmapHessian(t *testing.T) {
+	n := newW3Network()
+	m, feeds, want := n.machine(t, "hessian", 1)
+	defer m.Close()
+	v, got := n.vmappedHessian(t)
+	defer v.Close()
+	if err := m.Run(feeds); err != nil {
+		t.Fatal(err)
+	}
+	if err := v.Run(feeds); err != nil {
+		t.Fatal(err)
+	}
+	a, _ := m.Value(want)
+	b, _ := v.Value(got)
+	assertClose(t, "Vmap of HVP", graph.Float64s(b), graph.Float64s(a), 0)
+}
+
+// BenchmarkW3VmapHessian times Vmap of the Hessian–vector product over
+// the unit vectors against compile.Hessian's batched forward sweep (one
+// thread), as the median of rounds' ratios.
+func BenchmarkW3VmapHessian(b *testing.B) {
+	n := newW3Network()
+	m, feeds, _ := n.machine(b, "hessian", 1)
+	defer m.Close()
+	v, _ := n.vmappedHessian(b)
+	defer v.Close()
+	var ratios []float64
+	for b.Loop() {
+		start := time.Now()
+		if err := m.Run(feeds); err != nil {
+			b.Fatal(err)
+		}
+		sweep := time.Since(start)
+		start = time.Now()
+		if err := v.Run(feeds); err != nil {
+			b.Fatal(err)
+		}
+		ratios = append(ratios, float64(time.Since(start))/float64(sweep))
+	}
+	b.ReportMetric(median(ratios), "vmap/hessian")
+}
