@@ -282,8 +282,7 @@ func TestVmapErrors(t *testing.T) {
 
 // The op table's rows of ops with batching rules, and its Scans and
 // Conds, batch without a loop over the examples, but for the inputs whose
-// rule declines (batchedOnly lists those that are batched: Conv2D's
-// images, not its filter; a Cond's operands and captured values, not its
+// rule declines (a Cond's operands and captured values, not its
 // predicate, nor a value its predicate is computed from; and
 // CrossEntropy's logits with shared integer labels, which would need
 // BroadcastTo, which takes floats).
@@ -307,8 +306,7 @@ func TestVmapRulesDoNotLoop(t *testing.T) {
 		for j, x := range c.Inputs {
 			switch {
 			case !graph.IsFloat(x.Dtype()), slices.Contains(declines[c.Name()], j),
-				j == 1 && (c.Builder == "Conv2D" || c.Builder == "Conv1D"), // the filter
-				j == 0 && c.Builder == "Cond":                              // the predicate
+				j == 0 && c.Builder == "Cond": // the predicate
 				continue
 			}
 			stop := compile.LoopedOps()
@@ -673,5 +671,31 @@ func TestVmapGradientOfScan(t *testing.T) {
 	checkVmapRowWithin(t, c, 1e-15, 0)
 	if looped := stop(); len(looped) > 0 {
 		t.Errorf("looped %v", looped)
+	}
+}
+
+// Per-example gradients of a convolution's filter, Vmapped: the filter's
+// gradient (Conv2DWeightGrad) batches as one of B times the groups, and
+// equals separate runs bit for bit.
+func TestVmapGradientOfConv(t *testing.T) {
+	v := optable.NewValues(3)
+	for _, groups := range []int{1, 2} {
+		c := optable.Case{Builder: "Conv2D", Variant: fmt.Sprintf("filter gradient, %d groups", groups),
+			Inputs: []*tensor.Dense{v.Signed(2, 2, 5, 5), v.Signed(4, 2/groups, 3, 3)},
+			Build: func(in []*graph.Node) *graph.Node {
+				y := ops.Conv2D(in[0], in[1], ops.ConvOptions{Padding: []int{1}, Groups: groups})
+				grad, err := compile.Grad(ops.Sum(ops.Square(y)), in[1])
+				if err != nil {
+					panic(err)
+				}
+				return grad[0]
+			}}
+		stop := compile.LoopedOps()
+		checkVmapRow(t, c, 0)
+		checkVmapRow(t, c, 1)
+		checkVmapRow(t, c, 0, 1)
+		if looped := stop(); len(looped) > 0 {
+			t.Errorf("%s: looped %v", c.Name(), looped)
+		}
 	}
 }

@@ -120,3 +120,46 @@ func rowsBatch(c *graph.BatchContext, op graph.Op, rows ...int) *graph.Node {
 	}
 	return Reshape(graph.Apply(op, ins...), c.Shape(c.Example().Shape())...)
 }
+
+// groupedBatch is the rule of a convolution (op, its groups already
+// multiplied by the batch's size) whose examples become groups of their
+// own: the batch merges into the channels of the images, (N, B·C, H, W),
+// and into the rows of the filter (input filter, or the output when
+// outFilter), (B·O, C/groups, kH, kW).
+func groupedBatch(c *graph.BatchContext, op graph.Op, filter int, outFilter bool) *graph.Node {
+	if !batchable(c) {
+		return nil
+	}
+	ins := make([]*graph.Node, len(c.Inputs()))
+	for i := range ins {
+		x := batchedInput(c, i)
+		if x == nil {
+			return nil
+		}
+		if i == filter {
+			s := x.Shape()
+			ins[i] = Reshape(x, append([]int{s[0] * s[1]}, s[2:]...)...)
+		} else {
+			ins[i] = mergeChannels(x)
+		}
+	}
+	y := graph.Apply(op, ins...)
+	if outFilter {
+		return Reshape(y, c.Shape(c.Example().Shape())...)
+	}
+	return splitChannels(y, c.Size())
+}
+
+// mergeChannels is a batch of (N, C, ...) values as one with each
+// example's channels its own: (B, N, C, ...) → (N, B·C, ...).
+func mergeChannels(x *graph.Node) *graph.Node {
+	s := x.Shape()
+	return Reshape(swapLeading(x), append([]int{s[1], s[0] * s[2]}, s[3:]...)...)
+}
+
+// splitChannels undoes mergeChannels for a batch of size b:
+// (N, b·C, ...) → (b, N, C, ...).
+func splitChannels(y *graph.Node, b int) *graph.Node {
+	s := y.Shape()
+	return swapLeading(Reshape(y, append([]int{s[0], b, s[1] / b}, s[2:]...)...))
+}

@@ -331,20 +331,17 @@ func (op channelOp) Batch(c *graph.BatchContext) *graph.Node {
 		if x == nil {
 			return nil
 		}
-		s := x.Shape()
 		if i >= lead { // (B, C) → (B·C)
-			ins[i] = Reshape(x, s[0]*s[1])
+			ins[i] = Reshape(x, x.Shape()[0]*x.Shape()[1])
 			continue
 		}
-		// (B, N, C, ...) → (N, B, C, ...) → (N, B·C, ...)
-		ins[i] = Reshape(swapLeading(x), append([]int{s[1], s[0] * s[2]}, s[3:]...)...)
+		ins[i] = mergeChannels(x)
 	}
 	y := graph.Apply(op, ins...)
-	out := c.Example().Shape()
 	if op.reduces() {
-		return Reshape(y, c.Shape(out)...)
+		return Reshape(y, c.Shape(c.Example().Shape())...)
 	}
-	return swapLeading(Reshape(y, append([]int{out[0], c.Size()}, out[1:]...)...))
+	return splitChannels(y, c.Size())
 }
 
 // batchNormBackward gives the gradients with respect to x, the weight and
