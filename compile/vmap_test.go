@@ -282,10 +282,9 @@ func TestVmapErrors(t *testing.T) {
 
 // The op table's rows of ops with batching rules, and its Scans and
 // Conds, batch without a loop over the examples, but for the inputs whose
-// rule declines (a Cond's operands and captured values, not its
-// predicate, nor a value its predicate is computed from; and
-// CrossEntropy's logits with shared integer labels, which would need
-// BroadcastTo, which takes floats).
+// rule declines: ScatterAdd's indices; a Cond's predicate, and a value
+// its predicate is computed from; and CrossEntropy's logits with shared
+// integer labels, which would need BroadcastTo, which takes floats.
 func TestVmapRulesDoNotLoop(t *testing.T) {
 	ruled := []string{"Add", "Sub", "Mul", "Div", "Pow", "Maximum", "Minimum", "Greater", "Less", "Equal",
 		"Neg", "Exp", "Log", "Tanh", "Sigmoid", "ReLU", "GELU", "SiLU", "Where", "Identity", "StopGradient", "Cast",
@@ -294,7 +293,7 @@ func TestVmapRulesDoNotLoop(t *testing.T) {
 		"Cholesky", "CholeskySolve", "TriangularSolve", "Solve", "Inverse", "Det", "SlogDet", "LogDet", "MatrixExp",
 		"Trace", "SVD", "QR", "Eigh", "Tril", "Triu", "Diagonal", "DiagEmbed", "Eye",
 		"BatchNorm", "ChannelAffine", "ChannelSum", "ChannelMean", "ChannelVar", "Scan", "Cond", "Conv2D", "Conv1D", "MaxPool2D", "AvgPool2D", "GlobalAvgPool2D", "CrossEntropy",
-		"CrossEntropyOneHot", "OneHot"}
+		"CrossEntropyOneHot", "OneHot", "Gather", "ScatterAdd"}
 	declines := map[string][]int{ // row: the inputs whose rule declines
 		"CrossEntropy/int64 labels":                                 {0},
 		"Cond/in a Scan body, both branches taken across the steps": {1},
@@ -306,7 +305,8 @@ func TestVmapRulesDoNotLoop(t *testing.T) {
 		for j, x := range c.Inputs {
 			switch {
 			case !graph.IsFloat(x.Dtype()), slices.Contains(declines[c.Name()], j),
-				j == 0 && c.Builder == "Cond": // the predicate
+				j == 0 && c.Builder == "Cond",       // the predicate
+				j == 1 && c.Builder == "ScatterAdd": // the indices
 				continue
 			}
 			stop := compile.LoopedOps()

@@ -163,3 +163,22 @@ func splitChannels(y *graph.Node, b int) *graph.Node {
 	s := y.Shape()
 	return swapLeading(Reshape(y, append([]int{s[0], b, s[1] / b}, s[2:]...)...))
 }
+
+// moveAxis returns x with axis from moved to position to, the others
+// keeping their order.
+func moveAxis(x *graph.Node, from, to int) *graph.Node {
+	if from == to {
+		return x
+	}
+	perm := make([]int, 0, x.Type().Rank())
+	for a := range x.Type().Rank() {
+		if a != from {
+			perm = append(perm, a)
+		}
+	}
+	return Transpose(x, slices.Insert(perm, to, from)...)
+}
+
+// swapLeading swaps x's first two axes: a loop's steps and a batch's
+// examples, say.
+func swapLeading(x *graph.Node) *graph.Node { return moveAxis(x, 1, 0) }

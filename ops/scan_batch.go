@@ -149,14 +149,3 @@ func (op *scanOp) batchedInputs(c *graph.BatchContext) []bool {
 	}
 	return inB
 }
-
-// swapLeading swaps x's first two axes: a loop's steps and a batch's
-// examples.
-func swapLeading(x *graph.Node) *graph.Node {
-	perm := make([]int, x.Type().Rank())
-	for i := range perm {
-		perm[i] = i
-	}
-	perm[0], perm[1] = 1, 0
-	return Transpose(x, perm...)
-}
