@@ -44,13 +44,19 @@ func newW3Network() *w3Network {
 	g := graph.New()
 	n.x = g.Input("x", graph.Float64, 1, w3Dim)
 	n.v = g.Input("v", graph.Float64, 1, w3Dim)
+	n.f = n.function(n.x)
+	return n
+}
+
+// function builds W3's function of x, a (1, 64) node, in x's graph.
+func (n *w3Network) function(x *graph.Node) *graph.Node {
+	g := x.Graph()
 	w1 := g.Const(mustDense(graph.Float64, n.w1, w3Dim, w3Dim))
 	b1 := g.Const(mustDense(graph.Float64, n.b1, w3Dim))
 	w2 := g.Const(mustDense(graph.Float64, n.w2, w3Dim, w3Dim))
 	b2 := g.Const(mustDense(graph.Float64, n.b2, w3Dim))
-	h := ops.Tanh(ops.Add(ops.MatMul(n.x, w1), b1))
-	n.f = ops.Sum(ops.Tanh(ops.Add(ops.MatMul(h, w2), b2)))
-	return n
+	h := ops.Tanh(ops.Add(ops.MatMul(x, w1), b1))
+	return ops.Sum(ops.Tanh(ops.Add(ops.MatMul(h, w2), b2)))
 }
 
 // w3Quantities are what W3 measures, by name: the gradient (the unit of

@@ -188,3 +188,44 @@ func ExampleWithoutPass() {
 	// without cse: Fused(Tanh,Tanh,Mul)
 	// without cse and fuse: 3 instructions
 }
+
+// The gradient of f(x) = Σ sin(xᵢ)·wᵢ at three points at once: Vmap
+// batches the gradient's graph, built for one point, over the rows of xs;
+// the weights w are shared. Each row is cos(x)·w.
+func ExampleVmap() {
+	g := graph.New()
+	xs := g.Input("xs", graph.Float64, 3, 2) // three points of R²
+	w := g.Input("w", graph.Float64, 2)
+	grads, err := compile.Vmap(func(in []*graph.Node) []*graph.Node {
+		x, w := in[0], in[1]
+		grad, err := compile.Grad(ops.Sum(ops.Mul(ops.Sin(x), w)), x)
+		if err != nil {
+			log.Fatal(err)
+		}
+		return grad
+	}, []*graph.Node{xs, w}, []int{0, compile.NotBatched}, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	prog, err := compile.Compile(grads)
+	if err != nil {
+		log.Fatal(err)
+	}
+	m, err := vm.New(prog)
+	if err != nil {
+		log.Fatal(err)
+	}
+	xv, _ := graph.FromFloat64s(graph.Float64, []float64{0, 0, math.Pi, 0, 0, math.Pi / 2}, 3, 2)
+	wv, _ := graph.FromFloat64s(graph.Float64, []float64{2, 3}, 2)
+	if err := m.Run(vm.Feeds{xs: xv, w: wv}); err != nil {
+		log.Fatal(err)
+	}
+	v, _ := m.Value(grads[0])
+	for b := range 3 {
+		fmt.Printf("%.1f\n", v.Float64s()[2*b:2*b+2])
+	}
+	// Output:
+	// [2.0 3.0]
+	// [-2.0 3.0]
+	// [2.0 0.0]
+}

@@ -35,3 +35,15 @@ func CountDeclines() (stop func() int) {
 		return n
 	}
 }
+
+// LoopedOps collects the names of the ops that Vmap loops over the batch
+// (no batching rule, or one that declined), until the returned function
+// is called, which returns them.
+func LoopedOps() (stop func() []string) {
+	var names []string
+	onLoop = func(n *graph.Node) { names = append(names, n.OpName()) }
+	return func() []string {
+		onLoop = nil
+		return names
+	}
+}

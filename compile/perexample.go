@@ -15,11 +15,16 @@ import (
 // model written for batches takes it as it is); it may read the params
 // and any other node of the graph.
 //
-// The gradients are one Scan over the examples (DP-SGD's clipping per
-// example, influence functions): one program, compiled once, that runs
-// the example's gradient B times without allocating, and that can be
-// differentiated again. A result bigger than graph.MemoryLimit (B times
-// a parameter's size) is an error.
+// The gradients are the example's gradient batched over the examples by
+// Vmap (DP-SGD's clipping per example, influence functions): one program
+// whose matrix–vector products are matrix products over the batch, which
+// can be differentiated again. They equal the gradients of B separate
+// runs to rounding (a one-example product of a row by a matrix is a
+// matrix–vector product, which may sum in another order than the
+// batch's matrix product). The program holds every example's
+// intermediate values at once, as a batch's gradient does. A result
+// bigger than
+// graph.MemoryLimit (B times a parameter's size) is an error.
 func PerExampleGradients(loss func(example []*graph.Node) *graph.Node, batch, params []*graph.Node) ([]*graph.Node, error) {
 	fail := failer("PerExampleGradients", graph.CallerSite())
 	if loss == nil || len(batch) == 0 || len(params) == 0 {
@@ -43,7 +48,7 @@ func PerExampleGradients(loss func(example []*graph.Node) *graph.Node, batch, pa
 		}
 	}
 	var bodyErr error
-	_, ys := ops.Scan(func(_, rows []*graph.Node) ([]*graph.Node, []*graph.Node) {
+	grads, err := vmap(fail, func(rows []*graph.Node) []*graph.Node {
 		sub := rows[0].Graph()
 		example := make([]*graph.Node, len(rows))
 		for i, r := range rows {
@@ -52,7 +57,7 @@ func PerExampleGradients(loss func(example []*graph.Node) *graph.Node, batch, pa
 		l := loss(example)
 		if l == nil || l.Err() != nil || !l.Type().IsScalar() {
 			bodyErr = fail("the loss of one example must be a scalar node, not %v", l)
-			return nil, nil
+			return nil
 		}
 		wrt := make([]*graph.Node, len(params))
 		for k, p := range params {
@@ -61,15 +66,12 @@ func PerExampleGradients(loss func(example []*graph.Node) *graph.Node, batch, pa
 		grads, err := grad("PerExampleGradients", []*graph.Node{l}, nil, wrt, []GradOption{ZerosIfDisconnected()})
 		if err != nil {
 			bodyErr = err
-			return nil, nil
+			return nil
 		}
-		return nil, grads
-	}, nil, batch)
+		return grads
+	}, batch, nil, nil)
 	if bodyErr != nil {
 		return nil, bodyErr
 	}
-	if err := ys[0].Err(); err != nil {
-		return nil, err
-	}
-	return ys, nil
+	return grads, err
 }

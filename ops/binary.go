@@ -299,6 +299,10 @@ func (op binary) JVP(c *graph.JVPContext) *graph.Node {
 	return nil // masks have no derivative
 }
 
+// Batch applies the op to the batch, the operands aligned so that the
+// batch axis broadcasts only against the other's.
+func (op binary) Batch(c *graph.BatchContext) *graph.Node { return elementwiseBatch(c, op) }
+
 // powGradBase is g·∂(a^b)/∂a = g·b·a^(b-1), and 0 where b is 0.
 func powGradBase(a, b, g *graph.Node) *graph.Node {
 	zero := scalarLike(g, 0)

@@ -77,6 +77,9 @@ func (op castOp) JVP(c *graph.JVPContext) *graph.Node {
 	return Cast(t, op.to)
 }
 
+// Batch casts the batch.
+func (op castOp) Batch(c *graph.BatchContext) *graph.Node { return elementwiseBatch(c, op) }
+
 // number is every element type a node may hold.
 type number interface {
 	~float32 | ~float64 | ~int32 | ~int64

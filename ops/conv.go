@@ -258,6 +258,18 @@ func (op conv2DOp) Backward(ctx *graph.GradContext, g *graph.Node) []*graph.Node
 	return grads
 }
 
+// Batch convolves each example's images with a shared filter as one
+// batch of images (the batch folds into the images' axis), and with a
+// batched filter as one convolution of B times the groups (the batch
+// merges into the channels, each example's a group of its own).
+func (op conv2DOp) Batch(c *graph.BatchContext) *graph.Node {
+	if !c.Batched(1) {
+		return rowsBatch(c, op, 0)
+	}
+	op.groups *= c.Size()
+	return groupedBatch(c, op, 1, false)
+}
+
 // Forward computes on the calling goroutine; see ForwardExec.
 func (op conv2DOp) Forward(out *tensor.Dense, in []*tensor.Dense) error {
 	return op.ForwardExec(nil, out, in)
@@ -367,6 +379,17 @@ func (op convInputOp) Backward(ctx *graph.GradContext, g *graph.Node) []*graph.N
 	return grads
 }
 
+// Batch is Conv2D's: the batch folds into the images' axis of gy where
+// the filter is shared, and into the channels, as groups, where it is
+// batched.
+func (op convInputOp) Batch(c *graph.BatchContext) *graph.Node {
+	if !c.Batched(1) {
+		return rowsBatch(c, op, 0)
+	}
+	op.groups *= c.Size()
+	return groupedBatch(c, op, 1, false)
+}
+
 // Forward computes on the calling goroutine; see ForwardExec.
 func (op convInputOp) Forward(out *tensor.Dense, in []*tensor.Dense) error {
 	return op.ForwardExec(nil, out, in)
@@ -430,6 +453,14 @@ func (op convWeightOp) Backward(ctx *graph.GradContext, g *graph.Node) []*graph.
 		grads[1] = graph.Apply(conv2DOp{op.conv2d}, x, g)
 	}
 	return grads
+}
+
+// Batch takes each example's filter gradient as one of B times the
+// groups: the batch merges into the channels of x and gy, each example's
+// a group of its own, and the filter's rows are the examples' filters.
+func (op convWeightOp) Batch(c *graph.BatchContext) *graph.Node {
+	op.groups *= c.Size()
+	return groupedBatch(c, op, -1, true)
 }
 
 // Forward computes on the calling goroutine; see ForwardExec.

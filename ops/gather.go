@@ -74,6 +74,23 @@ func (gatherOp) JVP(c *graph.JVPContext) *graph.Node {
 	return nil
 }
 
+// Batch gathers each example's rows: from a shared table with indices
+// of one more axis (Gather takes indices of any shape), or from a batched
+// table, its examples put behind its rows, with shared indices. A table
+// and indices both batched decline.
+func (op gatherOp) Batch(c *graph.BatchContext) *graph.Node {
+	switch {
+	case !batchable(c) || c.Batched(0) && c.Batched(1):
+		c.Decline()
+		return nil
+	case !c.Batched(0):
+		return graph.Apply(op, c.Input(0), c.Input(1))
+	}
+	// (n, B, d...) gathered: (indices..., B, d...).
+	y := graph.Apply(op, swapLeading(c.Input(0)), c.Input(1))
+	return moveAxis(y, c.Input(1).Type().Rank(), 0)
+}
+
 type scatterAddOp struct{ rows int }
 
 // ScatterAdd returns a (rows, d...) tensor of zeros to whose row
@@ -136,6 +153,18 @@ func (op scatterAddOp) JVP(c *graph.JVPContext) *graph.Node {
 		return ScatterAdd(t, c.Input(1), op.rows)
 	}
 	return nil
+}
+
+// Batch adds each example's updates at shared indices: the examples put
+// behind the indices' axes, the rows scattered are (rows, B, d...).
+// Batched indices decline.
+func (op scatterAddOp) Batch(c *graph.BatchContext) *graph.Node {
+	if c.Batched(1) || !batchable(c) {
+		c.Decline()
+		return nil
+	}
+	u := moveAxis(c.Input(0), 0, c.Input(1).Type().Rank())
+	return swapLeading(graph.Apply(op, u, c.Input(1)))
 }
 
 // moveRows is both kernels. table holds rows rows; flat holds one row per

@@ -28,6 +28,9 @@ func (identityOp) Backward(_ *graph.GradContext, g *graph.Node) []*graph.Node {
 // JVP passes the tangent through.
 func (identityOp) JVP(c *graph.JVPContext) *graph.Node { return c.Tangent(0) }
 
+// Batch passes the batch on.
+func (op identityOp) Batch(c *graph.BatchContext) *graph.Node { return elementwiseBatch(c, op) }
+
 type stopGradientOp struct{}
 
 // StopGradient returns x unchanged, but no gradient flows back through it:
@@ -49,3 +52,6 @@ func (stopGradientOp) Backward(*graph.GradContext, *graph.Node) []*graph.Node {
 
 // JVP is zero: no derivative flows through StopGradient in either mode.
 func (stopGradientOp) JVP(*graph.JVPContext) *graph.Node { return nil }
+
+// Batch stops the batch's gradient.
+func (op stopGradientOp) Batch(c *graph.BatchContext) *graph.Node { return elementwiseBatch(c, op) }

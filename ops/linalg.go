@@ -228,6 +228,52 @@ func (op MatMulOp) JVP(c *graph.JVPContext) *graph.Node {
 	return addTangents(da, db)
 }
 
+// Batch multiplies each example's matrices: a batch of A by a shared B
+// is one product of the examples' rows stacked, (B·m)×k by k×n; other
+// batches of matrices are products batched along the leading axis; and
+// examples that are already batches of products (3-D operands) fold the
+// batch into theirs.
+func (op MatMulOp) Batch(c *graph.BatchContext) *graph.Node {
+	if exampleRank(c, 0) == 2 && exampleRank(c, 1) == 2 {
+		if c.Batched(0) && !c.Batched(1) && !op.TransA {
+			return Reshape(graph.Apply(op, stackRows(c.Input(0)), c.Input(1)), c.Shape(c.Example().Shape())...)
+		}
+		return graph.Apply(op, c.Input(0), c.Input(1))
+	}
+	return Reshape(graph.Apply(op, foldBatch(c, 0), foldBatch(c, 1)), c.Shape(c.Example().Shape())...)
+}
+
+// foldBatch is matrix operand i of a product whose examples are batches
+// of lead products (3-D): the batch of examples folded into each
+// example's, (B·lead, rows, columns), or one shared matrix as it is.
+func foldBatch(c *graph.BatchContext, i int) *graph.Node {
+	if exampleRank(c, i) == 2 && !c.Batched(i) {
+		return c.Input(i) // one matrix for every product
+	}
+	lead := c.Example().Shape()[0]
+	x := batchedInput(c, i)
+	s := x.Shape()
+	if exampleRank(c, i) == 2 {
+		x = BroadcastTo(Reshape(x, s[0], 1, s[1], s[2]), s[0], lead, s[1], s[2])
+	}
+	return Reshape(x, append([]int{c.Size() * lead}, s[len(s)-2:]...)...)
+}
+
+// exampleRank is the rank of one example of input i of a batching rule.
+func exampleRank(c *graph.BatchContext, i int) int {
+	r := c.Input(i).Type().Rank()
+	if c.Batched(i) {
+		r--
+	}
+	return r
+}
+
+// stackRows is a batch of matrices, (B, m, k), as one (B·m, k) matrix.
+func stackRows(a *graph.Node) *graph.Node {
+	s := a.Shape()
+	return Reshape(a, s[0]*s[1], s[2])
+}
+
 // product is one product C = op(A)·op(B), or C += op(A)·op(B) when acc, on
 // row-major backing slices: C is m×n, k the inner dimension. A is stored
 // m×k (k×m if transA), B k×n (n×k if transB). Its run method is the
@@ -348,6 +394,27 @@ func (op MatMulAddOp) JVP(c *graph.JVPContext) *graph.Node {
 		return nil
 	}
 	return addTangents(product, aligned(c, 2))
+}
+
+// Batch is MatMul's, adding the addend as the product is formed: where
+// the product stacks the examples' rows, a shared addend must broadcast
+// to the stack (a row), or the product is batched along the leading axis
+// instead, the addend broadcast to every product.
+func (op MatMulAddOp) Batch(c *graph.BatchContext) *graph.Node {
+	a, b, add := c.Input(0), c.Input(1), c.Input(2)
+	out := c.Shape(c.Example().Shape())
+	if exampleRank(c, 0) == 3 || exampleRank(c, 1) == 3 {
+		add = Reshape(BroadcastTo(alignedBatch(c, 2, 3), out...), append([]int{c.Size() * out[1]}, out[2:]...)...)
+		return Reshape(graph.Apply(op, foldBatch(c, 0), foldBatch(c, 1), add), out...)
+	}
+	rowAddend := !c.Batched(2) && (add.Type().Rank() < 2 || add.Shape()[0] == 1)
+	switch {
+	case c.Batched(0) && !c.Batched(1) && !op.TransA && rowAddend:
+		return Reshape(graph.Apply(op, stackRows(a), b, add), out...)
+	case !c.Batched(0) && !c.Batched(1):
+		a = batchedInput(c, 0) // only the addend is batched
+	}
+	return graph.Apply(op, a, b, alignedBatch(c, 2, 2))
 }
 
 // sameBuffer reports whether a and b are the same elements of one buffer

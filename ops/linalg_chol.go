@@ -139,6 +139,9 @@ func (choleskyOp) JVP(c *graph.JVPContext) *graph.Node {
 	return batchMatMul(l, phi, false, false)
 }
 
+// Batch factorises each example: the batch is one more leading axis.
+func (op choleskyOp) Batch(c *graph.BatchContext) *graph.Node { return leadingBatch(c, op) }
+
 // CholeskySolve returns the solution X of A·X = B given A's Cholesky factor
 // L (A = L·Lᵀ, L lower triangular as Cholesky returns it): two triangular
 // solves, L·Y = B and Lᵀ·X = Y. L is (…, n, n) and B (…, n, k) with the

@@ -155,6 +155,9 @@ func (op detOp) JVP(c *graph.JVPContext) *graph.Node {
 	return Mul(dt, batchedPrimal(c, c.Output()))
 }
 
+// Batch takes each example's determinant: the batch is one more leading axis.
+func (op detOp) Batch(c *graph.BatchContext) *graph.Node { return leadingBatch(c, op) }
+
 // perMatrix reshapes a batch of scalars (…) to (…, 1, 1), to scale a batch
 // of matrices by broadcasting.
 func perMatrix(s *graph.Node) *graph.Node {

@@ -292,3 +292,6 @@ func (op eighOp) JVP(c *graph.JVPContext) *graph.Node {
 	offDiagonal := Sub(s, Mul(s, Eye(s.Graph(), s.DType(), n)))
 	return batchMatMul(v, Div(offDiagonal, batchedPrimal(c, eigenGaps(values))), false, false)
 }
+
+// Batch decomposes each example: the batch is one more leading axis.
+func (op eighOp) Batch(c *graph.BatchContext) *graph.Node { return leadingBatch(c, op) }

@@ -180,6 +180,9 @@ func (matrixExpOp) JVP(c *graph.JVPContext) *graph.Node {
 	return frechetExp(batchedPrimal(c, c.Input(0)), t)
 }
 
+// Batch exponentiates each example: the batch is one more leading axis.
+func (op matrixExpOp) Batch(c *graph.BatchContext) *graph.Node { return leadingBatch(c, op) }
+
 // frechetExp is the upper-right block of exp([[A, E], [0, A]]), the
 // derivative of exp at A along E (batches of n×n matrices of one shape).
 func frechetExp(a, e *graph.Node) *graph.Node {

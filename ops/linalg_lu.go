@@ -340,6 +340,9 @@ func (op solveOp) JVP(c *graph.JVPContext) *graph.Node {
 	return graph.Apply(op, a, rhs)
 }
 
+// Batch solves each example's system: the batch is one more leading axis.
+func (op solveOp) Batch(c *graph.BatchContext) *graph.Node { return leadingBatch(c, op) }
+
 // inverseOp inverts each matrix of its input, or, when factored, each
 // matrix whose LUFactors its input is.
 type inverseOp struct{ factored bool }
@@ -430,6 +433,9 @@ func (op inverseOp) JVP(c *graph.JVPContext) *graph.Node {
 	y := batchedPrimal(c, c.Output())
 	return Neg(batchMatMul(batchMatMul(y, t, false, false), y, false, false))
 }
+
+// Batch inverts each example: the batch is one more leading axis.
+func (op inverseOp) Batch(c *graph.BatchContext) *graph.Node { return leadingBatch(c, op) }
 
 // IsInverse reports whether op is Inverse's.
 func IsInverse(op graph.Op) bool {

@@ -125,6 +125,9 @@ func (op triangleOp) JVP(c *graph.JVPContext) *graph.Node {
 	return nil
 }
 
+// Batch masks each example: the batch is one more leading axis.
+func (op triangleOp) Batch(c *graph.BatchContext) *graph.Node { return leadingBatch(c, op) }
+
 // Deps: the same element, where the triangle keeps it.
 func (op triangleOp) Deps(in []graph.Type, _ graph.Type, e int, read func(input, elem int)) {
 	_, rows, cols := matrices(in[0].Shape)
@@ -202,6 +205,9 @@ func (diagonalOp) JVP(c *graph.JVPContext) *graph.Node {
 	return nil
 }
 
+// Batch takes each example's diagonal: the batch is one more leading axis.
+func (op diagonalOp) Batch(c *graph.BatchContext) *graph.Node { return leadingBatch(c, op) }
+
 // Deps: output element (b, i) reads element (b, i, i).
 func (diagonalOp) Deps(in []graph.Type, out graph.Type, e int, read func(input, elem int)) {
 	_, rows, cols := matrices(in[0].Shape)
@@ -262,6 +268,9 @@ func (diagEmbedOp) JVP(c *graph.JVPContext) *graph.Node {
 	}
 	return nil
 }
+
+// Batch embeds each example's diagonal: the batch is one more leading axis.
+func (op diagEmbedOp) Batch(c *graph.BatchContext) *graph.Node { return leadingBatch(c, op) }
 
 // Deps: a diagonal element (b, i, i) reads element (b, i); the others none.
 func (diagEmbedOp) Deps(_ []graph.Type, out graph.Type, e int, read func(input, elem int)) {

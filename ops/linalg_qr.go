@@ -257,3 +257,6 @@ func (op qrOp) JVP(c *graph.JVPContext) *graph.Node {
 	}
 	return Sub(y, batchMatMul(q, u, false, false))
 }
+
+// Batch factorises each example: the batch is one more leading axis.
+func (op qrOp) Batch(c *graph.BatchContext) *graph.Node { return leadingBatch(c, op) }

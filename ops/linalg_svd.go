@@ -432,3 +432,6 @@ func (op svdOp) JVP(c *graph.JVPContext) *graph.Node {
 	dv := batchMatMul(v, Mul(f, Add(scaleRows(dp, s), scaleColumns(dpT, s))), false, false)
 	return transposeMatrices(addTangents(dv, outsideSpan(v, Div(batchMatMul(t, u, true, false), asRow(s)))))
 }
+
+// Batch decomposes each example: the batch is one more leading axis.
+func (op svdOp) Batch(c *graph.BatchContext) *graph.Node { return leadingBatch(c, op) }

@@ -277,6 +277,9 @@ func (op triangularSolveOp) JVP(c *graph.JVPContext) *graph.Node {
 	return TriangularSolve(a, rhs, op.opts)
 }
 
+// Batch solves each example's system: the batch is one more leading axis.
+func (op triangularSolveOp) Batch(c *graph.BatchContext) *graph.Node { return leadingBatch(c, op) }
+
 // batchedPrimal is a primal value as the forward rule's tangents are
 // shaped: itself, or broadcast along their leading batch axis.
 func batchedPrimal(c *graph.JVPContext, x *graph.Node) *graph.Node {

@@ -98,6 +98,14 @@ func (op softmaxOp) JVP(c *graph.JVPContext) *graph.Node {
 	return Mul(y, Sub(t, SumKeepDims(Mul(y, t), axis)))
 }
 
+// Batch normalises each example along the same axis.
+func (op softmaxOp) Batch(c *graph.BatchContext) *graph.Node {
+	if !batchable(c) {
+		return nil
+	}
+	return softmax(c.Input(0), op.axis+1, op.log)
+}
+
 // splitAxis views shape as (outer, n, inner) around axis: the elements along
 // the axis sit inner apart.
 func splitAxis(shape []int, axis int) (outer, n, inner int) {
@@ -241,6 +249,9 @@ func (crossEntropyOp) Backward(ctx *graph.GradContext, g *graph.Node) []*graph.N
 	return []*graph.Node{Mul(Sub(Softmax(logits, 1), OneHot(labels, c, logits.DType())), Reshape(g, n, 1)), nil}
 }
 
+// Batch takes each example's losses: the batch folds into the rows.
+func (op crossEntropyOp) Batch(c *graph.BatchContext) *graph.Node { return rowsBatch(c, op, 0, 1) }
+
 // classIndex checks that label i is a class index in [0,classes).
 func classIndex(labels indexData, classes, i int) (int, error) {
 	c, ok := labels.at(i, classes)
@@ -323,4 +334,9 @@ func (crossEntropyOneHotOp) Backward(ctx *graph.GradContext, g *graph.Node) []*g
 		grads[1] = Neg(Mul(gcol, LogSoftmax(logits, 1)))
 	}
 	return grads
+}
+
+// Batch takes each example's losses: the batch folds into the rows.
+func (op crossEntropyOneHotOp) Batch(c *graph.BatchContext) *graph.Node {
+	return rowsBatch(c, op, 0, 1)
 }

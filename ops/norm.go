@@ -314,6 +314,36 @@ func (op channelOp) Backward(ctx *graph.GradContext, g *graph.Node) []*graph.Nod
 	return grads
 }
 
+// Batch merges the batch into the channels: each example's channels
+// become channels of their own, (N, B·C, ...) from the examples'
+// (N, C, ...) and (B·C) from their (C), so that one application reduces
+// or maps every example's channel over the same planes in the same order.
+// Shared inputs are broadcast to the batch first; a batched value must
+// have the channels' axis, which integer inputs never do here.
+func (op channelOp) Batch(c *graph.BatchContext) *graph.Node {
+	if !batchable(c) {
+		return nil
+	}
+	_, lead := op.arity()
+	ins := make([]*graph.Node, len(c.Inputs()))
+	for i := range ins {
+		x := batchedInput(c, i)
+		if x == nil {
+			return nil
+		}
+		if i >= lead { // (B, C) → (B·C)
+			ins[i] = Reshape(x, x.Shape()[0]*x.Shape()[1])
+			continue
+		}
+		ins[i] = mergeChannels(x)
+	}
+	y := graph.Apply(op, ins...)
+	if op.reduces() {
+		return Reshape(y, c.Shape(c.Example().Shape())...)
+	}
+	return splitChannels(y, c.Size())
+}
+
 // batchNormBackward gives the gradients with respect to x, the weight and
 // the bias; none with respect to the statistics, whose share is x's.
 // With r = 1/√(var + eps), x̂ = (x - mean)·r and d = Σ g·(x - mean),

@@ -53,6 +53,15 @@ func (op oneHotOp) Forward(out *tensor.Dense, in []*tensor.Dense) error {
 		func() error { return oneHotKernel(floats[float64](out), labels, op.classes) })
 }
 
+// Batch encodes each example's labels: OneHot takes labels of any shape,
+// so the batch is one more axis of them.
+func (op oneHotOp) Batch(c *graph.BatchContext) *graph.Node {
+	if !batchable(c) {
+		return nil
+	}
+	return graph.Apply(op, c.Input(0))
+}
+
 func oneHotKernel[T float](out []T, labels indexData, classes int) error {
 	clear(out)
 	for i := range labels.len() {

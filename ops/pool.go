@@ -283,6 +283,10 @@ func (op poolOp) Backward(ctx *graph.GradContext, g *graph.Node) []*graph.Node {
 	return grads
 }
 
+// Batch pools each example's images: the batch folds into the images'
+// axis.
+func (op poolOp) Batch(c *graph.BatchContext) *graph.Node { return rowsBatch(c, op, 0, 1) }
+
 // Forward computes on the calling goroutine; see ForwardExec.
 func (op poolOp) Forward(out *tensor.Dense, in []*tensor.Dense) error {
 	return op.ForwardExec(nil, out, in)

@@ -398,3 +398,11 @@ func (op reduceOp) JVP(c *graph.JVPContext) *graph.Node {
 	}
 	return graph.Apply(reduceOp{kind: kind, axes: batchedAxes(c, op.axes), keep: op.keep}, t)
 }
+
+// Batch reduces the same axes of each example: those after the batch's.
+func (op reduceOp) Batch(c *graph.BatchContext) *graph.Node {
+	if !batchable(c) {
+		return nil
+	}
+	return graph.Apply(reduceOp{kind: op.kind, axes: op.axes << 1, keep: op.keep}, c.Input(0))
+}

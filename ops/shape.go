@@ -125,6 +125,14 @@ func (reshapeOp) JVP(c *graph.JVPContext) *graph.Node {
 	return nil
 }
 
+// Batch reshapes each example.
+func (reshapeOp) Batch(c *graph.BatchContext) *graph.Node {
+	if !batchable(c) {
+		return nil
+	}
+	return Reshape(c.Input(0), c.Shape(c.Example().Shape())...)
+}
+
 // broadcastsTo reports an error unless from broadcasts to shape to by NumPy's
 // rules: aligned on the right, each dimension equal or 1.
 func broadcastsTo(from, to []int) error {
@@ -208,6 +216,15 @@ func (broadcastToOp) JVP(c *graph.JVPContext) *graph.Node {
 		return BroadcastTo(t, c.Shape(c.Output().Shape())...)
 	}
 	return nil
+}
+
+// Batch broadcasts each example.
+func (broadcastToOp) Batch(c *graph.BatchContext) *graph.Node {
+	if !batchable(c) {
+		return nil
+	}
+	shape := c.Example().Shape()
+	return BroadcastTo(alignedBatch(c, 0, len(shape)), c.Shape(shape)...)
 }
 
 type sumToOp struct{ to shapeParam }
@@ -296,6 +313,20 @@ func (sumToOp) JVP(c *graph.JVPContext) *graph.Node {
 		padded = append(padded, 1)
 	}
 	return Reshape(SumTo(t, append(padded, out...)...), c.Shape(out)...)
+}
+
+// Batch sums each example: to its shape preceded by size-1 axes up to
+// the input's rank, so that the batch axis is kept, then reshaped.
+func (sumToOp) Batch(c *graph.BatchContext) *graph.Node {
+	if !batchable(c) {
+		return nil
+	}
+	x, shape := c.Input(0), c.Example().Shape()
+	kept := []int{c.Size()}
+	for range x.Type().Rank() - 1 - len(shape) {
+		kept = append(kept, 1)
+	}
+	return Reshape(SumTo(x, append(kept, shape...)...), c.Shape(shape)...)
 }
 
 type transposeOp struct{ perm shapeParam }
@@ -410,6 +441,20 @@ func (op transposeOp) JVP(c *graph.JVPContext) *graph.Node {
 	return Transpose(t, shifted...)
 }
 
+// Batch permutes each example's axes, the batch axis staying first.
+func (op transposeOp) Batch(c *graph.BatchContext) *graph.Node {
+	perm, err := op.perm.shape()
+	if err != nil || !batchable(c) {
+		c.Decline()
+		return nil
+	}
+	batched := []int{0}
+	for _, p := range perm {
+		batched = append(batched, p+1)
+	}
+	return Transpose(c.Input(0), batched...)
+}
+
 type sliceOp struct{ axis, start, end int }
 
 // Slice returns the elements of x with index in [start, end) along axis
@@ -492,6 +537,14 @@ func (op sliceOp) JVP(c *graph.JVPContext) *graph.Node {
 	return nil
 }
 
+// Batch slices each example along the same axis.
+func (op sliceOp) Batch(c *graph.BatchContext) *graph.Node {
+	if !batchable(c) {
+		return nil
+	}
+	return Slice(c.Input(0), op.axis+1, op.start, op.end)
+}
+
 type padOp struct{ axis, before, after int }
 
 // Pad adds before zeros ahead of x and after zeros behind it along axis
@@ -548,6 +601,14 @@ func (op padOp) JVP(c *graph.JVPContext) *graph.Node {
 		return Pad(t, c.Axis(op.axis, 0), op.before, op.after)
 	}
 	return nil
+}
+
+// Batch pads each example along the same axis.
+func (op padOp) Batch(c *graph.BatchContext) *graph.Node {
+	if !batchable(c) {
+		return nil
+	}
+	return Pad(c.Input(0), op.axis+1, op.before, op.after)
 }
 
 type concatOp struct{ axis int }
@@ -644,4 +705,19 @@ func (op concatOp) JVP(c *graph.JVPContext) *graph.Node {
 		}
 	}
 	return Concat(c.Axis(op.axis, 0), ts...)
+}
+
+// Batch joins each example's pieces along the same axis, shared pieces
+// broadcast to every example.
+func (op concatOp) Batch(c *graph.BatchContext) *graph.Node {
+	if !batchable(c) {
+		return nil
+	}
+	xs := make([]*graph.Node, len(c.Inputs()))
+	for i := range xs {
+		if xs[i] = batchedInput(c, i); xs[i] == nil {
+			return nil
+		}
+	}
+	return Concat(op.axis+1, xs...)
 }

@@ -305,6 +305,9 @@ func (op unary) JVP(c *graph.JVPContext) *graph.Node {
 	return grad(c.Input(0), c.Output(), t, op.c)
 }
 
+// Batch applies the op to the batch: it is elementwise.
+func (op unary) Batch(c *graph.BatchContext) *graph.Node { return elementwiseBatch(c, op) }
+
 // DotLabel shows the constant of PowConst and Scale in DOT.
 func (op unary) DotLabel() string {
 	if op.kind == powConstKind || op.kind == scaleKind {

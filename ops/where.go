@@ -74,3 +74,6 @@ func (whereOp) JVP(c *graph.JVPContext) *graph.Node {
 	}
 	return Where(c.Input(0), ta, tb)
 }
+
+// Batch applies the op to the batch, as binary ops do.
+func (op whereOp) Batch(c *graph.BatchContext) *graph.Node { return elementwiseBatch(c, op) }

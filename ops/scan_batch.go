@@ -1,0 +1,151 @@
+package ops
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/nabla-go/nabla/graph"
+)
+
+// Batch runs the loop once for the whole batch: a Scan of the same steps
+// whose body is this body batched (by the driver's sweep, in a graph of
+// its own nested in the batch's), each batched sequence's and stored
+// output's batch axis behind the step axis. A carry is batched where its
+// initial value is, or where the body makes it depend on a batched value
+// (a fixed point over the steps); a sum (a gradient's loop adds up terms
+// over the steps) where its initial value or its terms are. While's
+// padded loop, and a loop with an integer value that does not depend on
+// the batch where it would have to be broadcast (BroadcastTo takes
+// floats), decline, and are looped over the batch.
+func (op *scanOp) Batch(c *graph.BatchContext) []*graph.Node {
+	body := op.body
+	if op.until != 0 || op.skipBy != 0 || op.skip != nil || len(body.Inputs) == 0 {
+		c.Decline()
+		return nil
+	}
+	C, A, S := op.carries, op.sums, op.seqs
+	Y := len(body.Outputs) - 2*C - A
+	inB := op.batchedInputs(c)
+	for i := range C {
+		if inB[i] && !c.Batched(i) && !graph.IsFloat(body.Inputs[i].DType()) {
+			c.Decline() // an integer initial value to broadcast
+			return nil
+		}
+	}
+
+	// The batched body's inputs, in a graph nested in the batch's.
+	g := c.Graph()
+	sub := g.NewSub()
+	ins := make([]*graph.Node, len(body.Inputs))
+	for i, in := range body.Inputs {
+		shape := in.Shape()
+		if inB[i] {
+			shape = c.Shape(shape)
+		}
+		switch {
+		case i < C:
+			ins[i] = sub.Input(fmt.Sprintf("carry%d", i), in.DType(), shape...)
+		case i < C+S:
+			ins[i] = sub.Input(fmt.Sprintf("x%d", i-C), in.DType(), shape...)
+		default:
+			ins[i] = sub.Capture(c.Input(op.opInput(i)))
+		}
+	}
+	outs, flags, err := c.Sweep(sub, body.Outputs[:C+A+Y], body.Inputs, ins, inB)
+	if err != nil || sub.Err() != nil {
+		c.Decline()
+		return nil
+	}
+	// Which outputs are batched: a carry as its input, a sum where its
+	// initial value or its terms are, a stacked output as swept.
+	outB := slices.Clone(flags)
+	copy(outB, inB[:C])
+	for a := range A {
+		outB[C+a] = flags[C+a] || c.Batched(C+a)
+	}
+	for j, o := range outs {
+		if !outB[j] || !flags[j] {
+			if !graph.IsFloat(o.DType()) {
+				c.Decline() // an integer to broadcast
+				return nil
+			}
+			if outB[j] {
+				outs[j] = broadcastBatch(c, o) // a carry the step resets, a sum's shared terms
+			}
+		}
+	}
+	_, captured := sub.Captures()
+	loop := newScanOp(ins[:C], ins[C:C+S], captured, outs[:C], outs[C:C+A], outs[C+A:], op.steps, op.reverse)
+	in := make([]*graph.Node, 0, len(c.Inputs()))
+	for i := range C + A {
+		x := c.Input(i)
+		if outB[i] && !c.Batched(i) {
+			x = broadcastBatch(c, x)
+		}
+		in = append(in, x)
+	}
+	for s := range S {
+		x := c.Input(C + A + s)
+		if c.Batched(C + A + s) {
+			x = swapLeading(x) // (T, B, …)
+		}
+		in = append(in, x)
+	}
+	outer, _ := sub.Captures()
+	// A copy: ApplyMulti's slice is the graph's record of the outputs.
+	res := slices.Clone(graph.ApplyMulti(loop, append(in, outer...)...))
+	if res[0].Err() != nil {
+		c.Decline()
+		return nil
+	}
+	// Every output batched: final carries and sums as they are, stacked
+	// outputs and history with the batch axis moved in front of the steps.
+	for j, r := range res {
+		b := j < C+A+Y && outB[j] || j >= C+A+Y && inB[j-C-A-Y] // history reads carry j-C-A-Y
+		switch {
+		case !b:
+			res[j] = broadcastBatch(c, r)
+		case j >= C+A:
+			res[j] = swapLeading(r)
+		}
+	}
+	return res
+}
+
+// opInput is the op input that body input i reads (the body has none
+// for the sums).
+func (op *scanOp) opInput(i int) int {
+	if i < op.carries {
+		return i
+	}
+	return i + op.sums
+}
+
+// batchedInputs says which body inputs the batched loop batches: the
+// sequences and captured values that are batched, and the carries whose
+// initial value is or which the body makes depend on a batched input, a
+// fixed point over the steps.
+func (op *scanOp) batchedInputs(c *graph.BatchContext) []bool {
+	body := op.body
+	sub := body.Inputs[0].Graph()
+	inB := make([]bool, len(body.Inputs))
+	for i := range inB {
+		inB[i] = c.Batched(op.opInput(i))
+	}
+	for changed := true; changed; {
+		var from []*graph.Node
+		for i, b := range inB {
+			if b {
+				from = append(from, body.Inputs[i])
+			}
+		}
+		marks := sub.Descendants(from, sub.Len()-1)
+		changed = false
+		for i := range op.carries {
+			if !inB[i] && marks[body.Outputs[i].ID()] {
+				inB[i], changed = true, true
+			}
+		}
+	}
+	return inB
+}
