@@ -342,7 +342,7 @@ func (v *vmapper) loop(n *graph.Node, ins []*graph.Node, batched []bool) []*grap
 			}
 		}
 		return nil, reapply(rows[0].Graph(), n, args)
-	}, nil, seqs)
+	}, nil, seqs, ops.SeparateRuns())
 	return ys
 }
 

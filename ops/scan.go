@@ -24,6 +24,7 @@ type scanConfig struct {
 	stepsOK bool // Steps was given
 	until   bool // the last step output is zero at a fixed point (untilKept)
 	stop    bool // Until: the last step output is the predicate ending the loop
+	runs    bool // SeparateRuns
 }
 
 // Reverse runs the steps from the last to the first: step t still reads
@@ -46,6 +47,12 @@ func Steps(t int) ScanOption { return func(c *scanConfig) { c.steps, c.stepsOK =
 // and derivatives of every order equal those of the loop unrolled to
 // them.
 func Until() ScanOption { return func(c *scanConfig) { c.stop = true } }
+
+// SeparateRuns says that each step is a run of its own of the same
+// function, as compile.Vmap's loop over the examples is: a random draw
+// that no carry or sequence changes gives every step the same bits, as
+// separate runs would, and compile's check of repeated draws accepts it.
+func SeparateRuns() ScanOption { return func(c *scanConfig) { c.runs = true } }
 
 // Scan runs body over the leading axis of every sequence in xs (all of
 // length T), carrying state from init: for t = 0 … T-1,
@@ -191,6 +198,7 @@ func (tr *scanTracer) trace(init, xs []graph.Type) (*scanOp, []*graph.Node, erro
 	op := newScanOp(carries, steps, captured, outs[:len(init)], nil, outs[len(init):], T, tr.cfg.reverse)
 	op.tracer, op.outer = tr, outer
 	op.hoisted = hoistedDraws(marks, outer)
+	op.separate = tr.cfg.runs
 	if tr.cfg.until && len(y) > 0 {
 		op.until = len(y)
 	}
@@ -274,6 +282,8 @@ type scanOp struct {
 	tracer  *scanTracer   // traces the body again for other types; nil for a gradient's Scan
 	outer   []*graph.Node // the values of enclosing graphs the traced body reads
 	hoisted []*graph.Node // the random ops the body's function made in enclosing graphs (see HoistedDraws)
+	// separate marks a loop whose steps are separate runs (SeparateRuns).
+	separate bool
 	// skip marks the step outputs (by output index less the carries and
 	// sums) that nothing reads, which a compiler pruned (see Prune): they
 	// are empty and the body does not compute them. nil: none.
@@ -348,8 +358,14 @@ func (op *scanOp) SubgraphInput(_, i int) (int, bool) {
 	return i + op.sums, i < op.carries+op.seqs
 }
 
-// SubgraphRuns is the number of steps.
-func (op *scanOp) SubgraphRuns(int) int { return op.steps }
+// SubgraphRuns is the number of steps, or 1 when they are separate runs
+// (SeparateRuns): draws repeated at every step are then meant.
+func (op *scanOp) SubgraphRuns(int) int {
+	if op.separate {
+		return 1
+	}
+	return op.steps
+}
 
 // HoistedDraws returns the random ops that the body's function made in
 // the enclosing graphs, reading none of the body's values (a generator's
