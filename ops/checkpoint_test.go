@@ -218,7 +218,10 @@ func runAll(t testing.TB, outs []*graph.Node, feeds vm.Feeds) [][]float64 {
 // BenchmarkCheckpointedMLP times the training step of the 50-layer
 // perceptron without checkpoints and checkpointed every 7 layers, with
 // every pass and in program order (see TestCheckpointedMLP), reporting
-// the planned bytes of all computed slots and of the activations'.
+// the planned bytes of all computed slots and of the activations'. The
+// machine runs on one thread, and the process's CPU time per step is
+// reported too (cpu-ns/op): on a shared machine, the time it ran whether
+// or not other processes kept it waiting for a core.
 func BenchmarkCheckpointedMLP(b *testing.B) {
 	for _, c := range []struct {
 		name    string
@@ -230,15 +233,22 @@ func BenchmarkCheckpointedMLP(b *testing.B) {
 		b.Run(c.name, func(b *testing.B) {
 			net := newDeepMLP(b, c.segment)
 			p := net.step(b, c.opts...)
-			m, err := vm.New(p)
+			m, err := vm.New(p, vm.WithThreads(1))
 			if err != nil {
 				b.Fatal(err)
 			}
 			defer m.Close()
+			if err := m.Run(net.feeds); err != nil {
+				b.Fatal(err)
+			}
+			start, ok := processCPU()
 			for b.Loop() {
 				if err := m.Run(net.feeds); err != nil {
 					b.Fatal(err)
 				}
+			}
+			if end, ok2 := processCPU(); ok && ok2 {
+				b.ReportMetric(float64((end-start).Nanoseconds())/float64(b.N), "cpu-ns/op")
 			}
 			b.ReportMetric(float64(plannedBytes(p, 0)), "planned-bytes")
 			b.ReportMetric(float64(plannedBytes(p, mlpBatch*mlpWidth)), "activation-bytes")
