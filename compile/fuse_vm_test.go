@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"gorgonia.org/tensor"
@@ -195,6 +196,9 @@ func TestFuseTrainingStep(t *testing.T) {
 		on := must(compile.Compile(pr.outputs, compile.WithUpdates(updates)))
 		off := must(compile.Compile(pr.outputs, compile.WithUpdates(updates), compile.WithoutPass("fuse")))
 		t.Logf("%s: %d instructions, %d without fuse", c.name, len(on.Instructions()), len(off.Instructions()))
+		if !slices.Equal(on.Params(), off.Params()) {
+			t.Errorf("case %s: parameters %v, %v without fuse: want the same order", c.name, on.Params(), off.Params())
+		}
 		if got, limit := len(on.Instructions()), len(off.Instructions())-c.wantFewer; got > limit {
 			t.Errorf("case %s: got %d instructions, want at most %d", c.name, got, limit)
 		}

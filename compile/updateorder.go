@@ -25,7 +25,8 @@ import (
 // updates need computed from leaves alone through such values (a moment
 // times its decay, a bias correction from the step count), which run
 // just before the first moved value reading them. The other values keep
-// their order, and no value moves down.
+// their order, and no value moves down; the leaves (parameters, inputs,
+// constants) come first, in their order.
 func (f *function) hoistUpdates() {
 	if len(f.updates) == 0 {
 		return
@@ -95,7 +96,7 @@ func (f *function) hoistUpdates() {
 	}
 	for _, v := range f.values {
 		if v.kind != graph.KindOp {
-			sc.meet(v)
+			sc.emit(v) // leaves first, in their order (that of Program.Params)
 		}
 	}
 	for _, v := range free {
@@ -118,8 +119,8 @@ func (f *function) hoistUpdates() {
 
 // scheduler orders a function's instructions for hoistUpdates: in their
 // order, but for those that move, which may run once their dependencies
-// are met: eager ones at once, lazy ones (and leaves) just before the
-// first moved instruction reading them.
+// are met: eager ones at once, lazy ones just before the first moved
+// instruction reading them.
 type scheduler struct {
 	deps, dependents map[*value][]*value
 	eager            map[*value]bool
