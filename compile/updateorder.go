@@ -18,13 +18,13 @@ import (
 //
 // The values moved are an update's tail, the values only updates need,
 // and only the updates of one parameter and of the optimiser's state
-// feeding it (Adam's moments): those that read a value computed for
-// updates alone (a gradient) run as soon as what they read is computed (an update's value also once the
-// values before it reading its parameter are, so that it may still be
-// computed in the parameter's slot, pass inplace); and the values only
-// updates need computed from leaves alone through such values (a moment
-// times its decay, a bias correction from the step count), which run
-// just before the first moved value reading them. The other values keep
+// feeding it (Adam's moments), that read a gradient: they run as soon as
+// what they read is computed (an update's value also once the values
+// before it reading its parameter are, so that it may still be computed
+// in the parameter's slot, pass inplace); and the values only updates
+// need that the optimiser computes from its state alone (a moment times
+// its decay, a bias correction from the step count), which run just
+// before the first moved value reading them. The other values keep
 // their order, and no value moves down; the leaves (parameters, inputs,
 // constants) come first, in their order.
 func (f *function) hoistUpdates() {
@@ -43,34 +43,46 @@ func (f *function) hoistUpdates() {
 	for i, v := range f.values {
 		pos[v] = i
 	}
-	// The instructions that move, eager ones (of a tail, late) and lazy
-	// ones (fromLeaves), and their dependencies:
-	// the instructions computing their arguments and, for an update's
-	// value, the earlier readers of its parameter.
-	fromLeaves := map[*value]bool{}
+	// The backward pass begins (for this purpose) at the first tail
+	// instruction reading a computed value outside the tails: a gradient's
+	// product.
+	begin := len(f.values)
+	for i, v := range f.values {
+		if tail[v] && slices.ContainsFunc(v.args, func(a *value) bool { return a.kind == graph.KindOp && !tail[a.instr()] }) {
+			begin = i
+			break
+		}
+	}
+	// The instructions that move, and their dependencies: the
+	// instructions computing their arguments and, for an update's value,
+	// the earlier readers of its parameter. Lazy ones are for updates
+	// only, made after the backward pass begins from leaves and lazy
+	// values alone (the optimiser's arithmetic on its state); eager ones
+	// are of a tail, not lazy, and read an eager value or a value for
+	// updates only made after the backward pass begins (a gradient).
+	lazy := map[*value]bool{}
 	var free []*value
 	sc := scheduler{deps: map[*value][]*value{}, dependents: map[*value][]*value{}, eager: map[*value]bool{},
 		pending: map[*value]int{}, met: map[*value]bool{}, done: map[*value]bool{}}
-	for _, v := range f.values {
-		if v != v.instr() {
+	for i, v := range f.values {
+		if v != v.instr() || v.kind != graph.KindOp {
 			continue
 		}
-		leafy, late := true, false // late: reads a computed value only updates need
+		leafy, late := true, false
 		for _, o := range v.results() {
 			for _, a := range o.args {
-				leafy = leafy && fromLeaves[a]
-				late = late || forUpdates[a] && !fromLeaves[a]
+				leafy = leafy && (a.kind != graph.KindOp || lazy[a])
+				late = late || sc.eager[a.instr()] || forUpdates[a] && pos[a.instr()] >= begin && !lazy[a]
 			}
 		}
 		for _, o := range v.results() {
-			fromLeaves[o] = leafy && (v.kind != graph.KindOp || forUpdates[o])
+			lazy[o] = leafy && forUpdates[o] && i > begin
 		}
 		switch {
-		case v.kind != graph.KindOp:
-			continue
+		case lazy[v]:
 		case tail[v] && late:
 			sc.eager[v] = true
-		case !forUpdates[v] || !leafy:
+		default:
 			continue
 		}
 		var ds []*value
