@@ -137,7 +137,8 @@ func TestCheckpointedMLP(t *testing.T) {
 		name string
 		opts []compile.Option
 	}{{"every pass", nil}, {"in program order", []compile.Option{compile.WithoutPass("fuse")}}} {
-		ps, cs := plain.step(t, c.opts...), checked.step(t, c.opts...)
+		opts := append(c.opts, compile.WithChecks())
+		ps, cs := plain.step(t, opts...), checked.step(t, opts...)
 		pb, cb := plannedBytes(ps, mlpBatch*mlpWidth), plannedBytes(cs, mlpBatch*mlpWidth)
 		t.Logf("%s: activations' planned bytes: %d without checkpoints, %d with (%.1f%%); all computed values': %d and %d",
 			c.name, pb, cb, 100*float64(cb)/float64(pb), plannedBytes(ps, 0), plannedBytes(cs, 0))
