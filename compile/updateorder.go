@@ -31,92 +31,51 @@ func (f *function) hoistUpdates() {
 	if len(f.updates) == 0 {
 		return
 	}
-	readers := make(map[*value][]*value, len(f.values)) // an instruction's readers
-	for _, v := range f.values {
-		for _, a := range v.args {
-			readers[a.instr()] = appendNew(readers[a.instr()], v.instr())
-		}
-	}
-	tail, forUpdates := f.updateTails(readers)
+	o := newOrdering(f)
+	o.classify(f)
 	byParam := f.paramReaders()
-	pos := make(map[*value]int, len(f.values))
-	for i, v := range f.values {
-		pos[v] = i
-	}
-	// The backward pass begins (for this purpose) at the first tail
-	// instruction reading a computed value outside the tails: a gradient's
-	// product.
-	begin := len(f.values)
-	for i, v := range f.values {
-		if tail[v] && slices.ContainsFunc(v.args, func(a *value) bool { return a.kind == graph.KindOp && !tail[a.instr()] }) {
-			begin = i
-			break
-		}
-	}
 	// The instructions that move, and their dependencies: the
 	// instructions computing their arguments and, for an update's value,
-	// the earlier readers of its parameter. Lazy ones are for updates
-	// only, made after the backward pass begins from leaves and lazy
-	// values alone (the optimiser's arithmetic on its state); eager ones
-	// are of a tail, not lazy, and read an eager value or a value for
-	// updates only made after the backward pass begins (a gradient).
-	lazy := map[*value]bool{}
-	var free []*value
-	sc := scheduler{deps: map[*value][]*value{}, dependents: map[*value][]*value{}, eager: map[*value]bool{},
-		pending: map[*value]int{}, met: map[*value]bool{}, done: map[*value]bool{}}
+	// the earlier readers of its parameter.
+	sc := scheduler{ordering: o, deps: make([][]int, len(f.values)), dependents: make([][]int, len(f.values)),
+		pending: make([]int, len(f.values)), met: make([]bool, len(f.values)), done: make([]bool, len(f.values))}
+	var free []int
 	for i, v := range f.values {
-		if v != v.instr() || v.kind != graph.KindOp {
+		if !o.lazy[i] && !o.eager[i] || v != v.instr() {
 			continue
 		}
-		leafy, late := true, false
-		for _, o := range v.results() {
-			for _, a := range o.args {
-				leafy = leafy && (a.kind != graph.KindOp || lazy[a])
-				late = late || sc.eager[a.instr()] || forUpdates[a] && pos[a.instr()] >= begin && !lazy[a]
+		var ds []int
+		for _, r := range v.results() {
+			for _, a := range r.args {
+				ds = append(ds, o.at[a])
 			}
-		}
-		for _, o := range v.results() {
-			lazy[o] = leafy && forUpdates[o] && i > begin
-		}
-		switch {
-		case lazy[v]:
-		case tail[v] && late:
-			sc.eager[v] = true
-		default:
-			continue
-		}
-		var ds []*value
-		for _, o := range v.results() {
-			for _, a := range o.args {
-				ds = append(ds, a.instr())
-			}
-			for _, r := range byParam[o] {
-				if pos[r] < pos[v] {
-					ds = append(ds, r)
+			for _, x := range byParam[r] {
+				if j := o.at[x]; j < i {
+					ds = append(ds, j)
 				}
 			}
 		}
-		slices.SortFunc(ds, func(a, b *value) int { return pos[a] - pos[b] })
-		sc.deps[v] = slices.Compact(ds)
-		sc.pending[v] = len(sc.deps[v])
-		for _, d := range sc.deps[v] {
-			sc.dependents[d] = append(sc.dependents[d], v)
+		slices.Sort(ds)
+		sc.deps[i] = slices.Compact(ds)
+		sc.pending[i] = len(sc.deps[i])
+		for _, d := range sc.deps[i] {
+			sc.dependents[d] = append(sc.dependents[d], i)
 		}
-		if len(sc.deps[v]) == 0 {
-			free = append(free, v) // lazy, and reads nothing
+		if len(ds) == 0 {
+			free = append(free, i) // lazy, and reads nothing
 		}
 	}
-	for _, v := range f.values {
+	for i, v := range f.values {
 		if v.kind != graph.KindOp {
-			sc.emit(v) // leaves first, in their order (that of Program.Params)
+			sc.emit(i) // leaves first, in their order (that of Program.Params)
 		}
 	}
-	for _, v := range free {
-		sc.meet(v)
+	for _, i := range free {
+		sc.meet(i)
 	}
-	for _, v := range f.values {
-		if v == v.instr() && !sc.done[v] {
-			sc.emit(v)
+	for i, v := range f.values {
+		if v == v.instr() && !sc.done[i] {
+			sc.emit(i)
 		}
 		for len(sc.ready) > 0 {
 			r := sc.ready[len(sc.ready)-1]
@@ -129,56 +88,80 @@ func (f *function) hoistUpdates() {
 	copy(f.values, sc.order)
 }
 
-// scheduler orders a function's instructions for hoistUpdates: in their
-// order, but for those that move, which may run once their dependencies
-// are met: eager ones at once, lazy ones just before the first moved
-// instruction reading them.
-type scheduler struct {
-	deps, dependents map[*value][]*value
-	eager            map[*value]bool
-	pending          map[*value]int  // a moving instruction's dependencies not yet met
-	met              map[*value]bool // computed, or may be when read
-	done             map[*value]bool
-	ready            []*value // eager instructions whose dependencies are met
-	order            []*value
+// ordering describes a function's instructions for hoistUpdates, each
+// by its position (that of its first value).
+type ordering struct {
+	values     []*value
+	at         map[*value]int // the position of each value's instruction
+	readers    [][]int        // the positions of the instructions reading each
+	forUpdates []bool         // only updates need its values
+	tail       []bool         // of an update's tail: for one parameter's updates only
+	lazy       []bool         // for updates only, from the optimiser's state alone
+	eager      []bool         // of a tail, and reads a gradient
 }
 
-// emit appends v's instruction, after the lazy ones it reads.
-func (s *scheduler) emit(v *value) {
-	for _, d := range s.deps[v] {
-		if !s.done[d] {
-			s.emit(d)
+func newOrdering(f *function) *ordering {
+	n := len(f.values)
+	o := &ordering{values: f.values, at: make(map[*value]int, n), readers: make([][]int, n),
+		forUpdates: make([]bool, n), tail: make([]bool, n), lazy: make([]bool, n), eager: make([]bool, n)}
+	for i, v := range f.values {
+		o.at[v] = i
+		if v != v.instr() {
+			o.at[v] = o.at[v.instr()]
 		}
 	}
-	s.done[v] = true
-	s.order = append(s.order, v.results()...)
-	s.meet(v)
-}
-
-// meet records that v is computed, or may be when read: the moving
-// instructions waiting on it for nothing else are ready.
-func (s *scheduler) meet(v *value) {
-	if s.met[v] {
-		return
-	}
-	s.met[v] = true
-	for _, r := range s.dependents[v] {
-		if s.pending[r]--; s.pending[r] == 0 {
-			if s.eager[r] {
-				s.ready = append(s.ready, r)
-			} else {
-				s.meet(r)
+	for _, v := range f.values {
+		for _, a := range v.args {
+			j := o.at[a]
+			if rs := o.readers[j]; len(rs) == 0 || rs[len(rs)-1] != o.at[v] {
+				o.readers[j] = append(rs, o.at[v])
 			}
 		}
 	}
+	return o
 }
 
-// updateTails returns the instructions of the updates' tails (see
-// hoistUpdates) and the values only updates need.
-func (f *function) updateTails(readers map[*value][]*value) (tail, forUpdates map[*value]bool) {
+// classify finds the values only updates need and the tails (see
+// updateTails), then the lazy and eager instructions. The backward pass
+// begins (for this purpose) at the first tail instruction reading a
+// computed value outside the tails: a gradient's product. Lazy
+// instructions are for updates only, made after the backward pass begins
+// from leaves and lazy values alone (the optimiser's arithmetic on its
+// state); eager ones are of a tail, not lazy, and read an eager value or
+// a value for updates only made after the backward pass begins (a
+// gradient).
+func (o *ordering) classify(f *function) {
+	o.updateTails(f)
+	begin := len(o.values)
+	for i, v := range o.values {
+		if o.tail[i] && slices.ContainsFunc(v.args, func(a *value) bool { return a.kind == graph.KindOp && !o.tail[o.at[a]] }) {
+			begin = i
+			break
+		}
+	}
+	for i, v := range o.values {
+		if v != v.instr() || v.kind != graph.KindOp {
+			continue
+		}
+		leafy, late := true, false
+		for _, r := range v.results() {
+			for _, a := range r.args {
+				j := o.at[a]
+				leafy = leafy && (a.kind != graph.KindOp || o.lazy[j])
+				late = late || o.eager[j] || o.forUpdates[j] && j >= begin && !o.lazy[j]
+			}
+		}
+		o.lazy[i] = leafy && o.forUpdates[i] && i > begin
+		o.eager[i] = !o.lazy[i] && o.tail[i] && late
+	}
+}
+
+// updateTails marks the instructions only updates need, and those of the
+// updates' tails (see hoistUpdates).
+func (o *ordering) updateTails(f *function) {
 	output := make(map[*value]bool, len(f.outputs))
-	for _, o := range f.outputs {
-		output[o] = true
+	for _, v := range f.outputs {
+		output[v] = true
 	}
 	// Updates feeding one another (a moment read by its parameter's
 	// update) are one parameter's: one set.
@@ -189,48 +172,92 @@ func (f *function) updateTails(readers map[*value][]*value) (tail, forUpdates ma
 			own[u.expr] = i
 		}
 	}
-	// whose: the set of the updates each value feeds, -1 for none and -2
-	// for several.
-	whose := map[*value]int{}
-	forUpdates = map[*value]bool{}
-	for i := len(f.values) - 1; i >= 0; i-- {
-		v := f.values[i]
+	// whose: the set of the updates each instruction feeds, -1 for none
+	// and -2 for several.
+	whose := make([]int, len(o.values))
+	for i := len(o.values) - 1; i >= 0; i-- {
+		v := o.values[i]
+		whose[i] = -1
 		if v.kind != graph.KindOp || v != v.instr() {
 			continue
 		}
 		set, only, needed := -1, true, false
-		for _, o := range v.results() {
-			if u, ok := own[o]; ok {
-				needed, set = true, u
+		update := false
+		for _, r := range v.results() {
+			if u, ok := own[r]; ok {
+				needed, set, update = true, u, true
 			}
-			only = only && !output[o]
+			only = only && !output[r]
 		}
-		for _, r := range readers[v] {
+		for _, j := range o.readers[i] {
 			needed = true
-			only = only && forUpdates[r]
-			switch s := whose[r]; {
+			only = only && o.forUpdates[j]
+			switch s := whose[j]; {
 			case s == -2 || set == -2:
 				set = -2
 			case set == -1:
 				set = s
 			case s >= 0 && sets.find(s) != sets.find(set):
-				if _, ok := own[v]; ok {
+				if update {
 					sets.union(set, s) // an update feeding another's: one parameter's
 				} else {
 					set = -2
 				}
 			}
 		}
-		whose[v] = set
-		for _, o := range v.results() {
-			forUpdates[o] = only && needed
+		whose[i] = set
+		o.forUpdates[i] = only && needed
+		o.tail[i] = o.forUpdates[i] && set >= 0
+	}
+	for i, v := range o.values { // an instruction's other values
+		if j := o.at[v]; j != i {
+			o.forUpdates[i], o.tail[i] = o.forUpdates[j], o.tail[j]
 		}
 	}
-	tail = map[*value]bool{}
-	for v, s := range whose {
-		tail[v] = forUpdates[v] && s >= 0
+}
+
+// scheduler orders a function's instructions for hoistUpdates: in their
+// order, but for those that move, which may run once their dependencies
+// are met: eager ones at once, lazy ones just before the first moved
+// instruction reading them.
+type scheduler struct {
+	*ordering
+	deps, dependents [][]int
+	pending          []int  // a moving instruction's dependencies not yet met
+	met              []bool // computed, or may be when read
+	done             []bool
+	ready            []int // eager instructions whose dependencies are met
+	order            []*value
+}
+
+// emit appends instruction i, after the lazy ones it reads.
+func (s *scheduler) emit(i int) {
+	for _, d := range s.deps[i] {
+		if !s.done[d] {
+			s.emit(d)
+		}
 	}
-	return tail, forUpdates
+	s.done[i] = true
+	s.order = append(s.order, s.values[i].results()...)
+	s.meet(i)
+}
+
+// meet records that instruction i is computed, or may be when read: the
+// moving instructions waiting on it for nothing else are ready.
+func (s *scheduler) meet(i int) {
+	if s.met[i] {
+		return
+	}
+	s.met[i] = true
+	for _, r := range s.dependents[i] {
+		if s.pending[r]--; s.pending[r] == 0 {
+			if s.eager[r] {
+				s.ready = append(s.ready, r)
+			} else {
+				s.meet(r)
+			}
+		}
+	}
 }
 
 // paramReaders returns, for each update's value, the other instructions
