@@ -38,7 +38,9 @@ type CheckpointFunc func(inputs []*graph.Node) []*graph.Node
 // of its gradient. In a training step, compile's fuse pass moves each
 // parameter's update (and its gradient's product) up to the gradient it
 // reads, so the recomputed values the products read die within their
-// segment too.
+// segment too; not where every update reads every gradient (clipping by
+// their global norm), which keeps the products, and what they read, to
+// the end.
 //
 // Checkpoint returns f's outputs, as many. An f that panics, returns no
 // output, a nil or poisoned node, or makes parameters or inputs, is an
