@@ -14,7 +14,8 @@ import (
 // elements instead of one per op, and the values only the group reads
 // need no memory of their own. The values stay the same bit for bit.
 //
-// Groups grow in program order, once the ops fuse cannot fuse have moved
+// Groups grow in program order, once each update has moved up to the
+// gradient it reads (hoistUpdates) and the ops fuse cannot fuse have moved
 // as late as they can go (sinkOpaque). An elementwise value joins the
 // groups of its operands that have its number of elements and dtype
 // (merging them) while those groups are open: a group closes once a value
@@ -31,6 +32,7 @@ import (
 // op keeps every absorbed node, so errors, NaN checks and profiles name
 // the user's code.
 func fuse(f *function) error {
+	f.hoistUpdates()
 	f.sinkOpaque()
 	groupOf := map[*value]*fusion{}
 	for _, v := range f.values {
@@ -98,9 +100,18 @@ func fuse(f *function) error {
 // as they can, elementwise values around it join larger groups: the loss
 // of a training step no longer splits the forward pass's elementwise ops
 // from the backward pass's.
+//
+// An update's value stays after the values before it that read its
+// parameter, so that it may still be computed in the parameter's slot
+// (pass inplace).
 func (f *function) sinkOpaque() {
 	order := make([]*value, 0, len(f.values))
 	placed := make(map[*value]bool, len(f.values))
+	pos := make(map[*value]int, len(f.values))
+	for i, v := range f.values {
+		pos[v] = i
+	}
+	readers := f.paramReaders()
 	var place func(v *value)
 	place = func(v *value) {
 		if placed[v] {
@@ -113,6 +124,11 @@ func (f *function) sinkOpaque() {
 		for _, o := range outs {
 			for _, a := range o.args {
 				place(a)
+			}
+			for _, r := range readers[o] {
+				if pos[r] < pos[o] {
+					place(r)
+				}
 			}
 		}
 		order = append(order, outs...)

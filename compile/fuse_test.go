@@ -71,3 +71,35 @@ func TestFuseUpdate(t *testing.T) {
 		t.Errorf("absorbed nodes: got %d, want 3", got)
 	}
 }
+
+// A training step's updates run as soon as their gradients are known,
+// each after the product computing its gradient and the other readers of
+// its parameter, in place: w2's before w1's gradient is computed, so that
+// the layers' values die as the backward pass leaves them, not at the end.
+func TestFuseHoistsUpdates(t *testing.T) {
+	tg := newTestGraph()
+	w1 := tg.g.Param("w1", graph.NewDense(graph.Float64, 3, 3))
+	w2 := tg.g.Param("w2", graph.NewDense(graph.Float64, 3, 3))
+	h := ops.Tanh(ops.MatMul(ops.Tanh(ops.MatMul(tg.x, w1)), w2))
+	loss := ops.Sum(ops.Square(h))
+	grads, err := Grad(loss, w1, w2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	updates := map[*graph.Node]*graph.Node{w1: ops.Sub(w1, ops.Scale(grads[0], 0.1)), w2: ops.Sub(w2, ops.Scale(grads[1], 0.1))}
+	tg.expect(t, []*graph.Node{loss}, []Option{WithUpdates(updates)},
+		"%0 = MatMul x w1",
+		"%0 = Tanh %0",
+		"%1 = MatMul %0 w2",
+		"%2, %3 = Fused(Tanh,Square,Scale,Sub,Mul) %1 1",
+		"%4 = MatMul %0 %3", // w2's gradient
+		"%1 = MatMul %3 w2", // the last reader of w2
+		"w2 = Fused(Scale,Sub) %4 w2",
+		"%1 = Fused(Square,Sub,Mul) %1 %0 1",
+		"%4 = MatMul x %1",
+		"w1 = Fused(Scale,Sub) %4 w1",
+		"%5 = Sum %2",
+		"return %5",
+		"w1 ← (in place)",
+		"w2 ← (in place)")
+}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"gorgonia.org/tensor"
@@ -165,12 +166,7 @@ func mlpTraining(t *testing.T, opt nn.Optimizer) (pr problem, updates map[*graph
 	if err != nil {
 		t.Fatal(err)
 	}
-	feeds := vm.Feeds{x: graph.NewDense(graph.Float64, 16, 8), y: graph.NewDense(graph.Float64, 16, 3)}
-	for _, v := range feeds {
-		for i := range graph.ShapeSize(v.Shape()) {
-			graph.SetFloat(v, i, rng.NormFloat64())
-		}
-	}
+	feeds := vm.Feeds{x: randomDense(rng, 16, 8), y: randomDense(rng, 16, 3)}
 	var params []*graph.Node
 	for _, p := range nn.NamedParameters(net) {
 		params = append(params, p.Node)
@@ -195,6 +191,9 @@ func TestFuseTrainingStep(t *testing.T) {
 		on := must(compile.Compile(pr.outputs, compile.WithUpdates(updates)))
 		off := must(compile.Compile(pr.outputs, compile.WithUpdates(updates), compile.WithoutPass("fuse")))
 		t.Logf("%s: %d instructions, %d without fuse", c.name, len(on.Instructions()), len(off.Instructions()))
+		if !slices.Equal(on.Params(), off.Params()) {
+			t.Errorf("case %s: parameters %v, %v without fuse: want the same order", c.name, on.Params(), off.Params())
+		}
 		if got, limit := len(on.Instructions()), len(off.Instructions())-c.wantFewer; got > limit {
 			t.Errorf("case %s: got %d instructions, want at most %d", c.name, got, limit)
 		}
@@ -249,4 +248,84 @@ func TestFuseDoesNotAllocate(t *testing.T) {
 			m.Close()
 		}
 	}
+}
+
+// With fuse, a training step's activations live no longer than in
+// program order, whatever the optimiser, checkpointed or not: fuse moves
+// each update up to its gradient, rather than each gradient's product
+// down to its update at the end of the step, which would keep the
+// activations the products read (the recomputed ones too) alive to the
+// end.
+func TestFuseTrainingStepMemory(t *testing.T) {
+	const layers, width, batch = 8, 32, 16
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, c := range []struct {
+		name string
+		opt  func() nn.Optimizer
+	}{
+		{"SGD", func() nn.Optimizer { return nn.NewSGD(nn.SGDConfig{LR: 0.1}) }},
+		{"Adam", func() nn.Optimizer { return nn.NewAdam(nn.DefaultAdam()) }},
+		{"AdamW", func() nn.Optimizer { return nn.NewAdamW(nn.DefaultAdamW()) }},
+	} {
+		for _, segment := range []int{0, 2} { // layers per checkpointed segment (0: none)
+			g := graph.New()
+			x := g.Input("x", graph.Float64, batch, width)
+			y := g.Input("y", graph.Float64, batch, width)
+			var mods []nn.Module
+			for i := range layers {
+				mods = append(mods, nn.NewLinear(g, fmt.Sprint("l", i), width, width, true), nn.Tanh{})
+			}
+			net := nn.NewSequential("mlp", mods...)
+			h := net.Forward(x)
+			if segment > 0 {
+				h = x
+				for i := 0; i < len(mods); i += 2 * segment {
+					part := nn.NewSequential(fmt.Sprint("part", i), mods[i:min(i+2*segment, len(mods))]...)
+					h = ops.Checkpoint(func(in []*graph.Node) []*graph.Node { return []*graph.Node{part.Forward(in[0])} }, h)[0]
+				}
+			}
+			loss := nn.MSE(h, y)
+			updates, err := nn.TrainingUpdates(c.opt(), loss, net)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, outputs := range [][]*graph.Node{{loss}, nil} { // the loss an output or not
+				on := must(compile.Compile(outputs, compile.WithUpdates(updates)))
+				off := must(compile.Compile(outputs, compile.WithUpdates(updates), compile.WithoutPass("fuse")))
+				got, want := activationBytes(on, batch*width), activationBytes(off, batch*width)
+				t.Logf("%s, segments of %d layers, %d outputs: %d bytes of activations, %d without fuse", c.name, segment, len(outputs), got, want)
+				if got > want {
+					t.Errorf("%s, segments of %d layers, %d outputs: %d bytes of activations, more than without fuse (%d)",
+						c.name, segment, len(outputs), got, want)
+				}
+			}
+			pr := problem{name: fmt.Sprintf("%s, segments of %d layers", c.name, segment), outputs: []*graph.Node{loss}, updates: updates,
+				feeds: vm.Feeds{x: randomDense(rng, batch, width), y: randomDense(rng, batch, width)}}
+			for _, p := range nn.NamedParameters(net) {
+				pr.params = append(pr.params, p.Node)
+			}
+			sameBits(t, pr.name, runProblem(t, pr, nil), runProblem(t, pr, []compile.Option{compile.WithoutPass("fuse")}))
+		}
+	}
+}
+
+// activationBytes is the storage the memory planner gives the values of
+// the given number of elements the program computes.
+func activationBytes(p *compile.Program, size int) int64 {
+	var n int64
+	for _, s := range p.Slots() {
+		if s.Kind == graph.KindOp && s.Type.Size() == size {
+			n += int64(size) * int64(s.Type.DType.Size())
+		}
+	}
+	return n
+}
+
+// randomDense is a float64 tensor of the given shape, normally distributed.
+func randomDense(r *rand.Rand, shape ...int) *tensor.Dense {
+	d := graph.NewDense(graph.Float64, shape...)
+	for i := range graph.ShapeSize(shape) {
+		graph.SetFloat(d, i, r.NormFloat64())
+	}
+	return d
 }

@@ -34,11 +34,13 @@ type CheckpointFunc func(inputs []*graph.Node) []*graph.Node
 // same values.
 //
 // The memory saved is what the compiler's order of instructions leaves:
-// in program order, a checkpointed segment's values live from its
-// recomputation to the end of its gradient. compile's fuse pass moves
-// products read only by an update (a weight's gradient) to that update,
-// at the end of a training step, which keeps the values they read, the
-// recomputed ones included, alive to the end.
+// a checkpointed segment's values live from its recomputation to the end
+// of its gradient. In a training step, compile's fuse pass moves each
+// parameter's update (and its gradient's product) up to the gradient it
+// reads, so the recomputed values the products read die within their
+// segment too; not where every update reads every gradient (clipping by
+// their global norm), which keeps the products, and what they read, to
+// the end.
 //
 // Checkpoint returns f's outputs, as many. An f that panics, returns no
 // output, a nil or poisoned node, or makes parameters or inputs, is an

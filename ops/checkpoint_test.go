@@ -118,14 +118,12 @@ func plannedBytes(p *compile.Program, size int) int64 {
 // segments): the gradient reads none of the values the segments computed
 // in the forward pass, the memory the planner gives the training step's
 // activations (the computed slots of a layer's size, batch × width) falls
-// to at most 30% of the step without checkpoints, and the loss and
-// gradients are those of the step without checkpoints, bit for bit (the
-// recomputation runs the same kernels on the same values).
-//
-// The figure is taken in program order (without the fuse pass): fuse
-// moves each weight gradient's product to just before the update reading
-// it, at the end of the step, and so keeps every recomputed activation
-// alive to the end, which undoes the checkpoints.
+// to at most 30% of the step without checkpoints, with every pass as in
+// program order (without the fuse pass, whose reordering must keep each
+// segment's recomputed values from outliving it), and the loss,
+// gradients and updated parameters are those of the step without
+// checkpoints, bit for bit (the recomputation runs the same kernels on
+// the same values).
 func TestCheckpointedMLP(t *testing.T) {
 	plain, checked := newDeepMLP(t, 0), newDeepMLP(t, 7)
 	for _, n := range checked.backward {
@@ -135,12 +133,27 @@ func TestCheckpointedMLP(t *testing.T) {
 			}
 		}
 	}
-	inOrder := compile.WithoutPass("fuse")
-	pb := plannedBytes(plain.step(t, inOrder), mlpBatch*mlpWidth)
-	cb := plannedBytes(checked.step(t, inOrder), mlpBatch*mlpWidth)
-	t.Logf("activations' planned bytes: %d without checkpoints, %d with (%.1f%%)", pb, cb, 100*float64(cb)/float64(pb))
-	if cb*10 > pb*3 {
-		t.Errorf("the checkpointed step plans %d bytes for activations, more than 30%% of the step without checkpoints (%d)", cb, pb)
+	for _, c := range []struct {
+		name string
+		opts []compile.Option
+	}{{"every pass", nil}, {"in program order", []compile.Option{compile.WithoutPass("fuse")}}} {
+		opts := append(c.opts, compile.WithChecks())
+		ps, cs := plain.step(t, opts...), checked.step(t, opts...)
+		pb, cb := plannedBytes(ps, mlpBatch*mlpWidth), plannedBytes(cs, mlpBatch*mlpWidth)
+		t.Logf("%s: activations' planned bytes: %d without checkpoints, %d with (%.1f%%); all computed values': %d and %d",
+			c.name, pb, cb, 100*float64(cb)/float64(pb), plannedBytes(ps, 0), plannedBytes(cs, 0))
+		if cb*10 > pb*3 {
+			t.Errorf("%s: the checkpointed step plans %d bytes for activations, more than 30%% of the step without checkpoints (%d)", c.name, cb, pb)
+		}
+		want, got := runStep(t, ps, plain), runStep(t, cs, checked)
+		for i := range want {
+			for j := range want[i] {
+				if got[i][j] != want[i][j] {
+					t.Fatalf("%s: the step's output %d (0: the loss, then the updated parameters), element %d: %v checkpointed, %v without",
+						c.name, i, j, got[i][j], want[i][j])
+				}
+			}
+		}
 	}
 	want := runAll(t, append([]*graph.Node{plain.loss}, plain.grads...), plain.feeds)
 	got := runAll(t, append([]*graph.Node{checked.loss}, checked.grads...), checked.feeds)
@@ -151,6 +164,32 @@ func TestCheckpointedMLP(t *testing.T) {
 			}
 		}
 	}
+}
+
+// runStep runs the training step p of net once and returns the loss and
+// the updated parameters' values.
+func runStep(t testing.TB, p *compile.Program, net *deepMLP) [][]float64 {
+	m, err := vm.New(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	if err := m.Run(net.feeds); err != nil {
+		t.Fatal(err)
+	}
+	loss, err := m.Value(net.loss)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vals := [][]float64{graph.Float64s(loss)}
+	for _, w := range net.params {
+		v, err := m.Get(w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		vals = append(vals, graph.Float64s(v))
+	}
+	return vals
 }
 
 func runAll(t testing.TB, outs []*graph.Node, feeds vm.Feeds) [][]float64 {
@@ -180,7 +219,10 @@ func runAll(t testing.TB, outs []*graph.Node, feeds vm.Feeds) [][]float64 {
 // BenchmarkCheckpointedMLP times the training step of the 50-layer
 // perceptron without checkpoints and checkpointed every 7 layers, with
 // every pass and in program order (see TestCheckpointedMLP), reporting
-// the planned bytes of all computed slots and of the activations'.
+// the planned bytes of all computed slots and of the activations'. The
+// machine runs on one thread, and the process's CPU time per step is
+// reported too (cpu-ns/op): on a shared machine, the time it ran whether
+// or not other processes kept it waiting for a core.
 func BenchmarkCheckpointedMLP(b *testing.B) {
 	for _, c := range []struct {
 		name    string
@@ -192,15 +234,22 @@ func BenchmarkCheckpointedMLP(b *testing.B) {
 		b.Run(c.name, func(b *testing.B) {
 			net := newDeepMLP(b, c.segment)
 			p := net.step(b, c.opts...)
-			m, err := vm.New(p)
+			m, err := vm.New(p, vm.WithThreads(1))
 			if err != nil {
 				b.Fatal(err)
 			}
 			defer m.Close()
+			if err := m.Run(net.feeds); err != nil {
+				b.Fatal(err)
+			}
+			start, ok := processCPU()
 			for b.Loop() {
 				if err := m.Run(net.feeds); err != nil {
 					b.Fatal(err)
 				}
+			}
+			if end, ok2 := processCPU(); ok && ok2 {
+				b.ReportMetric(float64((end-start).Nanoseconds())/float64(b.N), "cpu-ns/op")
 			}
 			b.ReportMetric(float64(plannedBytes(p, 0)), "planned-bytes")
 			b.ReportMetric(float64(plannedBytes(p, mlpBatch*mlpWidth)), "activation-bytes")
