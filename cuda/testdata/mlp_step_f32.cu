@@ -143,69 +143,64 @@ KERNEL void k6(const float *in0, const float *in1, float *out0, long long *fault
 #ifdef NABLA_HOST
 void k6_host(const unsigned long long *a) { k6((const float *)a[0], (const float *)a[1], (float *)a[2], (long long *)a[3], (long long )a[4], (long long )a[5]); }
 #endif
-KERNEL void k7(const float *in0, const float *in1, const float *in2, float *out0, long long *fault_, long long site_, long long n) {
+KERNEL void k7(const float *in0, const float *in1, const float *in2, float *out0, float *out1, long long *fault_, long long site_, long long n) {
 	for (long long k_ = FIRST; k_ < n; k_ += STRIDE) {
 		const long long i = ITEM(k_, n);
 		const T x0 = in0[i];
 		const T x1 = in1[i];
-		const T x2 = in2[0];
-		const T s0 = (x1 * x1);
-		const T s1 = (x2 - s0);
-		const T s2 = (x0 * s1);
-		out0[i] = s2;
+		const T x2 = in2[i];
+		const T s0 = (x0 + x1);
+		const T s1 = powf(x2, s0);
+		const T s2 = (x1 - s1);
+		const T s3 = sqrtf(s2);
+		out0[i] = s0;
+		out1[i] = s3;
 	}
 }
 #ifdef NABLA_HOST
-void k7_host(const unsigned long long *a) { k7((const float *)a[0], (const float *)a[1], (const float *)a[2], (float *)a[3], (long long *)a[4], (long long )a[5], (long long )a[6]); }
+void k7_host(const unsigned long long *a) { k7((const float *)a[0], (const float *)a[1], (const float *)a[2], (float *)a[3], (float *)a[4], (long long *)a[5], (long long )a[6], (long long )a[7]); }
 #endif
-KERNEL void k8(const float *in0, const float *in1, const float *in2, const float *in3, const float *in4, float *out0, float *out1, float *out2, long long *fault_, long long site_, long long n) {
+KERNEL void k8(const float *__restrict__ in0, const float *__restrict__ in1, const float *__restrict__ in2, const float *__restrict__ in3, float *__restrict__ out0, long long *fault_, long long site_, long long n) {
 	for (long long k_ = FIRST; k_ < n; k_ += STRIDE) {
 		const long long i = ITEM(k_, n);
 		const T x0 = in0[i];
 		const T x1 = in1[i];
 		const T x2 = in2[i];
 		const T x3 = in3[i];
-		const T x4 = in4[i];
-		const T s0 = (x0 + x1);
-		const T s1 = powf(x2, s0);
-		const T s2 = (x1 - s1);
-		const T s3 = powf(x3, s0);
-		const T s4 = (x1 - s3);
-		const T s5 = sqrtf(s4);
-		const T s6 = (x4 / s2);
-		out0[i] = s0;
-		out1[i] = s5;
-		out2[i] = s6;
+		const T s0 = powf(x0, x1);
+		const T s1 = (x2 - s0);
+		const T s2 = (x3 / s1);
+		out0[i] = s2;
 	}
 }
 #ifdef NABLA_HOST
-void k8_host(const unsigned long long *a) { k8((const float *)a[0], (const float *)a[1], (const float *)a[2], (const float *)a[3], (const float *)a[4], (float *)a[5], (float *)a[6], (float *)a[7], (long long *)a[8], (long long )a[9], (long long )a[10]); }
+void k8_host(const unsigned long long *a) { k8((const float *)a[0], (const float *)a[1], (const float *)a[2], (const float *)a[3], (float *)a[4], (long long *)a[5], (long long )a[6], (long long )a[7]); }
 #endif
 KERNEL void k9(const float *in0, const float *in1, const float *in2, const float *in3, const float *in4, const float *in5, const float *in6, float *out0, float *out1, float *out2, long long *fault_, long long site_, long long n) {
 	for (long long k_ = FIRST; k_ < n; k_ += STRIDE) {
 		const long long i = ITEM(k_, n);
 		const T x0 = in0[i];
 		const T x1 = in1[i];
-		const T x2 = in2[i];
+		const T x2 = in2[0];
 		const T x3 = in3[0];
-		const T x4 = in4[0];
+		const T x4 = in4[i];
 		const T x5 = in5[0];
 		const T x6 = in6[i];
-		const T s0 = (x0 * ((T)0.9f));
-		const T s1 = (x1 * ((T)0.1f));
-		const T s2 = (s0 + s1);
-		const T s3 = (x2 * ((T)0.999f));
-		const T s4 = (x1 * x1);
-		const T s5 = (s4 * ((T)0.001f));
-		const T s6 = (s3 + s5);
-		const T s7 = sqrtf(s6);
-		const T s8 = (s7 / x3);
-		const T s9 = (s8 + x4);
-		const T s10 = (s2 / s9);
+		const T s0 = (x0 * x0);
+		const T s1 = (s0 * ((T)0.001f));
+		const T s2 = (x1 * ((T)0.999f));
+		const T s3 = (s2 + s1);
+		const T s4 = sqrtf(s3);
+		const T s5 = (s4 / x2);
+		const T s6 = (s5 + x3);
+		const T s7 = (x0 * ((T)0.1f));
+		const T s8 = (x4 * ((T)0.9f));
+		const T s9 = (s8 + s7);
+		const T s10 = (s9 / s6);
 		const T s11 = (x5 * s10);
 		const T s12 = (x6 - s11);
-		out0[i] = s2;
-		out1[i] = s6;
+		out0[i] = s3;
+		out1[i] = s9;
 		out2[i] = s12;
 	}
 }
@@ -218,7 +213,7 @@ KERNEL void k10(const float *__restrict__ in0, float *__restrict__ out0, long lo
 		const long long r = i;
 		double acc = 0;
 		for (long long t = 0; t < 7LL; t++) {
-		acc += (double)in0[r + t * 16LL];
+		acc += (double)in0[r + t * 5LL];
 		}
 		T s = (T)acc;
 		out0[i] = s;
@@ -227,7 +222,22 @@ KERNEL void k10(const float *__restrict__ in0, float *__restrict__ out0, long lo
 #ifdef NABLA_HOST
 void k10_host(const unsigned long long *a) { k10((const float *)a[0], (float *)a[1], (long long *)a[2], (long long )a[3], (long long )a[4]); }
 #endif
-KERNEL void k11(const float *__restrict__ in0, float *__restrict__ out0, long long *fault_, long long site_, long long n) {
+KERNEL void k11(const float *in0, const float *in1, const float *in2, float *out0, long long *fault_, long long site_, long long n) {
+	for (long long k_ = FIRST; k_ < n; k_ += STRIDE) {
+		const long long i = ITEM(k_, n);
+		const T x0 = in0[i];
+		const T x1 = in1[i];
+		const T x2 = in2[0];
+		const T s0 = (x1 * x1);
+		const T s1 = (x2 - s0);
+		const T s2 = (x0 * s1);
+		out0[i] = s2;
+	}
+}
+#ifdef NABLA_HOST
+void k11_host(const unsigned long long *a) { k11((const float *)a[0], (const float *)a[1], (const float *)a[2], (float *)a[3], (long long *)a[4], (long long )a[5], (long long )a[6]); }
+#endif
+KERNEL void k12(const float *__restrict__ in0, float *__restrict__ out0, long long *fault_, long long site_, long long n) {
 	for (long long k_ = FIRST; k_ < n; k_ += STRIDE) {
 		const long long i = ITEM(k_, n);
 		const long long r = i;
@@ -240,24 +250,24 @@ KERNEL void k11(const float *__restrict__ in0, float *__restrict__ out0, long lo
 	}
 }
 #ifdef NABLA_HOST
-void k11_host(const unsigned long long *a) { k11((const float *)a[0], (float *)a[1], (long long *)a[2], (long long )a[3], (long long )a[4]); }
+void k12_host(const unsigned long long *a) { k12((const float *)a[0], (float *)a[1], (long long *)a[2], (long long )a[3], (long long )a[4]); }
 #endif
-KERNEL void k12(const float *__restrict__ in0, float *__restrict__ out0, long long *fault_, long long site_, long long n) {
+KERNEL void k13(const float *__restrict__ in0, float *__restrict__ out0, long long *fault_, long long site_, long long n) {
 	for (long long k_ = FIRST; k_ < n; k_ += STRIDE) {
 		const long long i = ITEM(k_, n);
 		const long long r = i;
 		double acc = 0;
 		for (long long t = 0; t < 7LL; t++) {
-		acc += (double)in0[r + t * 5LL];
+		acc += (double)in0[r + t * 16LL];
 		}
 		T s = (T)acc;
 		out0[i] = s;
 	}
 }
 #ifdef NABLA_HOST
-void k12_host(const unsigned long long *a) { k12((const float *)a[0], (float *)a[1], (long long *)a[2], (long long )a[3], (long long )a[4]); }
+void k13_host(const unsigned long long *a) { k13((const float *)a[0], (float *)a[1], (long long *)a[2], (long long )a[3], (long long )a[4]); }
 #endif
-KERNEL void k13(const float *__restrict__ in0, const i64 *__restrict__ in1, float *__restrict__ out0, long long *fault_, long long site_, long long n) {
+KERNEL void k14(const float *__restrict__ in0, const i64 *__restrict__ in1, float *__restrict__ out0, long long *fault_, long long site_, long long n) {
 	for (long long k_ = FIRST; k_ < n; k_ += STRIDE) {
 		const long long i = ITEM(k_, n);
 		const long long base = i * 5LL;
@@ -274,9 +284,9 @@ KERNEL void k13(const float *__restrict__ in0, const i64 *__restrict__ in1, floa
 	}
 }
 #ifdef NABLA_HOST
-void k13_host(const unsigned long long *a) { k13((const float *)a[0], (const i64 *)a[1], (float *)a[2], (long long *)a[3], (long long )a[4], (long long )a[5]); }
+void k14_host(const unsigned long long *a) { k14((const float *)a[0], (const i64 *)a[1], (float *)a[2], (long long *)a[3], (long long )a[4], (long long )a[5]); }
 #endif
-KERNEL void k14(const float *__restrict__ in0, float *__restrict__ out0, long long *fault_, long long site_, long long n) {
+KERNEL void k15(const float *__restrict__ in0, float *__restrict__ out0, long long *fault_, long long site_, long long n) {
 	for (long long k_ = FIRST; k_ < n; k_ += STRIDE) {
 		const long long i = ITEM(k_, n);
 		const long long r = i;
@@ -290,5 +300,5 @@ KERNEL void k14(const float *__restrict__ in0, float *__restrict__ out0, long lo
 	}
 }
 #ifdef NABLA_HOST
-void k14_host(const unsigned long long *a) { k14((const float *)a[0], (float *)a[1], (long long *)a[2], (long long )a[3], (long long )a[4]); }
+void k15_host(const unsigned long long *a) { k15((const float *)a[0], (float *)a[1], (long long *)a[2], (long long )a[3], (long long )a[4]); }
 #endif
