@@ -85,7 +85,7 @@ func vmap(fail func(string, ...any) error, f func([]*graph.Node) []*graph.Node, 
 		if a := axes[i]; a != NotBatched {
 			shape = slices.Delete(shape, a, a+1)
 			examples[i] = sub.Input(fmt.Sprintf("example %d", i), x.DType(), shape...)
-			v.set(examples[i], moveAxis(x, a, 0), true)
+			v.set(examples[i], ops.MoveAxis(x, a, 0), true)
 		} else {
 			examples[i] = sub.Capture(x)
 		}
@@ -373,21 +373,5 @@ func (v *vmapper) output(k int, o *graph.Node, axis int) (*graph.Node, error) {
 	if !batched {
 		y = ops.BroadcastTo(ops.Reshape(y, append([]int{1}, o.Shape()...)...), append([]int{v.size}, o.Shape()...)...)
 	}
-	return moveAxis(y, 0, axis), nil
-}
-
-// moveAxis returns x with axis from moved to position to, the others
-// keeping their order.
-func moveAxis(x *graph.Node, from, to int) *graph.Node {
-	if from == to {
-		return x
-	}
-	perm := make([]int, 0, x.Type().Rank())
-	for a := range x.Type().Rank() {
-		if a != from {
-			perm = append(perm, a)
-		}
-	}
-	perm = slices.Insert(perm, to, from)
-	return ops.Transpose(x, perm...)
+	return ops.MoveAxis(y, 0, axis), nil
 }

@@ -164,9 +164,9 @@ func splitChannels(y *graph.Node, b int) *graph.Node {
 	return swapLeading(Reshape(y, append([]int{s[0], b, s[1] / b}, s[2:]...)...))
 }
 
-// moveAxis returns x with axis from moved to position to, the others
-// keeping their order.
-func moveAxis(x *graph.Node, from, to int) *graph.Node {
+// MoveAxis returns x with axis from moved to position to, the others
+// keeping their order (NumPy's moveaxis, for axes in range).
+func MoveAxis(x *graph.Node, from, to int) *graph.Node {
 	if from == to {
 		return x
 	}
@@ -181,4 +181,4 @@ func moveAxis(x *graph.Node, from, to int) *graph.Node {
 
 // swapLeading swaps x's first two axes: a loop's steps and a batch's
 // examples, say.
-func swapLeading(x *graph.Node) *graph.Node { return moveAxis(x, 1, 0) }
+func swapLeading(x *graph.Node) *graph.Node { return MoveAxis(x, 1, 0) }

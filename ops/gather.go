@@ -88,7 +88,7 @@ func (op gatherOp) Batch(c *graph.BatchContext) *graph.Node {
 	}
 	// (n, B, d...) gathered: (indices..., B, d...).
 	y := graph.Apply(op, swapLeading(c.Input(0)), c.Input(1))
-	return moveAxis(y, c.Input(1).Type().Rank(), 0)
+	return MoveAxis(y, c.Input(1).Type().Rank(), 0)
 }
 
 type scatterAddOp struct{ rows int }
@@ -163,7 +163,7 @@ func (op scatterAddOp) Batch(c *graph.BatchContext) *graph.Node {
 		c.Decline()
 		return nil
 	}
-	u := moveAxis(c.Input(0), 0, c.Input(1).Type().Rank())
+	u := MoveAxis(c.Input(0), 0, c.Input(1).Type().Rank())
 	return swapLeading(graph.Apply(op, u, c.Input(1)))
 }
 
