@@ -372,6 +372,7 @@ func Table() []Case {
 		row("Reshape", "to scalar", func(in []*graph.Node) *graph.Node { return ops.Reshape(in[0]) }, v.Signed(1, 1)),
 		row("Transpose", "matrix", func(in []*graph.Node) *graph.Node { return ops.Transpose(in[0]) }, v.Signed(2, 3)),
 		row("Transpose", "rank 3", func(in []*graph.Node) *graph.Node { return ops.Transpose(in[0], 1, 2, 0) }, v.Signed(2, 3, 2)),
+		row("MoveAxis", "first to last", func(in []*graph.Node) *graph.Node { return ops.MoveAxis(in[0], 0, 2) }, v.Signed(2, 3, 2)),
 		row("BroadcastTo", "new axis", func(in []*graph.Node) *graph.Node { return ops.BroadcastTo(in[0], 2, 3) }, v.Signed(3)),
 		row("BroadcastTo", "size-1 axis", func(in []*graph.Node) *graph.Node { return ops.BroadcastTo(in[0], 2, 3) }, v.Signed(2, 1)),
 		row("BroadcastTo", "scalar", func(in []*graph.Node) *graph.Node { return ops.BroadcastTo(in[0], 2, 2) }, v.Signed()),
