@@ -158,10 +158,13 @@ func TestW1StepDoesNotAllocate(t *testing.T) {
 // step, as with the updates copied after each run (pass inplace off), and
 // as with every op run on its own (passes fuse and inplace off: Adam's
 // step without ops.FusedOp's one-pass kernel), with SGD and with Adam
-// without weight decay, with L2 decay and with decoupled decay (AdamW).
+// without weight decay, with L2 decay and with decoupled decay (AdamW),
+// in PyTorch's form and with AdamConfig.FoldCorrection.
 func TestW1UpdatesInPlace(t *testing.T) {
 	decayed := nn.DefaultAdam().WithLR(w1LR)
 	decayed.WeightDecay = 0.01
+	folded, decayedFolded := nn.DefaultAdam().WithLR(w1LR), decayed
+	folded.FoldCorrection, decayedFolded.FoldCorrection = true, true
 	optimizers := []struct {
 		name, onePass string
 		make          func() nn.Optimizer
@@ -170,6 +173,8 @@ func TestW1UpdatesInPlace(t *testing.T) {
 		{"adam", "Adam", func() nn.Optimizer { return newW1Optimizer("adam") }},
 		{"adam+L2", "Adam+L2", func() nn.Optimizer { return nn.NewAdam(decayed) }},
 		{"adamw", "AdamW", func() nn.Optimizer { return nn.NewAdamW(decayed) }},
+		{"adam folded", "Adam", func() nn.Optimizer { return nn.NewAdam(folded) }},
+		{"adamw folded", "AdamW", func() nn.Optimizer { return nn.NewAdamW(decayedFolded) }},
 	}
 	for _, dtype := range dtypes {
 		m := newW1Model(dtype, []int{40, 24, 24, 10}, 8, 3)

@@ -29,6 +29,18 @@ type AdamConfig struct {
 	WeightDecay float64
 	// Clip limits the gradients before the step.
 	Clip Clipping
+	// FoldCorrection computes the step in the form of Kingma & Ba's
+	// "more efficient" order (section 2), folding the second moment's
+	// bias correction c2 = √(1-β2^t) into the step size and eps:
+	//
+	//	p ← p - (lr/(1-β1^t)·c2) · m / (√v + eps·c2)
+	//
+	// the same step in exact arithmetic with one division per element
+	// fewer (a quarter less time for the update on AVX2), but not
+	// PyTorch's bits: the parameters differ from its in the last places
+	// (relative 1e-15 a step in float64); the moments keep its bits.
+	// False (the default) keeps PyTorch's arithmetic.
+	FoldCorrection bool
 
 	given adamFields // the fields whose zero is meant
 }
@@ -117,7 +129,8 @@ func (c AdamConfig) withDefaults(decoupled bool) AdamConfig {
 //	v ← β2·v + (1-β2)·g²
 //	p ← p - lr/(1-β1^t) · m / (√v/√(1-β2^t) + eps)
 //
-// which is PyTorch's arithmetic, step for step.
+// which is PyTorch's arithmetic, step for step (AdamConfig.FoldCorrection
+// trades it for speed).
 type Adam struct {
 	cfg       AdamConfig
 	decoupled bool
@@ -183,6 +196,10 @@ func (o *Adam) updatesWith(loss *graph.Node, params []Named, transform GradientT
 	correction1 := ops.Sub(s.scalar(1), ops.Pow(s.scalar(c.Beta1), t))
 	correction2 := ops.Sqrt(ops.Sub(s.scalar(1), ops.Pow(s.scalar(c.Beta2), t)))
 	stepSize := ops.Div(lr, correction1)
+	eps := s.scalar(c.Eps)
+	if c.FoldCorrection {
+		stepSize, eps = ops.Mul(stepSize, correction2), ops.Mul(eps, correction2)
+	}
 	wd := o.decayBuffer(s, &o.state, c.WeightDecay)
 	var keep *graph.Node // AdamW's decay factor, 1 - lr·wd
 	if o.decoupled && wd != nil {
@@ -201,7 +218,11 @@ func (o *Adam) updatesWith(loss *graph.Node, params []Named, transform GradientT
 		v := s.buffer(&o.state, "exp_avg_sq", p)
 		m1 := ops.Add(ops.Scale(m, c.Beta1), ops.Scale(g, 1-c.Beta1))
 		v1 := ops.Add(ops.Scale(v, c.Beta2), ops.Scale(ops.Square(g), 1-c.Beta2))
-		denom := ops.Add(ops.Div(ops.Sqrt(v1), correction2), s.scalar(c.Eps))
+		root := ops.Sqrt(v1)
+		if !c.FoldCorrection {
+			root = ops.Div(root, correction2)
+		}
+		denom := ops.Add(root, eps)
 		s.updates[m], s.updates[v] = m1, v1
 		s.updates[p.Node] = ops.Sub(base, ops.Mul(stepSize, ops.Div(m1, denom)))
 	}
