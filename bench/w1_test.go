@@ -30,13 +30,19 @@ const (
 	w1LR    = 0.01
 )
 
-// w1Optimizers are the optimisers W1 is measured with, by name: SGD and
-// Adam (PyTorch's defaults but for the learning rate), both at w1LR.
-var w1Optimizers = []string{"sgd", "adam"}
+// w1Optimizers are the optimisers W1 is measured with, by name: SGD,
+// Adam (PyTorch's defaults but for the learning rate) and Adam with
+// AdamConfig.FoldCorrection (adamfold), all at w1LR.
+var w1Optimizers = []string{"sgd", "adam", "adamfold"}
 
 func newW1Optimizer(name string) nn.Optimizer {
-	if name == "adam" {
+	switch name {
+	case "adam":
 		return nn.NewAdam(nn.DefaultAdam().WithLR(w1LR))
+	case "adamfold":
+		cfg := nn.DefaultAdam().WithLR(w1LR)
+		cfg.FoldCorrection = true
+		return nn.NewAdam(cfg)
 	}
 	return nn.NewSGD(nn.SGDConfig{LR: w1LR})
 }
