@@ -3,9 +3,9 @@
 package main
 
 // canPlot says that this build has no plotting: gonum.org/v1/plot, its
-// fonts and its LaTeX renderer would double the modules a first
-// go run ./examples/mlp downloads and compiles, for a figure few runs
-// ask for. Train refuses -plot up front, before training, saying how to
+// fonts and its LaTeX renderer would add 9 modules (27 MB to download)
+// and 106 packages to the 186 that a first go run ./examples/mlp
+// compiles, for a figure few runs ask for. Train refuses -plot up front, before training, saying how to
 // build the command with it.
 const canPlot = false
 
