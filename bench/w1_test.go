@@ -30,13 +30,19 @@ const (
 	w1LR    = 0.01
 )
 
-// w1Optimizers are the optimisers W1 is measured with, by name: SGD and
-// Adam (PyTorch's defaults but for the learning rate), both at w1LR.
-var w1Optimizers = []string{"sgd", "adam"}
+// w1Optimizers are the optimisers W1 is measured with, by name: SGD,
+// Adam (PyTorch's defaults but for the learning rate) and Adam with
+// AdamConfig.FoldCorrection (adamfold), all at w1LR.
+var w1Optimizers = []string{"sgd", "adam", "adamfold"}
 
 func newW1Optimizer(name string) nn.Optimizer {
-	if name == "adam" {
+	switch name {
+	case "adam":
 		return nn.NewAdam(nn.DefaultAdam().WithLR(w1LR))
+	case "adamfold":
+		cfg := nn.DefaultAdam().WithLR(w1LR)
+		cfg.FoldCorrection = true
+		return nn.NewAdam(cfg)
 	}
 	return nn.NewSGD(nn.SGDConfig{LR: w1LR})
 }
@@ -158,10 +164,13 @@ func TestW1StepDoesNotAllocate(t *testing.T) {
 // step, as with the updates copied after each run (pass inplace off), and
 // as with every op run on its own (passes fuse and inplace off: Adam's
 // step without ops.FusedOp's one-pass kernel), with SGD and with Adam
-// without weight decay, with L2 decay and with decoupled decay (AdamW).
+// without weight decay, with L2 decay and with decoupled decay (AdamW),
+// in PyTorch's form and with AdamConfig.FoldCorrection.
 func TestW1UpdatesInPlace(t *testing.T) {
 	decayed := nn.DefaultAdam().WithLR(w1LR)
 	decayed.WeightDecay = 0.01
+	folded, decayedFolded := nn.DefaultAdam().WithLR(w1LR), decayed
+	folded.FoldCorrection, decayedFolded.FoldCorrection = true, true
 	optimizers := []struct {
 		name, onePass string
 		make          func() nn.Optimizer
@@ -170,6 +179,8 @@ func TestW1UpdatesInPlace(t *testing.T) {
 		{"adam", "Adam", func() nn.Optimizer { return newW1Optimizer("adam") }},
 		{"adam+L2", "Adam+L2", func() nn.Optimizer { return nn.NewAdam(decayed) }},
 		{"adamw", "AdamW", func() nn.Optimizer { return nn.NewAdamW(decayed) }},
+		{"adam folded", "Adam", func() nn.Optimizer { return nn.NewAdam(folded) }},
+		{"adamw folded", "AdamW", func() nn.Optimizer { return nn.NewAdamW(decayedFolded) }},
 	}
 	for _, dtype := range dtypes {
 		m := newW1Model(dtype, []int{40, 24, 24, 10}, 8, 3)

@@ -77,3 +77,52 @@ func TestAdamConfigDefaults(t *testing.T) {
 		assertClose(t, c.name, got, want, 1e-12)
 	}
 }
+
+// FoldCorrection's step is Kingma & Ba's efficient order: on f(p) = Σ a_i
+// p_i, whose gradient a is exact, the parameters are bit for bit those of
+// the folded step written out one element at a time (with decoupled decay
+// too), and within rounding of PyTorch's form.
+func TestAdamFoldCorrection(t *testing.T) {
+	const lr, eps, n = 3e-2, 1e-3, 20 // a large eps, so that its scaling shows
+	start, a := []float64{1, -0.5, 0.7}, []float64{1, 3, 0.25}
+	loss := func(p *graph.Node) *graph.Node {
+		return ops.Sum(ops.Mul(p.Graph().Const(dense(t, a, len(a))), p))
+	}
+	for _, decoupled := range []bool{false, true} {
+		cfg := DefaultAdam().WithLR(lr).WithEps(eps)
+		newOpt := NewAdam
+		if decoupled {
+			cfg, newOpt = cfg.WithWeightDecay(0.1), NewAdamW
+		}
+		m, p := trainer(t, newOpt(cfg), start, loss)
+		pytorch := steps(t, m, p, n)
+		cfg.FoldCorrection = true
+		m, p = trainer(t, newOpt(cfg), start, loss)
+		got := steps(t, m, p, n)
+
+		// Variables, not constants: Go folds 1-0.9 exactly, the graph in
+		// float64.
+		lrv, beta1, beta2, wd := lr, 0.9, 0.999, 0.1
+		want := slices.Clone(start)
+		mom, v := make([]float64, len(want)), make([]float64, len(want))
+		for step := 1.0; step <= n; step++ {
+			c2 := math.Sqrt(1 - math.Pow(beta2, step))
+			stepSize, epsC := lrv/(1-math.Pow(beta1, step))*c2, eps*c2
+			for i, g := range a {
+				base := want[i]
+				if decoupled {
+					base *= 1 - lrv*wd
+				}
+				mom[i] = mom[i]*beta1 + g*(1-beta1)
+				v[i] = v[i]*beta2 + g*g*(1-beta2)
+				want[i] = base - stepSize*(mom[i]/(math.Sqrt(v[i])+epsC))
+			}
+		}
+		for i := range want {
+			if math.Float64bits(got[i]) != math.Float64bits(want[i]) {
+				t.Fatalf("decoupled %v: element %d: got %v, want %v bit for bit", decoupled, i, got[i], want[i])
+			}
+		}
+		assertClose(t, "folded against PyTorch's form", got, pytorch, 1e-13)
+	}
+}

@@ -10,7 +10,7 @@ import "github.com/nabla-go/nabla/internal/kernel/vek"
 // so the same bits.
 type fusedAdam struct {
 	p, g, m, v           int // the inputs of the outputs' size
-	stepSize, corr, eps  int // the inputs of one element
+	stepSize, corr, eps  int // the inputs of one element (corr -1: none)
 	decay                int // and the decay's factor, with a decay
 	p1, m1, v1           int // the outputs
 	beta1, c1, beta2, c2 float64
@@ -37,13 +37,14 @@ const adamSteps = 13
 //	v1 = Scale(v, beta2) + Scale(Square(g), c2)
 //	p1 = p - stepSize·(m1 / (Sqrt(v1)/corr + eps))
 //
-// with p, g, m and v distinct inputs of the outputs' size, stepSize, corr
-// and eps inputs of one element, m1, v1 and p1 the outputs and no other
+// or with Sqrt(v1) for Sqrt(v1)/corr (AdamConfig.FoldCorrection's form,
+// run as a correction of 1), with p, g, m and v distinct inputs of the
+// outputs' size, stepSize, corr and eps inputs of one element, m1, v1 and p1 the outputs and no other
 // step; or with g + p·decay for g (L2 decay), or p·decay for p in p1's
 // difference (decoupled decay), decay an input of one element.
 func matchAdam(op *FusedOp) *fusedAdam {
 	n := len(op.inSizes)
-	if len(op.outputs) != 3 || n < 7 || n > 8 || len(op.steps) > adamSteps+2 {
+	if len(op.outputs) != 3 || n < 6 || n > 8 || len(op.steps) > adamSteps+2 {
 		return nil
 	}
 	mt := adamMatcher{op: op, n: n}
@@ -61,6 +62,12 @@ func matchAdam(op *FusedOp) *fusedAdam {
 	case vek.DecoupledDecay:
 		steps, inputs = adamSteps+1, 8
 	}
+	scalars := []int{a.stepSize, a.eps}
+	if a.corr >= 0 {
+		scalars = append(scalars, a.corr)
+	} else {
+		steps, inputs = steps-1, inputs-1
+	}
 	mt.ok = mt.ok && len(mt.seen) == steps && n == inputs && len(op.steps) == steps
 	full := []int{a.p, a.g, a.m, a.v}
 	for i, x := range full {
@@ -69,7 +76,6 @@ func matchAdam(op *FusedOp) *fusedAdam {
 		}
 		mt.ok = mt.ok && op.inSizes[x] == op.size
 	}
-	scalars := []int{a.stepSize, a.corr, a.eps}
 	if a.mode != vek.NoDecay {
 		scalars = append(scalars, a.decay)
 	}
@@ -107,8 +113,12 @@ func (mt *adamMatcher) fit(x int, a *fusedAdam) bool {
 	m1, d := mt.bin(q, divKind)
 	t, eps := mt.bin(d, addKind)
 	a.eps = mt.input(eps)
-	root, corr := mt.bin(t, divKind)
-	a.corr = mt.input(corr)
+	root, corr := t, -1
+	if !mt.isUnary(t, sqrtKind) {
+		root, corr = mt.bin(t, divKind)
+		corr = mt.input(corr)
+	}
+	a.corr = corr
 	v1 := mt.unary(root, sqrtKind)
 	a.m1, a.v1 = mt.output(m1), mt.output(v1)
 	sm, sg := mt.bin(m1, addKind)
@@ -133,6 +143,16 @@ func (mt *adamMatcher) fit(x int, a *fusedAdam) bool {
 
 // isStep reports whether operand x is a step's result.
 func (mt *adamMatcher) isStep(x int) bool { return x >= mt.n }
+
+// isUnary reports whether operand x is a unary step of kind k, without
+// matching it.
+func (mt *adamMatcher) isUnary(x int, k unaryKind) bool {
+	if !mt.isStep(x) || x >= mt.n+len(mt.op.steps) {
+		return false
+	}
+	u, ok := mt.op.steps[x-mt.n].opUnary()
+	return ok && u.kind == k
+}
 
 // step returns the step operand x is the result of, or nil.
 func (mt *adamMatcher) step(x int) *FusedStep {
@@ -212,8 +232,11 @@ func (s *FusedStep) opUnary() (unary, bool) {
 func runAdam[T float](a *fusedAdam, outs, ins [][]T, lo, hi int) {
 	k := vek.AdamScalars[T]{
 		Beta1: T(a.beta1), OneMinusBeta1: T(a.c1), Beta2: T(a.beta2), OneMinusBeta2: T(a.c2),
-		StepSize: ins[a.stepSize][0], Correction: ins[a.corr][0], Eps: ins[a.eps][0],
+		StepSize: ins[a.stepSize][0], Correction: 1, Eps: ins[a.eps][0],
 		Mode: a.mode,
+	}
+	if a.corr >= 0 {
+		k.Correction = ins[a.corr][0]
 	}
 	if a.mode != vek.NoDecay {
 		k.Decay = ins[a.decay][0]

@@ -16,10 +16,27 @@ import (
 // inputs m, g, v, correction, eps, step size, p and (with a decay) the
 // decay's factor, in that order, with the outputs m1, v1 and p1.
 func adamExpr(dtype tensor.Dtype, n int, mode vek.AdamDecay) ([]graph.Type, []FusedStep, []int) {
+	types, steps, outputs, _ := adamExprOf(dtype, n, mode, false)
+	return types, steps, outputs
+}
+
+// adamExprOf is adamExpr, or with folded AdamConfig.FoldCorrection's form
+// (no correction: its input left out, v1's root not divided), and the
+// inputs' indices by name.
+func adamExprOf(dtype tensor.Dtype, n int, mode vek.AdamDecay, folded bool) ([]graph.Type, []FusedStep, []int, map[string]int) {
 	full, one := graph.TypeOf(dtype, n), graph.TypeOf(dtype)
-	types := []graph.Type{full, full, full, one, one, one, full}
-	if mode != vek.NoDecay {
-		types = append(types, one)
+	idx := map[string]int{}
+	var types []graph.Type
+	for _, name := range []string{"m", "g", "v", "corr", "eps", "s", "p", "decay"} {
+		if (name == "corr" && folded) || (name == "decay" && mode == vek.NoDecay) {
+			continue
+		}
+		idx[name] = len(types)
+		ty := one
+		if len(name) == 1 && name != "s" {
+			ty = full
+		}
+		types = append(types, ty)
 	}
 	in := len(types)
 	var steps []FusedStep
@@ -27,25 +44,30 @@ func adamExpr(dtype tensor.Dtype, n int, mode vek.AdamDecay) ([]graph.Type, []Fu
 		steps = append(steps, FusedStep{Op: op, Args: args})
 		return in + len(steps) - 1
 	}
-	m, g, v, corr, eps, s, p, decay := 0, 1, 2, 3, 4, 5, 6, 7
+	m, g, v, eps, s, p, decay := idx["m"], idx["g"], idx["v"], idx["eps"], idx["s"], idx["p"], idx["decay"]
 	if mode == vek.L2Decay {
 		g = add(binary{addKind}, g, add(binary{mulKind}, p, decay))
 	}
 	m1 := add(binary{addKind}, add(unary{kind: scaleKind, c: 0.9}, m), add(unary{kind: scaleKind, c: 0.1}, g))
 	v1 := add(binary{addKind}, add(unary{kind: scaleKind, c: 0.999}, v), add(unary{kind: scaleKind, c: 0.001}, add(unary{kind: squareKind}, g)))
-	denom := add(binary{addKind}, add(binary{divKind}, add(unary{kind: sqrtKind}, v1), corr), eps)
+	root := add(unary{kind: sqrtKind}, v1)
+	if !folded {
+		root = add(binary{divKind}, root, idx["corr"])
+	}
+	denom := add(binary{addKind}, root, eps)
 	delta := add(binary{mulKind}, s, add(binary{divKind}, m1, denom))
 	base := p
 	if mode == vek.DecoupledDecay {
 		base = add(binary{mulKind}, p, decay)
 	}
 	p1 := add(binary{subKind}, base, delta)
-	return types, steps, []int{m1 - in, v1 - in, p1 - in}
+	return types, steps, []int{m1 - in, v1 - in, p1 - in}, idx
 }
 
 // TestFusedAdam: a fused op whose expression is Adam's step runs as one
 // pass (vek.Adam) and gives the same bits as the steps run one at a time,
-// into fresh outputs and in place, on any number of threads.
+// into fresh outputs and in place, on any number of threads, also in
+// AdamConfig.FoldCorrection's form (no division by the correction).
 func TestFusedAdam(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	for _, c := range []struct {
@@ -53,14 +75,18 @@ func TestFusedAdam(t *testing.T) {
 		name string
 	}{{vek.NoDecay, "Adam"}, {vek.L2Decay, "Adam+L2"}, {vek.DecoupledDecay, "AdamW"}} {
 		for _, dtype := range []tensor.Dtype{graph.Float32, graph.Float64} {
-			for _, n := range []int{1, 7, 300, 70000} {
-				types, steps, outputs := adamExpr(dtype, n, c.mode)
+			for _, nf := range []struct {
+				n      int
+				folded bool
+			}{{1, false}, {7, false}, {300, false}, {70000, false}, {7, true}, {300, true}, {70000, true}} {
+				n := nf.n
+				types, steps, outputs, idx := adamExprOf(dtype, n, c.mode, nf.folded)
 				op, err := NewFused(types, steps, outputs...)
 				if err != nil {
 					t.Fatal(err)
 				}
 				if op.OnePass() != c.name {
-					t.Fatalf("%v: Adam's expression (%s) is not recognised: %q", op, c.name, op.OnePass())
+					t.Fatalf("%v: Adam's expression (%s, folded %v) is not recognised: %q", op, c.name, nf.folded, op.OnePass())
 				}
 				stepwise := *op
 				stepwise.adam = nil
@@ -68,10 +94,12 @@ func TestFusedAdam(t *testing.T) {
 				for i, ty := range types {
 					in[i] = randomDense(rng, dtype, ty.Shape...)
 				}
-				graph.SetFloat(in[3], 0, 0.0447) // the correction: v1's root over it
-				graph.SetFloat(in[4], 0, 1e-8)
-				if len(in) > 7 {
-					graph.SetFloat(in[7], 0, 0.999) // the decay
+				if !nf.folded {
+					graph.SetFloat(in[idx["corr"]], 0, 0.0447) // the correction: v1's root over it
+				}
+				graph.SetFloat(in[idx["eps"]], 0, 1e-8)
+				if c.mode != vek.NoDecay {
+					graph.SetFloat(in[idx["decay"]], 0, 0.999)
 				}
 				for i := 0; i < n; i += 97 { // and a few NaNs and infinities
 					graph.SetFloat(in[i%3], i, [...]float64{math.NaN(), math.Inf(1), -math.Inf(1)}[i%3])
@@ -83,7 +111,7 @@ func TestFusedAdam(t *testing.T) {
 					}
 					outs := []*tensor.Dense{graph.NewDense(dtype, n), graph.NewDense(dtype, n), graph.NewDense(dtype, n)}
 					if inPlace {
-						outs = []*tensor.Dense{ins[0], ins[2], ins[6]}
+						outs = []*tensor.Dense{ins[idx["m"]], ins[idx["v"]], ins[idx["p"]]}
 					}
 					var e *graph.Exec
 					if threads > 1 {
@@ -104,7 +132,7 @@ func TestFusedAdam(t *testing.T) {
 							for i := range n {
 								g, w := graph.Float(got[k], i), graph.Float(want[k], i)
 								if math.Float64bits(g) != math.Float64bits(w) {
-									t.Fatalf("%s %v n=%d threads=%d in place=%v: output %d [%d]: got %v, want %v", c.name, dtype, n, threads, inPlace, k, i, g, w)
+									t.Fatalf("%s %v n=%d folded=%v threads=%d in place=%v: output %d [%d]: got %v, want %v", c.name, dtype, n, nf.folded, threads, inPlace, k, i, g, w)
 								}
 							}
 						}
@@ -163,6 +191,12 @@ func TestFusedAdamOnlyAdam(t *testing.T) {
 	steps[len(steps)-2].Op = binary{addKind} // p + decay
 	if op, err := NewFused(types, steps, outputs...); err != nil || op.OnePass() != "" {
 		t.Errorf("p + decay: %v, taken for %q", err, op.OnePass())
+	}
+	// The folded form with no root of v1 under eps.
+	types, steps, outputs, _ = adamExprOf(graph.Float64, 10, vek.NoDecay, true)
+	steps[7].Op = unary{kind: absKind} // |v1| for √v1
+	if op, err := NewFused(types, steps, outputs...); err != nil || op.OnePass() != "" {
+		t.Errorf("folded, no root: %v, taken for %q", err, op.OnePass())
 	}
 	// Only the outputs m1, v1 and p1, in any order.
 	types, steps, _ = adamExpr(graph.Float32, 10, vek.NoDecay)

@@ -3,7 +3,8 @@
 // prints its test accuracy.
 //
 //	go run ./examples/mlp
-//	go run ./examples/mlp -epochs 30 -hidden 128,64 -save model.safetensors -plot loss.png -dot graph.dot
+//	go run ./examples/mlp -epochs 30 -hidden 128,64 -save model.safetensors -dot graph.dot
+//	go run -tags plot ./examples/mlp -plot loss.png   # draw the losses (gonum.org/v1/plot)
 //	go run ./examples/mlp -profile   # time each instruction of the training step
 //	go run -tags gpu ./examples/mlp -gpu   # train on the first NVIDIA GPU
 //	go build -tags mpi ./examples/mlp && mpirun -np 2 ./mlp -dist   # on two processes
@@ -89,7 +90,7 @@ func parseFlags(args []string, errOut io.Writer) (Config, error) {
 	fs.BoolVar(&cfg.Fashion, "fashion", false, "train on Fashion-MNIST instead of the digits")
 	fs.StringVar(&cfg.FashionDir, "fashion-dir", "", "folder of the Fashion-MNIST files (default: Debian's dataset-fashion-mnist folder)")
 	fs.StringVar(&cfg.Save, "save", "", "write the trained parameters and optimiser state to this safetensors file")
-	fs.StringVar(&cfg.Plot, "plot", "", "plot the training and test loss per epoch to this PNG file")
+	fs.StringVar(&cfg.Plot, "plot", "", "plot the training and test loss per epoch to this PNG file (needs a build with -tags plot)")
 	fs.StringVar(&cfg.Dot, "dot", "", "write the training step's graph to this Graphviz DOT file")
 	fs.BoolVar(&cfg.Profile, "profile", false, "time each instruction of the training step and print the 10 slowest")
 	fs.BoolVar(useGPU, "gpu", false, "train on the first NVIDIA GPU (needs a build with -tags gpu)")

@@ -1,3 +1,5 @@
+//go:build plot
+
 package main
 
 import (
@@ -8,6 +10,10 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 )
+
+// canPlot says that this build draws -plot's figure: gonum.org/v1/plot,
+// its fonts and its LaTeX renderer are in it.
+const canPlot = true
 
 // plotLosses draws the training and test loss of each epoch to path (its
 // extension picks the format: .png, .svg, .pdf).

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -37,7 +38,7 @@ type Config struct {
 	TestFraction float64
 
 	Save string // write the trained model and optimiser state here (safetensors)
-	Plot string // draw the training and test loss per epoch here (PNG)
+	Plot string // draw the training and test loss per epoch here (PNG; needs -tags plot)
 	Dot  string // draw the training step's graph here (Graphviz DOT)
 
 	// Profile times each instruction of the training program and prints
@@ -102,6 +103,9 @@ func Train(cfg Config, out io.Writer) (Result, error) {
 	start := time.Now()
 	if cfg.Epochs <= 0 || cfg.Batch <= 0 {
 		return Result{}, fmt.Errorf("mlp: epochs (%d) and batch size (%d) must be positive", cfg.Epochs, cfg.Batch)
+	}
+	if cfg.Plot != "" && !canPlot {
+		return Result{}, errNoPlot
 	}
 	train, test, classes, err := loadData(cfg)
 	if err != nil {
@@ -343,6 +347,9 @@ func findDigits() string {
 	}
 	return candidates[0]
 }
+
+// errNoPlot is Train's error for a Plot in a build without -tags plot.
+var errNoPlot = errors.New("mlp: -plot: this build has no plotting (it keeps gonum.org/v1/plot out of the default build): run it with go run -tags plot ./examples/mlp -plot loss.png")
 
 // writeOutputs writes the checkpoint, plot, graph drawing and profile cfg
 // asks for. The drawing shows the training step: the loss and the

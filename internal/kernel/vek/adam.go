@@ -39,18 +39,21 @@ const adamBlock = 256
 // VV(Add), Unary(Sqrt), VS(Div, ·, ·, Correction), VS(Add, ·, ·, Eps),
 // VV(Div, ·, m1, ·), SV(Mul, ·, StepSize, ·) and VV(Sub, ·, p, ·) in that
 // order. With AVX2 it reads every input once and writes every output once,
-// a vector at a time, instead of making a pass per operation. An output
+// a vector at a time, instead of making a pass per operation, and with a
+// Correction of 1 it leaves out that division (the quotient would be its
+// dividend, bit for bit). An output
 // may be one of the inputs (p1 over p, m1 over m, v1 over v, or any
 // other), but must not overlap them otherwise.
 func Adam[T Float](p1, m1, v1, p, g, m, v []T, k *AdamScalars[T]) {
 	n := len(p1)
 	m1, v1, p, g, m, v = m1[:n], v1[:n], p[:n], g[:n], m[:n], v[:n]
 	if useAsm && k.Mode <= DecoupledDecay {
+		noCorr := k.Correction == 1 // x/1 is x: the kernel without the division
 		ks := [8]T{k.Beta1, k.OneMinusBeta1, k.Beta2, k.OneMinusBeta2, k.StepSize, k.Correction, k.Eps, k.Decay}
 		if is32[T]() {
-			adam32(k.Mode, as[float32](p1), as[float32](m1), as[float32](v1), as[float32](p), as[float32](g), as[float32](m), as[float32](v), as[float32](ks[:]))
+			adam32(k.Mode, noCorr, as[float32](p1), as[float32](m1), as[float32](v1), as[float32](p), as[float32](g), as[float32](m), as[float32](v), as[float32](ks[:]))
 		} else {
-			adam64(k.Mode, as[float64](p1), as[float64](m1), as[float64](v1), as[float64](p), as[float64](g), as[float64](m), as[float64](v), as[float64](ks[:]))
+			adam64(k.Mode, noCorr, as[float64](p1), as[float64](m1), as[float64](v1), as[float64](p), as[float64](g), as[float64](m), as[float64](v), as[float64](ks[:]))
 		}
 		return
 	}

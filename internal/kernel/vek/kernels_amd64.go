@@ -130,24 +130,38 @@ func unary64(op UnaryOp, dst, x []float64) {
 	}
 }
 
-func adam32(mode AdamDecay, p1, m1, v1, p, g, m, v, k []float32) {
-	switch mode {
-	case NoDecay:
+// adam32 and adam64 run the kernel for mode, the one that does not
+// divide by the bias correction when it is 1 (noCorr).
+func adam32(mode AdamDecay, noCorr bool, p1, m1, v1, p, g, m, v, k []float32) {
+	switch {
+	case mode == NoDecay && !noCorr:
 		adam32AVX2(p1, m1, v1, p, g, m, v, k)
-	case L2Decay:
+	case mode == NoDecay:
+		adamNoCorr32AVX2(p1, m1, v1, p, g, m, v, k)
+	case mode == L2Decay && !noCorr:
 		adamL232AVX2(p1, m1, v1, p, g, m, v, k)
-	case DecoupledDecay:
+	case mode == L2Decay:
+		adamL2NoCorr32AVX2(p1, m1, v1, p, g, m, v, k)
+	case !noCorr:
 		adamW32AVX2(p1, m1, v1, p, g, m, v, k)
+	default:
+		adamWNoCorr32AVX2(p1, m1, v1, p, g, m, v, k)
 	}
 }
 
-func adam64(mode AdamDecay, p1, m1, v1, p, g, m, v, k []float64) {
-	switch mode {
-	case NoDecay:
+func adam64(mode AdamDecay, noCorr bool, p1, m1, v1, p, g, m, v, k []float64) {
+	switch {
+	case mode == NoDecay && !noCorr:
 		adam64AVX2(p1, m1, v1, p, g, m, v, k)
-	case L2Decay:
+	case mode == NoDecay:
+		adamNoCorr64AVX2(p1, m1, v1, p, g, m, v, k)
+	case mode == L2Decay && !noCorr:
 		adamL264AVX2(p1, m1, v1, p, g, m, v, k)
-	case DecoupledDecay:
+	case mode == L2Decay:
+		adamL2NoCorr64AVX2(p1, m1, v1, p, g, m, v, k)
+	case !noCorr:
 		adamW64AVX2(p1, m1, v1, p, g, m, v, k)
+	default:
+		adamWNoCorr64AVX2(p1, m1, v1, p, g, m, v, k)
 	}
 }

@@ -23,10 +23,10 @@ func vs64(Op, []float64, []float64, float64)   { unreachable() }
 func sv64(Op, []float64, float64, []float64)   { unreachable() }
 func unary64(UnaryOp, []float64, []float64)    { unreachable() }
 
-func adam32(AdamDecay, []float32, []float32, []float32, []float32, []float32, []float32, []float32, []float32) {
+func adam32(AdamDecay, bool, []float32, []float32, []float32, []float32, []float32, []float32, []float32, []float32) {
 	unreachable()
 }
 
-func adam64(AdamDecay, []float64, []float64, []float64, []float64, []float64, []float64, []float64, []float64) {
+func adam64(AdamDecay, bool, []float64, []float64, []float64, []float64, []float64, []float64, []float64, []float64) {
 	unreachable()
 }

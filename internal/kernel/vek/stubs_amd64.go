@@ -96,6 +96,13 @@ func relu32AVX2(dst []float32, x []float32)
 //go:noescape
 func adam32AVX2(p1 []float32, m1 []float32, v1 []float32, p []float32, g []float32, m []float32, v []float32, k []float32)
 
+// adamNoCorr32AVX2 sets p1, m1 and v1 to Adam's step and a bias correction of 1 (not divided by) from p, g, m and v with the scalars k
+// (beta1, 1-beta1, beta2, 1-beta2, step size, bias correction, eps, decay),
+// 8 elements at a time; see Adam.
+//
+//go:noescape
+func adamNoCorr32AVX2(p1 []float32, m1 []float32, v1 []float32, p []float32, g []float32, m []float32, v []float32, k []float32)
+
 // adamL232AVX2 sets p1, m1 and v1 to Adam's step with g + p·decay for g from p, g, m and v with the scalars k
 // (beta1, 1-beta1, beta2, 1-beta2, step size, bias correction, eps, decay),
 // 8 elements at a time; see Adam.
@@ -103,12 +110,26 @@ func adam32AVX2(p1 []float32, m1 []float32, v1 []float32, p []float32, g []float
 //go:noescape
 func adamL232AVX2(p1 []float32, m1 []float32, v1 []float32, p []float32, g []float32, m []float32, v []float32, k []float32)
 
+// adamL2NoCorr32AVX2 sets p1, m1 and v1 to Adam's step with g + p·decay for g and a bias correction of 1 (not divided by) from p, g, m and v with the scalars k
+// (beta1, 1-beta1, beta2, 1-beta2, step size, bias correction, eps, decay),
+// 8 elements at a time; see Adam.
+//
+//go:noescape
+func adamL2NoCorr32AVX2(p1 []float32, m1 []float32, v1 []float32, p []float32, g []float32, m []float32, v []float32, k []float32)
+
 // adamW32AVX2 sets p1, m1 and v1 to Adam's step with p·decay for p before the step from p, g, m and v with the scalars k
 // (beta1, 1-beta1, beta2, 1-beta2, step size, bias correction, eps, decay),
 // 8 elements at a time; see Adam.
 //
 //go:noescape
 func adamW32AVX2(p1 []float32, m1 []float32, v1 []float32, p []float32, g []float32, m []float32, v []float32, k []float32)
+
+// adamWNoCorr32AVX2 sets p1, m1 and v1 to Adam's step with p·decay for p before the step and a bias correction of 1 (not divided by) from p, g, m and v with the scalars k
+// (beta1, 1-beta1, beta2, 1-beta2, step size, bias correction, eps, decay),
+// 8 elements at a time; see Adam.
+//
+//go:noescape
+func adamWNoCorr32AVX2(p1 []float32, m1 []float32, v1 []float32, p []float32, g []float32, m []float32, v []float32, k []float32)
 
 // addVV64AVX2 sets dst[i] = x[i] + y[i] for each i of dst, 4 at a time.
 //
@@ -202,6 +223,13 @@ func relu64AVX2(dst []float64, x []float64)
 //go:noescape
 func adam64AVX2(p1 []float64, m1 []float64, v1 []float64, p []float64, g []float64, m []float64, v []float64, k []float64)
 
+// adamNoCorr64AVX2 sets p1, m1 and v1 to Adam's step and a bias correction of 1 (not divided by) from p, g, m and v with the scalars k
+// (beta1, 1-beta1, beta2, 1-beta2, step size, bias correction, eps, decay),
+// 4 elements at a time; see Adam.
+//
+//go:noescape
+func adamNoCorr64AVX2(p1 []float64, m1 []float64, v1 []float64, p []float64, g []float64, m []float64, v []float64, k []float64)
+
 // adamL264AVX2 sets p1, m1 and v1 to Adam's step with g + p·decay for g from p, g, m and v with the scalars k
 // (beta1, 1-beta1, beta2, 1-beta2, step size, bias correction, eps, decay),
 // 4 elements at a time; see Adam.
@@ -209,9 +237,23 @@ func adam64AVX2(p1 []float64, m1 []float64, v1 []float64, p []float64, g []float
 //go:noescape
 func adamL264AVX2(p1 []float64, m1 []float64, v1 []float64, p []float64, g []float64, m []float64, v []float64, k []float64)
 
+// adamL2NoCorr64AVX2 sets p1, m1 and v1 to Adam's step with g + p·decay for g and a bias correction of 1 (not divided by) from p, g, m and v with the scalars k
+// (beta1, 1-beta1, beta2, 1-beta2, step size, bias correction, eps, decay),
+// 4 elements at a time; see Adam.
+//
+//go:noescape
+func adamL2NoCorr64AVX2(p1 []float64, m1 []float64, v1 []float64, p []float64, g []float64, m []float64, v []float64, k []float64)
+
 // adamW64AVX2 sets p1, m1 and v1 to Adam's step with p·decay for p before the step from p, g, m and v with the scalars k
 // (beta1, 1-beta1, beta2, 1-beta2, step size, bias correction, eps, decay),
 // 4 elements at a time; see Adam.
 //
 //go:noescape
 func adamW64AVX2(p1 []float64, m1 []float64, v1 []float64, p []float64, g []float64, m []float64, v []float64, k []float64)
+
+// adamWNoCorr64AVX2 sets p1, m1 and v1 to Adam's step with p·decay for p before the step and a bias correction of 1 (not divided by) from p, g, m and v with the scalars k
+// (beta1, 1-beta1, beta2, 1-beta2, step size, bias correction, eps, decay),
+// 4 elements at a time; see Adam.
+//
+//go:noescape
+func adamWNoCorr64AVX2(p1 []float64, m1 []float64, v1 []float64, p []float64, g []float64, m []float64, v []float64, k []float64)

@@ -1138,6 +1138,89 @@ adam32AVX2_done:
 	VZEROUPPER
 	RET
 
+// func adamNoCorr32AVX2(p1 []float32, m1 []float32, v1 []float32, p []float32, g []float32, m []float32, v []float32, k []float32)
+// Requires: AVX
+TEXT ·adamNoCorr32AVX2(SB), NOSPLIT, $0-192
+	MOVQ         p1_len+8(FP), AX
+	MOVQ         p1_base+0(FP), CX
+	MOVQ         m1_base+24(FP), DX
+	MOVQ         v1_base+48(FP), BX
+	MOVQ         p_base+72(FP), SI
+	MOVQ         g_base+96(FP), DI
+	MOVQ         m_base+120(FP), R8
+	MOVQ         v_base+144(FP), R9
+	MOVQ         k_base+168(FP), R10
+	VBROADCASTSS (R10), Y0
+	VBROADCASTSS 4(R10), Y1
+	VBROADCASTSS 8(R10), Y2
+	VBROADCASTSS 12(R10), Y3
+	VBROADCASTSS 16(R10), Y4
+	VBROADCASTSS 20(R10), Y5
+	VBROADCASTSS 24(R10), Y5
+
+adamNoCorr32AVX2_loop:
+	CMPQ    AX, $0x08
+	JB      adamNoCorr32AVX2_tail
+	VMOVUPS (SI), Y6
+	VMOVUPS (DI), Y7
+	VMOVUPS (R8), Y8
+	VMOVUPS (R9), Y9
+	VMULPS  Y0, Y8, Y8
+	VMULPS  Y1, Y7, Y10
+	VADDPS  Y10, Y8, Y8
+	VMOVUPS Y8, (DX)
+	VMULPS  Y2, Y9, Y9
+	VMULPS  Y7, Y7, Y7
+	VMULPS  Y3, Y7, Y7
+	VADDPS  Y7, Y9, Y7
+	VMOVUPS Y7, (BX)
+	VSQRTPS Y7, Y7
+	VADDPS  Y5, Y7, Y7
+	VDIVPS  Y7, Y8, Y7
+	VMULPS  Y4, Y7, Y7
+	VSUBPS  Y7, Y6, Y6
+	VMOVUPS Y6, (CX)
+	ADDQ    $0x20, CX
+	ADDQ    $0x20, DX
+	ADDQ    $0x20, BX
+	ADDQ    $0x20, SI
+	ADDQ    $0x20, DI
+	ADDQ    $0x20, R8
+	ADDQ    $0x20, R9
+	SUBQ    $0x08, AX
+	JMP     adamNoCorr32AVX2_loop
+
+adamNoCorr32AVX2_tail:
+	TESTQ      AX, AX
+	JZ         adamNoCorr32AVX2_done
+	MOVQ       $0x0000000000000008, R10
+	SUBQ       AX, R10
+	LEAQ       tailmask8x4<>+0(SB), AX
+	VMOVDQU    (AX)(R10*4), Y6
+	VMASKMOVPS (SI), Y6, Y7
+	VMASKMOVPS (DI), Y6, Y8
+	VMASKMOVPS (R8), Y6, Y9
+	VMASKMOVPS (R9), Y6, Y10
+	VMULPS     Y0, Y9, Y0
+	VMULPS     Y1, Y8, Y1
+	VADDPS     Y1, Y0, Y0
+	VMASKMOVPS Y0, Y6, (DX)
+	VMULPS     Y2, Y10, Y1
+	VMULPS     Y8, Y8, Y2
+	VMULPS     Y3, Y2, Y2
+	VADDPS     Y2, Y1, Y1
+	VMASKMOVPS Y1, Y6, (BX)
+	VSQRTPS    Y1, Y1
+	VADDPS     Y5, Y1, Y1
+	VDIVPS     Y1, Y0, Y0
+	VMULPS     Y4, Y0, Y0
+	VSUBPS     Y0, Y7, Y0
+	VMASKMOVPS Y0, Y6, (CX)
+
+adamNoCorr32AVX2_done:
+	VZEROUPPER
+	RET
+
 // func adamL232AVX2(p1 []float32, m1 []float32, v1 []float32, p []float32, g []float32, m []float32, v []float32, k []float32)
 // Requires: AVX
 TEXT ·adamL232AVX2(SB), NOSPLIT, $0-192
@@ -1229,6 +1312,95 @@ adamL232AVX2_done:
 	VZEROUPPER
 	RET
 
+// func adamL2NoCorr32AVX2(p1 []float32, m1 []float32, v1 []float32, p []float32, g []float32, m []float32, v []float32, k []float32)
+// Requires: AVX
+TEXT ·adamL2NoCorr32AVX2(SB), NOSPLIT, $0-192
+	MOVQ         p1_len+8(FP), AX
+	MOVQ         p1_base+0(FP), CX
+	MOVQ         m1_base+24(FP), DX
+	MOVQ         v1_base+48(FP), BX
+	MOVQ         p_base+72(FP), SI
+	MOVQ         g_base+96(FP), DI
+	MOVQ         m_base+120(FP), R8
+	MOVQ         v_base+144(FP), R9
+	MOVQ         k_base+168(FP), R10
+	VBROADCASTSS (R10), Y0
+	VBROADCASTSS 4(R10), Y1
+	VBROADCASTSS 8(R10), Y2
+	VBROADCASTSS 12(R10), Y3
+	VBROADCASTSS 16(R10), Y4
+	VBROADCASTSS 20(R10), Y5
+	VBROADCASTSS 24(R10), Y5
+
+adamL2NoCorr32AVX2_loop:
+	CMPQ         AX, $0x08
+	JB           adamL2NoCorr32AVX2_tail
+	VMOVUPS      (SI), Y6
+	VMOVUPS      (DI), Y7
+	VMOVUPS      (R8), Y8
+	VMOVUPS      (R9), Y9
+	VBROADCASTSS 28(R10), Y10
+	VMULPS       Y10, Y6, Y10
+	VADDPS       Y10, Y7, Y7
+	VMULPS       Y0, Y8, Y8
+	VMULPS       Y1, Y7, Y10
+	VADDPS       Y10, Y8, Y8
+	VMOVUPS      Y8, (DX)
+	VMULPS       Y2, Y9, Y9
+	VMULPS       Y7, Y7, Y7
+	VMULPS       Y3, Y7, Y7
+	VADDPS       Y7, Y9, Y7
+	VMOVUPS      Y7, (BX)
+	VSQRTPS      Y7, Y7
+	VADDPS       Y5, Y7, Y7
+	VDIVPS       Y7, Y8, Y7
+	VMULPS       Y4, Y7, Y7
+	VSUBPS       Y7, Y6, Y6
+	VMOVUPS      Y6, (CX)
+	ADDQ         $0x20, CX
+	ADDQ         $0x20, DX
+	ADDQ         $0x20, BX
+	ADDQ         $0x20, SI
+	ADDQ         $0x20, DI
+	ADDQ         $0x20, R8
+	ADDQ         $0x20, R9
+	SUBQ         $0x08, AX
+	JMP          adamL2NoCorr32AVX2_loop
+
+adamL2NoCorr32AVX2_tail:
+	TESTQ        AX, AX
+	JZ           adamL2NoCorr32AVX2_done
+	MOVQ         $0x0000000000000008, R11
+	SUBQ         AX, R11
+	LEAQ         tailmask8x4<>+0(SB), AX
+	VMOVDQU      (AX)(R11*4), Y6
+	VMASKMOVPS   (SI), Y6, Y7
+	VMASKMOVPS   (DI), Y6, Y8
+	VMASKMOVPS   (R8), Y6, Y9
+	VMASKMOVPS   (R9), Y6, Y10
+	VBROADCASTSS 28(R10), Y11
+	VMULPS       Y11, Y7, Y11
+	VADDPS       Y11, Y8, Y8
+	VMULPS       Y0, Y9, Y0
+	VMULPS       Y1, Y8, Y1
+	VADDPS       Y1, Y0, Y0
+	VMASKMOVPS   Y0, Y6, (DX)
+	VMULPS       Y2, Y10, Y1
+	VMULPS       Y8, Y8, Y2
+	VMULPS       Y3, Y2, Y2
+	VADDPS       Y2, Y1, Y1
+	VMASKMOVPS   Y1, Y6, (BX)
+	VSQRTPS      Y1, Y1
+	VADDPS       Y5, Y1, Y1
+	VDIVPS       Y1, Y0, Y0
+	VMULPS       Y4, Y0, Y0
+	VSUBPS       Y0, Y7, Y0
+	VMASKMOVPS   Y0, Y6, (CX)
+
+adamL2NoCorr32AVX2_done:
+	VZEROUPPER
+	RET
+
 // func adamW32AVX2(p1 []float32, m1 []float32, v1 []float32, p []float32, g []float32, m []float32, v []float32, k []float32)
 // Requires: AVX
 TEXT ·adamW32AVX2(SB), NOSPLIT, $0-192
@@ -1315,6 +1487,93 @@ adamW32AVX2_tail:
 	VMASKMOVPS   Y0, Y7, (CX)
 
 adamW32AVX2_done:
+	VZEROUPPER
+	RET
+
+// func adamWNoCorr32AVX2(p1 []float32, m1 []float32, v1 []float32, p []float32, g []float32, m []float32, v []float32, k []float32)
+// Requires: AVX
+TEXT ·adamWNoCorr32AVX2(SB), NOSPLIT, $0-192
+	MOVQ         p1_len+8(FP), AX
+	MOVQ         p1_base+0(FP), CX
+	MOVQ         m1_base+24(FP), DX
+	MOVQ         v1_base+48(FP), BX
+	MOVQ         p_base+72(FP), SI
+	MOVQ         g_base+96(FP), DI
+	MOVQ         m_base+120(FP), R8
+	MOVQ         v_base+144(FP), R9
+	MOVQ         k_base+168(FP), R10
+	VBROADCASTSS (R10), Y0
+	VBROADCASTSS 4(R10), Y1
+	VBROADCASTSS 8(R10), Y2
+	VBROADCASTSS 12(R10), Y3
+	VBROADCASTSS 16(R10), Y4
+	VBROADCASTSS 20(R10), Y5
+	VBROADCASTSS 24(R10), Y5
+
+adamWNoCorr32AVX2_loop:
+	CMPQ         AX, $0x08
+	JB           adamWNoCorr32AVX2_tail
+	VMOVUPS      (SI), Y6
+	VMOVUPS      (DI), Y7
+	VMOVUPS      (R8), Y8
+	VMOVUPS      (R9), Y9
+	VBROADCASTSS 28(R10), Y10
+	VMULPS       Y10, Y6, Y6
+	VMULPS       Y0, Y8, Y8
+	VMULPS       Y1, Y7, Y10
+	VADDPS       Y10, Y8, Y8
+	VMOVUPS      Y8, (DX)
+	VMULPS       Y2, Y9, Y9
+	VMULPS       Y7, Y7, Y7
+	VMULPS       Y3, Y7, Y7
+	VADDPS       Y7, Y9, Y7
+	VMOVUPS      Y7, (BX)
+	VSQRTPS      Y7, Y7
+	VADDPS       Y5, Y7, Y7
+	VDIVPS       Y7, Y8, Y7
+	VMULPS       Y4, Y7, Y7
+	VSUBPS       Y7, Y6, Y6
+	VMOVUPS      Y6, (CX)
+	ADDQ         $0x20, CX
+	ADDQ         $0x20, DX
+	ADDQ         $0x20, BX
+	ADDQ         $0x20, SI
+	ADDQ         $0x20, DI
+	ADDQ         $0x20, R8
+	ADDQ         $0x20, R9
+	SUBQ         $0x08, AX
+	JMP          adamWNoCorr32AVX2_loop
+
+adamWNoCorr32AVX2_tail:
+	TESTQ        AX, AX
+	JZ           adamWNoCorr32AVX2_done
+	MOVQ         $0x0000000000000008, R11
+	SUBQ         AX, R11
+	LEAQ         tailmask8x4<>+0(SB), AX
+	VMOVDQU      (AX)(R11*4), Y6
+	VMASKMOVPS   (SI), Y6, Y7
+	VMASKMOVPS   (DI), Y6, Y8
+	VMASKMOVPS   (R8), Y6, Y9
+	VMASKMOVPS   (R9), Y6, Y10
+	VBROADCASTSS 28(R10), Y11
+	VMULPS       Y11, Y7, Y7
+	VMULPS       Y0, Y9, Y0
+	VMULPS       Y1, Y8, Y1
+	VADDPS       Y1, Y0, Y0
+	VMASKMOVPS   Y0, Y6, (DX)
+	VMULPS       Y2, Y10, Y1
+	VMULPS       Y8, Y8, Y2
+	VMULPS       Y3, Y2, Y2
+	VADDPS       Y2, Y1, Y1
+	VMASKMOVPS   Y1, Y6, (BX)
+	VSQRTPS      Y1, Y1
+	VADDPS       Y5, Y1, Y1
+	VDIVPS       Y1, Y0, Y0
+	VMULPS       Y4, Y0, Y0
+	VSUBPS       Y0, Y7, Y0
+	VMASKMOVPS   Y0, Y6, (CX)
+
+adamWNoCorr32AVX2_done:
 	VZEROUPPER
 	RET
 
@@ -2408,6 +2667,89 @@ adam64AVX2_done:
 	VZEROUPPER
 	RET
 
+// func adamNoCorr64AVX2(p1 []float64, m1 []float64, v1 []float64, p []float64, g []float64, m []float64, v []float64, k []float64)
+// Requires: AVX
+TEXT ·adamNoCorr64AVX2(SB), NOSPLIT, $0-192
+	MOVQ         p1_len+8(FP), AX
+	MOVQ         p1_base+0(FP), CX
+	MOVQ         m1_base+24(FP), DX
+	MOVQ         v1_base+48(FP), BX
+	MOVQ         p_base+72(FP), SI
+	MOVQ         g_base+96(FP), DI
+	MOVQ         m_base+120(FP), R8
+	MOVQ         v_base+144(FP), R9
+	MOVQ         k_base+168(FP), R10
+	VBROADCASTSD (R10), Y0
+	VBROADCASTSD 8(R10), Y1
+	VBROADCASTSD 16(R10), Y2
+	VBROADCASTSD 24(R10), Y3
+	VBROADCASTSD 32(R10), Y4
+	VBROADCASTSD 40(R10), Y5
+	VBROADCASTSD 48(R10), Y5
+
+adamNoCorr64AVX2_loop:
+	CMPQ    AX, $0x04
+	JB      adamNoCorr64AVX2_tail
+	VMOVUPD (SI), Y6
+	VMOVUPD (DI), Y7
+	VMOVUPD (R8), Y8
+	VMOVUPD (R9), Y9
+	VMULPD  Y0, Y8, Y8
+	VMULPD  Y1, Y7, Y10
+	VADDPD  Y10, Y8, Y8
+	VMOVUPD Y8, (DX)
+	VMULPD  Y2, Y9, Y9
+	VMULPD  Y7, Y7, Y7
+	VMULPD  Y3, Y7, Y7
+	VADDPD  Y7, Y9, Y7
+	VMOVUPD Y7, (BX)
+	VSQRTPD Y7, Y7
+	VADDPD  Y5, Y7, Y7
+	VDIVPD  Y7, Y8, Y7
+	VMULPD  Y4, Y7, Y7
+	VSUBPD  Y7, Y6, Y6
+	VMOVUPD Y6, (CX)
+	ADDQ    $0x20, CX
+	ADDQ    $0x20, DX
+	ADDQ    $0x20, BX
+	ADDQ    $0x20, SI
+	ADDQ    $0x20, DI
+	ADDQ    $0x20, R8
+	ADDQ    $0x20, R9
+	SUBQ    $0x04, AX
+	JMP     adamNoCorr64AVX2_loop
+
+adamNoCorr64AVX2_tail:
+	TESTQ      AX, AX
+	JZ         adamNoCorr64AVX2_done
+	MOVQ       $0x0000000000000004, R10
+	SUBQ       AX, R10
+	LEAQ       tailmask4x8<>+0(SB), AX
+	VMOVDQU    (AX)(R10*8), Y6
+	VMASKMOVPD (SI), Y6, Y7
+	VMASKMOVPD (DI), Y6, Y8
+	VMASKMOVPD (R8), Y6, Y9
+	VMASKMOVPD (R9), Y6, Y10
+	VMULPD     Y0, Y9, Y0
+	VMULPD     Y1, Y8, Y1
+	VADDPD     Y1, Y0, Y0
+	VMASKMOVPD Y0, Y6, (DX)
+	VMULPD     Y2, Y10, Y1
+	VMULPD     Y8, Y8, Y2
+	VMULPD     Y3, Y2, Y2
+	VADDPD     Y2, Y1, Y1
+	VMASKMOVPD Y1, Y6, (BX)
+	VSQRTPD    Y1, Y1
+	VADDPD     Y5, Y1, Y1
+	VDIVPD     Y1, Y0, Y0
+	VMULPD     Y4, Y0, Y0
+	VSUBPD     Y0, Y7, Y0
+	VMASKMOVPD Y0, Y6, (CX)
+
+adamNoCorr64AVX2_done:
+	VZEROUPPER
+	RET
+
 // func adamL264AVX2(p1 []float64, m1 []float64, v1 []float64, p []float64, g []float64, m []float64, v []float64, k []float64)
 // Requires: AVX
 TEXT ·adamL264AVX2(SB), NOSPLIT, $0-192
@@ -2499,6 +2841,95 @@ adamL264AVX2_done:
 	VZEROUPPER
 	RET
 
+// func adamL2NoCorr64AVX2(p1 []float64, m1 []float64, v1 []float64, p []float64, g []float64, m []float64, v []float64, k []float64)
+// Requires: AVX
+TEXT ·adamL2NoCorr64AVX2(SB), NOSPLIT, $0-192
+	MOVQ         p1_len+8(FP), AX
+	MOVQ         p1_base+0(FP), CX
+	MOVQ         m1_base+24(FP), DX
+	MOVQ         v1_base+48(FP), BX
+	MOVQ         p_base+72(FP), SI
+	MOVQ         g_base+96(FP), DI
+	MOVQ         m_base+120(FP), R8
+	MOVQ         v_base+144(FP), R9
+	MOVQ         k_base+168(FP), R10
+	VBROADCASTSD (R10), Y0
+	VBROADCASTSD 8(R10), Y1
+	VBROADCASTSD 16(R10), Y2
+	VBROADCASTSD 24(R10), Y3
+	VBROADCASTSD 32(R10), Y4
+	VBROADCASTSD 40(R10), Y5
+	VBROADCASTSD 48(R10), Y5
+
+adamL2NoCorr64AVX2_loop:
+	CMPQ         AX, $0x04
+	JB           adamL2NoCorr64AVX2_tail
+	VMOVUPD      (SI), Y6
+	VMOVUPD      (DI), Y7
+	VMOVUPD      (R8), Y8
+	VMOVUPD      (R9), Y9
+	VBROADCASTSD 56(R10), Y10
+	VMULPD       Y10, Y6, Y10
+	VADDPD       Y10, Y7, Y7
+	VMULPD       Y0, Y8, Y8
+	VMULPD       Y1, Y7, Y10
+	VADDPD       Y10, Y8, Y8
+	VMOVUPD      Y8, (DX)
+	VMULPD       Y2, Y9, Y9
+	VMULPD       Y7, Y7, Y7
+	VMULPD       Y3, Y7, Y7
+	VADDPD       Y7, Y9, Y7
+	VMOVUPD      Y7, (BX)
+	VSQRTPD      Y7, Y7
+	VADDPD       Y5, Y7, Y7
+	VDIVPD       Y7, Y8, Y7
+	VMULPD       Y4, Y7, Y7
+	VSUBPD       Y7, Y6, Y6
+	VMOVUPD      Y6, (CX)
+	ADDQ         $0x20, CX
+	ADDQ         $0x20, DX
+	ADDQ         $0x20, BX
+	ADDQ         $0x20, SI
+	ADDQ         $0x20, DI
+	ADDQ         $0x20, R8
+	ADDQ         $0x20, R9
+	SUBQ         $0x04, AX
+	JMP          adamL2NoCorr64AVX2_loop
+
+adamL2NoCorr64AVX2_tail:
+	TESTQ        AX, AX
+	JZ           adamL2NoCorr64AVX2_done
+	MOVQ         $0x0000000000000004, R11
+	SUBQ         AX, R11
+	LEAQ         tailmask4x8<>+0(SB), AX
+	VMOVDQU      (AX)(R11*8), Y6
+	VMASKMOVPD   (SI), Y6, Y7
+	VMASKMOVPD   (DI), Y6, Y8
+	VMASKMOVPD   (R8), Y6, Y9
+	VMASKMOVPD   (R9), Y6, Y10
+	VBROADCASTSD 56(R10), Y11
+	VMULPD       Y11, Y7, Y11
+	VADDPD       Y11, Y8, Y8
+	VMULPD       Y0, Y9, Y0
+	VMULPD       Y1, Y8, Y1
+	VADDPD       Y1, Y0, Y0
+	VMASKMOVPD   Y0, Y6, (DX)
+	VMULPD       Y2, Y10, Y1
+	VMULPD       Y8, Y8, Y2
+	VMULPD       Y3, Y2, Y2
+	VADDPD       Y2, Y1, Y1
+	VMASKMOVPD   Y1, Y6, (BX)
+	VSQRTPD      Y1, Y1
+	VADDPD       Y5, Y1, Y1
+	VDIVPD       Y1, Y0, Y0
+	VMULPD       Y4, Y0, Y0
+	VSUBPD       Y0, Y7, Y0
+	VMASKMOVPD   Y0, Y6, (CX)
+
+adamL2NoCorr64AVX2_done:
+	VZEROUPPER
+	RET
+
 // func adamW64AVX2(p1 []float64, m1 []float64, v1 []float64, p []float64, g []float64, m []float64, v []float64, k []float64)
 // Requires: AVX
 TEXT ·adamW64AVX2(SB), NOSPLIT, $0-192
@@ -2585,5 +3016,92 @@ adamW64AVX2_tail:
 	VMASKMOVPD   Y0, Y7, (CX)
 
 adamW64AVX2_done:
+	VZEROUPPER
+	RET
+
+// func adamWNoCorr64AVX2(p1 []float64, m1 []float64, v1 []float64, p []float64, g []float64, m []float64, v []float64, k []float64)
+// Requires: AVX
+TEXT ·adamWNoCorr64AVX2(SB), NOSPLIT, $0-192
+	MOVQ         p1_len+8(FP), AX
+	MOVQ         p1_base+0(FP), CX
+	MOVQ         m1_base+24(FP), DX
+	MOVQ         v1_base+48(FP), BX
+	MOVQ         p_base+72(FP), SI
+	MOVQ         g_base+96(FP), DI
+	MOVQ         m_base+120(FP), R8
+	MOVQ         v_base+144(FP), R9
+	MOVQ         k_base+168(FP), R10
+	VBROADCASTSD (R10), Y0
+	VBROADCASTSD 8(R10), Y1
+	VBROADCASTSD 16(R10), Y2
+	VBROADCASTSD 24(R10), Y3
+	VBROADCASTSD 32(R10), Y4
+	VBROADCASTSD 40(R10), Y5
+	VBROADCASTSD 48(R10), Y5
+
+adamWNoCorr64AVX2_loop:
+	CMPQ         AX, $0x04
+	JB           adamWNoCorr64AVX2_tail
+	VMOVUPD      (SI), Y6
+	VMOVUPD      (DI), Y7
+	VMOVUPD      (R8), Y8
+	VMOVUPD      (R9), Y9
+	VBROADCASTSD 56(R10), Y10
+	VMULPD       Y10, Y6, Y6
+	VMULPD       Y0, Y8, Y8
+	VMULPD       Y1, Y7, Y10
+	VADDPD       Y10, Y8, Y8
+	VMOVUPD      Y8, (DX)
+	VMULPD       Y2, Y9, Y9
+	VMULPD       Y7, Y7, Y7
+	VMULPD       Y3, Y7, Y7
+	VADDPD       Y7, Y9, Y7
+	VMOVUPD      Y7, (BX)
+	VSQRTPD      Y7, Y7
+	VADDPD       Y5, Y7, Y7
+	VDIVPD       Y7, Y8, Y7
+	VMULPD       Y4, Y7, Y7
+	VSUBPD       Y7, Y6, Y6
+	VMOVUPD      Y6, (CX)
+	ADDQ         $0x20, CX
+	ADDQ         $0x20, DX
+	ADDQ         $0x20, BX
+	ADDQ         $0x20, SI
+	ADDQ         $0x20, DI
+	ADDQ         $0x20, R8
+	ADDQ         $0x20, R9
+	SUBQ         $0x04, AX
+	JMP          adamWNoCorr64AVX2_loop
+
+adamWNoCorr64AVX2_tail:
+	TESTQ        AX, AX
+	JZ           adamWNoCorr64AVX2_done
+	MOVQ         $0x0000000000000004, R11
+	SUBQ         AX, R11
+	LEAQ         tailmask4x8<>+0(SB), AX
+	VMOVDQU      (AX)(R11*8), Y6
+	VMASKMOVPD   (SI), Y6, Y7
+	VMASKMOVPD   (DI), Y6, Y8
+	VMASKMOVPD   (R8), Y6, Y9
+	VMASKMOVPD   (R9), Y6, Y10
+	VBROADCASTSD 56(R10), Y11
+	VMULPD       Y11, Y7, Y7
+	VMULPD       Y0, Y9, Y0
+	VMULPD       Y1, Y8, Y1
+	VADDPD       Y1, Y0, Y0
+	VMASKMOVPD   Y0, Y6, (DX)
+	VMULPD       Y2, Y10, Y1
+	VMULPD       Y8, Y8, Y2
+	VMULPD       Y3, Y2, Y2
+	VADDPD       Y2, Y1, Y1
+	VMASKMOVPD   Y1, Y6, (BX)
+	VSQRTPD      Y1, Y1
+	VADDPD       Y5, Y1, Y1
+	VDIVPD       Y1, Y0, Y0
+	VMULPD       Y4, Y0, Y0
+	VSUBPD       Y0, Y7, Y0
+	VMASKMOVPD   Y0, Y6, (CX)
+
+adamWNoCorr64AVX2_done:
 	VZEROUPPER
 	RET

@@ -120,7 +120,8 @@ func main() {
 			return r
 		})
 		for _, mode := range []adamMode{adamPlain, adamL2, adamDecoupled} {
-			adam(t, mode)
+			adam(t, mode, true)
+			adam(t, mode, false)
 		}
 	}
 	Generate()
@@ -142,11 +143,19 @@ var (
 // kernels above use for the step it stands for (Scale is mul by a
 // broadcast scalar; the step size times a vector is mul's scalar-vector
 // form, the vector first), so its results are theirs bit for bit.
-func adam(t dtype, mode adamMode) {
+// Without corrected it emits adam<mode>NoCorr<t.name>AVX2, which leaves
+// out the division by the bias correction: the step for a correction of
+// 1, whose quotient is its dividend, bit for bit, NaNs included.
+func adam(t dtype, mode adamMode, corrected bool) {
 	fn := "adam" + mode.name + t.name + "AVX2"
+	doc := mode.doc
+	if !corrected {
+		fn = "adam" + mode.name + "NoCorr" + t.name + "AVX2"
+		doc += " and a bias correction of 1 (not divided by)"
+	}
 	TEXT(fn, NOSPLIT, fmt.Sprintf("func(p1, m1, v1, p, g, m, v, k []%s)", t.goType))
 	Pragma("noescape")
-	Doc(fn+" sets p1, m1 and v1 to Adam's step"+mode.doc+" from p, g, m and v with the scalars k",
+	Doc(fn+" sets p1, m1 and v1 to Adam's step"+doc+" from p, g, m and v with the scalars k",
 		"(beta1, 1-beta1, beta2, 1-beta2, step size, bias correction, eps, decay),",
 		fmt.Sprintf("%d elements at a time; see Adam.", t.lanes))
 	n := GP64()
@@ -202,7 +211,10 @@ func adam(t dtype, mode adamMode) {
 		store("v1", v1)
 		root := YMM()
 		t.sqrt(v1, root)
-		denom := bin(t.add, bin(t.div, root, correction), eps)
+		if corrected {
+			root = bin(t.div, root, correction)
+		}
+		denom := bin(t.add, root, eps)
 		delta := bin(t.mul, bin(t.div, m1, denom), stepSize)
 		store("p1", bin(t.sub, base, delta))
 	}
