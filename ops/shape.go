@@ -185,7 +185,7 @@ func (op broadcastToOp) Type(in []graph.Type) (graph.Type, error) {
 }
 
 func (op broadcastToOp) Forward(out *tensor.Dense, in []*tensor.Dense) error {
-	w := newWalker(out.Shape(), in[0].Shape())
+	w := newElementwiseWalker(out.Shape(), in[0].Shape())
 	return forFloat(out.Dtype(),
 		func() error { broadcastKernel(&w, floats[float32](out), floats[float32](in[0])); return nil },
 		func() error { broadcastKernel(&w, floats[float64](out), floats[float64](in[0])); return nil })
