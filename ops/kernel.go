@@ -76,6 +76,10 @@ type walker struct {
 	shape   [maxRank]int
 	strides [3][maxRank]int
 	inner   [3]int // each input's stride along the last axis (0 or 1)
+	// sequential marks a reduction's walker collapsed from rows of one
+	// element: its rows must fold one element after another, as the
+	// single-element rows did, not with several partial sums.
+	sequential bool
 }
 
 func newWalker(out []int, ins ...[]int) walker {
@@ -104,6 +108,23 @@ func newWalker(out []int, ins ...[]int) walker {
 func newElementwiseWalker(out []int, ins ...[]int) walker {
 	w := newWalker(out, ins...)
 	w.collapse()
+	return w
+}
+
+// newReductionWalker is newWalker for reductions (input 0 the output,
+// stride 0 along the reduced axes). Its rows fold with several partial
+// sums, so changing them would change the sums' rounding; but where the
+// last axis has extent 1, every row is one element, added to its output
+// in memory order, and the walker collapses (rows of one element run at
+// a fraction of the speed of any other layout) and marks itself
+// sequential: its rows then add their elements one after another, the
+// same additions in the same order.
+func newReductionWalker(x []int, out ...[]int) walker {
+	w := newWalker(x, out...)
+	if w.rank > 1 && w.shape[w.rank-1] == 1 {
+		w.collapse()
+		w.sequential = true
+	}
 	return w
 }
 

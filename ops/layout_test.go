@@ -237,3 +237,150 @@ func TestFusedGatherLayouts(t *testing.T) {
 		}
 	}
 }
+
+// TestReductionInnerOneLayouts checks reductions of tensors whose last
+// axis has extent 1 (rows of one element, which their walker collapses)
+// against folds done by hand, one element after another in memory order,
+// bit for bit: Sum and SumTo from +0, Max from −Inf, ±0 and NaN included.
+func TestReductionInnerOneLayouts(t *testing.T) {
+	r := rand.New(rand.NewPCG(30, 4))
+	cases := []struct {
+		shape []int
+		axes  []int
+	}{
+		{[]int{64, 64, 1}, []int{1}},
+		{[]int{5, 7, 1}, []int{0}},
+		{[]int{3, 1, 5, 1}, []int{2}},
+		{[]int{4, 6, 1}, []int{0, 1}},
+		{[]int{9, 3, 1}, []int{2}},
+		{[]int{7, 1}, []int{0}},
+		{[]int{2, 3, 1, 5, 1}, []int{1, 3}},
+	}
+	for _, dtype := range dtypes {
+		for _, c := range cases {
+			g := graph.New()
+			x := g.Input("x", dtype, c.shape...)
+			xt := dense(t, dtype, c.shape, mixedSpecial(r, graph.ShapeSize(c.shape))...)
+			xs := graph.Float64s(xt)
+			keep := slices.Clone(c.shape)
+			for _, a := range c.axes {
+				keep[a] = 1
+			}
+			feeds := map[*graph.Node]*tensor.Dense{x: xt}
+			for _, k := range []struct {
+				name string
+				node *graph.Node
+				fold func(acc, v float64) float64
+				init float64
+			}{
+				{"Sum", Sum(x, c.axes...), func(acc, v float64) float64 { return acc + v }, 0},
+				{"SumTo", SumTo(x, keep...), func(acc, v float64) float64 { return acc + v }, 0},
+				{"Max", Max(x, c.axes...), func(acc, v float64) float64 { return maxNaN(acc, v) }, math.Inf(-1)},
+			} {
+				want := make([]float64, graph.ShapeSize(keep))
+				for i := range want {
+					want[i] = k.init
+				}
+				for _, v := range referenceVisits(c.shape, [][]int{keep}) {
+					want[v[1]] = roundTo(dtype, k.fold(want[v[1]], xs[v[0]]))
+				}
+				got := graph.Float64s(eval(t, k.node, feeds))
+				for i := range want {
+					if !sameFloat(got[i], want[i]) {
+						t.Fatalf("%v %s %v over %v: element %d is %v, want %v", dtype, k.name, c.shape, c.axes, i, got[i], want[i])
+					}
+				}
+			}
+		}
+	}
+}
+
+// roundTo rounds v to dtype, as a kernel computing in it stores it.
+func roundTo(dtype tensor.Dtype, v float64) float64 {
+	if dtype == graph.Float32 {
+		return float64(float32(v))
+	}
+	return v
+}
+
+// TestTransposeLayouts checks Transpose, on shapes large enough for its
+// tiled copy (odd sides, partial tiles) and small ones, against the
+// permutation done by index arithmetic.
+func TestTransposeLayouts(t *testing.T) {
+	cases := []struct{ shape, perm []int }{
+		{[]int{9, 13}, []int{1, 0}},
+		{[]int{64, 64}, []int{1, 0}},
+		{[]int{3, 17, 10}, []int{0, 2, 1}},
+		{[]int{17, 3, 10}, []int{2, 1, 0}},
+		{[]int{8, 8, 9}, []int{1, 2, 0}},
+		{[]int{5, 8, 16, 2}, []int{3, 2, 0, 1}},
+		{[]int{4, 7}, []int{1, 0}},
+		{[]int{1, 12, 1, 9}, []int{3, 1, 2, 0}},
+	}
+	r := rand.New(rand.NewPCG(30, 5))
+	for _, dtype := range dtypes {
+		for _, c := range cases {
+			xt := dense(t, dtype, c.shape, mixedSpecial(r, graph.ShapeSize(c.shape))...)
+			xs := graph.Float64s(xt)
+			g := graph.New()
+			x := g.Input("x", dtype, c.shape...)
+			got := graph.Float64s(eval(t, Transpose(x, c.perm...), map[*graph.Node]*tensor.Dense{x: xt}))
+			outShape := make([]int, len(c.perm))
+			for i, p := range c.perm {
+				outShape[i] = c.shape[p]
+			}
+			idx := make([]int, len(outShape))
+			for e := range got {
+				rem := e
+				for a := len(outShape) - 1; a >= 0; a-- {
+					idx[a] = rem % outShape[a]
+					rem /= outShape[a]
+				}
+				off, stride := 0, 1
+				for a := len(c.shape) - 1; a >= 0; a-- {
+					off += idx[slices.Index(c.perm, a)] * stride
+					stride *= c.shape[a]
+				}
+				if !sameFloat(got[e], xs[off]) {
+					t.Fatalf("%v Transpose %v by %v: element %d is %v, want %v", dtype, c.shape, c.perm, e, got[e], xs[off])
+				}
+			}
+		}
+	}
+}
+
+// TestSliceShortRuns checks Slice where each copied run is shorter than
+// shortCopy (every other element of the last axis, say) and where it is
+// longer, against the slice taken by index arithmetic.
+func TestSliceShortRuns(t *testing.T) {
+	cases := []struct {
+		shape            []int
+		axis, start, end int
+	}{
+		{[]int{7, 9, 2}, 2, 0, 1},
+		{[]int{7, 9, 2}, 2, 1, 2},
+		{[]int{5, 11}, 1, 3, 10},
+		{[]int{3, 4, 20}, 2, 2, 19},
+		{[]int{6, 5, 3}, 1, 1, 4},
+	}
+	r := rand.New(rand.NewPCG(30, 6))
+	for _, c := range cases {
+		xt := dense(t, graph.Float64, c.shape, mixedSpecial(r, graph.ShapeSize(c.shape))...)
+		xs := graph.Float64s(xt)
+		g := graph.New()
+		x := g.Input("x", graph.Float64, c.shape...)
+		got := graph.Float64s(eval(t, Slice(x, c.axis, c.start, c.end), map[*graph.Node]*tensor.Dense{x: xt}))
+		outer, dim, inner := axisSpan(c.shape, c.axis)
+		n := c.end - c.start
+		for o := range outer {
+			for i := range n {
+				for k := range inner {
+					e, src := (o*n+i)*inner+k, (o*dim+c.start+i)*inner+k
+					if !sameFloat(got[e], xs[src]) {
+						t.Fatalf("Slice %v axis %d [%d:%d]: element %d is %v, want %v", c.shape, c.axis, c.start, c.end, e, got[e], xs[src])
+					}
+				}
+			}
+		}
+	}
+}

@@ -255,7 +255,7 @@ func (sumToOp) Cost(in []graph.Type, out graph.Type) graph.Cost { return reducti
 // Forward walks x's rows, adding each into the output row it broadcasts
 // from (or into one element, where the output's last axis has size 1).
 func (op sumToOp) Forward(out *tensor.Dense, in []*tensor.Dense) error {
-	w := newWalker(in[0].Shape(), out.Shape())
+	w := newReductionWalker(in[0].Shape(), out.Shape())
 	return forFloat(out.Dtype(),
 		func() error { sumToKernel(&w, floats[float32](out), floats[float32](in[0])); return nil },
 		func() error { sumToKernel(&w, floats[float64](out), floats[float64](in[0])); return nil })
@@ -266,11 +266,23 @@ func sumToKernel[T float](w *walker, out, x []T) {
 	w.rows(func(o, n int, off [3]int) {
 		row := x[o : o+n]
 		if w.inner[0] == 0 {
+			if w.sequential {
+				out[off[0]] = sumInOrder(out[off[0]], row)
+				return
+			}
 			out[off[0]] += sumFloats(row)
 			return
 		}
 		blasAxpy(n, 1, row, 1, out[off[0]:off[0]+n])
 	})
+}
+
+// sumInOrder is s + xs[0] + xs[1] + …, added one after another.
+func sumInOrder[T float](s T, xs []T) T {
+	for _, v := range xs {
+		s += v
+	}
+	return s
 }
 
 // sumFloats adds xs with four accumulators, which lets the CPU overlap the
@@ -401,6 +413,10 @@ func (op transposeOp) Forward(out *tensor.Dense, in []*tensor.Dense) error {
 
 func transposeKernel[T float](w *walker, out, x []T) {
 	s := w.inner[0]
+	if w.rank >= 2 && s != 1 && w.shape[w.rank-1] >= transposeTile && w.shape[w.rank-2] >= transposeTile {
+		transposeTiles(w, out, x)
+		return
+	}
 	w.rows(func(o, n int, off [3]int) {
 		row, i := out[o:o+n], off[0]
 		if s == 1 { // the last axis stays last
@@ -410,6 +426,36 @@ func transposeKernel[T float](w *walker, out, x []T) {
 		for j := range row {
 			row[j] = x[i]
 			i += s
+		}
+	})
+}
+
+// transposeTile is the side of the tiles transposeTiles copies.
+const transposeTile = 8
+
+// transposeTiles is transposeKernel for outputs whose last two axes are
+// at least a tile each and whose rows read the input with a stride: it
+// copies each matrix of the last two axes a band of transposeTile rows
+// at a time, column by column, so that the band's reads of one column
+// (adjacent in the input when the two axes swapped) share cache lines
+// instead of each row striding through the whole input.
+func transposeTiles[T float](w *walker, out, x []T) {
+	rows, n := w.shape[w.rank-2], w.shape[w.rank-1]
+	t, s := w.strides[0][w.rank-2], w.strides[0][w.rank-1]
+	lead := *w // the matrices: rows of lead are the matrices' first columns
+	lead.rank--
+	lead.rows(func(o, _ int, off [3]int) {
+		base := o * n // lead's elements are rows of n
+		for r0 := 0; r0 < rows; r0 += transposeTile {
+			r1 := min(r0+transposeTile, rows)
+			for j := range n {
+				src, dst := off[0]+r0*t+j*s, base+r0*n+j
+				for range r1 - r0 {
+					out[dst] = x[src]
+					src += t
+					dst += n
+				}
+			}
 		}
 	})
 }
@@ -517,11 +563,46 @@ func copyRuns[T float](dst []T, to, dstStride int, src []T, from, srcStride int,
 	if len(dst) < to+(count-1)*dstStride+n || len(src) < from+(count-1)*srcStride+n {
 		return fmt.Errorf("%d runs of %d elements do not fit %d inputs and %d outputs", count, n, len(src), len(dst))
 	}
+	if n == 1 && dstStride == 1 {
+		// One element a run, to consecutive elements: a strided gather.
+		gatherStrided(dst[to:to+count], src[from:], srcStride)
+		return nil
+	}
+	if n < shortCopy {
+		// Runs this short cost more to hand to copy than to copy.
+		for i := range count {
+			d, s := dst[to+i*dstStride:to+i*dstStride+n], src[from+i*srcStride:from+i*srcStride+n]
+			for j := range d {
+				d[j] = s[j]
+			}
+		}
+		return nil
+	}
 	for i := range count {
 		copy(dst[to+i*dstStride:to+i*dstStride+n], src[from+i*srcStride:from+i*srcStride+n])
 	}
 	return nil
 }
+
+// gatherStrided sets d[i] = s[i·stride] for each i of d, four at a time.
+func gatherStrided[T float](d, s []T, stride int) {
+	if len(d) == 0 {
+		return
+	}
+	s = s[:(len(d)-1)*stride+1]
+	i, j := 0, 0
+	for ; i+4 <= len(d); i, j = i+4, j+4*stride {
+		a, b, c, e := s[j], s[j+stride], s[j+2*stride], s[j+3*stride]
+		d[i], d[i+1], d[i+2], d[i+3] = a, b, c, e
+	}
+	for ; i < len(d); i, j = i+1, j+stride {
+		d[i] = s[j]
+	}
+}
+
+// shortCopy is the run length below which copyRuns copies in a loop of its
+// own rather than through copy.
+const shortCopy = 8
 
 // Backward pads the gradient with zeros back to the input's shape.
 func (op sliceOp) Backward(ctx *graph.GradContext, g *graph.Node) []*graph.Node {
