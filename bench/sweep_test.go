@@ -88,12 +88,10 @@ var sweepOps = []sweepOp{
 	}),
 }
 
-// sweepProgram is one case compiled: its machine, feeds and output.
+// sweepProgram is one case compiled: its machine and feeds.
 type sweepProgram struct {
 	machine *vm.Machine
 	feeds   vm.Feeds
-	out     *graph.Node
-	prog    *compile.Program
 }
 
 // sweepCase compiles op over the layout at r×c elements.
@@ -126,7 +124,7 @@ func sweepCase(tb testing.TB, op sweepOp, layout string, r, c int) *sweepProgram
 	if err != nil {
 		tb.Fatalf("%s %s %d×%d: %v", op.name, layout, r, c, err)
 	}
-	return &sweepProgram{machine: newMachine(tb, prog, 1), feeds: feeds, out: out, prog: prog}
+	return &sweepProgram{machine: newMachine(tb, prog, 1), feeds: feeds}
 }
 
 // sweepOperand builds the operand in the layout with input, and the axis

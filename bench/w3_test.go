@@ -240,13 +240,18 @@ func testW3(t *testing.T, n *w3Network) {
 }
 
 // BenchmarkW3 times one run of W3's Hessian–vector product and of its full
-// Hessian, on 1 and GOMAXPROCS threads, in µs.
+// Hessian, on 1 and GOMAXPROCS threads, in µs; hessian-column is the
+// Hessian of f written with column vectors.
 func BenchmarkW3(b *testing.B) {
-	n := newW3Network()
-	for _, q := range w3Quantities {
+	n, col := newW3Network(), newW3NetworkForm(true)
+	for _, q := range append(w3Quantities, "hessian-column") {
+		net, quantity := n, q
+		if q == "hessian-column" {
+			net, quantity = col, "hessian"
+		}
 		for _, threads := range benchThreads() {
 			b.Run(fmt.Sprintf("f64/%s/threads=%d", q, threads), func(b *testing.B) {
-				m, feeds, _ := n.machine(b, q, threads)
+				m, feeds, _ := net.machine(b, quantity, threads)
 				defer m.Close()
 				benchRuns(b, m, feeds)
 				reportTime(b, 1e3, "us/op")
