@@ -27,11 +27,18 @@ const w3Dim = 64
 // the direction v0.
 type w3Network struct {
 	x, v, f        *graph.Node
+	column         bool // f written with column vectors: W·x, x of shape (64, 1)
 	w1, b1, w2, b2 []float64
 	x0, v0         []float64
 }
 
-func newW3Network() *w3Network {
+func newW3Network() *w3Network { return newW3NetworkForm(false) }
+
+// newW3NetworkForm is newW3Network with f written in row form (x·W, x a
+// (1, 64) row) or, when column holds, in column form as textbooks write
+// it (Wᵀ·x with x reshaped to (64, 1)): the same function, so the same
+// derivatives.
+func newW3NetworkForm(column bool) *w3Network {
 	scale := 1 / math.Sqrt(w3Dim)
 	n := &w3Network{
 		w1: uniform(31, w3Dim*w3Dim, scale),
@@ -41,6 +48,7 @@ func newW3Network() *w3Network {
 		x0: uniform(35, w3Dim, 1),
 		v0: uniform(36, w3Dim, 1),
 	}
+	n.column = column
 	g := graph.New()
 	n.x = g.Input("x", graph.Float64, 1, w3Dim)
 	n.v = g.Input("v", graph.Float64, 1, w3Dim)
@@ -50,6 +58,9 @@ func newW3Network() *w3Network {
 
 // function builds W3's function of x, a (1, 64) node, in x's graph.
 func (n *w3Network) function(x *graph.Node) *graph.Node {
+	if n.column {
+		return n.columnFunction(x)
+	}
 	g := x.Graph()
 	w1 := g.Const(mustDense(graph.Float64, n.w1, w3Dim, w3Dim))
 	b1 := g.Const(mustDense(graph.Float64, n.b1, w3Dim))
@@ -57,6 +68,30 @@ func (n *w3Network) function(x *graph.Node) *graph.Node {
 	b2 := g.Const(mustDense(graph.Float64, n.b2, w3Dim))
 	h := ops.Tanh(ops.Add(ops.MatMul(x, w1), b1))
 	return ops.Sum(ops.Tanh(ops.Add(ops.MatMul(h, w2), b2)))
+}
+
+// columnFunction builds W3's function in column form: x reshaped to
+// (64, 1), the weights transposed, the biases (64, 1) columns.
+func (n *w3Network) columnFunction(x *graph.Node) *graph.Node {
+	g := x.Graph()
+	w1t := g.Const(mustDense(graph.Float64, transposed(n.w1, w3Dim), w3Dim, w3Dim))
+	b1 := g.Const(mustDense(graph.Float64, n.b1, w3Dim, 1))
+	w2t := g.Const(mustDense(graph.Float64, transposed(n.w2, w3Dim), w3Dim, w3Dim))
+	b2 := g.Const(mustDense(graph.Float64, n.b2, w3Dim, 1))
+	xc := ops.Reshape(x, w3Dim, 1)
+	h := ops.Tanh(ops.Add(ops.MatMul(w1t, xc), b1))
+	return ops.Sum(ops.Tanh(ops.Add(ops.MatMul(w2t, h), b2)))
+}
+
+// transposed returns the d×d row-major matrix a transposed.
+func transposed(a []float64, d int) []float64 {
+	t := make([]float64, len(a))
+	for i := range d {
+		for j := range d {
+			t[j*d+i] = a[i*d+j]
+		}
+	}
+	return t
 }
 
 // w3Quantities are what W3 measures, by name: the gradient (the unit of
@@ -170,9 +205,15 @@ func (n *w3Network) closedFormHessian() []float64 {
 }
 
 // TestW3 checks W3's Hessian against its closed form and its
-// Hessian–vector product against that Hessian times v.
+// Hessian–vector product against that Hessian times v, with f in row
+// form and in column form.
 func TestW3(t *testing.T) {
-	n := newW3Network()
+	for _, column := range []bool{false, true} {
+		t.Run(fmt.Sprintf("column=%v", column), func(t *testing.T) { testW3(t, newW3NetworkForm(column)) })
+	}
+}
+
+func testW3(t *testing.T, n *w3Network) {
 	want := n.closedFormHessian()
 	hv := make([]float64, w3Dim)
 	for j := range w3Dim {
@@ -199,13 +240,18 @@ func TestW3(t *testing.T) {
 }
 
 // BenchmarkW3 times one run of W3's Hessian–vector product and of its full
-// Hessian, on 1 and GOMAXPROCS threads, in µs.
+// Hessian, on 1 and GOMAXPROCS threads, in µs; hessian-column is the
+// Hessian of f written with column vectors.
 func BenchmarkW3(b *testing.B) {
-	n := newW3Network()
-	for _, q := range w3Quantities {
+	n, col := newW3Network(), newW3NetworkForm(true)
+	for _, q := range append(w3Quantities, "hessian-column") {
+		net, quantity := n, q
+		if q == "hessian-column" {
+			net, quantity = col, "hessian"
+		}
 		for _, threads := range benchThreads() {
 			b.Run(fmt.Sprintf("f64/%s/threads=%d", q, threads), func(b *testing.B) {
-				m, feeds, _ := n.machine(b, q, threads)
+				m, feeds, _ := net.machine(b, quantity, threads)
 				defer m.Close()
 				benchRuns(b, m, feeds)
 				reportTime(b, 1e3, "us/op")
@@ -218,14 +264,17 @@ func BenchmarkW3(b *testing.B) {
 // shared machine, where other work slows a run now and then: each round
 // times the gradient, the Hessian–vector product and the Hessian one
 // after another (one thread), and the ratios reported are the medians of
-// the rounds' ratios, which a burst of other work slows all three of.
+// the rounds' ratios, which a burst of other work slows all of. The
+// last ratio is the Hessian of f written with column vectors (W·x, x of
+// shape (64, 1)) to the Hessian of its row form.
 func BenchmarkW3Ratios(b *testing.B) {
-	n := newW3Network()
-	quantities := []string{"grad", "hvp", "hessian"}
-	reps := []int{100, 100, 10} // runs a round, about the same time each
+	n, col := newW3Network(), newW3NetworkForm(true)
+	nets := []*w3Network{n, n, n, col}
+	quantities := []string{"grad", "hvp", "hessian", "hessian"}
+	reps := []int{100, 100, 10, 10} // runs a round, about the same time each
 	runs := make([]func(), len(quantities))
 	for i, q := range quantities {
-		m, feeds, _ := n.machine(b, q, 1)
+		m, feeds, _ := nets[i].machine(b, q, 1)
 		defer m.Close()
 		runs[i] = func() {
 			if err := m.Run(feeds); err != nil {
@@ -233,9 +282,9 @@ func BenchmarkW3Ratios(b *testing.B) {
 			}
 		}
 	}
-	var hvp, hessian []float64
+	var hvp, hessian, column []float64
 	for b.Loop() {
-		var per [3]float64
+		var per [4]float64
 		for i, run := range runs {
 			start := time.Now()
 			for range reps[i] {
@@ -244,9 +293,11 @@ func BenchmarkW3Ratios(b *testing.B) {
 			per[i] = float64(time.Since(start)) / float64(reps[i])
 		}
 		hvp, hessian = append(hvp, per[1]/per[0]), append(hessian, per[2]/per[0])
+		column = append(column, per[3]/per[2])
 	}
 	b.ReportMetric(median(hvp), "hvp/grad")
 	b.ReportMetric(median(hessian), "hessian/grad")
+	b.ReportMetric(median(column), "colhess/rowhess")
 }
 
 // median returns the middle of xs (sorting them).

@@ -4,6 +4,7 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/nabla-go/nabla/graph"
+	"github.com/nabla-go/nabla/ops"
 )
 
 // memory plans the slots. A value takes the slot of a value that died
@@ -81,7 +82,8 @@ type bufferKey struct {
 
 // inPlaceArg returns the argument whose slot v may take over, or nil: its
 // op must allow it, and the argument must be a computed value of v's type
-// that nothing reads after v.
+// (of its dtype and size, for a Reshape, whose elements stay where they
+// are) that nothing reads after v.
 func inPlaceArg(v *value, lv lifetimes) *value {
 	p, ok := v.op.(graph.InPlacer)
 	if !ok {
@@ -92,7 +94,9 @@ func inPlaceArg(v *value, lv lifetimes) *value {
 		return nil
 	}
 	a := v.args[k]
-	if a.kind != graph.KindOp || !a.typ.Equal(v.typ) || lv.last[a] != lv.def[v] {
+	sameType := a.typ.Equal(v.typ) ||
+		ops.IsReshape(v.op) && a.typ.DType == v.typ.DType && a.typ.Size() == v.typ.Size()
+	if a.kind != graph.KindOp || !sameType || lv.last[a] != lv.def[v] {
 		return nil
 	}
 	return a

@@ -16,6 +16,7 @@ func TestMemory(t *testing.T) {
 	x32 := tg.g.Input("x32", graph.Float32, 2, 3)
 	a := ops.Exp(x)
 	pair := graph.ApplyMulti(pairOp{1}, a)
+	tr := ops.Transpose(a)
 	cases := []struct {
 		name    string
 		outputs []*graph.Node
@@ -34,10 +35,14 @@ func TestMemory(t *testing.T) {
 			nil, []string{"%0 = Exp v", "%1 = Add %0 x", "return %1"}},
 		{"never over inputs, params or constants", []*graph.Node{ops.Add(ops.Add(ops.Neg(x), w), ops.Neg(tg.fill(2, 2, 3)))},
 			nil, []string{"%0 = Neg x", "%0 = Add %0 w", "%1 = Neg const(2,3)", "%0 = Add %0 %1", "return %0"}},
-		{"reuse across shapes", []*graph.Node{ops.Neg(ops.Reshape(ops.Reshape(ops.Exp(x), 6), 3, 2))},
-			nil, []string{"%0 = Exp x", "%1 = Reshape %0", "%0 = Reshape %1", "%0 = Neg %0", "return %0"}},
-		{"not across dtypes", []*graph.Node{ops.Exp(ops.Reshape(ops.Exp(x), 6)), ops.Exp(ops.Exp(x32))},
-			nil, []string{"%0 = Exp x", "%1 = Reshape %0", "%1 = Exp %1", "%2 = Exp x32", "%2 = Exp %2", "return %1 %2"}},
+		{"reuse across shapes", []*graph.Node{ops.Mul(tr, ops.Neg(tr))},
+			nil, []string{"%0 = Exp x", "%1 = Transpose %0", "%0 = Neg %1", "%1 = Mul %1 %0", "return %1"}},
+		{"a Reshape in its argument's slot", []*graph.Node{ops.Neg(ops.Reshape(ops.Reshape(ops.Exp(x), 6), 3, 2))},
+			nil, []string{"%0 = Exp x", "%0 = Reshape %0", "%0 = Reshape %0", "%0 = Neg %0", "return %0"}},
+		{"a Reshape not over a value read later", []*graph.Node{ops.Add(ops.Reshape(a, 6), ops.Reshape(ops.Neg(a), 6))},
+			nil, []string{"%0 = Exp x", "%1 = Reshape %0", "%0 = Neg %0", "%0 = Reshape %0", "%1 = Add %1 %0", "return %1"}},
+		{"not across dtypes", []*graph.Node{ops.Exp(ops.Transpose(ops.Exp(x))), ops.Exp(ops.Exp(x32))},
+			nil, []string{"%0 = Exp x", "%1 = Transpose %0", "%1 = Exp %1", "%2 = Exp x32", "%2 = Exp %2", "return %1 %2"}},
 		{"outputs are kept", []*graph.Node{a, ops.Neg(a), ops.Sin(ops.Cos(a))},
 			nil, []string{"%0 = Exp x", "%1 = Neg %0", "%2 = Cos %0", "%2 = Sin %2", "return %0 %1 %2"}},
 		{"what updates read is kept", []*graph.Node{ops.Neg(a)},

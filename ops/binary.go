@@ -112,7 +112,7 @@ func binaryForward[T float](k binaryKind, out, a, b *tensor.Dense) {
 	case len(x) == 1 && len(y) == len(o):
 		binaryLoop(k, o, x, 0, y, 1)
 	default:
-		w := newWalker(out.Shape(), a.Shape(), b.Shape())
+		w := newElementwiseWalker(out.Shape(), a.Shape(), b.Shape())
 		w.rows(func(off, n int, in [3]int) {
 			binaryLoop(k, o[off:off+n], x[in[0]:], w.inner[0], y[in[1]:], w.inner[1])
 		})

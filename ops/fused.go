@@ -235,7 +235,7 @@ func NewFused(in []graph.Type, steps []FusedStep, outputs ...int) (*FusedOp, err
 			op.scalars++
 		}
 		if s := t.Size(); s != op.size && s != 1 {
-			w := newWalker(shape, t.Shape)
+			w := newElementwiseWalker(shape, t.Shape)
 			op.gather = append(op.gather, fusedGather{input: i, reg: len(op.gather), rank: w.rank, shape: w.shape, strides: w.strides[0]})
 			g := &op.gather[len(op.gather)-1]
 			g.period = g.tiledPeriod()

@@ -76,6 +76,10 @@ type walker struct {
 	shape   [maxRank]int
 	strides [3][maxRank]int
 	inner   [3]int // each input's stride along the last axis (0 or 1)
+	// sequential marks a reduction's walker collapsed from rows of one
+	// element: its rows must fold one element after another, as the
+	// single-element rows did, not with several partial sums.
+	sequential bool
 }
 
 func newWalker(out []int, ins ...[]int) walker {
@@ -95,6 +99,88 @@ func newWalker(out []int, ins ...[]int) walker {
 		}
 	}
 	return w
+}
+
+// newElementwiseWalker is newWalker for ops that compute each output
+// element from the matching input elements alone, in any order (the
+// elementwise ops, BroadcastTo, fused gathers): its axes are collapsed,
+// so that its rows are as long as the layout allows.
+func newElementwiseWalker(out []int, ins ...[]int) walker {
+	w := newWalker(out, ins...)
+	w.collapse()
+	return w
+}
+
+// newReductionWalker is newWalker for reductions (input 0 the output,
+// stride 0 along the reduced axes). Its rows fold with several partial
+// sums, so changing them would change the sums' rounding; but where the
+// last axis has extent 1, every row is one element, added to its output
+// in memory order, and the walker collapses (rows of one element run at
+// a fraction of the speed of any other layout) and marks itself
+// sequential: its rows then add their elements one after another, the
+// same additions in the same order.
+func newReductionWalker(x []int, out ...[]int) walker {
+	w := newWalker(x, out...)
+	if w.rank > 1 && w.shape[w.rank-1] == 1 {
+		w.collapse()
+		w.sequential = true
+	}
+	return w
+}
+
+// collapse rewrites w to visit the same offsets in the same order with
+// fewer, longer rows: it drops the output's size-1 axes and merges each
+// axis into the next where every input steps across both as across one
+// (stride[a] = stride[a+1]·shape[a+1], broadcast ones included). A
+// (64, 64, 1) output of a (64, 1) input, say, becomes rows of 64 where it
+// was 4,096 rows of one element. Rows change, so reductions, which fold
+// a row at a time, keep their walker as it is.
+func (w *walker) collapse() {
+	r := 0
+	for a := range w.rank {
+		if w.shape[a] == 0 {
+			return // nothing to visit; leave w as it is
+		}
+		if w.shape[a] == 1 {
+			continue
+		}
+		if r > 0 && w.mergeable(r-1, a) {
+			for k := range w.strides {
+				w.strides[k][r-1] = w.strides[k][a]
+			}
+			w.shape[r-1] *= w.shape[a]
+			continue
+		}
+		w.shape[r] = w.shape[a]
+		for k := range w.strides {
+			w.strides[k][r] = w.strides[k][a]
+		}
+		r++
+	}
+	for a := r; a < w.rank; a++ {
+		w.shape[a] = 0
+		for k := range w.strides {
+			w.strides[k][a] = 0
+		}
+	}
+	w.rank = r
+	w.inner = [3]int{}
+	if r > 0 {
+		for k := range w.strides {
+			w.inner[k] = w.strides[k][r-1]
+		}
+	}
+}
+
+// mergeable reports whether every input steps across the (already
+// collapsed) axis a followed by axis b as across one axis.
+func (w *walker) mergeable(a, b int) bool {
+	for k := range w.strides {
+		if w.strides[k][a] != w.strides[k][b]*w.shape[b] {
+			return false
+		}
+	}
+	return true
 }
 
 // rows calls fn once per output row with the row's output offset, its

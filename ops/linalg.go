@@ -40,7 +40,7 @@ func (MatMulOp) Name() string { return "MatMul" }
 type matMulDims struct {
 	batch, m, k, n   int
 	strideA, strideB int
-	sharedB          bool // B is 2-D (A may still be batched)
+	sharedA, sharedB bool // A or B is 2-D (the other may still be batched)
 	rank             int  // of the output
 }
 
@@ -78,7 +78,7 @@ func (op MatMulOp) dims(sa, sb []int) (matMulDims, error) {
 		return matMulDims{}, fmt.Errorf("shapes %s and %s do not align (%d != %d)",
 			graph.ShapeString(sa), graph.ShapeString(sb), ka, kb)
 	}
-	d := matMulDims{batch: 1, m: m, k: ka, n: n, sharedB: rb == 2, rank: max(ra, rb)}
+	d := matMulDims{batch: 1, m: m, k: ka, n: n, sharedA: ra == 2, sharedB: rb == 2, rank: max(ra, rb)}
 	if ra == 3 {
 		d.batch, d.strideA = sa[0], m*ka
 	}
@@ -141,19 +141,49 @@ func (op MatMulOp) forward(e *graph.Exec, out *tensor.Dense, in []*tensor.Dense,
 	if out.Shape().TotalSize() != d.batch*d.m*d.n {
 		return fmt.Errorf("output shape %v, want %d elements", out.Shape(), d.batch*d.m*d.n)
 	}
-	if d.sharedB && !op.TransA {
-		// A batch times one matrix is a single product with batch·m rows.
-		d.m, d.batch = d.batch*d.m, 1
+	a, b := in[0], in[1]
+	op, d, swapped := op.oneProduct(d)
+	if swapped {
+		a, b = b, a
 	}
 	return forFloat(out.Dtype(),
 		func() error {
-			matMulKernel(e, op, d, acc, floats[float32](out), floats[float32](in[0]), floats[float32](in[1]))
+			matMulKernel(e, op, d, acc, floats[float32](out), floats[float32](a), floats[float32](b))
 			return nil
 		},
 		func() error {
-			matMulKernel(e, op, d, acc, floats[float64](out), floats[float64](in[0]), floats[float64](in[1]))
+			matMulKernel(e, op, d, acc, floats[float64](out), floats[float64](a), floats[float64](b))
 			return nil
 		})
+}
+
+// oneProduct rewrites a batch of products that share one operand as a
+// single product, where the batch's layout allows, so that it runs as one
+// GEMM rather than a product (often a matrix–vector product) per entry:
+//   - a batch of A by one B is one product with batch·m rows, when the
+//     rows of A's entries are stored one after another (A not
+//     transposed, or one row each);
+//   - one A by a batch of column vectors, op(A)·x_i, is the batch of rows
+//     x_iᵀ stacked times op(A)ᵀ: a batch·k by k×m product whose output,
+//     batch rows of m, is the batch of (m, 1) columns as stored. The
+//     operands swap (swapped), and so do the transposes.
+//
+// Each element of the output is then computed as the GEMM computes that
+// element of the stacked product, the way the same function written with
+// rows (x·W) computes it.
+func (op MatMulOp) oneProduct(d matMulDims) (MatMulOp, matMulDims, bool) {
+	switch {
+	case d.batch == 1:
+	case d.sharedB && (!op.TransA || d.m == 1):
+		// A row stored transposed (k×1) is the same k elements.
+		op.TransA = false
+		d.m, d.batch, d.strideA = d.batch*d.m, 1, 0
+	case d.sharedA && d.n == 1:
+		op = MatMulOp{TransB: !op.TransA}
+		d = matMulDims{batch: 1, m: d.batch, k: d.k, n: d.m, rank: d.rank}
+		return op, d, true
+	}
+	return op, d, false
 }
 
 func matMulKernel[T float](e *graph.Exec, op MatMulOp, d matMulDims, acc bool, c, a, b []T) {

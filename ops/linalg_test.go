@@ -226,7 +226,8 @@ func benchmarkMatMul(b *testing.B, dtype tensor.Dtype) {
 
 // matMulAllocCases are products of every layout the kernel handles, built
 // from a (64,32) input: 2-D with each transposition, batched 3-D, 3-D·2-D
-// (one product, and per batch when A is transposed), 2-D·3-D, and products
+// (one product, and per batch when A is transposed), 2-D·3-D (of matrices,
+// and of columns, one product), and products
 // with one row or one column.
 var matMulAllocCases = []allocsCase{
 	{"2-D", func(x *graph.Node) *graph.Node { return MatMul(x, Reshape(x, 32, 64)) }},
@@ -239,6 +240,7 @@ var matMulAllocCases = []allocsCase{
 		return MatMulT(Reshape(x, 2, 32, 32), Reshape(x, 32, 64), true, false)
 	}},
 	{"2-D by 3-D", func(x *graph.Node) *graph.Node { return MatMul(Reshape(x, 32, 64), Reshape(x, 2, 64, 16)) }},
+	{"2-D by a batch of columns", func(x *graph.Node) *graph.Node { return MatMul(Reshape(x, 32, 64), Reshape(x, 32, 64, 1)) }},
 	{"row by matrix", func(x *graph.Node) *graph.Node { return MatMul(Reshape(Sum(x, 1), 1, 64), x) }},
 	{"matrix by column", func(x *graph.Node) *graph.Node { return MatMul(x, Reshape(Sum(x, 0), 32, 1)) }},
 }
@@ -279,6 +281,110 @@ func TestMatMulConcurrent(t *testing.T) {
 	for range cap(errs) {
 		if err := <-errs; err != nil {
 			t.Error(err)
+		}
+	}
+}
+
+// TestMatMulSharedOperandOneProduct checks the batches of products that
+// share one operand and run as one product: one matrix by a batch of
+// columns (A·x_i, the column-vector form of a layer) and a batch of
+// transposed rows by one matrix. Each batch of more than one must hold,
+// bit for bit, the product
+// of the stacked rows computed as one 2-D product by the shared matrix
+// as stored (x_iᵀ·op(A)ᵀ, through the transpose flag), and agree with the
+// sums done in float64 to rounding; odd sizes and transposes included.
+func TestMatMulSharedOperandOneProduct(t *testing.T) {
+	r := rand.New(rand.NewPCG(30, 3))
+	for _, dtype := range dtypes {
+		for _, batch := range []int{1, 2, 5, 64} {
+			for _, mk := range [][2]int{{1, 1}, {3, 17}, {64, 64}, {67, 5}, {7, 130}} {
+				m, k := mk[0], mk[1]
+				for _, tr := range [][2]bool{{false, false}, {true, false}, {false, true}, {true, true}} {
+					name := fmt.Sprintf("%v batch=%d m=%d k=%d trans=%v", dtype, batch, m, k, tr)
+					a, x := randomValues(r, m, k), randomValues(r, batch, k) // A as m×k, rows x_i
+					sa, sx := []int{m, k}, []int{batch, k, 1}
+					av := a.vals
+					if tr[0] {
+						sa, av = []int{k, m}, transposeValues(a.vals, m, k)
+					}
+					if tr[1] {
+						sx = []int{batch, 1, k}
+					}
+					in := []*tensor.Dense{dense(t, dtype, sa, av...), dense(t, dtype, sx, x.vals...)}
+					got := graph.NewDense(dtype, batch, m, 1)
+					if err := (MatMulOp{TransA: tr[0], TransB: tr[1]}).Forward(got, in); err != nil {
+						t.Fatalf("%s: %v", name, err)
+					}
+					rows := []*tensor.Dense{dense(t, dtype, []int{batch, k}, x.vals...), in[0]}
+					want := graph.NewDense(dtype, batch, m)
+					if err := (MatMulOp{TransB: !tr[0]}).Forward(want, rows); err != nil {
+						t.Fatalf("%s: %v", name, err)
+					}
+					assertSameProduct(t, name, got, want, graph.Float64s(rows[0]), graph.Float64s(in[0]), tr[0], batch, m, k)
+				}
+			}
+		}
+	}
+	// A batch of transposed rows, (B, k, 1) by (k, n) with TransA: the
+	// stacked rows times the matrix.
+	for _, dtype := range dtypes {
+		x, w := randomValues(r, 5, 9), randomValues(r, 9, 4)
+		got, want := graph.NewDense(dtype, 5, 1, 4), graph.NewDense(dtype, 5, 4)
+		wt := dense(t, dtype, w.shape, w.vals...)
+		if err := (MatMulOp{TransA: true}).Forward(got, []*tensor.Dense{dense(t, dtype, []int{5, 9, 1}, x.vals...), wt}); err != nil {
+			t.Fatal(err)
+		}
+		if err := (MatMulOp{}).Forward(want, []*tensor.Dense{dense(t, dtype, x.shape, x.vals...), wt}); err != nil {
+			t.Fatal(err)
+		}
+		for i, v := range graph.Float64s(got) {
+			if w := graph.Float64s(want)[i]; math.Float64bits(v) != math.Float64bits(w) {
+				t.Fatalf("%v transposed rows: element %d is %v, want %v", dtype, i, v, w)
+			}
+		}
+	}
+}
+
+// transposeValues is the m×k row-major matrix v transposed (k×m).
+func transposeValues(v []float64, m, k int) []float64 {
+	out := make([]float64, len(v))
+	for i := range m {
+		for j := range k {
+			out[j*m+i] = v[i*k+j]
+		}
+	}
+	return out
+}
+
+// assertSameProduct checks got, the batch of columns op(A)·x_i, against
+// want, the stacked product, bit for bit (a batch of one is a single
+// product as it is), and against float64 sums
+// of x (batch×k) and A as stored (m×k, or k×m when transA).
+func assertSameProduct(t *testing.T, name string, got, want *tensor.Dense, x, a []float64, transA bool, batch, m, k int) {
+	t.Helper()
+	g, w := graph.Float64s(got), graph.Float64s(want)
+	tol := 1e-12
+	if got.Dtype() == graph.Float32 {
+		tol = 1e-4
+	}
+	for b := range batch {
+		for i := range m {
+			var sum, size float64
+			for l := range k {
+				ail := a[i*k+l]
+				if transA {
+					ail = a[l*m+i]
+				}
+				sum += ail * x[b*k+l]
+				size += math.Abs(ail * x[b*k+l])
+			}
+			e := b*m + i
+			if batch > 1 && math.Float64bits(g[e]) != math.Float64bits(w[e]) {
+				t.Fatalf("%s: element %d is %v, the stacked product's %v", name, e, g[e], w[e])
+			}
+			if math.Abs(g[e]-sum) > tol*(1+size) {
+				t.Fatalf("%s: element %d is %v, want %v", name, e, g[e], sum)
+			}
 		}
 	}
 }

@@ -215,7 +215,7 @@ func (op reduceOp) Forward(out *tensor.Dense, in []*tensor.Dense) error {
 // a sum; LogSumExp is a maximum followed by a second, output-major pass.
 func reduceKernel[T float](op reduceOp, out, x []T, shape []int) {
 	var buf [maxRank]int
-	w := newWalker(shape, keepShape(&buf, shape, op.axes))
+	w := newReductionWalker(shape, keepShape(&buf, shape, op.axes))
 	switch op.kind {
 	case reduceSum, reduceMean:
 		// A keep-dims sum is SumTo the keep-dims shape; dropping the

@@ -43,6 +43,9 @@ func singleInput(in []graph.Type) (graph.Type, error) {
 // (Reshape, Identity): out's elements are in's, in order, of any dtype.
 func copyForward(out, in *tensor.Dense) error {
 	n, m := graph.ShapeSize(out.Shape()), graph.ShapeSize(in.Shape())
+	if n == m && out.Dtype() == in.Dtype() && n > 0 && sameData(out, in) {
+		return nil // computed in place: the elements are there already
+	}
 	if n != m || out.Dtype() != in.Dtype() || graph.CopyValues(out, in) < n {
 		return fmt.Errorf("%d input elements (%v) for %d outputs (%v)", m, in.Dtype(), n, out.Dtype())
 	}
@@ -65,6 +68,10 @@ func Reshape(x *graph.Node, shape ...int) *graph.Node {
 }
 
 func (reshapeOp) Name() string { return "Reshape" }
+
+// InPlace is 0: a Reshape may take over its input's buffer, where it
+// relabels the elements without moving them.
+func (reshapeOp) InPlace() int { return 0 }
 
 func (op reshapeOp) Type(in []graph.Type) (graph.Type, error) {
 	if err := graph.CheckArity(in, 1); err != nil {
@@ -185,7 +192,7 @@ func (op broadcastToOp) Type(in []graph.Type) (graph.Type, error) {
 }
 
 func (op broadcastToOp) Forward(out *tensor.Dense, in []*tensor.Dense) error {
-	w := newWalker(out.Shape(), in[0].Shape())
+	w := newElementwiseWalker(out.Shape(), in[0].Shape())
 	return forFloat(out.Dtype(),
 		func() error { broadcastKernel(&w, floats[float32](out), floats[float32](in[0])); return nil },
 		func() error { broadcastKernel(&w, floats[float64](out), floats[float64](in[0])); return nil })
@@ -255,7 +262,7 @@ func (sumToOp) Cost(in []graph.Type, out graph.Type) graph.Cost { return reducti
 // Forward walks x's rows, adding each into the output row it broadcasts
 // from (or into one element, where the output's last axis has size 1).
 func (op sumToOp) Forward(out *tensor.Dense, in []*tensor.Dense) error {
-	w := newWalker(in[0].Shape(), out.Shape())
+	w := newReductionWalker(in[0].Shape(), out.Shape())
 	return forFloat(out.Dtype(),
 		func() error { sumToKernel(&w, floats[float32](out), floats[float32](in[0])); return nil },
 		func() error { sumToKernel(&w, floats[float64](out), floats[float64](in[0])); return nil })
@@ -266,11 +273,23 @@ func sumToKernel[T float](w *walker, out, x []T) {
 	w.rows(func(o, n int, off [3]int) {
 		row := x[o : o+n]
 		if w.inner[0] == 0 {
+			if w.sequential {
+				out[off[0]] = sumInOrder(out[off[0]], row)
+				return
+			}
 			out[off[0]] += sumFloats(row)
 			return
 		}
 		blasAxpy(n, 1, row, 1, out[off[0]:off[0]+n])
 	})
+}
+
+// sumInOrder is s + xs[0] + xs[1] + …, added one after another.
+func sumInOrder[T float](s T, xs []T) T {
+	for _, v := range xs {
+		s += v
+	}
+	return s
 }
 
 // sumFloats adds xs with four accumulators, which lets the CPU overlap the
@@ -401,6 +420,10 @@ func (op transposeOp) Forward(out *tensor.Dense, in []*tensor.Dense) error {
 
 func transposeKernel[T float](w *walker, out, x []T) {
 	s := w.inner[0]
+	if w.rank >= 2 && s != 1 && w.shape[w.rank-1] >= transposeTile && w.shape[w.rank-2] >= transposeTile {
+		transposeTiles(w, out, x)
+		return
+	}
 	w.rows(func(o, n int, off [3]int) {
 		row, i := out[o:o+n], off[0]
 		if s == 1 { // the last axis stays last
@@ -516,6 +539,21 @@ func copyRuns[T float](dst []T, to, dstStride int, src []T, from, srcStride int,
 	}
 	if len(dst) < to+(count-1)*dstStride+n || len(src) < from+(count-1)*srcStride+n {
 		return fmt.Errorf("%d runs of %d elements do not fit %d inputs and %d outputs", count, n, len(src), len(dst))
+	}
+	if n == 1 && dstStride == 1 {
+		// One element a run, to consecutive elements: a strided gather.
+		gatherStrided(dst[to:to+count], src[from:], srcStride)
+		return nil
+	}
+	if n < shortCopy {
+		// Runs this short cost more to hand to copy than to copy.
+		for i := range count {
+			d, s := dst[to+i*dstStride:to+i*dstStride+n], src[from+i*srcStride:from+i*srcStride+n]
+			for j := range d {
+				d[j] = s[j]
+			}
+		}
+		return nil
 	}
 	for i := range count {
 		copy(dst[to+i*dstStride:to+i*dstStride+n], src[from+i*srcStride:from+i*srcStride+n])

@@ -28,7 +28,7 @@ func (whereOp) Forward(out *tensor.Dense, in []*tensor.Dense) error {
 
 func whereForward[T float](out *tensor.Dense, in []*tensor.Dense) {
 	o, c, a, b := floats[T](out), floats[T](in[0]), floats[T](in[1]), floats[T](in[2])
-	w := newWalker(out.Shape(), in[0].Shape(), in[1].Shape(), in[2].Shape())
+	w := newElementwiseWalker(out.Shape(), in[0].Shape(), in[1].Shape(), in[2].Shape())
 	w.rows(func(off, n int, at [3]int) {
 		whereLoop(o[off:off+n], c[at[0]:], w.inner[0], a[at[1]:], w.inner[1], b[at[2]:], w.inner[2])
 	})
