@@ -226,6 +226,10 @@ func forTaps(g geom, f func(t tap)) {
 // at column (i, j), zero in the padding.
 func im2col[T float](col, x []T, g geom) {
 	ohw := g.oh * g.ow
+	if g.stride == [2]int{1, 1} && g.pad == [4]int{} {
+		im2colDense(col, x, g)
+		return
+	}
 	forTaps(g, func(t tap) {
 		img := x[t.c*g.h*g.w : (t.c+1)*g.h*g.w]
 		row := col[t.row*ohw : (t.row+1)*ohw]
@@ -247,6 +251,28 @@ func im2col[T float](col, x []T, g geom) {
 			}
 		}
 	})
+}
+
+// im2colDense is im2col without stride or padding: each row of the
+// unfolding is oh runs of ow input elements, w apart. Without the taps'
+// bounds to check per row, it copies LeNet's short runs (8 to 24
+// elements) about twice as fast.
+func im2colDense[T float](col, x []T, g geom) {
+	ohw, hw := g.oh*g.ow, g.h*g.w
+	row := 0
+	for c := range g.cg {
+		img := x[c*hw : (c+1)*hw]
+		for p := range g.kh {
+			for q := range g.kw {
+				dst := col[row*ohw : (row+1)*ohw]
+				src := img[p*g.dilation[0]*g.w+q*g.dilation[1]:]
+				for i := range g.oh {
+					copy(dst[i*g.ow:(i+1)*g.ow], src[i*g.w:])
+				}
+				row++
+			}
+		}
+	}
 }
 
 // col2im adds col, laid out as im2col makes it, back onto x (cg, h, w):
