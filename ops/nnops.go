@@ -120,6 +120,10 @@ func splitAxis(shape []int, axis int) (outer, n, inner int) {
 }
 
 func softmaxKernel[T float](out, x []T, outer, n, inner int, log bool) {
+	if inner == 1 && !log && n > 0 && n <= softmaxBlock {
+		softmaxRows(out, x, outer, n)
+		return
+	}
 	for o := range outer {
 		for i := range inner {
 			base := o*n*inner + i
@@ -135,6 +139,44 @@ func softmaxKernel[T float](out, x []T, outer, n, inner int, log bool) {
 			for k := range n {
 				j := base + k*inner
 				out[j] = T(float64(x[j]) - shift)
+			}
+		}
+	}
+}
+
+// softmaxBlock is how many elements softmaxRows exponentiates at once.
+const softmaxBlock = 4 * wideBlock
+
+// softmaxRows is softmaxKernel along contiguous rows of n ≤ softmaxBlock
+// elements: as many rows as fit in a block share one call of vmath.Exp64,
+// which short rows (attention's, of 16) would otherwise each make for
+// themselves. Each element is computed as expSum computes it, so the
+// results are the same bits.
+func softmaxRows[T float](out, x []T, rows, n int) {
+	var buf, maxes [softmaxBlock]float64
+	per := softmaxBlock / n
+	for r0 := 0; r0 < rows; r0 += per {
+		rs := min(per, rows-r0)
+		xs, ys := x[r0*n:(r0+rs)*n], out[r0*n:(r0+rs)*n]
+		for r := range rs {
+			m := math.Inf(-1)
+			for _, v := range xs[r*n : (r+1)*n] {
+				m = maxNaN(m, float64(v))
+			}
+			maxes[r] = m
+		}
+		b := buf[:rs*n]
+		for i, v := range xs {
+			b[i] = float64(v) - maxes[i/n]
+		}
+		vmath.Exp64(b, b)
+		for r := range rs {
+			var sum float64
+			for _, e := range b[r*n : (r+1)*n] {
+				sum += e
+			}
+			for k, e := range b[r*n : (r+1)*n] {
+				ys[r*n+k] = T(e) / T(sum)
 			}
 		}
 	}
