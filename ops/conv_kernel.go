@@ -34,6 +34,8 @@ type convRun[T float] struct {
 	chunks  int           // the weight gradient's
 	sums    [][]T         // the weight gradient's chunks but the first
 	cols    [][]T         // per part
+	prods   [][]T         // per part: the wide unfolding's product
+	wide    bool          // the forward kernel unfolds wide (conv_wide.go)
 	serial  []*graph.Exec // per part: serial, keeping its products' buffers
 }
 
@@ -59,6 +61,10 @@ func runConv[T float](e *graph.Exec, kind convKind, g geom, x, w, y []T) {
 	r := e.State(convKey[T]{}, func() any { return new(convRun[T]) }).(*convRun[T])
 	r.kind, r.g, r.x, r.w, r.y = kind, g, x, w, y
 	units := g.n
+	r.wide = kind == convForward && g.wide()
+	if r.wide {
+		units = g.wideUnits()
+	}
 	if kind == convWeightGrad {
 		r.chunks = min(g.n, weightChunks)
 		units = r.chunks
@@ -75,9 +81,15 @@ func runConv[T float](e *graph.Exec, kind convKind, g geom, x, w, y []T) {
 	}
 	for len(r.cols) < r.parts {
 		r.cols = append(r.cols, nil)
+		r.prods = append(r.prods, nil)
 		r.serial = append(r.serial, graph.NewExec(nil))
 	}
-	if !g.direct() {
+	switch {
+	case r.wide:
+		for p := range r.parts {
+			r.wideBuffers(p)
+		}
+	case !g.direct():
 		for p := range r.parts {
 			r.cols[p] = grow(r.cols[p], g.k()*g.oh*g.ow)
 		}
@@ -103,7 +115,10 @@ func runConv[T float](e *graph.Exec, kind convKind, g geom, x, w, y []T) {
 // may empty).
 func (r *convRun[T]) Do(part int) {
 	units := r.g.n
-	if r.kind == convWeightGrad {
+	switch {
+	case r.wide:
+		units = r.g.wideUnits()
+	case r.kind == convWeightGrad:
 		units = r.chunks
 	}
 	for u := part; u < units; u += r.parts {
@@ -114,6 +129,10 @@ func (r *convRun[T]) Do(part int) {
 // unit computes image u, or the weight gradient's sum over chunk u of
 // the images (the first into w, the others into sums).
 func (r *convRun[T]) unit(e *graph.Exec, part, u int) {
+	if r.wide {
+		r.wideUnit(e, part, u)
+		return
+	}
 	if r.kind != convWeightGrad {
 		r.image(e, part, u, r.w, false)
 		return
