@@ -153,30 +153,35 @@ const softmaxBlock = 4 * wideBlock
 // themselves. Each element is computed as expSum computes it, so the
 // results are the same bits.
 func softmaxRows[T float](out, x []T, rows, n int) {
-	var buf, maxes [softmaxBlock]float64
+	var buf [softmaxBlock]float64
 	per := softmaxBlock / n
 	for r0 := 0; r0 < rows; r0 += per {
 		rs := min(per, rows-r0)
 		xs, ys := x[r0*n:(r0+rs)*n], out[r0*n:(r0+rs)*n]
 		for r := range rs {
+			row := xs[r*n : (r+1)*n]
 			m := math.Inf(-1)
-			for _, v := range xs[r*n : (r+1)*n] {
-				m = maxNaN(m, float64(v))
+			for _, v := range row { // maxNaN, inline
+				if f := float64(v); f > m || f != f {
+					m = f
+				}
 			}
-			maxes[r] = m
+			b := buf[r*n : (r+1)*n]
+			for k, v := range row {
+				b[k] = float64(v) - m
+			}
 		}
 		b := buf[:rs*n]
-		for i, v := range xs {
-			b[i] = float64(v) - maxes[i/n]
-		}
 		vmath.Exp64(b, b)
 		for r := range rs {
+			row, y := b[r*n:(r+1)*n], ys[r*n:(r+1)*n]
 			var sum float64
-			for _, e := range b[r*n : (r+1)*n] {
+			for _, e := range row {
 				sum += e
 			}
-			for k, e := range b[r*n : (r+1)*n] {
-				ys[r*n+k] = T(e) / T(sum)
+			s := T(sum)
+			for k, e := range row {
+				y[k] = T(e) / s
 			}
 		}
 	}
