@@ -134,8 +134,8 @@ func TestConvWideChunks(t *testing.T) {
 		o      ConvOptions
 		xs, ws []int
 	}{
-		{ConvOptions{}, []int{9, 6, 12, 12}, []int{16, 6, 5, 5}},                                 // LeNet's second
-		{ConvOptions{Groups: 2, Dilation: []int{2, 1}}, []int{7, 16, 14, 11}, []int{6, 8, 3, 4}}, // groups, dilation
+		{ConvOptions{}, []int{21, 6, 12, 12}, []int{16, 6, 5, 5}},                                 // LeNet's second
+		{ConvOptions{Groups: 2, Dilation: []int{2, 1}}, []int{17, 16, 14, 11}, []int{6, 8, 3, 4}}, // groups, dilation
 	} {
 		geo, err := newConv2d(c.o, false).newGeom(c.xs, c.ws)
 		if err != nil {
