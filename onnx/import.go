@@ -148,6 +148,7 @@ type importer struct {
 	dir    string
 	values map[string]*graph.Node // ONNX value name → node
 	opts   Options
+	convs  map[*graph.Node]convParts // each Conv's result → what made it, for folding
 }
 
 func importModel(m *onnxpb.ModelProto, dir string, opts Options, site string) (model *Model, err error) {

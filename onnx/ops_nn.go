@@ -210,7 +210,45 @@ func conv(c *nodeContext, transposed bool) (*graph.Node, error) {
 	} else {
 		y = ops.Conv2D(x2, w2, o)
 	}
-	return addChannelBias(back(y), c.optional(2)), nil
+	out := addChannelBias(back(y), c.optional(2))
+	if !transposed {
+		if c.im.convs == nil {
+			c.im.convs = map[*graph.Node]convParts{}
+		}
+		c.im.convs[out] = convParts{x: x2, w: wt, bias: c.optional(2), opts: o, back: back}
+	}
+	return out, nil
+}
+
+// convParts is what an imported Conv was built from: its input (made 2-D),
+// weight (as in the model), optional bias and options, and the function
+// giving its result the input's rank.
+type convParts struct {
+	x, w, bias *graph.Node
+	opts       ops.ConvOptions
+	back       func(*graph.Node) *graph.Node
+}
+
+// foldIntoConv returns the convolution of p with its output channels
+// scaled by s and then shifted by shift, built as a convolution with the
+// weight w·s and the bias bias·s + shift, or nil when p's weight, bias, s
+// or shift are not all computed from constants (from). With constant weights (Options.Frozen),
+// the compiler folds the new weight and bias, so that an inference batch
+// norm after a convolution costs nothing at run time, as ONNX Runtime
+// makes it; the values differ from the two passes' by float rounding.
+func foldIntoConv(p convParts, s, shift *graph.Node, from ...*graph.Node) *graph.Node {
+	for _, n := range append(from, p.w, p.bias) {
+		if n != nil && n.Kind() != graph.KindConst {
+			return nil
+		}
+	}
+	w := ops.Mul(p.w, channelVector(s, p.w.Type().Rank()+1))
+	bias := shift
+	if p.bias != nil {
+		bias = ops.Add(ops.Mul(p.bias, s), shift)
+	}
+	w2, _, _ := spatial(w)
+	return addChannelBias(p.back(ops.Conv2D(p.x, w2, p.opts)), bias)
 }
 
 // importPool imports MaxPool and AveragePool (1-D or 2-D). Padding the
@@ -324,6 +362,11 @@ func importBatchNorm(c *nodeContext) (*graph.Node, error) {
 	shift := ops.Sub(bias, ops.Mul(mean, s))
 	if r := x.Type().Rank(); r < 2 {
 		return ops.Add(ops.Mul(x, channelVector(s, r)), channelVector(shift, r)), nil
+	}
+	if p, ok := c.im.convs[x]; ok {
+		if y := foldIntoConv(p, s, shift, in[1:]...); y != nil {
+			return y, nil
+		}
 	}
 	return ops.ChannelAffine(x, s, shift), nil // one pass, with its own kernel
 }

@@ -284,3 +284,32 @@ func TestConvBiasAndBatchNormImportAsChannelAffine(t *testing.T) {
 		t.Errorf("4-D ops of the imported LeNet: %v, want 4 ChannelAffine (2 biases, 2 batch norms) and no Add or Mul", count)
 	}
 }
+
+// TestFrozenBatchNormFoldsIntoConv checks that, with constant weights
+// (Frozen), the LeNet's inference batch norms fold into the convolutions
+// before them, which then run with one bias pass each and no pass of
+// their own, and that the outputs still match PyTorch's to float32
+// rounding (as TestPyTorchModelsFloat32).
+func TestFrozenBatchNormFoldsIntoConv(t *testing.T) {
+	f := readTorchFixture(t, "lenet")
+	m, err := onnx.ImportFile(filepath.Join("testdata", "torch", "lenet.onnx"), onnx.Options{Frozen: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	prog, err := compile.Compile(m.Outputs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	count := map[string]int{}
+	for _, in := range prog.Instructions() {
+		count[in.Name()]++
+	}
+	if count["Conv2D"] != 2 || count["ChannelAffine"] != 2 {
+		t.Errorf("instructions of the frozen LeNet: %v, want 2 Conv2D and 2 ChannelAffine (the biases, batch norms folded in)", count)
+	}
+	got := run(t, torchFeeds(t, m, f), m.Outputs...)
+	want := f.Outputs32[m.OutputNames[0]].dense(t, graph.Float32)
+	if err := closeTo(got[0], want, 1e-5, 1e-5*maxAbs(want)); err != nil {
+		t.Errorf("frozen LeNet against PyTorch (float32): %v", err)
+	}
+}

@@ -34,6 +34,8 @@ type convRun[T float] struct {
 	chunks  int           // the weight gradient's
 	sums    [][]T         // the weight gradient's chunks but the first
 	cols    [][]T         // per part
+	prods   [][]T         // per part: the wide unfolding's product
+	wide    bool          // the forward kernel unfolds wide (conv_wide.go)
 	serial  []*graph.Exec // per part: serial, keeping its products' buffers
 }
 
@@ -59,6 +61,10 @@ func runConv[T float](e *graph.Exec, kind convKind, g geom, x, w, y []T) {
 	r := e.State(convKey[T]{}, func() any { return new(convRun[T]) }).(*convRun[T])
 	r.kind, r.g, r.x, r.w, r.y = kind, g, x, w, y
 	units := g.n
+	r.wide = kind == convForward && g.wide()
+	if r.wide {
+		units = g.wideUnits()
+	}
 	if kind == convWeightGrad {
 		r.chunks = min(g.n, weightChunks)
 		units = r.chunks
@@ -75,9 +81,15 @@ func runConv[T float](e *graph.Exec, kind convKind, g geom, x, w, y []T) {
 	}
 	for len(r.cols) < r.parts {
 		r.cols = append(r.cols, nil)
+		r.prods = append(r.prods, nil)
 		r.serial = append(r.serial, graph.NewExec(nil))
 	}
-	if !g.direct() {
+	switch {
+	case r.wide:
+		for p := range r.parts {
+			r.wideBuffers(p)
+		}
+	case !g.direct():
 		for p := range r.parts {
 			r.cols[p] = grow(r.cols[p], g.k()*g.oh*g.ow)
 		}
@@ -103,7 +115,10 @@ func runConv[T float](e *graph.Exec, kind convKind, g geom, x, w, y []T) {
 // may empty).
 func (r *convRun[T]) Do(part int) {
 	units := r.g.n
-	if r.kind == convWeightGrad {
+	switch {
+	case r.wide:
+		units = r.g.wideUnits()
+	case r.kind == convWeightGrad:
 		units = r.chunks
 	}
 	for u := part; u < units; u += r.parts {
@@ -114,6 +129,10 @@ func (r *convRun[T]) Do(part int) {
 // unit computes image u, or the weight gradient's sum over chunk u of
 // the images (the first into w, the others into sums).
 func (r *convRun[T]) unit(e *graph.Exec, part, u int) {
+	if r.wide {
+		r.wideUnit(e, part, u)
+		return
+	}
 	if r.kind != convWeightGrad {
 		r.image(e, part, u, r.w, false)
 		return
@@ -226,6 +245,10 @@ func forTaps(g geom, f func(t tap)) {
 // at column (i, j), zero in the padding.
 func im2col[T float](col, x []T, g geom) {
 	ohw := g.oh * g.ow
+	if g.stride == [2]int{1, 1} && g.pad == [4]int{} {
+		im2colDense(col, x, g)
+		return
+	}
 	forTaps(g, func(t tap) {
 		img := x[t.c*g.h*g.w : (t.c+1)*g.h*g.w]
 		row := col[t.row*ohw : (t.row+1)*ohw]
@@ -247,6 +270,28 @@ func im2col[T float](col, x []T, g geom) {
 			}
 		}
 	})
+}
+
+// im2colDense is im2col without stride or padding: each row of the
+// unfolding is oh runs of ow input elements, w apart. Without the taps'
+// bounds to check per row, it copies LeNet's short runs (8 to 24
+// elements) about twice as fast.
+func im2colDense[T float](col, x []T, g geom) {
+	ohw, hw := g.oh*g.ow, g.h*g.w
+	row := 0
+	for c := range g.cg {
+		img := x[c*hw : (c+1)*hw]
+		for p := range g.kh {
+			for q := range g.kw {
+				dst := col[row*ohw : (row+1)*ohw]
+				src := img[p*g.dilation[0]*g.w+q*g.dilation[1]:]
+				for i := range g.oh {
+					copy(dst[i*g.ow:(i+1)*g.ow], src[i*g.w:])
+				}
+				row++
+			}
+		}
+	}
 }
 
 // col2im adds col, laid out as im2col makes it, back onto x (cg, h, w):

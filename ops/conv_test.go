@@ -123,6 +123,41 @@ func dot64(a, b []float64) float64 {
 	return s
 }
 
+// TestConvWideChunks checks the wide unfolding (conv_wide.go) where the
+// images take several chunks, the last partial, with groups and dilation,
+// against the definition, on one thread and on three.
+func TestConvWideChunks(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	pool := parallel.New(3)
+	defer pool.Close()
+	for _, c := range []struct {
+		o      ConvOptions
+		xs, ws []int
+	}{
+		{ConvOptions{}, []int{21, 6, 12, 12}, []int{16, 6, 5, 5}},                                 // LeNet's second
+		{ConvOptions{Groups: 2, Dilation: []int{2, 1}}, []int{17, 16, 14, 11}, []int{6, 8, 3, 4}}, // groups, dilation
+	} {
+		geo, err := newConv2d(c.o, false).newGeom(c.xs, c.ws)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !geo.wide() || geo.wideUnits() < 2 || geo.n%geo.wideImages() == 0 {
+			t.Fatalf("x%v w%v: wide %v in %d chunks of %d images: want several, the last partial", c.xs, c.ws, geo.wide(), geo.wideUnits(), geo.wideImages())
+		}
+		x, w := randoms(rng, graph.ShapeSize(c.xs)), randoms(rng, graph.ShapeSize(c.ws))
+		want := naiveConv(geo, x, w)
+		for _, e := range []*graph.Exec{nil, graph.NewExec(pool)} {
+			y := make([]float64, len(want))
+			runConv(e, convForward, geo, x, w, y)
+			for i := range y {
+				if math.Abs(y[i]-want[i]) > 1e-12*(1+math.Abs(want[i])) {
+					t.Fatalf("x%v w%v: y[%d] = %v, want %v", c.xs, c.ws, i, y[i], want[i])
+				}
+			}
+		}
+	}
+}
+
 // Random shapes and settings: Conv2D agrees with its definition, and its
 // two gradients with the adjoint identities ⟨Conv2D(x,w), y⟩ =
 // ⟨x, InputGrad(y,w)⟩ = ⟨w, WeightGrad(x,y)⟩, on one thread and on three.
@@ -141,6 +176,9 @@ func TestConvFamilyAgreesWithDefinition(t *testing.T) {
 		}
 		if it%5 == 0 { // 1×1 kernels without padding unfold nothing
 			o = ConvOptions{Groups: groups}
+		}
+		if it%5 == 1 { // without stride or padding, the unfolding copies runs
+			o.Stride, o.Padding = nil, nil
 		}
 		kh, kw := 1+rng.IntN(3), 1+rng.IntN(3)
 		if it%5 == 0 {

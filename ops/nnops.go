@@ -120,6 +120,10 @@ func splitAxis(shape []int, axis int) (outer, n, inner int) {
 }
 
 func softmaxKernel[T float](out, x []T, outer, n, inner int, log bool) {
+	if inner == 1 && !log && n > 0 && n <= softmaxBlock {
+		softmaxRows(out, x, outer, n)
+		return
+	}
 	for o := range outer {
 		for i := range inner {
 			base := o*n*inner + i
@@ -135,6 +139,49 @@ func softmaxKernel[T float](out, x []T, outer, n, inner int, log bool) {
 			for k := range n {
 				j := base + k*inner
 				out[j] = T(float64(x[j]) - shift)
+			}
+		}
+	}
+}
+
+// softmaxBlock is how many elements softmaxRows exponentiates at once.
+const softmaxBlock = 4 * wideBlock
+
+// softmaxRows is softmaxKernel along contiguous rows of n ≤ softmaxBlock
+// elements: as many rows as fit in a block share one call of vmath.Exp64,
+// which short rows (attention's, of 16) would otherwise each make for
+// themselves. Each element is computed as expSum computes it, so the
+// results are the same bits.
+func softmaxRows[T float](out, x []T, rows, n int) {
+	var buf [softmaxBlock]float64
+	per := softmaxBlock / n
+	for r0 := 0; r0 < rows; r0 += per {
+		rs := min(per, rows-r0)
+		xs, ys := x[r0*n:(r0+rs)*n], out[r0*n:(r0+rs)*n]
+		for r := range rs {
+			row := xs[r*n : (r+1)*n]
+			m := math.Inf(-1)
+			for _, v := range row { // maxNaN, inline
+				if f := float64(v); f > m || f != f {
+					m = f
+				}
+			}
+			b := buf[r*n : (r+1)*n]
+			for k, v := range row {
+				b[k] = float64(v) - m
+			}
+		}
+		b := buf[:rs*n]
+		vmath.Exp64(b, b)
+		for r := range rs {
+			row, y := b[r*n:(r+1)*n], ys[r*n:(r+1)*n]
+			var sum float64
+			for _, e := range row {
+				sum += e
+			}
+			s := T(sum)
+			for k, e := range row {
+				y[k] = T(e) / s
 			}
 		}
 	}

@@ -271,3 +271,45 @@ func TestCrossEntropyChecksConstantLabels(t *testing.T) {
 		t.Fatalf("got %v", err)
 	}
 }
+
+// TestSoftmaxRowsBitIdentical checks that softmax along contiguous rows,
+// which exponentiates several rows at once, gives the bits of the
+// row-at-a-time kernel (expSum, then a division per element) for row
+// lengths that do and do not divide the block, with -Inf and NaN.
+func TestSoftmaxRowsBitIdentical(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for _, n := range []int{1, 3, 16, 17, 100, softmaxBlock} {
+		rows := 2*softmaxBlock/n + 3
+		x := make([]float32, rows*n)
+		for i := range x {
+			x[i] = float32(r.NormFloat64() * 10)
+		}
+		x[0], x[len(x)-1] = float32(math.Inf(-1)), float32(math.NaN())
+		got := make([]float32, len(x))
+		softmaxKernel(got, x, rows, n, 1, false)
+		want := make([]float32, len(x))
+		for o := range rows {
+			_, s := expSum(want, x, o*n, n, 1)
+			for k := range n {
+				want[o*n+k] /= float32(s)
+			}
+		}
+		for i := range got {
+			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+				t.Fatalf("n=%d: element %d is %v, want %v", n, i, got[i], want[i])
+			}
+		}
+	}
+}
+
+// BenchmarkSoftmaxRows is attention's softmax: 4096 rows of 16, float32.
+func BenchmarkSoftmaxRows(b *testing.B) {
+	x := make([]float32, 4096*16)
+	for i := range x {
+		x[i] = float32(math.Sin(float64(i)))
+	}
+	out := make([]float32, len(x))
+	for range b.N {
+		softmaxKernel(out, x, 4096, 16, 1, false)
+	}
+}
