@@ -57,7 +57,7 @@ def main():
             nn.utils.clip_grad_norm_(model.parameters(), 1.0)
             opt.step()
 
-        common.report(f"charlm f32 adam threads={threads}", "ms/step", common.measure(step, 1e3))
+        common.report(f"CharLM f32 threads={threads}", "ms/step", common.measure(step, 1e3))
 
 
 if __name__ == "__main__":
