@@ -8,6 +8,7 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/nabla-go/nabla/graph"
+	"github.com/nabla-go/nabla/internal/kernel/vek"
 	"github.com/nabla-go/nabla/internal/kernel/vmath"
 )
 
@@ -120,8 +121,14 @@ func splitAxis(shape []int, axis int) (outer, n, inner int) {
 }
 
 func softmaxKernel[T float](out, x []T, outer, n, inner int, log bool) {
-	if inner == 1 && !log && n > 0 && n <= softmaxBlock {
-		softmaxRows(out, x, outer, n)
+	if inner == 1 {
+		if !log && n > 0 && n <= softmaxBlock {
+			softmaxRows(out, x, outer, n)
+			return
+		}
+		for o := range outer {
+			softmaxRow(out[o*n:(o+1)*n], x[o*n:(o+1)*n], log)
+		}
 		return
 	}
 	for o := range outer {
@@ -185,6 +192,51 @@ func softmaxRows[T float](out, x []T, rows, n int) {
 			}
 		}
 	}
+}
+
+// softmaxRow is softmaxKernel on one contiguous row x (the softmax axis
+// last): the same operations in the same order, so the same bits, without
+// the strided indexing. When the maximum m is a number above -Inf, a
+// trailing run of -Inf (a causal mask's) has exp(-Inf - m) = 0 exactly,
+// which adds nothing to the sum: their exponentials are not computed.
+func softmaxRow[T float](out, x []T, log bool) {
+	m := math.Inf(-1)
+	for _, v := range x {
+		m = maxNaN(m, float64(v))
+	}
+	n := len(x)
+	if m > math.Inf(-1) {
+		for n > 0 && math.IsInf(float64(x[n-1]), -1) {
+			n--
+		}
+	}
+	var buf [wideBlock]float64
+	var sum float64
+	for start := 0; start < n; start += wideBlock {
+		b := buf[:min(wideBlock, n-start)]
+		for i, v := range x[start : start+len(b)] {
+			b[i] = float64(v) - m
+		}
+		vmath.Exp64(b, b)
+		if !log {
+			o := out[start : start+len(b)]
+			for i, e := range b {
+				o[i] = T(e)
+			}
+		}
+		for _, e := range b {
+			sum += e
+		}
+	}
+	if log {
+		shift := m + math.Log(sum)
+		for i, v := range x {
+			out[i] = T(float64(v) - shift)
+		}
+		return
+	}
+	clear(out[n:])
+	vek.VS(vek.Div, out, out, T(sum))
 }
 
 // expSum returns the maximum m of the n elements of x starting at base,

@@ -90,39 +90,22 @@ func Train(cfg Config, out io.Writer) (Result, error) {
 	fmt.Fprintf(out, "%s: %d training and %d validation characters, a vocabulary of %d\n",
 		path, len(text.train), len(text.val), len(text.vocab))
 
-	g := graph.New()
 	rng := rand.New(rand.NewPCG(cfg.Seed, 0))
-	model, err := NewModel(g, ModelConfig{
-		Vocab: len(text.vocab), Context: cfg.Context, Embed: cfg.Embed, Heads: cfg.Heads,
-		Layers: cfg.Layers, FF: cfg.FF, Dropout: cfg.Dropout, Sinusoidal: cfg.Sinusoidal,
-		DType: graph.Float32,
-	}, rng)
+	var trainOpts []vm.Option
+	if cfg.Profile {
+		trainOpts = append(trainOpts, vm.WithProfile())
+	}
+	step, err := newTrainingStep(cfg, len(text.vocab), rng, trainOpts...)
 	if err != nil {
 		return Result{}, err
 	}
+	g, model, x, y, loss, opt, trainer := step.g, step.model, step.x, step.y, step.loss, step.opt, step.runner
 	params := 0
 	for _, p := range nn.Parameters(model) {
 		params += graph.ShapeSize(p.Shape())
 	}
 	fmt.Fprintf(out, "model (%d parameters):\n%v\n", params, model)
 
-	x := g.Input("x", tensor.Int64, cfg.Batch, cfg.Context)
-	y := g.Input("y", tensor.Int64, cfg.Batch, cfg.Context)
-	nn.SetTraining(model, true)
-	loss := nn.CrossEntropy(model.Forward(x), ops.Reshape(y, -1))
-	adam := nn.DefaultAdam().WithLR(cfg.LR)
-	adam.Clip.MaxNorm = 1
-	opt := nn.NewAdam(adam)
-	var trainOpts []vm.Option
-	if cfg.Profile {
-		trainOpts = append(trainOpts, vm.WithProfile())
-	}
-	trainer, err := vm.NewRunner([]*graph.Node{loss}, nil, func(outs []*graph.Node) (map[*graph.Node]*graph.Node, error) {
-		return nn.TrainingUpdates(opt, outs[0], model)
-	}, trainOpts...)
-	if err != nil {
-		return Result{}, err
-	}
 	nn.SetTraining(model, false)
 	nats := ops.Sum(ops.CrossEntropy(model.Forward(x), ops.Reshape(y, -1)))
 	evaluator, err := vm.NewRunner([]*graph.Node{nats}, nil, nil, vm.SharingParams(trainer.Machine()))
@@ -186,6 +169,47 @@ func Train(cfg Config, out io.Writer) (Result, error) {
 	res.Duration = time.Since(start)
 	fmt.Fprintf(out, "trained in %v\n", res.Duration.Round(time.Second))
 	return res, nil
+}
+
+// trainingStep is the training step's program: forward, cross-entropy
+// loss, backward, gradient clipping (max norm 1) and Adam, kept by a
+// vm.Runner, with the model in training mode.
+type trainingStep struct {
+	g          *graph.Graph
+	model      *Model
+	x, y, loss *graph.Node // x and y: (batch, context) character indices
+	opt        *nn.Adam
+	runner     *vm.Runner
+}
+
+// newTrainingStep builds the model cfg describes over a vocabulary of
+// vocab characters, initialised from rng, and its training step on a
+// machine with opts.
+func newTrainingStep(cfg Config, vocab int, rng *rand.Rand, opts ...vm.Option) (*trainingStep, error) {
+	g := graph.New()
+	model, err := NewModel(g, ModelConfig{
+		Vocab: vocab, Context: cfg.Context, Embed: cfg.Embed, Heads: cfg.Heads,
+		Layers: cfg.Layers, FF: cfg.FF, Dropout: cfg.Dropout, Sinusoidal: cfg.Sinusoidal,
+		DType: graph.Float32,
+	}, rng)
+	if err != nil {
+		return nil, err
+	}
+	s := &trainingStep{g: g, model: model}
+	s.x = g.Input("x", tensor.Int64, cfg.Batch, cfg.Context)
+	s.y = g.Input("y", tensor.Int64, cfg.Batch, cfg.Context)
+	nn.SetTraining(model, true)
+	s.loss = nn.CrossEntropy(model.Forward(s.x), ops.Reshape(s.y, -1))
+	adam := nn.DefaultAdam().WithLR(cfg.LR)
+	adam.Clip.MaxNorm = 1
+	s.opt = nn.NewAdam(adam)
+	s.runner, err = vm.NewRunner([]*graph.Node{s.loss}, nil, func(outs []*graph.Node) (map[*graph.Node]*graph.Node, error) {
+		return nn.TrainingUpdates(s.opt, outs[0], model)
+	}, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
 }
 
 // check reports the first setting that cannot train.

@@ -99,6 +99,7 @@ func mul[E elem](e *parallel.Exec, p Product, a, b, c []E) {
 		mulDots(e, k, p, a, b, c)
 		return
 	}
+	k = tilesFor[E](p)
 	if e == nil {
 		// Serial callers (constant folding, gradcheck, an op's Forward)
 		// share drivers through a pool, so they allocate nothing either.

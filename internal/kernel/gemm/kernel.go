@@ -48,6 +48,12 @@ type kernels struct {
 	name string
 	f32  kernel[float32]
 	f64  kernel[float64]
+	// narrow, where a set has it, is a set of narrower tiles whose
+	// micro-kernels compute every element of C with the same operations
+	// (the same sums over the same depth blocks): products with at most
+	// its nr columns and B not transposed run on it rather than on tiles
+	// that would be mostly padding.
+	narrow *kernels
 }
 
 // available lists the kernels this CPU can run, best first; the portable
@@ -82,10 +88,24 @@ func Use(name string) (previous string, err error) {
 }
 
 // kernelFor returns the active kernel for E.
-func kernelFor[E elem]() *kernel[E] {
+func kernelFor[E elem]() *kernel[E] { return kernelOf[E](active) }
+
+// kernelOf returns ks's kernel for E.
+func kernelOf[E elem](ks *kernels) *kernel[E] {
 	var z E
 	if unsafe.Sizeof(z) == 4 {
-		return any(&active.f32).(*kernel[E])
+		return any(&ks.f32).(*kernel[E])
 	}
-	return any(&active.f64).(*kernel[E])
+	return any(&ks.f64).(*kernel[E])
+}
+
+// tilesFor returns the kernel whose micro-kernels compute p: the active
+// one, or its narrow set's when p has at most that set's nr columns and B
+// is not transposed (see kernels.narrow).
+func tilesFor[E elem](p Product) *kernel[E] {
+	k := kernelFor[E]()
+	if n := active.narrow; n != nil && !p.TransB && p.N <= kernelOf[E](n).nr && p.N < k.nr {
+		return kernelOf[E](n)
+	}
+	return k
 }

@@ -23,6 +23,10 @@ var avx512Kernels = kernels{
 	name: "avx512",
 	f32:  kernel[float32]{micro: microF32AVX512, microStrided: microStridedF32AVX512, microDirect: microDirectF32AVX512, dot: dotF32AVX2, axpy: axpyF32AVX2, dots4: dots4F32AVX2, axpy4: axpy4F32AVX2, dotTile: dotTileF32AVX512, lanes: 8, mr: 6, nr: 64, kc: 256, mc: 144, nc: 2048},
 	f64:  kernel[float64]{micro: microF64AVX512, microStrided: microStridedF64AVX512, microDirect: microDirectF64AVX512, dot: dotF64AVX2, axpy: axpyF64AVX2, dots4: dots4F64AVX2, axpy4: axpy4F64AVX2, dotTile: dotTileF64AVX512, lanes: 4, mr: 6, nr: 32, kc: 256, mc: 144, nc: 2048},
+	// Products of at most 16 (float32) or 8 (float64) columns, such as
+	// attention's per-head products, fill a quarter of these tiles: AVX2's
+	// fit them and give the same bits (the same kc, FMAs in the same order).
+	narrow: &avx2Kernels,
 }
 
 func init() {
