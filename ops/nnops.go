@@ -167,12 +167,7 @@ func softmaxRows[T float](out, x []T, rows, n int) {
 		xs, ys := x[r0*n:(r0+rs)*n], out[r0*n:(r0+rs)*n]
 		for r := range rs {
 			row := xs[r*n : (r+1)*n]
-			m := math.Inf(-1)
-			for _, v := range row { // maxNaN, inline
-				if f := float64(v); f > m || f != f {
-					m = f
-				}
-			}
+			m := rowMax(row)
 			b := buf[r*n : (r+1)*n]
 			for k, v := range row {
 				b[k] = float64(v) - m
@@ -194,16 +189,23 @@ func softmaxRows[T float](out, x []T, rows, n int) {
 	}
 }
 
+// rowMax is the maximum of row in float64, NaN if it holds one (maxNaN's
+// rule), -Inf if it is empty.
+func rowMax[T float](row []T) float64 {
+	m := math.Inf(-1)
+	for _, v := range row {
+		m = maxNaN(m, float64(v))
+	}
+	return m
+}
+
 // softmaxRow is softmaxKernel on one contiguous row x (the softmax axis
 // last): the same operations in the same order, so the same bits, without
 // the strided indexing. When the maximum m is a number above -Inf, a
 // trailing run of -Inf (a causal mask's) has exp(-Inf - m) = 0 exactly,
 // which adds nothing to the sum: their exponentials are not computed.
 func softmaxRow[T float](out, x []T, log bool) {
-	m := math.Inf(-1)
-	for _, v := range x {
-		m = maxNaN(m, float64(v))
-	}
+	m := rowMax(x)
 	n := len(x)
 	if m > math.Inf(-1) {
 		for n > 0 && math.IsInf(float64(x[n-1]), -1) {
