@@ -171,3 +171,23 @@ func (nameless) Build(in []*graph.Node) *graph.Node { return in[0] }
 func (nameless) Backward(ctx *graph.GradContext, gradOut *graph.Node) []*graph.Node {
 	return []*graph.Node{gradOut}
 }
+
+// A shape the caller got from Shape is the caller's: writing to it or
+// appending to it changes neither the node nor another caller's copy.
+func TestShapeIsTheCallersCopy(t *testing.T) {
+	g := graph.New()
+	x := g.Input("x", graph.Float64, append(make([]int, 0, 8), 2, 3)...)
+	s := x.Shape()
+	s[0] = 7
+	a := append(x.Shape(), 4)
+	b := append(x.Shape(), 5)
+	if got := x.Shape(); len(got) != 2 || got[0] != 2 || got[1] != 3 {
+		t.Fatalf("node's shape became %v after the caller wrote to its copy", got)
+	}
+	if a[2] != 4 || b[2] != 5 {
+		t.Fatalf("appends to two copies share memory: %v %v", a, b)
+	}
+	if got := x.Type().Shape; got[0] != 2 {
+		t.Fatalf("Type().Shape became %v", got)
+	}
+}

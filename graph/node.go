@@ -2,6 +2,7 @@ package graph
 
 import (
 	"fmt"
+	"slices"
 
 	"gorgonia.org/tensor"
 )
@@ -118,8 +119,11 @@ func (n *Node) Type() Type {
 // DType returns the node's dtype.
 func (n *Node) DType() tensor.Dtype { return n.Type().DType }
 
-// Shape returns the node's shape. It must not be modified.
-func (n *Node) Shape() []int { return n.Type().Shape }
+// Shape returns a copy of the node's shape, which the caller may keep,
+// modify or append to without touching the graph. Code that must not
+// allocate (a machine's run) reads Type().Shape, which is shared and must
+// not be modified.
+func (n *Node) Shape() []int { return slices.Clone(n.Type().Shape) }
 
 // Name returns the name given at build time or with SetName ("" if none).
 func (n *Node) Name() string {

@@ -108,7 +108,7 @@ func NewRunner(outputs []*graph.Node, updates map[*graph.Node]*graph.Node, train
 
 // batched reports whether input n is fed with the batch's leading size.
 func (r *Runner) batched(n *graph.Node) bool {
-	return n.Type().Rank() > 0 && n.Shape()[0] == r.batch
+	return n.Type().Rank() > 0 && n.Type().Shape[0] == r.batch
 }
 
 // errNilRunner is what a nil or zero-value *Runner reports.
