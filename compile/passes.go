@@ -20,6 +20,7 @@ var passes = [...]pass{
 	{name: "matmuladd", fn: matmuladd},
 	{name: "late deadcode", fn: deadcode},
 	{name: "prune", fn: prune},
+	{name: "decompshare", fn: decompshare},
 	{name: "fuse", fn: fuse},
 	{name: "inplace", fn: inplace},
 	{name: "memory", fn: memory},
@@ -92,6 +93,13 @@ var passOrder = [...]constraint{
 	{"fuse", "inplace"},
 	{"late deadcode", "inplace"},
 	{"inplace", "memory"},
+	// Parts of a decomposition share one factorisation once dead parts are
+	// gone (a group keeps all its outputs), before memory is planned for
+	// the group.
+	{"cse", "decompshare"},
+	{"late deadcode", "decompshare"},
+	{"decompshare", "inplace"},
+	{"decompshare", "memory"},
 	// allocslots places what memory did not place.
 	{"memory", "allocslots"},
 }

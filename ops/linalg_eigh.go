@@ -74,15 +74,19 @@ func (op eighOp) Forward(out *tensor.Dense, in []*tensor.Dense) error {
 
 // ForwardExec decomposes each matrix in the machine's scratch.
 func (op eighOp) ForwardExec(e *graph.Exec, out *tensor.Dense, in []*tensor.Dense) error {
-	batched := len(in[0].Shape()) > 2
-	batch, n, _ := matrices(in[0].Shape())
-	return forFloat(out.Dtype(),
-		func() error {
-			return eighKernel(e, op.part, batched, batch, n, floats[float32](out), floats[float32](in[0]))
-		},
-		func() error {
-			return eighKernel(e, op.part, batched, batch, n, floats[float64](out), floats[float64](in[0]))
-		})
+	var outs [maxParts]*tensor.Dense
+	outs[op.part] = out
+	return eighParts(e, outs, in[0])
+}
+
+// eighParts decomposes each matrix of a once and writes the parts that
+// outs holds (indexed by eighPart; nil for a part not wanted).
+func eighParts(e *graph.Exec, outs [maxParts]*tensor.Dense, a *tensor.Dense) error {
+	batched := len(a.Shape()) > 2
+	batch, n, _ := matrices(a.Shape())
+	return forFloat(a.Dtype(),
+		func() error { return eighKernel(e, partSlices[float32](outs), batched, batch, n, floats[float32](a)) },
+		func() error { return eighKernel(e, partSlices[float64](outs), batched, batch, n, floats[float64](a)) })
 }
 
 // eighScratch is the kernel's working memory, kept by the machine: one
@@ -103,7 +107,7 @@ const lapackEighOrder = 32
 // in well under 20 for any matrix of float64s.
 const maxJacobiSweeps = 60
 
-func eighKernel[T float](e *graph.Exec, part eighPart, batched bool, batch, n int, out, in []T) error {
+func eighKernel[T float](e *graph.Exec, outs [maxParts][]T, batched bool, batch, n int, in []T) error {
 	s := e.State(eighKey{}, func() any { return new(eighScratch) }).(*eighScratch)
 	if cap(s.a) < n*n {
 		s.a, s.v, s.w = make([]float64, n*n), make([]float64, n*n), make([]float64, n)
@@ -126,14 +130,15 @@ func eighKernel[T float](e *graph.Exec, part eighPart, batched bool, batch, n in
 			return batchError(batched, m, fmt.Errorf("the eigenvalue algorithm failed to converge (a NaN or infinity in the input?)"))
 		}
 		s.orient(n)
-		if part == eighValues {
+		if out := outs[eighValues]; out != nil {
 			for i, w := range s.w {
 				out[m*n+i] = T(w)
 			}
-			continue
 		}
-		for i, v := range s.v {
-			out[m*n*n+i] = T(v)
+		if out := outs[eighVectors]; out != nil {
+			for i, v := range s.v {
+				out[m*n*n+i] = T(v)
+			}
 		}
 	}
 	return nil

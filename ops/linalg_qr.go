@@ -82,14 +82,22 @@ func (op qrOp) Forward(out *tensor.Dense, in []*tensor.Dense) error {
 // ForwardExec factorises each matrix in the machine's scratch and writes
 // the op's factor.
 func (op qrOp) ForwardExec(e *graph.Exec, out *tensor.Dense, in []*tensor.Dense) error {
-	batch, m, n := matrices(in[0].Shape())
-	return forFloat(out.Dtype(),
+	var outs [maxParts]*tensor.Dense
+	outs[op.part] = out
+	return qrParts(e, outs, in[0])
+}
+
+// qrParts factorises each matrix of a once and writes the factors that
+// outs holds (indexed by qrPart; nil for a factor not wanted).
+func qrParts(e *graph.Exec, outs [maxParts]*tensor.Dense, a *tensor.Dense) error {
+	batch, m, n := matrices(a.Shape())
+	return forFloat(a.Dtype(),
 		func() error {
-			qrKernel(e, op.part, batch, m, n, floats[float32](out), floats[float32](in[0]))
+			qrKernel(e, partSlices[float32](outs), batch, m, n, floats[float32](a))
 			return nil
 		},
 		func() error {
-			qrKernel(e, op.part, batch, m, n, floats[float64](out), floats[float64](in[0]))
+			qrKernel(e, partSlices[float64](outs), batch, m, n, floats[float64](a))
 			return nil
 		})
 }
@@ -109,32 +117,41 @@ type qrKey[T float] struct{}
 // ones, and float32 ones, by the direct loops.
 const lapackQROrder = 32
 
-func qrKernel[T float](e *graph.Exec, part qrPart, batch, m, n int, out, a []T) {
+func qrKernel[T float](e *graph.Exec, outs [maxParts][]T, batch, m, n int, a []T) {
 	s := e.State(qrKey[T]{}, func() any { return new(qrScratch[T]) }).(*qrScratch[T])
 	if cap(s.w) < m*n || cap(s.tau) < n {
 		s.w, s.tau = make([]T, m*n), make([]T, n)
 	}
 	s.w, s.tau = s.w[:m*n], s.tau[:n]
-	size := n * n
-	if part == qrQ {
-		size = m * n
-	}
 	for b := range batch {
-		y := out[b*size : (b+1)*size]
+		var q, r []T
+		if outs[qrQ] != nil {
+			q = outs[qrQ][b*m*n : (b+1)*m*n]
+		}
+		if outs[qrR] != nil {
+			r = outs[qrR][b*n*n : (b+1)*n*n]
+		}
 		copy(s.w, a[b*m*n:(b+1)*m*n])
 		if w64, ok := any(s.w).([]float64); ok && n >= lapackQROrder {
-			s.lapack(part, w64, any(y).([]float64), m, n)
+			s.lapack(w64, any(q).([]float64), any(r).([]float64), m, n)
 			continue
 		}
 		s.householder(m, n)
-		if part == qrR {
-			for i := range n {
-				clear(y[i*n : i*n+i])
-				copy(y[i*n+i:(i+1)*n], s.w[i*n+i:(i+1)*n])
-			}
-			continue
+		if r != nil {
+			upper(r, s.w, n)
 		}
-		s.formQ(y, m, n)
+		if q != nil {
+			s.formQ(q, m, n)
+		}
+	}
+}
+
+// upper writes the upper triangle of w's first n rows (m×n, row-major)
+// into r (n×n), zeros below it.
+func upper[T float](r, w []T, n int) {
+	for i := range n {
+		clear(r[i*n : i*n+i])
+		copy(r[i*n+i:(i+1)*n], w[i*n+i:(i+1)*n])
 	}
 }
 
@@ -197,8 +214,9 @@ func (s *qrScratch[T]) formQ(q []T, m, n int) {
 	}
 }
 
-// lapack factorises w with dgeqrf and writes R, or Q by dorgqr, into y.
-func (s *qrScratch[T]) lapack(part qrPart, w, y []float64, m, n int) {
+// lapack factorises w with dgeqrf and writes R into r and Q, by dorgqr,
+// into q, each where it is not nil.
+func (s *qrScratch[T]) lapack(w, q, r []float64, m, n int) {
 	tau := any(s.tau).([]float64)
 	var geqrf, orgqr [1]float64
 	lapackImpl.Dgeqrf(m, n, w, n, tau, geqrf[:], -1)
@@ -207,15 +225,13 @@ func (s *qrScratch[T]) lapack(part qrPart, w, y []float64, m, n int) {
 		s.work = make([]float64, need)
 	}
 	lapackImpl.Dgeqrf(m, n, w, n, tau, s.work, len(s.work))
-	if part == qrR {
-		for i := range n {
-			clear(y[i*n : i*n+i])
-			copy(y[i*n+i:(i+1)*n], w[i*n+i:(i+1)*n])
-		}
-		return
+	if r != nil {
+		upper(r, w, n)
 	}
-	lapackImpl.Dorgqr(m, n, n, w, n, tau, s.work, len(s.work))
-	copy(y, w)
+	if q != nil {
+		lapackImpl.Dorgqr(m, n, n, w, n, tau, s.work, len(s.work))
+		copy(q, w)
+	}
 }
 
 // Backward is Walter and Lehmann's rule (2018) for the reduced QR,

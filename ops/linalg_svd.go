@@ -81,15 +81,19 @@ func (op svdOp) Forward(out *tensor.Dense, in []*tensor.Dense) error {
 
 // ForwardExec decomposes each matrix in the machine's scratch.
 func (op svdOp) ForwardExec(e *graph.Exec, out *tensor.Dense, in []*tensor.Dense) error {
-	batched := len(in[0].Shape()) > 2
-	batch, m, n := matrices(in[0].Shape())
-	return forFloat(out.Dtype(),
-		func() error {
-			return svdKernel(e, op.part, batched, batch, m, n, floats[float32](out), floats[float32](in[0]))
-		},
-		func() error {
-			return svdKernel(e, op.part, batched, batch, m, n, floats[float64](out), floats[float64](in[0]))
-		})
+	var outs [maxParts]*tensor.Dense
+	outs[op.part] = out
+	return svdParts(e, outs, in[0])
+}
+
+// svdParts decomposes each matrix of a once and writes the factors that
+// outs holds (indexed by svdPart; nil for a factor not wanted).
+func svdParts(e *graph.Exec, outs [maxParts]*tensor.Dense, a *tensor.Dense) error {
+	batched := len(a.Shape()) > 2
+	batch, m, n := matrices(a.Shape())
+	return forFloat(a.Dtype(),
+		func() error { return svdKernel(e, partSlices[float32](outs), batched, batch, m, n, floats[float32](a)) },
+		func() error { return svdKernel(e, partSlices[float64](outs), batched, batch, m, n, floats[float64](a)) })
 }
 
 // svdScratch is the kernel's working memory (float64 whatever the dtype),
@@ -108,7 +112,7 @@ type svdKey struct{}
 // reduction.
 const lapackSVDOrder = 32
 
-func svdKernel[T float](e *graph.Exec, part svdPart, batched bool, batch, m, n int, out, in []T) error {
+func svdKernel[T float](e *graph.Exec, outs [maxParts][]T, batched bool, batch, m, n int, in []T) error {
 	k := min(m, n)
 	rows := max(m, n) // of the tall problem
 	s := e.State(svdKey{}, func() any { return new(svdScratch) }).(*svdScratch)
@@ -137,7 +141,11 @@ func svdKernel[T float](e *graph.Exec, part svdPart, batched bool, batch, m, n i
 			return batchError(batched, b, fmt.Errorf("the singular value algorithm failed to converge (a NaN or infinity in the input?)"))
 		}
 		s.orient(rows, k, m < n)
-		writeSVD(s, part, m, n, out, b)
+		for part, out := range outs {
+			if out != nil {
+				writeSVD(s, svdPart(part), m, n, out, b)
+			}
+		}
 	}
 	return nil
 }
