@@ -18,7 +18,8 @@ import (
 // The parts of one decomposition that a loss and its gradient read come
 // from one factorisation, with the bits of factorising for each part:
 // Eigh, QR and SVD (tall and wide), float32 and float64, batched, on both
-// sides of the switch to LAPACK.
+// sides of the switch to LAPACK; a run allocates nothing (LAPACK's
+// workspace queries included).
 func TestDecompShareKeepsBits(t *testing.T) {
 	families := []struct {
 		name  string
@@ -89,6 +90,11 @@ func checkDecompShare(t *testing.T, parts func(*graph.Node) []*graph.Node, dt te
 	}
 	if got := countParts(separate, names); got != len(ps) {
 		t.Fatalf("without the pass, %d instructions compute %v, want %d: the test does not exercise sharing", got, names, len(ps))
+	}
+	m := must(vm.New(shared))
+	defer m.Close()
+	if allocs := testing.AllocsPerRun(3, func() { _ = m.Run(nil) }); allocs != 0 {
+		t.Errorf("a run of the shared program allocates %v times", allocs)
 	}
 	got, want := evalBits(t, shared, outs), evalBits(t, separate, outs)
 	for i := range outs {

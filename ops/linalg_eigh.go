@@ -74,9 +74,7 @@ func (op eighOp) Forward(out *tensor.Dense, in []*tensor.Dense) error {
 
 // ForwardExec decomposes each matrix in the machine's scratch.
 func (op eighOp) ForwardExec(e *graph.Exec, out *tensor.Dense, in []*tensor.Dense) error {
-	var outs [maxParts]*tensor.Dense
-	outs[op.part] = out
-	return eighParts(e, outs, in[0])
+	return forwardParts(e, op, []*tensor.Dense{out}, in[0])
 }
 
 // eighParts decomposes each matrix of a once and writes the parts that
@@ -94,6 +92,7 @@ func eighParts(e *graph.Exec, outs [maxParts]*tensor.Dense, a *tensor.Dense) err
 // whatever the dtype), and LAPACK's workspace.
 type eighScratch struct {
 	a, v, w, work []float64
+	query         [1]float64 // LAPACK's workspace query: a local would escape
 }
 
 type eighKey struct{}
@@ -220,9 +219,8 @@ func jacobiRotate(a, v []float64, n, p, q int) {
 
 // lapack decomposes s.a with dsyev, the eigenvectors (columns) into s.v.
 func (s *eighScratch) lapack(n int) bool {
-	var query [1]float64
-	lapackImpl.Dsyev(lapack.EVCompute, blas.Lower, n, s.a, n, s.w, query[:], -1)
-	if need := max(int(query[0]), 3*n-1); len(s.work) < need {
+	lapackImpl.Dsyev(lapack.EVCompute, blas.Lower, n, s.a, n, s.w, s.query[:], -1)
+	if need := max(int(s.query[0]), 3*n-1); len(s.work) < need {
 		s.work = make([]float64, need)
 	}
 	if !lapackImpl.Dsyev(lapack.EVCompute, blas.Lower, n, s.a, n, s.w, s.work, len(s.work)) {

@@ -1,13 +1,18 @@
 package ops
 
 import (
-	"fmt"
+	"errors"
 	"strings"
 
 	"gorgonia.org/tensor"
 
 	"github.com/nabla-go/nabla/graph"
 )
+
+// errNotDecomposition is what forwardParts reports for an op that no
+// decomposition family knows (a caller's bug: the compiler groups only
+// the parts DecompositionPart names).
+var errNotDecomposition = errors.New("not a part of a decomposition")
 
 // maxParts is the most parts a decomposition has (SVD's U, S and Vh).
 const maxParts = 3
@@ -109,20 +114,26 @@ func (j jointOp) Forward(out []*tensor.Dense, in []*tensor.Dense) error {
 // ForwardExec factorises each matrix once, in the machine's scratch, and
 // writes every part.
 func (j jointOp) ForwardExec(e *graph.Exec, out []*tensor.Dense, in []*tensor.Dense) error {
+	return forwardParts(e, j.parts[0], out[:j.n], in[0], j.parts[1:j.n]...)
+}
+
+// forwardParts decomposes each matrix of a once and writes part op's
+// output into out[0] and each of others' into the out that follows.
+func forwardParts(e *graph.Exec, op graph.Op, out []*tensor.Dense, a *tensor.Dense, others ...graph.Op) error {
 	var outs [maxParts]*tensor.Dense
-	var family string
-	for i, op := range j.parts[:j.n] {
-		var part int
-		family, part, _ = decompositionPart(op)
-		outs[part] = out[i]
+	family, part, _ := decompositionPart(op)
+	outs[part] = out[0]
+	for i, o := range others {
+		_, part, _ := decompositionPart(o)
+		outs[part] = out[1+i]
 	}
 	switch family {
 	case "Eigh":
-		return eighParts(e, outs, in[0])
+		return eighParts(e, outs, a)
 	case "QR":
-		return qrParts(e, outs, in[0])
+		return qrParts(e, outs, a)
 	case "SVD":
-		return svdParts(e, outs, in[0])
+		return svdParts(e, outs, a)
 	}
-	return fmt.Errorf("%s: not a decomposition", j.Name())
+	return errNotDecomposition
 }

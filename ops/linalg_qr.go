@@ -82,9 +82,7 @@ func (op qrOp) Forward(out *tensor.Dense, in []*tensor.Dense) error {
 // ForwardExec factorises each matrix in the machine's scratch and writes
 // the op's factor.
 func (op qrOp) ForwardExec(e *graph.Exec, out *tensor.Dense, in []*tensor.Dense) error {
-	var outs [maxParts]*tensor.Dense
-	outs[op.part] = out
-	return qrParts(e, outs, in[0])
+	return forwardParts(e, op, []*tensor.Dense{out}, in[0])
 }
 
 // qrParts factorises each matrix of a once and writes the factors that
@@ -108,6 +106,7 @@ func qrParts(e *graph.Exec, outs [maxParts]*tensor.Dense, a *tensor.Dense) error
 type qrScratch[T float] struct {
 	w, tau []T
 	work   []float64
+	query  [2]float64 // LAPACK's workspace queries: locals would escape
 }
 
 type qrKey[T float] struct{}
@@ -218,10 +217,9 @@ func (s *qrScratch[T]) formQ(q []T, m, n int) {
 // into q, each where it is not nil.
 func (s *qrScratch[T]) lapack(w, q, r []float64, m, n int) {
 	tau := any(s.tau).([]float64)
-	var geqrf, orgqr [1]float64
-	lapackImpl.Dgeqrf(m, n, w, n, tau, geqrf[:], -1)
-	lapackImpl.Dorgqr(m, n, n, w, n, tau, orgqr[:], -1)
-	if need := max(int(geqrf[0]), int(orgqr[0]), n); len(s.work) < need {
+	lapackImpl.Dgeqrf(m, n, w, n, tau, s.query[:1], -1)
+	lapackImpl.Dorgqr(m, n, n, w, n, tau, s.query[1:], -1)
+	if need := max(int(s.query[0]), int(s.query[1]), n); len(s.work) < need {
 		s.work = make([]float64, need)
 	}
 	lapackImpl.Dgeqrf(m, n, w, n, tau, s.work, len(s.work))

@@ -81,9 +81,7 @@ func (op svdOp) Forward(out *tensor.Dense, in []*tensor.Dense) error {
 
 // ForwardExec decomposes each matrix in the machine's scratch.
 func (op svdOp) ForwardExec(e *graph.Exec, out *tensor.Dense, in []*tensor.Dense) error {
-	var outs [maxParts]*tensor.Dense
-	outs[op.part] = out
-	return svdParts(e, outs, in[0])
+	return forwardParts(e, op, []*tensor.Dense{out}, in[0])
 }
 
 // svdParts decomposes each matrix of a once and writes the factors that
@@ -102,6 +100,7 @@ func svdParts(e *graph.Exec, outs [maxParts]*tensor.Dense, a *tensor.Dense) erro
 // values, and LAPACK's U and workspace.
 type svdScratch struct {
 	w, v, s, u, work []float64
+	query            [1]float64 // LAPACK's workspace query: a local would escape
 }
 
 type svdKey struct{}
@@ -301,9 +300,8 @@ func (s *svdScratch) lapack(rows, k int) bool {
 		s.u = make([]float64, rows*k)
 	}
 	s.u = s.u[:rows*k]
-	var query [1]float64
-	lapackImpl.Dgesvd(lapack.SVDStore, lapack.SVDAll, rows, k, s.w, k, s.s, s.u, k, s.v, k, query[:], -1)
-	if need := max(int(query[0]), 5*k+rows); len(s.work) < need {
+	lapackImpl.Dgesvd(lapack.SVDStore, lapack.SVDAll, rows, k, s.w, k, s.s, s.u, k, s.v, k, s.query[:], -1)
+	if need := max(int(s.query[0]), 5*k+rows); len(s.work) < need {
 		s.work = make([]float64, need)
 	}
 	if !lapackImpl.Dgesvd(lapack.SVDStore, lapack.SVDAll, rows, k, s.w, k, s.s, s.u, k, s.v, k, s.work, len(s.work)) {
