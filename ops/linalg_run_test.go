@@ -139,31 +139,33 @@ func TestDetGradientAtSingular(t *testing.T) {
 // TestLinalgRunsAllocateNothing: once warm, a machine running the
 // factorisations (their scratch kept by the machine) allocates nothing.
 func TestLinalgRunsAllocateNothing(t *testing.T) {
-	g := graph.New()
-	x := g.Input("a", graph.Float64, 4, 5, 5)
-	b := g.Input("b", graph.Float64, 4, 5, 2)
-	spd := ops.Add(ops.MatMulT(x, x, false, true), ops.Scale(ops.Eye(g, graph.Float64, 5), 5))
-	l := ops.Cholesky(spd)
-	outs := []*graph.Node{l, ops.CholeskySolve(l, b), ops.Solve(spd, b), ops.Inverse(spd), ops.Det(spd), ops.LogDet(spd), ops.MatrixExp(x)}
-	q, r := ops.QR(x)
-	outs = append(outs, q, r)
-	w, u := ops.Eigh(spd)
-	outs = append(outs, w, u)
-	su, ss, svh := ops.SVD(b)
-	outs = append(outs, su, ss, svh)
-	m := machine(t, outs...)
-	vals := make([]float64, 100)
-	for i := range vals {
-		vals[i] = math.Sin(float64(i))
-	}
-	av, _ := graph.FromFloat64s(graph.Float64, vals, 4, 5, 5)
-	bv, _ := graph.FromFloat64s(graph.Float64, vals[:40], 4, 5, 2)
-	feeds := vm.Feeds{x: av, b: bv}
-	if err := m.Run(feeds); err != nil {
-		t.Fatal(err)
-	}
-	if n := testing.AllocsPerRun(10, func() { _ = m.Run(feeds) }); n != 0 {
-		t.Errorf("got %v allocations per run, want 0", n)
+	for _, n := range []int{5, 40} { // both sides of the switch to LAPACK
+		g := graph.New()
+		x := g.Input("a", graph.Float64, 4, n, n)
+		b := g.Input("b", graph.Float64, 4, n, 2)
+		spd := ops.Add(ops.MatMulT(x, x, false, true), ops.Scale(ops.Eye(g, graph.Float64, n), float64(n)))
+		l := ops.Cholesky(spd)
+		outs := []*graph.Node{l, ops.CholeskySolve(l, b), ops.Solve(spd, b), ops.Inverse(spd), ops.Det(spd), ops.LogDet(spd), ops.MatrixExp(ops.Scale(x, 1/float64(n)))}
+		q, r := ops.QR(x)
+		outs = append(outs, q, r)
+		w, u := ops.Eigh(spd)
+		outs = append(outs, w, u)
+		su, ss, svh := ops.SVD(b)
+		outs = append(outs, su, ss, svh)
+		m := machine(t, outs...)
+		vals := make([]float64, 4*n*n)
+		for i := range vals {
+			vals[i] = math.Sin(float64(i))
+		}
+		av, _ := graph.FromFloat64s(graph.Float64, vals, 4, n, n)
+		bv, _ := graph.FromFloat64s(graph.Float64, vals[:4*n*2], 4, n, 2)
+		feeds := vm.Feeds{x: av, b: bv}
+		if err := m.Run(feeds); err != nil {
+			t.Fatal(err)
+		}
+		if a := testing.AllocsPerRun(10, func() { _ = m.Run(feeds) }); a != 0 {
+			t.Errorf("order %d: got %v allocations per run, want 0", n, a)
+		}
 	}
 }
 
