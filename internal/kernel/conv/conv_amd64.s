@@ -507,6 +507,96 @@ copyRowsF64_tail:
 	VZEROUPPER
 	RET
 
+// func maxHalvesF64(dst *float64, ldd int, src *float64, lds int, w int, rows int, full int, imask uint64, omask uint64) (nan bool)
+// Requires: AVX, AVX512F
+TEXT ·maxHalvesF64(SB), NOSPLIT, $0-73
+	MOVQ      dst+0(FP), AX
+	MOVQ      ldd+8(FP), CX
+	MOVQ      src+16(FP), DX
+	MOVQ      lds+24(FP), BX
+	MOVQ      w+32(FP), SI
+	MOVQ      rows+40(FP), DI
+	SHLQ      $0x03, CX
+	SHLQ      $0x03, BX
+	SHLQ      $0x03, SI
+	MOVQ      imask+56(FP), R8
+	KMOVW     R8, K1
+	SHRQ      $0x08, R8
+	KMOVW     R8, K2
+	MOVQ      omask+64(FP), R8
+	KMOVW     R8, K3
+	MOVQ      $0x0705030106040200, R8
+	VMOVQ     R8, X0
+	VPMOVZXBQ X0, Z0
+	KXORW     K4, K4, K4
+
+maxHalvesF64_row:
+	MOVQ DX, R8
+	MOVQ AX, R9
+	MOVQ full+48(FP), R10
+
+maxHalvesF64_vec:
+	TESTQ   R10, R10
+	JE      maxHalvesF64_tail
+	VMOVUPD (R8), Z1
+	VMOVUPD 64(R8), Z2
+	VMOVUPD (R8)(SI*1), Z3
+	VMOVUPD 64(R8)(SI*1), Z4
+	VCMPPD  $0x03, Z1, Z1, K5
+	KORW    K5, K4, K4
+	VCMPPD  $0x03, Z2, Z2, K5
+	KORW    K5, K4, K4
+	VCMPPD  $0x03, Z3, Z3, K5
+	KORW    K5, K4, K4
+	VCMPPD  $0x03, Z4, Z4, K5
+	KORW    K5, K4, K4
+	VSHUFPD $0x00, Z2, Z1, Z5
+	VSHUFPD $0xff, Z2, Z1, Z2
+	VMAXPD  Z5, Z2, Z1
+	VSHUFPD $0x00, Z4, Z3, Z5
+	VSHUFPD $0xff, Z4, Z3, Z2
+	VMAXPD  Z5, Z2, Z3
+	VMAXPD  Z1, Z3, Z1
+	VPERMQ  Z1, Z0, Z1
+	VMOVUPD Z1, (R9)
+	ADDQ    $0x80, R8
+	ADDQ    $0x40, R9
+	DECQ    R10
+	JMP     maxHalvesF64_vec
+
+maxHalvesF64_tail:
+	VMOVUPD.Z (R8), K1, Z1
+	VMOVUPD.Z 64(R8), K2, Z2
+	VMOVUPD.Z (R8)(SI*1), K1, Z3
+	VMOVUPD.Z 64(R8)(SI*1), K2, Z4
+	VCMPPD    $0x03, Z1, Z1, K5
+	KORW      K5, K4, K4
+	VCMPPD    $0x03, Z2, Z2, K5
+	KORW      K5, K4, K4
+	VCMPPD    $0x03, Z3, Z3, K5
+	KORW      K5, K4, K4
+	VCMPPD    $0x03, Z4, Z4, K5
+	KORW      K5, K4, K4
+	VSHUFPD   $0x00, Z2, Z1, Z5
+	VSHUFPD   $0xff, Z2, Z1, Z2
+	VMAXPD    Z5, Z2, Z1
+	VSHUFPD   $0x00, Z4, Z3, Z5
+	VSHUFPD   $0xff, Z4, Z3, Z2
+	VMAXPD    Z5, Z2, Z3
+	VMAXPD    Z1, Z3, Z1
+	VPERMQ    Z1, Z0, Z1
+	VMOVUPD   Z1, K3, (R9)
+	ADDQ      BX, DX
+	ADDQ      CX, AX
+	DECQ      DI
+	JNZ       maxHalvesF64_row
+	KMOVW     K4, R8
+	TESTL     R8, R8
+	SETNE     R8
+	MOVB      R8, nan+72(FP)
+	VZEROUPPER
+	RET
+
 // func tapsF32R1(n int, x *float32, off *int, w *float32, y *float32, ldy int, mask uint64)
 // Requires: AVX, AVX512F
 TEXT ·tapsF32R1(SB), NOSPLIT, $0-56
@@ -1007,5 +1097,95 @@ copyRowsF32_tail:
 	ADDQ      CX, AX
 	DECQ      SI
 	JNZ       copyRowsF32_row
+	VZEROUPPER
+	RET
+
+// func maxHalvesF32(dst *float32, ldd int, src *float32, lds int, w int, rows int, full int, imask uint64, omask uint64) (nan bool)
+// Requires: AVX, AVX512F
+TEXT ·maxHalvesF32(SB), NOSPLIT, $0-73
+	MOVQ      dst+0(FP), AX
+	MOVQ      ldd+8(FP), CX
+	MOVQ      src+16(FP), DX
+	MOVQ      lds+24(FP), BX
+	MOVQ      w+32(FP), SI
+	MOVQ      rows+40(FP), DI
+	SHLQ      $0x02, CX
+	SHLQ      $0x02, BX
+	SHLQ      $0x02, SI
+	MOVQ      imask+56(FP), R8
+	KMOVW     R8, K1
+	SHRQ      $0x10, R8
+	KMOVW     R8, K2
+	MOVQ      omask+64(FP), R8
+	KMOVW     R8, K3
+	MOVQ      $0x0705030106040200, R8
+	VMOVQ     R8, X0
+	VPMOVZXBQ X0, Z0
+	KXORW     K4, K4, K4
+
+maxHalvesF32_row:
+	MOVQ DX, R8
+	MOVQ AX, R9
+	MOVQ full+48(FP), R10
+
+maxHalvesF32_vec:
+	TESTQ   R10, R10
+	JE      maxHalvesF32_tail
+	VMOVUPS (R8), Z1
+	VMOVUPS 64(R8), Z2
+	VMOVUPS (R8)(SI*1), Z3
+	VMOVUPS 64(R8)(SI*1), Z4
+	VCMPPS  $0x03, Z1, Z1, K5
+	KORW    K5, K4, K4
+	VCMPPS  $0x03, Z2, Z2, K5
+	KORW    K5, K4, K4
+	VCMPPS  $0x03, Z3, Z3, K5
+	KORW    K5, K4, K4
+	VCMPPS  $0x03, Z4, Z4, K5
+	KORW    K5, K4, K4
+	VSHUFPS $0x88, Z2, Z1, Z5
+	VSHUFPS $0xdd, Z2, Z1, Z2
+	VMAXPS  Z5, Z2, Z1
+	VSHUFPS $0x88, Z4, Z3, Z5
+	VSHUFPS $0xdd, Z4, Z3, Z2
+	VMAXPS  Z5, Z2, Z3
+	VMAXPS  Z1, Z3, Z1
+	VPERMQ  Z1, Z0, Z1
+	VMOVUPS Z1, (R9)
+	ADDQ    $0x80, R8
+	ADDQ    $0x40, R9
+	DECQ    R10
+	JMP     maxHalvesF32_vec
+
+maxHalvesF32_tail:
+	VMOVUPS.Z (R8), K1, Z1
+	VMOVUPS.Z 64(R8), K2, Z2
+	VMOVUPS.Z (R8)(SI*1), K1, Z3
+	VMOVUPS.Z 64(R8)(SI*1), K2, Z4
+	VCMPPS    $0x03, Z1, Z1, K5
+	KORW      K5, K4, K4
+	VCMPPS    $0x03, Z2, Z2, K5
+	KORW      K5, K4, K4
+	VCMPPS    $0x03, Z3, Z3, K5
+	KORW      K5, K4, K4
+	VCMPPS    $0x03, Z4, Z4, K5
+	KORW      K5, K4, K4
+	VSHUFPS   $0x88, Z2, Z1, Z5
+	VSHUFPS   $0xdd, Z2, Z1, Z2
+	VMAXPS    Z5, Z2, Z1
+	VSHUFPS   $0x88, Z4, Z3, Z5
+	VSHUFPS   $0xdd, Z4, Z3, Z2
+	VMAXPS    Z5, Z2, Z3
+	VMAXPS    Z1, Z3, Z1
+	VPERMQ    Z1, Z0, Z1
+	VMOVUPS   Z1, K3, (R9)
+	ADDQ      BX, DX
+	ADDQ      CX, AX
+	DECQ      DI
+	JNZ       maxHalvesF32_row
+	KMOVW     K4, R8
+	TESTL     R8, R8
+	SETNE     R8
+	MOVB      R8, nan+72(FP)
 	VZEROUPPER
 	RET

@@ -67,3 +67,19 @@ func copyRows[T Float](dst []T, ldd int, src []T, lds, rows, width int) bool {
 	}
 	return true
 }
+
+// maxHalves runs MaxHalves, checked, on the assembly kernels; it reports
+// false, computing nothing, for a type defined on float32 or float64.
+func maxHalves[T Float](dst []T, ldd int, src []T, lds, w, rows, ow int) bool {
+	switch dst := any(dst).(type) {
+	case []float32:
+		full := (ow - 1) / lanes32
+		rem := ow - full*lanes32
+		return !maxHalvesF32(&dst[0], ldd, &any(src).([]float32)[0], lds, w, rows, full, 1<<(2*rem)-1, 1<<rem-1)
+	case []float64:
+		full := (ow - 1) / lanes64
+		rem := ow - full*lanes64
+		return !maxHalvesF64(&dst[0], ldd, &any(src).([]float64)[0], lds, w, rows, full, 1<<(2*rem)-1, 1<<rem-1)
+	}
+	return false
+}

@@ -16,3 +16,5 @@ func unreachable() { panic("conv: no assembly kernels in this build") }
 
 func taps[T Float]([]T, int, []T, []int, []T, int, int) bool { unreachable(); return false }
 func copyRows[T Float]([]T, int, []T, int, int, int) bool    { unreachable(); return false }
+
+func maxHalves[T Float]([]T, int, []T, int, int, int, int) bool { unreachable(); return false }

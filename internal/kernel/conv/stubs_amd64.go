@@ -25,6 +25,9 @@ func tapsF64R6(n int, x *float64, off *int, w *float64, y *float64, ldy int, mas
 // copyRowsF64 copies rows rows of full vectors and the lanes of mask of one more, lds elements apart in src and ldd in dst.
 func copyRowsF64(dst *float64, ldd int, src *float64, lds int, rows int, full int, mask uint64)
 
+// maxHalvesF64 sets dst's rows to the maxima of 2×2 windows at stride 2 of src's pairs of rows, and reports a NaN among the inputs read.
+func maxHalvesF64(dst *float64, ldd int, src *float64, lds int, w int, rows int, full int, imask uint64, omask uint64) (nan bool)
+
 // tapsF32R1 sets 1 row(s) of a block of 64 positions of y, those whose bits mask has, to their sums over n taps of x times w.
 func tapsF32R1(n int, x *float32, off *int, w *float32, y *float32, ldy int, mask uint64)
 
@@ -45,3 +48,6 @@ func tapsF32R6(n int, x *float32, off *int, w *float32, y *float32, ldy int, mas
 
 // copyRowsF32 copies rows rows of full vectors and the lanes of mask of one more, lds elements apart in src and ldd in dst.
 func copyRowsF32(dst *float32, ldd int, src *float32, lds int, rows int, full int, mask uint64)
+
+// maxHalvesF32 sets dst's rows to the maxima of 2×2 windows at stride 2 of src's pairs of rows, and reports a NaN among the inputs read.
+func maxHalvesF32(dst *float32, ldd int, src *float32, lds int, w int, rows int, full int, imask uint64, omask uint64) (nan bool)
