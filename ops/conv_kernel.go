@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	"github.com/nabla-go/nabla/graph"
+	"github.com/nabla-go/nabla/internal/kernel/conv"
 	"github.com/nabla-go/nabla/internal/kernel/gemm"
 	"github.com/nabla-go/nabla/internal/kernel/vek"
 )
@@ -38,7 +39,8 @@ type convRun[T float] struct {
 	prods    [][]T         // per part: the wide unfolding's product
 	path     forwardPath   // the forward kernel's
 	perImage int           // units per image, by taps (conv_taps.go)
-	off      []int         // by taps: the taps' offsets
+	offs     []int         // by taps: the taps' offsets
+	off      conv.Offsets  // by taps: offs, checked
 	packed   []T           // by taps: the weight, laid out tap by tap
 	serial   []*graph.Exec // per part: serial, keeping its products' buffers
 }

@@ -73,14 +73,15 @@ func (r *convRun[T]) tapsPrepare() {
 	for p := range r.parts {
 		r.cols[p] = grow(r.cols[p], g.kw*g.cg*plane)
 	}
-	r.off = r.off[:0]
+	r.offs = r.offs[:0]
 	for c := range g.cg {
 		for p := range g.kh {
 			for q := range g.kw {
-				r.off = append(r.off, (q*g.cg+c)*plane+p*g.dilation[0]*g.ow)
+				r.offs = append(r.offs, (q*g.cg+c)*plane+p*g.dilation[0]*g.ow)
 			}
 		}
 	}
+	r.off = conv.NewOffsets(r.offs)
 	r.packed = grow(r.packed, len(r.w))
 	for grp := range g.groups {
 		for o0 := 0; o0 < g.og; o0 += conv.MaxRows {

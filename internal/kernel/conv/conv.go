@@ -9,27 +9,45 @@ type Float interface{ ~float32 | ~float64 }
 // MaxRows is the most rows one call of Taps computes.
 const MaxRows = 6
 
+// Offsets are the taps of a sum of Taps: offsets into its input, checked
+// once for the many blocks of positions that a convolution sums them over.
+type Offsets struct {
+	off   []int
+	reach int // the largest offset
+}
+
+// NewOffsets returns the taps of off, which it keeps (not a copy); it
+// panics where off is empty or an offset negative.
+func NewOffsets(off []int) Offsets {
+	if len(off) == 0 {
+		panic("conv.NewOffsets: no taps")
+	}
+	o := Offsets{off: off}
+	for _, v := range off {
+		if v < 0 {
+			panic(fmt.Sprintf("conv.NewOffsets: negative offset %d", v))
+		}
+		o.reach = max(o.reach, v)
+	}
+	return o
+}
+
 // Taps sets y[r·ldy + s] = Σ_t w[t·rows + r]·x[s + off[t]] for r < rows
 // and s < n: rows (at most MaxRows) outputs over n positions, each a sum
-// over len(off) ≥ 1 taps, in order. It panics where the slices are too
-// short for the sums or an offset is negative.
-func Taps[T Float](y []T, ldy int, x []T, off []int, w []T, rows, n int) {
+// over the taps of off, in order. It panics where the slices are too
+// short for the sums.
+func Taps[T Float](y []T, ldy int, x []T, off Offsets, w []T, rows, n int) {
 	if n <= 0 || rows <= 0 {
 		return
 	}
-	if rows > MaxRows || len(off) == 0 || len(w) < len(off)*rows || len(y) < (rows-1)*ldy+n || ldy < n {
-		panic(fmt.Sprintf("conv.Taps: %d rows of %d positions (ldy %d) into %d elements, %d taps, %d weights",
-			rows, n, ldy, len(y), len(off), len(w)))
+	if rows > MaxRows || len(off.off) == 0 || len(w) < len(off.off)*rows || len(y) < (rows-1)*ldy+n || ldy < n || off.reach+n > len(x) {
+		panic(fmt.Sprintf("conv.Taps: %d rows of %d positions (ldy %d) into %d elements, %d taps reaching %d into %d elements, %d weights",
+			rows, n, ldy, len(y), len(off.off), off.reach, len(x), len(w)))
 	}
-	for _, o := range off {
-		if o < 0 || o+n > len(x) {
-			panic(fmt.Sprintf("conv.Taps: offset %d of %d positions in %d elements", o, n, len(x)))
-		}
-	}
-	if useAsm && taps(y, ldy, x, off, w, rows, n) {
+	if useAsm && taps(y, ldy, x, off.off, w, rows, n) {
 		return
 	}
-	tapsGo(y, ldy, x, off, w, rows, n)
+	tapsGo(y, ldy, x, off.off, w, rows, n)
 }
 
 // tapsGo is Taps in Go.

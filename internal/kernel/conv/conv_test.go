@@ -54,7 +54,7 @@ func checkTaps[T Float](t *testing.T, c tapsCase, tol float64) {
 	for i := range y {
 		y[i] = sentinel
 	}
-	Taps(y, c.ldy, x, off, w, c.rows, c.n)
+	Taps(y, c.ldy, x, NewOffsets(off), w, c.rows, c.n)
 	for row := range c.rows {
 		for s := range c.ldy {
 			i := row*c.ldy + s
@@ -124,5 +124,16 @@ func TestTapsRefusesShortSlices(t *testing.T) {
 			t.Fatal("no panic for an offset past the input")
 		}
 	}()
-	Taps(make([]float32, 16), 16, make([]float32, 20), []int{5}, make([]float32, 1), 1, 16)
+	Taps(make([]float32, 16), 16, make([]float32, 20), NewOffsets([]int{5}), make([]float32, 1), 1, 16)
+}
+
+// TestNewOffsetsRefusesNegative checks that NewOffsets panics on a
+// negative offset, which would read before the input.
+func TestNewOffsetsRefusesNegative(t *testing.T) {
+	defer func() {
+		if recover() == nil {
+			t.Fatal("no panic for a negative offset")
+		}
+	}()
+	NewOffsets([]int{3, -1})
 }
