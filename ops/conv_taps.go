@@ -20,6 +20,11 @@ import "github.com/nabla-go/nabla/internal/kernel/conv"
 // unfolding's product, blocked for the caches, is the surer choice.
 const tapsMaxIn, tapsMaxOut = 16, 32
 
+// tapsChunk is the output positions a unit computes for every block of
+// output channels before it moves on: the copies' rows they read stay in
+// the core's caches from block to block however large the image.
+const tapsChunk = 256
+
 // convTaps switches the forward convolution by taps on where the
 // assembly kernels run; tests switch it off to check the other paths.
 var convTaps = conv.Available()
@@ -34,12 +39,14 @@ const (
 )
 
 // forwardPath chooses the forward kernel: by taps for stride 1 and few
-// channels, else wide for short rows without padding, else the unfolding.
+// channels (where its copies are no larger than the unfolding, whose size
+// checkColumns bounds), else wide for short rows without padding, else
+// the unfolding.
 func (g geom) forwardPath() forwardPath {
 	switch {
 	case g.direct():
 		return pathUnfold
-	case convTaps && g.stride == [2]int{1, 1} && 0 < g.cg && g.cg <= tapsMaxIn && g.og <= tapsMaxOut:
+	case convTaps && g.stride == [2]int{1, 1} && 0 < g.cg && g.cg <= tapsMaxIn && g.og <= tapsMaxOut && g.tapsRows() <= g.kh*g.oh:
 		return pathTaps
 	case g.wide():
 		return pathWide
@@ -112,10 +119,12 @@ func (r *convRun[T]) tapsUnit(part, u int) {
 	buf := r.cols[part]
 	for grp := grp0; grp < grp1; grp++ {
 		r.tapsCopy(buf, n, grp)
-		for b := b0; b < b1; b++ {
-			o0 := grp*g.og + b*conv.MaxRows
-			rows := min(conv.MaxRows, (grp+1)*g.og-o0)
-			conv.Taps(r.y[(n*g.o+o0)*ohw:], ohw, buf, r.off, r.packed[o0*k:(o0+rows)*k], rows, ohw)
+		for s := 0; s < ohw; s += tapsChunk {
+			for b := b0; b < b1; b++ {
+				o0 := grp*g.og + b*conv.MaxRows
+				rows := min(conv.MaxRows, (grp+1)*g.og-o0)
+				conv.Taps(r.y[(n*g.o+o0)*ohw+s:], ohw, buf[s:], r.off, r.packed[o0*k:(o0+rows)*k], rows, min(tapsChunk, ohw-s))
+			}
 		}
 	}
 }
