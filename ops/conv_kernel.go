@@ -12,7 +12,10 @@ import (
 // The convolution kernels unfold each image into columns (im2col: one row
 // per kernel tap and channel, one column per output position) and multiply
 // by the weight with the project's matrix product. A 1×1 kernel with
-// stride 1 and no padding needs no unfolding.
+// stride 1 and no padding needs no unfolding. The forward convolution
+// chooses among three ways (forwardPath): this one, by taps for few
+// channels at stride 1 (conv_taps.go), and the wide unfolding of short
+// rows (conv_wide.go).
 
 type convKind int
 
