@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	"github.com/nabla-go/nabla/graph"
+	"github.com/nabla-go/nabla/internal/kernel/conv"
 	"github.com/nabla-go/nabla/internal/kernel/gemm"
 	"github.com/nabla-go/nabla/internal/kernel/vek"
 )
@@ -11,7 +12,10 @@ import (
 // The convolution kernels unfold each image into columns (im2col: one row
 // per kernel tap and channel, one column per output position) and multiply
 // by the weight with the project's matrix product. A 1×1 kernel with
-// stride 1 and no padding needs no unfolding.
+// stride 1 and no padding needs no unfolding. The forward convolution
+// chooses among three ways (forwardPath): this one, by taps for few
+// channels at stride 1 (conv_taps.go), and the wide unfolding of short
+// rows (conv_wide.go).
 
 type convKind int
 
@@ -27,16 +31,21 @@ const (
 // forward and input-gradient kernels, chunks of images for the weight
 // gradient; a machine keeps one per dtype.
 type convRun[T float] struct {
-	kind    convKind
-	g       geom
-	x, w, y []T
-	parts   int
-	chunks  int           // the weight gradient's
-	sums    [][]T         // the weight gradient's chunks but the first
-	cols    [][]T         // per part
-	prods   [][]T         // per part: the wide unfolding's product
-	wide    bool          // the forward kernel unfolds wide (conv_wide.go)
-	serial  []*graph.Exec // per part: serial, keeping its products' buffers
+	kind     convKind
+	g        geom
+	x, w, y  []T
+	parts    int
+	units    int           // of work, spread over the parts
+	chunks   int           // the weight gradient's
+	sums     [][]T         // the weight gradient's chunks but the first
+	cols     [][]T         // per part
+	prods    [][]T         // per part: the wide unfolding's product
+	path     forwardPath   // the forward kernel's
+	perImage int           // units per image, by taps (conv_taps.go)
+	offs     []int         // by taps: the taps' offsets
+	off      conv.Offsets  // by taps: offs, checked
+	packed   []T           // by taps: the weight, laid out tap by tap
+	serial   []*graph.Exec // per part: serial, keeping its products' buffers
 }
 
 type convKey[T float] struct{}
@@ -61,9 +70,15 @@ func runConv[T float](e *graph.Exec, kind convKind, g geom, x, w, y []T) {
 	r := e.State(convKey[T]{}, func() any { return new(convRun[T]) }).(*convRun[T])
 	r.kind, r.g, r.x, r.w, r.y = kind, g, x, w, y
 	units := g.n
-	r.wide = kind == convForward && g.wide()
-	if r.wide {
+	r.path = pathUnfold
+	if kind == convForward {
+		r.path = g.forwardPath()
+	}
+	switch r.path {
+	case pathWide:
 		units = g.wideUnits()
+	case pathTaps:
+		units, r.perImage = g.tapsUnits(e.Threads())
 	}
 	if kind == convWeightGrad {
 		r.chunks = min(g.n, weightChunks)
@@ -85,15 +100,18 @@ func runConv[T float](e *graph.Exec, kind convKind, g geom, x, w, y []T) {
 		r.serial = append(r.serial, graph.NewExec(nil))
 	}
 	switch {
-	case r.wide:
+	case r.path == pathWide:
 		for p := range r.parts {
 			r.wideBuffers(p)
 		}
+	case r.path == pathTaps:
+		r.tapsPrepare()
 	case !g.direct():
 		for p := range r.parts {
 			r.cols[p] = grow(r.cols[p], g.k()*g.oh*g.ow)
 		}
 	}
+	r.units = units
 	if r.parts > 1 {
 		e.Parallel(r.parts, r)
 	} else {
@@ -114,14 +132,7 @@ func runConv[T float](e *graph.Exec, kind convKind, g geom, x, w, y []T) {
 // run to run (a nil Exec would take them from a pool that a collection
 // may empty).
 func (r *convRun[T]) Do(part int) {
-	units := r.g.n
-	switch {
-	case r.wide:
-		units = r.g.wideUnits()
-	case r.kind == convWeightGrad:
-		units = r.chunks
-	}
-	for u := part; u < units; u += r.parts {
+	for u := part; u < r.units; u += r.parts {
 		r.unit(r.serial[part], part, u)
 	}
 }
@@ -129,8 +140,12 @@ func (r *convRun[T]) Do(part int) {
 // unit computes image u, or the weight gradient's sum over chunk u of
 // the images (the first into w, the others into sums).
 func (r *convRun[T]) unit(e *graph.Exec, part, u int) {
-	if r.wide {
+	switch r.path {
+	case pathWide:
 		r.wideUnit(e, part, u)
+		return
+	case pathTaps:
+		r.tapsUnit(part, u)
 		return
 	}
 	if r.kind != convWeightGrad {

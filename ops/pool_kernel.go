@@ -6,6 +6,7 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/nabla-go/nabla/graph"
+	"github.com/nabla-go/nabla/internal/kernel/conv"
 )
 
 // The pooling kernels visit each plane (one channel of one image) window
@@ -23,6 +24,7 @@ type poolRun[T float] struct {
 	a, b, out  []T
 	rows, cols []poolSpan
 	parts      int
+	vector     bool // MaxPool2D by halves in vectors (maxHalvesVector)
 }
 
 type poolKey[T float] struct{}
@@ -44,12 +46,18 @@ func runPool[T float](e *graph.Exec, kind poolKind, g poolGeom, out *tensor.Dens
 	if flops(g.planes, g.oh, g.ow, g.kernel[0], g.kernel[1]) >= parallelMin {
 		r.parts = min(e.Threads(), g.planes)
 	}
+	r.vector = kind == maxPoolKind && g.halves() && conv.Available()
 	e.Parallel(r.parts, r)
 	r.a, r.b, r.out = nil, nil, nil
 }
 
-// Do computes every parts-th plane, from the part-th.
+// Do computes every parts-th plane, from the part-th, or in vectors the
+// part-th of parts runs of planes.
 func (r *poolRun[T]) Do(part int) {
+	if r.vector {
+		r.maxHalvesVector(part*r.g.planes/r.parts, (part+1)*r.g.planes/r.parts)
+		return
+	}
 	for pl := part; pl < r.g.planes; pl += r.parts {
 		switch r.kind {
 		case avgPoolKind, avgPoolSpreadKind:
@@ -179,6 +187,29 @@ func (r *poolRun[T]) maxHalves(x, out, in []T) bool {
 		}
 	}
 	return sum == sum
+}
+
+// maxHalvesVector computes MaxPool2D's planes [lo, hi) by halves with
+// conv.MaxHalves, in one call where the planes' pairs of rows follow one
+// another (even heights), and again plane by plane with maxPlane where a
+// NaN is among the inputs. Its windows' results are maxHalves's.
+func (r *poolRun[T]) maxHalvesVector(lo, hi int) {
+	g := &r.g
+	hw, ohw := g.h*g.w, g.oh*g.ow
+	x, out := r.a[lo*hw:hi*hw], r.out[lo*ohw:hi*ohw]
+	ok := true
+	if g.h == 2*g.oh {
+		ok = conv.MaxHalves(out, g.ow, x, 2*g.w, g.w, (hi-lo)*g.oh, g.ow)
+	} else {
+		for pl := range hi - lo {
+			ok = conv.MaxHalves(out[pl*ohw:], g.ow, x[pl*hw:], 2*g.w, g.w, g.oh, g.ow) && ok
+		}
+	}
+	if !ok {
+		for pl := lo; pl < hi; pl++ {
+			r.maxPlane(pl)
+		}
+	}
 }
 
 // b2i is 1 for true and 0 for false; the compiler makes it a flag

@@ -362,12 +362,13 @@ func BenchmarkPool(b *testing.B) {
 // zeros, infinities and NaNs, in both float types: the pooled value, the
 // gradient and the gather follow each window's argmax as the reference
 // finds it from its four taps in row-major order (the last NaN, else the
-// first maximum).
+// first maximum). Rows up to 41 wide take the vector kernel's full
+// vectors and partial ones (MaxPool2D's, maxHalvesVector).
 func TestMaxPoolHalves(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	values := []float64{-1, 0, math.Copysign(0, -1), 1, 2, math.Inf(1), math.Inf(-1)}
 	for it := range 200 {
-		xs := []int{1 + rng.IntN(2), 1 + rng.IntN(3), 2 + rng.IntN(8), 2 + rng.IntN(8)}
+		xs := []int{1 + rng.IntN(2), 1 + rng.IntN(3), 2 + rng.IntN(8), 2 + rng.IntN(40)}
 		o := PoolOptions{Kernel: []int{2}, CeilMode: it%3 == 0}
 		geo, err := newPool2d(o, true).geomOf(xs)
 		if err != nil {
