@@ -199,9 +199,9 @@ func (r *recurrent) direction(w RecurrentWeights, x *graph.Node, carry []*graph.
 	if reverse {
 		opts = append(opts, ops.Reverse())
 	}
-	kind := r.kind
+	kind, whhT := r.kind, w.recurrentT()
 	last, out := ops.Scan(func(carry, xs []*graph.Node) ([]*graph.Node, []*graph.Node) {
-		next := w.step(kind, xs[0], carry)
+		next := w.step(kind, xs[0], whhT, carry)
 		return next, next[:1]
 	}, carry, []*graph.Node{xp}, opts...)
 	return last, out[0]

@@ -176,3 +176,63 @@ func TestRecurrentDropout(t *testing.T) {
 	NewGRU(bad, "gru", 3, 4, RecurrentConfig{Layers: 2, Dropout: 1.5})
 	require.ErrorContains(t, bad.Err(), "drop probability 1.5")
 }
+
+// TestRecurrentLoopReadsWeightAsStored asserts that the products in a
+// layer's loop read the recurrent weight untransposed (W_hhᵀ, transposed
+// once before the loop): a product with B transposed would pack the same
+// matrix again at every step.
+func TestRecurrentLoopReadsWeightAsStored(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		build func(g *graph.Graph, x *graph.Node) *graph.Node
+	}{
+		{"RNN", func(g *graph.Graph, x *graph.Node) *graph.Node {
+			return NewRNN(g, "rnn", 3, 4, RecurrentConfig{}).Forward(x)
+		}},
+		{"LSTM", func(g *graph.Graph, x *graph.Node) *graph.Node {
+			return NewLSTM(g, "lstm", 3, 4, RecurrentConfig{}).Forward(x)
+		}},
+		{"GRU", func(g *graph.Graph, x *graph.Node) *graph.Node {
+			return NewGRU(g, "gru", 3, 4, RecurrentConfig{}).Forward(x)
+		}},
+	} {
+		g := graph.New()
+		out := tc.build(g, g.Input("x", graph.Float64, 5, 2, 3))
+		require.NoError(t, out.Err(), tc.name)
+		var bodies []*graph.Subgraph
+		walkNodes([]*graph.Node{out}, func(n *graph.Node) {
+			if op, _ := n.MultiOp(); op != nil && op.Name() == "Scan" {
+				bodies = append(bodies, op.(graph.SubgraphOp).Subgraphs()...)
+			}
+		})
+		require.Len(t, bodies, 1, tc.name)
+		products := 0
+		walkNodes(bodies[0].Outputs, func(n *graph.Node) {
+			if mm, ok := n.Op().(ops.MatMulOp); ok {
+				products++
+				require.False(t, mm.TransA || mm.TransB, "%s: the loop's product %v reads an operand transposed", tc.name, n)
+			}
+		})
+		require.Equal(t, 1, products, tc.name)
+	}
+}
+
+// walkNodes calls f once on every node that the nodes from are computed
+// from, them included.
+func walkNodes(from []*graph.Node, f func(*graph.Node)) {
+	seen := map[*graph.Node]bool{}
+	var visit func(n *graph.Node)
+	visit = func(n *graph.Node) {
+		if seen[n] {
+			return
+		}
+		seen[n] = true
+		f(n)
+		for _, in := range n.Inputs() {
+			visit(in)
+		}
+	}
+	for _, n := range from {
+		visit(n)
+	}
+}
