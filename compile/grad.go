@@ -278,10 +278,15 @@ func fitGradient(n *graph.Node, k int, gk *graph.Node) (*graph.Node, error) {
 	return ops.SumTo(gk, in.Shape()...), nil
 }
 
-// sum adds gradient contributions; nil when there are none.
+// sum adds gradient contributions; nil when there are none. Those of
+// disjoint slices of one value are joined rather than padded and added
+// (see ops.JoinPads).
 func sum(xs []*graph.Node) *graph.Node {
 	if len(xs) == 0 {
 		return nil
+	}
+	if s, ok := ops.JoinPads(xs); ok {
+		return s
 	}
 	s := xs[0]
 	for _, x := range xs[1:] {

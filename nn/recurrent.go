@@ -2,6 +2,7 @@ package nn
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/nabla-go/nabla/graph"
 	"github.com/nabla-go/nabla/ops"
@@ -192,19 +193,26 @@ func (r *recurrent) timeMajor(x *graph.Node, init []*graph.Node, failed func(str
 // width) from the state carry, from the last step to the first when
 // reverse is true, and returns the final state and the hidden states (T,
 // N, hidden). The input's part of every step is one product, outside the
-// loop.
+// loop. The loop carries, besides the state, the recurrent product of its
+// h, h·W_hhᵀ, which each step computes for the next from the h it makes:
+// the gradient's steps then need no value of that product, and do not
+// compute it again (they do the two products of its derivative). The
+// loop keeps it for them (T·N·gates·hidden values), as PyTorch keeps the
+// gates.
 func (r *recurrent) direction(w RecurrentWeights, x *graph.Node, carry []*graph.Node, reverse bool) (last []*graph.Node, ys *graph.Node) {
 	xp := w.project(r.kind, x)
 	var opts []ops.ScanOption
 	if reverse {
 		opts = append(opts, ops.Reverse())
 	}
-	kind := r.kind
+	kind, whhT := r.kind, w.recurrentT()
+	states := len(carry)
+	init := append(slices.Clone(carry), ops.MatMul(carry[0], whhT))
 	last, out := ops.Scan(func(carry, xs []*graph.Node) ([]*graph.Node, []*graph.Node) {
-		next := w.step(kind, xs[0], carry)
-		return next, next[:1]
-	}, carry, []*graph.Node{xp}, opts...)
-	return last, out[0]
+		next := w.step(kind, xs[0], carry[states], carry[:states])
+		return append(next, ops.MatMul(next[0], whhT)), next[:1]
+	}, init, []*graph.Node{xp}, opts...)
+	return last[:states], out[0]
 }
 
 // Describe gives the module's settings as PyTorch prints them: defaults

@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/nabla-go/nabla/compile"
 	"github.com/nabla-go/nabla/graph"
 	"github.com/nabla-go/nabla/ops"
 	"github.com/nabla-go/nabla/vm"
@@ -175,4 +176,79 @@ func TestRecurrentDropout(t *testing.T) {
 	bad := graph.New()
 	NewGRU(bad, "gru", 3, 4, RecurrentConfig{Layers: 2, Dropout: 1.5})
 	require.ErrorContains(t, bad.Err(), "drop probability 1.5")
+}
+
+// TestRecurrentLoopProducts asserts that the product in a layer's loop
+// reads the recurrent weight untransposed (W_hhᵀ, transposed once before
+// the loop: a product with B transposed would pack the same matrix again
+// at every step), and that the gradient's loop runs only the two products
+// of the derivative, not the forward product again (the loop carries it).
+func TestRecurrentLoopProducts(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		build func(g *graph.Graph, x *graph.Node) (*graph.Node, Module)
+	}{
+		{"RNN", func(g *graph.Graph, x *graph.Node) (*graph.Node, Module) {
+			m := NewRNN(g, "rnn", 3, 4, RecurrentConfig{})
+			return m.Forward(x), m
+		}},
+		{"LSTM", func(g *graph.Graph, x *graph.Node) (*graph.Node, Module) {
+			m := NewLSTM(g, "lstm", 3, 4, RecurrentConfig{})
+			return m.Forward(x), m
+		}},
+		{"GRU", func(g *graph.Graph, x *graph.Node) (*graph.Node, Module) {
+			m := NewGRU(g, "gru", 3, 4, RecurrentConfig{})
+			return m.Forward(x), m
+		}},
+	} {
+		g := graph.New()
+		out, m := tc.build(g, g.Input("x", graph.Float64, 5, 2, 3))
+		require.NoError(t, out.Err(), tc.name)
+		grads, err := compile.Grad(ops.Sum(out), Parameters(m)...)
+		require.NoError(t, err, tc.name)
+		bodies := map[string][]*graph.Subgraph{}
+		seen := map[graph.MultiOp]bool{}
+		walkNodes(grads, func(n *graph.Node) {
+			if op, _ := n.MultiOp(); op != nil && !seen[op] && strings.HasPrefix(op.Name(), "Scan") {
+				seen[op] = true
+				bodies[op.Name()] = append(bodies[op.Name()], op.(graph.SubgraphOp).Subgraphs()...)
+			}
+		})
+		require.Len(t, bodies["Scan"], 1, tc.name)
+		require.Len(t, bodies["Scan(reverse)"], 1, tc.name)
+		var products []ops.MatMulOp
+		walkNodes(bodies["Scan"][0].Outputs, func(n *graph.Node) {
+			if mm, ok := n.Op().(ops.MatMulOp); ok {
+				products = append(products, mm)
+			}
+		})
+		require.Equal(t, []ops.MatMulOp{{}}, products, "%s: the loop's products", tc.name)
+		products = nil
+		walkNodes(bodies["Scan(reverse)"][0].Outputs, func(n *graph.Node) {
+			if mm, ok := n.Op().(ops.MatMulOp); ok {
+				products = append(products, mm)
+			}
+		})
+		require.Len(t, products, 2, "%s: the gradient loop's products", tc.name)
+	}
+}
+
+// walkNodes calls f once on every node that the nodes from are computed
+// from, them included.
+func walkNodes(from []*graph.Node, f func(*graph.Node)) {
+	seen := map[*graph.Node]bool{}
+	var visit func(n *graph.Node)
+	visit = func(n *graph.Node) {
+		if seen[n] {
+			return
+		}
+		seen[n] = true
+		f(n)
+		for _, in := range n.Inputs() {
+			visit(in)
+		}
+	}
+	for _, n := range from {
+		visit(n)
+	}
 }

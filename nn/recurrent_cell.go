@@ -106,20 +106,25 @@ func (w RecurrentWeights) project(kind cellKind, x *graph.Node) *graph.Node {
 	return ops.Add(xp, bias)
 }
 
+// recurrentT is W_hhᵀ (hidden, gates·hidden), the recurrent weight as a
+// layer's loop reads it. The layer transposes it once, before the loop:
+// each step's product then reads it where it is stored, where with W_hh
+// every step would repack the same matrix.
+func (w RecurrentWeights) recurrentT() *graph.Node { return ops.Transpose(w.WeightHH) }
+
 // step is one step of the recurrence from the projected input xp (N,
-// gates·hidden) (see project) and the state, h (N, hidden) or (h, c) for
-// the LSTM, to the new state:
+// gates·hidden) (see project), the state, h (N, hidden) or (h, c) for the
+// LSTM, and gh = h·W_hhᵀ, to the new state:
 //
-//	Elman: h' = act(xp + W_hh h)
-//	LSTM:  i,f,g,o = σ,σ,tanh,σ(xp + W_hh h); c' = f·c + i·g; h' = o·tanh(c')
-//	GRU:   r,z = σ(xp_rz + W_hrz h); n = tanh(xp_n + r·(W_hn h + b_hn))
+//	Elman: h' = act(xp + gh)
+//	LSTM:  i,f,g,o = σ,σ,tanh,σ(xp + gh); c' = f·c + i·g; h' = o·tanh(c')
+//	GRU:   r,z = σ(xp_rz + gh_rz); n = tanh(xp_n + r·(gh_n + b_hn))
 //	       h' = (1-z)·n + z·h
-func (w RecurrentWeights) step(kind cellKind, xp *graph.Node, state []*graph.Node) []*graph.Node {
+func (w RecurrentWeights) step(kind cellKind, xp, gh *graph.Node, state []*graph.Node) []*graph.Node {
 	h := state[0]
 	hidden := w.WeightHH.Shape()[1]
 	gate := func(v *graph.Node, k int) *graph.Node { return ops.Slice(v, 1, k*hidden, (k+1)*hidden) }
 	if kind == cellGRU {
-		gh := ops.MatMulT(h, w.WeightHH, false, true)
 		r := ops.Sigmoid(ops.Add(gate(xp, 0), gate(gh, 0)))
 		z := ops.Sigmoid(ops.Add(gate(xp, 1), gate(gh, 1)))
 		hn := gate(gh, 2)
@@ -129,7 +134,7 @@ func (w RecurrentWeights) step(kind cellKind, xp *graph.Node, state []*graph.Nod
 		n := ops.Tanh(ops.Add(gate(xp, 2), ops.Mul(r, hn)))
 		return []*graph.Node{ops.Add(n, ops.Mul(z, ops.Sub(h, n)))}
 	}
-	gates := ops.Add(ops.MatMulT(h, w.WeightHH, false, true), xp)
+	gates := ops.Add(gh, xp)
 	switch kind {
 	case cellTanh:
 		return []*graph.Node{ops.Tanh(gates)}
@@ -183,7 +188,7 @@ func (c *cell) run(w RecurrentWeights, x *graph.Node, state []*graph.Node) []*gr
 	if err != nil {
 		return repeat(fail(x, c.typeName, "%q: %v", c.name, err), len(state))
 	}
-	return w.step(c.kind, w.project(c.kind, x), full)
+	return w.step(c.kind, w.project(c.kind, x), ops.MatMulT(full[0], w.WeightHH, false, true), full)
 }
 
 // zeroStates returns the states with nil ones replaced by zeros of x's

@@ -470,6 +470,14 @@ func (op *scanOp) ForwardExec(e *graph.Exec, out, in []*tensor.Dense) error {
 	for c := range C + A {
 		graph.CopyValues(out[c], in[c])
 	}
+	direct := op.carriesInPlace(r)
+	if direct {
+		for c := range C {
+			if b := r.In(c); b != nil {
+				graph.CopyValues(b, in[c])
+			}
+		}
+	}
 	for i := range op.steps {
 		t := i
 		if op.reverse {
@@ -480,7 +488,7 @@ func (op *scanOp) ForwardExec(e *graph.Exec, out, in []*tensor.Dense) error {
 			continue
 		}
 		for c := range C {
-			if b := r.In(c); b != nil {
+			if b := r.In(c); b != nil && !direct {
 				graph.CopyValues(b, out[c])
 			}
 		}
@@ -503,7 +511,12 @@ func (op *scanOp) ForwardExec(e *graph.Exec, out, in []*tensor.Dense) error {
 			addInto(out[a], r.Out(a))
 		}
 		for c := range C {
-			graph.CopyValues(out[c], r.Out(c))
+			switch b := r.In(c); {
+			case !direct || b == nil:
+				graph.CopyValues(out[c], r.Out(c))
+			case !sameStorage(b, r.Out(c)):
+				graph.CopyValues(b, r.Out(c))
+			}
 		}
 		if op.until > 0 && !op.reverse && !nonzero(out[C+A+op.until-1], t) {
 			for j := C + A; j < len(out); j++ {
@@ -514,7 +527,42 @@ func (op *scanOp) ForwardExec(e *graph.Exec, out, in []*tensor.Dense) error {
 			break
 		}
 	}
+	if direct {
+		for c := range C {
+			if b := r.In(c); b != nil {
+				graph.CopyValues(out[c], b)
+			}
+		}
+	}
 	return nil
+}
+
+// carriesInPlace reports whether the loop may keep the carries in r's
+// inputs from step to step, copying each step's new carries there and
+// into the op's outputs once, at the end, rather than through the
+// outputs at every step. It may not where a new carry is the buffer of
+// another carry's input (a body swapping two carries would read one it
+// has just overwritten), nor where steps skip the body (skipBy, until),
+// which read the carries from the outputs.
+func (op *scanOp) carriesInPlace(r graph.Runner) bool {
+	if op.skipBy > 0 || op.until > 0 {
+		return false
+	}
+	for c := range op.carries {
+		for d := range op.carries {
+			if b := r.In(d); d != c && b != nil && sameStorage(b, r.Out(c)) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// sameStorage reports whether a and b start at the same element: two
+// buffers of a machine are the same one or do not overlap. Empty ones
+// are not compared (nothing is copied between them).
+func sameStorage(a, b *tensor.Dense) bool {
+	return graph.ShapeSize(a.Shape()) > 0 && graph.ShapeSize(b.Shape()) > 0 && a.Uintptr() == b.Uintptr()
 }
 
 // fillSteps copies slice t of seq, a stack of T steps' values, into the

@@ -74,6 +74,38 @@ func TestScanValuesByHand(t *testing.T) {
 	}
 }
 
+// Carries that a step passes on unchanged, swaps, or computes without
+// reading them, by hand: a' = b, b' = a + x, k' = k, u' = 2x, p' = q,
+// q' = p, y = a + b + k + 100p, from (10, 20, 7, 0, 1, 2) over x = 1, 2,
+// 3, 4. The machine keeps carries in the body's inputs from step to step;
+// a new carry that is another carry's input must not be overwritten
+// before it is read.
+func TestScanCarriesByHand(t *testing.T) {
+	g := graph.New()
+	xs := g.Input("xs", graph.Float64, 4)
+	var init []*graph.Node
+	for _, v := range []float64{10, 20, 7, 0, 1, 2} {
+		init = append(init, g.Scalar(v, graph.Float64))
+	}
+	body := func(c, x []*graph.Node) ([]*graph.Node, []*graph.Node) {
+		y := ops.Add(ops.Add(ops.Add(c[0], c[1]), c[2]), ops.Scale(c[4], 100))
+		return []*graph.Node{c[1], ops.Add(c[0], x[0]), c[2], ops.Scale(x[0], 2), c[5], c[4]}, []*graph.Node{y}
+	}
+	final, ys := ops.Scan(body, init, []*graph.Node{xs})
+	rfinal, rys := ops.Scan(body, init, []*graph.Node{xs}, ops.Reverse())
+	outs := append(append(append(final, ys[0]), rfinal...), rys[0])
+	got := run(t, outs, vm.Feeds{xs: f64(t, []float64{1, 2, 3, 4}, 4)})
+	// Reversed, x = 4, 3, 2, 1 at steps 3, 2, 1, 0.
+	want := [][]float64{{14}, {26}, {7}, {8}, {1}, {2}, {137, 238, 140, 243}, {16}, {24}, {7}, {2}, {1}, {2}, {246, 144, 241, 137}}
+	for i := range want {
+		for j := range want[i] {
+			if got[i][j] != want[i][j] {
+				t.Fatalf("output %d: got %v, want %v", i, got[i], want[i])
+			}
+		}
+	}
+}
+
 // A zero-length Scan returns its initial carry and empty outputs; the
 // gradient with respect to the initial carry is the final carry's, and a
 // captured value gets zero.

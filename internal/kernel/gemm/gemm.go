@@ -369,6 +369,10 @@ func (d *driver[E]) packA(ap []E, i0, mc int) {
 		dst := ap[i*kc : (i+k.mr)*kc]
 		mr := min(k.mr, mc-i)
 		if p.TransA { // A stored k×m: depth l's values are contiguous
+			if mr == 6 && k.mr == 6 { // a full panel of the SIMD kernels: inline, not a call to copy
+				packAT6(dst, d.a[(d.pc)*p.Lda+i0+i:], p.Lda, kc)
+				continue
+			}
 			for l := range kc {
 				src := d.a[(d.pc+l)*p.Lda+i0+i:]
 				col := dst[l*k.mr : (l+1)*k.mr]
@@ -407,6 +411,17 @@ func packA6[E elem](dst, a []E, lda, kc, mr int) {
 	for l := range kc {
 		col := (*[6]E)(dst[mr*l:])
 		col[0], col[1], col[2], col[3], col[4], col[5] = r0[l], r1[l], r2[l], r3[l], r4[l], r5[l]
+	}
+}
+
+// packAT6 packs the six columns of kc rows, lda apart from a, into dst:
+// row l's six values at dst[6·l:6·l+6], assigned inline: copy would call
+// memmove for every 24 or 48 bytes.
+func packAT6[E elem](dst, a []E, lda, kc int) {
+	dst = dst[:6*kc]
+	for l := range kc {
+		col, src := (*[6]E)(dst[6*l:]), (*[6]E)(a[l*lda:])
+		col[0], col[1], col[2], col[3], col[4], col[5] = src[0], src[1], src[2], src[3], src[4], src[5]
 	}
 }
 
