@@ -13,7 +13,9 @@ import (
 // network's input and its tangent through one weight, without copying
 // the rows next to each other. Every element of C is computed with the
 // operations Mul's matrix–vector product (m = 1) does for that row alone,
-// so computing rows together changes no bit.
+// so computing rows together changes no bit. (Mul's products of 2 to 4
+// stacked rows keep the tiles of its larger products, whose bits a batch
+// of such products stacked into one must keep.)
 
 // MaxRows is the most rows MulRows multiplies together.
 const MaxRows = 4

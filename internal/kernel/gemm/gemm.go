@@ -79,14 +79,6 @@ func (p Product) check(la, lb, lc int) error {
 // thread: smaller ones finish in about the time it takes to wake a worker.
 const parallelMin = 96 * 96 * 96
 
-// useFewRows reports whether p runs as the product of its few rows by B
-// read once (MulRows): at most MaxRows rows, neither operand transposed,
-// and small enough to run on one thread anyway. Packing panels of A and
-// C's edge tiles would cost most of such a product.
-func useFewRows(p Product) bool {
-	return p.M >= 2 && p.M <= MaxRows && !p.TransA && !p.TransB && p.M*p.N*p.K < parallelMin
-}
-
 func mul[E elem](e *parallel.Exec, p Product, a, b, c []E) {
 	if p.M == 0 || p.N == 0 {
 		return
@@ -101,14 +93,6 @@ func mul[E elem](e *parallel.Exec, p Product, a, b, c []E) {
 	}
 	k := kernelFor[E]()
 	if gemv(k, p, a, b, c) {
-		return
-	}
-	if useFewRows(p) {
-		var as, cs [MaxRows][]E
-		for r := range p.M {
-			as[r], cs[r] = a[r*p.Lda:r*p.Lda+p.K], c[r*p.Ldc:r*p.Ldc+p.N]
-		}
-		mulRows(p.M, p.N, p.K, as, b, p.Ldb, cs, p.Acc)
 		return
 	}
 	if useDots(p) {
