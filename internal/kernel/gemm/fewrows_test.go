@@ -17,8 +17,9 @@ type rowsProblem[E elem] struct {
 	b            []E
 }
 
-func newRowsProblem[E elem](rng *rand.Rand, m, n, k int) rowsProblem[E] {
-	pr := rowsProblem[E]{m: m, n: n, k: k, ldb: n + pad}
+// newRowsProblem makes a problem whose B has rows ldb elements apart.
+func newRowsProblem[E elem](rng *rand.Rand, m, n, k, ldb int) rowsProblem[E] {
+	pr := rowsProblem[E]{m: m, n: n, k: k, ldb: ldb}
 	fill := func(size int) []E {
 		x := make([]E, size)
 		for i := range x {
@@ -73,7 +74,7 @@ func testMulRows[E elem](t *testing.T) {
 	for m := 1; m <= MaxRows; m++ {
 		for _, s := range rowsShapes {
 			n, k := s[0], s[1]
-			pr := newRowsProblem[E](rng, m, n, k)
+			pr := newRowsProblem[E](rng, m, n, k, n+pad)
 			for _, acc := range []bool{false, true} {
 				got := pr.run(acc)
 				for r := range m {
@@ -119,7 +120,7 @@ func checkOneRowBits[E elem](t *testing.T) {
 	for m := 2; m <= MaxRows; m++ {
 		for _, s := range rowsShapes {
 			n, k := s[0], s[1]
-			pr := newRowsProblem[E](rng, m, n, k)
+			pr := newRowsProblem[E](rng, m, n, k, n+pad)
 			for _, acc := range []bool{false, true} {
 				got := pr.run(acc)
 				for r := range m {
@@ -138,7 +139,7 @@ func checkOneRowBits[E elem](t *testing.T) {
 }
 
 func TestMulRowsAllocatesNothing(t *testing.T) {
-	pr := newRowsProblem[float64](rand.New(rand.NewPCG(1, 1)), 3, 64, 64)
+	pr := newRowsProblem[float64](rand.New(rand.NewPCG(1, 1)), 3, 64, 64, 64)
 	c := pr.c
 	if n := testing.AllocsPerRun(10, func() { MulRows(pr.m, pr.n, pr.k, &pr.a, pr.b, pr.ldb, &c, false) }); n != 0 {
 		t.Fatalf("MulRows allocates %v times a call", n)
@@ -146,7 +147,7 @@ func TestMulRowsAllocatesNothing(t *testing.T) {
 }
 
 func TestMulRowsRejectsShortSlices(t *testing.T) {
-	pr := newRowsProblem[float64](rand.New(rand.NewPCG(1, 1)), 2, 8, 8)
+	pr := newRowsProblem[float64](rand.New(rand.NewPCG(1, 1)), 2, 8, 8, 8)
 	for _, f := range []func(){
 		func() { MulRows(2, 8, 8, &pr.a, pr.b[:len(pr.b)-1], pr.ldb, &pr.c, false) },
 		func() { MulRows(3, 8, 8, &pr.a, pr.b, pr.ldb, &pr.c, false) },
@@ -190,7 +191,7 @@ func benchFewRows[E elem](b *testing.B, s [3]int) {
 }
 
 func benchMulRows[E elem](b *testing.B, m int) {
-	pr := newRowsProblem[E](rand.New(rand.NewPCG(1, 1)), m, 64, 64)
+	pr := newRowsProblem[E](rand.New(rand.NewPCG(1, 1)), m, 64, 64, 64)
 	for b.Loop() {
 		MulRows(m, 64, 64, &pr.a, pr.b, pr.ldb, &pr.c, false)
 	}
