@@ -114,12 +114,3 @@ func fewRowsGo[E elem](m, n, k int, a0, a1, a2, a3, b *E, ldb int, c0, c1, c2, c
 		}
 	}
 }
-
-// fewRowsAVX2 makes one fewRowsFunc of the assembly kernels for 2, 3 and 4
-// rows.
-func fewRowsAVX2[E elem](k2, k3, k4 func(n, k int, a0, a1, a2, a3, b *E, ldb int, c0, c1, c2, c3 *E, acc bool)) fewRowsFunc[E] {
-	ks := [...]func(n, k int, a0, a1, a2, a3, b *E, ldb int, c0, c1, c2, c3 *E, acc bool){k2, k3, k4}
-	return func(m, n, k int, a0, a1, a2, a3, b *E, ldb int, c0, c1, c2, c3 *E, acc bool) {
-		ks[m-2](n, k, a0, a1, a2, a3, b, ldb, c0, c1, c2, c3, acc)
-	}
-}
