@@ -32,18 +32,26 @@ func sharedmatmul(f *function) error {
 		}
 	}
 	s := sharing{groupOf: map[*value][]*value{}}
+	s.levels(f)
 	for _, b := range mats {
 		for cands := byMat[b]; len(cands) >= 2; {
 			group, rest := cands[:1:1], []*value(nil)
-			for _, c := range cands[1:] {
-				if len(group) < ops.MaxSharedRows && !s.cycles(group, c) {
-					group = append(group, c)
-				} else {
-					rest = append(rest, c)
+			failed := 0
+			for i, c := range cands[1:] {
+				if len(group) == ops.MaxSharedRows || failed == maxTries {
+					rest = append(rest, cands[1+i:]...)
+					break
 				}
+				if s.cycles(group, c) {
+					rest = append(rest, c)
+					failed++
+					continue
+				}
+				group = append(group, c)
 			}
 			if len(group) >= 2 {
 				s.share(group)
+				s.levels(f)
 			}
 			cands = rest
 		}
@@ -76,9 +84,47 @@ func rowProduct(v *value) bool {
 	return len(a) == 2 && len(b) == 2 && a[0] == 1 && a[1] > 0 && len(v.typ.Shape) == 2
 }
 
+// maxTries bounds the products that may fail to join a group before the
+// group closes: in a chain of products by one matrix (an unrolled
+// recurrence), each depends on the one before, and trying them all
+// against each would cost the square of their number.
+const maxTries = 8
+
 // sharing is the groups of products formed so far.
 type sharing struct {
 	groupOf map[*value][]*value // a member -> its group
+	// level is each value's depth, a group's members counted as one
+	// value: 0 for a leaf, else one more than the deepest value it
+	// reads. A value depends only on values of lower levels.
+	level map[*value]int
+}
+
+// levels computes s.level for f's values.
+func (s *sharing) levels(f *function) {
+	s.level = make(map[*value]int, len(f.values))
+	var level func(v *value) int
+	level = func(v *value) int {
+		if l, ok := s.level[v]; ok {
+			return l
+		}
+		members := s.groupOf[v]
+		if members == nil {
+			members = []*value{v}
+		}
+		l := 0
+		for _, m := range members {
+			for _, a := range m.args {
+				l = max(l, level(a)+1)
+			}
+		}
+		for _, m := range members {
+			s.level[m] = l
+		}
+		return l
+	}
+	for _, v := range f.values {
+		level(v)
+	}
 }
 
 // cycles reports whether computing c at once with group, products none
@@ -97,8 +143,16 @@ func (s *sharing) cycles(group []*value, c *value) bool {
 	return false
 }
 
-// reaches reports whether from depends on one of targets.
+// reaches reports whether from depends on one of targets. It looks only
+// at values deeper than the shallowest target (see sharing.level).
 func (s *sharing) reaches(from *value, targets []*value) bool {
+	floor := s.level[targets[0]]
+	for _, t := range targets {
+		floor = min(floor, s.level[t])
+	}
+	if s.level[from] <= floor {
+		return false
+	}
 	seen := map[*value]bool{}
 	stack := []*value{from}
 	for len(stack) > 0 {
@@ -113,7 +167,7 @@ func (s *sharing) reaches(from *value, targets []*value) bool {
 				if slices.Contains(targets, a) {
 					return true
 				}
-				if !seen[a] {
+				if !seen[a] && s.level[a] > floor {
 					seen[a] = true
 					stack = append(stack, a)
 				}

@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+	"time"
 
 	"gorgonia.org/tensor"
 
@@ -195,5 +196,32 @@ func TestSharedMatMulAllocatesNothing(t *testing.T) {
 	}
 	if a := testing.AllocsPerRun(20, func() { _ = m.Run(feeds) }); a != 0 {
 		t.Fatalf("%v allocations a run", a)
+	}
+}
+
+// A chain of a thousand products by one matrix, each reading the one
+// before (an unrolled recurrence), has no products to compute together,
+// and looking for them costs little: the pass does not try every product
+// against every other, each search a walk through the chain (which took
+// 74 s where the rest of compilation takes 20 ms).
+func TestSharedMatMulChainCompilesQuickly(t *testing.T) {
+	g := graph.New()
+	w := g.Const(must(graph.FromFloat64s(graph.Float64, []float64{0.5, -0.25, 0.125, 1}, 2, 2)))
+	x := g.Input("x", graph.Float64, 1, 2)
+	h := x
+	for range 1000 {
+		h = ops.Tanh(ops.MatMul(h, w))
+	}
+	var took [2]time.Duration
+	for i, opts := range [][]compile.Option{{compile.WithoutPass("sharedmatmul")}, nil} {
+		start := time.Now()
+		p := must(compile.Compile([]*graph.Node{h}, opts...))
+		took[i] = time.Since(start)
+		if c := countOp(p, "SharedMatMul"); c != 0 {
+			t.Fatalf("%d SharedMatMul instructions in a chain", c)
+		}
+	}
+	if took[1] > 10*took[0]+2*time.Second {
+		t.Fatalf("compiling took %v with the pass, %v without", took[1], took[0])
 	}
 }
