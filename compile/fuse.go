@@ -105,6 +105,15 @@ func fuse(f *function) error {
 // parameter, so that it may still be computed in the parameter's slot
 // (pass inplace).
 func (f *function) sinkOpaque() {
+	f.reorder(func(v *value) bool { return v.kind != graph.KindOp || fusible(v) })
+}
+
+// reorder places the values in a new order: first those eager accepts,
+// in order, each after what it reads; then the others, each as late as
+// it can come (just before its first reader, or at the end). A
+// multi-output op's outputs come together, and an update's value after
+// the values before it that read its parameter.
+func (f *function) reorder(eager func(*value) bool) {
 	order := make([]*value, 0, len(f.values))
 	placed := make(map[*value]bool, len(f.values))
 	pos := make(map[*value]int, len(f.values))
@@ -134,7 +143,7 @@ func (f *function) sinkOpaque() {
 		order = append(order, outs...)
 	}
 	for _, v := range f.values {
-		if v.kind != graph.KindOp || fusible(v) {
+		if eager(v) {
 			place(v)
 		}
 	}

@@ -19,6 +19,7 @@ var passes = [...]pass{
 	{name: "constlayout", fn: constlayout},
 	{name: "matmuladd", fn: matmuladd},
 	{name: "late deadcode", fn: deadcode},
+	{name: "sharedmatmul", fn: sharedmatmul},
 	{name: "prune", fn: prune},
 	{name: "decompshare", fn: decompshare},
 	{name: "fuse", fn: fuse},
@@ -67,6 +68,17 @@ var passOrder = [...]constraint{
 	// products matmuladd absorbs are left for late deadcode.
 	{"cse", "matmuladd"},
 	{"matmuladd", "late deadcode"},
+	// Products sharing a matrix are computed together once merged,
+	// with the constants as the kernels read them and the biases
+	// absorbed and the products they replace dead; fusion, in-place
+	// updates and memory see the instructions that result.
+	{"cse", "sharedmatmul"},
+	{"late deadcode", "sharedmatmul"},
+	{"constlayout", "sharedmatmul"},
+	{"matmuladd", "sharedmatmul"},
+	{"sharedmatmul", "fuse"},
+	{"sharedmatmul", "inplace"},
+	{"sharedmatmul", "memory"},
 	// Folding, simplification and merging leave values nothing reads.
 	{"constfold", "late deadcode"},
 	{"simplify", "late deadcode"},

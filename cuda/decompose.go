@@ -33,7 +33,8 @@ func (l *lowering) decompose(d graph.Decomposer) (bool, error) {
 			return false, fmt.Errorf("Decompose: output %d is %v, want %v", k, n, l.outT[k])
 		}
 	}
-	sub, err := compile.Compile(outs)
+	// The products a SharedMatMul decomposes into stay apart.
+	sub, err := compile.Compile(outs, compile.WithoutPass("sharedmatmul"))
 	if err != nil {
 		return false, fmt.Errorf("compiling the decomposition: %v", err)
 	}

@@ -177,7 +177,7 @@ func TestHessian(t *testing.T) {
 		}
 		outs = append(outs, hess, hvp)
 	}
-	checkOnDevices(t, outs, vm.Feeds{x: random(1, dim), v: random(1, dim)}, "MatMul", "Tanh")
+	checkOnDevices(t, outs, vm.Feeds{x: random(1, dim), v: random(1, dim)}, "MatMul", "SharedMatMul", "Tanh")
 }
 
 func mustTensor(t *testing.T, v []float64, shape ...int) *tensor.Dense {

@@ -10,7 +10,9 @@
 // tiles go through a small buffer. Products with few rows of A (at most
 // two blocks) read B where it is stored, and, where the kernels can, A
 // too, packing only partial panels. Products with one row or one column
-// are matrix–vector products and skip packing.
+// are matrix–vector products and skip packing; MulRows multiplies two to
+// four rows, each where it is stored, by one matrix read once, each row
+// with the matrix–vector product's bits.
 //
 // Micro-kernels are chosen at start-up from what the CPU offers (on amd64,
 // AVX-512 where it has AVX512F, else AVX2 with FMA), with a portable Go

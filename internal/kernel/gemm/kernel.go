@@ -35,6 +35,9 @@ type kernel[E elem] struct {
 	// of rows r of a with rows j of b over k elements, a multiple of
 	// lanes.
 	dotTile func(k int, a *E, lda int, b *E, ldb int, c *E, ldc int, acc bool)
+	// fewRows computes products of 2 to MaxRows rows by one matrix (see
+	// fewRowsFunc).
+	fewRows fewRowsFunc[E]
 	lanes   int
 	mr, nr  int
 	// Block sizes of the driver: kc depths, mc rows of A, nc columns of B

@@ -1129,6 +1129,402 @@ dotTileF64AVX2_set23:
 	VZEROUPPER
 	RET
 
+// func fewRows2F64AVX2(n int, k int, a0 *float64, a1 *float64, a2 *float64, a3 *float64, b *float64, ldb int, c0 *float64, c1 *float64, c2 *float64, c3 *float64, acc bool)
+// Requires: AVX, FMA3
+TEXT ·fewRows2F64AVX2(SB), NOSPLIT, $0-97
+	MOVQ n+0(FP), AX
+	MOVQ ldb+56(FP), CX
+	SHLQ $0x03, CX
+	MOVQ a0+16(FP), DX
+	MOVQ a1+24(FP), BX
+	XORQ SI, SI
+
+fewRows2F64AVX2_w4:
+	CMPQ    AX, $0x00000010
+	JL      fewRows2F64AVX2_w1
+	VXORPD  Y0, Y0, Y0
+	VXORPD  Y1, Y1, Y1
+	VXORPD  Y2, Y2, Y2
+	VXORPD  Y3, Y3, Y3
+	VXORPD  Y4, Y4, Y4
+	VXORPD  Y5, Y5, Y5
+	VXORPD  Y6, Y6, Y6
+	VXORPD  Y7, Y7, Y7
+	MOVB    acc+96(FP), DI
+	TESTB   DI, DI
+	JE      fewRows2F64AVX2_w4_zero
+	MOVQ    c0+64(FP), DI
+	VMOVUPD (DI)(SI*1), Y0
+	VMOVUPD 32(DI)(SI*1), Y1
+	VMOVUPD 64(DI)(SI*1), Y2
+	VMOVUPD 96(DI)(SI*1), Y3
+	MOVQ    c1+72(FP), DI
+	VMOVUPD (DI)(SI*1), Y4
+	VMOVUPD 32(DI)(SI*1), Y5
+	VMOVUPD 64(DI)(SI*1), Y6
+	VMOVUPD 96(DI)(SI*1), Y7
+
+fewRows2F64AVX2_w4_zero:
+	MOVQ b+48(FP), DI
+	ADDQ SI, DI
+	XORQ R8, R8
+	MOVQ k+8(FP), R9
+
+fewRows2F64AVX2_w4_depth:
+	VMOVUPD      (DI), Y8
+	VMOVUPD      32(DI), Y9
+	VMOVUPD      64(DI), Y10
+	VMOVUPD      96(DI), Y11
+	VBROADCASTSD (DX)(R8*1), Y12
+	VFMADD231PD  Y8, Y12, Y0
+	VFMADD231PD  Y9, Y12, Y1
+	VFMADD231PD  Y10, Y12, Y2
+	VFMADD231PD  Y11, Y12, Y3
+	VBROADCASTSD (BX)(R8*1), Y12
+	VFMADD231PD  Y8, Y12, Y4
+	VFMADD231PD  Y9, Y12, Y5
+	VFMADD231PD  Y10, Y12, Y6
+	VFMADD231PD  Y11, Y12, Y7
+	ADDQ         CX, DI
+	ADDQ         $0x00000008, R8
+	DECQ         R9
+	JNZ          fewRows2F64AVX2_w4_depth
+	MOVQ         c0+64(FP), DI
+	VMOVUPD      Y0, (DI)(SI*1)
+	VMOVUPD      Y1, 32(DI)(SI*1)
+	VMOVUPD      Y2, 64(DI)(SI*1)
+	VMOVUPD      Y3, 96(DI)(SI*1)
+	MOVQ         c1+72(FP), DI
+	VMOVUPD      Y4, (DI)(SI*1)
+	VMOVUPD      Y5, 32(DI)(SI*1)
+	VMOVUPD      Y6, 64(DI)(SI*1)
+	VMOVUPD      Y7, 96(DI)(SI*1)
+	ADDQ         $0x00000080, SI
+	SUBQ         $0x00000010, AX
+	JMP          fewRows2F64AVX2_w4
+
+fewRows2F64AVX2_w1:
+	CMPQ    AX, $0x00000004
+	JL      fewRows2F64AVX2_done
+	VXORPD  Y0, Y0, Y0
+	VXORPD  Y1, Y1, Y1
+	MOVB    acc+96(FP), DI
+	TESTB   DI, DI
+	JE      fewRows2F64AVX2_w1_zero
+	MOVQ    c0+64(FP), DI
+	VMOVUPD (DI)(SI*1), Y0
+	MOVQ    c1+72(FP), DI
+	VMOVUPD (DI)(SI*1), Y1
+
+fewRows2F64AVX2_w1_zero:
+	MOVQ b+48(FP), DI
+	ADDQ SI, DI
+	XORQ R8, R8
+	MOVQ k+8(FP), R9
+
+fewRows2F64AVX2_w1_depth:
+	VMOVUPD      (DI), Y2
+	VBROADCASTSD (DX)(R8*1), Y3
+	VFMADD231PD  Y2, Y3, Y0
+	VBROADCASTSD (BX)(R8*1), Y3
+	VFMADD231PD  Y2, Y3, Y1
+	ADDQ         CX, DI
+	ADDQ         $0x00000008, R8
+	DECQ         R9
+	JNZ          fewRows2F64AVX2_w1_depth
+	MOVQ         c0+64(FP), DI
+	VMOVUPD      Y0, (DI)(SI*1)
+	MOVQ         c1+72(FP), DI
+	VMOVUPD      Y1, (DI)(SI*1)
+	ADDQ         $0x00000020, SI
+	SUBQ         $0x00000004, AX
+	JMP          fewRows2F64AVX2_w1
+
+fewRows2F64AVX2_done:
+	VZEROUPPER
+	RET
+
+// func fewRows3F64AVX2(n int, k int, a0 *float64, a1 *float64, a2 *float64, a3 *float64, b *float64, ldb int, c0 *float64, c1 *float64, c2 *float64, c3 *float64, acc bool)
+// Requires: AVX, FMA3
+TEXT ·fewRows3F64AVX2(SB), NOSPLIT, $0-97
+	MOVQ n+0(FP), AX
+	MOVQ ldb+56(FP), CX
+	SHLQ $0x03, CX
+	MOVQ a0+16(FP), DX
+	MOVQ a1+24(FP), BX
+	MOVQ a2+32(FP), SI
+	XORQ DI, DI
+
+fewRows3F64AVX2_w3:
+	CMPQ    AX, $0x0000000c
+	JL      fewRows3F64AVX2_w1
+	VXORPD  Y0, Y0, Y0
+	VXORPD  Y1, Y1, Y1
+	VXORPD  Y2, Y2, Y2
+	VXORPD  Y3, Y3, Y3
+	VXORPD  Y4, Y4, Y4
+	VXORPD  Y5, Y5, Y5
+	VXORPD  Y6, Y6, Y6
+	VXORPD  Y7, Y7, Y7
+	VXORPD  Y8, Y8, Y8
+	MOVB    acc+96(FP), R8
+	TESTB   R8, R8
+	JE      fewRows3F64AVX2_w3_zero
+	MOVQ    c0+64(FP), R8
+	VMOVUPD (R8)(DI*1), Y0
+	VMOVUPD 32(R8)(DI*1), Y1
+	VMOVUPD 64(R8)(DI*1), Y2
+	MOVQ    c1+72(FP), R8
+	VMOVUPD (R8)(DI*1), Y3
+	VMOVUPD 32(R8)(DI*1), Y4
+	VMOVUPD 64(R8)(DI*1), Y5
+	MOVQ    c2+80(FP), R8
+	VMOVUPD (R8)(DI*1), Y6
+	VMOVUPD 32(R8)(DI*1), Y7
+	VMOVUPD 64(R8)(DI*1), Y8
+
+fewRows3F64AVX2_w3_zero:
+	MOVQ b+48(FP), R8
+	ADDQ DI, R8
+	XORQ R9, R9
+	MOVQ k+8(FP), R10
+
+fewRows3F64AVX2_w3_depth:
+	VMOVUPD      (R8), Y9
+	VMOVUPD      32(R8), Y10
+	VMOVUPD      64(R8), Y11
+	VBROADCASTSD (DX)(R9*1), Y12
+	VFMADD231PD  Y9, Y12, Y0
+	VFMADD231PD  Y10, Y12, Y1
+	VFMADD231PD  Y11, Y12, Y2
+	VBROADCASTSD (BX)(R9*1), Y12
+	VFMADD231PD  Y9, Y12, Y3
+	VFMADD231PD  Y10, Y12, Y4
+	VFMADD231PD  Y11, Y12, Y5
+	VBROADCASTSD (SI)(R9*1), Y12
+	VFMADD231PD  Y9, Y12, Y6
+	VFMADD231PD  Y10, Y12, Y7
+	VFMADD231PD  Y11, Y12, Y8
+	ADDQ         CX, R8
+	ADDQ         $0x00000008, R9
+	DECQ         R10
+	JNZ          fewRows3F64AVX2_w3_depth
+	MOVQ         c0+64(FP), R8
+	VMOVUPD      Y0, (R8)(DI*1)
+	VMOVUPD      Y1, 32(R8)(DI*1)
+	VMOVUPD      Y2, 64(R8)(DI*1)
+	MOVQ         c1+72(FP), R8
+	VMOVUPD      Y3, (R8)(DI*1)
+	VMOVUPD      Y4, 32(R8)(DI*1)
+	VMOVUPD      Y5, 64(R8)(DI*1)
+	MOVQ         c2+80(FP), R8
+	VMOVUPD      Y6, (R8)(DI*1)
+	VMOVUPD      Y7, 32(R8)(DI*1)
+	VMOVUPD      Y8, 64(R8)(DI*1)
+	ADDQ         $0x00000060, DI
+	SUBQ         $0x0000000c, AX
+	JMP          fewRows3F64AVX2_w3
+
+fewRows3F64AVX2_w1:
+	CMPQ    AX, $0x00000004
+	JL      fewRows3F64AVX2_done
+	VXORPD  Y0, Y0, Y0
+	VXORPD  Y1, Y1, Y1
+	VXORPD  Y2, Y2, Y2
+	MOVB    acc+96(FP), R8
+	TESTB   R8, R8
+	JE      fewRows3F64AVX2_w1_zero
+	MOVQ    c0+64(FP), R8
+	VMOVUPD (R8)(DI*1), Y0
+	MOVQ    c1+72(FP), R8
+	VMOVUPD (R8)(DI*1), Y1
+	MOVQ    c2+80(FP), R8
+	VMOVUPD (R8)(DI*1), Y2
+
+fewRows3F64AVX2_w1_zero:
+	MOVQ b+48(FP), R8
+	ADDQ DI, R8
+	XORQ R9, R9
+	MOVQ k+8(FP), R10
+
+fewRows3F64AVX2_w1_depth:
+	VMOVUPD      (R8), Y3
+	VBROADCASTSD (DX)(R9*1), Y4
+	VFMADD231PD  Y3, Y4, Y0
+	VBROADCASTSD (BX)(R9*1), Y4
+	VFMADD231PD  Y3, Y4, Y1
+	VBROADCASTSD (SI)(R9*1), Y4
+	VFMADD231PD  Y3, Y4, Y2
+	ADDQ         CX, R8
+	ADDQ         $0x00000008, R9
+	DECQ         R10
+	JNZ          fewRows3F64AVX2_w1_depth
+	MOVQ         c0+64(FP), R8
+	VMOVUPD      Y0, (R8)(DI*1)
+	MOVQ         c1+72(FP), R8
+	VMOVUPD      Y1, (R8)(DI*1)
+	MOVQ         c2+80(FP), R8
+	VMOVUPD      Y2, (R8)(DI*1)
+	ADDQ         $0x00000020, DI
+	SUBQ         $0x00000004, AX
+	JMP          fewRows3F64AVX2_w1
+
+fewRows3F64AVX2_done:
+	VZEROUPPER
+	RET
+
+// func fewRows4F64AVX2(n int, k int, a0 *float64, a1 *float64, a2 *float64, a3 *float64, b *float64, ldb int, c0 *float64, c1 *float64, c2 *float64, c3 *float64, acc bool)
+// Requires: AVX, FMA3
+TEXT ·fewRows4F64AVX2(SB), NOSPLIT, $0-97
+	MOVQ n+0(FP), AX
+	MOVQ ldb+56(FP), CX
+	SHLQ $0x03, CX
+	MOVQ a0+16(FP), DX
+	MOVQ a1+24(FP), BX
+	MOVQ a2+32(FP), SI
+	MOVQ a3+40(FP), DI
+	XORQ R8, R8
+
+fewRows4F64AVX2_w3:
+	CMPQ    AX, $0x0000000c
+	JL      fewRows4F64AVX2_w1
+	VXORPD  Y0, Y0, Y0
+	VXORPD  Y1, Y1, Y1
+	VXORPD  Y2, Y2, Y2
+	VXORPD  Y3, Y3, Y3
+	VXORPD  Y4, Y4, Y4
+	VXORPD  Y5, Y5, Y5
+	VXORPD  Y6, Y6, Y6
+	VXORPD  Y7, Y7, Y7
+	VXORPD  Y8, Y8, Y8
+	VXORPD  Y9, Y9, Y9
+	VXORPD  Y10, Y10, Y10
+	VXORPD  Y11, Y11, Y11
+	MOVB    acc+96(FP), R9
+	TESTB   R9, R9
+	JE      fewRows4F64AVX2_w3_zero
+	MOVQ    c0+64(FP), R9
+	VMOVUPD (R9)(R8*1), Y0
+	VMOVUPD 32(R9)(R8*1), Y1
+	VMOVUPD 64(R9)(R8*1), Y2
+	MOVQ    c1+72(FP), R9
+	VMOVUPD (R9)(R8*1), Y3
+	VMOVUPD 32(R9)(R8*1), Y4
+	VMOVUPD 64(R9)(R8*1), Y5
+	MOVQ    c2+80(FP), R9
+	VMOVUPD (R9)(R8*1), Y6
+	VMOVUPD 32(R9)(R8*1), Y7
+	VMOVUPD 64(R9)(R8*1), Y8
+	MOVQ    c3+88(FP), R9
+	VMOVUPD (R9)(R8*1), Y9
+	VMOVUPD 32(R9)(R8*1), Y10
+	VMOVUPD 64(R9)(R8*1), Y11
+
+fewRows4F64AVX2_w3_zero:
+	MOVQ b+48(FP), R9
+	ADDQ R8, R9
+	XORQ R10, R10
+	MOVQ k+8(FP), R11
+
+fewRows4F64AVX2_w3_depth:
+	VMOVUPD      (R9), Y12
+	VMOVUPD      32(R9), Y13
+	VMOVUPD      64(R9), Y14
+	VBROADCASTSD (DX)(R10*1), Y15
+	VFMADD231PD  Y12, Y15, Y0
+	VFMADD231PD  Y13, Y15, Y1
+	VFMADD231PD  Y14, Y15, Y2
+	VBROADCASTSD (BX)(R10*1), Y15
+	VFMADD231PD  Y12, Y15, Y3
+	VFMADD231PD  Y13, Y15, Y4
+	VFMADD231PD  Y14, Y15, Y5
+	VBROADCASTSD (SI)(R10*1), Y15
+	VFMADD231PD  Y12, Y15, Y6
+	VFMADD231PD  Y13, Y15, Y7
+	VFMADD231PD  Y14, Y15, Y8
+	VBROADCASTSD (DI)(R10*1), Y15
+	VFMADD231PD  Y12, Y15, Y9
+	VFMADD231PD  Y13, Y15, Y10
+	VFMADD231PD  Y14, Y15, Y11
+	ADDQ         CX, R9
+	ADDQ         $0x00000008, R10
+	DECQ         R11
+	JNZ          fewRows4F64AVX2_w3_depth
+	MOVQ         c0+64(FP), R9
+	VMOVUPD      Y0, (R9)(R8*1)
+	VMOVUPD      Y1, 32(R9)(R8*1)
+	VMOVUPD      Y2, 64(R9)(R8*1)
+	MOVQ         c1+72(FP), R9
+	VMOVUPD      Y3, (R9)(R8*1)
+	VMOVUPD      Y4, 32(R9)(R8*1)
+	VMOVUPD      Y5, 64(R9)(R8*1)
+	MOVQ         c2+80(FP), R9
+	VMOVUPD      Y6, (R9)(R8*1)
+	VMOVUPD      Y7, 32(R9)(R8*1)
+	VMOVUPD      Y8, 64(R9)(R8*1)
+	MOVQ         c3+88(FP), R9
+	VMOVUPD      Y9, (R9)(R8*1)
+	VMOVUPD      Y10, 32(R9)(R8*1)
+	VMOVUPD      Y11, 64(R9)(R8*1)
+	ADDQ         $0x00000060, R8
+	SUBQ         $0x0000000c, AX
+	JMP          fewRows4F64AVX2_w3
+
+fewRows4F64AVX2_w1:
+	CMPQ    AX, $0x00000004
+	JL      fewRows4F64AVX2_done
+	VXORPD  Y0, Y0, Y0
+	VXORPD  Y1, Y1, Y1
+	VXORPD  Y2, Y2, Y2
+	VXORPD  Y3, Y3, Y3
+	MOVB    acc+96(FP), R9
+	TESTB   R9, R9
+	JE      fewRows4F64AVX2_w1_zero
+	MOVQ    c0+64(FP), R9
+	VMOVUPD (R9)(R8*1), Y0
+	MOVQ    c1+72(FP), R9
+	VMOVUPD (R9)(R8*1), Y1
+	MOVQ    c2+80(FP), R9
+	VMOVUPD (R9)(R8*1), Y2
+	MOVQ    c3+88(FP), R9
+	VMOVUPD (R9)(R8*1), Y3
+
+fewRows4F64AVX2_w1_zero:
+	MOVQ b+48(FP), R9
+	ADDQ R8, R9
+	XORQ R10, R10
+	MOVQ k+8(FP), R11
+
+fewRows4F64AVX2_w1_depth:
+	VMOVUPD      (R9), Y4
+	VBROADCASTSD (DX)(R10*1), Y5
+	VFMADD231PD  Y4, Y5, Y0
+	VBROADCASTSD (BX)(R10*1), Y5
+	VFMADD231PD  Y4, Y5, Y1
+	VBROADCASTSD (SI)(R10*1), Y5
+	VFMADD231PD  Y4, Y5, Y2
+	VBROADCASTSD (DI)(R10*1), Y5
+	VFMADD231PD  Y4, Y5, Y3
+	ADDQ         CX, R9
+	ADDQ         $0x00000008, R10
+	DECQ         R11
+	JNZ          fewRows4F64AVX2_w1_depth
+	MOVQ         c0+64(FP), R9
+	VMOVUPD      Y0, (R9)(R8*1)
+	MOVQ         c1+72(FP), R9
+	VMOVUPD      Y1, (R9)(R8*1)
+	MOVQ         c2+80(FP), R9
+	VMOVUPD      Y2, (R9)(R8*1)
+	MOVQ         c3+88(FP), R9
+	VMOVUPD      Y3, (R9)(R8*1)
+	ADDQ         $0x00000020, R8
+	SUBQ         $0x00000004, AX
+	JMP          fewRows4F64AVX2_w1
+
+fewRows4F64AVX2_done:
+	VZEROUPPER
+	RET
+
 // func microF32AVX2(k int, a *float32, b *float32, c *float32, ldc int, acc bool)
 // Requires: AVX, FMA3, MMX+
 TEXT ·microF32AVX2(SB), NOSPLIT, $0-41
@@ -2285,6 +2681,402 @@ dotTileF32AVX2_set22:
 
 dotTileF32AVX2_set23:
 	VMOVSS X11, 12(AX)
+	VZEROUPPER
+	RET
+
+// func fewRows2F32AVX2(n int, k int, a0 *float32, a1 *float32, a2 *float32, a3 *float32, b *float32, ldb int, c0 *float32, c1 *float32, c2 *float32, c3 *float32, acc bool)
+// Requires: AVX, FMA3
+TEXT ·fewRows2F32AVX2(SB), NOSPLIT, $0-97
+	MOVQ n+0(FP), AX
+	MOVQ ldb+56(FP), CX
+	SHLQ $0x02, CX
+	MOVQ a0+16(FP), DX
+	MOVQ a1+24(FP), BX
+	XORQ SI, SI
+
+fewRows2F32AVX2_w4:
+	CMPQ    AX, $0x00000020
+	JL      fewRows2F32AVX2_w1
+	VXORPS  Y0, Y0, Y0
+	VXORPS  Y1, Y1, Y1
+	VXORPS  Y2, Y2, Y2
+	VXORPS  Y3, Y3, Y3
+	VXORPS  Y4, Y4, Y4
+	VXORPS  Y5, Y5, Y5
+	VXORPS  Y6, Y6, Y6
+	VXORPS  Y7, Y7, Y7
+	MOVB    acc+96(FP), DI
+	TESTB   DI, DI
+	JE      fewRows2F32AVX2_w4_zero
+	MOVQ    c0+64(FP), DI
+	VMOVUPS (DI)(SI*1), Y0
+	VMOVUPS 32(DI)(SI*1), Y1
+	VMOVUPS 64(DI)(SI*1), Y2
+	VMOVUPS 96(DI)(SI*1), Y3
+	MOVQ    c1+72(FP), DI
+	VMOVUPS (DI)(SI*1), Y4
+	VMOVUPS 32(DI)(SI*1), Y5
+	VMOVUPS 64(DI)(SI*1), Y6
+	VMOVUPS 96(DI)(SI*1), Y7
+
+fewRows2F32AVX2_w4_zero:
+	MOVQ b+48(FP), DI
+	ADDQ SI, DI
+	XORQ R8, R8
+	MOVQ k+8(FP), R9
+
+fewRows2F32AVX2_w4_depth:
+	VMOVUPS      (DI), Y8
+	VMOVUPS      32(DI), Y9
+	VMOVUPS      64(DI), Y10
+	VMOVUPS      96(DI), Y11
+	VBROADCASTSS (DX)(R8*1), Y12
+	VFMADD231PS  Y8, Y12, Y0
+	VFMADD231PS  Y9, Y12, Y1
+	VFMADD231PS  Y10, Y12, Y2
+	VFMADD231PS  Y11, Y12, Y3
+	VBROADCASTSS (BX)(R8*1), Y12
+	VFMADD231PS  Y8, Y12, Y4
+	VFMADD231PS  Y9, Y12, Y5
+	VFMADD231PS  Y10, Y12, Y6
+	VFMADD231PS  Y11, Y12, Y7
+	ADDQ         CX, DI
+	ADDQ         $0x00000004, R8
+	DECQ         R9
+	JNZ          fewRows2F32AVX2_w4_depth
+	MOVQ         c0+64(FP), DI
+	VMOVUPS      Y0, (DI)(SI*1)
+	VMOVUPS      Y1, 32(DI)(SI*1)
+	VMOVUPS      Y2, 64(DI)(SI*1)
+	VMOVUPS      Y3, 96(DI)(SI*1)
+	MOVQ         c1+72(FP), DI
+	VMOVUPS      Y4, (DI)(SI*1)
+	VMOVUPS      Y5, 32(DI)(SI*1)
+	VMOVUPS      Y6, 64(DI)(SI*1)
+	VMOVUPS      Y7, 96(DI)(SI*1)
+	ADDQ         $0x00000080, SI
+	SUBQ         $0x00000020, AX
+	JMP          fewRows2F32AVX2_w4
+
+fewRows2F32AVX2_w1:
+	CMPQ    AX, $0x00000008
+	JL      fewRows2F32AVX2_done
+	VXORPS  Y0, Y0, Y0
+	VXORPS  Y1, Y1, Y1
+	MOVB    acc+96(FP), DI
+	TESTB   DI, DI
+	JE      fewRows2F32AVX2_w1_zero
+	MOVQ    c0+64(FP), DI
+	VMOVUPS (DI)(SI*1), Y0
+	MOVQ    c1+72(FP), DI
+	VMOVUPS (DI)(SI*1), Y1
+
+fewRows2F32AVX2_w1_zero:
+	MOVQ b+48(FP), DI
+	ADDQ SI, DI
+	XORQ R8, R8
+	MOVQ k+8(FP), R9
+
+fewRows2F32AVX2_w1_depth:
+	VMOVUPS      (DI), Y2
+	VBROADCASTSS (DX)(R8*1), Y3
+	VFMADD231PS  Y2, Y3, Y0
+	VBROADCASTSS (BX)(R8*1), Y3
+	VFMADD231PS  Y2, Y3, Y1
+	ADDQ         CX, DI
+	ADDQ         $0x00000004, R8
+	DECQ         R9
+	JNZ          fewRows2F32AVX2_w1_depth
+	MOVQ         c0+64(FP), DI
+	VMOVUPS      Y0, (DI)(SI*1)
+	MOVQ         c1+72(FP), DI
+	VMOVUPS      Y1, (DI)(SI*1)
+	ADDQ         $0x00000020, SI
+	SUBQ         $0x00000008, AX
+	JMP          fewRows2F32AVX2_w1
+
+fewRows2F32AVX2_done:
+	VZEROUPPER
+	RET
+
+// func fewRows3F32AVX2(n int, k int, a0 *float32, a1 *float32, a2 *float32, a3 *float32, b *float32, ldb int, c0 *float32, c1 *float32, c2 *float32, c3 *float32, acc bool)
+// Requires: AVX, FMA3
+TEXT ·fewRows3F32AVX2(SB), NOSPLIT, $0-97
+	MOVQ n+0(FP), AX
+	MOVQ ldb+56(FP), CX
+	SHLQ $0x02, CX
+	MOVQ a0+16(FP), DX
+	MOVQ a1+24(FP), BX
+	MOVQ a2+32(FP), SI
+	XORQ DI, DI
+
+fewRows3F32AVX2_w3:
+	CMPQ    AX, $0x00000018
+	JL      fewRows3F32AVX2_w1
+	VXORPS  Y0, Y0, Y0
+	VXORPS  Y1, Y1, Y1
+	VXORPS  Y2, Y2, Y2
+	VXORPS  Y3, Y3, Y3
+	VXORPS  Y4, Y4, Y4
+	VXORPS  Y5, Y5, Y5
+	VXORPS  Y6, Y6, Y6
+	VXORPS  Y7, Y7, Y7
+	VXORPS  Y8, Y8, Y8
+	MOVB    acc+96(FP), R8
+	TESTB   R8, R8
+	JE      fewRows3F32AVX2_w3_zero
+	MOVQ    c0+64(FP), R8
+	VMOVUPS (R8)(DI*1), Y0
+	VMOVUPS 32(R8)(DI*1), Y1
+	VMOVUPS 64(R8)(DI*1), Y2
+	MOVQ    c1+72(FP), R8
+	VMOVUPS (R8)(DI*1), Y3
+	VMOVUPS 32(R8)(DI*1), Y4
+	VMOVUPS 64(R8)(DI*1), Y5
+	MOVQ    c2+80(FP), R8
+	VMOVUPS (R8)(DI*1), Y6
+	VMOVUPS 32(R8)(DI*1), Y7
+	VMOVUPS 64(R8)(DI*1), Y8
+
+fewRows3F32AVX2_w3_zero:
+	MOVQ b+48(FP), R8
+	ADDQ DI, R8
+	XORQ R9, R9
+	MOVQ k+8(FP), R10
+
+fewRows3F32AVX2_w3_depth:
+	VMOVUPS      (R8), Y9
+	VMOVUPS      32(R8), Y10
+	VMOVUPS      64(R8), Y11
+	VBROADCASTSS (DX)(R9*1), Y12
+	VFMADD231PS  Y9, Y12, Y0
+	VFMADD231PS  Y10, Y12, Y1
+	VFMADD231PS  Y11, Y12, Y2
+	VBROADCASTSS (BX)(R9*1), Y12
+	VFMADD231PS  Y9, Y12, Y3
+	VFMADD231PS  Y10, Y12, Y4
+	VFMADD231PS  Y11, Y12, Y5
+	VBROADCASTSS (SI)(R9*1), Y12
+	VFMADD231PS  Y9, Y12, Y6
+	VFMADD231PS  Y10, Y12, Y7
+	VFMADD231PS  Y11, Y12, Y8
+	ADDQ         CX, R8
+	ADDQ         $0x00000004, R9
+	DECQ         R10
+	JNZ          fewRows3F32AVX2_w3_depth
+	MOVQ         c0+64(FP), R8
+	VMOVUPS      Y0, (R8)(DI*1)
+	VMOVUPS      Y1, 32(R8)(DI*1)
+	VMOVUPS      Y2, 64(R8)(DI*1)
+	MOVQ         c1+72(FP), R8
+	VMOVUPS      Y3, (R8)(DI*1)
+	VMOVUPS      Y4, 32(R8)(DI*1)
+	VMOVUPS      Y5, 64(R8)(DI*1)
+	MOVQ         c2+80(FP), R8
+	VMOVUPS      Y6, (R8)(DI*1)
+	VMOVUPS      Y7, 32(R8)(DI*1)
+	VMOVUPS      Y8, 64(R8)(DI*1)
+	ADDQ         $0x00000060, DI
+	SUBQ         $0x00000018, AX
+	JMP          fewRows3F32AVX2_w3
+
+fewRows3F32AVX2_w1:
+	CMPQ    AX, $0x00000008
+	JL      fewRows3F32AVX2_done
+	VXORPS  Y0, Y0, Y0
+	VXORPS  Y1, Y1, Y1
+	VXORPS  Y2, Y2, Y2
+	MOVB    acc+96(FP), R8
+	TESTB   R8, R8
+	JE      fewRows3F32AVX2_w1_zero
+	MOVQ    c0+64(FP), R8
+	VMOVUPS (R8)(DI*1), Y0
+	MOVQ    c1+72(FP), R8
+	VMOVUPS (R8)(DI*1), Y1
+	MOVQ    c2+80(FP), R8
+	VMOVUPS (R8)(DI*1), Y2
+
+fewRows3F32AVX2_w1_zero:
+	MOVQ b+48(FP), R8
+	ADDQ DI, R8
+	XORQ R9, R9
+	MOVQ k+8(FP), R10
+
+fewRows3F32AVX2_w1_depth:
+	VMOVUPS      (R8), Y3
+	VBROADCASTSS (DX)(R9*1), Y4
+	VFMADD231PS  Y3, Y4, Y0
+	VBROADCASTSS (BX)(R9*1), Y4
+	VFMADD231PS  Y3, Y4, Y1
+	VBROADCASTSS (SI)(R9*1), Y4
+	VFMADD231PS  Y3, Y4, Y2
+	ADDQ         CX, R8
+	ADDQ         $0x00000004, R9
+	DECQ         R10
+	JNZ          fewRows3F32AVX2_w1_depth
+	MOVQ         c0+64(FP), R8
+	VMOVUPS      Y0, (R8)(DI*1)
+	MOVQ         c1+72(FP), R8
+	VMOVUPS      Y1, (R8)(DI*1)
+	MOVQ         c2+80(FP), R8
+	VMOVUPS      Y2, (R8)(DI*1)
+	ADDQ         $0x00000020, DI
+	SUBQ         $0x00000008, AX
+	JMP          fewRows3F32AVX2_w1
+
+fewRows3F32AVX2_done:
+	VZEROUPPER
+	RET
+
+// func fewRows4F32AVX2(n int, k int, a0 *float32, a1 *float32, a2 *float32, a3 *float32, b *float32, ldb int, c0 *float32, c1 *float32, c2 *float32, c3 *float32, acc bool)
+// Requires: AVX, FMA3
+TEXT ·fewRows4F32AVX2(SB), NOSPLIT, $0-97
+	MOVQ n+0(FP), AX
+	MOVQ ldb+56(FP), CX
+	SHLQ $0x02, CX
+	MOVQ a0+16(FP), DX
+	MOVQ a1+24(FP), BX
+	MOVQ a2+32(FP), SI
+	MOVQ a3+40(FP), DI
+	XORQ R8, R8
+
+fewRows4F32AVX2_w3:
+	CMPQ    AX, $0x00000018
+	JL      fewRows4F32AVX2_w1
+	VXORPS  Y0, Y0, Y0
+	VXORPS  Y1, Y1, Y1
+	VXORPS  Y2, Y2, Y2
+	VXORPS  Y3, Y3, Y3
+	VXORPS  Y4, Y4, Y4
+	VXORPS  Y5, Y5, Y5
+	VXORPS  Y6, Y6, Y6
+	VXORPS  Y7, Y7, Y7
+	VXORPS  Y8, Y8, Y8
+	VXORPS  Y9, Y9, Y9
+	VXORPS  Y10, Y10, Y10
+	VXORPS  Y11, Y11, Y11
+	MOVB    acc+96(FP), R9
+	TESTB   R9, R9
+	JE      fewRows4F32AVX2_w3_zero
+	MOVQ    c0+64(FP), R9
+	VMOVUPS (R9)(R8*1), Y0
+	VMOVUPS 32(R9)(R8*1), Y1
+	VMOVUPS 64(R9)(R8*1), Y2
+	MOVQ    c1+72(FP), R9
+	VMOVUPS (R9)(R8*1), Y3
+	VMOVUPS 32(R9)(R8*1), Y4
+	VMOVUPS 64(R9)(R8*1), Y5
+	MOVQ    c2+80(FP), R9
+	VMOVUPS (R9)(R8*1), Y6
+	VMOVUPS 32(R9)(R8*1), Y7
+	VMOVUPS 64(R9)(R8*1), Y8
+	MOVQ    c3+88(FP), R9
+	VMOVUPS (R9)(R8*1), Y9
+	VMOVUPS 32(R9)(R8*1), Y10
+	VMOVUPS 64(R9)(R8*1), Y11
+
+fewRows4F32AVX2_w3_zero:
+	MOVQ b+48(FP), R9
+	ADDQ R8, R9
+	XORQ R10, R10
+	MOVQ k+8(FP), R11
+
+fewRows4F32AVX2_w3_depth:
+	VMOVUPS      (R9), Y12
+	VMOVUPS      32(R9), Y13
+	VMOVUPS      64(R9), Y14
+	VBROADCASTSS (DX)(R10*1), Y15
+	VFMADD231PS  Y12, Y15, Y0
+	VFMADD231PS  Y13, Y15, Y1
+	VFMADD231PS  Y14, Y15, Y2
+	VBROADCASTSS (BX)(R10*1), Y15
+	VFMADD231PS  Y12, Y15, Y3
+	VFMADD231PS  Y13, Y15, Y4
+	VFMADD231PS  Y14, Y15, Y5
+	VBROADCASTSS (SI)(R10*1), Y15
+	VFMADD231PS  Y12, Y15, Y6
+	VFMADD231PS  Y13, Y15, Y7
+	VFMADD231PS  Y14, Y15, Y8
+	VBROADCASTSS (DI)(R10*1), Y15
+	VFMADD231PS  Y12, Y15, Y9
+	VFMADD231PS  Y13, Y15, Y10
+	VFMADD231PS  Y14, Y15, Y11
+	ADDQ         CX, R9
+	ADDQ         $0x00000004, R10
+	DECQ         R11
+	JNZ          fewRows4F32AVX2_w3_depth
+	MOVQ         c0+64(FP), R9
+	VMOVUPS      Y0, (R9)(R8*1)
+	VMOVUPS      Y1, 32(R9)(R8*1)
+	VMOVUPS      Y2, 64(R9)(R8*1)
+	MOVQ         c1+72(FP), R9
+	VMOVUPS      Y3, (R9)(R8*1)
+	VMOVUPS      Y4, 32(R9)(R8*1)
+	VMOVUPS      Y5, 64(R9)(R8*1)
+	MOVQ         c2+80(FP), R9
+	VMOVUPS      Y6, (R9)(R8*1)
+	VMOVUPS      Y7, 32(R9)(R8*1)
+	VMOVUPS      Y8, 64(R9)(R8*1)
+	MOVQ         c3+88(FP), R9
+	VMOVUPS      Y9, (R9)(R8*1)
+	VMOVUPS      Y10, 32(R9)(R8*1)
+	VMOVUPS      Y11, 64(R9)(R8*1)
+	ADDQ         $0x00000060, R8
+	SUBQ         $0x00000018, AX
+	JMP          fewRows4F32AVX2_w3
+
+fewRows4F32AVX2_w1:
+	CMPQ    AX, $0x00000008
+	JL      fewRows4F32AVX2_done
+	VXORPS  Y0, Y0, Y0
+	VXORPS  Y1, Y1, Y1
+	VXORPS  Y2, Y2, Y2
+	VXORPS  Y3, Y3, Y3
+	MOVB    acc+96(FP), R9
+	TESTB   R9, R9
+	JE      fewRows4F32AVX2_w1_zero
+	MOVQ    c0+64(FP), R9
+	VMOVUPS (R9)(R8*1), Y0
+	MOVQ    c1+72(FP), R9
+	VMOVUPS (R9)(R8*1), Y1
+	MOVQ    c2+80(FP), R9
+	VMOVUPS (R9)(R8*1), Y2
+	MOVQ    c3+88(FP), R9
+	VMOVUPS (R9)(R8*1), Y3
+
+fewRows4F32AVX2_w1_zero:
+	MOVQ b+48(FP), R9
+	ADDQ R8, R9
+	XORQ R10, R10
+	MOVQ k+8(FP), R11
+
+fewRows4F32AVX2_w1_depth:
+	VMOVUPS      (R9), Y4
+	VBROADCASTSS (DX)(R10*1), Y5
+	VFMADD231PS  Y4, Y5, Y0
+	VBROADCASTSS (BX)(R10*1), Y5
+	VFMADD231PS  Y4, Y5, Y1
+	VBROADCASTSS (SI)(R10*1), Y5
+	VFMADD231PS  Y4, Y5, Y2
+	VBROADCASTSS (DI)(R10*1), Y5
+	VFMADD231PS  Y4, Y5, Y3
+	ADDQ         CX, R9
+	ADDQ         $0x00000004, R10
+	DECQ         R11
+	JNZ          fewRows4F32AVX2_w1_depth
+	MOVQ         c0+64(FP), R9
+	VMOVUPS      Y0, (R9)(R8*1)
+	MOVQ         c1+72(FP), R9
+	VMOVUPS      Y1, (R9)(R8*1)
+	MOVQ         c2+80(FP), R9
+	VMOVUPS      Y2, (R9)(R8*1)
+	MOVQ         c3+88(FP), R9
+	VMOVUPS      Y3, (R9)(R8*1)
+	ADDQ         $0x00000020, R8
+	SUBQ         $0x00000008, AX
+	JMP          fewRows4F32AVX2_w1
+
+fewRows4F32AVX2_done:
 	VZEROUPPER
 	RET
 

@@ -44,6 +44,21 @@ func axpy4F64AVX2(n int, x *float64, a *float64, lda int, y *float64)
 //go:noescape
 func dotTileF64AVX2(k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int, acc bool)
 
+// fewRows2F64AVX2 sets (acc: adds to) c_r[:n] the product a_r[:k]·B for r < 2 (the other rows' pointers are not read), B k×n with rows ldb elements apart, n a multiple of 4, k at least 1.
+//
+//go:noescape
+func fewRows2F64AVX2(n int, k int, a0 *float64, a1 *float64, a2 *float64, a3 *float64, b *float64, ldb int, c0 *float64, c1 *float64, c2 *float64, c3 *float64, acc bool)
+
+// fewRows3F64AVX2 sets (acc: adds to) c_r[:n] the product a_r[:k]·B for r < 3 (the other rows' pointers are not read), B k×n with rows ldb elements apart, n a multiple of 4, k at least 1.
+//
+//go:noescape
+func fewRows3F64AVX2(n int, k int, a0 *float64, a1 *float64, a2 *float64, a3 *float64, b *float64, ldb int, c0 *float64, c1 *float64, c2 *float64, c3 *float64, acc bool)
+
+// fewRows4F64AVX2 sets (acc: adds to) c_r[:n] the product a_r[:k]·B for r < 4 (the other rows' pointers are not read), B k×n with rows ldb elements apart, n a multiple of 4, k at least 1.
+//
+//go:noescape
+func fewRows4F64AVX2(n int, k int, a0 *float64, a1 *float64, a2 *float64, a3 *float64, b *float64, ldb int, c0 *float64, c1 *float64, c2 *float64, c3 *float64, acc bool)
+
 // microF32AVX2 computes C (+)= A·B for a 6×16 tile of C.
 //
 //go:noescape
@@ -83,6 +98,21 @@ func axpy4F32AVX2(n int, x *float32, a *float32, lda int, y *float32)
 //
 //go:noescape
 func dotTileF32AVX2(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, acc bool)
+
+// fewRows2F32AVX2 sets (acc: adds to) c_r[:n] the product a_r[:k]·B for r < 2 (the other rows' pointers are not read), B k×n with rows ldb elements apart, n a multiple of 8, k at least 1.
+//
+//go:noescape
+func fewRows2F32AVX2(n int, k int, a0 *float32, a1 *float32, a2 *float32, a3 *float32, b *float32, ldb int, c0 *float32, c1 *float32, c2 *float32, c3 *float32, acc bool)
+
+// fewRows3F32AVX2 sets (acc: adds to) c_r[:n] the product a_r[:k]·B for r < 3 (the other rows' pointers are not read), B k×n with rows ldb elements apart, n a multiple of 8, k at least 1.
+//
+//go:noescape
+func fewRows3F32AVX2(n int, k int, a0 *float32, a1 *float32, a2 *float32, a3 *float32, b *float32, ldb int, c0 *float32, c1 *float32, c2 *float32, c3 *float32, acc bool)
+
+// fewRows4F32AVX2 sets (acc: adds to) c_r[:n] the product a_r[:k]·B for r < 4 (the other rows' pointers are not read), B k×n with rows ldb elements apart, n a multiple of 8, k at least 1.
+//
+//go:noescape
+func fewRows4F32AVX2(n int, k int, a0 *float32, a1 *float32, a2 *float32, a3 *float32, b *float32, ldb int, c0 *float32, c1 *float32, c2 *float32, c3 *float32, acc bool)
 
 // microF64AVX512 computes C (+)= A·B for a 6×32 tile of C.
 //

@@ -5,8 +5,8 @@ import "unsafe"
 // goKernels are portable: plain Go loops, a 4×4 register tile.
 var goKernels = kernels{
 	name: "go",
-	f32:  kernel[float32]{micro: microGo[float32], microStrided: microStridedGo[float32], dot: dotGo[float32], axpy: axpyGo[float32], dots4: dots4Go[float32], axpy4: axpy4Go[float32], dotTile: dotTileGo[float32], lanes: 1, mr: 4, nr: 4, kc: 256, mc: 64, nc: 1024},
-	f64:  kernel[float64]{micro: microGo[float64], microStrided: microStridedGo[float64], dot: dotGo[float64], axpy: axpyGo[float64], dots4: dots4Go[float64], axpy4: axpy4Go[float64], dotTile: dotTileGo[float64], lanes: 1, mr: 4, nr: 4, kc: 256, mc: 64, nc: 1024},
+	f32:  kernel[float32]{micro: microGo[float32], microStrided: microStridedGo[float32], dot: dotGo[float32], axpy: axpyGo[float32], dots4: dots4Go[float32], axpy4: axpy4Go[float32], dotTile: dotTileGo[float32], fewRows: fewRowsGo[float32], lanes: 1, mr: 4, nr: 4, kc: 256, mc: 64, nc: 1024},
+	f64:  kernel[float64]{micro: microGo[float64], microStrided: microStridedGo[float64], dot: dotGo[float64], axpy: axpyGo[float64], dots4: dots4Go[float64], axpy4: axpy4Go[float64], dotTile: dotTileGo[float64], fewRows: fewRowsGo[float64], lanes: 1, mr: 4, nr: 4, kc: 256, mc: 64, nc: 1024},
 }
 
 // microGo is the portable micro-kernel for a 4×4 tile of a packed panel.

@@ -57,6 +57,9 @@ func main() {
 		dots4(d)
 		axpy4(d)
 		dotTile(avx2, d)
+		for m := 2; m <= 4; m++ {
+			fewRows(d, m)
+		}
 	}
 	for _, d := range []dtype{f64, f32} {
 		t := avx512Tiles[d.name]
@@ -606,6 +609,99 @@ func dotTile(v isa, d dtype) {
 			ADDQ(ldc, c)
 		}
 	}
+	VZEROUPPER()
+	RET()
+}
+
+// fewRowsWidth is the column block of fewRows with m rows, in ymm
+// registers: m·w accumulators, w rows of B and a broadcast fit in 16.
+var fewRowsWidth = map[int]int{2: 4, 3: 3, 4: 3}
+
+// fewRows generates the product of m rows of A, each k long and each at
+// its own address, by one k×n matrix B read once for all of them: c_r
+// (+)= a_r·B for r < m. A block of w registers' columns of the m rows of
+// C stays in registers while the depth runs, each row of B loaded once
+// and multiplied by every row's broadcast element, so every element is
+// one chain of fused multiply–adds in the order of the depth, as axpy4's.
+// n must be a multiple of the vector width; the caller adds the rest.
+func fewRows(d dtype, m int) {
+	name := fmt.Sprintf("fewRows%d%sAVX2", m, d.name)
+	TEXT(name, NOSPLIT, fmt.Sprintf("func(n, k int, a0, a1, a2, a3, b *%s, ldb int, c0, c1, c2, c3 *%s, acc bool)", d.gotyp, d.gotyp))
+	Pragma("noescape")
+	Doc(fmt.Sprintf("%s sets (acc: adds to) c_r[:n] the product a_r[:k]·B for r < %d (the other rows' pointers are not read), B k×n with rows ldb elements apart, n a multiple of %d, k at least 1.", name, m, d.lanes))
+	n := Load(Param("n"), GP64())
+	ldb := Load(Param("ldb"), GP64())
+	SHLQ(Imm(uint64(log2(d.size))), ldb)
+	rows := make([]reg.GPVirtual, m)
+	for r := range rows {
+		rows[r] = GP64()
+		Load(Param(fmt.Sprintf("a%d", r)), rows[r])
+	}
+	j := GP64() // the block's first column, in bytes
+	XORQ(j, j)
+	widths := []int{fewRowsWidth[m], 1}
+	for wi, w := range widths {
+		label := fmt.Sprintf("%s_w%d", name, w)
+		next := name + "_done"
+		if wi+1 < len(widths) {
+			next = fmt.Sprintf("%s_w%d", name, widths[wi+1])
+		}
+		Label(label)
+		CMPQ(n, U32(w*d.lanes))
+		JL(LabelRef(next))
+		accs := make([][]reg.VecVirtual, m)
+		for r := range accs {
+			accs[r] = make([]reg.VecVirtual, w)
+			for v := range accs[r] {
+				accs[r][v] = YMM()
+				d.xor(accs[r][v], accs[r][v], accs[r][v])
+			}
+		}
+		flag := Load(Param("acc"), GP8())
+		TESTB(flag, flag)
+		JE(LabelRef(label + "_zero"))
+		for r := range accs {
+			cr := Load(Param(fmt.Sprintf("c%d", r)), GP64())
+			for v := range accs[r] {
+				d.mov(Mem{Base: cr, Index: j, Scale: 1, Disp: v * 32}, accs[r][v])
+			}
+		}
+		Label(label + "_zero")
+		pb := Load(Param("b"), GP64())
+		ADDQ(j, pb)
+		off := GP64()
+		XORQ(off, off)
+		kk := Load(Param("k"), GP64())
+		bv := make([]reg.VecVirtual, w)
+		for v := range bv {
+			bv[v] = YMM()
+		}
+		t := YMM()
+		Label(label + "_depth")
+		for v := range bv {
+			d.mov(Mem{Base: pb, Disp: v * 32}, bv[v])
+		}
+		for r := range accs {
+			d.bcast(Mem{Base: rows[r], Index: off, Scale: 1}, t)
+			for v := range accs[r] {
+				d.fma(bv[v], t, accs[r][v])
+			}
+		}
+		ADDQ(ldb, pb)
+		ADDQ(U32(d.size), off)
+		DECQ(kk)
+		JNZ(LabelRef(label + "_depth"))
+		for r := range accs {
+			cr := Load(Param(fmt.Sprintf("c%d", r)), GP64())
+			for v := range accs[r] {
+				d.mov(accs[r][v], Mem{Base: cr, Index: j, Scale: 1, Disp: v * 32})
+			}
+		}
+		ADDQ(U32(w*32), j)
+		SUBQ(U32(w*d.lanes), n)
+		JMP(LabelRef(label))
+	}
+	Label(name + "_done")
 	VZEROUPPER()
 	RET()
 }
