@@ -34,7 +34,7 @@ func WithUpdates(updates map[*graph.Node]*graph.Node) Option {
 
 // WithoutPass switches off an optional pass by name, for debugging and to
 // measure what it buys: "deadcode", "constfold", "simplify", "cse",
-// "solve", "lushare", "matmuladd", "late deadcode", "prune", "fuse",
+// "solve", "lushare", "matmuladd", "readthrough", "late deadcode", "prune", "fuse",
 // "inplace" or "memory" (see passes.go). Unknown names are an error from
 // Compile.
 func WithoutPass(name string) Option {
