@@ -29,6 +29,10 @@ func readThroughCases() []readThroughCase {
 		s := x.Shape()
 		return ops.Reshape(ops.Slice(ops.Reshape(x, s[0], s[1]/2, 2), 2, 1, 2), s[0], s[1]/2)
 	}
+	other := func(x *graph.Node, shape ...int) *graph.Node { // a parameter of its own
+		r := rand.New(rand.NewPCG(30, 13))
+		return x.Graph().Param(fmt.Sprint("y", shape), must(graph.FromFloat64s(x.Type().DType, readThroughValues(r, graph.ShapeSize(shape), false), shape...)))
+	}
 	return []readThroughCase{
 		// Columns folded in blocks: 131 rows (two blocks and a part), rows
 		// of 67 (not a multiple of four).
@@ -58,6 +62,21 @@ func readThroughCases() []readThroughCase {
 		{"Sum reshape of T", []int{6, 4}, func(x *graph.Node) *graph.Node {
 			return ops.Sum(ops.Reshape(t2(x), 2, 12), 1)
 		}, ""},
+		// Elementwise ops of strided views: 37×15 elements, blocks of 256
+		// and a part; runs of a Slice of a middle axis.
+		{"Neg strided", []int{37, 30}, func(x *graph.Node) *graph.Node { return ops.Neg(every2(x)) }, "Neg(Reshape(Slice(Reshape)))"},
+		{"Square strided", []int{37, 30}, func(x *graph.Node) *graph.Node { return ops.Square(every2(x)) }, "Square(Reshape(Slice(Reshape)))"},
+		{"Exp strided", []int{37, 30}, func(x *graph.Node) *graph.Node { return ops.Exp(every2(x)) }, "Exp(Reshape(Slice(Reshape)))"},
+		{"Sign strided", []int{37, 30}, func(x *graph.Node) *graph.Node { return ops.Sign(every2(x)) }, "Sign(Reshape(Slice(Reshape)))"},
+		{"Sub strided", []int{37, 30}, func(x *graph.Node) *graph.Node { return ops.Sub(every2(x), other(x, 37, 15)) }, "Sub(Reshape(Slice(Reshape)))"},
+		{"Div strided second", []int{37, 30}, func(x *graph.Node) *graph.Node { return ops.Div(other(x, 37, 15), every2(x)) }, "Div(Reshape(Slice(Reshape)))"},
+		{"Greater strided", []int{37, 30}, func(x *graph.Node) *graph.Node { return ops.Greater(every2(x), other(x, 37, 15)) }, "Greater(Reshape(Slice(Reshape)))"},
+		{"Tanh slice middle", []int{5, 40, 3}, func(x *graph.Node) *graph.Node { return ops.Tanh(ops.Slice(x, 1, 2, 39)) }, "Tanh(Slice)"},
+		// Not read through: a transposed operand (Transpose's copy is
+		// faster), a broadcast other operand, a reader that fuses.
+		{"Neg T", []int{9, 13}, func(x *graph.Node) *graph.Node { return ops.Neg(t2(x)) }, ""},
+		{"Mul strided broadcast", []int{6, 10}, func(x *graph.Node) *graph.Node { return ops.Mul(every2(x), other(x, 1, 5)) }, ""},
+		{"Exp strided fused", []int{6, 10}, func(x *graph.Node) *graph.Node { return ops.Mul(ops.Exp(every2(x)), other(x, 6, 5)) }, ""},
 		// Read elsewhere too: the copy is made anyway.
 		{"Sum T read twice", []int{6, 4}, func(x *graph.Node) *graph.Node {
 			tx := t2(x)
@@ -81,9 +100,9 @@ func readThroughValues(r *rand.Rand, n int, specials bool) []float64 {
 	return v
 }
 
-// TestReadThroughValues checks that reductions of Transposes and Slices
-// read through (pass readthrough) give the unfused program's values bit
-// for bit, in both dtypes, with and without special values, and that
+// TestReadThroughValues checks that reductions of Transposes and Slices,
+// and elementwise ops of Slices, read through (pass readthrough) give the
+// unfused program's values bit for bit, in both dtypes, with and without special values, and that
 // the pass reads through where the layout allows it and nowhere else.
 func TestReadThroughValues(t *testing.T) {
 	r := rand.New(rand.NewPCG(30, 11))

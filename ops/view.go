@@ -141,15 +141,20 @@ type readThroughOp struct {
 	view View
 }
 
-// ReadThrough returns an op computing consumer of the elements of view v,
-// bit for bit, from the tensor v views, read where they lie (with v's
-// strides) rather than from a copy that a Transpose or Slice makes:
-// consumer(layout(x)) becomes ReadThrough(consumer, view)(x). consumer is
-// a Sum, Mean, Max or SumTo; ok is false for other ops, and for a view
-// of its tensor as it lies (nothing to gain). The compiler makes such ops
-// (pass "readthrough"), after differentiation: they have no gradient.
-func ReadThrough(consumer graph.Op, v View) (op graph.Op, ok bool) {
-	if v.rank == 0 || v.contiguous() {
+// ReadThrough returns an op computing consumer with its operand-th
+// operand the elements of view v, bit for bit, from the tensor v views,
+// read where they lie (with v's strides) rather than from a copy that a
+// Transpose or Slice makes: consumer(…, layout(x), …) becomes
+// ReadThrough(consumer, …)(…, x, …). in are consumer's operands' types.
+// consumer is a Sum, Mean, Max or SumTo (of any view), or a unary or
+// binary elementwise op reading a view whose elements lie a few apart
+// (a Slice's every other element, say: a transposed operand is read
+// faster from Transpose's copy) against operands of its own shape. ok is
+// false for other ops and views, and for a view of its tensor as it lies
+// (nothing to gain). The compiler makes such ops (pass "readthrough"),
+// after differentiation: they have no gradient.
+func ReadThrough(consumer graph.Op, in []graph.Type, operand int, v View) (op graph.Op, ok bool) {
+	if v.rank == 0 || v.contiguous() || operand < 0 || operand >= len(in) {
 		return nil, false
 	}
 	switch c := consumer.(type) {
@@ -158,6 +163,8 @@ func ReadThrough(consumer graph.Op, v View) (op graph.Op, ok bool) {
 			return nil, false
 		}
 	case sumToOp:
+	case unary, binary:
+		return readThroughElementwise(consumer, in, operand, v)
 	default:
 		return nil, false
 	}
