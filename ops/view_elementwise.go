@@ -3,6 +3,7 @@ package ops
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"gorgonia.org/tensor"
 
@@ -127,4 +128,36 @@ func readThroughElementwiseKernel[T float](e *graph.Exec, op *readThroughElement
 			}
 		}
 	}
+}
+
+// CUDA is the op's GPU kernel (graph.CUDAKernel): the op's own C
+// expression, one work item per output element, the viewed operand read
+// at its offset in the view.
+func (op readThroughElementwiseOp) CUDA(in, out []graph.Type) ([]graph.CUDASource, error) {
+	if len(out) == 0 || !graph.IsFloat(out[0].DType) {
+		return nil, fmt.Errorf("%s: no float output", op.Name())
+	}
+	g := &op.gather
+	terms := []string{fmt.Sprintf("%dLL", op.view.offset)}
+	outStride := 1
+	for a := g.rank - 1; a >= 0; a-- {
+		terms = append(terms, fmt.Sprintf("(i / %dLL %% %dLL) * %dLL", outStride, g.shape[a], g.strides[a]))
+		outStride *= g.shape[a]
+	}
+	var b strings.Builder
+	args := make([]string, len(in))
+	for k := range in {
+		index := "i"
+		if k == op.operand {
+			index = strings.Join(terms, " + ")
+		}
+		fmt.Fprintf(&b, "const T x%d = in%d[%s];\n", k, k, index)
+		args[k] = fmt.Sprintf("x%d", k)
+	}
+	e, err := ElementwiseC(op.op, args, out[0].DType == graph.Float32)
+	if err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(&b, "out0[i] = %s;\n", e)
+	return []graph.CUDASource{{N: int64(out[0].Size()), Body: b.String()}}, nil
 }
