@@ -43,6 +43,11 @@ func ContiguousView(shape []int) (v View, ok bool) {
 // Shape returns the view's shape.
 func (v View) Shape() []int { return append([]int(nil), v.shape[:v.rank]...) }
 
+// String is the view's shape, strides and offset: "[6 2] [1 6] 6".
+func (v View) String() string {
+	return fmt.Sprintf("%v %v %d", v.shape[:v.rank], v.strides[:v.rank], v.offset)
+}
+
 // Through returns the view of the tensor that layout (a Transpose, Slice
 // or Reshape) makes of v's elements, its output being of type out. ok is
 // false for other ops, and for a Reshape that regroups axes v does not
