@@ -40,15 +40,16 @@ func readThroughCases() []readThroughCase {
 		{"Mean T", []int{67, 131}, func(x *graph.Node) *graph.Node { return ops.Mean(t2(x), 1) }, "Mean(Transpose)"},
 		{"Max T", []int{67, 131}, func(x *graph.Node) *graph.Node { return ops.Max(t2(x), 1) }, "Max(Transpose)"},
 		{"SumTo T", []int{67, 131}, func(x *graph.Node) *graph.Node { return ops.SumTo(t2(x), 131, 1) }, "SumTo(Transpose)"},
-		{"Sum T axis 0", []int{67, 131}, func(x *graph.Node) *graph.Node { return ops.Sum(t2(x), 0) }, "Sum(Transpose)"},
-		{"Max T axis 0", []int{9, 13}, func(x *graph.Node) *graph.Node { return ops.Max(t2(x), 0) }, "Max(Transpose)"},
-		{"Sum T all", []int{9, 13}, func(x *graph.Node) *graph.Node { return ops.Sum(t2(x)) }, "Sum(Transpose)"},
+		// Rows that would walk columns one at a time: left to Transpose.
+		{"Sum T axis 0", []int{67, 131}, func(x *graph.Node) *graph.Node { return ops.Sum(t2(x), 0) }, ""},
+		{"Max T axis 0", []int{9, 13}, func(x *graph.Node) *graph.Node { return ops.Max(t2(x), 0) }, ""},
+		{"Sum T all", []int{9, 13}, func(x *graph.Node) *graph.Node { return ops.Sum(t2(x)) }, ""},
 		{"Sum T 3-d", []int{5, 7, 70}, func(x *graph.Node) *graph.Node { return ops.Sum(ops.Transpose(x, 0, 2, 1), 2) }, "Sum(Transpose)"},
-		{"Sum T 3-d outer axes", []int{5, 7, 70}, func(x *graph.Node) *graph.Node { return ops.Sum(ops.Transpose(x, 2, 0, 1), 0, 2) }, "Sum(Transpose)"},
+		{"Sum T 3-d outer axes", []int{5, 7, 70}, func(x *graph.Node) *graph.Node { return ops.Sum(ops.Transpose(x, 2, 0, 1), 0, 2) }, ""},
 		{"Max T 3-d", []int{6, 3, 5}, func(x *graph.Node) *graph.Node { return ops.MaxKeepDims(ops.Transpose(x, 1, 2, 0), 2) }, "Max(Transpose)"},
 		{"Sum rows of one", []int{7, 9}, func(x *graph.Node) *graph.Node {
 			return ops.Sum(ops.Reshape(ops.Transpose(x, 1, 0), 9, 7, 1), 1)
-		}, "Sum(Reshape(Transpose))"},
+		}, ""}, // its rows of one element walk down columns
 		// Strided rows: every other element.
 		{"Sum strided", []int{11, 26}, func(x *graph.Node) *graph.Node { return ops.Sum(every2(x), 1) }, "Sum(Reshape(Slice(Reshape)))"},
 		{"Mean strided", []int{11, 26}, func(x *graph.Node) *graph.Node { return ops.Mean(every2(x), 1) }, "Mean(Reshape(Slice(Reshape)))"},

@@ -26,7 +26,7 @@ func TestReadThroughOnDevice(t *testing.T) {
 		build func(x, y *graph.Node) *graph.Node
 	}{
 		{"Sum(Transpose)", func(x, _ *graph.Node) *graph.Node { return ops.Sum(ops.Transpose(x, 1, 0), 1) }},
-		{"Mean(Transpose)", func(x, _ *graph.Node) *graph.Node { return ops.Mean(ops.Transpose(x, 1, 0), 0) }},
+		{"Mean(Transpose)", func(x, _ *graph.Node) *graph.Node { return ops.Mean(ops.Transpose(x, 1, 0), 1) }},
 		{"Max(Reshape(Slice(Reshape)))", func(x, _ *graph.Node) *graph.Node { return ops.Max(every2(x), 1) }},
 		{"SumTo(Reshape(Slice(Reshape)))", func(x, _ *graph.Node) *graph.Node { return ops.SumTo(every2(x), 1, 5) }},
 		{"Neg(Reshape(Slice(Reshape)))", func(x, _ *graph.Node) *graph.Node { return ops.Neg(every2(x)) }},

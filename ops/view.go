@@ -132,10 +132,16 @@ func (v View) reshaped(w *View) bool {
 	return oi == len(oldShape) && ni == len(newAxes)
 }
 
-// contiguous reports whether v is its tensor as it lies.
+// contiguous reports whether v is its tensor as it lies (whatever its
+// strides along axes of extent 1, never stepped along).
 func (v View) contiguous() bool {
 	c, _ := ContiguousView(v.shape[:v.rank])
-	return v.strides == c.strides && v.offset == 0
+	for a := range v.rank {
+		if v.shape[a] != 1 && v.strides[a] != c.strides[a] {
+			return false
+		}
+	}
+	return v.offset == 0 && v.size == c.size
 }
 
 // readThroughOp is a reduction (Sum, Mean, Max, SumTo) reading its operand
@@ -151,10 +157,13 @@ type readThroughOp struct {
 // read where they lie (with v's strides) rather than from a copy that a
 // Transpose or Slice makes: consumer(…, layout(x), …) becomes
 // ReadThrough(consumer, …)(…, x, …). in are consumer's operands' types.
-// consumer is a Sum, Mean, Max or SumTo (of any view), or a unary or
-// binary elementwise op reading a view whose elements lie a few apart
-// (a Slice's every other element, say: a transposed operand is read
-// faster from Transpose's copy) against operands of its own shape. ok is
+// consumer is a Sum, Mean, Max or SumTo of a view whose rows' elements
+// lie a few apart, or are columns of the tensor folded side by side (a
+// transposed operand reduced over its last axis), or a unary or binary
+// elementwise op reading a view whose elements lie a few apart (a
+// Slice's every other element, say) against operands of its own shape:
+// elsewhere a row would walk a column, an element a cache line, and
+// Transpose's blocked copy is faster. ok is
 // false for other ops and views, and for a view of its tensor as it lies
 // (nothing to gain). The compiler makes such ops (pass "readthrough"),
 // after differentiation: they have no gradient.
@@ -162,16 +171,27 @@ func ReadThrough(consumer graph.Op, in []graph.Type, operand int, v View) (op gr
 	if v.rank == 0 || v.contiguous() || operand < 0 || operand >= len(in) {
 		return nil, false
 	}
+	var buf [maxRank]int
+	var out []int // the reduction's output shape, its reduced axes kept
 	switch c := consumer.(type) {
 	case reduceOp:
 		if c.kind == reduceLogSumExp {
 			return nil, false
 		}
+		out = keepShape(&buf, v.shape[:v.rank], c.axes)
 	case sumToOp:
+		to, err := c.to.shape()
+		if err != nil {
+			return nil, false
+		}
+		out = to
 	case unary, binary:
 		return readThroughElementwise(consumer, in, operand, v)
 	default:
 		return nil, false
+	}
+	if w := v.reductionWalker(out); w.rank > 0 && w.inner[1] > readThroughStride && !w.columns() {
+		return nil, false // its rows would walk columns of the tensor, an element a cache line
 	}
 	return readThroughOp{op: consumer, view: v}, true
 }
