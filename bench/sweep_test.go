@@ -5,12 +5,14 @@ import (
 	"io"
 	"math"
 	"os"
+	"runtime"
 	"slices"
 	"testing"
 	"time"
 
 	"github.com/nabla-go/nabla/compile"
 	"github.com/nabla-go/nabla/graph"
+	"github.com/nabla-go/nabla/internal/testkit/cputime"
 	"github.com/nabla-go/nabla/ops"
 	"github.com/nabla-go/nabla/vm"
 )
@@ -20,7 +22,8 @@ import (
 // compiled and run as a one-op program (float64, one thread). A case's
 // throughput (elements of the r×c operand a second) is compared with the
 // same op's on a contiguous operand of the same size, timed in the same
-// rounds, so a burst of other work on a shared machine slows both.
+// rounds, so a burst of other work on a shared machine slows both, and
+// timed in the CPU time of the thread that runs it (see sweepOpSize).
 //
 // The operand's layouts (r×c, r = c = √size):
 //   - contiguous: an (r, c) tensor;
@@ -184,8 +187,14 @@ func sweepRounds() (int, time.Duration) {
 
 // sweepOpSize times op's layouts at side×side elements in rounds, each
 // case running about roundTime a round, and returns their ratios to the
-// contiguous case.
+// contiguous case. Each case's time is the CPU time of the thread that
+// runs it (one thread, locked to the goroutine) where the system gives
+// it, else wall-clock time: on a shared machine, wall-clock time counts
+// the time the case waited for a core, which a burst of other builds
+// makes several times longer for one case and not for the next.
 func sweepOpSize(tb testing.TB, op sweepOp, side int) []sweepResult {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	progs := make([]*sweepProgram, len(sweepLayouts))
 	for i, l := range sweepLayouts {
 		progs[i] = sweepCase(tb, op, l, side, side)
@@ -195,8 +204,8 @@ func sweepOpSize(tb testing.TB, op sweepOp, side int) []sweepResult {
 	rounds, roundTime := sweepRounds()
 	reps := make([]int, len(progs))
 	for i, p := range progs { // calibrate: runs for about roundTime
-		start, n := time.Now(), 0
-		for time.Since(start) < roundTime/4 {
+		start, n := sweepClock(), 0
+		for sweepClock()-start < roundTime/4 {
 			p.run(tb)
 			n++
 		}
@@ -207,11 +216,11 @@ func sweepOpSize(tb testing.TB, op sweepOp, side int) []sweepResult {
 	for range rounds {
 		per := make([]float64, len(progs))
 		for i, p := range progs {
-			start := time.Now()
+			start := sweepClock()
 			for range reps[i] {
 				p.run(tb)
 			}
-			per[i] = float64(time.Since(start).Nanoseconds()) / float64(reps[i])
+			per[i] = float64((sweepClock() - start).Nanoseconds()) / float64(reps[i])
 			times[i] = append(times[i], per[i])
 		}
 		for i := range progs {
@@ -223,6 +232,18 @@ func sweepOpSize(tb testing.TB, op sweepOp, side int) []sweepResult {
 		res[i] = sweepResult{op: op.name, layout: l, size: side * side, ratio: median(ratios[i]), ns: median(times[i])}
 	}
 	return res
+}
+
+// sweepStart is the origin of sweepClock's wall-clock readings.
+var sweepStart = time.Now()
+
+// sweepClock is the calling thread's CPU time where the system measures
+// it, else the wall-clock time since sweepStart.
+func sweepClock() time.Duration {
+	if t, ok := cputime.Thread(); ok {
+		return t
+	}
+	return time.Since(sweepStart)
 }
 
 // sweepFloor is the least throughput a layout may have, relative to the

@@ -34,9 +34,9 @@ func WithUpdates(updates map[*graph.Node]*graph.Node) Option {
 
 // WithoutPass switches off an optional pass by name, for debugging and to
 // measure what it buys: "deadcode", "constfold", "simplify", "cse",
-// "solve", "lushare", "constlayout", "matmuladd", "late deadcode",
-// "sharedmatmul", "prune", "fuse", "inplace" or "memory" (see
-// passes.go). Unknown names are an error from
+// "solve", "lushare", "constlayout", "matmuladd", "readthrough",
+// "late deadcode", "sharedmatmul", "prune", "decompshare", "fuse",
+// "inplace" or "memory" (see passes.go). Unknown names are an error from
 // Compile.
 func WithoutPass(name string) Option {
 	return func(c *config) {

@@ -18,6 +18,7 @@ var passes = [...]pass{
 	{name: "lushare", fn: lushare},
 	{name: "constlayout", fn: constlayout},
 	{name: "matmuladd", fn: matmuladd},
+	{name: "readthrough", fn: readthrough},
 	{name: "late deadcode", fn: deadcode},
 	{name: "sharedmatmul", fn: sharedmatmul},
 	{name: "prune", fn: prune},
@@ -79,6 +80,12 @@ var passOrder = [...]constraint{
 	{"sharedmatmul", "fuse"},
 	{"sharedmatmul", "inplace"},
 	{"sharedmatmul", "memory"},
+	// Reductions read through layout ops that only they read, once equal
+	// layout ops are merged (a merged one has several readers, and its copy
+	// is made anyway); the layout values are left for late deadcode.
+	{"cse", "readthrough"},
+	{"readthrough", "late deadcode"},
+	{"readthrough", "fuse"},
 	// Folding, simplification and merging leave values nothing reads.
 	{"constfold", "late deadcode"},
 	{"simplify", "late deadcode"},

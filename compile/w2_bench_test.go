@@ -11,6 +11,7 @@ import (
 
 	"github.com/nabla-go/nabla/compile"
 	"github.com/nabla-go/nabla/graph"
+	"github.com/nabla-go/nabla/internal/testkit/cputime"
 	"github.com/nabla-go/nabla/ops"
 	"github.com/nabla-go/nabla/vm"
 )
@@ -121,13 +122,13 @@ type cpuClock struct {
 // and reads the thread's CPU time.
 func startCPU() cpuClock {
 	runtime.LockOSThread()
-	t, ok := threadCPU()
+	t, ok := cputime.Thread()
 	return cpuClock{t, ok}
 }
 
 // report adds the CPU time per iteration and per n units as a metric.
 func (c cpuClock) report(b *testing.B, n int, unit string) {
-	t, ok := threadCPU()
+	t, ok := cputime.Thread()
 	if ok && c.ok {
 		b.ReportMetric(float64((t-c.start).Nanoseconds())/float64(b.N)/float64(n), unit)
 	}

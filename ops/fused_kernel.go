@@ -183,12 +183,15 @@ func gatherBlock[T float](g *fusedGather, dst, x []T, b int) {
 	last, s := g.rank-1, g.strides[g.rank-1]
 	for k := 0; k < len(dst); {
 		n := min(len(dst)-k, g.shape[last]-idx[last])
-		if s == 1 {
+		switch s {
+		case 1:
 			copy(dst[k:k+n], x[off:off+n])
-		} else {
+		case 0:
 			for j := range n {
-				dst[k+j] = x[off+j*s]
+				dst[k+j] = x[off]
 			}
+		default:
+			gatherStrided(dst[k:k+n], x[off:], s)
 		}
 		k += n
 		idx[last] += n

@@ -119,8 +119,21 @@ func newElementwiseWalker(out []int, ins ...[]int) walker {
 // a fraction of the speed of any other layout) and marks itself
 // sequential: its rows then add their elements one after another, the
 // same additions in the same order.
-func newReductionWalker(x []int, out ...[]int) walker {
-	w := newWalker(x, out...)
+func newReductionWalker(x []int, out []int) walker {
+	v, _ := ContiguousView(x)
+	return v.reductionWalker(out)
+}
+
+// reductionWalker is newReductionWalker for a reduction reading its
+// operand, of v's shape, through v: input 1's strides are v's, so each
+// row's elements lie at off[1] + j·inner[1] of the viewed tensor (for a
+// contiguous view, off[1] is the row's own offset and inner[1] is 1).
+func (v *View) reductionWalker(out []int) walker {
+	w := newWalker(v.shape[:v.rank], out)
+	w.strides[1] = v.strides
+	if w.rank > 0 {
+		w.inner[1] = w.strides[1][w.rank-1]
+	}
 	if w.rank > 1 && w.shape[w.rank-1] == 1 {
 		w.collapse()
 		w.sequential = true

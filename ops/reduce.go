@@ -197,25 +197,33 @@ func maskAxes(mask uint64) []int {
 }
 
 func (op reduceOp) Forward(out *tensor.Dense, in []*tensor.Dense) error {
+	v, ok := ContiguousView(in[0].Shape())
+	if !ok {
+		return fmt.Errorf("rank %d is above the supported %d", in[0].Dims(), maxRank)
+	}
 	return forFloat(in[0].Dtype(),
 		func() error {
-			reduceKernel(op, floats[float32](out), floats[float32](in[0]), in[0].Shape())
+			reduceKernel(op, floats[float32](out), floats[float32](in[0]), &v)
 			return nil
 		},
 		func() error {
-			reduceKernel(op, floats[float64](out), floats[float64](in[0]), in[0].Shape())
+			reduceKernel(op, floats[float64](out), floats[float64](in[0]), &v)
 			return nil
 		})
 }
 
-// reduceKernel is the one reduction engine: it walks x row by row in memory
+// reduceKernel is the one reduction engine: it walks its operand, the
+// elements of view v of x (x as it lies, or a Transpose or Slice of it
+// read in place: see ReadThrough), row by row in the operand's row-major
 // order, with the output broadcast along the reduced axes (stride 0), so
 // each row either folds into one output (last axis reduced) or combines
-// elementwise into a row of outputs. Sum shares SumTo's kernel; Mean scales
-// a sum; LogSumExp is a maximum followed by a second, output-major pass.
-func reduceKernel[T float](op reduceOp, out, x []T, shape []int) {
+// elementwise into a row of outputs. Sum shares SumTo's kernel; Mean
+// scales a sum; LogSumExp (of contiguous operands alone) is a maximum
+// followed by a second, output-major pass.
+func reduceKernel[T float](op reduceOp, out, x []T, v *View) {
 	var buf [maxRank]int
-	w := newReductionWalker(shape, keepShape(&buf, shape, op.axes))
+	shape := v.shape[:v.rank]
+	w := v.reductionWalker(keepShape(&buf, shape, op.axes))
 	switch op.kind {
 	case reduceSum, reduceMean:
 		// A keep-dims sum is SumTo the keep-dims shape; dropping the
@@ -231,14 +239,19 @@ func reduceKernel[T float](op reduceOp, out, x []T, shape []int) {
 		for j := range out {
 			out[j] = T(math.Inf(-1))
 		}
-		w.rows(func(i, n int, off [3]int) {
+		if maxColumns(&w, out, x) {
+			return
+		}
+		s := max(w.inner[1], 1) // 0 where rows are one element (a scalar's)
+		w.rows(func(_, n int, off [3]int) {
+			row := x[off[1] : off[1]+(n-1)*s+1]
 			if w.inner[0] == 0 {
-				out[off[0]] = maxOf(out[off[0]], x[i:i+n])
+				out[off[0]] = maxOf(out[off[0]], row, s)
 				return
 			}
 			dst := out[off[0] : off[0]+n]
-			for j, v := range x[i : i+n] {
-				dst[j] = maxNaN(dst[j], v)
+			for j := range dst {
+				dst[j] = maxNaN(dst[j], row[j*s])
 			}
 		})
 		if op.kind == reduceLogSumExp {
@@ -247,10 +260,11 @@ func reduceKernel[T float](op reduceOp, out, x []T, shape []int) {
 	}
 }
 
-// maxOf returns the maximum of m and xs; a NaN anywhere makes it NaN.
-func maxOf[T float](m T, xs []T) T {
-	for _, v := range xs {
-		m = maxNaN(m, v)
+// maxOf returns the maximum of m and xs[0], xs[stride], …; a NaN anywhere
+// makes it NaN.
+func maxOf[T float](m T, xs []T, stride int) T {
+	for i := 0; i < len(xs); i += stride {
+		m = maxNaN(m, xs[i])
 	}
 	return m
 }

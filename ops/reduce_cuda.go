@@ -62,32 +62,39 @@ type axisRun struct{ size, stride int64 }
 // reduceLayout is the index arithmetic of a reduction kernel, one work
 // item per output element looping over the input elements it combines.
 // Axes of size 1 are dropped and adjacent axes that are both kept or both
-// reduced are merged, so that there are as few loops as can be.
+// reduced, and stepped across as one, are merged, so that there are as
+// few loops as can be.
 type reduceLayout struct {
 	kept    []axisRun // the output's axes, outermost first
 	reduced []axisRun // the combined axes, outermost first
+	offset  int64     // the input offset of the first element
 }
 
 // newReduceLayout is the layout of a reduction of a value of the given
 // shape over axes (a bitmask, bit a for axis a); the output's elements
 // are the kept axes' in row-major order.
 func newReduceLayout(shape []int, axes uint64) reduceLayout {
+	v, _ := ContiguousView(shape)
+	return v.reduceLayout(axes)
+}
+
+// reduceLayout is newReduceLayout for a reduction reading its operand
+// through v (of rank at most maxRank): the input offsets are v's.
+func (v *View) reduceLayout(axes uint64) reduceLayout {
 	var runs []axisRun
 	var reduced []bool
-	stride := int64(1)
-	for a := len(shape) - 1; a >= 0; a-- {
-		d, r := int64(shape[a]), axes&(1<<a) != 0
+	for a := v.rank - 1; a >= 0; a-- {
+		d, r, stride := int64(v.shape[a]), axes&(1<<a) != 0, int64(v.strides[a])
 		switch n := len(runs); {
 		case d == 1:
-		case n > 0 && reduced[n-1] == r:
-			runs[n-1].size *= d // contiguous with the run inside it
+		case n > 0 && reduced[n-1] == r && runs[n-1].stride*runs[n-1].size == stride:
+			runs[n-1].size *= d // stepped across as one with the run inside it
 		default:
 			runs = append(runs, axisRun{d, stride})
 			reduced = append(reduced, r)
 		}
-		stride *= d
 	}
-	var l reduceLayout
+	l := reduceLayout{offset: int64(v.offset)}
 	for k := len(runs) - 1; k >= 0; k-- {
 		if reduced[k] {
 			l.reduced = append(l.reduced, runs[k])
@@ -110,6 +117,9 @@ func (l reduceLayout) count() int64 {
 // baseC is the C expression of the input offset of the first element
 // that output element i (the C variable named so) combines.
 func (l reduceLayout) baseC(i string) string {
+	if l.offset != 0 {
+		return fmt.Sprintf("%dLL + %s", l.offset, runsOffsetC(l.kept, i))
+	}
 	return runsOffsetC(l.kept, i)
 }
 
@@ -182,10 +192,15 @@ func (op reduceOp) CUDA(in, out []graph.Type) ([]graph.CUDASource, error) {
 	if err := checkFloatCUDA(op.Name()+" input", in[0]); err != nil {
 		return nil, err
 	}
-	if in[0].Rank() > 64 {
-		return nil, fmt.Errorf("rank %d is above 64", in[0].Rank())
+	if in[0].Rank() > maxRank {
+		return nil, fmt.Errorf("rank %d is above %d", in[0].Rank(), maxRank)
 	}
-	l := newReduceLayout(in[0].Shape, op.axes)
+	return op.cudaKernels(newReduceLayout(in[0].Shape, op.axes), out)
+}
+
+// cudaKernels are the reduction's kernels over the input elements of
+// layout l.
+func (op reduceOp) cudaKernels(l reduceLayout, out []graph.Type) ([]graph.CUDASource, error) {
 	var body string
 	work := l.count()
 	switch op.kind {
@@ -219,15 +234,35 @@ func (op sumToOp) CUDA(in, out []graph.Type) ([]graph.CUDASource, error) {
 	if err := checkFloatCUDA("SumTo input", x); err != nil {
 		return nil, err
 	}
-	lead := x.Rank() - to.Rank()
-	if x.Rank() > 64 || lead < 0 {
+	if x.Rank() > maxRank || x.Rank() < to.Rank() {
 		return nil, fmt.Errorf("no kernel summing %s to %s", graph.ShapeString(x.Shape), graph.ShapeString(to.Shape))
 	}
+	return sumToReduction(x.Shape, to.Shape).CUDA(in, out)
+}
+
+// sumToReduction is the sum that sums a value of shape x to shape to:
+// over x's extra leading axes and the axes where to has 1.
+func sumToReduction(x, to []int) reduceOp {
+	lead := len(x) - len(to)
 	var axes uint64
-	for a := range x.Shape {
-		if a < lead || to.Shape[a-lead] == 1 {
+	for a := range x {
+		if a < lead || to[a-lead] == 1 {
 			axes |= 1 << a
 		}
 	}
-	return reduceOp{kind: reduceSum, axes: axes, keep: true}.CUDA(in, out)
+	return reduceOp{kind: reduceSum, axes: axes, keep: true}
+}
+
+// CUDA is the GPU kernel (graph.CUDAKernel) of a reduction read through a
+// view: the reduction's, its input offsets the view's, so that each
+// output combines the same elements in the same order.
+func (op readThroughOp) CUDA(in, out []graph.Type) ([]graph.CUDASource, error) {
+	if err := checkFloatCUDA(op.Name()+" input", in[0]); err != nil {
+		return nil, err
+	}
+	r, ok := op.op.(reduceOp)
+	if !ok {
+		r = sumToReduction(op.view.shape[:op.view.rank], out[0].Shape)
+	}
+	return r.cudaKernels(op.view.reduceLayout(r.axes), out)
 }

@@ -270,24 +270,31 @@ func (op sumToOp) Forward(out *tensor.Dense, in []*tensor.Dense) error {
 
 func sumToKernel[T float](w *walker, out, x []T) {
 	clear(out)
-	w.rows(func(o, n int, off [3]int) {
-		row := x[o : o+n]
+	if sumColumns(w, out, x) {
+		return
+	}
+	s := max(w.inner[1], 1) // 0 where rows are one element (a scalar's)
+	w.rows(func(_, n int, off [3]int) {
+		row := x[off[1] : off[1]+(n-1)*s+1]
 		if w.inner[0] == 0 {
-			if w.sequential {
-				out[off[0]] = sumInOrder(out[off[0]], row)
-				return
+			switch {
+			case w.sequential:
+				out[off[0]] = sumInOrder(out[off[0]], row, s)
+			case s == 1:
+				out[off[0]] += sumFloats(row)
+			default:
+				out[off[0]] += sumStrided(row, s)
 			}
-			out[off[0]] += sumFloats(row)
 			return
 		}
-		blasAxpy(n, 1, row, 1, out[off[0]:off[0]+n])
+		blasAxpy(n, 1, row, s, out[off[0]:off[0]+n])
 	})
 }
 
-// sumInOrder is s + xs[0] + xs[1] + …, added one after another.
-func sumInOrder[T float](s T, xs []T) T {
-	for _, v := range xs {
-		s += v
+// sumInOrder is s + xs[0] + xs[stride] + …, added one after another.
+func sumInOrder[T float](s T, xs []T, stride int) T {
+	for i := 0; i < len(xs); i += stride {
+		s += xs[i]
 	}
 	return s
 }

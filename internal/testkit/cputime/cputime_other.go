@@ -1,0 +1,8 @@
+//go:build !linux
+
+package cputime
+
+import "time"
+
+// Thread is not measured here: it returns false.
+func Thread() (time.Duration, bool) { return 0, false }
