@@ -69,3 +69,11 @@ func Gemv[E float32 | float64](transposed bool, m, n int, a, x, y []E) {
 	}
 	C.cblas_dgemv(C.CblasRowMajor, t, C.blasint(m), C.blasint(n), 1, (*C.double)(pa), C.blasint(n), (*C.double)(px), 1, 0, (*C.double)(py), 1)
 }
+
+// Threads returns how many threads OpenBLAS's calls use
+// (openblas_get_num_threads): OPENBLAS_NUM_THREADS, or one per core.
+func Threads() int { return int(C.openblas_get_num_threads()) }
+
+// SetThreads sets how many threads OpenBLAS's calls use, in this process
+// and in nabla's openblas build (openblas_set_num_threads).
+func SetThreads(n int) { C.openblas_set_num_threads(C.int(n)) }
