@@ -253,11 +253,15 @@ func TestW1UpdatesInPlace(t *testing.T) {
 
 // BenchmarkW1 times W1's step in both dtypes with SGD and Adam on 1 and
 // GOMAXPROCS threads, and Gorgonia's SGD step beside it (w1_gorgonia_test.go).
+// In the openblas build, OpenBLAS's products get the machine's threads
+// too (peerThreads): left to itself, OpenBLAS starts one per core, and
+// its threads=1 would run the products on two.
 func BenchmarkW1(b *testing.B) {
 	for _, dtype := range dtypes {
 		for _, opt := range w1Optimizers {
 			for _, threads := range benchThreads() {
 				b.Run(fmt.Sprintf("%s/%s/threads=%d", dtypeName(dtype), opt, threads), func(b *testing.B) {
+					defer peerThreads(peerThreads(threads))
 					m := newW1Model(dtype, w1Sizes, w1Batch, 1)
 					machine := m.machine(b, opt, threads)
 					defer machine.Close()

@@ -83,3 +83,80 @@ func benchMicro[E elem](b *testing.B, k *kernel[E]) {
 	}
 	b.ReportMetric(2*float64(k.mr*k.nr*depth)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 }
+
+// w1Products are the matrix products of W1's training step (a
+// 784-256-256-10 perceptron on a batch of 64, bench/w1_test.go) as the
+// machine runs them: the layers' x·Wᵀ, the gradients of their inputs
+// dY·W and of their weights dYᵀ·X (depth 64, the batch).
+var w1Products = []struct {
+	name           string
+	m, n, k        int
+	transA, transB bool
+}{
+	{"fc1", 64, 256, 784, false, true},
+	{"fc2", 64, 256, 256, false, true},
+	{"fc3", 64, 10, 256, false, true},
+	{"dW3", 10, 256, 64, true, false},
+	{"dH2", 64, 256, 10, false, false},
+	{"dW2", 256, 256, 64, true, false},
+	{"dH1", 64, 256, 256, false, false},
+	{"dW1", 256, 784, 64, true, false},
+}
+
+// peer, set in the openblas build (openblas_test.go), computes a product
+// with OpenBLAS's gemm: BenchmarkW1Products times it beside Mul.
+var peer func(p Product, a, b, c any)
+
+// BenchmarkW1Products times Mul on each of W1's products, with the
+// default kernel set, on one thread and on all of them, and OpenBLAS's
+// gemm beside it in the openblas build (its threads as
+// OPENBLAS_NUM_THREADS says):
+//
+//	OPENBLAS_NUM_THREADS=1 go test -tags openblas -run '^$' -bench W1Products ./internal/kernel/gemm/
+func BenchmarkW1Products(b *testing.B) {
+	for _, w := range w1Products {
+		s := [3]int{w.m, w.n, w.k}
+		name := fmt.Sprintf("%s/%dx%dx%d", w.name, w.m, w.n, w.k)
+		b.Run("f32/"+name, func(b *testing.B) { benchW1Product[float32](b, s, w.transA, w.transB) })
+		b.Run("f64/"+name, func(b *testing.B) { benchW1Product[float64](b, s, w.transA, w.transB) })
+	}
+}
+
+func benchW1Product[E elem](b *testing.B, s [3]int, transA, transB bool) {
+	pr := newProblem[E](rand.New(rand.NewPCG(1, 1)), s[0], s[1], s[2], transA, transB, false, false)
+	for _, threads := range []int{1, runtime.GOMAXPROCS(0)} {
+		b.Run(fmt.Sprintf("nabla/threads=%d", threads), func(b *testing.B) {
+			pool := parallel.New(threads)
+			defer pool.Close()
+			e := parallel.NewExec(pool)
+			timeThread(b, threads == 1, func() { Mul(e, pr.p, pr.a, pr.b, pr.c) })
+			reportFlops(b, s)
+		})
+	}
+	if peer != nil {
+		b.Run("openblas", func(b *testing.B) {
+			timeThread(b, true, func() { peer(pr.p, pr.a, pr.b, pr.c) })
+			reportFlops(b, s)
+		})
+	}
+}
+
+// timeThread runs f b.N times after one warm-up call. With cpu, on a
+// locked OS thread, it also reports the thread's CPU time per call
+// (cpu-ns/op), which a busy machine's other work inflates less than the
+// wall time: only for work that runs on the calling thread alone.
+func timeThread(b *testing.B, cpu bool, f func()) {
+	if cpu {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+	}
+	f()
+	b.ResetTimer()
+	t0 := threadCPU()
+	for range b.N {
+		f()
+	}
+	if t1 := threadCPU(); cpu && t0 >= 0 {
+		b.ReportMetric(float64(t1-t0)/float64(b.N), "cpu-ns/op")
+	}
+}

@@ -39,9 +39,25 @@ func benchOpenBLAS[E elem](b *testing.B, s [3]int) {
 	reportFlops(b, s)
 }
 
-// The peer computes what Mul computes.
+func init() {
+	peer = func(p Product, a, b, c any) {
+		if a, ok := a.([]float32); ok {
+			blaspeer.GemmT(p.TransA, p.TransB, p.Acc, p.M, p.N, p.K, a, p.Lda, b.([]float32), p.Ldb, c.([]float32), p.Ldc)
+			return
+		}
+		blaspeer.GemmT(p.TransA, p.TransB, p.Acc, p.M, p.N, p.K, a.([]float64), p.Lda, b.([]float64), p.Ldb, c.([]float64), p.Ldc)
+	}
+}
+
+// The peer computes what Mul computes, with and without transposes.
 func TestOpenBLASAgrees(t *testing.T) {
 	pr := newProblem[float64](rand.New(rand.NewPCG(1, 1)), 30, 40, 50, false, false, false, false)
 	blaspeer.Gemm(30, 40, 50, pr.a, pr.b, pr.c)
 	pr.check(t, pr.c)
+	for flags := range 8 {
+		pr := newProblem[float32](rand.New(rand.NewPCG(2, 2)), 30, 40, 50, flags&1 != 0, flags&2 != 0, flags&4 != 0, true)
+		c := append([]float32(nil), pr.c...)
+		peer(pr.p, pr.a, pr.b, c)
+		pr.check(t, c)
+	}
 }

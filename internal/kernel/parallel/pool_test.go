@@ -1,9 +1,12 @@
 package parallel
 
 import (
+	"fmt"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // countTask records how often each part ran.
@@ -113,5 +116,67 @@ func BenchmarkRun(b *testing.B) {
 	task := &sumTask{x: make([]float64, 64*8), out: make([]float64, 8)}
 	for b.Loop() {
 		p.Run(8, task)
+	}
+}
+
+// Runs that follow one another at once, and after a pause in which the
+// workers block, with every count of helpers, still do every part once.
+func TestRunAfterRunsAndPauses(t *testing.T) {
+	p := New(3)
+	defer p.Close()
+	for i := range 3000 {
+		parts := []int{1, 2, 5, 1, 3, 2}[i%6]
+		if i%500 == 3 {
+			time.Sleep(200 * time.Microsecond) // the workers block
+		}
+		task := &countTask{hits: make([]atomic.Int32, parts)}
+		p.Run(parts, task)
+		for j := range task.hits {
+			if got := task.hits[j].Load(); got != 1 {
+				t.Fatalf("run %d of %d parts: part %d ran %d times, want 1", i, parts, j, got)
+			}
+		}
+	}
+}
+
+// Close ends the workers, just after a Run or long after.
+func TestCloseStopsWorkers(t *testing.T) {
+	for _, pause := range []time.Duration{0, 200 * time.Microsecond} {
+		before := runtime.NumGoroutine()
+		p := New(4)
+		p.Run(4, &countTask{hits: make([]atomic.Int32, 4)})
+		time.Sleep(pause)
+		p.Close()
+		deadline := time.Now().Add(5 * time.Second)
+		for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
+			time.Sleep(time.Millisecond)
+		}
+		if n := runtime.NumGoroutine(); n > before {
+			t.Errorf("pause %v: %d goroutines after Close, %d before New", pause, n, before)
+		}
+	}
+}
+
+// BenchmarkRunAfterIdle times a Run of two tiny parts that follows a
+// stretch of the caller's own work (gap) in which the worker waits: it
+// is the wake-up's cost, which a step's parallel products pay after each
+// serial op (run-ns, the Run alone). On a 2-vCPU virtual machine under
+// load: about 1 µs at gap 0, 3–9 µs at 20 µs, 10–50 µs at 100 µs.
+func BenchmarkRunAfterIdle(b *testing.B) {
+	for _, gap := range []time.Duration{0, 20 * time.Microsecond, 100 * time.Microsecond} {
+		b.Run(fmt.Sprint("gap=", gap), func(b *testing.B) {
+			p := New(2)
+			defer p.Close()
+			task := &sumTask{x: make([]float64, 64*2), out: make([]float64, 2)}
+			var inRun time.Duration
+			for b.Loop() {
+				for t0 := time.Now(); time.Since(t0) < gap; {
+				}
+				t1 := time.Now()
+				p.Run(2, task)
+				inRun += time.Since(t1)
+			}
+			b.ReportMetric(float64(inRun.Nanoseconds())/float64(b.N), "run-ns")
+		})
 	}
 }
