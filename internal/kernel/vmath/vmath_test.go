@@ -47,11 +47,11 @@ func testValues(n int, positive bool) []float64 {
 // tail) and in place, and that each element's result does not depend on
 // its position: it equals the function of a one-element slice.
 func TestExported(t *testing.T) {
-	defer setUseAsm(useAsm)
+	defer use(active())
 	for _, set := range kernelSets() {
-		setUseAsm(set == asmKernels)
+		use(set)
 		if active() != set {
-			t.Fatalf("useAsm %v: active implementation is %s, want %s", useAsm, active().name, set.name)
+			t.Fatalf("useAsm %v, useAVX512 %v: active implementation is %s, want %s", useAsm, useAVX512, active().name, set.name)
 		}
 		testExported(t)
 	}
