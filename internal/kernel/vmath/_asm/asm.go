@@ -6,11 +6,10 @@
 // (exp.go, log.go, tanh.go, logistic.go, erf.go) on 4 lanes at a time
 // (8 for the AVX-512 kernels, whose instructions are the AVX2 ones on
 // ZMM registers with opmask registers for the masks, so their results
-// are the same bits),
-// with the same constants (erf computes both of its forms in every lane
-// where the pure Go branches); float32 kernels convert 4 elements to float64, compute,
-// and round each result once, except exp32, which runs in float32 on 8
-// lanes (exp32.go). The last elements, fewer than the lanes, go through
+// are the same bits), with the same constants (erf computes both of its
+// forms in every lane where the pure Go branches); float32 kernels
+// convert the lanes' elements to float64, compute, and round each result
+// once, except exp32, which runs in float32 on 8 lanes (exp32.go). The last elements, fewer than the lanes, go through
 // the same code with masked loads and stores, so that every element's
 // result depends only on its input.
 package main
