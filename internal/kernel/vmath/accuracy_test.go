@@ -71,11 +71,7 @@ var fns = []fn{
 
 // kernelSets are the implementations this build and processor can run.
 func kernelSets() []*kernelSet {
-	sets := []*kernelSet{&goKernels}
-	if asmKernels != nil {
-		sets = append(sets, asmKernels)
-	}
-	return sets
+	return append([]*kernelSet{&goKernels}, asmSets...)
 }
 
 // specials are inputs every function is checked on exactly or by ulps.

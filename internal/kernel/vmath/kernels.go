@@ -31,11 +31,15 @@ var goKernels = kernelSet{
 
 // active returns the implementation the exported functions use: the
 // assembly when useAsm is set (where the processor runs it, see
-// kernels_amd64.go; tests clear it with setUseAsm to check the exported
-// functions' pure-Go path), else goKernels.
+// kernels_amd64.go; tests switch with use to check the exported
+// functions' other paths), its AVX-512 kernels when useAVX512 is, else
+// goKernels.
 func active() *kernelSet {
+	if useAVX512 {
+		return avx512Kernels
+	}
 	if useAsm {
-		return asmKernels
+		return avx2Kernels
 	}
 	return &goKernels
 }

@@ -73,3 +73,68 @@ func gelu64AVX2(dst []float64, src []float64)
 //
 //go:noescape
 func gelu32AVX2(dst []float32, src []float32)
+
+// exp64AVX512 sets dst[i] = exp(src[i]) for each i of dst, 8 at a time.
+//
+//go:noescape
+func exp64AVX512(dst []float64, src []float64)
+
+// log64AVX512 sets dst[i] = log(src[i]) for each i of dst, 8 at a time.
+//
+//go:noescape
+func log64AVX512(dst []float64, src []float64)
+
+// log32AVX512 sets dst[i] = log(src[i]) for each i of dst, 8 at a time, in float64.
+//
+//go:noescape
+func log32AVX512(dst []float32, src []float32)
+
+// tanh64AVX512 sets dst[i] = tanh(src[i]) for each i of dst, 8 at a time.
+//
+//go:noescape
+func tanh64AVX512(dst []float64, src []float64)
+
+// tanh32AVX512 sets dst[i] = tanh(src[i]) for each i of dst, 8 at a time, in float64.
+//
+//go:noescape
+func tanh32AVX512(dst []float32, src []float32)
+
+// sigmoid64AVX512 sets dst[i] = sigmoid(src[i]) for each i of dst, 8 at a time.
+//
+//go:noescape
+func sigmoid64AVX512(dst []float64, src []float64)
+
+// sigmoid32AVX512 sets dst[i] = sigmoid(src[i]) for each i of dst, 8 at a time, in float64.
+//
+//go:noescape
+func sigmoid32AVX512(dst []float32, src []float32)
+
+// softplus64AVX512 sets dst[i] = softplus(src[i]) for each i of dst, 8 at a time.
+//
+//go:noescape
+func softplus64AVX512(dst []float64, src []float64)
+
+// softplus32AVX512 sets dst[i] = softplus(src[i]) for each i of dst, 8 at a time, in float64.
+//
+//go:noescape
+func softplus32AVX512(dst []float32, src []float32)
+
+// erf64AVX512 sets dst[i] = erf(src[i]) for each i of dst, 8 at a time.
+//
+//go:noescape
+func erf64AVX512(dst []float64, src []float64)
+
+// erf32AVX512 sets dst[i] = erf(src[i]) for each i of dst, 8 at a time, in float64.
+//
+//go:noescape
+func erf32AVX512(dst []float32, src []float32)
+
+// gelu64AVX512 sets dst[i] = gelu(src[i]) for each i of dst, 8 at a time.
+//
+//go:noescape
+func gelu64AVX512(dst []float64, src []float64)
+
+// gelu32AVX512 sets dst[i] = gelu(src[i]) for each i of dst, 8 at a time, in float64.
+//
+//go:noescape
+func gelu32AVX512(dst []float32, src []float32)

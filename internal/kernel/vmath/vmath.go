@@ -11,6 +11,10 @@ package vmath
 func Exp64(dst, src []float64) {
 	src = src[:len(dst)]
 	if useAsm {
+		if useAVX512 {
+			exp64AVX512(dst, src)
+			return
+		}
 		exp64AVX2(dst, src)
 		return
 	}
@@ -33,6 +37,10 @@ func Exp32(dst, src []float32) {
 func Log64(dst, src []float64) {
 	src = src[:len(dst)]
 	if useAsm {
+		if useAVX512 {
+			log64AVX512(dst, src)
+			return
+		}
 		log64AVX2(dst, src)
 		return
 	}
@@ -44,6 +52,10 @@ func Log64(dst, src []float64) {
 func Log32(dst, src []float32) {
 	src = src[:len(dst)]
 	if useAsm {
+		if useAVX512 {
+			log32AVX512(dst, src)
+			return
+		}
 		log32AVX2(dst, src)
 		return
 	}
@@ -55,6 +67,10 @@ func Log32(dst, src []float32) {
 func Tanh64(dst, src []float64) {
 	src = src[:len(dst)]
 	if useAsm {
+		if useAVX512 {
+			tanh64AVX512(dst, src)
+			return
+		}
 		tanh64AVX2(dst, src)
 		return
 	}
@@ -66,6 +82,10 @@ func Tanh64(dst, src []float64) {
 func Tanh32(dst, src []float32) {
 	src = src[:len(dst)]
 	if useAsm {
+		if useAVX512 {
+			tanh32AVX512(dst, src)
+			return
+		}
 		tanh32AVX2(dst, src)
 		return
 	}
@@ -79,6 +99,10 @@ func Tanh32(dst, src []float32) {
 func Sigmoid64(dst, src []float64) {
 	src = src[:len(dst)]
 	if useAsm {
+		if useAVX512 {
+			sigmoid64AVX512(dst, src)
+			return
+		}
 		sigmoid64AVX2(dst, src)
 		return
 	}
@@ -90,6 +114,10 @@ func Sigmoid64(dst, src []float64) {
 func Sigmoid32(dst, src []float32) {
 	src = src[:len(dst)]
 	if useAsm {
+		if useAVX512 {
+			sigmoid32AVX512(dst, src)
+			return
+		}
 		sigmoid32AVX2(dst, src)
 		return
 	}
@@ -102,6 +130,10 @@ func Sigmoid32(dst, src []float32) {
 func Softplus64(dst, src []float64) {
 	src = src[:len(dst)]
 	if useAsm {
+		if useAVX512 {
+			softplus64AVX512(dst, src)
+			return
+		}
 		softplus64AVX2(dst, src)
 		return
 	}
@@ -113,6 +145,10 @@ func Softplus64(dst, src []float64) {
 func Softplus32(dst, src []float32) {
 	src = src[:len(dst)]
 	if useAsm {
+		if useAVX512 {
+			softplus32AVX512(dst, src)
+			return
+		}
 		softplus32AVX2(dst, src)
 		return
 	}
@@ -124,6 +160,10 @@ func Softplus32(dst, src []float32) {
 func Erf64(dst, src []float64) {
 	src = src[:len(dst)]
 	if useAsm {
+		if useAVX512 {
+			erf64AVX512(dst, src)
+			return
+		}
 		erf64AVX2(dst, src)
 		return
 	}
@@ -135,6 +175,10 @@ func Erf64(dst, src []float64) {
 func Erf32(dst, src []float32) {
 	src = src[:len(dst)]
 	if useAsm {
+		if useAVX512 {
+			erf32AVX512(dst, src)
+			return
+		}
 		erf32AVX2(dst, src)
 		return
 	}
@@ -148,6 +192,10 @@ func Erf32(dst, src []float32) {
 func GELU64(dst, src []float64) {
 	src = src[:len(dst)]
 	if useAsm {
+		if useAVX512 {
+			gelu64AVX512(dst, src)
+			return
+		}
 		gelu64AVX2(dst, src)
 		return
 	}
@@ -160,6 +208,10 @@ func GELU64(dst, src []float64) {
 func GELU32(dst, src []float32) {
 	src = src[:len(dst)]
 	if useAsm {
+		if useAVX512 {
+			gelu32AVX512(dst, src)
+			return
+		}
 		gelu32AVX2(dst, src)
 		return
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"testing"
 )
 
@@ -47,11 +48,11 @@ func testValues(n int, positive bool) []float64 {
 // tail) and in place, and that each element's result does not depend on
 // its position: it equals the function of a one-element slice.
 func TestExported(t *testing.T) {
-	defer setUseAsm(useAsm)
+	defer use(active())
 	for _, set := range kernelSets() {
-		setUseAsm(set == asmKernels)
+		use(set)
 		if active() != set {
-			t.Fatalf("useAsm %v: active implementation is %s, want %s", useAsm, active().name, set.name)
+			t.Fatalf("useAsm %v, useAVX512 %v: active implementation is %s, want %s", useAsm, useAVX512, active().name, set.name)
 		}
 		testExported(t)
 	}
@@ -126,6 +127,25 @@ func TestKernelsAgree(t *testing.T) {
 	}
 }
 
+// benchElems runs body, which computes n elements, as the sub-benchmark
+// name, and reports ns per element of wall time and, where the system
+// tells it, of the thread's CPU time (cpu-ns/elem), which on a loaded
+// machine leaves out the time the thread waited for a core.
+func benchElems(b *testing.B, name string, n int, body func()) {
+	b.Run(name, func(b *testing.B) {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		cpu0, ok := threadCPU()
+		for b.Loop() {
+			body()
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/elem")
+		if cpu1, ok1 := threadCPU(); ok && ok1 {
+			b.ReportMetric(float64((cpu1-cpu0).Nanoseconds())/float64(b.N)/float64(n), "cpu-ns/elem")
+		}
+	})
+}
+
 // BenchmarkVmath reports ns per element on 4096 elements for each
 // function, dtype and implementation, and for the math package's scalar
 // function in a loop ("math") for comparison.
@@ -143,14 +163,7 @@ func BenchmarkVmath(b *testing.B) {
 			x32[i] = float32(v)
 		}
 		d64, d32 := make([]float64, n), make([]float32, n)
-		run := func(name string, body func()) {
-			b.Run(name, func(b *testing.B) {
-				for b.Loop() {
-					body()
-				}
-				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/n, "ns/elem")
-			})
-		}
+		run := func(name string, body func()) { benchElems(b, name, n, body) }
 		run(fmt.Sprintf("%s/float64/math", f.name), func() { map64(d64, x64, f.ref) })
 		run(fmt.Sprintf("%s/float32/math", f.name), func() { map32(d32, x32, f.ref) })
 		for _, set := range kernelSets() {
@@ -174,14 +187,7 @@ func BenchmarkErfGELU(b *testing.B) {
 		x32[i] = float32(x64[i])
 	}
 	d64, d32 := make([]float64, n), make([]float32, n)
-	run := func(name string, body func()) {
-		b.Run(name, func(b *testing.B) {
-			for b.Loop() {
-				body()
-			}
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/n, "ns/elem")
-		})
-	}
+	run := func(name string, body func()) { benchElems(b, name, n, body) }
 	for _, f := range []struct {
 		name string
 		ref  func(float64) float64

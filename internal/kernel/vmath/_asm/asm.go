@@ -1,12 +1,15 @@
-// Command _asm generates vmath's AVX2+FMA kernels (vmath_amd64.s and
-// stubs_amd64.go); run it with go generate in internal/kernel/vmath.
+// Command _asm generates vmath's AVX2+FMA and AVX-512 kernels
+// (vmath_amd64.s and stubs_amd64.go); run it with go generate in
+// internal/kernel/vmath.
 //
 // Each kernel runs the float64 algorithm of the pure-Go scalar kernels
-// (exp.go, log.go, tanh.go, logistic.go, erf.go) on 4 lanes at a time,
-// with the same constants (erf computes both of its forms in every lane
-// where the pure Go branches); float32 kernels convert 4 elements to float64, compute,
-// and round each result once, except exp32, which runs in float32 on 8
-// lanes (exp32.go). The last elements, fewer than the lanes, go through
+// (exp.go, log.go, tanh.go, logistic.go, erf.go) on 4 lanes at a time
+// (8 for the AVX-512 kernels, whose instructions are the AVX2 ones on
+// ZMM registers with opmask registers for the masks, so their results
+// are the same bits), with the same constants (erf computes both of its
+// forms in every lane where the pure Go branches); float32 kernels
+// convert the lanes' elements to float64, compute, and round each result
+// once, except exp32, which runs in float32 on 8 lanes (exp32.go). The last elements, fewer than the lanes, go through
 // the same code with masked loads and stores, so that every element's
 // result depends only on its input.
 package main
@@ -67,70 +70,126 @@ const (
 
 func main() {
 	ConstraintExpr("amd64,!purego")
-	for _, k := range []struct {
-		name string
-		body func(x VecVirtual, expDeg int) VecVirtual
-	}{
-		{"exp", expKernel},
-		{"log", func(x VecVirtual, _ int) VecVirtual { return logVec(x) }},
-		{"tanh", tanhVec},
-		{"sigmoid", sigmoidVec},
-		{"softplus", softplusVec},
-		{"erf", erfVec},
-		{"gelu", geluVec},
-	} {
-		kernel64(k.name, func(x VecVirtual) VecVirtual { return k.body(x, expDegree64) })
-		if k.name == "exp" {
-			exp32Native()
-			continue
+	for _, w := range []bool{false, true} {
+		wide = w
+		for _, k := range []struct {
+			name string
+			body func(x VecVirtual, expDeg int) VecVirtual
+		}{
+			{"exp", expKernel},
+			{"log", func(x VecVirtual, _ int) VecVirtual { return logVec(x) }},
+			{"tanh", tanhVec},
+			{"sigmoid", sigmoidVec},
+			{"softplus", softplusVec},
+			{"erf", erfVec},
+			{"gelu", geluVec},
+		} {
+			kernel64(k.name, func(x VecVirtual) VecVirtual { return k.body(x, expDegree64) })
+			if k.name == "exp" {
+				// exp32 runs in float32 (exp32.go); its AVX2 kernel
+				// serves AVX-512 processors too.
+				if !wide {
+					exp32Native()
+				}
+				continue
+			}
+			kernel32(k.name, func(x VecVirtual) VecVirtual { return k.body(x, expDegree32) })
 		}
-		kernel32(k.name, func(x VecVirtual) VecVirtual { return k.body(x, expDegree32) })
 	}
 	Generate()
 }
 
-// kernel64 emits func fn64AVX2(dst, src []float64), setting dst[i] =
-// body(src[i]) for each i of dst, 4 lanes at a time.
+// wide selects the AVX-512 kernels: 8 float64 lanes in ZMM registers,
+// masks in opmask registers. Their arithmetic is the AVX2 kernels',
+// instruction for instruction, so their results are the same bits.
+var wide bool
+
+// isa returns the kernels' name suffix, and lanes their float64 lanes.
+func isa() string {
+	if wide {
+		return "AVX512"
+	}
+	return "AVX2"
+}
+
+func lanes() int {
+	if wide {
+		return 8
+	}
+	return 4
+}
+
+// vec returns a new vector register of the kernels' width.
+func vec() VecVirtual {
+	if wide {
+		return ZMM()
+	}
+	return YMM()
+}
+
+// kernel64 emits func fn64<isa>(dst, src []float64), setting dst[i] =
+// body(src[i]) for each i of dst, lanes() at a time.
 func kernel64(fn string, body func(x VecVirtual) VecVirtual) {
-	kernel(fn+"64AVX2", "func(dst, src []float64)",
-		fmt.Sprintf("sets dst[i] = %s(src[i]) for each i of dst, 4 at a time.", fn),
-		4, 8, YMM,
-		func(src Mem, mask VecVirtual) VecVirtual {
-			x := YMM()
-			if mask == nil {
+	kernel(fn+"64"+isa(), "func(dst, src []float64)",
+		fmt.Sprintf("sets dst[i] = %s(src[i]) for each i of dst, %d at a time.", fn, lanes()),
+		lanes(), 8, tailMaskReg,
+		func(src Mem, mask Register) VecVirtual {
+			x := vec()
+			switch {
+			case mask == nil:
 				VMOVUPD(src, x)
-			} else {
+			case wide:
+				VMOVUPD_Z(src, mask, x)
+			default:
 				VMASKMOVPD(src, mask, x)
 			}
 			return x
 		},
-		func(y VecVirtual, dst Mem, mask VecVirtual) {
-			if mask == nil {
+		func(y VecVirtual, dst Mem, mask Register) {
+			switch {
+			case mask == nil:
 				VMOVUPD(y, dst)
-			} else {
+			case wide:
+				VMOVUPD(y, mask, dst)
+			default:
 				VMASKMOVPD(y, mask, dst)
 			}
 		}, body)
 }
 
-// kernel32 emits func fn32AVX2(dst, src []float32): 4 elements at a time
-// are widened to float64, given to body and rounded back.
+// kernel32 emits func fn32<isa>(dst, src []float32): lanes() elements at
+// a time are widened to float64, given to body and rounded back.
 func kernel32(fn string, body func(x VecVirtual) VecVirtual) {
-	kernel(fn+"32AVX2", "func(dst, src []float32)",
-		fmt.Sprintf("sets dst[i] = %s(src[i]) for each i of dst, 4 at a time, in float64.", fn),
-		4, 4, XMM,
-		func(src Mem, mask VecVirtual) VecVirtual {
-			x := YMM()
-			if mask == nil {
+	kernel(fn+"32"+isa(), "func(dst, src []float32)",
+		fmt.Sprintf("sets dst[i] = %s(src[i]) for each i of dst, %d at a time, in float64.", fn, lanes()),
+		lanes(), 4, tailMaskReg,
+		func(src Mem, mask Register) VecVirtual {
+			x := vec()
+			switch {
+			case mask == nil:
 				VCVTPS2PD(src, x)
-				return x
+			case wide:
+				VCVTPS2PD_Z(src, mask, x)
+			default:
+				xs := XMM()
+				VMASKMOVPS(src, mask, xs)
+				VCVTPS2PD(xs, x)
 			}
-			xs := XMM()
-			VMASKMOVPS(src, mask, xs)
-			VCVTPS2PD(xs, x)
 			return x
 		},
-		func(y VecVirtual, dst Mem, mask VecVirtual) {
+		func(y VecVirtual, dst Mem, mask Register) {
+			if wide {
+				ys := YMM()
+				VCVTPD2PS(y, ys)
+				if mask == nil {
+					VMOVUPS(ys, dst)
+				} else {
+					// The opmask has at most the low 8 bits set: the
+					// ZMM store writes ys's elements only.
+					VMOVUPS(ys.AsZ(), mask, dst)
+				}
+				return
+			}
 			ys := XMM()
 			VCVTPD2PSY(y, ys)
 			if mask == nil {
@@ -141,14 +200,55 @@ func kernel32(fn string, body func(x VecVirtual) VecVirtual) {
 		}, body)
 }
 
+// tailMaskReg returns the mask of the first n (< lanes) lanes of size
+// bytes: a vector of lanes all-ones elements then lanes zero ones, read
+// from element lanes-n, or with wide an opmask, (1<<n)-1, read from a
+// table of 16-bit words.
+func tailMaskReg(n GPVirtual, lanes, size int) Register {
+	if wide {
+		base := GP64()
+		LEAQ(opmaskTable(lanes), base)
+		mask := K()
+		KMOVW(Mem{Base: base, Index: n, Scale: 2}, mask)
+		return mask
+	}
+	idx := GP64()
+	MOVQ(U64(uint64(lanes)), idx)
+	SUBQ(n, idx)
+	base := GP64()
+	LEAQ(tailMask(lanes, size), base)
+	var mask VecVirtual = YMM()
+	if size == 4 && lanes == 4 {
+		mask = XMM()
+	}
+	VMOVDQU(Mem{Base: base, Index: idx, Scale: uint8(size)}, mask)
+	return mask
+}
+
+var opmaskTables = map[int]Mem{}
+
+// opmaskTable returns the table of (1<<n)-1 for n < lanes, 16 bits each.
+func opmaskTable(lanes int) Mem {
+	if m, ok := opmaskTables[lanes]; ok {
+		return m
+	}
+	m := GLOBL(fmt.Sprintf("opmask%d", lanes), RODATA|NOPTR)
+	for n := range lanes {
+		DATA(2*n, U16(uint16(1<<n-1)))
+	}
+	opmaskTables[lanes] = m
+	return m
+}
+
 // kernel emits func name with signature sig: while at least lanes
 // elements (of size bytes) remain, dst's next ones are store(body(load(
-// src's next ones))); the last len%lanes go through the same code with a
-// lanes mask (a register from newMask) for load and store, which is nil
+// src's next ones))); the last len%lanes go through the same code with
+// the mask of their lanes from newMask for load and store, which is nil
 // for full vectors.
-func kernel(name, sig, doc string, lanes, size int, newMask func() VecVirtual,
-	load func(src Mem, mask VecVirtual) VecVirtual,
-	store func(y VecVirtual, dst Mem, mask VecVirtual),
+func kernel(name, sig, doc string, lanes, size int,
+	newMask func(n GPVirtual, lanes, size int) Register,
+	load func(src Mem, mask Register) VecVirtual,
+	store func(y VecVirtual, dst Mem, mask Register),
 	body func(x VecVirtual) VecVirtual) {
 	TEXT(name, NOSPLIT, sig)
 	Pragma("noescape")
@@ -169,15 +269,7 @@ func kernel(name, sig, doc string, lanes, size int, newMask func() VecVirtual,
 	Label("tail")
 	TESTQ(n, n)
 	JZ(LabelRef("done"))
-	// The mask of the first n lanes: lanes all-ones elements then lanes
-	// zero ones, read from element lanes-n.
-	idx := GP64()
-	MOVQ(U64(uint64(lanes)), idx)
-	SUBQ(n, idx)
-	base := GP64()
-	LEAQ(tailMask(lanes, size), base)
-	mask := newMask()
-	VMOVDQU(Mem{Base: base, Index: idx, Scale: uint8(size)}, mask)
+	mask := newMask(n, lanes, size)
 	store(body(load(Mem{Base: src}, mask)), Mem{Base: dst}, mask)
 	Label("done")
 	VZEROUPPER()
@@ -213,23 +305,28 @@ func data(offset, size int, bits uint64) {
 	}
 }
 
-var consts = map[[2]uint64]Mem{}
+var consts = map[[3]uint64]Mem{}
 
-// k returns a 32-byte constant holding v in each of 4 float64 lanes.
+// k returns a vector constant (32 bytes, 64 with wide) holding v in each
+// float64 lane.
 func k(v float64) Mem { return kbits(math.Float64bits(v)) }
 
-// kbits returns a 32-byte constant holding bits in each of 4 lanes.
+// kbits returns a vector constant holding bits in each float64 lane.
 func kbits(bits uint64) Mem { return broadcast(bits, 8) }
 
-// broadcast returns a 32-byte constant holding bits in each of its lanes
-// of size bytes (4 or 8).
+// broadcast returns a vector constant, 32 bytes (64 with wide), holding
+// bits in each of its lanes of size bytes (4 or 8).
 func broadcast(bits uint64, size int) Mem {
-	key := [2]uint64{bits, uint64(size)}
+	bytes, prefix := 32, "k"
+	if wide {
+		bytes, prefix = 64, "z"
+	}
+	key := [3]uint64{bits, uint64(size), uint64(bytes)}
 	if m, ok := consts[key]; ok {
 		return m
 	}
-	m := GLOBL(fmt.Sprintf("k%dx%016x", size, bits), RODATA|NOPTR)
-	for off := 0; off < 32; off += size {
+	m := GLOBL(fmt.Sprintf("%s%dx%016x", prefix, size, bits), RODATA|NOPTR)
+	for off := 0; off < bytes; off += size {
 		data(off, size, bits)
 	}
 	consts[key] = m
@@ -238,32 +335,104 @@ func broadcast(bits uint64, size int) Mem {
 
 // kreg loads the constant v into a register.
 func kreg(v float64) VecVirtual {
-	r := YMM()
+	r := vec()
 	VMOVUPD(k(v), r)
 	return r
 }
 
 // The arithmetic helpers return a new register; b may be memory.
 
-func add(a VecVirtual, b Op) VecVirtual { r := YMM(); VADDPD(b, a, r); return r }
-func sub(a VecVirtual, b Op) VecVirtual { r := YMM(); VSUBPD(b, a, r); return r }
-func mul(a VecVirtual, b Op) VecVirtual { r := YMM(); VMULPD(b, a, r); return r }
-func div(a VecVirtual, b Op) VecVirtual { r := YMM(); VDIVPD(b, a, r); return r }
-func and(a VecVirtual, b Op) VecVirtual { r := YMM(); VANDPD(b, a, r); return r }
-func or(a VecVirtual, b Op) VecVirtual  { r := YMM(); VORPD(b, a, r); return r }
+func add(a VecVirtual, b Op) VecVirtual { r := vec(); VADDPD(b, a, r); return r }
+func sub(a VecVirtual, b Op) VecVirtual { r := vec(); VSUBPD(b, a, r); return r }
+func mul(a VecVirtual, b Op) VecVirtual { r := vec(); VMULPD(b, a, r); return r }
+func div(a VecVirtual, b Op) VecVirtual { r := vec(); VDIVPD(b, a, r); return r }
+
+// and and or are bitwise; with wide they are the integer forms, which
+// AVX512F has (VANDPD on ZMM needs AVX512DQ).
+func and(a VecVirtual, b Op) VecVirtual {
+	r := vec()
+	if wide {
+		VPANDQ(b, a, r)
+	} else {
+		VANDPD(b, a, r)
+	}
+	return r
+}
+
+func or(a VecVirtual, b Op) VecVirtual {
+	r := vec()
+	if wide {
+		VPORQ(b, a, r)
+	} else {
+		VORPD(b, a, r)
+	}
+	return r
+}
+
+// iand and ior are and and or in the integer domain (VPAND and VPOR
+// with AVX2), for integer operands.
+func iand(a VecVirtual, b Op) VecVirtual {
+	if wide {
+		return and(a, b)
+	}
+	r := YMM()
+	VPAND(b, a, r)
+	return r
+}
+
+func ior(a VecVirtual, b Op) VecVirtual {
+	if wide {
+		return or(a, b)
+	}
+	r := YMM()
+	VPOR(b, a, r)
+	return r
+}
+
+// A lanes mask is a vector of all-ones or zero lanes (AVX2) or an opmask
+// register (wide).
 
 // cmp returns the lanes mask of a pred b.
-func cmp(pred uint8, a VecVirtual, b Op) VecVirtual {
+func cmp(pred uint8, a VecVirtual, b Op) Register {
+	if wide {
+		m := K()
+		VCMPPD(Imm(uint64(pred)), b, a, m)
+		return m
+	}
 	r := YMM()
 	VCMPPD(Imm(uint64(pred)), b, a, r)
 	return r
 }
 
 // blend returns mask ? t : f lane by lane.
-func blend(mask VecVirtual, t Op, f VecVirtual) VecVirtual {
-	r := YMM()
-	VBLENDVPD(mask, t, f, r)
+func blend(mask Register, t Op, f VecVirtual) VecVirtual {
+	r := vec()
+	if wide {
+		VBLENDMPD(t, f, mask, r)
+	} else {
+		VBLENDVPD(mask, t, f, r)
+	}
 	return r
+}
+
+// pick returns mask ? v : 0 lane by lane.
+func pick(mask Register, v Op) VecVirtual {
+	if wide {
+		r := vec()
+		VMOVUPD_Z(v, mask, r)
+		return r
+	}
+	return and(mask.(VecVirtual), v)
+}
+
+// both returns the lanes mask of a and b.
+func both(a, b Register) Register {
+	if wide {
+		m := K()
+		KANDW(b, a, m)
+		return m
+	}
+	return and(a.(VecVirtual), b)
 }
 
 // clampLow returns max(x, lo), and clampHigh min(x, hi), both keeping
@@ -300,7 +469,7 @@ func expVec(x VecVirtual, deg int, split bool) VecVirtual {
 	t := kreg(roundMagic)
 	VFMADD231PD(k(log2e), x, t) // t = x·log2e + magic: n in its low bits
 	n := sub(t, k(roundMagic))
-	r := YMM()
+	r := vec()
 	VMOVUPD(x, r)
 	VFNMADD231PD(k(ln2Hi), n, r) // r = x - n·ln2Hi
 	VFNMADD231PD(k(ln2Lo), n, r)
@@ -340,7 +509,7 @@ func expPoly(t, n, r VecVirtual, deg int, split bool) VecVirtual {
 
 // pow2 returns 2^n from t = n + roundMagic, whose low bits hold n.
 func pow2(t VecVirtual) VecVirtual {
-	r := YMM()
+	r := vec()
 	VPSLLQ(Imm(52), t, r)
 	VPADDQ(kbits(1023<<52), r, r)
 	return r
@@ -358,22 +527,21 @@ func factorial(d int) float64 {
 func logVec(x VecVirtual) VecVirtual {
 	sub54 := cmp(cmpLT, x, k(0x1p-1022))
 	xn := blend(sub54, mul(x, k(0x1p54)), x)
-	bits := YMM()
+	bits := vec()
 	VPADDQ(kbits(logOffset), xn, bits)
-	e := YMM()
+	e := vec()
 	VPSRLQ(Imm(52), bits, e)
-	VPOR(kbits(0x4330000000000000), e, e) // 2^52 + e as a float64
+	e = ior(e, kbits(0x4330000000000000)) // 2^52 + e as a float64
 	kf := sub(e, k(0x1p52+1023))
-	VADDPD(and(sub54, k(-54)), kf, kf)
-	m := YMM()
-	VPAND(kbits(fracMask), bits, m)
+	VADDPD(pick(sub54, k(-54)), kf, kf)
+	m := iand(bits, kbits(fracMask))
 	VPADDQ(kbits(logMantBase), m, m)
 	f := sub(m, k(1))
 	res := logTail(f, div(f, add(f, k(2))), kf, nil)
 
 	// x outside (0, +Inf): x itself for +Inf and NaN, NaN below 0, -Inf
 	// at ±0.
-	valid := and(cmp(cmpGT, x, k(0)), cmp(cmpLT, x, k(math.Inf(1))))
+	valid := both(cmp(cmpGT, x, k(0)), cmp(cmpLT, x, k(math.Inf(1))))
 	sp := blend(cmp(cmpLT, x, k(0)), k(math.NaN()), x)
 	sp = blend(cmp(cmpEQ, x, k(0)), k(math.Inf(-1)), sp)
 	return blend(valid, res, sp)
@@ -437,14 +605,14 @@ func softplusVec(x VecVirtual, deg int) VecVirtual {
 	u := add(e, k(1))
 	big := cmp(cmpGE, e, k(sqrt2m1))
 	f := blend(big, sub(mul(u, k(0.5)), k(1)), e)
-	kf := and(big, k(1))
-	c := and(big, sub(e, sub(u, k(1))))
+	kf := pick(big, k(1))
+	c := pick(big, sub(e, sub(u, k(1))))
 	den := add(f, k(2))
 	inv := div(kreg(1), mul(den, u))
 	s := mul(mul(f, u), inv)
 	cu := mul(mul(c, den), inv)
 	res := logTail(f, s, kf, cu)
-	xp := YMM()
+	xp := vec()
 	VMAXPD(k(0), x, xp)
 	return add(res, xp)
 }

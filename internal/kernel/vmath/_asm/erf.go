@@ -50,11 +50,14 @@ var erfQ = [4][8]float64{
 
 var erfTables = map[string]Mem{}
 
-// erfCoef returns the 32-byte constant holding coefficient j of table
-// (erfP or erfQ) for the ranges 0 to 3 in its lanes, which VPERMD picks
-// from by each lane's range.
+// erfCoef returns the vector constant holding coefficient j of table
+// (erfP or erfQ) for the ranges 0 to 3 in its first lanes (the others
+// zero), which VPERMD (VPERMPD with wide) picks from by each lane's range.
 func erfCoef(name string, table *[4][8]float64, j int) Mem {
 	key := fmt.Sprintf("erf%s%d", name, j)
+	if wide {
+		key = "z" + key
+	}
 	if m, ok := erfTables[key]; ok {
 		return m
 	}
@@ -62,24 +65,37 @@ func erfCoef(name string, table *[4][8]float64, j int) Mem {
 	for r := range 4 {
 		DATA(8*r, U64(math.Float64bits(table[r][j])))
 	}
+	if wide {
+		for r := 4; r < 8; r++ {
+			DATA(8*r, U64(0))
+		}
+	}
 	erfTables[key] = m
 	return m
 }
 
 // erfRational returns P(t) or Q(t)-1's Horner sum with each lane's
-// coefficients, picked from the tables by idx (VPERMD's dword indices).
+// coefficients, picked from the tables by idx (VPERMD's dword indices,
+// or with wide VPERMPD's qword ones).
 func erfRational(name string, table *[4][8]float64, t, idx VecVirtual) VecVirtual {
-	acc := YMM()
-	VPERMD(erfCoef(name, table, 7), idx, acc)
+	perm := func(j int) VecVirtual {
+		c := vec()
+		if wide {
+			VPERMPD(erfCoef(name, table, j), idx, c)
+		} else {
+			VPERMD(erfCoef(name, table, j), idx, c)
+		}
+		return c
+	}
+	acc := perm(7)
 	for j := 6; j >= 0; j-- {
-		c := YMM()
-		VPERMD(erfCoef(name, table, j), idx, c)
+		c := perm(j)
 		VFMADD213PD(c, t, acc) // acc = t·acc + c
 	}
 	return acc
 }
 
-// erfVec is erf64 on 4 lanes, computing both of its forms and blending
+// erfVec is erf64 on the lanes, computing both of its forms and blending
 // them: each lane's range k (0 to 3) picks its coefficients by VPERMD
 // from a register holding the four ranges' values.
 func erfVec(x VecVirtual, deg int) VecVirtual {
@@ -87,18 +103,7 @@ func erfVec(x VecVirtual, deg int) VecVirtual {
 	m1 := cmp(cmpGE, a, k(erfSmall))
 	m2 := cmp(cmpGE, a, k(erfMid))
 	m3 := cmp(cmpGE, a, k(erfTail))
-	// k = -(m1+m2+m3) as integers; idx = the dwords 2k and 2k+1.
-	neg := YMM()
-	VPADDQ(m1, m2, neg)
-	VPADDQ(m3, neg, neg)
-	k2 := YMM()
-	VPXOR(k2, k2, k2)
-	VPSUBQ(neg, k2, k2)
-	VPADDQ(k2, k2, k2)
-	idx := YMM()
-	VPSLLQ(Imm(32), k2, idx)
-	VPOR(k2, idx, idx)
-	VPADDQ(kbits(1<<32), idx, idx)
+	idx := erfIndex(m1, m2, m3)
 
 	a2 := mul(a, a)
 	inv := div(kreg(1), a2)
@@ -122,7 +127,7 @@ func erfVec(x VecVirtual, deg int) VecVirtual {
 	tt := kreg(roundMagic)
 	VFMADD231PD(k(log2e), add(hi, lo), tt)
 	n := sub(tt, k(roundMagic))
-	r := YMM()
+	r := vec()
 	VMOVUPD(hi, r)
 	VFNMADD231PD(k(ln2Hi), n, r) // exact
 	VADDPD(lo, r, r)
@@ -133,6 +138,30 @@ func erfVec(x VecVirtual, deg int) VecVirtual {
 
 	res := blend(m2, far, near)
 	return or(res, and(x, kbits(signMask)))
+}
+
+// erfIndex returns the lanes' table indices for erfRational from the
+// masks of |x| ≥ each range's start: the range k = m1+m2+m3 as the dwords
+// 2k and 2k+1, or with wide as a qword.
+func erfIndex(m1, m2, m3 Register) VecVirtual {
+	if wide {
+		idx := blend(m1, kbits(1), kreg(0))
+		idx = blend(m2, kbits(2), idx)
+		return blend(m3, kbits(3), idx)
+	}
+	// k = -(m1+m2+m3) as integers (all-ones lanes are -1).
+	neg := YMM()
+	VPADDQ(m1, m2, neg)
+	VPADDQ(m3, neg, neg)
+	k2 := YMM()
+	VPXOR(k2, k2, k2)
+	VPSUBQ(neg, k2, k2)
+	VPADDQ(k2, k2, k2)
+	idx := YMM()
+	VPSLLQ(Imm(32), k2, idx)
+	VPOR(k2, idx, idx)
+	VPADDQ(kbits(1<<32), idx, idx)
+	return idx
 }
 
 // geluVec is gelu64: x/2·(1+erf(x/√2)).

@@ -27,8 +27,8 @@ const (
 func exp32Native() {
 	kernel("exp32AVX2", "func(dst, src []float32)",
 		"sets dst[i] = exp(src[i]) for each i of dst, 8 at a time, in float32.",
-		8, 4, YMM,
-		func(src Mem, mask VecVirtual) VecVirtual {
+		8, 4, tailMaskReg,
+		func(src Mem, mask Register) VecVirtual {
 			x := YMM()
 			if mask == nil {
 				VMOVUPS(src, x)
@@ -37,7 +37,7 @@ func exp32Native() {
 			}
 			return x
 		},
-		func(y VecVirtual, dst Mem, mask VecVirtual) {
+		func(y VecVirtual, dst Mem, mask Register) {
 			if mask == nil {
 				VMOVUPS(y, dst)
 			} else {
