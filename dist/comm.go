@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 	"unsafe"
@@ -32,6 +33,10 @@ type Comm struct {
 	timeout time.Duration
 	failed  error // sticky: set by a timeout, returned by every later call
 	closed  bool
+	// share is whether a waiting rank yields its core between polls:
+	// where this machine runs more ranks than it has cores, or the
+	// launcher does not say how many it runs.
+	share bool
 }
 
 // Option configures Init.
@@ -52,6 +57,25 @@ type launcher struct {
 	from       string // the variables read, for errors
 }
 
+// cpuListSize is the number of cpus in a Linux cpu list ("0-15,32-47\n"
+// is 32), or 0 where s is not one.
+func cpuListSize(s string) int {
+	n := 0
+	for _, r := range strings.Split(strings.TrimSpace(s), ",") {
+		lo, hi, isRange := strings.Cut(r, "-")
+		if !isRange {
+			hi = lo
+		}
+		a, err1 := strconv.Atoi(lo)
+		z, err2 := strconv.Atoi(hi)
+		if err1 != nil || err2 != nil || a < 0 || z < a {
+			return 0
+		}
+		n += z - a + 1
+	}
+	return n
+}
+
 // launchers are the environment variables MPI launchers set: Open MPI's
 // mpirun; MPICH's, Intel MPI's and MVAPICH's (Hydra, PMI); Slurm's srun.
 var launchers = []struct {
@@ -61,6 +85,22 @@ var launchers = []struct {
 	{"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", true},
 	{"PMI_RANK", "PMI_SIZE", false},
 	{"SLURM_PROCID", "SLURM_NTASKS", false},
+}
+
+// localSizes are the variables in which launchers give the number of
+// ranks on this machine: Open MPI's mpirun, MPICH's Hydra.
+var localSizes = []string{"OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS"}
+
+// sharesCores reports whether the ranks on this machine outnumber its
+// cpus online, as the launcher's variables read through getenv say; true
+// where none of them is set.
+func sharesCores(getenv func(string) string, cpus int) bool {
+	for _, v := range localSizes {
+		if n, err := strconv.Atoi(getenv(v)); err == nil && n > 0 {
+			return n > cpus
+		}
+	}
+	return true
 }
 
 // detect reads the launcher's variables through getenv. ok is false for a
@@ -162,8 +202,14 @@ func (c *Comm) start(l launcher) error {
 			lib.version(), lib.path, rank, size, l.from, libraryEnv)
 	}
 	c.rank, c.size = int(rank), int(size)
+	c.share = sharesCores(getenvOS, onlineCPUs())
 	return nil
 }
+
+// alone reports whether c's collectives need no MPI call: a process no
+// launcher started, or the only rank of its group, whose collectives copy
+// their input.
+func (c *Comm) alone() bool { return c.lib == nil || c.size == 1 }
 
 // Rank is this process's number in the group, from 0 to Size()-1.
 func (c *Comm) Rank() int { return c.rank }
@@ -237,7 +283,7 @@ func (c *Comm) mpiError(what string, r int32) error {
 
 // collective starts a nonblocking collective with start, which writes its
 // request, and waits for it, at most c's timeout. It is a no-op for a
-// single process (the callers copy their input themselves).
+// single rank (the callers copy their input themselves).
 func (c *Comm) collective(what string, start func(l *library, req *uintptr) int32) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -246,7 +292,7 @@ func (c *Comm) collective(what string, start func(l *library, req *uintptr) int3
 		return fmt.Errorf("dist: %s on %v after Close", what, c)
 	case c.failed != nil:
 		return c.failed
-	case c.lib == nil:
+	case c.alone():
 		return nil
 	}
 	var req uintptr
@@ -257,9 +303,13 @@ func (c *Comm) collective(what string, start func(l *library, req *uintptr) int3
 }
 
 // How wait polls: without pause for spinFor (a collective whose ranks
-// arrive together finishes within it), then yielding the processor to
-// other processes between polls (a rank waited for may need this core:
-// Open MPI's mpi_yield_when_idle does the same), and after napAfter
+// arrive together finishes within it); then, where ranks share cores
+// (Comm.share), yielding the processor to other processes between polls
+// (a rank waited for may need this core: Open MPI's mpi_yield_when_idle,
+// which its mpirun sets for more ranks than cores, does the same), and
+// otherwise still without pause, as MPI's blocking calls poll (a yield
+// hands the core to whatever else runs on the machine, and a 1 MB
+// all-reduce took half as long again with it); and after napAfter
 // sleeping napFor between polls, so that a long wait (a rank writing a
 // checkpoint) does not burn a core.
 const (
@@ -273,8 +323,11 @@ const (
 func (c *Comm) wait(what string, req *uintptr) error {
 	start := time.Now()
 	var done int32
+	// One slice of arguments for every poll (call's variadic slice would
+	// be allocated by each).
+	args := []uintptr{uintptr(unsafe.Pointer(req)), uintptr(unsafe.Pointer(&done)), c.lib.statusIgnore}
 	for i := 0; ; i++ {
-		if r := call(c.lib.test, uintptr(unsafe.Pointer(req)), uintptr(unsafe.Pointer(&done)), c.lib.statusIgnore); r != 0 {
+		if r := call(c.lib.test, args...); r != 0 {
 			return c.mpiError(what, r)
 		}
 		if done != 0 {
@@ -291,7 +344,7 @@ func (c *Comm) wait(what string, req *uintptr) error {
 			return c.failed
 		case waited > napAfter:
 			time.Sleep(napFor)
-		case waited > spinFor:
+		case waited > spinFor && c.share:
 			yield()
 		}
 	}
