@@ -38,8 +38,10 @@ func BucketBytes(n int) ParallelOption { return func(c *parallelConfig) { c.buck
 //	updates, err := nn.TrainingUpdates(opt, loss, model, dist.DataParallel(comm))
 //
 // The gradients are packed, last parameter first (the order backward
-// produces them), into buckets of about DefaultBucketBytes, each averaged
-// by one AllReduce: few large messages rather than many small ones. Every
+// produces them), into buckets of about DefaultBucketBytes, each summed
+// by one AllReduce: few large messages rather than many small ones. The
+// division by Size() is left to the optimiser's update, which the
+// compiler fuses it into (no pass of its own over the gradients). Every
 // rank builds the same buckets in the same order, as every rank builds the
 // same model. Start the ranks from the same parameters (BroadcastState)
 // and give each its share of the data (data.Loader's Shard). A single
@@ -92,23 +94,25 @@ func buckets(grads []*graph.Node, limit int) [][]int {
 }
 
 // averageBucket averages the gradients grads[i], i in bucket, over the
-// ranks with one AllReduce of them flattened end to end, and sets out[i]
-// to each one's share of the result.
+// ranks with one AllReduce(Sum) of them flattened end to end, and sets
+// out[i] to each one's share of the result divided by the number of
+// ranks: a Scale, which the compiler fuses into the op that reads it.
 func averageBucket(c *Comm, grads []*graph.Node, bucket []int, out []*graph.Node) {
+	mean := func(sum *graph.Node) *graph.Node { return ops.Scale(sum, 1/float64(c.Size())) }
 	if len(bucket) == 1 {
 		i := bucket[0]
-		out[i] = AllReduce(c, grads[i], Mean)
+		out[i] = mean(AllReduce(c, grads[i], Sum))
 		return
 	}
 	flat := make([]*graph.Node, len(bucket))
 	for k, i := range bucket {
 		flat[k] = ops.Reshape(grads[i], grads[i].Type().Size())
 	}
-	sum := AllReduce(c, ops.Concat(0, flat...), Mean)
+	sum := AllReduce(c, ops.Concat(0, flat...), Sum)
 	off := 0
 	for _, i := range bucket {
 		n := grads[i].Type().Size()
-		out[i] = ops.Reshape(ops.Slice(sum, 0, off, off+n), grads[i].Shape()...)
+		out[i] = mean(ops.Reshape(ops.Slice(sum, 0, off, off+n), grads[i].Shape()...))
 		off += n
 	}
 }
