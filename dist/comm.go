@@ -37,6 +37,14 @@ type Comm struct {
 	// where this machine runs more ranks than it has cores, or the
 	// launcher does not say how many it runs.
 	share bool
+	// req, done and testArgs are the request of the collective in
+	// progress, MPI_Test's flag and its arguments. MPI writes req and
+	// done, so they live in the Comm, on the heap, which does not move;
+	// a goroutine's stack moves as it grows or shrinks, which would
+	// leave MPI writing where the variables were.
+	req      uintptr
+	done     int32
+	testArgs [3]uintptr
 }
 
 // Option configures Init.
@@ -295,11 +303,11 @@ func (c *Comm) collective(what string, start func(l *library, req *uintptr) int3
 	case c.alone():
 		return nil
 	}
-	var req uintptr
-	if r := start(c.lib, &req); r != 0 {
+	c.req = 0
+	if r := start(c.lib, &c.req); r != 0 {
 		return c.mpiError(what, r)
 	}
-	return c.wait(what, &req)
+	return c.wait(what)
 }
 
 // How wait polls: without pause for spinFor (a collective whose ranks
@@ -318,19 +326,19 @@ const (
 	napFor   = 100 * time.Microsecond
 )
 
-// wait polls the request req with MPI_Test until it completes or c's
+// wait polls the request c.req with MPI_Test until it completes or c's
 // timeout passes.
-func (c *Comm) wait(what string, req *uintptr) error {
+func (c *Comm) wait(what string) error {
 	start := time.Now()
-	var done int32
-	// One slice of arguments for every poll (call's variadic slice would
-	// be allocated by each).
-	args := []uintptr{uintptr(unsafe.Pointer(req)), uintptr(unsafe.Pointer(&done)), c.lib.statusIgnore}
+	c.done = 0
+	// The same arguments for every poll, in the Comm: a variadic slice
+	// made at each call would be allocated by each.
+	c.testArgs = [3]uintptr{uintptr(unsafe.Pointer(&c.req)), uintptr(unsafe.Pointer(&c.done)), c.lib.statusIgnore}
 	for i := 0; ; i++ {
-		if r := call(c.lib.test, args...); r != 0 {
+		if r := call(c.lib.test, c.testArgs[:]...); r != 0 {
 			return c.mpiError(what, r)
 		}
-		if done != 0 {
+		if c.done != 0 {
 			return nil
 		}
 		if i < 16 {

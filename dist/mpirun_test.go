@@ -3,6 +3,7 @@ package dist
 import (
 	"fmt"
 	"os"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -55,6 +56,7 @@ func TestChild(t *testing.T) {
 	t.Run("OnDevice", func(t *testing.T) { checkOnDevice(t, c) })
 	t.Run("NilDereferencePanics", checkNilPanics)
 	t.Run("OneRankCallsNoMPI", func(t *testing.T) { checkOneRank(t, c) })
+	t.Run("WaitWhileStacksMove", func(t *testing.T) { checkStackMoves(t, c) })
 	require.NoError(t, c.Barrier())
 	require.NoError(t, c.Close())
 	require.NoError(t, c.Close(), "a second Close")
@@ -179,6 +181,51 @@ func checkOneRank(t *testing.T, c *Comm) {
 	c.lib = &none
 	checkCollectives(t, c)
 	require.NoError(t, c.Barrier())
+}
+
+// checkStackMoves: a collective completes while the garbage collector
+// moves the waiting goroutine's stack (it shrinks a stack that grew and
+// is little used), so MPI must not write to the stack: each rank but the
+// last waits in Barrier for 20 ms, from a goroutine whose stack grew to
+// about 256 KB first, while another goroutine collects garbage without
+// pause. A flag MPI sets on the old stack is never seen: the wait times
+// out.
+func checkStackMoves(t *testing.T, c *Comm) {
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+				runtime.GC()
+			}
+		}
+	}()
+	for range 5 {
+		errs := make(chan error)
+		go func() {
+			grow(256)
+			if c.Rank() == c.Size()-1 {
+				time.Sleep(20 * time.Millisecond)
+			}
+			errs <- c.Barrier()
+		}()
+		require.NoError(t, <-errs)
+	}
+}
+
+// grow takes about n KB of the goroutine's stack and gives it back.
+//
+//go:noinline
+func grow(n int) byte {
+	var frame [1024]byte
+	frame[n%len(frame)] = byte(n)
+	if n > 1 {
+		frame[0] = grow(n - 1)
+	}
+	return frame[0] + frame[n%len(frame)]
 }
 
 // checkNilPanics: a nil dereference after MPI started is still Go's
