@@ -37,6 +37,7 @@ type Comm struct {
 	// where this machine runs more ranks than it has cores, or the
 	// launcher does not say how many it runs.
 	share bool
+	cpus  int // the machine's cpus online
 	// req, done and testArgs are the request of the collective in
 	// progress, MPI_Test's flag and its arguments. MPI writes req and
 	// done, so they live in the Comm, on the heap, which does not move;
@@ -82,6 +83,18 @@ func cpuListSize(s string) int {
 		n += z - a + 1
 	}
 	return n
+}
+
+// runnableOf reads the number of threads runnable on the machine from
+// the text of Linux's /proc/loadavg ("0.90 1.58 2.05 3/456 12345": 3).
+func runnableOf(loadavg string) (int, bool) {
+	f := strings.Fields(loadavg)
+	if len(f) < 4 {
+		return 0, false
+	}
+	run, _, ok := strings.Cut(f[3], "/")
+	n, err := strconv.Atoi(run)
+	return n, ok && err == nil && n >= 0
 }
 
 // launchers are the environment variables MPI launchers set: Open MPI's
@@ -210,7 +223,8 @@ func (c *Comm) start(l launcher) error {
 			lib.version(), lib.path, rank, size, l.from, libraryEnv)
 	}
 	c.rank, c.size = int(rank), int(size)
-	c.share = sharesCores(getenvOS, onlineCPUs())
+	c.cpus = onlineCPUs()
+	c.share = sharesCores(getenvOS, c.cpus)
 	return nil
 }
 
@@ -311,17 +325,23 @@ func (c *Comm) collective(what string, start func(l *library, req *uintptr) int3
 }
 
 // How wait polls: without pause for spinFor (a collective whose ranks
-// arrive together finishes within it); then, where ranks share cores
-// (Comm.share), yielding the processor to other processes between polls
-// (a rank waited for may need this core: Open MPI's mpi_yield_when_idle,
-// which its mpirun sets for more ranks than cores, does the same), and
-// otherwise still without pause, as MPI's blocking calls poll (a yield
-// hands the core to whatever else runs on the machine, and a 1 MB
-// all-reduce took half as long again with it); and after napAfter
-// sleeping napFor between polls, so that a long wait (a rank writing a
-// checkpoint) does not burn a core.
+// arrive together finishes within it); then yielding the processor
+// between polls while other threads want it, and without pause
+// otherwise, as MPI's blocking calls poll; after napAfter, sleeping
+// napFor between polls, so that a long wait (a rank writing a
+// checkpoint) does not burn a core. Other threads want the processor
+// where this machine runs more ranks than it has cpus (Comm.share: a rank
+// waited for may need this core, and Open MPI's mpi_yield_when_idle
+// yields for them alike), and while more threads are runnable on it than
+// it has cpus (crowded, read again every recheck): a rank that yields on
+// a crowded machine is owed the processor when its message comes (W1's
+// step on two ranks took a third of the time it took polling without
+// pause, the machine's load at 15), and one that yields on a quiet
+// machine hands its core to whatever wakes for a moment (a 1 MB
+// all-reduce took twice as long).
 const (
 	spinFor  = 50 * time.Microsecond
+	recheck  = time.Millisecond
 	napAfter = time.Second
 	napFor   = 100 * time.Microsecond
 )
@@ -334,6 +354,7 @@ func (c *Comm) wait(what string) error {
 	// The same arguments for every poll, in the Comm: a variadic slice
 	// made at each call would be allocated by each.
 	c.testArgs = [3]uintptr{uintptr(unsafe.Pointer(&c.req)), uintptr(unsafe.Pointer(&c.done)), c.lib.statusIgnore}
+	polite, checked := c.share, -recheck
 	for i := 0; ; i++ {
 		if r := call(c.lib.test, c.testArgs[:]...); r != 0 {
 			return c.mpiError(what, r)
@@ -352,8 +373,13 @@ func (c *Comm) wait(what string) error {
 			return c.failed
 		case waited > napAfter:
 			time.Sleep(napFor)
-		case waited > spinFor && c.share:
-			yield()
+		case waited > spinFor:
+			if !c.share && waited-checked >= recheck {
+				polite, checked = crowded(c.cpus), waited
+			}
+			if polite {
+				yield()
+			}
 		}
 	}
 }

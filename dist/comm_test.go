@@ -103,10 +103,20 @@ func TestOpErrors(t *testing.T) {
 	require.Equal(t, []int{3, 2}, ReduceScatter(c, ops.Concat(0, x, x), Mean).Shape())
 }
 
-// TestSharesCores: a waiting rank yields its core only where the
-// launcher runs more ranks on the machine than it has cpus, or does not
-// say how many it runs.
+// TestSharesCores: a waiting rank yields its core where the launcher
+// runs more ranks on the machine than it has cpus, or does not say how
+// many it runs; it reads the machine's runnable threads from
+// /proc/loadavg's text.
 func TestSharesCores(t *testing.T) {
+	for s, want := range map[string]int{"0.90 1.58 2.05 3/456 12345\n": 3, "15.61 10.96 7.95 17/1021 98": 17} {
+		n, ok := runnableOf(s)
+		require.True(t, ok, "loadavg %q", s)
+		require.Equal(t, want, n, "loadavg %q", s)
+	}
+	for _, s := range []string{"", "0.90 1.58 2.05", "0.90 1.58 2.05 x/3 1", "0.90 1.58 2.05 3 1"} {
+		_, ok := runnableOf(s)
+		require.False(t, ok, "loadavg %q", s)
+	}
 	for s, want := range map[string]int{"0-1\n": 2, "0": 1, "0-15,32-47": 32, "0,2,4-5": 4, "": 0, "1-0": 0, "x": 0, "0-": 0} {
 		require.Equal(t, want, cpuListSize(s), "cpu list %q", s)
 	}

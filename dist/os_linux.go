@@ -45,3 +45,12 @@ func onlineCPUs() int {
 	}
 	return runtime.NumCPU()
 }
+
+// crowded reports whether more threads are runnable on the machine than
+// it has cpus, as /proc/loadavg says at this moment; true where it does
+// not say.
+func crowded(cpus int) bool {
+	b, err := os.ReadFile("/proc/loadavg")
+	n, ok := runnableOf(string(b))
+	return err != nil || !ok || n > cpus
+}
