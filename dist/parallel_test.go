@@ -165,7 +165,7 @@ func checkSave(t *testing.T, c *Comm) {
 }
 
 // TestBuckets: gradients are packed last first, up to the limit, a larger
-// one alone.
+// one, or one of 256 KB or more, alone.
 func TestBuckets(t *testing.T) {
 	g := graph.New()
 	grads := []*graph.Node{
@@ -178,6 +178,14 @@ func TestBuckets(t *testing.T) {
 	require.Equal(t, [][]int{{4}, {3}, {2, 1}, {0}}, buckets(grads, 40))
 	require.Equal(t, [][]int{{4, 3, 2, 1, 0}}, buckets(grads, DefaultBucketBytes))
 	require.Equal(t, [][]int{{4}, {3}, {2}, {1}, {0}}, buckets(grads, 1))
+	// From 256 KB, a gradient is all-reduced alone, not copied into a
+	// bucket: W1's 784×256 and 256×256 weights, not its 256×10.
+	w1 := []*graph.Node{
+		g.Input("l1.weight", graph.Float32, 256, 784), g.Input("l1.bias", graph.Float32, 256),
+		g.Input("l2.weight", graph.Float32, 256, 256), g.Input("l2.bias", graph.Float32, 256),
+		g.Input("l3.weight", graph.Float32, 10, 256), g.Input("l3.bias", graph.Float32, 10),
+	}
+	require.Equal(t, [][]int{{2}, {0}, {5, 4, 3, 1}}, buckets(w1, DefaultBucketBytes))
 }
 
 // TestParallelErrors: a nil Comm, a bucket size that is not positive, a
