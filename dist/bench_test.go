@@ -69,10 +69,11 @@ func TestChildAllReduceTime(t *testing.T) {
 
 // TestAllReduceOverhead compares dist's all-reduce of 1 to 64 MB on two
 // ranks with testdata/allreduce.c, compiled with mpicc: MPI_Iallreduce
-// polled without pause ("spin"), MPI_Allreduce ("blocking"), and the same
-// calls polled as dist polls ("yield", which isolates what purego and Go
-// add): each is timed 5 times alternately, and the fastest of each
-// compared. NABLA_DIST_BENCH=1 turns it on.
+// polled without pause ("spin", as dist polls on a machine with no more
+// runnable threads than cpus), MPI_Allreduce ("blocking"), and the same
+// calls polled as dist polls on a crowded machine ("yield"): each is
+// timed 5 times alternately, and the fastest of each compared.
+// NABLA_DIST_BENCH=1 turns it on.
 //
 //	NABLA_DIST_BENCH=1 go test ./dist -run TestAllReduceOverhead -v
 func TestAllReduceOverhead(t *testing.T) {
@@ -172,13 +173,14 @@ func TestChildW1Throughput(t *testing.T) {
 	require.NoError(t, c.Barrier())
 	took := time.Since(start)
 	// The all-reduce of the step alone: its one bucket holds every
-	// gradient (W1's 269,322 float32 parameters, about 1 MB).
+	// gradient (W1's 269,322 float32 parameters, about 1 MB), summed (the
+	// division by the ranks is in the update).
 	grads := tensor.New(tensor.WithShape(269322), tensor.Of(tensor.Float32))
 	sum := tensor.New(tensor.WithShape(269322), tensor.Of(tensor.Float32))
 	require.NoError(t, c.Barrier())
 	reduceStart := time.Now()
 	for range w1Steps {
-		require.NoError(t, c.allReduce(sum, grads, Mean))
+		require.NoError(t, c.allReduce(sum, grads, Sum))
 	}
 	reduce := time.Since(reduceStart)
 	if c.Rank() == 0 {

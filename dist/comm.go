@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 	"unsafe"
@@ -32,6 +33,19 @@ type Comm struct {
 	timeout time.Duration
 	failed  error // sticky: set by a timeout, returned by every later call
 	closed  bool
+	// share is whether a waiting rank yields its core between polls:
+	// where this machine runs more ranks than it has cores, or the
+	// launcher does not say how many it runs.
+	share bool
+	cpus  int // the machine's cpus online
+	// req, done and testArgs are the request of the collective in
+	// progress, MPI_Test's flag and its arguments. MPI writes req and
+	// done, so they live in the Comm, on the heap, which does not move;
+	// a goroutine's stack moves as it grows or shrinks, which would
+	// leave MPI writing where the variables were.
+	req      uintptr
+	done     int32
+	testArgs [3]uintptr
 }
 
 // Option configures Init.
@@ -52,6 +66,37 @@ type launcher struct {
 	from       string // the variables read, for errors
 }
 
+// cpuListSize is the number of cpus in a Linux cpu list ("0-15,32-47\n"
+// is 32), or 0 where s is not one.
+func cpuListSize(s string) int {
+	n := 0
+	for _, r := range strings.Split(strings.TrimSpace(s), ",") {
+		lo, hi, isRange := strings.Cut(r, "-")
+		if !isRange {
+			hi = lo
+		}
+		a, err1 := strconv.Atoi(lo)
+		z, err2 := strconv.Atoi(hi)
+		if err1 != nil || err2 != nil || a < 0 || z < a {
+			return 0
+		}
+		n += z - a + 1
+	}
+	return n
+}
+
+// runnableOf reads the number of threads runnable on the machine from
+// the text of Linux's /proc/loadavg ("0.90 1.58 2.05 3/456 12345": 3).
+func runnableOf(loadavg string) (int, bool) {
+	f := strings.Fields(loadavg)
+	if len(f) < 4 {
+		return 0, false
+	}
+	run, _, ok := strings.Cut(f[3], "/")
+	n, err := strconv.Atoi(run)
+	return n, ok && err == nil && n >= 0
+}
+
 // launchers are the environment variables MPI launchers set: Open MPI's
 // mpirun; MPICH's, Intel MPI's and MVAPICH's (Hydra, PMI); Slurm's srun.
 var launchers = []struct {
@@ -61,6 +106,22 @@ var launchers = []struct {
 	{"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", true},
 	{"PMI_RANK", "PMI_SIZE", false},
 	{"SLURM_PROCID", "SLURM_NTASKS", false},
+}
+
+// localSizes are the variables in which launchers give the number of
+// ranks on this machine: Open MPI's mpirun, MPICH's Hydra.
+var localSizes = []string{"OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS"}
+
+// sharesCores reports whether the ranks on this machine outnumber its
+// cpus online, as the launcher's variables read through getenv say; true
+// where none of them is set.
+func sharesCores(getenv func(string) string, cpus int) bool {
+	for _, v := range localSizes {
+		if n, err := strconv.Atoi(getenv(v)); err == nil && n > 0 {
+			return n > cpus
+		}
+	}
+	return true
 }
 
 // detect reads the launcher's variables through getenv. ok is false for a
@@ -162,8 +223,15 @@ func (c *Comm) start(l launcher) error {
 			lib.version(), lib.path, rank, size, l.from, libraryEnv)
 	}
 	c.rank, c.size = int(rank), int(size)
+	c.cpus = onlineCPUs()
+	c.share = sharesCores(getenvOS, c.cpus)
 	return nil
 }
+
+// alone reports whether c's collectives need no MPI call: a process no
+// launcher started, or the only rank of its group, whose collectives copy
+// their input.
+func (c *Comm) alone() bool { return c.lib == nil || c.size == 1 }
 
 // Rank is this process's number in the group, from 0 to Size()-1.
 func (c *Comm) Rank() int { return c.rank }
@@ -237,7 +305,7 @@ func (c *Comm) mpiError(what string, r int32) error {
 
 // collective starts a nonblocking collective with start, which writes its
 // request, and waits for it, at most c's timeout. It is a no-op for a
-// single process (the callers copy their input themselves).
+// single rank (the callers copy their input themselves).
 func (c *Comm) collective(what string, start func(l *library, req *uintptr) int32) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -246,38 +314,52 @@ func (c *Comm) collective(what string, start func(l *library, req *uintptr) int3
 		return fmt.Errorf("dist: %s on %v after Close", what, c)
 	case c.failed != nil:
 		return c.failed
-	case c.lib == nil:
+	case c.alone():
 		return nil
 	}
-	var req uintptr
-	if r := start(c.lib, &req); r != 0 {
+	c.req = 0
+	if r := start(c.lib, &c.req); r != 0 {
 		return c.mpiError(what, r)
 	}
-	return c.wait(what, &req)
+	return c.wait(what)
 }
 
 // How wait polls: without pause for spinFor (a collective whose ranks
-// arrive together finishes within it), then yielding the processor to
-// other processes between polls (a rank waited for may need this core:
-// Open MPI's mpi_yield_when_idle does the same), and after napAfter
-// sleeping napFor between polls, so that a long wait (a rank writing a
-// checkpoint) does not burn a core.
+// arrive together finishes within it); then yielding the processor
+// between polls while other threads want it, and without pause
+// otherwise, as MPI's blocking calls poll; after napAfter, sleeping
+// napFor between polls, so that a long wait (a rank writing a
+// checkpoint) does not burn a core. Other threads want the processor
+// where this machine runs more ranks than it has cpus (Comm.share: a rank
+// waited for may need this core, and Open MPI's mpi_yield_when_idle
+// yields for them alike), and while more threads are runnable on it than
+// it has cpus (crowded, read again every recheck): a rank that yields on
+// a crowded machine is owed the processor when its message comes (W1's
+// step on two ranks took a third of the time it took polling without
+// pause, the machine's load at 15), and one that yields on a quiet
+// machine hands its core to whatever wakes for a moment (a 1 MB
+// all-reduce took twice as long).
 const (
 	spinFor  = 50 * time.Microsecond
+	recheck  = time.Millisecond
 	napAfter = time.Second
 	napFor   = 100 * time.Microsecond
 )
 
-// wait polls the request req with MPI_Test until it completes or c's
+// wait polls the request c.req with MPI_Test until it completes or c's
 // timeout passes.
-func (c *Comm) wait(what string, req *uintptr) error {
+func (c *Comm) wait(what string) error {
 	start := time.Now()
-	var done int32
+	c.done = 0
+	// The same arguments for every poll, in the Comm: a variadic slice
+	// made at each call would be allocated by each.
+	c.testArgs = [3]uintptr{uintptr(unsafe.Pointer(&c.req)), uintptr(unsafe.Pointer(&c.done)), c.lib.statusIgnore}
+	polite, checked := c.share, -recheck
 	for i := 0; ; i++ {
-		if r := call(c.lib.test, uintptr(unsafe.Pointer(req)), uintptr(unsafe.Pointer(&done)), c.lib.statusIgnore); r != 0 {
+		if r := call(c.lib.test, c.testArgs[:]...); r != 0 {
 			return c.mpiError(what, r)
 		}
-		if done != 0 {
+		if c.done != 0 {
 			return nil
 		}
 		if i < 16 {
@@ -292,7 +374,12 @@ func (c *Comm) wait(what string, req *uintptr) error {
 		case waited > napAfter:
 			time.Sleep(napFor)
 		case waited > spinFor:
-			yield()
+			if !c.share && waited-checked >= recheck {
+				polite, checked = crowded(c.cpus), waited
+			}
+			if polite {
+				yield()
+			}
 		}
 	}
 }

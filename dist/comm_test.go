@@ -102,3 +102,37 @@ func TestOpErrors(t *testing.T) {
 	require.Equal(t, []int{6, 2}, AllGather(c, x).Shape())
 	require.Equal(t, []int{3, 2}, ReduceScatter(c, ops.Concat(0, x, x), Mean).Shape())
 }
+
+// TestSharesCores: a waiting rank yields its core where the launcher
+// runs more ranks on the machine than it has cpus, or does not say how
+// many it runs; it reads the machine's runnable threads from
+// /proc/loadavg's text.
+func TestSharesCores(t *testing.T) {
+	for s, want := range map[string]int{"0.90 1.58 2.05 3/456 12345\n": 3, "15.61 10.96 7.95 17/1021 98": 17} {
+		n, ok := runnableOf(s)
+		require.True(t, ok, "loadavg %q", s)
+		require.Equal(t, want, n, "loadavg %q", s)
+	}
+	for _, s := range []string{"", "0.90 1.58 2.05", "0.90 1.58 2.05 x/3 1", "0.90 1.58 2.05 3 1"} {
+		_, ok := runnableOf(s)
+		require.False(t, ok, "loadavg %q", s)
+	}
+	for s, want := range map[string]int{"0-1\n": 2, "0": 1, "0-15,32-47": 32, "0,2,4-5": 4, "": 0, "1-0": 0, "x": 0, "0-": 0} {
+		require.Equal(t, want, cpuListSize(s), "cpu list %q", s)
+	}
+	cases := []struct {
+		env   map[string]string
+		cpus  int
+		share bool
+	}{
+		{map[string]string{"OMPI_COMM_WORLD_LOCAL_SIZE": "2"}, 2, false},
+		{map[string]string{"OMPI_COMM_WORLD_LOCAL_SIZE": "3"}, 2, true},
+		{map[string]string{"MPI_LOCALNRANKS": "2"}, 16, false},
+		{map[string]string{"MPI_LOCALNRANKS": "17"}, 16, true},
+		{map[string]string{"MPI_LOCALNRANKS": "x"}, 16, true},
+		{nil, 64, true},
+	}
+	for _, c := range cases {
+		require.Equal(t, c.share, sharesCores(func(k string) string { return c.env[k] }, c.cpus), "%v on %d cpus", c.env, c.cpus)
+	}
+}

@@ -146,6 +146,13 @@ func bindLibrary(h uintptr, path string) (*library, error) {
 }
 
 // call calls the C function fn with args and returns its int result.
+// The memory that args point to must stay put until the C function is
+// done with it: Go's heap does not move, and the directive below moves to
+// the heap the variables whose addresses call's caller converts in the
+// call's arguments (as purego.SyscallN's does for its callers), which a
+// goroutine's stack would move when it grows or shrinks.
+//
+//go:uintptrescapes
 func call(fn uintptr, args ...uintptr) int32 {
 	r, _, _ := purego.SyscallN(fn, args...)
 	return int32(r)

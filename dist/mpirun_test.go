@@ -3,6 +3,7 @@ package dist
 import (
 	"fmt"
 	"os"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -54,16 +55,18 @@ func TestChild(t *testing.T) {
 	t.Run("Save", func(t *testing.T) { checkSave(t, c) })
 	t.Run("OnDevice", func(t *testing.T) { checkOnDevice(t, c) })
 	t.Run("NilDereferencePanics", checkNilPanics)
+	t.Run("OneRankCallsNoMPI", func(t *testing.T) { checkOneRank(t, c) })
+	t.Run("WaitWhileStacksMove", func(t *testing.T) { checkStackMoves(t, c) })
 	require.NoError(t, c.Barrier())
 	require.NoError(t, c.Close())
 	require.NoError(t, c.Close(), "a second Close")
 	require.ErrorContains(t, c.Barrier(), "after Close")
 }
 
-// underMPI runs the child tests on 2 and 3 ranks (3 catches code that
+// underMPI runs the child tests on 1, 2 and 3 ranks (3 catches code that
 // assumes an even number) and fails with their output if any rank fails.
 func underMPI(t *testing.T, l mpitest.Launcher) {
-	for _, np := range []int{2, 3} {
+	for _, np := range []int{1, 2, 3} {
 		out, err, took := launch(t, l, np, childTests, 2*time.Minute)
 		if err != nil || strings.Contains(out, "--- FAIL") || !strings.Contains(out, "--- PASS: TestChild ") {
 			t.Fatalf("%s, %d ranks: %v after %v\n%s", l.Name, np, err, took.Round(time.Millisecond), out)
@@ -160,6 +163,69 @@ func rankFailure(t *testing.T, l mpitest.Launcher) {
 		}
 		t.Logf("%s, %s: ended after %v: %v", l.Name, mode, took.Round(time.Millisecond), err)
 	}
+}
+
+// checkOneRank: the only rank of a group launched by mpirun (-np 1)
+// copies in its collectives, as a process no launcher started does,
+// rather than calling MPI: its collectives still give their values with
+// MPI's collective functions taken away (a call would panic).
+func checkOneRank(t *testing.T, c *Comm) {
+	if c.Size() > 1 {
+		t.Skip("one rank's check")
+	}
+	saved := c.lib
+	defer func() { c.lib = saved }()
+	none := *saved
+	none.barrier, none.ibarrier, none.iallreduce, none.ibcast, none.iallgather = 0, 0, 0, 0, 0
+	none.ireduceScatterBlock, none.ireduce, none.test = 0, 0, 0
+	c.lib = &none
+	checkCollectives(t, c)
+	require.NoError(t, c.Barrier())
+}
+
+// checkStackMoves: a collective completes while the garbage collector
+// moves the waiting goroutine's stack (it shrinks a stack that grew and
+// is little used), so MPI must not write to the stack: each rank but the
+// last waits in Barrier for 20 ms, from a goroutine whose stack grew to
+// about 256 KB first, while another goroutine collects garbage without
+// pause. A flag MPI sets on the old stack is never seen: the wait times
+// out.
+func checkStackMoves(t *testing.T, c *Comm) {
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+				runtime.GC()
+			}
+		}
+	}()
+	for range 5 {
+		errs := make(chan error)
+		go func() {
+			grow(256)
+			if c.Rank() == c.Size()-1 {
+				time.Sleep(20 * time.Millisecond)
+			}
+			errs <- c.Barrier()
+		}()
+		require.NoError(t, <-errs)
+	}
+}
+
+// grow takes about n KB of the goroutine's stack and gives it back.
+//
+//go:noinline
+func grow(n int) byte {
+	var frame [1024]byte
+	frame[n%len(frame)] = byte(n)
+	if n > 1 {
+		frame[0] = grow(n - 1)
+	}
+	return frame[0] + frame[n%len(frame)]
 }
 
 // checkNilPanics: a nil dereference after MPI started is still Go's

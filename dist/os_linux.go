@@ -1,6 +1,8 @@
 package dist
 
 import (
+	"os"
+	"runtime"
 	"syscall"
 	"unsafe"
 )
@@ -31,4 +33,24 @@ func keepGoSignals(f func() error) error {
 		syscall.RawSyscall6(syscall.SYS_RT_SIGACTION, uintptr(s), uintptr(unsafe.Pointer(&saved[i])), 0, 8, 0, 0)
 	}
 	return r
+}
+
+// onlineCPUs is the number of cpus online on the machine (sysfs's
+// cpu/online), not the ones this process may run on (a launcher binds
+// each rank to its own); runtime.NumCPU where sysfs does not say.
+func onlineCPUs() int {
+	b, err := os.ReadFile("/sys/devices/system/cpu/online")
+	if n := cpuListSize(string(b)); err == nil && n > 0 {
+		return n
+	}
+	return runtime.NumCPU()
+}
+
+// crowded reports whether more threads are runnable on the machine than
+// it has cpus, as /proc/loadavg says at this moment; true where it does
+// not say.
+func crowded(cpus int) bool {
+	b, err := os.ReadFile("/proc/loadavg")
+	n, ok := runnableOf(string(b))
+	return err != nil || !ok || n > cpus
 }

@@ -11,3 +11,11 @@ func yield() { runtime.Gosched() }
 // keepGoSignals runs f; elsewhere than Linux, signal handlers are left
 // as MPI sets them.
 func keepGoSignals(f func() error) error { return f() }
+
+// onlineCPUs is the number of cpus this process may run on; elsewhere
+// than Linux, the machine's are not read.
+func onlineCPUs() int { return runtime.NumCPU() }
+
+// crowded reports true: elsewhere than Linux, the machine's runnable
+// threads are not read, and a waiting rank yields.
+func crowded(int) bool { return true }

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -164,7 +165,7 @@ func checkSave(t *testing.T, c *Comm) {
 }
 
 // TestBuckets: gradients are packed last first, up to the limit, a larger
-// one alone.
+// one, or one of 256 KB or more, alone.
 func TestBuckets(t *testing.T) {
 	g := graph.New()
 	grads := []*graph.Node{
@@ -177,6 +178,14 @@ func TestBuckets(t *testing.T) {
 	require.Equal(t, [][]int{{4}, {3}, {2, 1}, {0}}, buckets(grads, 40))
 	require.Equal(t, [][]int{{4, 3, 2, 1, 0}}, buckets(grads, DefaultBucketBytes))
 	require.Equal(t, [][]int{{4}, {3}, {2}, {1}, {0}}, buckets(grads, 1))
+	// From 256 KB, a gradient is all-reduced alone, not copied into a
+	// bucket: W1's 784×256 and 256×256 weights, not its 256×10.
+	w1 := []*graph.Node{
+		g.Input("l1.weight", graph.Float32, 256, 784), g.Input("l1.bias", graph.Float32, 256),
+		g.Input("l2.weight", graph.Float32, 256, 256), g.Input("l2.bias", graph.Float32, 256),
+		g.Input("l3.weight", graph.Float32, 10, 256), g.Input("l3.bias", graph.Float32, 10),
+	}
+	require.Equal(t, [][]int{{2}, {0}, {5, 4, 3, 1}}, buckets(w1, DefaultBucketBytes))
 }
 
 // TestParallelErrors: a nil Comm, a bucket size that is not positive, a
@@ -201,4 +210,36 @@ func TestParallelErrors(t *testing.T) {
 	require.EqualError(t, single().BroadcastState(tr.m, nil, 1), "dist: BroadcastState: root 1 is not a rank of 1")
 	require.EqualError(t, single().BroadcastState(nil, nil, 0), "dist: BroadcastState: the store is nil")
 	require.ErrorContains(t, single().Save(filepath.Join(t.TempDir(), "missing", "x"), tr.m, nn.StateOf(tr.model)), "dist: Save ")
+}
+
+// TestDataParallelFoldsMean: DataParallel all-reduces sums and leaves the
+// division by the number of ranks to the optimiser's update, which the
+// compiler fuses it into (SGD's here): no pass of its own over the
+// gradients.
+func TestDataParallelFoldsMean(t *testing.T) {
+	g := graph.New()
+	model := nn.NewSequential("mlp",
+		nn.NewLinear(g, "hidden", ddpFeatures, 16, true), nn.Tanh{},
+		nn.NewLinear(g, "output", 16, ddpClasses, true))
+	loss := nn.CrossEntropy(model.Forward(g.Input("x", graph.Float64, 4, ddpFeatures)), g.Input("y", graph.Float64, 4))
+	two := &Comm{size: 2, timeout: DefaultTimeout}
+	for _, bucket := range []int{DefaultBucketBytes, 1} {
+		updates, err := nn.TrainingUpdates(nn.NewSGD(nn.SGDConfig{LR: 0.1}), loss, model, DataParallel(two, BucketBytes(bucket)))
+		require.NoError(t, err)
+		p, err := compile.Compile([]*graph.Node{loss}, compile.WithUpdates(updates))
+		require.NoError(t, err)
+		reduces, fused := 0, 0
+		for _, in := range p.Instructions() {
+			if op, ok := in.Op.(AllReduceOp); ok {
+				require.Equal(t, Sum, op.Reduction, "bucket %d: %s", bucket, p)
+				reduces++
+			}
+			require.NotEqual(t, "Scale", in.Name(), "bucket %d: a pass of its own:\n%s", bucket, p)
+			if strings.HasPrefix(in.Name(), "Fused(Scale,") {
+				fused++
+			}
+		}
+		require.Equal(t, map[int]int{DefaultBucketBytes: 1, 1: 4}[bucket], reduces, "bucket %d:\n%s", bucket, p)
+		require.Equal(t, 4, fused, "bucket %d: the updates that divide:\n%s", bucket, p)
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/nabla-go/nabla/graph"
+	"github.com/nabla-go/nabla/internal/kernel/vek"
 )
 
 // Reduction is how a collective combines the ranks' values, element by
@@ -69,7 +70,7 @@ func (l *library) opOf(r Reduction) uintptr {
 
 // allReduce sets out to the reduction r of every rank's in.
 func (c *Comm) allReduce(out, in *tensor.Dense, r Reduction) error {
-	if c.lib == nil {
+	if c.alone() {
 		copyTensor(out, in)
 		return nil
 	}
@@ -90,10 +91,10 @@ func (c *Comm) allReduce(out, in *tensor.Dense, r Reduction) error {
 
 // broadcast sets out to root's in on every rank.
 func (c *Comm) broadcast(out, in *tensor.Dense, root int) error {
-	if c.rank == root || c.lib == nil {
+	if c.rank == root || c.alone() {
 		copyTensor(out, in)
 	}
-	if c.lib == nil {
+	if c.alone() {
 		return nil
 	}
 	const what = "Broadcast"
@@ -109,7 +110,7 @@ func (c *Comm) broadcast(out, in *tensor.Dense, root int) error {
 // reduceTo sets out to the sum of every rank's in on root, and to zeros
 // on the other ranks.
 func (c *Comm) reduceTo(out, in *tensor.Dense, root int) error {
-	if c.lib == nil {
+	if c.alone() {
 		copyTensor(out, in)
 		return nil
 	}
@@ -131,7 +132,7 @@ func (c *Comm) reduceTo(out, in *tensor.Dense, root int) error {
 // allGather sets out, Size() times in's elements, to every rank's in in
 // rank order.
 func (c *Comm) allGather(out, in *tensor.Dense) error {
-	if c.lib == nil {
+	if c.alone() {
 		copyTensor(out, in)
 		return nil
 	}
@@ -149,7 +150,7 @@ func (c *Comm) allGather(out, in *tensor.Dense) error {
 // reduceScatter sets out to this rank's block (of Size() equal blocks) of
 // the reduction r of every rank's in.
 func (c *Comm) reduceScatter(out, in *tensor.Dense, r Reduction) error {
-	if c.lib == nil {
+	if c.alone() {
 		copyTensor(out, in)
 		return nil
 	}
@@ -180,14 +181,10 @@ func copyTensor(out, in *tensor.Dense) {
 // scaleTensor multiplies t's elements by s.
 func scaleTensor(t *tensor.Dense, s float64) {
 	if t.Dtype() == graph.Float32 {
-		scale(t.Float32s(), float32(s))
+		x := t.Float32s()
+		vek.Scale(x, x, float32(s))
 	} else {
-		scale(t.Float64s(), s)
-	}
-}
-
-func scale[T float32 | float64](x []T, s T) {
-	for i := range x {
-		x[i] *= s
+		x := t.Float64s()
+		vek.Scale(x, x, s)
 	}
 }

@@ -1,9 +1,11 @@
 /* The baseline of TestAllReduceOverhead: all-reduces of float32 sums
  * timed from C. Usage: allreduce bytes iterations [spin|yield|blocking];
  * prints the mean seconds per call on rank 0. "spin" (the default) calls
- * MPI_Iallreduce, then MPI_Test until done; "yield" polls as dist does
- * (without pause for 50 us, then yielding the processor between polls,
- * napping 100 us between them after 1 s); "blocking" calls
+ * MPI_Iallreduce, then MPI_Test until done (as dist polls where the
+ * machine has no more runnable threads than cpus); "yield" polls as dist
+ * does on a crowded machine (without pause for 50 us, then yielding the
+ * processor between polls, napping 100 us between them after 1 s);
+ * "blocking" calls
  * MPI_Allreduce. */
 #include <mpi.h>
 #include <stdio.h>
