@@ -5,8 +5,9 @@
 //
 // MODULE_DIR holds node_modules/onnxruntime-node; MODEL_DIR the files
 // bench/torch/onnx_models.py writes. Each figure is one line in the words of
-// the Go benchmark's name, "ONNXInference lenet batch=64 us/op 123.4": the
-// median of NABLA_BENCH_ROUNDS rounds (default 7) of about
+// the Go benchmark's name, "ONNXInference lenet batch=64 us/op 123.4
+// cpu-us/op 120.1": the medians of NABLA_BENCH_ROUNDS rounds (default 7),
+// of wall time and of the process's CPU time (process.cpuUsage), of about
 // NABLA_BENCH_ROUND_SECONDS (default 0.2) each, after a warm-up, of
 // session.run on the same inputs (intraOpNumThreads and interOpNumThreads
 // 1, sequential execution, every graph optimisation).
@@ -27,14 +28,16 @@ async function time(session, feeds) {
     calls++;
   }
   const n = Math.max(1, Math.round(roundSeconds / ((now() - start) / calls)));
-  const samples = [];
+  const walls = [], cpus = [];
   for (let r = 0; r < rounds; r++) {
-    const t0 = now();
+    const t0 = now(), c0 = process.cpuUsage();
     for (let i = 0; i < n; i++) await session.run(feeds);
-    samples.push((now() - t0) / n);
+    const c = process.cpuUsage(c0);
+    walls.push((now() - t0) / n);
+    cpus.push((c.user + c.system) / 1e6 / n);
   }
-  samples.sort((a, b) => a - b);
-  return samples[Math.floor(samples.length / 2)];
+  const median = (xs) => xs.sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+  return [median(walls), median(cpus)];
 }
 
 (async () => {
@@ -46,8 +49,8 @@ async function time(session, feeds) {
       const dims = [batch, ...shape];
       const data = Float32Array.from({length: dims.reduce((a, b) => a * b)}, (_, i) => Math.sin(i));
       const feeds = {x: new ort.Tensor('float32', data, dims)};
-      const s = await time(session, feeds);
-      console.log(`ONNXInference ${name} batch=${batch} us/op ${(s * 1e6).toFixed(2)}`);
+      const [wall, cpu] = await time(session, feeds);
+      console.log(`ONNXInference ${name} batch=${batch} us/op ${(wall * 1e6).toFixed(2)} cpu-us/op ${(cpu * 1e6).toFixed(2)}`);
     }
   }
 })().catch((e) => { process.stderr.write(String(e) + '\n'); process.exit(1); });
