@@ -157,8 +157,9 @@ func (r *channelRun[T]) affine(part, ch int) {
 // hundred elements long (a plane is one sample's channel), and the lanes
 // and the planes in float64: a float32 sum of a channel's thousands of
 // values keeps float32 precision, without a float64 conversion of every
-// element, whose latency would bound the loop. The lanes are locals, not
-// an array, so that they live in registers.
+// element, whose latency would bound the loop. vek.SumLanes and
+// vek.DevLanes add the whole blocks of 8, a vector at a time, with the
+// lanes in registers; the last elements go to the first lane.
 
 // lanes adds the eight partial sums in float64.
 func lanes[T float](s0, s1, s2, s3, s4, s5, s6, s7 T) float64 {
