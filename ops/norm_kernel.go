@@ -157,8 +157,9 @@ func (r *channelRun[T]) affine(part, ch int) {
 // hundred elements long (a plane is one sample's channel), and the lanes
 // and the planes in float64: a float32 sum of a channel's thousands of
 // values keeps float32 precision, without a float64 conversion of every
-// element, whose latency would bound the loop. The lanes are locals, not
-// an array, so that they live in registers.
+// element, whose latency would bound the loop. vek.SumLanes and
+// vek.DevLanes add the whole blocks of 8, a vector at a time, with the
+// lanes in registers; the last elements go to the first lane.
 
 // lanes adds the eight partial sums in float64.
 func lanes[T float](s0, s1, s2, s3, s4, s5, s6, s7 T) float64 {
@@ -166,25 +167,13 @@ func lanes[T float](s0, s1, s2, s3, s4, s5, s6, s7 T) float64 {
 		((float64(s4) + float64(s5)) + (float64(s6) + float64(s7)))
 }
 
-// sumAcc is Σ x.
+// sumAcc is Σ x, in 8 lanes (vek.SumLanes).
 func sumAcc[T float](x []T) float64 {
-	var s0, s1, s2, s3, s4, s5, s6, s7 T
-	i := 0
-	for ; i+8 <= len(x); i += 8 {
-		v := x[i : i+8 : i+8]
-		s0 += v[0]
-		s1 += v[1]
-		s2 += v[2]
-		s3 += v[3]
-		s4 += v[4]
-		s5 += v[5]
-		s6 += v[6]
-		s7 += v[7]
+	var s [8]T
+	for _, v := range vek.SumLanes(&s, x) {
+		s[0] += v
 	}
-	for ; i < len(x); i++ {
-		s0 += x[i]
-	}
-	return lanes(s0, s1, s2, s3, s4, s5, s6, s7)
+	return lanes(s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7])
 }
 
 // dotAcc is Σ u·v.
@@ -209,25 +198,15 @@ func dotAcc[T float](u, v []T) float64 {
 	return lanes(s0, s1, s2, s3, s4, s5, s6, s7)
 }
 
-// deviationsAcc is Σ (u - mu)·(v - mv), the means rounded to T.
+// deviationsAcc is Σ (u - mu)·(v - mv), the means rounded to T, in 8
+// lanes (vek.DevLanes).
 func deviationsAcc[T float](u, v []T, mu, mv float64) float64 {
-	v = v[:len(u)]
 	m, n := T(mu), T(mv)
-	var s0, s1, s2, s3, s4, s5, s6, s7 T
-	i := 0
-	for ; i+8 <= len(u); i += 8 {
-		a, b := u[i:i+8:i+8], v[i:i+8:i+8]
-		s0 += (a[0] - m) * (b[0] - n)
-		s1 += (a[1] - m) * (b[1] - n)
-		s2 += (a[2] - m) * (b[2] - n)
-		s3 += (a[3] - m) * (b[3] - n)
-		s4 += (a[4] - m) * (b[4] - n)
-		s5 += (a[5] - m) * (b[5] - n)
-		s6 += (a[6] - m) * (b[6] - n)
-		s7 += (a[7] - m) * (b[7] - n)
+	var s [8]T
+	rest := vek.DevLanes(&s, u, v, m, n)
+	v = v[len(u)-len(rest) : len(u)]
+	for i, a := range rest {
+		s[0] += (a - m) * (v[i] - n)
 	}
-	for ; i < len(u); i++ {
-		s0 += (u[i] - m) * (v[i] - n)
-	}
-	return lanes(s0, s1, s2, s3, s4, s5, s6, s7)
+	return lanes(s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7])
 }

@@ -30,3 +30,7 @@ func adam32(AdamDecay, bool, []float32, []float32, []float32, []float32, []float
 func adam64(AdamDecay, bool, []float64, []float64, []float64, []float64, []float64, []float64, []float64, []float64) {
 	unreachable()
 }
+func sumLanes32AVX2(*[8]float32, []float32)                              { unreachable() }
+func sumLanes64AVX2(*[8]float64, []float64)                              { unreachable() }
+func devLanes32AVX2(*[8]float32, []float32, []float32, float32, float32) { unreachable() }
+func devLanes64AVX2(*[8]float64, []float64, []float64, float64, float64) { unreachable() }

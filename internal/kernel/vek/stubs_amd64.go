@@ -89,6 +89,16 @@ func sqrt32AVX2(dst []float32, x []float32)
 //go:noescape
 func relu32AVX2(dst []float32, x []float32)
 
+// sumLanes32AVX2 adds x[i] to acc[i%8] for each i of the whole blocks of 8 of x, in order.
+//
+//go:noescape
+func sumLanes32AVX2(acc *[8]float32, x []float32)
+
+// devLanes32AVX2 adds (x[i] - mx) * (y[i] - my) to acc[i%8] for each i of the whole blocks of 8 of x, in order.
+//
+//go:noescape
+func devLanes32AVX2(acc *[8]float32, x []float32, y []float32, mx float32, my float32)
+
 // adam32AVX2 sets p1, m1 and v1 to Adam's step from p, g, m and v with the scalars k
 // (beta1, 1-beta1, beta2, 1-beta2, step size, bias correction, eps, decay),
 // 8 elements at a time; see Adam.
@@ -215,6 +225,16 @@ func sqrt64AVX2(dst []float64, x []float64)
 //
 //go:noescape
 func relu64AVX2(dst []float64, x []float64)
+
+// sumLanes64AVX2 adds x[i] to acc[i%8] for each i of the whole blocks of 8 of x, in order.
+//
+//go:noescape
+func sumLanes64AVX2(acc *[8]float64, x []float64)
+
+// devLanes64AVX2 adds (x[i] - mx) * (y[i] - my) to acc[i%8] for each i of the whole blocks of 8 of x, in order.
+//
+//go:noescape
+func devLanes64AVX2(acc *[8]float64, x []float64, y []float64, mx float64, my float64)
 
 // adam64AVX2 sets p1, m1 and v1 to Adam's step from p, g, m and v with the scalars k
 // (beta1, 1-beta1, beta2, 1-beta2, step size, bias correction, eps, decay),

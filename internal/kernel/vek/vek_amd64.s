@@ -1053,6 +1053,59 @@ relu32AVX2_done:
 	VZEROUPPER
 	RET
 
+// func sumLanes32AVX2(acc *[8]float32, x []float32)
+// Requires: AVX
+TEXT ·sumLanes32AVX2(SB), NOSPLIT, $0-32
+	MOVQ    acc+0(FP), AX
+	MOVQ    x_base+8(FP), CX
+	MOVQ    x_len+16(FP), DX
+	VMOVUPS (AX), Y0
+
+sumLanes32AVX2_loop:
+	CMPQ   DX, $0x00000008
+	JB     sumLanes32AVX2_done
+	VADDPS (CX), Y0, Y0
+	ADDQ   $0x00000020, CX
+	SUBQ   $0x00000008, DX
+	JMP    sumLanes32AVX2_loop
+
+sumLanes32AVX2_done:
+	VMOVUPS Y0, (AX)
+	VZEROUPPER
+	RET
+
+// func devLanes32AVX2(acc *[8]float32, x []float32, y []float32, mx float32, my float32)
+// Requires: AVX, AVX2, SSE
+TEXT ·devLanes32AVX2(SB), NOSPLIT, $0-64
+	MOVQ         acc+0(FP), AX
+	MOVQ         x_base+8(FP), CX
+	MOVQ         x_len+16(FP), DX
+	MOVQ         y_base+32(FP), BX
+	MOVSS        mx+56(FP), X0
+	VBROADCASTSS X0, Y0
+	MOVSS        my+60(FP), X1
+	VBROADCASTSS X1, Y1
+	VMOVUPS      (AX), Y2
+
+devLanes32AVX2_loop:
+	CMPQ    DX, $0x00000008
+	JB      devLanes32AVX2_done
+	VMOVUPS (CX), Y3
+	VSUBPS  Y0, Y3, Y3
+	VMOVUPS (BX), Y4
+	VSUBPS  Y1, Y4, Y4
+	VMULPS  Y4, Y3, Y3
+	VADDPS  Y3, Y2, Y2
+	ADDQ    $0x00000020, CX
+	ADDQ    $0x00000020, BX
+	SUBQ    $0x00000008, DX
+	JMP     devLanes32AVX2_loop
+
+devLanes32AVX2_done:
+	VMOVUPS Y2, (AX)
+	VZEROUPPER
+	RET
+
 // func adam32AVX2(p1 []float32, m1 []float32, v1 []float32, p []float32, g []float32, m []float32, v []float32, k []float32)
 // Requires: AVX
 TEXT ·adam32AVX2(SB), NOSPLIT, $0-192
@@ -2579,6 +2632,70 @@ relu64AVX2_tail:
 	VMASKMOVPD Y1, Y0, (CX)
 
 relu64AVX2_done:
+	VZEROUPPER
+	RET
+
+// func sumLanes64AVX2(acc *[8]float64, x []float64)
+// Requires: AVX
+TEXT ·sumLanes64AVX2(SB), NOSPLIT, $0-32
+	MOVQ    acc+0(FP), AX
+	MOVQ    x_base+8(FP), CX
+	MOVQ    x_len+16(FP), DX
+	VMOVUPD (AX), Y0
+	VMOVUPD 32(AX), Y1
+
+sumLanes64AVX2_loop:
+	CMPQ   DX, $0x00000008
+	JB     sumLanes64AVX2_done
+	VADDPD (CX), Y0, Y0
+	VADDPD 32(CX), Y1, Y1
+	ADDQ   $0x00000040, CX
+	SUBQ   $0x00000008, DX
+	JMP    sumLanes64AVX2_loop
+
+sumLanes64AVX2_done:
+	VMOVUPD Y0, (AX)
+	VMOVUPD Y1, 32(AX)
+	VZEROUPPER
+	RET
+
+// func devLanes64AVX2(acc *[8]float64, x []float64, y []float64, mx float64, my float64)
+// Requires: AVX, AVX2, SSE2
+TEXT ·devLanes64AVX2(SB), NOSPLIT, $0-72
+	MOVQ         acc+0(FP), AX
+	MOVQ         x_base+8(FP), CX
+	MOVQ         x_len+16(FP), DX
+	MOVQ         y_base+32(FP), BX
+	MOVSD        mx+56(FP), X0
+	VBROADCASTSD X0, Y0
+	MOVSD        my+64(FP), X1
+	VBROADCASTSD X1, Y1
+	VMOVUPD      (AX), Y2
+	VMOVUPD      32(AX), Y3
+
+devLanes64AVX2_loop:
+	CMPQ    DX, $0x00000008
+	JB      devLanes64AVX2_done
+	VMOVUPD (CX), Y4
+	VSUBPD  Y0, Y4, Y4
+	VMOVUPD (BX), Y5
+	VSUBPD  Y1, Y5, Y5
+	VMULPD  Y5, Y4, Y4
+	VADDPD  Y4, Y2, Y2
+	VMOVUPD 32(CX), Y4
+	VSUBPD  Y0, Y4, Y4
+	VMOVUPD 32(BX), Y5
+	VSUBPD  Y1, Y5, Y5
+	VMULPD  Y5, Y4, Y4
+	VADDPD  Y4, Y3, Y3
+	ADDQ    $0x00000040, CX
+	ADDQ    $0x00000040, BX
+	SUBQ    $0x00000008, DX
+	JMP     devLanes64AVX2_loop
+
+devLanes64AVX2_done:
+	VMOVUPD Y2, (AX)
+	VMOVUPD Y3, 32(AX)
 	VZEROUPPER
 	RET
 

@@ -119,6 +119,7 @@ func main() {
 			t.xor(sign, r, r)
 			return r
 		})
+		lanes(t)
 		for _, mode := range []adamMode{adamPlain, adamL2, adamDecoupled} {
 			adam(t, mode, true)
 			adam(t, mode, false)
