@@ -49,6 +49,21 @@ func transposeTiles[T float](w *walker, out, x []T) {
 	})
 }
 
+// transposeRuns is transposeKernel for outputs whose last axis is the
+// input's (runs of contiguous elements, as in attention's (B, S, H, D) to
+// (B, H, S, D) permutations): for each run of runs along the last two
+// axes it copies them with copyRuns, one call, not one walker step, a
+// run.
+func transposeRuns[T float](w *walker, out, x []T) {
+	n, m, t := w.shape[w.rank-1], w.shape[w.rank-2], w.strides[0][w.rank-2]
+	lead := *w // lead's rows are the runs of m runs along axis rank-2
+	lead.rank--
+	lead.rows(func(o, _ int, off [3]int) {
+		// The bounds hold by construction: the output and input are whole.
+		_ = copyRuns(out, o*n, n, x, off[0], t, m, n)
+	})
+}
+
 // transposeBlocks sets out[i·n + j] = x[i + j·s] for i < rows, j < n: it
 // copies 4×4 blocks, four output rows at a time, each block read as four
 // runs of four input elements into registers and written as four runs of
