@@ -326,6 +326,10 @@ func TestTransposeLayouts(t *testing.T) {
 		// Axes that stay together: (S, B·H, D) to (B·H, D, S).
 		{[]int{16, 12, 16}, []int{1, 2, 0}},
 		{[]int{3, 4, 5, 2}, []int{2, 3, 0, 1}},
+		// Short output rows: transposeBlocks' bands, the last one partial
+		// and ending in fewer than four rows, columns not in fours.
+		{[]int{16, 1030}, []int{1, 0}},
+		{[]int{10, 601}, []int{1, 0}},
 	}
 	r := rand.New(rand.NewPCG(30, 5))
 	for _, dtype := range dtypes {
