@@ -316,6 +316,20 @@ func TestTransposeLayouts(t *testing.T) {
 		{[]int{5, 8, 16, 2}, []int{3, 2, 0, 1}},
 		{[]int{4, 7}, []int{1, 0}},
 		{[]int{1, 12, 1, 9}, []int{3, 1, 2, 0}},
+		// The last axis kept: runs of 16 and 64, shorter than shortCopy,
+		// and attention's head permutations.
+		{[]int{6, 10, 16}, []int{1, 0, 2}},
+		{[]int{4, 9, 64}, []int{1, 0, 2}},
+		{[]int{5, 7, 3}, []int{1, 0, 2}},
+		{[]int{2, 5, 3, 16}, []int{0, 2, 1, 3}},
+		{[]int{3, 2, 4, 5, 6}, []int{2, 0, 3, 1, 4}},
+		// Axes that stay together: (S, B·H, D) to (B·H, D, S).
+		{[]int{16, 12, 16}, []int{1, 2, 0}},
+		{[]int{3, 4, 5, 2}, []int{2, 3, 0, 1}},
+		// Short output rows: transposeBlocks' bands, the last one partial
+		// and ending in fewer than four rows, columns not in fours.
+		{[]int{16, 1030}, []int{1, 0}},
+		{[]int{10, 601}, []int{1, 0}},
 	}
 	r := rand.New(rand.NewPCG(30, 5))
 	for _, dtype := range dtypes {
@@ -345,6 +359,30 @@ func TestTransposeLayouts(t *testing.T) {
 					t.Fatalf("%v Transpose %v by %v: element %d is %v, want %v", dtype, c.shape, c.perm, e, got[e], xs[off])
 				}
 			}
+		}
+	}
+}
+
+// TestTransposeWalker checks that Transpose's walk merges the axes that
+// stay together and drops size-1 ones: attention's (S, B·H, D) to
+// (B·H, D, S) is one matrix's transpose, and (S, B·H, D) to (B·H, S, D)
+// runs of D along two axes.
+func TestTransposeWalker(t *testing.T) {
+	cases := []struct {
+		shape, perm, walked, strides []int
+	}{
+		{[]int{16, 256, 16}, []int{1, 2, 0}, []int{4096, 16}, []int{1, 4096}},
+		{[]int{16, 256, 16}, []int{1, 0, 2}, []int{256, 16, 16}, []int{16, 4096, 1}},
+		{[]int{2, 16, 4, 16}, []int{0, 2, 1, 3}, []int{2, 4, 16, 16}, []int{1024, 16, 64, 1}},
+		{[]int{3, 1, 5}, []int{2, 1, 0}, []int{5, 3}, []int{1, 5}},
+		{[]int{4, 6}, []int{0, 1}, []int{24}, []int{1}},
+	}
+	for _, c := range cases {
+		w := transposeWalker(c.shape, c.perm)
+		if !slices.Equal(w.shape[:w.rank], c.walked) || !slices.Equal(w.strides[0][:w.rank], c.strides) ||
+			w.inner[0] != c.strides[len(c.strides)-1] {
+			t.Errorf("Transpose %v by %v walks %v with strides %v (inner %d), want %v with %v",
+				c.shape, c.perm, w.shape[:w.rank], w.strides[0][:w.rank], w.inner[0], c.walked, c.strides)
 		}
 	}
 }

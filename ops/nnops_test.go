@@ -273,33 +273,61 @@ func TestCrossEntropyChecksConstantLabels(t *testing.T) {
 }
 
 // TestSoftmaxRowsBitIdentical checks that softmax along contiguous rows,
-// which exponentiates several rows at once, gives the bits of the
-// row-at-a-time kernel (expSum, then a division per element) for row
-// lengths that do and do not divide the block, with -Inf and NaN.
+// which exponentiates several rows at once and takes each row's maximum
+// with four running maxima, gives the bits of the row-at-a-time kernel
+// (expSum, then a division per element) for row lengths that do and do
+// not divide the block, in both dtypes, with -Inf, +Inf and NaN in every
+// lane and rows whose maximum is +0 or -0 (either may be found first).
 func TestSoftmaxRowsBitIdentical(t *testing.T) {
+	t.Run("float32", func(t *testing.T) { checkSoftmaxRowsBits[float32](t) })
+	t.Run("float64", func(t *testing.T) { checkSoftmaxRowsBits[float64](t) })
+}
+
+func checkSoftmaxRowsBits[T float](t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
-	for _, n := range []int{1, 3, 16, 17, 100, softmaxBlock} {
+	negZero := T(math.Copysign(0, -1))
+	specials := []T{T(math.Inf(-1)), T(math.Inf(1)), T(math.NaN()), 0, negZero}
+	for _, n := range []int{1, 3, 5, 16, 17, 100, softmaxBlock} {
 		rows := 2*softmaxBlock/n + 3
-		x := make([]float32, rows*n)
+		x := make([]T, rows*n)
 		for i := range x {
-			x[i] = float32(r.NormFloat64() * 10)
+			x[i] = T(r.NormFloat64() * 10)
 		}
-		x[0], x[len(x)-1] = float32(math.Inf(-1)), float32(math.NaN())
-		got := make([]float32, len(x))
+		for o := range min(rows, 40) { // a special in each lane of a row
+			x[o*n+o%n] = specials[o%len(specials)]
+		}
+		for o := 40; o < min(rows, 48); o++ { // maxima ±0, in either order
+			row := x[o*n : (o+1)*n]
+			for k := range row {
+				row[k] = -T(math.Abs(float64(row[k])))
+			}
+			row[o%n], row[(o+1)%n] = negZero, 0
+			if o%2 == 0 {
+				row[o%n], row[(o+1)%n] = 0, negZero
+			}
+		}
+		x[len(x)-1] = T(math.NaN())
+		got := make([]T, len(x))
 		softmaxKernel(got, x, rows, n, 1, false)
-		want := make([]float32, len(x))
+		want := make([]T, len(x))
 		for o := range rows {
 			_, s := expSum(want, x, o*n, n, 1)
 			for k := range n {
-				want[o*n+k] /= float32(s)
+				want[o*n+k] /= T(s)
 			}
 		}
 		for i := range got {
-			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+			if !sameFloatBits(got[i], want[i]) {
 				t.Fatalf("n=%d: element %d is %v, want %v", n, i, got[i], want[i])
 			}
 		}
 	}
+}
+
+// sameFloatBits reports whether a and b are the same bits (any NaN
+// matching any).
+func sameFloatBits[T float](a, b T) bool {
+	return math.Float64bits(float64(a)) == math.Float64bits(float64(b)) || a != a && b != b
 }
 
 // BenchmarkSoftmaxRows is attention's softmax: 4096 rows of 16, float32.

@@ -405,35 +405,49 @@ func (op transposeOp) Type(in []graph.Type) (graph.Type, error) {
 // Forward walks the output's rows; along a row the input is read with the
 // stride of the axis that became the last one.
 func (op transposeOp) Forward(out *tensor.Dense, in []*tensor.Dense) error {
-	xShape := in[0].Shape()
-	w := walker{rank: op.perm.rank}
+	w := transposeWalker(in[0].Shape(), op.perm.dims[:op.perm.rank])
+	return forFloat(out.Dtype(),
+		func() error { transposeKernel(&w, floats[float32](out), floats[float32](in[0])); return nil },
+		func() error { transposeKernel(&w, floats[float64](out), floats[float64](in[0])); return nil })
+}
+
+// transposeWalker walks the output of x's transpose by perm, input 0 read
+// with the strides of the axes it came from, collapsed: axes that stay
+// next to each other, in order, merge into one and size-1 axes drop, so
+// that a (16, 256, 16) input by (1, 2, 0) is walked as the transpose of a
+// (16, 4096) matrix, and one by (1, 0, 2) as 256 runs of 16 to move.
+func transposeWalker(xShape, perm []int) walker {
+	w := walker{rank: len(perm)}
 	stride := 1
 	var strides [maxRank]int
 	for a := len(xShape) - 1; a >= 0; a-- {
 		strides[a] = stride
 		stride *= xShape[a]
 	}
-	for i, p := range op.perm.dims[:op.perm.rank] {
+	for i, p := range perm {
 		w.shape[i] = xShape[p]
 		w.strides[0][i] = strides[p]
 	}
 	if w.rank > 0 {
 		w.inner[0] = w.strides[0][w.rank-1]
 	}
-	return forFloat(out.Dtype(),
-		func() error { transposeKernel(&w, floats[float32](out), floats[float32](in[0])); return nil },
-		func() error { transposeKernel(&w, floats[float64](out), floats[float64](in[0])); return nil })
+	w.collapse()
+	return w
 }
 
 func transposeKernel[T float](w *walker, out, x []T) {
 	s := w.inner[0]
-	if w.rank >= 2 && s != 1 && w.shape[w.rank-1] >= transposeTile && w.shape[w.rank-2] >= transposeTile {
+	switch {
+	case w.rank >= 2 && s == 1: // the last axis stays last
+		transposeRuns(w, out, x)
+		return
+	case w.rank >= 2 && w.shape[w.rank-1] >= transposeTile && w.shape[w.rank-2] >= transposeTile:
 		transposeTiles(w, out, x)
 		return
 	}
 	w.rows(func(o, n int, off [3]int) {
 		row, i := out[o:o+n], off[0]
-		if s == 1 { // the last axis stays last
+		if s == 1 {
 			copy(row, x[i:i+n])
 			return
 		}

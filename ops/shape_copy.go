@@ -49,43 +49,71 @@ func transposeTiles[T float](w *walker, out, x []T) {
 	})
 }
 
+// transposeRuns is transposeKernel for outputs whose last axis is the
+// input's (runs of contiguous elements, as in attention's (B, S, H, D) to
+// (B, H, S, D) permutations): for each run of runs along the last two
+// axes it copies them with copyRuns, one call, not one walker step, a
+// run.
+func transposeRuns[T float](w *walker, out, x []T) {
+	n, m, t := w.shape[w.rank-1], w.shape[w.rank-2], w.strides[0][w.rank-2]
+	lead := *w // lead's rows are the runs of m runs along axis rank-2
+	lead.rank--
+	lead.rows(func(o, _ int, off [3]int) {
+		// The bounds hold by construction: the output and input are whole.
+		_ = copyRuns(out, o*n, n, x, off[0], t, m, n)
+	})
+}
+
+// transposeBand is about how many elements of output a band of
+// transposeBlocks writes: the band's rows stay in L1 while four input
+// rows at a time stream into them.
+const transposeBand = 2048
+
 // transposeBlocks sets out[i·n + j] = x[i + j·s] for i < rows, j < n: it
-// copies 4×4 blocks, four output rows at a time, each block read as four
-// runs of four input elements into registers and written as four runs of
-// four output elements. Every run is a few bytes of one cache line, and
-// the next block's runs follow on the same lines, so the copy reads and
-// writes at about the speed of a contiguous copy (0.3–0.4 ns an element
-// in cache on a 2-vCPU AMD EPYC, where copying a band of eight rows
-// column by column took 0.6 and, at 1024×1024 float64s, 3.7).
+// copies 4×4 blocks, each read as four runs of four input elements into
+// registers and written as four runs of four output elements. Every run
+// is a few bytes of one cache line, and the next block's runs follow on
+// the same lines, so the copy reads and writes at about the speed of a
+// contiguous copy (0.3–0.4 ns an element in cache on a 2-vCPU AMD EPYC,
+// where copying a band of eight rows column by column took 0.6 and, at
+// 1024×1024 float64s, 3.7). Where the output's rows are short, it goes
+// through bands of rows, four columns at a time down each band, so that
+// the input is read four rows at a time: reading all n input rows, a
+// large stride s apart, at once thrashes the cache sets they share (a
+// (16, 4096) matrix's transpose took 0.8 ns an element, 0.3 in bands).
 func transposeBlocks[T float](out, x []T, rows, n, s int) {
-	r0 := 0
-	for ; r0+4 <= rows; r0 += 4 {
+	band := max(4, transposeBand/max(n, 1)/4*4)
+	for b0 := 0; b0 < rows; b0 += band {
+		b1 := min(b0+band, rows)
+		r4 := b0 + (b1-b0)/4*4 // the band's rows in whole blocks end here
 		c0 := 0
 		for ; c0+4 <= n; c0 += 4 {
-			i := r0 + c0*s
-			a := x[i : i+4 : i+4]
-			b := x[i+s : i+s+4 : i+s+4]
-			c := x[i+2*s : i+2*s+4 : i+2*s+4]
-			d := x[i+3*s : i+3*s+4 : i+3*s+4]
-			o := r0*n + c0
-			p := out[o : o+4 : o+4]
-			q := out[o+n : o+n+4 : o+n+4]
-			r := out[o+2*n : o+2*n+4 : o+2*n+4]
-			u := out[o+3*n : o+3*n+4 : o+3*n+4]
-			p[0], p[1], p[2], p[3] = a[0], b[0], c[0], d[0]
-			q[0], q[1], q[2], q[3] = a[1], b[1], c[1], d[1]
-			r[0], r[1], r[2], r[3] = a[2], b[2], c[2], d[2]
-			u[0], u[1], u[2], u[3] = a[3], b[3], c[3], d[3]
+			for r0 := b0; r0 < r4; r0 += 4 {
+				i := r0 + c0*s
+				a := x[i : i+4 : i+4]
+				b := x[i+s : i+s+4 : i+s+4]
+				c := x[i+2*s : i+2*s+4 : i+2*s+4]
+				d := x[i+3*s : i+3*s+4 : i+3*s+4]
+				o := r0*n + c0
+				p := out[o : o+4 : o+4]
+				q := out[o+n : o+n+4 : o+n+4]
+				r := out[o+2*n : o+2*n+4 : o+2*n+4]
+				u := out[o+3*n : o+3*n+4 : o+3*n+4]
+				p[0], p[1], p[2], p[3] = a[0], b[0], c[0], d[0]
+				q[0], q[1], q[2], q[3] = a[1], b[1], c[1], d[1]
+				r[0], r[1], r[2], r[3] = a[2], b[2], c[2], d[2]
+				u[0], u[1], u[2], u[3] = a[3], b[3], c[3], d[3]
+			}
 		}
 		for ; c0 < n; c0++ { // the last columns, fewer than four
-			for i := r0; i < r0+4; i++ {
+			for i := b0; i < r4; i++ {
 				out[i*n+c0] = x[i+c0*s]
 			}
 		}
-	}
-	for ; r0 < rows; r0++ { // the last rows, fewer than four
-		for j := range n {
-			out[r0*n+j] = x[r0+j*s]
+		for r := r4; r < b1; r++ { // the band's last rows, fewer than four
+			for j := range n {
+				out[r*n+j] = x[r+j*s]
+			}
 		}
 	}
 }
