@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/nabla-go/nabla/internal/kernel/parallel"
+	"github.com/nabla-go/nabla/internal/testkit/cputime"
 )
 
 // BenchmarkMul times square products and the matrix–vector shapes, in
@@ -152,11 +153,11 @@ func timeThread(b *testing.B, cpu bool, f func()) {
 	}
 	f()
 	b.ResetTimer()
-	t0 := threadCPU()
+	t0, ok := cputime.Thread()
 	for range b.N {
 		f()
 	}
-	if t1 := threadCPU(); cpu && t0 >= 0 {
+	if t1, ok1 := cputime.Thread(); cpu && ok && ok1 {
 		b.ReportMetric(float64(t1-t0)/float64(b.N), "cpu-ns/op")
 	}
 }

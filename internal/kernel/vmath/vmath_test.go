@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"testing"
+
+	"github.com/nabla-go/nabla/internal/testkit/cputime"
 )
 
 // exported pairs each exported function with its kernels.
@@ -135,12 +137,12 @@ func benchElems(b *testing.B, name string, n int, body func()) {
 	b.Run(name, func(b *testing.B) {
 		runtime.LockOSThread()
 		defer runtime.UnlockOSThread()
-		cpu0, ok := threadCPU()
+		cpu0, ok := cputime.Thread()
 		for b.Loop() {
 			body()
 		}
 		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/elem")
-		if cpu1, ok1 := threadCPU(); ok && ok1 {
+		if cpu1, ok1 := cputime.Thread(); ok && ok1 {
 			b.ReportMetric(float64((cpu1-cpu0).Nanoseconds())/float64(b.N)/float64(n), "cpu-ns/elem")
 		}
 	})
