@@ -11,6 +11,7 @@ import (
 
 	"github.com/nabla-go/nabla/compile"
 	"github.com/nabla-go/nabla/graph"
+	"github.com/nabla-go/nabla/internal/kernel/race"
 	"github.com/nabla-go/nabla/ops"
 	"github.com/nabla-go/nabla/vm"
 )
@@ -93,7 +94,9 @@ func checkDecompShare(t *testing.T, parts func(*graph.Node) []*graph.Node, dt te
 	}
 	m := must(vm.New(shared))
 	defer m.Close()
-	if allocs := testing.AllocsPerRun(3, func() { _ = m.Run(nil) }); allocs != 0 {
+	// (Not under the race detector: LAPACK's products take gemm's serial
+	// buffers from a sync.Pool, which it empties at random.)
+	if allocs := testing.AllocsPerRun(3, func() { _ = m.Run(nil) }); allocs != 0 && !race.Enabled {
 		t.Errorf("a run of the shared program allocates %v times", allocs)
 	}
 	got, want := evalBits(t, shared, outs), evalBits(t, separate, outs)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/nabla-go/nabla/compile"
 	"github.com/nabla-go/nabla/graph"
+	"github.com/nabla-go/nabla/internal/kernel/race"
 	"github.com/nabla-go/nabla/ops"
 	"github.com/nabla-go/nabla/vm"
 )
@@ -162,6 +163,9 @@ func TestLinalgRunsAllocateNothing(t *testing.T) {
 		feeds := vm.Feeds{x: av, b: bv}
 		if err := m.Run(feeds); err != nil {
 			t.Fatal(err)
+		}
+		if n > 32 && race.Enabled {
+			continue // LAPACK's products take gemm's serial buffers from a sync.Pool, which the race detector empties at random
 		}
 		if a := testing.AllocsPerRun(10, func() { _ = m.Run(feeds) }); a != 0 {
 			t.Errorf("order %d: got %v allocations per run, want 0", n, a)
