@@ -160,6 +160,37 @@ func TestConvWideChunks(t *testing.T) {
 	}
 }
 
+// A convolution of images without channels sums nothing: zeros, on every
+// forward path and thread count (the wide unfolding divided by its empty
+// size).
+func TestConvWithoutInputChannels(t *testing.T) {
+	defer func(on bool) { convTaps = on }(convTaps)
+	pool := parallel.New(3)
+	defer pool.Close()
+	for _, taps := range []bool{true, false} {
+		convTaps = taps
+		for _, shapes := range [][2][]int{{{1, 0, 1, 2}, {1, 0, 1, 2}}, {{2, 0, 6, 5}, {3, 0, 3, 2}}} {
+			geo, err := newConv2d(ConvOptions{}, false).newGeom(shapes[0], shapes[1])
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := naiveConv(geo, nil, nil)
+			for _, e := range []*graph.Exec{nil, graph.NewExec(pool)} {
+				y := make([]float64, len(want))
+				for i := range y {
+					y[i] = math.NaN()
+				}
+				runConv(e, convForward, geo, nil, nil, y)
+				for i := range y {
+					if y[i] != 0 {
+						t.Fatalf("taps %v, x%v w%v: y[%d] = %v, want 0", taps, shapes[0], shapes[1], i, y[i])
+					}
+				}
+			}
+		}
+	}
+}
+
 // Random shapes and settings: Conv2D agrees with its definition, and its
 // two gradients with the adjoint identities ⟨Conv2D(x,w), y⟩ =
 // ⟨x, InputGrad(y,w)⟩ = ⟨w, WeightGrad(x,y)⟩, on one thread and on three.

@@ -29,9 +29,10 @@ const (
 func (g geom) wideN() int { return (g.oh-1)*g.w + g.ow }
 
 // wide reports whether the forward convolution unfolds wide: no stride or
-// padding, short output rows, and at most half as much work again.
+// padding, short output rows, and at most half as much work again; not
+// for groups without input channels, whose unfolding is empty.
 func (g geom) wide() bool {
-	return g.stride == [2]int{1, 1} && g.pad == [4]int{} && !g.direct() &&
+	return g.stride == [2]int{1, 1} && g.pad == [4]int{} && !g.direct() && g.cg > 0 &&
 		g.ow <= wideMaxRun && 2*g.wideN() <= 3*g.oh*g.ow && g.k()*g.wideN() <= wideChunk*4
 }
 
