@@ -26,3 +26,10 @@ func (p *product[T]) run(e *graph.Exec) {
 		M: p.m, N: p.n, K: p.k, Lda: lda, Ldb: ldb, Ldc: p.n,
 	}, p.a, p.b, p.c)
 }
+
+// sharedProducts accumulates each of the first rows rows of a times b
+// (k×n) onto the same row of c, reading b once (gemm.MulRows): each row
+// gets the bits of its own one-row product.
+func sharedProducts[T float](rows, k, n int, a *[gemm.MaxRows][]T, b []T, c *[gemm.MaxRows][]T) {
+	gemm.MulRows(rows, n, k, a, b, n, c, true)
+}

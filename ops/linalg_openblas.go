@@ -24,6 +24,7 @@ import (
 	"unsafe"
 
 	"github.com/nabla-go/nabla/graph"
+	"github.com/nabla-go/nabla/internal/kernel/gemm"
 )
 
 // run computes C with one OpenBLAS call on the operands as stored
@@ -96,4 +97,14 @@ func cblasTrans(trans bool) C.enum_CBLAS_TRANSPOSE {
 		return C.CblasTrans
 	}
 	return C.CblasNoTrans
+}
+
+// sharedProducts accumulates each of the first rows rows of a times b
+// (k×n) onto the same row of c, each as MatMul runs a one-row product
+// here (OpenBLAS's gemv), so that each keeps that product's bits.
+func sharedProducts[T float](rows, k, n int, a *[gemm.MaxRows][]T, b []T, c *[gemm.MaxRows][]T) {
+	for i := range rows {
+		p := product[T]{acc: true, m: 1, n: n, k: k, a: a[i], b: b, c: c[i]}
+		p.run(nil)
+	}
 }

@@ -106,7 +106,7 @@ func sharedRows[T float](out, rows []*tensor.Dense, b *tensor.Dense, k, n int, a
 			clear(c[i])
 		}
 	}
-	gemm.MulRows(len(rows), n, k, &a, floats[T](b), n, &c, true)
+	sharedProducts(len(rows), k, n, &a, floats[T](b), &c)
 	return nil
 }
 
