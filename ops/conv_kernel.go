@@ -345,7 +345,8 @@ func col2im[T float](x, col []T, g geom) {
 			src := row[i*g.ow : (i+1)*g.ow]
 			if t.stride == 1 {
 				if t.j0 < t.j1 { // else j0+colOff may be negative
-					addTo(dst[t.j0+t.colOff:t.j1+t.colOff], src[t.j0:t.j1])
+					d := dst[t.j0+t.colOff : t.j1+t.colOff]
+					addVV(d, d, src[t.j0:t.j1])
 				}
 				continue
 			}
@@ -354,14 +355,4 @@ func col2im[T float](x, col []T, g geom) {
 			}
 		}
 	})
-}
-
-// addTo adds src to dst, element by element: one of col2im's runs, 8 to
-// 32 elements in LeNet's layers, where a plain loop with its bounds
-// checked once beats a vector kernel's call.
-func addTo[T float](dst, src []T) {
-	src = src[:len(dst)]
-	for j := range dst {
-		dst[j] += src[j]
-	}
 }

@@ -71,17 +71,13 @@ func sumColumns[T float](w *walker, out, x []T) bool {
 		j := 0
 		for ; j+4 <= n; j += 4 {
 			for k := range acc {
-				a, col := acc[k][:m], x[in+(j+k)*s:in+(j+k)*s+m]
-				for b := range a {
-					a[b] += col[b]
-				}
+				a := acc[k][:m]
+				addVV(a, a, x[in+(j+k)*s:in+(j+k)*s+m])
 			}
 		}
 		for ; j < n; j++ {
-			a, col := acc[0][:m], x[in+j*s:in+j*s+m]
-			for b := range a {
-				a[b] += col[b]
-			}
+			a := acc[0][:m]
+			addVV(a, a, x[in+j*s:in+j*s+m])
 		}
 		for b := range m {
 			out[o+b*os] += (acc[0][b] + acc[1][b]) + (acc[2][b] + acc[3][b])
