@@ -54,20 +54,22 @@ func benchType[T Float](b *testing.B, prefix string) {
 
 // BenchmarkAdam times Adam's step in place, as the fused op runs it, over
 // 2,048 elements (p, g, m and v in L1 and L2) and 200,704 (W1's first
-// layer, 784·256: 5.6 MB of them in float32, 11 MB in float64, in L3 or
-// memory), with the assembly and with the Go loops, and PyTorch's
-// division by the bias correction (corr) or without it (nocorr, as
-// nn.AdamConfig.FoldCorrection builds it). ns/element is the time per
+// layer, 784·256: 3.2 MB of them in float32, 6.4 MB in float64, in L3 or
+// memory), with the AVX-512 and AVX2 kernels and the Go loops, and
+// PyTorch's division by the bias correction (corr) or without it (nocorr,
+// as nn.AdamConfig.FoldCorrection builds it). ns/element is the time per
 // element.
 func BenchmarkAdam(b *testing.B) {
 	defer setUseAsm(useAsm)
-	for _, asm := range []bool{true, false} {
-		if !setUseAsm(asm) {
-			continue
+	defer setUseAVX512(useAVX512)
+	for _, impl := range []struct {
+		name      string
+		asm, wide bool
+	}{{"avx512", true, true}, {"avx2", true, false}, {"go", false, false}} {
+		if setUseAsm(impl.asm) && setUseAVX512(impl.wide) {
+			benchAdam[float32](b, impl.name+"/f32")
+			benchAdam[float64](b, impl.name+"/f64")
 		}
-		impl := map[bool]string{true: "asm", false: "go"}[asm]
-		benchAdam[float32](b, impl+"/f32")
-		benchAdam[float64](b, impl+"/f64")
 	}
 }
 
