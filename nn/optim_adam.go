@@ -37,9 +37,11 @@ type AdamConfig struct {
 	//
 	// the same step in exact arithmetic with one division per element
 	// fewer (about a quarter less time for the step's arithmetic with
-	// AVX2, see bench/README.md), but not PyTorch's bits: the parameters
-	// differ from its by rounding, in the last places; the moments keep
-	// its bits. False (the default) keeps PyTorch's arithmetic.
+	// AVX2; about 5% with AVX-512, whose kernel divides by c2 without
+	// the divider in PyTorch's form too; see bench/README.md), but not
+	// PyTorch's bits: the parameters differ from its by rounding, in the
+	// last places; the moments keep its bits. False (the default) keeps
+	// PyTorch's arithmetic.
 	FoldCorrection bool
 
 	given adamFields // the fields whose zero is meant

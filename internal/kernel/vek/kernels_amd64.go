@@ -130,38 +130,90 @@ func unary64(op UnaryOp, dst, x []float64) {
 	}
 }
 
+// useAVX512 is set when Adam uses its AVX-512 kernels, where the
+// processor has AVX-512 (and BMI2, which they use too).
+var useAVX512 = cpu.X86.HasAVX512F && cpu.X86.HasBMI2
+
+// setUseAVX512 sets useAVX512, for tests; it returns false, leaving it,
+// where the processor cannot run those kernels.
+func setUseAVX512(b bool) bool {
+	if b && !(cpu.X86.HasAVX512F && cpu.X86.HasBMI2) {
+		return false
+	}
+	useAVX512 = b
+	return true
+}
+
 // adam32 and adam64 run the kernel for mode, the one that does not
-// divide by the bias correction when it is 1 (noCorr).
+// divide by the bias correction when it is 1 (noCorr), with AVX-512 where
+// useAVX512 is set. (Direct calls: k, which the kernels do not keep, does
+// not escape through them as it would through a function value.)
 func adam32(mode AdamDecay, noCorr bool, p1, m1, v1, p, g, m, v, k []float32) {
 	switch {
-	case mode == NoDecay && !noCorr:
-		adam32AVX2(p1, m1, v1, p, g, m, v, k)
-	case mode == NoDecay:
-		adamNoCorr32AVX2(p1, m1, v1, p, g, m, v, k)
-	case mode == L2Decay && !noCorr:
-		adamL232AVX2(p1, m1, v1, p, g, m, v, k)
-	case mode == L2Decay:
-		adamL2NoCorr32AVX2(p1, m1, v1, p, g, m, v, k)
-	case !noCorr:
-		adamW32AVX2(p1, m1, v1, p, g, m, v, k)
+	case !useAVX512:
+		switch {
+		case mode == NoDecay && !noCorr:
+			adam32AVX2(p1, m1, v1, p, g, m, v, k)
+		case mode == NoDecay && noCorr:
+			adamNoCorr32AVX2(p1, m1, v1, p, g, m, v, k)
+		case mode == L2Decay && !noCorr:
+			adamL232AVX2(p1, m1, v1, p, g, m, v, k)
+		case mode == L2Decay && noCorr:
+			adamL2NoCorr32AVX2(p1, m1, v1, p, g, m, v, k)
+		case mode == DecoupledDecay && !noCorr:
+			adamW32AVX2(p1, m1, v1, p, g, m, v, k)
+		default:
+			adamWNoCorr32AVX2(p1, m1, v1, p, g, m, v, k)
+		}
 	default:
-		adamWNoCorr32AVX2(p1, m1, v1, p, g, m, v, k)
+		switch {
+		case mode == NoDecay && !noCorr:
+			adam32AVX512(p1, m1, v1, p, g, m, v, k)
+		case mode == NoDecay && noCorr:
+			adamNoCorr32AVX512(p1, m1, v1, p, g, m, v, k)
+		case mode == L2Decay && !noCorr:
+			adamL232AVX512(p1, m1, v1, p, g, m, v, k)
+		case mode == L2Decay && noCorr:
+			adamL2NoCorr32AVX512(p1, m1, v1, p, g, m, v, k)
+		case mode == DecoupledDecay && !noCorr:
+			adamW32AVX512(p1, m1, v1, p, g, m, v, k)
+		default:
+			adamWNoCorr32AVX512(p1, m1, v1, p, g, m, v, k)
+		}
 	}
 }
 
 func adam64(mode AdamDecay, noCorr bool, p1, m1, v1, p, g, m, v, k []float64) {
 	switch {
-	case mode == NoDecay && !noCorr:
-		adam64AVX2(p1, m1, v1, p, g, m, v, k)
-	case mode == NoDecay:
-		adamNoCorr64AVX2(p1, m1, v1, p, g, m, v, k)
-	case mode == L2Decay && !noCorr:
-		adamL264AVX2(p1, m1, v1, p, g, m, v, k)
-	case mode == L2Decay:
-		adamL2NoCorr64AVX2(p1, m1, v1, p, g, m, v, k)
-	case !noCorr:
-		adamW64AVX2(p1, m1, v1, p, g, m, v, k)
+	case !useAVX512:
+		switch {
+		case mode == NoDecay && !noCorr:
+			adam64AVX2(p1, m1, v1, p, g, m, v, k)
+		case mode == NoDecay && noCorr:
+			adamNoCorr64AVX2(p1, m1, v1, p, g, m, v, k)
+		case mode == L2Decay && !noCorr:
+			adamL264AVX2(p1, m1, v1, p, g, m, v, k)
+		case mode == L2Decay && noCorr:
+			adamL2NoCorr64AVX2(p1, m1, v1, p, g, m, v, k)
+		case mode == DecoupledDecay && !noCorr:
+			adamW64AVX2(p1, m1, v1, p, g, m, v, k)
+		default:
+			adamWNoCorr64AVX2(p1, m1, v1, p, g, m, v, k)
+		}
 	default:
-		adamWNoCorr64AVX2(p1, m1, v1, p, g, m, v, k)
+		switch {
+		case mode == NoDecay && !noCorr:
+			adam64AVX512(p1, m1, v1, p, g, m, v, k)
+		case mode == NoDecay && noCorr:
+			adamNoCorr64AVX512(p1, m1, v1, p, g, m, v, k)
+		case mode == L2Decay && !noCorr:
+			adamL264AVX512(p1, m1, v1, p, g, m, v, k)
+		case mode == L2Decay && noCorr:
+			adamL2NoCorr64AVX512(p1, m1, v1, p, g, m, v, k)
+		case mode == DecoupledDecay && !noCorr:
+			adamW64AVX512(p1, m1, v1, p, g, m, v, k)
+		default:
+			adamWNoCorr64AVX512(p1, m1, v1, p, g, m, v, k)
+		}
 	}
 }

@@ -34,3 +34,10 @@ func sumLanes32AVX2(*[8]float32, []float32)                              { unrea
 func sumLanes64AVX2(*[8]float64, []float64)                              { unreachable() }
 func devLanes32AVX2(*[8]float32, []float32, []float32, float32, float32) { unreachable() }
 func devLanes64AVX2(*[8]float64, []float64, []float64, float64, float64) { unreachable() }
+
+// useAVX512 is false: there are no AVX-512 kernels in this build.
+const useAVX512 = false
+
+// setUseAVX512 reports whether the AVX-512 kernels are now in use (b):
+// there are none in this build.
+func setUseAVX512(b bool) bool { return !b }

@@ -277,3 +277,99 @@ func adamW64AVX2(p1 []float64, m1 []float64, v1 []float64, p []float64, g []floa
 //
 //go:noescape
 func adamWNoCorr64AVX2(p1 []float64, m1 []float64, v1 []float64, p []float64, g []float64, m []float64, v []float64, k []float64)
+
+// adam32AVX512 sets p1, m1 and v1 to Adam's step from p, g, m and v with the scalars k
+// (beta1, 1-beta1, beta2, 1-beta2, step size, bias correction, eps, decay,
+// RN(1/correction), and the range of square roots whose quotient by the
+// correction needs no division), 16 elements at a time; see Adam.
+//
+//go:noescape
+func adam32AVX512(p1 []float32, m1 []float32, v1 []float32, p []float32, g []float32, m []float32, v []float32, k []float32)
+
+// adamNoCorr32AVX512 sets p1, m1 and v1 to Adam's step and a bias correction of 1 (not divided by) from p, g, m and v with the scalars k
+// (beta1, 1-beta1, beta2, 1-beta2, step size, bias correction, eps, decay,
+// RN(1/correction), and the range of square roots whose quotient by the
+// correction needs no division), 16 elements at a time; see Adam.
+//
+//go:noescape
+func adamNoCorr32AVX512(p1 []float32, m1 []float32, v1 []float32, p []float32, g []float32, m []float32, v []float32, k []float32)
+
+// adamL232AVX512 sets p1, m1 and v1 to Adam's step with g + p·decay for g from p, g, m and v with the scalars k
+// (beta1, 1-beta1, beta2, 1-beta2, step size, bias correction, eps, decay,
+// RN(1/correction), and the range of square roots whose quotient by the
+// correction needs no division), 16 elements at a time; see Adam.
+//
+//go:noescape
+func adamL232AVX512(p1 []float32, m1 []float32, v1 []float32, p []float32, g []float32, m []float32, v []float32, k []float32)
+
+// adamL2NoCorr32AVX512 sets p1, m1 and v1 to Adam's step with g + p·decay for g and a bias correction of 1 (not divided by) from p, g, m and v with the scalars k
+// (beta1, 1-beta1, beta2, 1-beta2, step size, bias correction, eps, decay,
+// RN(1/correction), and the range of square roots whose quotient by the
+// correction needs no division), 16 elements at a time; see Adam.
+//
+//go:noescape
+func adamL2NoCorr32AVX512(p1 []float32, m1 []float32, v1 []float32, p []float32, g []float32, m []float32, v []float32, k []float32)
+
+// adamW32AVX512 sets p1, m1 and v1 to Adam's step with p·decay for p before the step from p, g, m and v with the scalars k
+// (beta1, 1-beta1, beta2, 1-beta2, step size, bias correction, eps, decay,
+// RN(1/correction), and the range of square roots whose quotient by the
+// correction needs no division), 16 elements at a time; see Adam.
+//
+//go:noescape
+func adamW32AVX512(p1 []float32, m1 []float32, v1 []float32, p []float32, g []float32, m []float32, v []float32, k []float32)
+
+// adamWNoCorr32AVX512 sets p1, m1 and v1 to Adam's step with p·decay for p before the step and a bias correction of 1 (not divided by) from p, g, m and v with the scalars k
+// (beta1, 1-beta1, beta2, 1-beta2, step size, bias correction, eps, decay,
+// RN(1/correction), and the range of square roots whose quotient by the
+// correction needs no division), 16 elements at a time; see Adam.
+//
+//go:noescape
+func adamWNoCorr32AVX512(p1 []float32, m1 []float32, v1 []float32, p []float32, g []float32, m []float32, v []float32, k []float32)
+
+// adam64AVX512 sets p1, m1 and v1 to Adam's step from p, g, m and v with the scalars k
+// (beta1, 1-beta1, beta2, 1-beta2, step size, bias correction, eps, decay,
+// RN(1/correction), and the range of square roots whose quotient by the
+// correction needs no division), 8 elements at a time; see Adam.
+//
+//go:noescape
+func adam64AVX512(p1 []float64, m1 []float64, v1 []float64, p []float64, g []float64, m []float64, v []float64, k []float64)
+
+// adamNoCorr64AVX512 sets p1, m1 and v1 to Adam's step and a bias correction of 1 (not divided by) from p, g, m and v with the scalars k
+// (beta1, 1-beta1, beta2, 1-beta2, step size, bias correction, eps, decay,
+// RN(1/correction), and the range of square roots whose quotient by the
+// correction needs no division), 8 elements at a time; see Adam.
+//
+//go:noescape
+func adamNoCorr64AVX512(p1 []float64, m1 []float64, v1 []float64, p []float64, g []float64, m []float64, v []float64, k []float64)
+
+// adamL264AVX512 sets p1, m1 and v1 to Adam's step with g + p·decay for g from p, g, m and v with the scalars k
+// (beta1, 1-beta1, beta2, 1-beta2, step size, bias correction, eps, decay,
+// RN(1/correction), and the range of square roots whose quotient by the
+// correction needs no division), 8 elements at a time; see Adam.
+//
+//go:noescape
+func adamL264AVX512(p1 []float64, m1 []float64, v1 []float64, p []float64, g []float64, m []float64, v []float64, k []float64)
+
+// adamL2NoCorr64AVX512 sets p1, m1 and v1 to Adam's step with g + p·decay for g and a bias correction of 1 (not divided by) from p, g, m and v with the scalars k
+// (beta1, 1-beta1, beta2, 1-beta2, step size, bias correction, eps, decay,
+// RN(1/correction), and the range of square roots whose quotient by the
+// correction needs no division), 8 elements at a time; see Adam.
+//
+//go:noescape
+func adamL2NoCorr64AVX512(p1 []float64, m1 []float64, v1 []float64, p []float64, g []float64, m []float64, v []float64, k []float64)
+
+// adamW64AVX512 sets p1, m1 and v1 to Adam's step with p·decay for p before the step from p, g, m and v with the scalars k
+// (beta1, 1-beta1, beta2, 1-beta2, step size, bias correction, eps, decay,
+// RN(1/correction), and the range of square roots whose quotient by the
+// correction needs no division), 8 elements at a time; see Adam.
+//
+//go:noescape
+func adamW64AVX512(p1 []float64, m1 []float64, v1 []float64, p []float64, g []float64, m []float64, v []float64, k []float64)
+
+// adamWNoCorr64AVX512 sets p1, m1 and v1 to Adam's step with p·decay for p before the step and a bias correction of 1 (not divided by) from p, g, m and v with the scalars k
+// (beta1, 1-beta1, beta2, 1-beta2, step size, bias correction, eps, decay,
+// RN(1/correction), and the range of square roots whose quotient by the
+// correction needs no division), 8 elements at a time; see Adam.
+//
+//go:noescape
+func adamWNoCorr64AVX512(p1 []float64, m1 []float64, v1 []float64, p []float64, g []float64, m []float64, v []float64, k []float64)

@@ -3222,3 +3222,1163 @@ adamWNoCorr64AVX2_tail:
 adamWNoCorr64AVX2_done:
 	VZEROUPPER
 	RET
+
+// func adam32AVX512(p1 []float32, m1 []float32, v1 []float32, p []float32, g []float32, m []float32, v []float32, k []float32)
+// Requires: AVX, AVX512F, BMI2
+TEXT ·adam32AVX512(SB), NOSPLIT, $0-192
+	MOVQ         p1_len+8(FP), AX
+	MOVQ         p1_base+0(FP), CX
+	MOVQ         m1_base+24(FP), DX
+	MOVQ         v1_base+48(FP), BX
+	MOVQ         p_base+72(FP), SI
+	MOVQ         g_base+96(FP), DI
+	MOVQ         m_base+120(FP), R8
+	MOVQ         v_base+144(FP), R9
+	MOVQ         k_base+168(FP), R10
+	VBROADCASTSS (R10), Z0
+	VBROADCASTSS 4(R10), Z1
+	VBROADCASTSS 8(R10), Z2
+	VBROADCASTSS 12(R10), Z3
+	VBROADCASTSS 16(R10), Z4
+	VBROADCASTSS 20(R10), Z5
+	VBROADCASTSS 24(R10), Z6
+	VBROADCASTSS 32(R10), Z7
+	VBROADCASTSS 36(R10), Z8
+	VBROADCASTSS 40(R10), Z9
+
+adam32AVX512_loop:
+	CMPQ         AX, $0x10
+	JB           adam32AVX512_tail
+	VMOVUPS      (SI), Z10
+	VMOVUPS      (DI), Z11
+	VMOVUPS      (R8), Z12
+	VMOVUPS      (R9), Z13
+	VMULPS       Z0, Z12, Z12
+	VMULPS       Z1, Z11, Z14
+	VADDPS       Z14, Z12, Z12
+	VMOVUPS      Z12, (DX)
+	VMULPS       Z2, Z13, Z13
+	VMULPS       Z11, Z11, Z11
+	VMULPS       Z3, Z11, Z11
+	VADDPS       Z11, Z13, Z11
+	VMOVUPS      Z11, (BX)
+	VSQRTPS      Z11, Z11
+	VCMPPS       $0x1d, Z8, Z11, K1
+	VCMPPS       $0x12, Z9, Z11, K1, K1
+	KMOVW        K1, R10
+	CMPL         R10, $0x0000ffff
+	JNE          adam32AVX512_divide1
+	VMULPS       Z7, Z11, Z13
+	VMOVUPS      Z11, Z14
+	VFNMADD231PS Z5, Z13, Z14
+	VFMADD231PS  Z7, Z14, Z13
+	VMOVUPS      Z11, Z11
+	VFNMADD231PS Z5, Z13, Z11
+	VFMADD231PS  Z7, Z11, Z13
+	JMP          adam32AVX512_join1
+
+adam32AVX512_divide1:
+	VDIVPS Z5, Z11, Z13
+
+adam32AVX512_join1:
+	VADDPS  Z6, Z13, Z11
+	VDIVPS  Z11, Z12, Z11
+	VMULPS  Z4, Z11, Z11
+	VSUBPS  Z11, Z10, Z10
+	VMOVUPS Z10, (CX)
+	ADDQ    $0x40, CX
+	ADDQ    $0x40, DX
+	ADDQ    $0x40, BX
+	ADDQ    $0x40, SI
+	ADDQ    $0x40, DI
+	ADDQ    $0x40, R8
+	ADDQ    $0x40, R9
+	SUBQ    $0x10, AX
+	JMP     adam32AVX512_loop
+
+adam32AVX512_tail:
+	TESTQ     AX, AX
+	JZ        adam32AVX512_done
+	MOVQ      $0x0000000000000001, R10
+	SHLXQ     AX, R10, AX
+	DECQ      AX
+	KMOVW     AX, K1
+	VMOVUPS.Z (SI), K1, Z7
+	VMOVUPS.Z (DI), K1, Z8
+	VMOVUPS.Z (R8), K1, Z9
+	VMOVUPS.Z (R9), K1, Z10
+	VMULPS    Z0, Z9, Z0
+	VMULPS    Z1, Z8, Z1
+	VADDPS    Z1, Z0, Z0
+	VMOVUPS   Z0, K1, (DX)
+	VMULPS    Z2, Z10, Z1
+	VMULPS    Z8, Z8, Z2
+	VMULPS    Z3, Z2, Z2
+	VADDPS    Z2, Z1, Z1
+	VMOVUPS   Z1, K1, (BX)
+	VSQRTPS   Z1, Z1
+	VDIVPS    Z5, Z1, Z1
+	VADDPS    Z6, Z1, Z1
+	VDIVPS    Z1, Z0, Z0
+	VMULPS    Z4, Z0, Z0
+	VSUBPS    Z0, Z7, Z0
+	VMOVUPS   Z0, K1, (CX)
+
+adam32AVX512_done:
+	VZEROUPPER
+	RET
+
+// func adamNoCorr32AVX512(p1 []float32, m1 []float32, v1 []float32, p []float32, g []float32, m []float32, v []float32, k []float32)
+// Requires: AVX, AVX512F, BMI2
+TEXT ·adamNoCorr32AVX512(SB), NOSPLIT, $0-192
+	MOVQ         p1_len+8(FP), AX
+	MOVQ         p1_base+0(FP), CX
+	MOVQ         m1_base+24(FP), DX
+	MOVQ         v1_base+48(FP), BX
+	MOVQ         p_base+72(FP), SI
+	MOVQ         g_base+96(FP), DI
+	MOVQ         m_base+120(FP), R8
+	MOVQ         v_base+144(FP), R9
+	MOVQ         k_base+168(FP), R10
+	VBROADCASTSS (R10), Z0
+	VBROADCASTSS 4(R10), Z1
+	VBROADCASTSS 8(R10), Z2
+	VBROADCASTSS 12(R10), Z3
+	VBROADCASTSS 16(R10), Z4
+	VBROADCASTSS 20(R10), Z5
+	VBROADCASTSS 24(R10), Z5
+
+adamNoCorr32AVX512_loop:
+	CMPQ    AX, $0x10
+	JB      adamNoCorr32AVX512_tail
+	VMOVUPS (SI), Z6
+	VMOVUPS (DI), Z7
+	VMOVUPS (R8), Z8
+	VMOVUPS (R9), Z9
+	VMULPS  Z0, Z8, Z8
+	VMULPS  Z1, Z7, Z10
+	VADDPS  Z10, Z8, Z8
+	VMOVUPS Z8, (DX)
+	VMULPS  Z2, Z9, Z9
+	VMULPS  Z7, Z7, Z7
+	VMULPS  Z3, Z7, Z7
+	VADDPS  Z7, Z9, Z7
+	VMOVUPS Z7, (BX)
+	VSQRTPS Z7, Z7
+	VADDPS  Z5, Z7, Z7
+	VDIVPS  Z7, Z8, Z7
+	VMULPS  Z4, Z7, Z7
+	VSUBPS  Z7, Z6, Z6
+	VMOVUPS Z6, (CX)
+	ADDQ    $0x40, CX
+	ADDQ    $0x40, DX
+	ADDQ    $0x40, BX
+	ADDQ    $0x40, SI
+	ADDQ    $0x40, DI
+	ADDQ    $0x40, R8
+	ADDQ    $0x40, R9
+	SUBQ    $0x10, AX
+	JMP     adamNoCorr32AVX512_loop
+
+adamNoCorr32AVX512_tail:
+	TESTQ     AX, AX
+	JZ        adamNoCorr32AVX512_done
+	MOVQ      $0x0000000000000001, R10
+	SHLXQ     AX, R10, AX
+	DECQ      AX
+	KMOVW     AX, K1
+	VMOVUPS.Z (SI), K1, Z6
+	VMOVUPS.Z (DI), K1, Z7
+	VMOVUPS.Z (R8), K1, Z8
+	VMOVUPS.Z (R9), K1, Z9
+	VMULPS    Z0, Z8, Z0
+	VMULPS    Z1, Z7, Z1
+	VADDPS    Z1, Z0, Z0
+	VMOVUPS   Z0, K1, (DX)
+	VMULPS    Z2, Z9, Z1
+	VMULPS    Z7, Z7, Z2
+	VMULPS    Z3, Z2, Z2
+	VADDPS    Z2, Z1, Z1
+	VMOVUPS   Z1, K1, (BX)
+	VSQRTPS   Z1, Z1
+	VADDPS    Z5, Z1, Z1
+	VDIVPS    Z1, Z0, Z0
+	VMULPS    Z4, Z0, Z0
+	VSUBPS    Z0, Z6, Z0
+	VMOVUPS   Z0, K1, (CX)
+
+adamNoCorr32AVX512_done:
+	VZEROUPPER
+	RET
+
+// func adamL232AVX512(p1 []float32, m1 []float32, v1 []float32, p []float32, g []float32, m []float32, v []float32, k []float32)
+// Requires: AVX, AVX512F, BMI2
+TEXT ·adamL232AVX512(SB), NOSPLIT, $0-192
+	MOVQ         p1_len+8(FP), AX
+	MOVQ         p1_base+0(FP), CX
+	MOVQ         m1_base+24(FP), DX
+	MOVQ         v1_base+48(FP), BX
+	MOVQ         p_base+72(FP), SI
+	MOVQ         g_base+96(FP), DI
+	MOVQ         m_base+120(FP), R8
+	MOVQ         v_base+144(FP), R9
+	MOVQ         k_base+168(FP), R10
+	VBROADCASTSS (R10), Z0
+	VBROADCASTSS 4(R10), Z1
+	VBROADCASTSS 8(R10), Z2
+	VBROADCASTSS 12(R10), Z3
+	VBROADCASTSS 16(R10), Z4
+	VBROADCASTSS 20(R10), Z5
+	VBROADCASTSS 24(R10), Z6
+	VBROADCASTSS 28(R10), Z7
+	VBROADCASTSS 32(R10), Z8
+	VBROADCASTSS 36(R10), Z9
+	VBROADCASTSS 40(R10), Z10
+
+adamL232AVX512_loop:
+	CMPQ         AX, $0x10
+	JB           adamL232AVX512_tail
+	VMOVUPS      (SI), Z11
+	VMOVUPS      (DI), Z12
+	VMOVUPS      (R8), Z13
+	VMOVUPS      (R9), Z14
+	VMULPS       Z7, Z11, Z15
+	VADDPS       Z15, Z12, Z12
+	VMULPS       Z0, Z13, Z13
+	VMULPS       Z1, Z12, Z15
+	VADDPS       Z15, Z13, Z13
+	VMOVUPS      Z13, (DX)
+	VMULPS       Z2, Z14, Z14
+	VMULPS       Z12, Z12, Z12
+	VMULPS       Z3, Z12, Z12
+	VADDPS       Z12, Z14, Z12
+	VMOVUPS      Z12, (BX)
+	VSQRTPS      Z12, Z12
+	VCMPPS       $0x1d, Z9, Z12, K1
+	VCMPPS       $0x12, Z10, Z12, K1, K1
+	KMOVW        K1, R10
+	CMPL         R10, $0x0000ffff
+	JNE          adamL232AVX512_divide1
+	VMULPS       Z8, Z12, Z14
+	VMOVUPS      Z12, Z15
+	VFNMADD231PS Z5, Z14, Z15
+	VFMADD231PS  Z8, Z15, Z14
+	VMOVUPS      Z12, Z12
+	VFNMADD231PS Z5, Z14, Z12
+	VFMADD231PS  Z8, Z12, Z14
+	JMP          adamL232AVX512_join1
+
+adamL232AVX512_divide1:
+	VDIVPS Z5, Z12, Z14
+
+adamL232AVX512_join1:
+	VADDPS  Z6, Z14, Z12
+	VDIVPS  Z12, Z13, Z12
+	VMULPS  Z4, Z12, Z12
+	VSUBPS  Z12, Z11, Z11
+	VMOVUPS Z11, (CX)
+	ADDQ    $0x40, CX
+	ADDQ    $0x40, DX
+	ADDQ    $0x40, BX
+	ADDQ    $0x40, SI
+	ADDQ    $0x40, DI
+	ADDQ    $0x40, R8
+	ADDQ    $0x40, R9
+	SUBQ    $0x10, AX
+	JMP     adamL232AVX512_loop
+
+adamL232AVX512_tail:
+	TESTQ     AX, AX
+	JZ        adamL232AVX512_done
+	MOVQ      $0x0000000000000001, R10
+	SHLXQ     AX, R10, AX
+	DECQ      AX
+	KMOVW     AX, K1
+	VMOVUPS.Z (SI), K1, Z8
+	VMOVUPS.Z (DI), K1, Z9
+	VMOVUPS.Z (R8), K1, Z10
+	VMOVUPS.Z (R9), K1, Z11
+	VMULPS    Z7, Z8, Z7
+	VADDPS    Z7, Z9, Z7
+	VMULPS    Z0, Z10, Z0
+	VMULPS    Z1, Z7, Z1
+	VADDPS    Z1, Z0, Z0
+	VMOVUPS   Z0, K1, (DX)
+	VMULPS    Z2, Z11, Z1
+	VMULPS    Z7, Z7, Z2
+	VMULPS    Z3, Z2, Z2
+	VADDPS    Z2, Z1, Z1
+	VMOVUPS   Z1, K1, (BX)
+	VSQRTPS   Z1, Z1
+	VDIVPS    Z5, Z1, Z1
+	VADDPS    Z6, Z1, Z1
+	VDIVPS    Z1, Z0, Z0
+	VMULPS    Z4, Z0, Z0
+	VSUBPS    Z0, Z8, Z0
+	VMOVUPS   Z0, K1, (CX)
+
+adamL232AVX512_done:
+	VZEROUPPER
+	RET
+
+// func adamL2NoCorr32AVX512(p1 []float32, m1 []float32, v1 []float32, p []float32, g []float32, m []float32, v []float32, k []float32)
+// Requires: AVX, AVX512F, BMI2
+TEXT ·adamL2NoCorr32AVX512(SB), NOSPLIT, $0-192
+	MOVQ         p1_len+8(FP), AX
+	MOVQ         p1_base+0(FP), CX
+	MOVQ         m1_base+24(FP), DX
+	MOVQ         v1_base+48(FP), BX
+	MOVQ         p_base+72(FP), SI
+	MOVQ         g_base+96(FP), DI
+	MOVQ         m_base+120(FP), R8
+	MOVQ         v_base+144(FP), R9
+	MOVQ         k_base+168(FP), R10
+	VBROADCASTSS (R10), Z0
+	VBROADCASTSS 4(R10), Z1
+	VBROADCASTSS 8(R10), Z2
+	VBROADCASTSS 12(R10), Z3
+	VBROADCASTSS 16(R10), Z4
+	VBROADCASTSS 20(R10), Z5
+	VBROADCASTSS 24(R10), Z5
+	VBROADCASTSS 28(R10), Z6
+
+adamL2NoCorr32AVX512_loop:
+	CMPQ    AX, $0x10
+	JB      adamL2NoCorr32AVX512_tail
+	VMOVUPS (SI), Z7
+	VMOVUPS (DI), Z8
+	VMOVUPS (R8), Z9
+	VMOVUPS (R9), Z10
+	VMULPS  Z6, Z7, Z11
+	VADDPS  Z11, Z8, Z8
+	VMULPS  Z0, Z9, Z9
+	VMULPS  Z1, Z8, Z11
+	VADDPS  Z11, Z9, Z9
+	VMOVUPS Z9, (DX)
+	VMULPS  Z2, Z10, Z10
+	VMULPS  Z8, Z8, Z8
+	VMULPS  Z3, Z8, Z8
+	VADDPS  Z8, Z10, Z8
+	VMOVUPS Z8, (BX)
+	VSQRTPS Z8, Z8
+	VADDPS  Z5, Z8, Z8
+	VDIVPS  Z8, Z9, Z8
+	VMULPS  Z4, Z8, Z8
+	VSUBPS  Z8, Z7, Z7
+	VMOVUPS Z7, (CX)
+	ADDQ    $0x40, CX
+	ADDQ    $0x40, DX
+	ADDQ    $0x40, BX
+	ADDQ    $0x40, SI
+	ADDQ    $0x40, DI
+	ADDQ    $0x40, R8
+	ADDQ    $0x40, R9
+	SUBQ    $0x10, AX
+	JMP     adamL2NoCorr32AVX512_loop
+
+adamL2NoCorr32AVX512_tail:
+	TESTQ     AX, AX
+	JZ        adamL2NoCorr32AVX512_done
+	MOVQ      $0x0000000000000001, R10
+	SHLXQ     AX, R10, AX
+	DECQ      AX
+	KMOVW     AX, K1
+	VMOVUPS.Z (SI), K1, Z7
+	VMOVUPS.Z (DI), K1, Z8
+	VMOVUPS.Z (R8), K1, Z9
+	VMOVUPS.Z (R9), K1, Z10
+	VMULPS    Z6, Z7, Z6
+	VADDPS    Z6, Z8, Z6
+	VMULPS    Z0, Z9, Z0
+	VMULPS    Z1, Z6, Z1
+	VADDPS    Z1, Z0, Z0
+	VMOVUPS   Z0, K1, (DX)
+	VMULPS    Z2, Z10, Z1
+	VMULPS    Z6, Z6, Z2
+	VMULPS    Z3, Z2, Z2
+	VADDPS    Z2, Z1, Z1
+	VMOVUPS   Z1, K1, (BX)
+	VSQRTPS   Z1, Z1
+	VADDPS    Z5, Z1, Z1
+	VDIVPS    Z1, Z0, Z0
+	VMULPS    Z4, Z0, Z0
+	VSUBPS    Z0, Z7, Z0
+	VMOVUPS   Z0, K1, (CX)
+
+adamL2NoCorr32AVX512_done:
+	VZEROUPPER
+	RET
+
+// func adamW32AVX512(p1 []float32, m1 []float32, v1 []float32, p []float32, g []float32, m []float32, v []float32, k []float32)
+// Requires: AVX, AVX512F, BMI2
+TEXT ·adamW32AVX512(SB), NOSPLIT, $0-192
+	MOVQ         p1_len+8(FP), AX
+	MOVQ         p1_base+0(FP), CX
+	MOVQ         m1_base+24(FP), DX
+	MOVQ         v1_base+48(FP), BX
+	MOVQ         p_base+72(FP), SI
+	MOVQ         g_base+96(FP), DI
+	MOVQ         m_base+120(FP), R8
+	MOVQ         v_base+144(FP), R9
+	MOVQ         k_base+168(FP), R10
+	VBROADCASTSS (R10), Z0
+	VBROADCASTSS 4(R10), Z1
+	VBROADCASTSS 8(R10), Z2
+	VBROADCASTSS 12(R10), Z3
+	VBROADCASTSS 16(R10), Z4
+	VBROADCASTSS 20(R10), Z5
+	VBROADCASTSS 24(R10), Z6
+	VBROADCASTSS 28(R10), Z7
+	VBROADCASTSS 32(R10), Z8
+	VBROADCASTSS 36(R10), Z9
+	VBROADCASTSS 40(R10), Z10
+
+adamW32AVX512_loop:
+	CMPQ         AX, $0x10
+	JB           adamW32AVX512_tail
+	VMOVUPS      (SI), Z11
+	VMOVUPS      (DI), Z12
+	VMOVUPS      (R8), Z13
+	VMOVUPS      (R9), Z14
+	VMULPS       Z7, Z11, Z11
+	VMULPS       Z0, Z13, Z13
+	VMULPS       Z1, Z12, Z15
+	VADDPS       Z15, Z13, Z13
+	VMOVUPS      Z13, (DX)
+	VMULPS       Z2, Z14, Z14
+	VMULPS       Z12, Z12, Z12
+	VMULPS       Z3, Z12, Z12
+	VADDPS       Z12, Z14, Z12
+	VMOVUPS      Z12, (BX)
+	VSQRTPS      Z12, Z12
+	VCMPPS       $0x1d, Z9, Z12, K1
+	VCMPPS       $0x12, Z10, Z12, K1, K1
+	KMOVW        K1, R10
+	CMPL         R10, $0x0000ffff
+	JNE          adamW32AVX512_divide1
+	VMULPS       Z8, Z12, Z14
+	VMOVUPS      Z12, Z15
+	VFNMADD231PS Z5, Z14, Z15
+	VFMADD231PS  Z8, Z15, Z14
+	VMOVUPS      Z12, Z12
+	VFNMADD231PS Z5, Z14, Z12
+	VFMADD231PS  Z8, Z12, Z14
+	JMP          adamW32AVX512_join1
+
+adamW32AVX512_divide1:
+	VDIVPS Z5, Z12, Z14
+
+adamW32AVX512_join1:
+	VADDPS  Z6, Z14, Z12
+	VDIVPS  Z12, Z13, Z12
+	VMULPS  Z4, Z12, Z12
+	VSUBPS  Z12, Z11, Z11
+	VMOVUPS Z11, (CX)
+	ADDQ    $0x40, CX
+	ADDQ    $0x40, DX
+	ADDQ    $0x40, BX
+	ADDQ    $0x40, SI
+	ADDQ    $0x40, DI
+	ADDQ    $0x40, R8
+	ADDQ    $0x40, R9
+	SUBQ    $0x10, AX
+	JMP     adamW32AVX512_loop
+
+adamW32AVX512_tail:
+	TESTQ     AX, AX
+	JZ        adamW32AVX512_done
+	MOVQ      $0x0000000000000001, R10
+	SHLXQ     AX, R10, AX
+	DECQ      AX
+	KMOVW     AX, K1
+	VMOVUPS.Z (SI), K1, Z8
+	VMOVUPS.Z (DI), K1, Z9
+	VMOVUPS.Z (R8), K1, Z10
+	VMOVUPS.Z (R9), K1, Z11
+	VMULPS    Z7, Z8, Z7
+	VMULPS    Z0, Z10, Z0
+	VMULPS    Z1, Z9, Z1
+	VADDPS    Z1, Z0, Z0
+	VMOVUPS   Z0, K1, (DX)
+	VMULPS    Z2, Z11, Z1
+	VMULPS    Z9, Z9, Z2
+	VMULPS    Z3, Z2, Z2
+	VADDPS    Z2, Z1, Z1
+	VMOVUPS   Z1, K1, (BX)
+	VSQRTPS   Z1, Z1
+	VDIVPS    Z5, Z1, Z1
+	VADDPS    Z6, Z1, Z1
+	VDIVPS    Z1, Z0, Z0
+	VMULPS    Z4, Z0, Z0
+	VSUBPS    Z0, Z7, Z0
+	VMOVUPS   Z0, K1, (CX)
+
+adamW32AVX512_done:
+	VZEROUPPER
+	RET
+
+// func adamWNoCorr32AVX512(p1 []float32, m1 []float32, v1 []float32, p []float32, g []float32, m []float32, v []float32, k []float32)
+// Requires: AVX, AVX512F, BMI2
+TEXT ·adamWNoCorr32AVX512(SB), NOSPLIT, $0-192
+	MOVQ         p1_len+8(FP), AX
+	MOVQ         p1_base+0(FP), CX
+	MOVQ         m1_base+24(FP), DX
+	MOVQ         v1_base+48(FP), BX
+	MOVQ         p_base+72(FP), SI
+	MOVQ         g_base+96(FP), DI
+	MOVQ         m_base+120(FP), R8
+	MOVQ         v_base+144(FP), R9
+	MOVQ         k_base+168(FP), R10
+	VBROADCASTSS (R10), Z0
+	VBROADCASTSS 4(R10), Z1
+	VBROADCASTSS 8(R10), Z2
+	VBROADCASTSS 12(R10), Z3
+	VBROADCASTSS 16(R10), Z4
+	VBROADCASTSS 20(R10), Z5
+	VBROADCASTSS 24(R10), Z5
+	VBROADCASTSS 28(R10), Z6
+
+adamWNoCorr32AVX512_loop:
+	CMPQ    AX, $0x10
+	JB      adamWNoCorr32AVX512_tail
+	VMOVUPS (SI), Z7
+	VMOVUPS (DI), Z8
+	VMOVUPS (R8), Z9
+	VMOVUPS (R9), Z10
+	VMULPS  Z6, Z7, Z7
+	VMULPS  Z0, Z9, Z9
+	VMULPS  Z1, Z8, Z11
+	VADDPS  Z11, Z9, Z9
+	VMOVUPS Z9, (DX)
+	VMULPS  Z2, Z10, Z10
+	VMULPS  Z8, Z8, Z8
+	VMULPS  Z3, Z8, Z8
+	VADDPS  Z8, Z10, Z8
+	VMOVUPS Z8, (BX)
+	VSQRTPS Z8, Z8
+	VADDPS  Z5, Z8, Z8
+	VDIVPS  Z8, Z9, Z8
+	VMULPS  Z4, Z8, Z8
+	VSUBPS  Z8, Z7, Z7
+	VMOVUPS Z7, (CX)
+	ADDQ    $0x40, CX
+	ADDQ    $0x40, DX
+	ADDQ    $0x40, BX
+	ADDQ    $0x40, SI
+	ADDQ    $0x40, DI
+	ADDQ    $0x40, R8
+	ADDQ    $0x40, R9
+	SUBQ    $0x10, AX
+	JMP     adamWNoCorr32AVX512_loop
+
+adamWNoCorr32AVX512_tail:
+	TESTQ     AX, AX
+	JZ        adamWNoCorr32AVX512_done
+	MOVQ      $0x0000000000000001, R10
+	SHLXQ     AX, R10, AX
+	DECQ      AX
+	KMOVW     AX, K1
+	VMOVUPS.Z (SI), K1, Z7
+	VMOVUPS.Z (DI), K1, Z8
+	VMOVUPS.Z (R8), K1, Z9
+	VMOVUPS.Z (R9), K1, Z10
+	VMULPS    Z6, Z7, Z6
+	VMULPS    Z0, Z9, Z0
+	VMULPS    Z1, Z8, Z1
+	VADDPS    Z1, Z0, Z0
+	VMOVUPS   Z0, K1, (DX)
+	VMULPS    Z2, Z10, Z1
+	VMULPS    Z8, Z8, Z2
+	VMULPS    Z3, Z2, Z2
+	VADDPS    Z2, Z1, Z1
+	VMOVUPS   Z1, K1, (BX)
+	VSQRTPS   Z1, Z1
+	VADDPS    Z5, Z1, Z1
+	VDIVPS    Z1, Z0, Z0
+	VMULPS    Z4, Z0, Z0
+	VSUBPS    Z0, Z6, Z0
+	VMOVUPS   Z0, K1, (CX)
+
+adamWNoCorr32AVX512_done:
+	VZEROUPPER
+	RET
+
+// func adam64AVX512(p1 []float64, m1 []float64, v1 []float64, p []float64, g []float64, m []float64, v []float64, k []float64)
+// Requires: AVX, AVX512F, BMI2
+TEXT ·adam64AVX512(SB), NOSPLIT, $0-192
+	MOVQ         p1_len+8(FP), AX
+	MOVQ         p1_base+0(FP), CX
+	MOVQ         m1_base+24(FP), DX
+	MOVQ         v1_base+48(FP), BX
+	MOVQ         p_base+72(FP), SI
+	MOVQ         g_base+96(FP), DI
+	MOVQ         m_base+120(FP), R8
+	MOVQ         v_base+144(FP), R9
+	MOVQ         k_base+168(FP), R10
+	VBROADCASTSD (R10), Z0
+	VBROADCASTSD 8(R10), Z1
+	VBROADCASTSD 16(R10), Z2
+	VBROADCASTSD 24(R10), Z3
+	VBROADCASTSD 32(R10), Z4
+	VBROADCASTSD 40(R10), Z5
+	VBROADCASTSD 48(R10), Z6
+	VBROADCASTSD 64(R10), Z7
+	VBROADCASTSD 72(R10), Z8
+	VBROADCASTSD 80(R10), Z9
+
+adam64AVX512_loop:
+	CMPQ         AX, $0x08
+	JB           adam64AVX512_tail
+	VMOVUPD      (SI), Z10
+	VMOVUPD      (DI), Z11
+	VMOVUPD      (R8), Z12
+	VMOVUPD      (R9), Z13
+	VMULPD       Z0, Z12, Z12
+	VMULPD       Z1, Z11, Z14
+	VADDPD       Z14, Z12, Z12
+	VMOVUPD      Z12, (DX)
+	VMULPD       Z2, Z13, Z13
+	VMULPD       Z11, Z11, Z11
+	VMULPD       Z3, Z11, Z11
+	VADDPD       Z11, Z13, Z11
+	VMOVUPD      Z11, (BX)
+	VSQRTPD      Z11, Z11
+	VCMPPD       $0x1d, Z8, Z11, K1
+	VCMPPD       $0x12, Z9, Z11, K1, K1
+	KMOVW        K1, R10
+	CMPL         R10, $0x000000ff
+	JNE          adam64AVX512_divide1
+	VMULPD       Z7, Z11, Z13
+	VMOVUPD      Z11, Z14
+	VFNMADD231PD Z5, Z13, Z14
+	VFMADD231PD  Z7, Z14, Z13
+	VMOVUPD      Z11, Z11
+	VFNMADD231PD Z5, Z13, Z11
+	VFMADD231PD  Z7, Z11, Z13
+	JMP          adam64AVX512_join1
+
+adam64AVX512_divide1:
+	VDIVPD Z5, Z11, Z13
+
+adam64AVX512_join1:
+	VADDPD  Z6, Z13, Z11
+	VDIVPD  Z11, Z12, Z11
+	VMULPD  Z4, Z11, Z11
+	VSUBPD  Z11, Z10, Z10
+	VMOVUPD Z10, (CX)
+	ADDQ    $0x40, CX
+	ADDQ    $0x40, DX
+	ADDQ    $0x40, BX
+	ADDQ    $0x40, SI
+	ADDQ    $0x40, DI
+	ADDQ    $0x40, R8
+	ADDQ    $0x40, R9
+	SUBQ    $0x08, AX
+	JMP     adam64AVX512_loop
+
+adam64AVX512_tail:
+	TESTQ     AX, AX
+	JZ        adam64AVX512_done
+	MOVQ      $0x0000000000000001, R10
+	SHLXQ     AX, R10, AX
+	DECQ      AX
+	KMOVW     AX, K1
+	VMOVUPD.Z (SI), K1, Z7
+	VMOVUPD.Z (DI), K1, Z8
+	VMOVUPD.Z (R8), K1, Z9
+	VMOVUPD.Z (R9), K1, Z10
+	VMULPD    Z0, Z9, Z0
+	VMULPD    Z1, Z8, Z1
+	VADDPD    Z1, Z0, Z0
+	VMOVUPD   Z0, K1, (DX)
+	VMULPD    Z2, Z10, Z1
+	VMULPD    Z8, Z8, Z2
+	VMULPD    Z3, Z2, Z2
+	VADDPD    Z2, Z1, Z1
+	VMOVUPD   Z1, K1, (BX)
+	VSQRTPD   Z1, Z1
+	VDIVPD    Z5, Z1, Z1
+	VADDPD    Z6, Z1, Z1
+	VDIVPD    Z1, Z0, Z0
+	VMULPD    Z4, Z0, Z0
+	VSUBPD    Z0, Z7, Z0
+	VMOVUPD   Z0, K1, (CX)
+
+adam64AVX512_done:
+	VZEROUPPER
+	RET
+
+// func adamNoCorr64AVX512(p1 []float64, m1 []float64, v1 []float64, p []float64, g []float64, m []float64, v []float64, k []float64)
+// Requires: AVX, AVX512F, BMI2
+TEXT ·adamNoCorr64AVX512(SB), NOSPLIT, $0-192
+	MOVQ         p1_len+8(FP), AX
+	MOVQ         p1_base+0(FP), CX
+	MOVQ         m1_base+24(FP), DX
+	MOVQ         v1_base+48(FP), BX
+	MOVQ         p_base+72(FP), SI
+	MOVQ         g_base+96(FP), DI
+	MOVQ         m_base+120(FP), R8
+	MOVQ         v_base+144(FP), R9
+	MOVQ         k_base+168(FP), R10
+	VBROADCASTSD (R10), Z0
+	VBROADCASTSD 8(R10), Z1
+	VBROADCASTSD 16(R10), Z2
+	VBROADCASTSD 24(R10), Z3
+	VBROADCASTSD 32(R10), Z4
+	VBROADCASTSD 40(R10), Z5
+	VBROADCASTSD 48(R10), Z5
+
+adamNoCorr64AVX512_loop:
+	CMPQ    AX, $0x08
+	JB      adamNoCorr64AVX512_tail
+	VMOVUPD (SI), Z6
+	VMOVUPD (DI), Z7
+	VMOVUPD (R8), Z8
+	VMOVUPD (R9), Z9
+	VMULPD  Z0, Z8, Z8
+	VMULPD  Z1, Z7, Z10
+	VADDPD  Z10, Z8, Z8
+	VMOVUPD Z8, (DX)
+	VMULPD  Z2, Z9, Z9
+	VMULPD  Z7, Z7, Z7
+	VMULPD  Z3, Z7, Z7
+	VADDPD  Z7, Z9, Z7
+	VMOVUPD Z7, (BX)
+	VSQRTPD Z7, Z7
+	VADDPD  Z5, Z7, Z7
+	VDIVPD  Z7, Z8, Z7
+	VMULPD  Z4, Z7, Z7
+	VSUBPD  Z7, Z6, Z6
+	VMOVUPD Z6, (CX)
+	ADDQ    $0x40, CX
+	ADDQ    $0x40, DX
+	ADDQ    $0x40, BX
+	ADDQ    $0x40, SI
+	ADDQ    $0x40, DI
+	ADDQ    $0x40, R8
+	ADDQ    $0x40, R9
+	SUBQ    $0x08, AX
+	JMP     adamNoCorr64AVX512_loop
+
+adamNoCorr64AVX512_tail:
+	TESTQ     AX, AX
+	JZ        adamNoCorr64AVX512_done
+	MOVQ      $0x0000000000000001, R10
+	SHLXQ     AX, R10, AX
+	DECQ      AX
+	KMOVW     AX, K1
+	VMOVUPD.Z (SI), K1, Z6
+	VMOVUPD.Z (DI), K1, Z7
+	VMOVUPD.Z (R8), K1, Z8
+	VMOVUPD.Z (R9), K1, Z9
+	VMULPD    Z0, Z8, Z0
+	VMULPD    Z1, Z7, Z1
+	VADDPD    Z1, Z0, Z0
+	VMOVUPD   Z0, K1, (DX)
+	VMULPD    Z2, Z9, Z1
+	VMULPD    Z7, Z7, Z2
+	VMULPD    Z3, Z2, Z2
+	VADDPD    Z2, Z1, Z1
+	VMOVUPD   Z1, K1, (BX)
+	VSQRTPD   Z1, Z1
+	VADDPD    Z5, Z1, Z1
+	VDIVPD    Z1, Z0, Z0
+	VMULPD    Z4, Z0, Z0
+	VSUBPD    Z0, Z6, Z0
+	VMOVUPD   Z0, K1, (CX)
+
+adamNoCorr64AVX512_done:
+	VZEROUPPER
+	RET
+
+// func adamL264AVX512(p1 []float64, m1 []float64, v1 []float64, p []float64, g []float64, m []float64, v []float64, k []float64)
+// Requires: AVX, AVX512F, BMI2
+TEXT ·adamL264AVX512(SB), NOSPLIT, $0-192
+	MOVQ         p1_len+8(FP), AX
+	MOVQ         p1_base+0(FP), CX
+	MOVQ         m1_base+24(FP), DX
+	MOVQ         v1_base+48(FP), BX
+	MOVQ         p_base+72(FP), SI
+	MOVQ         g_base+96(FP), DI
+	MOVQ         m_base+120(FP), R8
+	MOVQ         v_base+144(FP), R9
+	MOVQ         k_base+168(FP), R10
+	VBROADCASTSD (R10), Z0
+	VBROADCASTSD 8(R10), Z1
+	VBROADCASTSD 16(R10), Z2
+	VBROADCASTSD 24(R10), Z3
+	VBROADCASTSD 32(R10), Z4
+	VBROADCASTSD 40(R10), Z5
+	VBROADCASTSD 48(R10), Z6
+	VBROADCASTSD 56(R10), Z7
+	VBROADCASTSD 64(R10), Z8
+	VBROADCASTSD 72(R10), Z9
+	VBROADCASTSD 80(R10), Z10
+
+adamL264AVX512_loop:
+	CMPQ         AX, $0x08
+	JB           adamL264AVX512_tail
+	VMOVUPD      (SI), Z11
+	VMOVUPD      (DI), Z12
+	VMOVUPD      (R8), Z13
+	VMOVUPD      (R9), Z14
+	VMULPD       Z7, Z11, Z15
+	VADDPD       Z15, Z12, Z12
+	VMULPD       Z0, Z13, Z13
+	VMULPD       Z1, Z12, Z15
+	VADDPD       Z15, Z13, Z13
+	VMOVUPD      Z13, (DX)
+	VMULPD       Z2, Z14, Z14
+	VMULPD       Z12, Z12, Z12
+	VMULPD       Z3, Z12, Z12
+	VADDPD       Z12, Z14, Z12
+	VMOVUPD      Z12, (BX)
+	VSQRTPD      Z12, Z12
+	VCMPPD       $0x1d, Z9, Z12, K1
+	VCMPPD       $0x12, Z10, Z12, K1, K1
+	KMOVW        K1, R10
+	CMPL         R10, $0x000000ff
+	JNE          adamL264AVX512_divide1
+	VMULPD       Z8, Z12, Z14
+	VMOVUPD      Z12, Z15
+	VFNMADD231PD Z5, Z14, Z15
+	VFMADD231PD  Z8, Z15, Z14
+	VMOVUPD      Z12, Z12
+	VFNMADD231PD Z5, Z14, Z12
+	VFMADD231PD  Z8, Z12, Z14
+	JMP          adamL264AVX512_join1
+
+adamL264AVX512_divide1:
+	VDIVPD Z5, Z12, Z14
+
+adamL264AVX512_join1:
+	VADDPD  Z6, Z14, Z12
+	VDIVPD  Z12, Z13, Z12
+	VMULPD  Z4, Z12, Z12
+	VSUBPD  Z12, Z11, Z11
+	VMOVUPD Z11, (CX)
+	ADDQ    $0x40, CX
+	ADDQ    $0x40, DX
+	ADDQ    $0x40, BX
+	ADDQ    $0x40, SI
+	ADDQ    $0x40, DI
+	ADDQ    $0x40, R8
+	ADDQ    $0x40, R9
+	SUBQ    $0x08, AX
+	JMP     adamL264AVX512_loop
+
+adamL264AVX512_tail:
+	TESTQ     AX, AX
+	JZ        adamL264AVX512_done
+	MOVQ      $0x0000000000000001, R10
+	SHLXQ     AX, R10, AX
+	DECQ      AX
+	KMOVW     AX, K1
+	VMOVUPD.Z (SI), K1, Z8
+	VMOVUPD.Z (DI), K1, Z9
+	VMOVUPD.Z (R8), K1, Z10
+	VMOVUPD.Z (R9), K1, Z11
+	VMULPD    Z7, Z8, Z7
+	VADDPD    Z7, Z9, Z7
+	VMULPD    Z0, Z10, Z0
+	VMULPD    Z1, Z7, Z1
+	VADDPD    Z1, Z0, Z0
+	VMOVUPD   Z0, K1, (DX)
+	VMULPD    Z2, Z11, Z1
+	VMULPD    Z7, Z7, Z2
+	VMULPD    Z3, Z2, Z2
+	VADDPD    Z2, Z1, Z1
+	VMOVUPD   Z1, K1, (BX)
+	VSQRTPD   Z1, Z1
+	VDIVPD    Z5, Z1, Z1
+	VADDPD    Z6, Z1, Z1
+	VDIVPD    Z1, Z0, Z0
+	VMULPD    Z4, Z0, Z0
+	VSUBPD    Z0, Z8, Z0
+	VMOVUPD   Z0, K1, (CX)
+
+adamL264AVX512_done:
+	VZEROUPPER
+	RET
+
+// func adamL2NoCorr64AVX512(p1 []float64, m1 []float64, v1 []float64, p []float64, g []float64, m []float64, v []float64, k []float64)
+// Requires: AVX, AVX512F, BMI2
+TEXT ·adamL2NoCorr64AVX512(SB), NOSPLIT, $0-192
+	MOVQ         p1_len+8(FP), AX
+	MOVQ         p1_base+0(FP), CX
+	MOVQ         m1_base+24(FP), DX
+	MOVQ         v1_base+48(FP), BX
+	MOVQ         p_base+72(FP), SI
+	MOVQ         g_base+96(FP), DI
+	MOVQ         m_base+120(FP), R8
+	MOVQ         v_base+144(FP), R9
+	MOVQ         k_base+168(FP), R10
+	VBROADCASTSD (R10), Z0
+	VBROADCASTSD 8(R10), Z1
+	VBROADCASTSD 16(R10), Z2
+	VBROADCASTSD 24(R10), Z3
+	VBROADCASTSD 32(R10), Z4
+	VBROADCASTSD 40(R10), Z5
+	VBROADCASTSD 48(R10), Z5
+	VBROADCASTSD 56(R10), Z6
+
+adamL2NoCorr64AVX512_loop:
+	CMPQ    AX, $0x08
+	JB      adamL2NoCorr64AVX512_tail
+	VMOVUPD (SI), Z7
+	VMOVUPD (DI), Z8
+	VMOVUPD (R8), Z9
+	VMOVUPD (R9), Z10
+	VMULPD  Z6, Z7, Z11
+	VADDPD  Z11, Z8, Z8
+	VMULPD  Z0, Z9, Z9
+	VMULPD  Z1, Z8, Z11
+	VADDPD  Z11, Z9, Z9
+	VMOVUPD Z9, (DX)
+	VMULPD  Z2, Z10, Z10
+	VMULPD  Z8, Z8, Z8
+	VMULPD  Z3, Z8, Z8
+	VADDPD  Z8, Z10, Z8
+	VMOVUPD Z8, (BX)
+	VSQRTPD Z8, Z8
+	VADDPD  Z5, Z8, Z8
+	VDIVPD  Z8, Z9, Z8
+	VMULPD  Z4, Z8, Z8
+	VSUBPD  Z8, Z7, Z7
+	VMOVUPD Z7, (CX)
+	ADDQ    $0x40, CX
+	ADDQ    $0x40, DX
+	ADDQ    $0x40, BX
+	ADDQ    $0x40, SI
+	ADDQ    $0x40, DI
+	ADDQ    $0x40, R8
+	ADDQ    $0x40, R9
+	SUBQ    $0x08, AX
+	JMP     adamL2NoCorr64AVX512_loop
+
+adamL2NoCorr64AVX512_tail:
+	TESTQ     AX, AX
+	JZ        adamL2NoCorr64AVX512_done
+	MOVQ      $0x0000000000000001, R10
+	SHLXQ     AX, R10, AX
+	DECQ      AX
+	KMOVW     AX, K1
+	VMOVUPD.Z (SI), K1, Z7
+	VMOVUPD.Z (DI), K1, Z8
+	VMOVUPD.Z (R8), K1, Z9
+	VMOVUPD.Z (R9), K1, Z10
+	VMULPD    Z6, Z7, Z6
+	VADDPD    Z6, Z8, Z6
+	VMULPD    Z0, Z9, Z0
+	VMULPD    Z1, Z6, Z1
+	VADDPD    Z1, Z0, Z0
+	VMOVUPD   Z0, K1, (DX)
+	VMULPD    Z2, Z10, Z1
+	VMULPD    Z6, Z6, Z2
+	VMULPD    Z3, Z2, Z2
+	VADDPD    Z2, Z1, Z1
+	VMOVUPD   Z1, K1, (BX)
+	VSQRTPD   Z1, Z1
+	VADDPD    Z5, Z1, Z1
+	VDIVPD    Z1, Z0, Z0
+	VMULPD    Z4, Z0, Z0
+	VSUBPD    Z0, Z7, Z0
+	VMOVUPD   Z0, K1, (CX)
+
+adamL2NoCorr64AVX512_done:
+	VZEROUPPER
+	RET
+
+// func adamW64AVX512(p1 []float64, m1 []float64, v1 []float64, p []float64, g []float64, m []float64, v []float64, k []float64)
+// Requires: AVX, AVX512F, BMI2
+TEXT ·adamW64AVX512(SB), NOSPLIT, $0-192
+	MOVQ         p1_len+8(FP), AX
+	MOVQ         p1_base+0(FP), CX
+	MOVQ         m1_base+24(FP), DX
+	MOVQ         v1_base+48(FP), BX
+	MOVQ         p_base+72(FP), SI
+	MOVQ         g_base+96(FP), DI
+	MOVQ         m_base+120(FP), R8
+	MOVQ         v_base+144(FP), R9
+	MOVQ         k_base+168(FP), R10
+	VBROADCASTSD (R10), Z0
+	VBROADCASTSD 8(R10), Z1
+	VBROADCASTSD 16(R10), Z2
+	VBROADCASTSD 24(R10), Z3
+	VBROADCASTSD 32(R10), Z4
+	VBROADCASTSD 40(R10), Z5
+	VBROADCASTSD 48(R10), Z6
+	VBROADCASTSD 56(R10), Z7
+	VBROADCASTSD 64(R10), Z8
+	VBROADCASTSD 72(R10), Z9
+	VBROADCASTSD 80(R10), Z10
+
+adamW64AVX512_loop:
+	CMPQ         AX, $0x08
+	JB           adamW64AVX512_tail
+	VMOVUPD      (SI), Z11
+	VMOVUPD      (DI), Z12
+	VMOVUPD      (R8), Z13
+	VMOVUPD      (R9), Z14
+	VMULPD       Z7, Z11, Z11
+	VMULPD       Z0, Z13, Z13
+	VMULPD       Z1, Z12, Z15
+	VADDPD       Z15, Z13, Z13
+	VMOVUPD      Z13, (DX)
+	VMULPD       Z2, Z14, Z14
+	VMULPD       Z12, Z12, Z12
+	VMULPD       Z3, Z12, Z12
+	VADDPD       Z12, Z14, Z12
+	VMOVUPD      Z12, (BX)
+	VSQRTPD      Z12, Z12
+	VCMPPD       $0x1d, Z9, Z12, K1
+	VCMPPD       $0x12, Z10, Z12, K1, K1
+	KMOVW        K1, R10
+	CMPL         R10, $0x000000ff
+	JNE          adamW64AVX512_divide1
+	VMULPD       Z8, Z12, Z14
+	VMOVUPD      Z12, Z15
+	VFNMADD231PD Z5, Z14, Z15
+	VFMADD231PD  Z8, Z15, Z14
+	VMOVUPD      Z12, Z12
+	VFNMADD231PD Z5, Z14, Z12
+	VFMADD231PD  Z8, Z12, Z14
+	JMP          adamW64AVX512_join1
+
+adamW64AVX512_divide1:
+	VDIVPD Z5, Z12, Z14
+
+adamW64AVX512_join1:
+	VADDPD  Z6, Z14, Z12
+	VDIVPD  Z12, Z13, Z12
+	VMULPD  Z4, Z12, Z12
+	VSUBPD  Z12, Z11, Z11
+	VMOVUPD Z11, (CX)
+	ADDQ    $0x40, CX
+	ADDQ    $0x40, DX
+	ADDQ    $0x40, BX
+	ADDQ    $0x40, SI
+	ADDQ    $0x40, DI
+	ADDQ    $0x40, R8
+	ADDQ    $0x40, R9
+	SUBQ    $0x08, AX
+	JMP     adamW64AVX512_loop
+
+adamW64AVX512_tail:
+	TESTQ     AX, AX
+	JZ        adamW64AVX512_done
+	MOVQ      $0x0000000000000001, R10
+	SHLXQ     AX, R10, AX
+	DECQ      AX
+	KMOVW     AX, K1
+	VMOVUPD.Z (SI), K1, Z8
+	VMOVUPD.Z (DI), K1, Z9
+	VMOVUPD.Z (R8), K1, Z10
+	VMOVUPD.Z (R9), K1, Z11
+	VMULPD    Z7, Z8, Z7
+	VMULPD    Z0, Z10, Z0
+	VMULPD    Z1, Z9, Z1
+	VADDPD    Z1, Z0, Z0
+	VMOVUPD   Z0, K1, (DX)
+	VMULPD    Z2, Z11, Z1
+	VMULPD    Z9, Z9, Z2
+	VMULPD    Z3, Z2, Z2
+	VADDPD    Z2, Z1, Z1
+	VMOVUPD   Z1, K1, (BX)
+	VSQRTPD   Z1, Z1
+	VDIVPD    Z5, Z1, Z1
+	VADDPD    Z6, Z1, Z1
+	VDIVPD    Z1, Z0, Z0
+	VMULPD    Z4, Z0, Z0
+	VSUBPD    Z0, Z7, Z0
+	VMOVUPD   Z0, K1, (CX)
+
+adamW64AVX512_done:
+	VZEROUPPER
+	RET
+
+// func adamWNoCorr64AVX512(p1 []float64, m1 []float64, v1 []float64, p []float64, g []float64, m []float64, v []float64, k []float64)
+// Requires: AVX, AVX512F, BMI2
+TEXT ·adamWNoCorr64AVX512(SB), NOSPLIT, $0-192
+	MOVQ         p1_len+8(FP), AX
+	MOVQ         p1_base+0(FP), CX
+	MOVQ         m1_base+24(FP), DX
+	MOVQ         v1_base+48(FP), BX
+	MOVQ         p_base+72(FP), SI
+	MOVQ         g_base+96(FP), DI
+	MOVQ         m_base+120(FP), R8
+	MOVQ         v_base+144(FP), R9
+	MOVQ         k_base+168(FP), R10
+	VBROADCASTSD (R10), Z0
+	VBROADCASTSD 8(R10), Z1
+	VBROADCASTSD 16(R10), Z2
+	VBROADCASTSD 24(R10), Z3
+	VBROADCASTSD 32(R10), Z4
+	VBROADCASTSD 40(R10), Z5
+	VBROADCASTSD 48(R10), Z5
+	VBROADCASTSD 56(R10), Z6
+
+adamWNoCorr64AVX512_loop:
+	CMPQ    AX, $0x08
+	JB      adamWNoCorr64AVX512_tail
+	VMOVUPD (SI), Z7
+	VMOVUPD (DI), Z8
+	VMOVUPD (R8), Z9
+	VMOVUPD (R9), Z10
+	VMULPD  Z6, Z7, Z7
+	VMULPD  Z0, Z9, Z9
+	VMULPD  Z1, Z8, Z11
+	VADDPD  Z11, Z9, Z9
+	VMOVUPD Z9, (DX)
+	VMULPD  Z2, Z10, Z10
+	VMULPD  Z8, Z8, Z8
+	VMULPD  Z3, Z8, Z8
+	VADDPD  Z8, Z10, Z8
+	VMOVUPD Z8, (BX)
+	VSQRTPD Z8, Z8
+	VADDPD  Z5, Z8, Z8
+	VDIVPD  Z8, Z9, Z8
+	VMULPD  Z4, Z8, Z8
+	VSUBPD  Z8, Z7, Z7
+	VMOVUPD Z7, (CX)
+	ADDQ    $0x40, CX
+	ADDQ    $0x40, DX
+	ADDQ    $0x40, BX
+	ADDQ    $0x40, SI
+	ADDQ    $0x40, DI
+	ADDQ    $0x40, R8
+	ADDQ    $0x40, R9
+	SUBQ    $0x08, AX
+	JMP     adamWNoCorr64AVX512_loop
+
+adamWNoCorr64AVX512_tail:
+	TESTQ     AX, AX
+	JZ        adamWNoCorr64AVX512_done
+	MOVQ      $0x0000000000000001, R10
+	SHLXQ     AX, R10, AX
+	DECQ      AX
+	KMOVW     AX, K1
+	VMOVUPD.Z (SI), K1, Z7
+	VMOVUPD.Z (DI), K1, Z8
+	VMOVUPD.Z (R8), K1, Z9
+	VMOVUPD.Z (R9), K1, Z10
+	VMULPD    Z6, Z7, Z6
+	VMULPD    Z0, Z9, Z0
+	VMULPD    Z1, Z8, Z1
+	VADDPD    Z1, Z0, Z0
+	VMOVUPD   Z0, K1, (DX)
+	VMULPD    Z2, Z10, Z1
+	VMULPD    Z8, Z8, Z2
+	VMULPD    Z3, Z2, Z2
+	VADDPD    Z2, Z1, Z1
+	VMOVUPD   Z1, K1, (BX)
+	VSQRTPD   Z1, Z1
+	VADDPD    Z5, Z1, Z1
+	VDIVPD    Z1, Z0, Z0
+	VMULPD    Z4, Z0, Z0
+	VSUBPD    Z0, Z6, Z0
+	VMOVUPD   Z0, K1, (CX)
+
+adamWNoCorr64AVX512_done:
+	VZEROUPPER
+	RET
