@@ -30,7 +30,9 @@ func (o stepCountOp) Forward(out *tensor.Dense, in []*tensor.Dense) error {
 }
 
 // Backward passes the gradient on.
-func (stepCountOp) Backward(_ *graph.GradContext, g *graph.Node) []*graph.Node { return []*graph.Node{g} }
+func (stepCountOp) Backward(_ *graph.GradContext, g *graph.Node) []*graph.Node {
+	return []*graph.Node{g}
+}
 
 // JVP passes the tangent on.
 func (stepCountOp) JVP(c *graph.JVPContext) *graph.Node { return c.Tangent(0) }
