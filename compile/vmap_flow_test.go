@@ -3,7 +3,9 @@ package compile_test
 import (
 	"fmt"
 	"math"
+	"runtime"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -372,5 +374,56 @@ func TestVmapCondUntakenBranch(t *testing.T) {
 				t.Errorf("looped %v over the batch", looped)
 			}
 		})
+	}
+}
+
+// Mistakes in a While or a Cond that f builds are errors from Vmap
+// naming the mistake and the file:line of the While or Cond, as they are
+// outside Vmap, and Vmap's own file:line.
+func TestVmapFlowErrors(t *testing.T) {
+	g := graph.New()
+	x := g.Input("x", graph.Float64, 3, 2)
+	var line int // the line of the While or Cond each case builds
+	here := func() int { _, _, l, _ := runtime.Caller(1); return l }
+	loop := func(opts ...ops.WhileOption) func(ex []*graph.Node) []*graph.Node {
+		return func(ex []*graph.Node) []*graph.Node {
+			keep := func(c []*graph.Node) *graph.Node { return ops.Sum(c[0]) }
+			line = here() + 1
+			final, _ := ops.While(keep, func(c []*graph.Node) []*graph.Node { return c }, ex, opts...)
+			return final
+		}
+	}
+	cases := []struct {
+		name string
+		f    func(ex []*graph.Node) []*graph.Node
+		want string
+	}{
+		{"MaxSteps missing", loop(), "While: MaxSteps is missing: bound the loop with MaxSteps(n)"},
+		{"MaxSteps not positive", loop(ops.MaxSteps(0)), "While: MaxSteps(0) is not positive"},
+		{"a body changing shapes", func(ex []*graph.Node) []*graph.Node {
+			line = here() + 1
+			final, _ := ops.While(func(c []*graph.Node) *graph.Node { return ops.Sum(c[0]) }, func(c []*graph.Node) []*graph.Node {
+				return []*graph.Node{ops.Concat(0, c[0], c[0])}
+			}, ex, ops.MaxSteps(3))
+			return final
+		}, "While: body returns carry 0 of type float64(4), want init's float64(2)"},
+		{"branches of other types, the predicate batched", func(ex []*graph.Node) []*graph.Node {
+			line = here() + 1
+			return ops.Cond(ops.Sum(ex[0]), func(o []*graph.Node) []*graph.Node { return o }, func(o []*graph.Node) []*graph.Node {
+				return []*graph.Node{ops.Sum(o[0])}
+			}, ex)
+		}, "Cond: the then branch returns output 0 of type float64(2), the else branch of type float64()"},
+	}
+	for _, c := range cases {
+		_, err := compile.Vmap(c.f, []*graph.Node{x}, nil, nil)
+		vmapLine := here() - 1
+		for _, want := range []string{c.want, fmt.Sprintf("at vmap_flow_test.go:%d", line), "Vmap: "} {
+			if err == nil || !strings.Contains(err.Error(), want) {
+				t.Errorf("case %s: got %v, want it to hold %q", c.name, err, want)
+			}
+		}
+		if want := fmt.Sprintf("at vmap_flow_test.go:%d", vmapLine); err == nil || !strings.HasSuffix(err.Error(), want) {
+			t.Errorf("case %s: got %v, want it to end %q", c.name, err, want)
+		}
 	}
 }
