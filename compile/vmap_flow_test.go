@@ -14,6 +14,7 @@ import (
 	"github.com/nabla-go/nabla/compile"
 	"github.com/nabla-go/nabla/gradcheck"
 	"github.com/nabla-go/nabla/graph"
+	"github.com/nabla-go/nabla/internal/testkit/optable"
 	"github.com/nabla-go/nabla/ops"
 	"github.com/nabla-go/nabla/vm"
 )
@@ -426,4 +427,44 @@ func TestVmapFlowErrors(t *testing.T) {
 			t.Errorf("case %s: got %v, want it to end %q", c.name, err, want)
 		}
 	}
+}
+
+// A Vmapped Scan with Until, whose examples stop at step 0, early and
+// never (their own bounds), is one loop over the batch: its values and
+// per-example gradients equal the separate runs' bit for bit, and its
+// derivatives match finite differences to second order.
+func TestVmapUntil(t *testing.T) {
+	row := optable.UntilTable()[0]
+	limits, _ := graph.FromFloat64s(graph.Float64, []float64{0.5, 1.5, 2.5, 50}, 4)
+	carries := stackScaled(row.Inputs[1], 4)
+	inputs := []*tensor.Dense{limits, carries, row.Inputs[2], row.Inputs[3]}
+	batched, axes := []bool{true, true, false, false}, []int{0, 0, compile.NotBatched, compile.NotBatched}
+	f := func(ex []*graph.Node) []*graph.Node { return []*graph.Node{row.Build(ex)} }
+	exGrads := func(ex []*graph.Node) []*graph.Node {
+		y := row.Build(ex)
+		return append([]*graph.Node{y}, grads(ops.Sum(ops.Square(y)), ex[1], ex[2])...)
+	}
+	stop := compile.LoopedOps()
+	want := separate(t, exGrads, inputs, batched)
+	got := batchedRun(t, func(in []*graph.Node) []*graph.Node { return vmapOrPanic(exGrads, in, axes) }, inputs)
+	checkRows(t, "Vmap of Until and its per-example gradients", got, want, 0)
+	if looped := stop(); len(looped) > 0 {
+		t.Errorf("looped %v over the batch", looped)
+	}
+	fn := func(in []*graph.Node) *graph.Node { return vmapOrPanic(f, in, axes)[0] }
+	if err := gradcheck.GradGradCheck(fn, inputs, gradcheck.Options{Inputs: []int{1, 2, 3}}); err != nil {
+		t.Error(err)
+	}
+}
+
+// stackScaled is n examples of x, example b scaled by 1 + b/10, stacked.
+func stackScaled(x *tensor.Dense, n int) *tensor.Dense {
+	var all []float64
+	for b := range n {
+		for _, v := range graph.Float64s(x) {
+			all = append(all, v*(1+0.1*float64(b)))
+		}
+	}
+	stacked, _ := graph.FromFloat64s(x.Dtype(), all, append([]int{n}, x.Shape()...)...)
+	return stacked
 }

@@ -26,9 +26,17 @@ func (op *scanOp) Batch(c *graph.BatchContext) []*graph.Node {
 	}
 	C, A, S := op.carries, op.sums, op.seqs
 	Y := len(body.Outputs) - 2*C - A
+	// An int64 cannot be moved behind the batch (Transpose takes floats,
+	// and an int64 may not fit one): a step output, a batched sequence.
 	for _, o := range body.Outputs[C+A:] {
 		if o.DType() == graph.Int64 {
-			c.Decline() // an int64 to stack and move behind the batch
+			c.Decline()
+			return nil
+		}
+	}
+	for s := range S {
+		if c.Batched(C+A+s) && body.Inputs[C+s].DType() == graph.Int64 {
+			c.Decline()
 			return nil
 		}
 	}
@@ -131,7 +139,7 @@ func (op *scanOp) Batch(c *graph.BatchContext) []*graph.Node {
 	for s := range S {
 		x := c.Input(C + A + s)
 		if c.Batched(C + A + s) {
-			x = swapLeading(x) // (T, B, …)
+			x = swapExact(x) // (T, B, …)
 		}
 		in = append(in, x)
 	}
