@@ -468,3 +468,66 @@ func stackScaled(x *tensor.Dense, n int) *tensor.Dense {
 	stacked, _ := graph.FromFloat64s(x.Dtype(), all, append([]int{n}, x.Shape()...)...)
 	return stacked
 }
+
+// The Hessian of a Vmapped While's batch loss (forward over reverse, its
+// tangents batched along the unit directions) is diagonal, its diagonal
+// the examples' own Hessians bit for bit; and Vmap of Vmap of the While
+// (examples of examples) equals the separate runs bit for bit.
+func TestVmapWhileHessianAndNested(t *testing.T) {
+	inputs := newtonInputs(graph.Float64)
+	axes := []int{0, 0, compile.NotBatched}
+	exHessian := func(ex []*graph.Node) []*graph.Node {
+		h, err := compile.Hessian(newtonLoss(ex), ex[0])
+		if err != nil {
+			panic(err)
+		}
+		return []*graph.Node{h}
+	}
+	want := separate(t, exHessian, inputs, []bool{true, true, false})
+	got := batchedRun(t, func(in []*graph.Node) []*graph.Node {
+		loss := vmapOrPanic(func(ex []*graph.Node) []*graph.Node { return []*graph.Node{newtonLoss(ex)} }, in, axes)[0]
+		h, err := compile.Hessian(ops.Sum(loss), in[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		return []*graph.Node{h}
+	}, inputs)
+	B := len(newtonA)
+	h := graph.Float64s(got[0])
+	for i := range B {
+		for j := range B {
+			w := 0.0
+			if i == j {
+				w = graph.Float64s(want[i][0])[0]
+			}
+			if h[i*B+j] != w {
+				t.Errorf("Hessian (%d, %d): got %v, want %v", i, j, h[i*B+j], w)
+			}
+		}
+	}
+
+	// Two examples of four: a and x0 as (2, 4).
+	a, _ := graph.FromFloat64s(graph.Float64, newtonA, 2, 4)
+	x0, _ := graph.FromFloat64s(graph.Float64, newtonX0, 2, 4)
+	nested := []*tensor.Dense{a, x0, inputs[2]}
+	f := func(ex []*graph.Node) []*graph.Node {
+		x, steps := newton(ex[0], ex[1], ex[2], nil)
+		return []*graph.Node{x, ops.Cast(steps, graph.Float64)}
+	}
+	flat := separate(t, f, inputs, []bool{true, true, false})
+	stop := compile.LoopedOps()
+	got = batchedRun(t, func(in []*graph.Node) []*graph.Node {
+		return vmapOrPanic(func(row []*graph.Node) []*graph.Node { return vmapOrPanic(f, row, axes) }, in, axes)
+	}, nested)
+	if looped := stop(); len(looped) > 0 {
+		t.Errorf("looped %v over the batch", looped)
+	}
+	for k := range got {
+		vals := graph.Float64s(got[k])
+		for b := range B {
+			if w := graph.Float64s(flat[b][k])[0]; math.Float64bits(vals[b]) != math.Float64bits(w) {
+				t.Errorf("nested Vmap, output %d, example %d: got %v, want %v", k, b, vals[b], w)
+			}
+		}
+	}
+}

@@ -126,5 +126,15 @@ func (gradGateOp) JVP(c *graph.JVPContext) *graph.Node {
 	return Where(c.Input(1), t, scalarLike(t, 0))
 }
 
-// Batch gates the batch as it is.
-func (op gradGateOp) Batch(c *graph.BatchContext) *graph.Node { return elementwiseBatch(c, op) }
+// Batch gates the batch as it is, a shared value broadcast to the batch
+// where the flags are batched (the gate's output is its value's type).
+func (op gradGateOp) Batch(c *graph.BatchContext) *graph.Node {
+	if !batchable(c) {
+		return nil
+	}
+	x := c.Input(0)
+	if !c.Batched(0) {
+		x = broadcastBatch(c, x)
+	}
+	return graph.Apply(op, x, alignedBatch(c, 1, c.Example().Type().Rank()))
+}
