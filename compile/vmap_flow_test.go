@@ -531,3 +531,31 @@ func TestVmapWhileHessianAndNested(t *testing.T) {
 		}
 	}
 }
+
+// A While whose initial carry every example shares, but whose cond reads
+// a batched bound, batches its carry (each example stops at its own
+// step), without a loop over the examples.
+func TestVmapWhileSharedInit(t *testing.T) {
+	limits, _ := graph.FromFloat64s(graph.Float64, []float64{-1, 0.5, 2.5, 7, 3}, 5)
+	start, _ := graph.FromFloat64s(graph.Float64, []float64{0})
+	inputs := []*tensor.Dense{limits, start}
+	f := func(ex []*graph.Node) []*graph.Node {
+		one := ops.Div(ex[0], ex[0])
+		final, steps := ops.While(func(c []*graph.Node) *graph.Node { return ops.Less(c[0], ex[0]) },
+			func(c []*graph.Node) []*graph.Node { return []*graph.Node{ops.Add(c[0], one)} },
+			[]*graph.Node{ex[1]}, ops.MaxSteps(5))
+		return []*graph.Node{final[0], ops.Cast(steps, graph.Float64)}
+	}
+	want := separate(t, f, inputs, []bool{true, false})
+	stop := compile.LoopedOps()
+	got := batchedRun(t, func(in []*graph.Node) []*graph.Node {
+		return vmapOrPanic(f, in, []int{0, compile.NotBatched})
+	}, inputs)
+	if looped := stop(); len(looped) > 0 {
+		t.Errorf("looped %v over the batch", looped)
+	}
+	checkRows(t, "While from a shared carry", got, want, 0)
+	if s := graph.Float64s(got[1]); !slices.Equal(s, []float64{0, 1, 3, 5, 3}) {
+		t.Errorf("steps %v, want 0 1 3 5 3 (7 stopped by MaxSteps)", s)
+	}
+}
