@@ -42,10 +42,18 @@ const NotBatched = math.MinInt
 // batched. Random ops loop: each example draws what its own run would
 // (the same values, where the examples share the step). A Scan (a
 // gradient's too) runs once for the batch, its body batched, and so does
-// a Cond whose predicate every example shares, its branches batched;
-// While's loop and a Cond whose predicate is batched loop whole. The results are ordinary nodes
-// appended to the graph: compile them, or differentiate them to any
-// order. They equal the stacked results of f run on each example, bit
+// a Cond whose predicate every example shares, its branches batched. A
+// Cond whose predicate is batched runs both branches for the batch and
+// picks each example's outputs from the branch it takes (Where); the
+// derivatives, in either mode and of any order, are gated per example,
+// so that an untaken branch's NaNs and infinities (the log of a negative
+// number) reach neither the values nor the derivatives. A While (or a
+// Scan with Until) runs one loop for the batch while any example's
+// predicate holds, bounded by the same MaxSteps: an example whose
+// predicate fails keeps its carry, bit for bit, while the others step,
+// and the derivatives' loops skip each example's padding steps as its
+// own would. The results are ordinary nodes appended to the graph:
+// compile them, or differentiate them to any order. They equal the stacked results of f run on each example, bit
 // for bit but where a batched op rounds otherwise: a one-example matrix
 // product of a row by a matrix is a matrix–vector product, which may sum
 // in another order than the batch's one matrix product.

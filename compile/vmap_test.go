@@ -122,7 +122,7 @@ func rowOf(t *testing.T, x *tensor.Dense, b int) *tensor.Dense {
 // batching each float input in turn and then every one at once, equals
 // vmapBatch separate runs of the row, bit for bit.
 func TestVmapOpTable(t *testing.T) {
-	for _, c := range slices.Concat(optable.Table(), optable.ScanTable(), optable.CondTable(), optable.WhileTable()) {
+	for _, c := range slices.Concat(optable.Table(), optable.ScanTable(), optable.CondTable(), optable.WhileTable(), optable.UntilTable()) {
 		var floats []int
 		for j, x := range c.Inputs {
 			if graph.IsFloat(x.Dtype()) {
@@ -280,10 +280,10 @@ func TestVmapErrors(t *testing.T) {
 	}
 }
 
-// The op table's rows of ops with batching rules, and its Scans and
-// Conds, batch without a loop over the examples, but for the inputs whose
-// rule declines: ScatterAdd's indices; a Cond's predicate, and a value
-// its predicate is computed from; and CrossEntropy's logits with shared
+// The op table's rows of ops with batching rules, and its Scans, Conds,
+// While loops and Scans with Until, batch without a loop over the
+// examples (a batched predicate included), but for the inputs whose rule
+// declines: ScatterAdd's indices; and CrossEntropy's logits with shared
 // integer labels, which would need BroadcastTo, which takes floats.
 func TestVmapRulesDoNotLoop(t *testing.T) {
 	ruled := []string{"Add", "Sub", "Mul", "Div", "Pow", "Maximum", "Minimum", "Greater", "Less", "Equal",
@@ -292,20 +292,18 @@ func TestVmapRulesDoNotLoop(t *testing.T) {
 		"Reshape", "Transpose", "BroadcastTo", "SumTo", "Slice", "Pad", "Concat", "Flatten",
 		"Cholesky", "CholeskySolve", "TriangularSolve", "Solve", "Inverse", "Det", "SlogDet", "LogDet", "MatrixExp",
 		"Trace", "SVD", "QR", "Eigh", "Tril", "Triu", "Diagonal", "DiagEmbed", "Eye",
-		"BatchNorm", "ChannelAffine", "ChannelSum", "ChannelMean", "ChannelVar", "Scan", "Cond", "Conv2D", "Conv1D", "MaxPool2D", "AvgPool2D", "GlobalAvgPool2D", "CrossEntropy",
+		"BatchNorm", "ChannelAffine", "ChannelSum", "ChannelMean", "ChannelVar", "Scan", "Cond", "While", "Conv2D", "Conv1D", "MaxPool2D", "AvgPool2D", "GlobalAvgPool2D", "CrossEntropy",
 		"CrossEntropyOneHot", "OneHot", "Gather", "ScatterAdd"}
 	declines := map[string][]int{ // row: the inputs whose rule declines
-		"CrossEntropy/int64 labels":                                 {0},
-		"Cond/in a Scan body, both branches taken across the steps": {1},
+		"CrossEntropy/int64 labels": {0},
 	}
-	for _, c := range slices.Concat(optable.Table(), optable.ScanTable(), optable.CondTable()) {
+	for _, c := range slices.Concat(optable.Table(), optable.ScanTable(), optable.CondTable(), optable.WhileTable(), optable.UntilTable()) {
 		if !slices.Contains(ruled, c.Builder) {
 			continue
 		}
 		for j, x := range c.Inputs {
 			switch {
 			case !graph.IsFloat(x.Dtype()), slices.Contains(declines[c.Name()], j),
-				j == 0 && c.Builder == "Cond",       // the predicate
 				j == 1 && c.Builder == "ScatterAdd": // the indices
 				continue
 			}

@@ -61,7 +61,8 @@ var exports = map[string]exportFunc{
 	"Sign": same("Sign"), "Sin": same("Sin"), "Cos": same("Cos"), "Tanh": same("Tanh"), "Sigmoid": same("Sigmoid"),
 	"ReLU": same("Relu"), "Softplus": same("Softplus"), "Erf": same("Erf"),
 	"Identity": same("Identity"), "StopGradient": same("Identity"),
-	"Square": func(s *step) error { return s.final("Mul", []string{s.in[0], s.in[0]}) },
+	"GradGate": func(s *step) error { return s.final("Identity", s.in[:1]) }, // its value; the flags only gate derivatives
+	"Square":   func(s *step) error { return s.final("Mul", []string{s.in[0], s.in[0]}) },
 	"Log1p": func(s *step) error {
 		return s.final("Log", []string{s.tmp("Add", []string{s.in[0], s.e.scalarConst(s.out+"/one", s.n.Type(), 1)})})
 	},

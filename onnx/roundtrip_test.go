@@ -1,6 +1,7 @@
 package onnx_test
 
 import (
+	"math"
 	"math/rand/v2"
 	"testing"
 
@@ -182,5 +183,47 @@ func TestImportedModelDifferentiates(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A Vmapped Cond whose predicate is batched (both branches, selected per
+// example, their inputs through GradGate) exports and imports back to
+// the same values, an untaken branch's NaNs left out.
+func TestRoundTripVmappedCond(t *testing.T) {
+	g := graph.New()
+	x := g.Input("x", graph.Float64, 4)
+	w := g.Input("w", graph.Float64)
+	ys, err := compile.Vmap(func(ex []*graph.Node) []*graph.Node {
+		v := ex[0]
+		return ops.Cond(ops.Greater(v, ops.Sub(w, w)), func(o []*graph.Node) []*graph.Node {
+			return []*graph.Node{ops.Mul(ops.Log(o[0]), w)}
+		}, func(o []*graph.Node) []*graph.Node {
+			return []*graph.Node{ops.Mul(o[0], w)}
+		}, []*graph.Node{v})
+	}, []*graph.Node{x}, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	xv, _ := graph.FromFloat64s(graph.Float64, []float64{2, -1, 0, 0.5}, 4)
+	wv, _ := graph.FromFloat64s(graph.Float64, []float64{1.5})
+	want := run(t, vm.Feeds{x: xv, w: wv}, ys[0])[0]
+	data, err := onnx.Export(ys, onnx.ExportOptions{OutputNames: []string{"y"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := onnx.Import(data, onnx.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	feeds := vm.Feeds{}
+	for i, name := range m.InputNames {
+		feeds[m.Inputs[i]] = map[string]*tensor.Dense{"x": xv, "w": wv}[name]
+	}
+	got := run(t, feeds, m.Outputs[0])[0]
+	if err := closeTo(got, want, 0, 0); err != nil {
+		t.Error(err)
+	}
+	if v := graph.Float64s(want); v[0] != math.Log(2)*1.5 || v[1] != -1.5 || v[2] != 0 {
+		t.Errorf("the batched Cond gives %v", v)
 	}
 }

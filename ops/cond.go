@@ -32,6 +32,10 @@ type CondBranch func(operands []*graph.Node) []*graph.Node
 // another batch size; they must then read the same nodes of the enclosing
 // graphs, none computed from the batch: make the constants they read
 // outside them, and pass values computed from the batch as operands.
+// Batched by compile.Vmap with a predicate that differs across the
+// examples, both branches run, for every example, and each example's
+// outputs are picked from its branch: their values and derivatives are
+// those of its own run, but the time is both branches'.
 //
 // Cond is differentiable to any order, in both modes, everywhere but at
 // pred's switching point: its gradient is another Cond, on the same pred,

@@ -12,12 +12,12 @@ import (
 // each in a graph of its own nested in the batch's), an output batched in
 // either branch broadcast in the other so that their types agree. A
 // batched predicate, which may take both branches across the examples,
-// declines, and the Cond is looped over the batch; so does an integer
-// output that one branch or neither batches (BroadcastTo takes floats).
+// runs both and selects (selectBatch). An integer output that one branch
+// or neither batches (BroadcastTo takes floats) declines, and the Cond is
+// looped over the batch.
 func (op *condOp) Batch(c *graph.BatchContext) []*graph.Node {
 	if c.Batched(0) {
-		c.Decline()
-		return nil
+		return op.selectBatch(c)
 	}
 	g := c.Graph()
 	N := op.operands

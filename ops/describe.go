@@ -105,7 +105,7 @@ func Describe(op any) (a Attributes, ok bool) {
 		}}, p.bad == ""
 	case channelOp:
 		return Attributes{Terms: o.terms, Shift: o.bias, Unit: o.unit, Centred: o.centred, Eps: o.eps}, true
-	case binary, identityOp, stopGradientOp, reshapeOp, broadcastToOp, sumToOp, castOp, gatherOp, whereOp,
+	case binary, identityOp, stopGradientOp, gradGateOp, reshapeOp, broadcastToOp, sumToOp, castOp, gatherOp, whereOp,
 		scatterAddOp, oneHotOp, crossEntropyOp, crossEntropyOneHotOp:
 		return Attributes{}, true
 	}

@@ -14,21 +14,42 @@ import (
 // initial value is, or where the body makes it depend on a batched value
 // (a fixed point over the steps); a sum (a gradient's loop adds up terms
 // over the steps) where its initial value or its terms are. While's
-// padded loop, and a loop with an integer value that does not depend on
-// the batch where it would have to be broadcast (BroadcastTo takes
-// floats), decline, and are looped over the batch.
+// padded loop, whose examples may stop at different steps, runs while
+// any example does (see untilBatch, skipBatch). A loop with an int64
+// value that does not depend on the batch where it would have to be
+// broadcast declines, and is looped over the batch.
 func (op *scanOp) Batch(c *graph.BatchContext) []*graph.Node {
 	body := op.body
-	if op.until != 0 || op.skipBy != 0 || op.skip != nil || len(body.Inputs) == 0 {
+	if op.skip != nil || len(body.Inputs) == 0 {
 		c.Decline()
 		return nil
 	}
 	C, A, S := op.carries, op.sums, op.seqs
 	Y := len(body.Outputs) - 2*C - A
+	// An int64 cannot be moved behind the batch (Transpose takes floats,
+	// and an int64 may not fit one): a step output, a batched sequence.
+	for _, o := range body.Outputs[C+A:] {
+		if o.DType() == graph.Int64 {
+			c.Decline()
+			return nil
+		}
+	}
+	for s := range S {
+		if c.Batched(C+A+s) && body.Inputs[C+s].DType() == graph.Int64 {
+			c.Decline()
+			return nil
+		}
+	}
 	inB := op.batchedInputs(c)
+	skipB := op.skipBy > 0 && c.Batched(C+A+op.skipBy-1)
+	if skipB {
+		for i := range C {
+			inB[i] = true // each example keeps its carries at its own steps
+		}
+	}
 	for i := range C {
-		if inB[i] && !c.Batched(i) && !graph.IsFloat(body.Inputs[i].DType()) {
-			c.Decline() // an integer initial value to broadcast
+		if inB[i] && !c.Batched(i) && !broadcastable(body.Inputs[i].DType()) {
+			c.Decline() // an int64 initial value to broadcast
 			return nil
 		}
 	}
@@ -61,36 +82,68 @@ func (op *scanOp) Batch(c *graph.BatchContext) []*graph.Node {
 	outB := slices.Clone(flags)
 	copy(outB, inB[:C])
 	for a := range A {
-		outB[C+a] = flags[C+a] || c.Batched(C+a)
+		outB[C+a] = flags[C+a] || c.Batched(C+a) || skipB
 	}
 	for j, o := range outs {
-		if !outB[j] || !flags[j] {
-			if !graph.IsFloat(o.DType()) {
-				c.Decline() // an integer to broadcast
+		if !broadcastable(o.DType()) && (!outB[j] || !flags[j]) {
+			c.Decline() // an int64 to broadcast (a final value, or its history)
+			return nil
+		}
+	}
+	for j, o := range outs {
+		if outB[j] && !flags[j] {
+			// A carry the step resets, a sum's shared terms.
+			if outs[j] = broadcastExact(c, o); outs[j] == nil {
 				return nil
-			}
-			if outB[j] {
-				outs[j] = broadcastBatch(c, o) // a carry the step resets, a sum's shared terms
 			}
 		}
 	}
+	steps := ins[C : C+S]
+	var stepSeqs []*graph.Node // the loop's sequences beyond the body's
+	if skipB {
+		var anySeq *graph.Node
+		if steps, anySeq = op.skipBatch(c, sub, ins, outs); anySeq == nil {
+			return nil
+		}
+		stepSeqs = append(stepSeqs, anySeq)
+		for j := C + A; j < len(outs); j++ {
+			outB[j] = true
+		}
+	}
+	Yb := Y // the batched loop's step outputs
+	if op.until > 0 && outB[C+A+op.until-1] {
+		outs = append(outs, anyNonzero(outs[C+A+op.until-1], c.Size()))
+		Yb++
+	}
 	_, captured := sub.Captures()
-	loop := newScanOp(ins[:C], ins[C:C+S], captured, outs[:C], outs[C:C+A], outs[C+A:], op.steps, op.reverse)
-	in := make([]*graph.Node, 0, len(c.Inputs()))
+	loop := newScanOp(ins[:C], steps, captured, outs[:C], outs[C:C+A], outs[C+A:], op.steps, op.reverse)
+	switch {
+	case skipB:
+		loop.skipBy = len(steps)
+	default:
+		loop.skipBy = op.skipBy
+	}
+	if loop.until = op.until; Yb > Y {
+		loop.until = Yb
+	}
+	in := make([]*graph.Node, 0, len(c.Inputs())+len(stepSeqs))
 	for i := range C + A {
 		x := c.Input(i)
 		if outB[i] && !c.Batched(i) {
-			x = broadcastBatch(c, x)
+			if x = broadcastExact(c, x); x == nil {
+				return nil
+			}
 		}
 		in = append(in, x)
 	}
 	for s := range S {
 		x := c.Input(C + A + s)
 		if c.Batched(C + A + s) {
-			x = swapLeading(x) // (T, B, …)
+			x = swapExact(x) // (T, B, …)
 		}
 		in = append(in, x)
 	}
+	in = append(in, stepSeqs...)
 	outer, _ := sub.Captures()
 	// A copy: ApplyMulti's slice is the graph's record of the outputs.
 	res := slices.Clone(graph.ApplyMulti(loop, append(in, outer...)...))
@@ -98,15 +151,18 @@ func (op *scanOp) Batch(c *graph.BatchContext) []*graph.Node {
 		c.Decline()
 		return nil
 	}
+	if Yb > Y {
+		res = slices.Delete(res, C+A+Y, C+A+Y+1) // the loop's flag, the examples' own are kept
+	}
 	// Every output batched: final carries and sums as they are, stacked
 	// outputs and history with the batch axis moved in front of the steps.
 	for j, r := range res {
 		b := j < C+A+Y && outB[j] || j >= C+A+Y && inB[j-C-A-Y] // history reads carry j-C-A-Y
 		switch {
 		case !b:
-			res[j] = broadcastBatch(c, r)
+			res[j] = broadcastExact(c, r)
 		case j >= C+A:
-			res[j] = swapLeading(r)
+			res[j] = swapExact(r)
 		}
 	}
 	return res

@@ -61,7 +61,7 @@ func scanUntil(g *graph.Graph, body ScanBody, init, xs []*graph.Node, cfg scanCo
 		newCarry, y := body(o[:C], o[C+1:])
 		p := y[len(y)-1]
 		yTypes = typesOf(y[:len(y)-1])
-		running := Cast(Equal(p, p.Graph().Scalar(0, p.DType())), graph.Int64)
+		running := Cast(Equal(p, p.Graph().Scalar(0, p.DType())), graph.Int32)
 		return slices.Concat(newCarry, []*graph.Node{running}, y[:len(y)-1])
 	}
 	stay := func(o []*graph.Node) []*graph.Node {
@@ -72,7 +72,8 @@ func scanUntil(g *graph.Graph, body ScanBody, init, xs []*graph.Node, cfg scanCo
 		return out
 	}
 	gate := func(c []*graph.Node) *graph.Node { return c[C] }
-	carries := append(slices.Clone(init), g.Scalar(1, graph.Int64))
+	// An int32, which a batched loop broadcasts and selects exactly.
+	carries := append(slices.Clone(init), g.Scalar(1, graph.Int32))
 	final, ys, steps := gatedScan(gate, run, stay, carries, xs, cfg)
 	if steps.Err() != nil {
 		return repeat(steps, C), []*graph.Node{steps}, nil // recorded on the graph

@@ -49,7 +49,10 @@ func MaxSteps(n int) WhileOption { return func(c *whileConfig) { c.maxSteps, c.g
 // loop stops at the first step where cond fails, its remaining slots
 // filled with copies, and the loops of its derivatives (of any order,
 // in either mode) skip those steps, knowing them to be the identity: the
-// time is that of the steps taken, the memory that of n.
+// time is that of the steps taken, the memory that of n. Batched by
+// compile.Vmap, it is one loop running while any example's cond holds,
+// each example's carry frozen once its own cond fails: the time is that
+// of the slowest example's steps for every example.
 //
 // A loop without MaxSteps or with MaxSteps(n ≤ 0), a body returning a
 // carry of another type, or a cond whose result holds more than one

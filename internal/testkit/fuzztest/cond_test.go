@@ -60,14 +60,36 @@ func FuzzCond(f *testing.F) {
 				return []*graph.Node{ops.Tanh(ops.Add(o[0], ops.Scale(ops.Sum(y), 0.3)))}
 			}
 		}
-		fn := func(x []*graph.Node) *graph.Node {
+		// scan is the loop; x[3], when given, the predicates (float64).
+		scan := func(x []*graph.Node) *graph.Node {
 			ps := x[0].Graph().Const(predValues)
+			if len(x) > 3 {
+				ps = x[3]
+			}
 			final, ys := ops.Scan(func(c, s []*graph.Node) ([]*graph.Node, []*graph.Node) {
 				next := ops.Cond(s[0], branch(rest[:half], x[2]), branch(rest[half:], x[2]), []*graph.Node{c[0], s[1]})
 				return next, []*graph.Node{ops.Mul(next[0], s[1])}
 			}, []*graph.Node{x[0]}, []*graph.Node{ps, x[1]})
 			return ops.Add(ops.Sum(final[0]), ops.Sum(ops.Sin(ys[0])))
 		}
+		fn := func(x []*graph.Node) *graph.Node { return scan(x[:3]) }
+		// Vmapped over examples of their own carries and predicates,
+		// which take either branch at a step across the examples.
+		var examples [][]*tensor.Dense
+		for b := range 3 {
+			carry := graph.Float64s(inputs[0])
+			for i := range carry {
+				carry[i] *= 1 + 0.25*float64(b)
+			}
+			c, _ := graph.FromFloat64s(graph.Float64, carry, shape...)
+			p := make([]float64, steps)
+			for s := range p {
+				p[s] = float64((mask >> s & 1) ^ int64(b&1))
+			}
+			ps, _ := graph.FromFloat64s(graph.Float64, p, steps)
+			examples = append(examples, []*tensor.Dense{c, inputs[1], inputs[2], ps})
+		}
+		vmapAgrees(t, scan, examples, []bool{true, false, false, true})
 		opts := gradcheck.Options{Seed: 1}
 		if err := gradcheck.Check(fn, inputs, opts); err != nil {
 			fail(t, "first derivatives", err)
@@ -102,10 +124,15 @@ func FuzzWhile(f *testing.F) {
 			Values(rng, graph.TypeOf(graph.Float64, shape...)), // captured
 		}
 		rest := data[min(in.pos, len(data)):]
-		fn := func(x []*graph.Node) *graph.Node {
+		// loop is the While; x[2], when given, the bound.
+		loop := func(x []*graph.Node) *graph.Node {
 			g := x[0].Graph()
+			bound := g.Scalar(limit, graph.Float64)
+			if len(x) > 2 {
+				bound = x[2]
+			}
 			final, _ := ops.While(func(c []*graph.Node) *graph.Node {
-				return ops.Less(c[1], g.Scalar(limit, graph.Float64))
+				return ops.Less(c[1], bound)
 			}, func(c []*graph.Node) []*graph.Node {
 				b := NewBuilder(NewBytes(rest), Mode{MaxOps: 4}, c[0].Graph(), c[0], x[1])
 				y := b.BuildSmooth()
@@ -117,6 +144,20 @@ func FuzzWhile(f *testing.F) {
 			}, []*graph.Node{x[0], g.Scalar(0, graph.Float64)}, ops.MaxSteps(maxSteps))
 			return ops.Sum(ops.Sin(final[0]))
 		}
+		fn := func(x []*graph.Node) *graph.Node { return loop(x[:2]) }
+		// Vmapped over examples of their own carries and bounds, which
+		// stop them at different steps (none for the bound -0.5).
+		var examples [][]*tensor.Dense
+		for b := range 3 {
+			carry := graph.Float64s(inputs[0])
+			for i := range carry {
+				carry[i] *= 1 + 0.25*float64(b)
+			}
+			c, _ := graph.FromFloat64s(graph.Float64, carry, shape...)
+			l, _ := graph.FromFloat64s(graph.Float64, []float64{limit + float64(b) - 1})
+			examples = append(examples, []*tensor.Dense{c, inputs[1], l})
+		}
+		vmapAgrees(t, loop, examples, []bool{true, false, true})
 		opts := gradcheck.Options{Seed: 1}
 		if err := gradcheck.Check(fn, inputs, opts); err != nil {
 			fail(t, "first derivatives", err)
