@@ -68,6 +68,8 @@ type library struct {
 	commRank, commSize, commSetErrhandler uintptr
 	errorString, getLibraryVersion        uintptr
 	barrier, ibarrier                     uintptr
+	allreduce, bcast, allgather           uintptr
+	reduceScatterBlock, reduce            uintptr
 	iallreduce, ibcast, iallgather        uintptr
 	ireduceScatterBlock, ireduce          uintptr
 	test, abort                           uintptr
@@ -81,6 +83,8 @@ func (l *library) functions() map[string]*uintptr {
 		"MPI_Comm_set_errhandler": &l.commSetErrhandler,
 		"MPI_Error_string":        &l.errorString, "MPI_Get_library_version": &l.getLibraryVersion,
 		"MPI_Barrier": &l.barrier, "MPI_Ibarrier": &l.ibarrier,
+		"MPI_Allreduce": &l.allreduce, "MPI_Bcast": &l.bcast, "MPI_Allgather": &l.allgather,
+		"MPI_Reduce_scatter_block": &l.reduceScatterBlock, "MPI_Reduce": &l.reduce,
 		"MPI_Iallreduce": &l.iallreduce, "MPI_Ibcast": &l.ibcast, "MPI_Iallgather": &l.iallgather,
 		"MPI_Ireduce_scatter_block": &l.ireduceScatterBlock, "MPI_Ireduce": &l.ireduce,
 		"MPI_Test": &l.test, "MPI_Abort": &l.abort,
