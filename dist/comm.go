@@ -278,6 +278,9 @@ func (c *Comm) Close() error {
 	if c.failed != nil {
 		return c.failed
 	}
+	if c.work != nil {
+		close(c.work) // the caller thread returns
+	}
 	if c.lib == nil {
 		return nil
 	}

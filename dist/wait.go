@@ -90,7 +90,8 @@ type mpiCall struct {
 // not move; a goroutine's stack moves as it grows or shrinks, which
 // would leave MPI writing where the variables were.
 type waiter struct {
-	mode int // waitAuto, waitBlock or waitPoll
+	mode  int           // waitAuto, waitBlock or waitPoll
+	spent time.Duration // in MPI's collectives, waiting included, for benchmarks
 	// job is the call in progress, handed to the caller thread through
 	// work; its result comes back through result. The thread is started
 	// at the first blocking call; timer is the watchdog of its calls.
@@ -127,12 +128,14 @@ func (c *Comm) collective(what string, m *mpiCall) error {
 		return nil
 	}
 	c.job = *m
+	start := time.Now()
 	var err error
 	if c.blocks(m.bytes) {
 		err = c.block(what)
 	} else {
 		err = c.poll(what)
 	}
+	c.spent += time.Since(start)
 	if c.failed == nil {
 		// Done with the buffers; a failed Comm keeps them, as MPI may
 		// still write to them.
