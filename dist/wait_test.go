@@ -7,6 +7,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"gorgonia.org/tensor"
+
+	"github.com/nabla-go/nabla/internal/kernel/race"
 )
 
 // waitEnv makes a child's collectives all block ("block") or all poll
@@ -56,7 +58,9 @@ func TestCrowdedAllocatesNothing(t *testing.T) {
 	require.False(t, c.crowded(), "a million cpus crowded")
 	c.cpus = 0
 	c.crowded()
-	require.Zero(t, testing.AllocsPerRun(20, func() { c.crowded() }))
+	if !race.Enabled {
+		require.Zero(t, testing.AllocsPerRun(20, func() { c.crowded() }))
+	}
 }
 
 // checkWaiting: every collective gives its values with all of them
@@ -105,7 +109,9 @@ func checkWaiting(t *testing.T, c *Comm) {
 				}
 			})
 			require.NoError(t, err, "%s, %s", m.name, name)
-			require.Zero(t, allocs, "%s: %s allocated", m.name, name)
+			if !race.Enabled { // under it, purego's sync.Pool drops what it holds
+				require.Zero(t, allocs, "%s: %s allocated", m.name, name)
+			}
 		}
 		// The last one's values: rank q's block of the mean of AllGather's
 		// output, which holds q+1 in block q on every rank.
