@@ -99,7 +99,11 @@ func (c *Comm) allReduce(out, in *tensor.Dense, r Reduction) error {
 	}
 	dst, _ := c.bufferOf(what, out)
 	l := c.lib
-	m := newCall(c, l.allreduce, l.iallreduce, src, dst, uintptr(src.ptr), uintptr(dst.ptr), src.count, src.dtype, l.opOf(r), l.world)
+	send := uintptr(src.ptr)
+	if src.ptr == dst.ptr {
+		send = l.inPlace // the compiler gave out in's buffer (AllReduceOp.InPlace)
+	}
+	m := newCall(c, l.allreduce, l.iallreduce, src, dst, send, uintptr(dst.ptr), src.count, src.dtype, l.opOf(r), l.world)
 	err = c.collective(what, &m)
 	if err == nil && r == Mean {
 		scaleTensor(out, 1/float64(c.size))
@@ -187,8 +191,12 @@ func (c *Comm) reduceScatter(out, in *tensor.Dense, r Reduction) error {
 	return err
 }
 
-// copyTensor copies in's elements into out, of the same dtype and size.
+// copyTensor copies in's elements into out, of the same dtype and size;
+// nothing where they share their buffer.
 func copyTensor(out, in *tensor.Dense) {
+	if out.Uintptr() == in.Uintptr() {
+		return
+	}
 	if out.Dtype() == graph.Float32 {
 		copy(out.Float32s(), in.Float32s())
 	} else {

@@ -8,7 +8,10 @@ import (
 	"github.com/stretchr/testify/require"
 	"gorgonia.org/tensor"
 
+	"github.com/nabla-go/nabla/graph"
 	"github.com/nabla-go/nabla/internal/kernel/race"
+	"github.com/nabla-go/nabla/internal/testkit/fdtest"
+	"github.com/nabla-go/nabla/ops"
 )
 
 // waitEnv makes a child's collectives all block ("block") or all poll
@@ -113,6 +116,7 @@ func checkWaiting(t *testing.T, c *Comm) {
 				require.Zero(t, allocs, "%s: %s allocated", m.name, name)
 			}
 		}
+		checkInPlace(t, c, m.name)
 		// The last one's values: rank q's block of the mean of AllGather's
 		// output, which holds q+1 in block q on every rank.
 		for i, x := range out.Float32s() {
@@ -121,4 +125,30 @@ func checkWaiting(t *testing.T, c *Comm) {
 			}
 		}
 	}
+}
+
+// checkInPlace: an all-reduce whose output is its input's buffer, as the
+// compiler gives it (AllReduceOp.InPlace), sums the ranks' values there
+// (MPI_IN_PLACE: MPICH rejects aliased buffers), directly and in a
+// compiled program, whose all-reduce of a computed value takes its
+// buffer.
+func checkInPlace(t *testing.T, c *Comm, mode string) {
+	k := c.Size()
+	tri := float32(k * (k + 1) / 2) // Σ (q+1) over the ranks
+	x := tensor.New(tensor.WithShape(1000), tensor.Of(tensor.Float32))
+	for i := range x.Float32s() {
+		x.Float32s()[i] = float32(c.Rank()+1) * float32(i%5)
+	}
+	require.NoError(t, c.allReduce(x, x, Sum), mode)
+	for i, e := range x.Float32s() {
+		if want := tri * float32(i%5); e != want {
+			t.Fatalf("%s: element %d of the sum in place is %v, want %v", mode, i, e, want)
+		}
+	}
+	g := graph.New()
+	in := g.Input("x", graph.Float64, 2, 3)
+	sum := AllReduce(c, ops.Scale(in, 2), Sum)
+	got := fdtest.Evaluate(t, []*graph.Node{sum, Broadcast(c, ops.Scale(in, 3), 0)}, in, scaled(v, float64(c.Rank()+1)))
+	require.InDeltaSlice(t, scaled(v, 2*float64(tri)), got[0], 1e-12, "%s: AllReduce(Scale(x, 2))", mode)
+	require.InDeltaSlice(t, scaled(v, 3), got[1], 1e-12, "%s: Broadcast(Scale(x, 3))", mode)
 }
