@@ -3,7 +3,6 @@ package dist
 import (
 	"os"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 	"gorgonia.org/tensor"
@@ -29,27 +28,24 @@ func setWaitMode(c *Comm) {
 }
 
 // TestBlocks: a collective calls MPI's blocking function below pollFrom
-// bytes while the machine is not crowded, and the nonblocking one from
-// pollFrom bytes on, on a crowded machine, and where the machine runs
-// more ranks than cpus; the test modes force either.
+// bytes, and the nonblocking one from pollFrom bytes on and where the
+// machine runs more ranks than cpus; the test modes force either.
 func TestBlocks(t *testing.T) {
 	c := &Comm{cpus: 2}
-	c.crowdedAt = time.Now().Add(time.Hour) // the load read now, and not again
 	for _, cs := range []struct {
-		mode, bytes    int
-		share, crowded bool
-		blocks         bool
+		mode, bytes int
+		share       bool
+		blocks      bool
 	}{
-		{waitAuto, 0, false, false, true},
-		{waitAuto, 1 << 20, false, false, true},
-		{waitAuto, pollFrom - 1, false, false, true},
-		{waitAuto, pollFrom, false, false, false},
-		{waitAuto, 1 << 20, true, false, false},
-		{waitAuto, 1 << 20, false, true, false},
-		{waitBlock, 64 << 20, true, true, true},
-		{waitPoll, 0, false, false, false},
+		{waitAuto, 0, false, true},
+		{waitAuto, 1 << 20, false, true},
+		{waitAuto, pollFrom - 1, false, true},
+		{waitAuto, pollFrom, false, false},
+		{waitAuto, 1 << 20, true, false},
+		{waitBlock, 64 << 20, true, true},
+		{waitPoll, 0, false, false},
 	} {
-		c.mode, c.share, c.crowdedWas = cs.mode, cs.share, cs.crowded
+		c.mode, c.share = cs.mode, cs.share
 		require.Equal(t, cs.blocks, c.blocks(cs.bytes), "%+v", cs)
 	}
 }
