@@ -163,18 +163,20 @@ func w1(t *testing.T, opts ...nn.TrainingOption) (*vm.Machine, vm.Feeds) {
 const w1Batch = 64
 
 // timeSteps times w1Steps calls of step on every rank at once (after 5
-// to warm up), from a barrier to a barrier.
-func timeSteps(t *testing.T, c *Comm, step func() error) time.Duration {
+// to warm up), from a barrier to a barrier, and the time of each spent in
+// collectives, waiting included.
+func timeSteps(t *testing.T, c *Comm, step func() error) (took, inside time.Duration) {
 	for range 5 {
 		require.NoError(t, step())
 	}
 	require.NoError(t, c.Barrier())
-	start := time.Now()
+	start, spent := time.Now(), c.spent
 	for range w1Steps {
 		require.NoError(t, step())
 	}
+	took, inside = time.Since(start), c.spent-spent
 	require.NoError(t, c.Barrier())
-	return time.Since(start) / w1Steps
+	return took / w1Steps, inside / w1Steps
 }
 
 // TestChildW1Throughput times W1's training step under DataParallel and
@@ -191,18 +193,16 @@ func TestChildW1Throughput(t *testing.T) {
 	require.NoError(t, err)
 	setWaitMode(c)
 	m, feeds := w1(t, DataParallel(c))
-	spent := c.spent
-	step := timeSteps(t, c, func() error { return m.Run(feeds) })
-	inside := (c.spent - spent) / (w1Steps + 5) // less its two barriers, a little more
-	// The step's all-reduces: W1's first two weights (784×256 and
-	// 256×256 float32s) alone, the other parameters in one bucket.
+	step, inside := timeSteps(t, c, func() error { return m.Run(feeds) })
+	// The step's all-reduces, in place as in the step: W1's first two
+	// weights (784×256 and 256×256 float32s) alone, the other parameters
+	// in one bucket.
 	var reduces []func() error
 	for _, n := range []int{784 * 256, 256 * 256, 256 + 256 + 256*10 + 10} {
-		in := tensor.New(tensor.WithShape(n), tensor.Of(tensor.Float32))
-		out := tensor.New(tensor.WithShape(n), tensor.Of(tensor.Float32))
-		reduces = append(reduces, func() error { return c.allReduce(out, in, Sum) })
+		x := tensor.New(tensor.WithShape(n), tensor.Of(tensor.Float32))
+		reduces = append(reduces, func() error { return c.allReduce(x, x, Sum) })
 	}
-	reduce := timeSteps(t, c, func() error {
+	reduce, _ := timeSteps(t, c, func() error {
 		for _, r := range reduces {
 			if err := r(); err != nil {
 				return err
@@ -211,7 +211,7 @@ func TestChildW1Throughput(t *testing.T) {
 		return nil
 	})
 	if c.Size() == 1 {
-		reduce, inside = 0, 0 // copies, inside the step's computing
+		reduce = 0 // no MPI: the all-reduces copy, or nothing in place
 	}
 	if c.Rank() == 0 {
 		fmt.Printf("samples/s %.1f\n", float64(w1Batch*c.Size())/step.Seconds())

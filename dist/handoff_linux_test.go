@@ -10,25 +10,31 @@ import (
 	"github.com/nabla-go/nabla/internal/kernel/race"
 )
 
-// libc resolves C functions that stand in for MPI's blocking ones: abs
-// (abs(0) returns 0, MPI_SUCCESS, at once) and usleep (returns 0 after
-// the microseconds asked).
-func libc(t testing.TB) (abs, usleep uintptr) {
+// libc resolves abs, a C function that stands in for MPI's blocking
+// ones: abs(0) returns 0, MPI_SUCCESS, at once.
+func libc(t testing.TB) (abs uintptr) {
 	h, err := purego.Dlopen("libc.so.6", purego.RTLD_NOW|purego.RTLD_GLOBAL)
 	if err != nil {
 		t.Skipf("no libc.so.6: %v", err)
 	}
-	abs, err1 := purego.Dlsym(h, "abs")
-	usleep, err2 := purego.Dlsym(h, "usleep")
-	require.NoError(t, err1)
-	require.NoError(t, err2)
-	return abs, usleep
+	abs, err = purego.Dlsym(h, "abs")
+	require.NoError(t, err)
+	return abs
 }
 
+// hang and release: hang, called from C, returns 0 once release gives it
+// leave; a blocking collective that a rank skipped (a C sleep would
+// return early where a signal interrupts it).
+var (
+	release = make(chan struct{})
+	hang    = purego.NewCallback(func() uintptr { <-release; return 0 })
+)
+
 // standIn is a Comm of two ranks whose collectives all block, on the
-// function of the call given them.
-func standIn(timeout time.Duration) *Comm {
-	return &Comm{lib: &library{}, rank: 0, size: 2, timeout: timeout, waiter: waiter{mode: waitBlock}}
+// function of the call given them; MPI_Error_string's stand-in (abs)
+// fails, so that an error's text is its code.
+func standIn(timeout time.Duration, abs uintptr) *Comm {
+	return &Comm{lib: &library{errorString: abs}, rank: 0, size: 2, timeout: timeout, waiter: waiter{mode: waitBlock}}
 }
 
 // TestBlockingTimeout: a blocking collective that does not return (a
@@ -36,20 +42,21 @@ func standIn(timeout time.Duration) *Comm {
 // error every later call returns at once; one that returns within it
 // succeeds, again and again, allocating nothing.
 func TestBlockingTimeout(t *testing.T) {
-	abs, usleep := libc(t)
-	c := standIn(time.Second)
-	for range 3 {
-		require.NoError(t, c.collective("AllReduce", &mpiCall{fn: usleep, args: [9]uintptr{1000}, n: 1}))
-	}
+	abs := libc(t)
+	c := standIn(time.Second, abs)
 	quick := &mpiCall{fn: abs, n: 1}
+	for range 3 {
+		require.NoError(t, c.collective("AllReduce", quick))
+	}
 	if !race.Enabled { // under it, purego's sync.Pool drops what it holds
 		require.Zero(t, testing.AllocsPerRun(100, func() { require.NoError(t, c.collective("AllReduce", quick)) }))
 	}
 	const timeout = 100 * time.Millisecond
-	c = standIn(timeout)
+	c = standIn(timeout, abs)
 	start := time.Now()
-	err := c.collective("AllReduce", &mpiCall{fn: usleep, args: [9]uintptr{3e6}, n: 1}) // 3 s
+	err := c.collective("AllReduce", &mpiCall{fn: hang})
 	took := time.Since(start)
+	defer func() { release <- struct{}{} }() // the caller thread, still in C, returns
 	require.EqualError(t, err, "dist: AllReduce on rank 0 of 2 did not finish within 100ms: another rank failed, exited, or did not make the same collective calls in the same order; "+
 		"MPI cannot cancel a collective, so this communicator is unusable and the process should exit")
 	require.GreaterOrEqual(t, took, timeout)
@@ -66,7 +73,7 @@ func TestBlockingTimeout(t *testing.T) {
 //
 //	go test ./dist -run '^$' -bench Handoff
 func BenchmarkHandoff(b *testing.B) {
-	abs, _ := libc(b)
+	abs := libc(b)
 	args := [1]uintptr{}
 	b.Run("direct", func(b *testing.B) {
 		for range b.N {
@@ -74,7 +81,7 @@ func BenchmarkHandoff(b *testing.B) {
 		}
 	})
 	b.Run("caller thread", func(b *testing.B) {
-		c := standIn(time.Minute)
+		c := standIn(time.Minute, abs)
 		m := &mpiCall{fn: abs, n: 1}
 		for range b.N {
 			if err := c.collective("AllReduce", m); err != nil {
