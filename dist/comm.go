@@ -48,8 +48,9 @@ type Option func(*Comm)
 // before returning an error (DefaultTimeout without it; 0 or less waits
 // forever). A rank that crashed, exited or skipped a collective would
 // otherwise leave the others waiting: MPI cannot cancel a collective, so
-// after a timeout the Comm is broken, every later call returns the same
-// error, and the process should exit.
+// after a timeout the Comm is broken (the goroutine that made a blocking
+// call stays inside MPI), every later call returns the same error, and
+// the process should exit.
 func WithTimeout(d time.Duration) Option { return func(c *Comm) { c.timeout = d } }
 
 // launcher is where a process learns its rank and the group's size.
