@@ -38,14 +38,7 @@ type Comm struct {
 	// launcher does not say how many it runs.
 	share bool
 	cpus  int // the machine's cpus online
-	// req, done and testArgs are the request of the collective in
-	// progress, MPI_Test's flag and its arguments. MPI writes req and
-	// done, so they live in the Comm, on the heap, which does not move;
-	// a goroutine's stack moves as it grows or shrinks, which would
-	// leave MPI writing where the variables were.
-	req      uintptr
-	done     int32
-	testArgs [3]uintptr
+	waiter
 }
 
 // Option configures Init.
@@ -55,8 +48,9 @@ type Option func(*Comm)
 // before returning an error (DefaultTimeout without it; 0 or less waits
 // forever). A rank that crashed, exited or skipped a collective would
 // otherwise leave the others waiting: MPI cannot cancel a collective, so
-// after a timeout the Comm is broken, every later call returns the same
-// error, and the process should exit.
+// after a timeout the Comm is broken (the goroutine that made a blocking
+// call stays inside MPI), every later call returns the same error, and
+// the process should exit.
 func WithTimeout(d time.Duration) Option { return func(c *Comm) { c.timeout = d } }
 
 // launcher is where a process learns its rank and the group's size.
@@ -86,13 +80,20 @@ func cpuListSize(s string) int {
 }
 
 // runnableOf reads the number of threads runnable on the machine from
-// the text of Linux's /proc/loadavg ("0.90 1.58 2.05 3/456 12345": 3).
+// the text of Linux's /proc/loadavg ("0.90 1.58 2.05 3/456 12345": 3),
+// allocating nothing.
 func runnableOf(loadavg string) (int, bool) {
-	f := strings.Fields(loadavg)
-	if len(f) < 4 {
-		return 0, false
+	s := loadavg
+	var f string
+	for range 4 {
+		s = strings.TrimLeft(s, " \t\n")
+		end := strings.IndexAny(s, " \t\n")
+		if end < 0 {
+			end = len(s)
+		}
+		f, s = s[:end], s[end:]
 	}
-	run, _, ok := strings.Cut(f[3], "/")
+	run, _, ok := strings.Cut(f, "/")
 	n, err := strconv.Atoi(run)
 	return n, ok && err == nil && n >= 0
 }
@@ -256,9 +257,10 @@ func (c *Comm) Barrier() error {
 	if c == nil {
 		return errNilComm("Barrier")
 	}
-	return c.collective("Barrier", func(l *library, req *uintptr) int32 {
-		return call(l.ibarrier, l.world, uintptr(unsafe.Pointer(req)))
-	})
+	if c.alone() {
+		return c.collective("Barrier", nil)
+	}
+	return c.collective("Barrier", &mpiCall{fn: c.lib.barrier, nonblocking: c.lib.ibarrier, args: [9]uintptr{c.lib.world}, n: 1})
 }
 
 // Close finalises MPI once every rank calls it. A Comm whose collective
@@ -276,6 +278,9 @@ func (c *Comm) Close() error {
 	c.closed = true
 	if c.failed != nil {
 		return c.failed
+	}
+	if c.work != nil {
+		close(c.work) // the caller thread returns
 	}
 	if c.lib == nil {
 		return nil
@@ -301,87 +306,6 @@ func errNilComm(what string) error {
 // text for it.
 func (c *Comm) mpiError(what string, r int32) error {
 	return fmt.Errorf("dist: %s on %v: MPI error %d: %s", what, c, r, c.lib.errorText(r))
-}
-
-// collective starts a nonblocking collective with start, which writes its
-// request, and waits for it, at most c's timeout. It is a no-op for a
-// single rank (the callers copy their input themselves).
-func (c *Comm) collective(what string, start func(l *library, req *uintptr) int32) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	switch {
-	case c.closed:
-		return fmt.Errorf("dist: %s on %v after Close", what, c)
-	case c.failed != nil:
-		return c.failed
-	case c.alone():
-		return nil
-	}
-	c.req = 0
-	if r := start(c.lib, &c.req); r != 0 {
-		return c.mpiError(what, r)
-	}
-	return c.wait(what)
-}
-
-// How wait polls: without pause for spinFor (a collective whose ranks
-// arrive together finishes within it); then yielding the processor
-// between polls while other threads want it, and without pause
-// otherwise, as MPI's blocking calls poll; after napAfter, sleeping
-// napFor between polls, so that a long wait (a rank writing a
-// checkpoint) does not burn a core. Other threads want the processor
-// where this machine runs more ranks than it has cpus (Comm.share: a rank
-// waited for may need this core, and Open MPI's mpi_yield_when_idle
-// yields for them alike), and while more threads are runnable on it than
-// it has cpus (crowded, read again every recheck): a rank that yields on
-// a crowded machine is owed the processor when its message comes (W1's
-// step on two ranks took a third of the time it took polling without
-// pause, the machine's load at 15), and one that yields on a quiet
-// machine hands its core to whatever wakes for a moment (a 1 MB
-// all-reduce took twice as long).
-const (
-	spinFor  = 50 * time.Microsecond
-	recheck  = time.Millisecond
-	napAfter = time.Second
-	napFor   = 100 * time.Microsecond
-)
-
-// wait polls the request c.req with MPI_Test until it completes or c's
-// timeout passes.
-func (c *Comm) wait(what string) error {
-	start := time.Now()
-	c.done = 0
-	// The same arguments for every poll, in the Comm: a variadic slice
-	// made at each call would be allocated by each.
-	c.testArgs = [3]uintptr{uintptr(unsafe.Pointer(&c.req)), uintptr(unsafe.Pointer(&c.done)), c.lib.statusIgnore}
-	polite, checked := c.share, -recheck
-	for i := 0; ; i++ {
-		if r := call(c.lib.test, c.testArgs[:]...); r != 0 {
-			return c.mpiError(what, r)
-		}
-		if c.done != 0 {
-			return nil
-		}
-		if i < 16 {
-			continue
-		}
-		waited := time.Since(start)
-		switch {
-		case c.timeout > 0 && waited > c.timeout:
-			c.failed = fmt.Errorf("dist: %s on %v did not finish within %v: another rank failed, exited, or did not make the same collective calls in the same order; "+
-				"MPI cannot cancel a collective, so this communicator is unusable and the process should exit", what, c, c.timeout)
-			return c.failed
-		case waited > napAfter:
-			time.Sleep(napFor)
-		case waited > spinFor:
-			if !c.share && waited-checked >= recheck {
-				polite, checked = crowded(c.cpus), waited
-			}
-			if polite {
-				yield()
-			}
-		}
-	}
 }
 
 // count converts an element count to MPI's C int, or says it is too big.

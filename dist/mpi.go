@@ -34,6 +34,7 @@ type abi struct {
 	sum, max         uintptr
 	errorsReturn     uintptr
 	statusIgnore     uintptr // MPI_STATUS_IGNORE: 0 in Open MPI, 1 in MPICH
+	inPlace          uintptr // MPI_IN_PLACE: 1 in Open MPI, -1 in MPICH
 }
 
 // mpichABI is MPICH's, from its mpi.h (the MPICH ABI initiative's values,
@@ -42,7 +43,7 @@ var mpichABI = abi{
 	name:  "MPICH",
 	world: 0x44000000, float32: 0x4c00040a, float64: 0x4c00080b,
 	sum: 0x58000003, max: 0x58000001, errorsReturn: 0x54000001,
-	statusIgnore: 1,
+	statusIgnore: 1, inPlace: ^uintptr(0),
 }
 
 // openMPISymbols are the global objects whose addresses are Open MPI's
@@ -68,6 +69,8 @@ type library struct {
 	commRank, commSize, commSetErrhandler uintptr
 	errorString, getLibraryVersion        uintptr
 	barrier, ibarrier                     uintptr
+	allreduce, bcast, allgather           uintptr
+	reduceScatterBlock, reduce            uintptr
 	iallreduce, ibcast, iallgather        uintptr
 	ireduceScatterBlock, ireduce          uintptr
 	test, abort                           uintptr
@@ -81,6 +84,8 @@ func (l *library) functions() map[string]*uintptr {
 		"MPI_Comm_set_errhandler": &l.commSetErrhandler,
 		"MPI_Error_string":        &l.errorString, "MPI_Get_library_version": &l.getLibraryVersion,
 		"MPI_Barrier": &l.barrier, "MPI_Ibarrier": &l.ibarrier,
+		"MPI_Allreduce": &l.allreduce, "MPI_Bcast": &l.bcast, "MPI_Allgather": &l.allgather,
+		"MPI_Reduce_scatter_block": &l.reduceScatterBlock, "MPI_Reduce": &l.reduce,
 		"MPI_Iallreduce": &l.iallreduce, "MPI_Ibcast": &l.ibcast, "MPI_Iallgather": &l.iallgather,
 		"MPI_Ireduce_scatter_block": &l.ireduceScatterBlock, "MPI_Ireduce": &l.ireduce,
 		"MPI_Test": &l.test, "MPI_Abort": &l.abort,
@@ -132,7 +137,7 @@ func bindLibrary(h uintptr, path string) (*library, error) {
 		return nil, fmt.Errorf("lacks %s (an MPI older than 3.0?)", strings.Join(missing, ", "))
 	}
 	if addr, err := purego.Dlsym(h, openMPISymbols[0]); err == nil && addr != 0 {
-		l.abi = abi{name: "Open MPI"}
+		l.abi = abi{name: "Open MPI", inPlace: 1}
 		fields := []*uintptr{&l.world, &l.float32, &l.float64, &l.sum, &l.max, &l.errorsReturn}
 		for i, s := range openMPISymbols {
 			a, err := purego.Dlsym(h, s)

@@ -34,6 +34,7 @@ func child(t *testing.T) *Comm {
 	if err != nil {
 		t.Fatal(err)
 	}
+	setWaitMode(c)
 	t.Logf("%v, %s", c, c.Library())
 	return c
 }
@@ -57,6 +58,7 @@ func TestChild(t *testing.T) {
 	t.Run("NilDereferencePanics", checkNilPanics)
 	t.Run("OneRankCallsNoMPI", func(t *testing.T) { checkOneRank(t, c) })
 	t.Run("WaitWhileStacksMove", func(t *testing.T) { checkStackMoves(t, c) })
+	t.Run("BlockingAndPolling", func(t *testing.T) { checkWaiting(t, c) })
 	require.NoError(t, c.Barrier())
 	require.NoError(t, c.Close())
 	require.NoError(t, c.Close(), "a second Close")
@@ -112,6 +114,7 @@ func TestChildFailure(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	setWaitMode(c)
 	if c.Rank() == c.Size()-1 {
 		if os.Getenv(failEnv) == "exit" {
 			os.Exit(3)
@@ -119,10 +122,15 @@ func TestChildFailure(t *testing.T) {
 		time.Sleep(3 * failTimeout)
 		return
 	}
+	start := time.Now()
 	err = c.Barrier()
-	t.Logf("%v: Barrier: %v", c, err)
+	took := time.Since(start)
+	t.Logf("%v: Barrier after %v: %v", c, took, err)
 	if err == nil {
 		t.Fatalf("%v: Barrier succeeded though rank %d did not call it", c, c.Size()-1)
+	}
+	if took < failTimeout || took > failTimeout+time.Second {
+		t.Fatalf("%v: Barrier failed after %v, not within a second past its timeout of %v", c, took, failTimeout)
 	}
 	require.Equal(t, err, c.Barrier(), "the error sticks")
 	require.Equal(t, err, c.Close(), "Close returns it without finalising")
@@ -143,6 +151,15 @@ func TestRankFailure(t *testing.T) {
 }
 
 func rankFailure(t *testing.T, l mpitest.Launcher) {
+	for _, wait := range []string{"block", "poll"} {
+		t.Setenv(waitEnv, wait)
+		rankFailureWaiting(t, l, wait)
+	}
+}
+
+// rankFailureWaiting checks the failures of rankFailure with every
+// collective blocking, or every one polling, as wait says.
+func rankFailureWaiting(t *testing.T, l mpitest.Launcher, wait string) {
 	const limit = 30 * time.Second
 	for _, mode := range []string{"exit", "skip"} {
 		t.Setenv(failEnv, mode)
@@ -157,11 +174,11 @@ func rankFailure(t *testing.T, l mpitest.Launcher) {
 			}
 		case "skip":
 			want := "dist: Barrier on rank 0 of 2 did not finish within 2s: another rank failed, exited, or did not make the same collective calls in the same order"
-			if !strings.Contains(out, want) {
+			if !strings.Contains(out, want) || strings.Contains(out, "--- FAIL") {
 				t.Fatalf("skip: the surviving rank did not report %q:\n%s", want, out)
 			}
 		}
-		t.Logf("%s, %s: ended after %v: %v", l.Name, mode, took.Round(time.Millisecond), err)
+		t.Logf("%s, %s, %s: ended after %v: %v", l.Name, wait, mode, took.Round(time.Millisecond), err)
 	}
 }
 
@@ -177,6 +194,7 @@ func checkOneRank(t *testing.T, c *Comm) {
 	defer func() { c.lib = saved }()
 	none := *saved
 	none.barrier, none.ibarrier, none.iallreduce, none.ibcast, none.iallgather = 0, 0, 0, 0, 0
+	none.allreduce, none.bcast, none.allgather, none.reduceScatterBlock, none.reduce = 0, 0, 0, 0, 0
 	none.ireduceScatterBlock, none.ireduce, none.test = 0, 0, 0
 	c.lib = &none
 	checkCollectives(t, c)

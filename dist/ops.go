@@ -67,6 +67,12 @@ func (op AllReduceOp) Type(in []graph.Type) (graph.Type, error) {
 	return floatType(op.Comm, in)
 }
 
+// InPlace is 0: the compiler may give the output x's buffer, where
+// nothing reads x afterwards (a gradient, in DataParallel), and MPI then
+// reduces in it (MPI_IN_PLACE), sparing a buffer and the copy of x into
+// it that MPI's all-reduce begins with.
+func (AllReduceOp) InPlace() int { return 0 }
+
 // Forward all-reduces in[0] into out.
 func (op AllReduceOp) Forward(out *tensor.Dense, in []*tensor.Dense) error {
 	return op.Comm.allReduce(out, in[0], op.Reduction)
@@ -128,6 +134,10 @@ func rootedType(c *Comm, root int, in []graph.Type) (graph.Type, error) {
 	}
 	return t, err
 }
+
+// InPlace is 0: the compiler may give the output x's buffer, which the
+// broadcast then overwrites on the ranks but root.
+func (BroadcastOp) InPlace() int { return 0 }
 
 // Forward broadcasts root's in[0] into out.
 func (op BroadcastOp) Forward(out *tensor.Dense, in []*tensor.Dense) error {

@@ -48,9 +48,20 @@ func onlineCPUs() int {
 
 // crowded reports whether more threads are runnable on the machine than
 // it has cpus, as /proc/loadavg says at this moment; true where it does
-// not say.
-func crowded(cpus int) bool {
-	b, err := os.ReadFile("/proc/loadavg")
-	n, ok := runnableOf(string(b))
-	return err != nil || !ok || n > cpus
+// not say. It allocates nothing: the file stays open, read again from its
+// start into the Comm's buffer.
+func (c *Comm) crowded() bool {
+	if c.load == nil {
+		f, err := os.Open("/proc/loadavg")
+		if err != nil {
+			return true
+		}
+		c.load = f
+	}
+	n, _ := c.load.ReadAt(c.loadBuf[:], 0)
+	if n <= 0 {
+		return true
+	}
+	k, ok := runnableOf(unsafe.String(&c.loadBuf[0], n))
+	return !ok || k > c.cpus
 }

@@ -215,7 +215,8 @@ func TestParallelErrors(t *testing.T) {
 // TestDataParallelFoldsMean: DataParallel all-reduces sums and leaves the
 // division by the number of ranks to the optimiser's update, which the
 // compiler fuses it into (SGD's here): no pass of its own over the
-// gradients.
+// gradients. Each all-reduce sums in its gradient's (or bucket's) own
+// buffer (AllReduceOp.InPlace).
 func TestDataParallelFoldsMean(t *testing.T) {
 	g := graph.New()
 	model := nn.NewSequential("mlp",
@@ -232,6 +233,7 @@ func TestDataParallelFoldsMean(t *testing.T) {
 		for _, in := range p.Instructions() {
 			if op, ok := in.Op.(AllReduceOp); ok {
 				require.Equal(t, Sum, op.Reduction, "bucket %d: %s", bucket, p)
+				require.Equal(t, in.In[0], in.Out[0], "bucket %d: an all-reduce not in place:\n%s", bucket, p)
 				reduces++
 			}
 			require.NotEqual(t, "Scale", in.Name(), "bucket %d: a pass of its own:\n%s", bucket, p)

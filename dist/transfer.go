@@ -39,7 +39,7 @@ func (r Reduction) String() string {
 // buffer is a tensor's memory as MPI sees it: its first element, its
 // number of elements and its MPI datatype.
 type buffer struct {
-	ptr   uintptr
+	ptr   unsafe.Pointer
 	count uintptr
 	dtype uintptr
 }
@@ -53,11 +53,29 @@ func (c *Comm) bufferOf(what string, t *tensor.Dense) (buffer, error) {
 	}
 	b := buffer{count: n}
 	if t.Dtype() == graph.Float32 {
-		b.ptr, b.dtype = uintptr(unsafe.Pointer(unsafe.SliceData(t.Float32s()))), c.lib.float32
+		b.ptr, b.dtype = unsafe.Pointer(unsafe.SliceData(t.Float32s())), c.lib.float32
 	} else {
-		b.ptr, b.dtype = uintptr(unsafe.Pointer(unsafe.SliceData(t.Float64s()))), c.lib.float64
+		b.ptr, b.dtype = unsafe.Pointer(unsafe.SliceData(t.Float64s())), c.lib.float64
 	}
 	return b, nil
+}
+
+// bytes is the size of b's elements in bytes.
+func (b buffer) bytes(c *Comm) int {
+	if b.dtype == c.lib.float32 {
+		return 4 * int(b.count)
+	}
+	return 8 * int(b.count)
+}
+
+// newCall is the call of the blocking MPI function fn, whose
+// nonblocking twin is nb, with args, sending the bytes of src (which
+// choose how to wait) and writing dst (the same buffer, or nil, where it
+// is src).
+func newCall(c *Comm, fn, nb uintptr, src, dst buffer, args ...uintptr) mpiCall {
+	m := mpiCall{fn: fn, nonblocking: nb, n: len(args), bytes: src.bytes(c), keep: [2]unsafe.Pointer{src.ptr, dst.ptr}}
+	copy(m.args[:], args)
+	return m
 }
 
 // opOf is r's MPI_Op: Mean is a sum, divided afterwards.
@@ -80,9 +98,13 @@ func (c *Comm) allReduce(out, in *tensor.Dense, r Reduction) error {
 		return err
 	}
 	dst, _ := c.bufferOf(what, out)
-	err = c.collective(what, func(l *library, req *uintptr) int32 {
-		return call(l.iallreduce, src.ptr, dst.ptr, src.count, src.dtype, l.opOf(r), l.world, uintptr(unsafe.Pointer(req)))
-	})
+	l := c.lib
+	send := uintptr(src.ptr)
+	if src.ptr == dst.ptr {
+		send = l.inPlace // the compiler gave out in's buffer (AllReduceOp.InPlace)
+	}
+	m := newCall(c, l.allreduce, l.iallreduce, src, dst, send, uintptr(dst.ptr), src.count, src.dtype, l.opOf(r), l.world)
+	err = c.collective(what, &m)
 	if err == nil && r == Mean {
 		scaleTensor(out, 1/float64(c.size))
 	}
@@ -102,9 +124,9 @@ func (c *Comm) broadcast(out, in *tensor.Dense, root int) error {
 	if err != nil {
 		return err
 	}
-	return c.collective(what, func(l *library, req *uintptr) int32 {
-		return call(l.ibcast, b.ptr, b.count, b.dtype, uintptr(root), l.world, uintptr(unsafe.Pointer(req)))
-	})
+	l := c.lib
+	m := newCall(c, l.bcast, l.ibcast, b, b, uintptr(b.ptr), b.count, b.dtype, uintptr(root), l.world)
+	return c.collective(what, &m)
 }
 
 // reduceTo sets out to the sum of every rank's in on root, and to zeros
@@ -120,9 +142,9 @@ func (c *Comm) reduceTo(out, in *tensor.Dense, root int) error {
 		return err
 	}
 	dst, _ := c.bufferOf(what, out)
-	err = c.collective(what, func(l *library, req *uintptr) int32 {
-		return call(l.ireduce, src.ptr, dst.ptr, src.count, src.dtype, l.sum, uintptr(root), l.world, uintptr(unsafe.Pointer(req)))
-	})
+	l := c.lib
+	m := newCall(c, l.reduce, l.ireduce, src, dst, uintptr(src.ptr), uintptr(dst.ptr), src.count, src.dtype, l.sum, uintptr(root), l.world)
+	err = c.collective(what, &m)
 	if err == nil && c.rank != root {
 		scaleTensor(out, 0)
 	}
@@ -142,9 +164,9 @@ func (c *Comm) allGather(out, in *tensor.Dense) error {
 		return err
 	}
 	dst, _ := c.bufferOf(what, out)
-	return c.collective(what, func(l *library, req *uintptr) int32 {
-		return call(l.iallgather, src.ptr, src.count, src.dtype, dst.ptr, src.count, dst.dtype, l.world, uintptr(unsafe.Pointer(req)))
-	})
+	l := c.lib
+	m := newCall(c, l.allgather, l.iallgather, src, dst, uintptr(src.ptr), src.count, src.dtype, uintptr(dst.ptr), src.count, dst.dtype, l.world)
+	return c.collective(what, &m)
 }
 
 // reduceScatter sets out to this rank's block (of Size() equal blocks) of
@@ -160,17 +182,21 @@ func (c *Comm) reduceScatter(out, in *tensor.Dense, r Reduction) error {
 		return err
 	}
 	dst, _ := c.bufferOf(what, out)
-	err = c.collective(what, func(l *library, req *uintptr) int32 {
-		return call(l.ireduceScatterBlock, src.ptr, dst.ptr, dst.count, src.dtype, l.opOf(r), l.world, uintptr(unsafe.Pointer(req)))
-	})
+	l := c.lib
+	m := newCall(c, l.reduceScatterBlock, l.ireduceScatterBlock, src, dst, uintptr(src.ptr), uintptr(dst.ptr), dst.count, src.dtype, l.opOf(r), l.world)
+	err = c.collective(what, &m)
 	if err == nil && r == Mean {
 		scaleTensor(out, 1/float64(c.size))
 	}
 	return err
 }
 
-// copyTensor copies in's elements into out, of the same dtype and size.
+// copyTensor copies in's elements into out, of the same dtype and size;
+// nothing where they share their buffer.
 func copyTensor(out, in *tensor.Dense) {
+	if out.Uintptr() == in.Uintptr() {
+		return
+	}
 	if out.Dtype() == graph.Float32 {
 		copy(out.Float32s(), in.Float32s())
 	} else {
