@@ -274,6 +274,9 @@ func sliceStepped(x *graph.Node, axis, start, end, step int) (*graph.Node, error
 		return nil, fmt.Errorf("step 0")
 	}
 	n := x.Shape()[axis]
+	// A step past the axis takes one element; clamped so, the index
+	// arithmetic below cannot wrap (ONNX allows steps up to ±2⁶³-1).
+	step = max(min(step, n+1), -n-1)
 	fix := func(i, lo, hi int) int {
 		i = clampInt(i)
 		if i < 0 {

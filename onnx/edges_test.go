@@ -1,0 +1,52 @@
+package onnx_test
+
+import (
+	"math"
+	"slices"
+	"testing"
+
+	"github.com/nabla-go/nabla/graph"
+	"github.com/nabla-go/nabla/onnx"
+	"gorgonia.org/tensor"
+)
+
+// importRun imports a one-node model and runs it on the given inputs.
+func importRun(t *testing.T, data []byte, inputs ...*tensor.Dense) []float64 {
+	t.Helper()
+	m, err := onnx.Import(data, onnx.Options{})
+	if err != nil {
+		t.Fatalf("Import: %v", err)
+	}
+	out, err := runModel(m, inputs)
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	return graph.Float64s(out[0])
+}
+
+// TestSliceHugeSteps slices (10 11 12 13 14) with steps near ±2⁶³, which
+// ONNX allows (one element, the first): the index arithmetic must not
+// wrap. The wanted values are numpy's x[start:end:step].
+func TestSliceHugeSteps(t *testing.T) {
+	x, err := graph.FromFloat64s(graph.Float64, []float64{10, 11, 12, 13, 14}, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		start, end, step int64
+		want             []float64
+	}{
+		{1, math.MaxInt64, math.MaxInt64, []float64{11}},
+		{0, 5, math.MaxInt64 - 1, []float64{10}},
+		{4, 5, math.MaxInt64, []float64{14}},
+		{-100, math.MaxInt64, 2, []float64{10, 12, 14}},
+		{3, math.MinInt64, math.MinInt64, []float64{13}},
+		{math.MaxInt64, math.MinInt64, -math.MaxInt64, []float64{14}},
+		{-1, -6, -2, []float64{14, 12, 10}},
+	} {
+		data := oneNodeModel("Slice", 17, nil, []operand{{shape: []int{5}}, ints(c.start), ints(c.end), ints(0), ints(c.step)})
+		if got := importRun(t, data, x); !slices.Equal(got, c.want) {
+			t.Errorf("case [%d:%d:%d]: got %v, want %v", c.start, c.end, c.step, got, c.want)
+		}
+	}
+}
