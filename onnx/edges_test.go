@@ -3,10 +3,12 @@ package onnx_test
 import (
 	"math"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/nabla-go/nabla/graph"
 	"github.com/nabla-go/nabla/onnx"
+	"github.com/nabla-go/nabla/onnx/onnxpb"
 	"gorgonia.org/tensor"
 )
 
@@ -47,6 +49,25 @@ func TestSliceHugeSteps(t *testing.T) {
 		data := oneNodeModel("Slice", 17, nil, []operand{{shape: []int{5}}, ints(c.start), ints(c.end), ints(0), ints(c.step)})
 		if got := importRun(t, data, x); !slices.Equal(got, c.want) {
 			t.Errorf("case [%d:%d:%d]: got %v, want %v", c.start, c.end, c.step, got, c.want)
+		}
+	}
+}
+
+// TestArgMaxErrors: an ArgMax over an empty axis, of a scalar, or along
+// an axis out of range, is an error that says which.
+func TestArgMaxErrors(t *testing.T) {
+	for _, c := range []struct {
+		shape []int
+		axis  int64
+		want  string
+	}{
+		{[]int{2, 0}, 1, "node ArgMax (unnamed, output \"y\"), opset 17: axis 1 of float64(2,0) is empty: no element is the extreme"},
+		{[]int{}, 0, "input float64() is a scalar: want an axis to search"},
+		{[]int{2, 3}, 2, "input float64(2,3): axis 2 out of range for rank 2"},
+	} {
+		_, err := onnx.Import(oneNodeModel("ArgMax", 17, []*onnxpb.AttributeProto{attrI("axis", c.axis)}, []operand{{shape: c.shape}}), onnx.Options{})
+		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "<nil>") {
+			t.Errorf("case %v axis %d: got %v, want an error containing %q", c.shape, c.axis, err, c.want)
 		}
 	}
 }

@@ -56,8 +56,13 @@ func importArg(c *nodeContext, isMin bool) (*graph.Node, error) {
 		return nil, err
 	}
 	axis, err := graph.NormalizeAxis(c.attrInt("axis", 0), max(x.Type().Rank(), 1))
-	if err != nil || x.Type().Rank() == 0 || x.Shape()[axis] == 0 {
-		return nil, fmt.Errorf("axis %d of %v: %v", c.attrInt("axis", 0), x.Type(), err)
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("input %v: %v", x.Type(), err)
+	case x.Type().Rank() == 0:
+		return nil, fmt.Errorf("input %v is a scalar: want an axis to search", x.Type())
+	case x.Shape()[axis] == 0:
+		return nil, fmt.Errorf("axis %d of %v is empty: no element is the extreme", axis, x.Type())
 	}
 	if graph.IsInteger(x.DType()) {
 		x = ops.Cast(x, graph.Float64)
