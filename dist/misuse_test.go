@@ -1,0 +1,44 @@
+package dist
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/nabla-go/nabla/graph"
+)
+
+// collectives builds each collective of c on x.
+var collectives = []struct {
+	name  string
+	build func(c *Comm, x *graph.Node) *graph.Node
+}{
+	{"AllReduce", func(c *Comm, x *graph.Node) *graph.Node { return AllReduce(c, x, Mean) }},
+	{"Broadcast", func(c *Comm, x *graph.Node) *graph.Node { return Broadcast(c, x, 0) }},
+	{"ReduceTo", func(c *Comm, x *graph.Node) *graph.Node { return ReduceTo(c, x, 0) }},
+	{"AllGather", func(c *Comm, x *graph.Node) *graph.Node { return AllGather(c, x) }},
+	{"ReduceScatter", func(c *Comm, x *graph.Node) *graph.Node { return ReduceScatter(c, x, Sum) }},
+}
+
+// TestZeroComm: a Comm not made by Init (dist.Comm{}, of no ranks) is an
+// error for every collective and method, as a nil one is; it gave an
+// AllGather of no rows, and a ReduceScatter that divided by zero.
+func TestZeroComm(t *testing.T) {
+	zero := &Comm{}
+	for _, cs := range collectives {
+		g := graph.New()
+		err := cs.build(zero, g.Input("x", graph.Float64, 2, 3)).Err()
+		require.ErrorContains(t, err, "nabla: "+cs.name+": the Comm is zero (a dist.Comm{} of no ranks): get one from dist.Init")
+		require.Contains(t, err.Error(), "misuse_test.go:", cs.name)
+	}
+	const want = " on a zero Comm (a dist.Comm{} of no ranks): get one from dist.Init"
+	require.EqualError(t, zero.Barrier(), "dist: Barrier"+want)
+	require.EqualError(t, zero.Close(), "dist: Close"+want)
+	require.EqualError(t, zero.Save("x", nil, nil), "dist: Save"+want)
+	require.EqualError(t, zero.BroadcastState(nil, nil, 0), "dist: BroadcastState"+want)
+	var none *Comm
+	require.Equal(t, 0, none.Rank())
+	require.Equal(t, 0, none.Size())
+	require.Equal(t, "a nil Comm", none.String())
+	require.Equal(t, "none (a nil Comm)", none.Library())
+}
