@@ -1,11 +1,14 @@
 package dist
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/nabla-go/nabla/compile"
 	"github.com/nabla-go/nabla/graph"
+	"github.com/nabla-go/nabla/vm"
 )
 
 // collectives builds each collective of c on x.
@@ -41,4 +44,40 @@ func TestZeroComm(t *testing.T) {
 	require.Equal(t, 0, none.Size())
 	require.Equal(t, "a nil Comm", none.String())
 	require.Equal(t, "none (a nil Comm)", none.Library())
+}
+
+// TestCollectivesAfterClose: a single process's collectives after Close
+// are errors, as they are under MPI (they copied their input), and
+// before it copy their input.
+func TestCollectivesAfterClose(t *testing.T) {
+	c := single()
+	x := []float64{1, 2, 3, 4, 5, 6}
+	run := func(build func(c *Comm, x *graph.Node) *graph.Node) ([]float64, error) {
+		g := graph.New()
+		in := g.Input("x", graph.Float64, 2, 3)
+		y := build(c, in)
+		prog, err := compile.Compile([]*graph.Node{y})
+		require.NoError(t, err)
+		m, err := vm.New(prog)
+		require.NoError(t, err)
+		v, err := graph.FromFloat64s(graph.Float64, x, 2, 3)
+		require.NoError(t, err)
+		if err := m.Run(vm.Feeds{in: v}); err != nil {
+			return nil, err
+		}
+		out, err := m.Value(y)
+		require.NoError(t, err)
+		return graph.Float64s(out), nil
+	}
+	for _, cs := range collectives {
+		got, err := run(cs.build)
+		require.NoError(t, err, cs.name)
+		require.Equal(t, x, got, cs.name)
+	}
+	require.NoError(t, c.Close())
+	for _, cs := range collectives {
+		_, err := run(cs.build)
+		require.ErrorContains(t, err, "dist: "+cs.name+" on rank 0 of 1 after Close", cs.name)
+		require.True(t, strings.HasPrefix(err.Error(), "nabla: "+cs.name+" (node "), "%v", err)
+	}
 }
