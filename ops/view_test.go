@@ -140,3 +140,33 @@ func TestReadThroughElementwiseOperandShapes(t *testing.T) {
 		}
 	}
 }
+
+// TestThroughRefusesLayoutsOfOtherShapes: a layout op whose output from
+// the view's shape is not the type given makes no view: a Slice of
+// columns 5 to 8 of another tensor, through the view of a (4,6) one,
+// would read past its end (it made ops whose kernels panicked), and a
+// Transpose or a Reshape of another shape's tensor is refused. A Reshape
+// of another tensor of 24 elements to (2,12) is also one of (4,6).
+func TestThroughRefusesLayoutsOfOtherShapes(t *testing.T) {
+	g := graph.New()
+	v, _ := ops.ContiguousView([]int{4, 6})
+	for _, c := range []struct {
+		n  *graph.Node
+		ok bool
+	}{
+		{ops.Slice(g.Input("o", graph.Float64, 4, 8), 1, 5, 8), false},
+		{ops.Transpose(g.Input("t", graph.Float64, 6, 3), 1, 0), false},
+		{ops.Reshape(g.Input("r", graph.Float64, 5, 5), 25), false},
+		{ops.Reshape(g.Input("s", graph.Float64, 3, 8), 2, 12), true},
+	} {
+		if _, ok := v.Through(c.n.Op(), c.n.Type()); ok != c.ok {
+			t.Errorf("%v through a view of (4,6): ok %v, want %v", c.n, ok, c.ok)
+		}
+	}
+	if _, ok := v.Through(nil, graph.TypeOf(graph.Float64, 4, 6)); ok {
+		t.Error("a nil layout made a view")
+	}
+	if _, ok := v.Through(ops.Neg(g.Input("x", graph.Float64, 4, 6)).Op(), graph.TypeOf(graph.Float64, 4, 6)); ok {
+		t.Error("Neg made a view")
+	}
+}
