@@ -538,6 +538,9 @@ func (im *importer) node(n *onnxpb.NodeProto) error {
 	if err == nil {
 		err = im.g.Err()
 	}
+	if c.bad != nil { // what it built read a zero for the attribute
+		err = c.bad
+	}
 	var ge *graph.Error
 	if errors.As(err, &ge) { // a build error: the import's error names the caller once
 		err = fmt.Errorf("%s: %v", ge.Op, ge.Err)
