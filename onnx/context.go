@@ -156,8 +156,15 @@ func holds(a *onnxpb.AttributeProto, t onnxpb.AttributeProto_AttributeType) bool
 		return len(a.Ints) > 0
 	case onnxpb.AttributeProto_STRINGS:
 		return len(a.Strings) > 0
+	case onnxpb.AttributeProto_TENSOR:
+		return a.T != nil
 	}
 	return false
+}
+
+// attrTensor returns a tensor attribute, or nil.
+func (c *nodeContext) attrTensor(name string) *onnxpb.TensorProto {
+	return c.typed(name, onnxpb.AttributeProto_TENSOR).GetT()
 }
 
 // attrInt returns an integer attribute, or def.

@@ -74,22 +74,30 @@ func TestArgMaxErrors(t *testing.T) {
 }
 
 // TestAttributeOfAnotherType: an attribute read as another type than the
-// one it holds (Softmax's axis as a FLOAT, Transpose's perm as an INT) is
-// the node's error; it read as zero, a softmax over axis 0 and a
-// transpose that reversed the axes, without a word. An attribute without
-// a type (IR 1) holding the field wanted is read.
+// one it holds (Softmax's axis as a FLOAT, Transpose's perm as an INT,
+// Constant's value as an INT) is the node's error; it read as zero, a
+// softmax over axis 0 and a transpose that reversed the axes, without a
+// word. An attribute without a type (IR 1) holding the field wanted is
+// read.
 func TestAttributeOfAnotherType(t *testing.T) {
 	axisF := &onnxpb.AttributeProto{Name: proto.String("axis"), Type: onnxpb.AttributeProto_FLOAT.Enum(), F: proto.Float32(1)}
 	permI := &onnxpb.AttributeProto{Name: proto.String("perm"), Type: onnxpb.AttributeProto_INT.Enum(), I: proto.Int64(1)}
+	valueI := &onnxpb.AttributeProto{Name: proto.String("value"), Type: onnxpb.AttributeProto_INT.Enum(), I: proto.Int64(3)}
+	valueNone := &onnxpb.AttributeProto{Name: proto.String("value"), Type: onnxpb.AttributeProto_TENSOR.Enum()}
+	x := []operand{{shape: []int{2, 3}}}
 	for _, c := range []struct {
 		op   string
 		attr *onnxpb.AttributeProto
+		in   []operand
 		want string
 	}{
-		{"Softmax", axisF, `node Softmax (unnamed, output "y"), opset 17: attribute "axis" is of type FLOAT, want INT`},
-		{"Transpose", permI, `node Transpose (unnamed, output "y"), opset 17: attribute "perm" is of type INT, want INTS`},
+		{"Softmax", axisF, x, `node Softmax (unnamed, output "y"), opset 17: attribute "axis" is of type FLOAT, want INT`},
+		{"Transpose", permI, x, `node Transpose (unnamed, output "y"), opset 17: attribute "perm" is of type INT, want INTS`},
+		// These two were nil dereferences: "internal error: runtime error".
+		{"Constant", valueI, nil, `node Constant (unnamed, output "y"), opset 17: attribute "value" is of type INT, want TENSOR`},
+		{"ConstantOfShape", valueNone, []operand{ints(2, 3)}, `node ConstantOfShape (unnamed, output "y"), opset 17: no tensor`},
 	} {
-		_, err := onnx.Import(oneNodeModel(c.op, 17, []*onnxpb.AttributeProto{c.attr}, []operand{{shape: []int{2, 3}}}), onnx.Options{})
+		_, err := onnx.Import(oneNodeModel(c.op, 17, []*onnxpb.AttributeProto{c.attr}, c.in), onnx.Options{})
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: got %v, want an error containing %q", c.op, err, c.want)
 		}
@@ -97,8 +105,8 @@ func TestAttributeOfAnotherType(t *testing.T) {
 	// Softmax over axis 0 of an untyped attribute holding 0: each column
 	// of (1 2 3; 1 2 3) is (½, ½).
 	untyped := &onnxpb.AttributeProto{Name: proto.String("axis"), I: proto.Int64(0)}
-	x, _ := graph.FromFloat64s(graph.Float64, []float64{1, 2, 3, 1, 2, 3}, 2, 3)
-	if got := importRun(t, oneNodeModel("Softmax", 17, []*onnxpb.AttributeProto{untyped}, []operand{{shape: []int{2, 3}}}), x); !slices.Equal(got, []float64{0.5, 0.5, 0.5, 0.5, 0.5, 0.5}) {
+	xv, _ := graph.FromFloat64s(graph.Float64, []float64{1, 2, 3, 1, 2, 3}, 2, 3)
+	if got := importRun(t, oneNodeModel("Softmax", 17, []*onnxpb.AttributeProto{untyped}, x), xv); !slices.Equal(got, []float64{0.5, 0.5, 0.5, 0.5, 0.5, 0.5}) {
 		t.Errorf("Softmax of an untyped axis 0: got %v, want ½ everywhere", got)
 	}
 }

@@ -50,7 +50,7 @@ func (c *nodeContext) constant(dtype int32, vals []float64, shape ...int) (*grap
 func importConstant(c *nodeContext) (*graph.Node, error) {
 	switch {
 	case c.has("value"):
-		t, err := readTensor(c.attr("value").GetT(), c.im.dir)
+		t, err := readTensor(c.attrTensor("value"), c.im.dir)
 		if err != nil {
 			return nil, err
 		}
@@ -83,15 +83,16 @@ func importConstantOfShape(c *nodeContext) (*graph.Node, error) {
 		return nil, err
 	}
 	dtype, v := int32(1), 0.0
-	if a := c.attr("value"); a != nil {
-		t, err := readTensor(a.GetT(), c.im.dir)
+	if c.has("value") {
+		a := c.attrTensor("value")
+		t, err := readTensor(a, c.im.dir)
 		if err != nil {
 			return nil, err
 		}
 		if t.Shape().TotalSize() != 1 {
 			return nil, fmt.Errorf("value holds %d elements, want 1", t.Shape().TotalSize())
 		}
-		dtype, v = a.GetT().GetDataType(), graph.Float(t, 0)
+		dtype, v = a.GetDataType(), graph.Float(t, 0)
 	}
 	dt, err := dtypeOf(dtype)
 	if err != nil {
