@@ -126,6 +126,9 @@ func exportModel(outputs []*graph.Node, opts ExportOptions, site string) (m *onn
 		if err := o.Err(); err != nil {
 			return nil, err
 		}
+		if o.Graph() != outputs[0].Graph() {
+			return nil, exportError(site, "output %d (%v) belongs to another graph than output 0 (%v): a model is one graph", i, o, outputs[0])
+		}
 	}
 	e := &exporter{opset: opset, values: opts.Values, names: map[*graph.Node]string{}, used: map[string]bool{}, g: &onnxpb.GraphProto{}}
 	name := opts.GraphName

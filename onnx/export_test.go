@@ -109,3 +109,19 @@ func TestExportKeepsNamesAndSites(t *testing.T) {
 		t.Errorf("a nil output: got %v", err)
 	}
 }
+
+// TestExportOfTwoGraphs: outputs of two graphs are an error; Export wrote
+// a model whose second output read a value no node made, which Import
+// then refused ("input 0 is missing").
+func TestExportOfTwoGraphs(t *testing.T) {
+	g, other := graph.New(), graph.New()
+	y := ops.Exp(g.Input("x", graph.Float32, 2, 3))
+	z := ops.Neg(other.Input("z", graph.Float32, 2))
+	for _, outs := range [][]*graph.Node{{y, z}, {z, y}} {
+		_, err := onnx.Export(outs, onnx.ExportOptions{})
+		want := "nabla: onnx.Export: output 1 (" + outs[1].String() + ") belongs to another graph than output 0 (" + outs[0].String() + "): a model is one graph at export_test.go:"
+		if err == nil || !strings.HasPrefix(err.Error(), want) {
+			t.Errorf("got %v, want %q", err, want)
+		}
+	}
+}
