@@ -1,6 +1,7 @@
 package dist
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -48,7 +49,8 @@ func TestZeroComm(t *testing.T) {
 
 // TestCollectivesAfterClose: a single process's collectives after Close
 // are errors, as they are under MPI (they copied their input), and
-// before it copy their input.
+// before it copy their input; Save and BroadcastState after Close are
+// errors too, and Save writes nothing (it wrote the file, then failed).
 func TestCollectivesAfterClose(t *testing.T) {
 	c := single()
 	x := []float64{1, 2, 3, 4, 5, 6}
@@ -75,6 +77,10 @@ func TestCollectivesAfterClose(t *testing.T) {
 		require.Equal(t, x, got, cs.name)
 	}
 	require.NoError(t, c.Close())
+	path := filepath.Join(t.TempDir(), "state.safetensors")
+	require.EqualError(t, c.Save(path, nil, nil), "dist: Save on rank 0 of 1 after Close")
+	require.NoFileExists(t, path, "Save after Close wrote the checkpoint")
+	require.EqualError(t, c.BroadcastState(nil, nil, 0), "dist: BroadcastState on rank 0 of 1 after Close")
 	for _, cs := range collectives {
 		_, err := run(cs.build)
 		require.ErrorContains(t, err, "dist: "+cs.name+" on rank 0 of 1 after Close", cs.name)

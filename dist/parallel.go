@@ -142,6 +142,9 @@ func (c *Comm) BroadcastState(store nn.ParamStore, state []nn.Named, root int) e
 	if err := errUnmade("BroadcastState", c); err != nil {
 		return err
 	}
+	if c.isClosed() {
+		return fmt.Errorf("dist: BroadcastState on %v after Close", c)
+	}
 	if store == nil {
 		return fmt.Errorf("dist: BroadcastState: the store is nil")
 	}
@@ -176,6 +179,9 @@ func (c *Comm) BroadcastState(store nn.ParamStore, state []nn.Named, root int) e
 func (c *Comm) Save(path string, store nn.ParamStore, state []nn.Named) error {
 	if err := errUnmade("Save", c); err != nil {
 		return err
+	}
+	if c.isClosed() {
+		return fmt.Errorf("dist: Save on %v after Close", c)
 	}
 	var saveErr error
 	if c.Rank() == 0 {
