@@ -110,3 +110,43 @@ func TestAttributeOfAnotherType(t *testing.T) {
 		t.Errorf("Softmax of an untyped axis 0: got %v, want ½ everywhere", got)
 	}
 }
+
+// TestHugeAxesOfEmptyTensors: an axis of 2⁴⁰ in a tensor with another
+// axis empty takes no memory, but the positions, indices or copies Import
+// builds along it would take 8 TiB: each is an error naming the memory
+// limit. Import allocated them, and the process ended (fatal error: out of
+// memory) on a model of a few bytes.
+func TestHugeAxesOfEmptyTensors(t *testing.T) {
+	const big = 1 << 40
+	scan := func() []byte { // scanModel's input x reversed along an axis of 2⁴⁰, the state empty
+		var mp onnxpb.ModelProto
+		if err := proto.Unmarshal(scanModel(), &mp); err != nil {
+			t.Fatal(err)
+		}
+		for i, dims := range [][]int64{{0}, {0, big}, {0}} {
+			shape := mp.Graph.Input[i].Type.GetTensorType().Shape
+			shape.Dim = shape.Dim[:0]
+			for _, d := range dims {
+				shape.Dim = append(shape.Dim, &onnxpb.TensorShapeProto_Dimension{Value: &onnxpb.TensorShapeProto_Dimension_DimValue{DimValue: d}})
+			}
+		}
+		b, _ := proto.Marshal(&mp)
+		return b
+	}
+	for _, c := range []struct {
+		op   string
+		data []byte
+		want string
+	}{
+		{"ArgMax", oneNodeModel("ArgMax", 17, nil, []operand{{shape: []int{big, 0}}}), "1099511627776 positions along an axis: float64(1099511627776) needs 8796093022208 bytes"},
+		{"Hardmax", oneNodeModel("Hardmax", 17, []*onnxpb.AttributeProto{attrI("axis", 0)}, []operand{{shape: []int{big, 0}}}), "1099511627776 positions along an axis"},
+		{"OneHot", oneNodeModel("OneHot", 17, nil, []operand{{shape: []int{0}}, ints(big), ints(0, 1)}), "1099511627776 positions along an axis"},
+		{"Pad", oneNodeModel("Pad", 17, []*onnxpb.AttributeProto{attrS("mode", "edge")}, []operand{{shape: []int{2, 0}}, ints(big, 0, 0, 0)}), "edge padding (1099511627776, 0) of axis 0: int64(1099511627776) needs 8796093022208 bytes"},
+		{"Scan", scan(), "1099511627776 positions along an axis"},
+	} {
+		_, err := onnx.Import(c.data, onnx.Options{})
+		if err == nil || !strings.Contains(err.Error(), "node "+c.op) || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "over the memory limit") {
+			t.Errorf("%s: got %v, want an error containing %q", c.op, err, c.want)
+		}
+	}
+}
