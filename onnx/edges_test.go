@@ -115,7 +115,8 @@ func TestAttributeOfAnotherType(t *testing.T) {
 // axis empty takes no memory, but the positions, indices or copies Import
 // builds along it would take 8 TiB: each is an error naming the memory
 // limit. Import allocated them, and the process ended (fatal error: out of
-// memory) on a model of a few bytes.
+// memory) on a model of a few bytes (a stepped Slice appended its 2³⁹
+// indices one by one until it did).
 func TestHugeAxesOfEmptyTensors(t *testing.T) {
 	const big = 1 << 40
 	scan := func() []byte { // scanModel's input x reversed along an axis of 2⁴⁰, the state empty
@@ -143,6 +144,7 @@ func TestHugeAxesOfEmptyTensors(t *testing.T) {
 		{"OneHot", oneNodeModel("OneHot", 17, nil, []operand{{shape: []int{0}}, ints(big), ints(0, 1)}), "1099511627776 positions along an axis"},
 		{"Pad", oneNodeModel("Pad", 17, []*onnxpb.AttributeProto{attrS("mode", "edge")}, []operand{{shape: []int{2, 0}}, ints(big, 0, 0, 0)}), "edge padding (1099511627776, 0) of axis 0: int64(1099511627776) needs 8796093022208 bytes"},
 		{"Scan", scan(), "1099511627776 positions along an axis"},
+		{"Slice", oneNodeModel("Slice", 17, nil, []operand{{shape: []int{big, 0}}, ints(0), ints(big), ints(0), ints(2)}), "549755813888 indices of a stepped slice: int64(549755813888) needs 4398046511104 bytes"},
 	} {
 		_, err := onnx.Import(c.data, onnx.Options{})
 		if err == nil || !strings.Contains(err.Error(), "node "+c.op) || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "over the memory limit") {

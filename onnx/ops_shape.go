@@ -285,15 +285,22 @@ func sliceStepped(x *graph.Node, axis, start, end, step int) (*graph.Node, error
 		}
 		return min(max(i, lo), hi)
 	}
-	var idx []int64
-	if step > 0 {
-		for i := fix(start, 0, n); i < fix(end, 0, n); i += step {
-			idx = append(idx, int64(i))
-		}
-	} else {
-		for i := fix(start, 0, n-1); i > fix(end, -1, n-1); i += step {
-			idx = append(idx, int64(i))
-		}
+	from, to := fix(start, 0, n), fix(end, 0, n)
+	if step < 0 {
+		from, to = fix(start, 0, n-1), fix(end, -1, n-1)
+	}
+	// The indices are counted before they are made: 2⁴⁰ of them (an axis
+	// of an empty tensor) would take 8 TiB.
+	count := max(0, (to-from+step-1)/step)
+	if step < 0 {
+		count = max(0, (from-to-step-1)/-step)
+	}
+	if _, err := shapeOf([]int64{int64(count)}, graph.Int64); err != nil {
+		return nil, fmt.Errorf("%d indices of a stepped slice: %v", count, err)
+	}
+	idx := make([]int64, count)
+	for k := range idx {
+		idx[k] = int64(from + k*step)
 	}
 	t, err := graph.FromInt64s(graph.Int64, idx, len(idx))
 	if err != nil {
