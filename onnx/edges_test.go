@@ -152,3 +152,27 @@ func TestHugeAxesOfEmptyTensors(t *testing.T) {
 		}
 	}
 }
+
+// TestSplitOutputs: a Split's num_outputs, or its list of sizes, must
+// match its outputs; num_outputs 2⁴⁰ on a node of one output made 2⁴⁰
+// parts (the process ran out of memory), and extra sizes were dropped.
+func TestSplitOutputs(t *testing.T) {
+	for _, c := range []struct {
+		attrs []*onnxpb.AttributeProto
+		in    []operand
+		want  string
+	}{
+		{[]*onnxpb.AttributeProto{attrI("num_outputs", 1<<40)}, []operand{{shape: []int{4}}}, "num_outputs 1099511627776 for 1 outputs"},
+		{[]*onnxpb.AttributeProto{attrI("num_outputs", 0)}, []operand{{shape: []int{4}}}, "num_outputs 0 for 1 outputs"},
+		{nil, []operand{{shape: []int{4}}, ints(1, 1, 2)}, "split [1 1 2] has 3 sizes for 1 outputs"},
+	} {
+		_, err := onnx.Import(oneNodeModel("Split", 18, c.attrs, c.in), onnx.Options{})
+		if err == nil || !strings.Contains(err.Error(), `node Split (unnamed, output "y"), opset 18: `+c.want) {
+			t.Errorf("got %v, want an error containing %q", err, c.want)
+		}
+	}
+	x, _ := graph.FromFloat64s(graph.Float64, []float64{1, 2, 3, 4}, 4)
+	if got := importRun(t, oneNodeModel("Split", 18, []*onnxpb.AttributeProto{attrI("num_outputs", 1)}, []operand{{shape: []int{4}}}), x); !slices.Equal(got, []float64{1, 2, 3, 4}) {
+		t.Errorf("a Split into one part: got %v, want [1 2 3 4]", got)
+	}
+}

@@ -487,10 +487,16 @@ func importSplit(c *nodeContext) ([]*graph.Node, error) {
 		return nil, err
 	}
 	n := x.Shape()[axis]
+	outputs := len(c.proto.GetOutput())
+	if given && len(sizes) != outputs {
+		return nil, fmt.Errorf("split %v has %d sizes for %d outputs", sizes, len(sizes), outputs)
+	}
 	if !given {
-		parts := c.attrInt("num_outputs", len(c.proto.GetOutput()))
-		if parts <= 0 {
-			return nil, fmt.Errorf("%d outputs", parts)
+		// num_outputs (opset 18) is the node's number of outputs: a
+		// different one, 2⁴⁰ say, would make as many parts.
+		parts := c.attrInt("num_outputs", outputs)
+		if parts != outputs || parts <= 0 {
+			return nil, fmt.Errorf("num_outputs %d for %d outputs", parts, outputs)
 		}
 		each := (n + parts - 1) / parts
 		for start := 0; start < n || len(sizes) < parts; start += each {
