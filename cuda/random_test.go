@@ -14,9 +14,10 @@ import (
 // The random ops' kernels draw what the CPU draws from the same counters,
 // bit for bit: uniforms, integers, float32 and float64 normals,
 // categorical draws (logits of very different sizes, a -Inf one, rows of
-// one class), permutations and gamma draws (concentrations from 2⁻⁹ to
-// 2¹⁰, and invalid ones); they run on the device, and a second run,
-// after the generator's step advanced, again matches.
+// one class, rows of no distribution: a NaN or +Inf logit, all -Inf),
+// permutations and gamma draws (concentrations from 2⁻⁹ to 2¹⁰, and
+// invalid ones); they run on the device, and a second run, after the
+// generator's step advanced, again matches.
 func TestRandomKernels(t *testing.T) {
 	onDevice := []string{"RandomUniform", "RandomNormal", "RandomInt", "RandomCategorical", "RandomPermutation", "RandomGamma"}
 	for _, dev := range testDevices(t) {
@@ -28,6 +29,13 @@ func TestRandomKernels(t *testing.T) {
 			graph.SetFloat(logits, i, math.Sin(float64(i))*float64(i%7)*3)
 		}
 		graph.SetFloat(logits, 3, math.Inf(-1))
+		// Rows without a distribution, which draw NaN: a NaN logit, a
+		// +Inf one, all -Inf.
+		graph.SetFloat(logits, 5*7+2, math.NaN())
+		graph.SetFloat(logits, 5*8+4, math.Inf(1))
+		for j := range 5 {
+			graph.SetFloat(logits, 5*9+j, math.Inf(-1))
+		}
 		logits32 := graph.NewDense(graph.Float32, 13, 1)
 		conc := graph.NewDense(graph.Float64, 2, 500)
 		for i := range conc.Size() {

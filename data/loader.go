@@ -113,11 +113,18 @@ func (l *Loader) Shard(rank, ranks int) error {
 	switch {
 	case ranks < 1 || rank < 0 || rank >= ranks:
 		return fmt.Errorf("data: Loader.Shard: rank %d is not in [0, %d)", rank, ranks)
-	case l.d.Len() < l.size*ranks:
+	case !fitsRows(l.d.Len(), l.size, ranks):
 		return fmt.Errorf("data: Loader.Shard: %d rows make no global batch of %d ranks × %d rows", l.d.Len(), ranks, l.size)
 	}
 	l.rank, l.ranks = rank, ranks
 	return nil
+}
+
+// fitsRows reports whether rows hold a global batch of ranks batches of
+// size rows, a product that may overflow an int.
+func fitsRows(rows, size, ranks int) bool {
+	n, ok := product64(size, ranks)
+	return ok && n <= int64(rows)
 }
 
 // Size is the number of rows of every batch but a shorter last one.

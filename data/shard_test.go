@@ -1,6 +1,7 @@
 package data
 
 import (
+	"math"
 	"slices"
 	"testing"
 
@@ -63,6 +64,38 @@ func TestLoaderShard(t *testing.T) {
 	} {
 		if err := l.Shard(c.rank, c.ranks); err == nil || err.Error() != c.want {
 			t.Errorf("Shard(%d, %d): %v, want %q", c.rank, c.ranks, err, c.want)
+		}
+	}
+}
+
+// TestLoaderShardOverflow: a global batch of more rows than an int counts
+// (batch size MaxInt on 2 ranks, 2 rows on 2⁶² ranks) holds more rows than
+// any data set, an error as for any global batch past the rows; the
+// product wrapped to a negative number of rows, and the Loader gave a
+// negative or zero number of batches without an error.
+func TestLoaderShardOverflow(t *testing.T) {
+	d := numbered(t, 10)
+	for _, c := range []struct {
+		size, rank, ranks int
+		want              string
+	}{
+		{math.MaxInt, 0, 2, "data: Loader.Shard: 10 rows make no global batch of 2 ranks × 9223372036854775807 rows"},
+		{2, 1, 1 << 62, "data: Loader.Shard: 10 rows make no global batch of 4611686018427387904 ranks × 2 rows"},
+		{math.MaxInt, 1, math.MaxInt, "data: Loader.Shard: 10 rows make no global batch of 9223372036854775807 ranks × 9223372036854775807 rows"},
+	} {
+		l, err := NewLoader(d, c.size)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := (10 + c.size - 1) / c.size // ⌈10/size⌉, without overflow for size 2
+		if c.size == math.MaxInt {
+			want = 1
+		}
+		if err := l.Shard(c.rank, c.ranks); err == nil || err.Error() != c.want {
+			t.Errorf("size %d, Shard(%d, %d): %v (%d batches), want %q", c.size, c.rank, c.ranks, err, l.Len(), c.want)
+		}
+		if n := l.Len(); n != want {
+			t.Errorf("size %d, Shard(%d, %d) refused: %d batches, want the unsharded %d", c.size, c.rank, c.ranks, n, want)
 		}
 	}
 }

@@ -234,15 +234,30 @@ func (c *Comm) start(l launcher) error {
 // their input.
 func (c *Comm) alone() bool { return c.lib == nil || c.size == 1 }
 
-// Rank is this process's number in the group, from 0 to Size()-1.
-func (c *Comm) Rank() int { return c.rank }
+// Rank is this process's number in the group, from 0 to Size()-1 (0 for
+// a nil Comm).
+func (c *Comm) Rank() int {
+	if c == nil {
+		return 0
+	}
+	return c.rank
+}
 
-// Size is the number of processes in the group.
-func (c *Comm) Size() int { return c.size }
+// Size is the number of processes in the group (0 for a nil or zero
+// Comm, which Init never returns).
+func (c *Comm) Size() int {
+	if c == nil {
+		return 0
+	}
+	return c.size
+}
 
 // Library names the MPI library in use ("Open MPI v4.1.4" and its path),
 // or says that there is none (a single process).
 func (c *Comm) Library() string {
+	if c == nil {
+		return "none (a nil Comm)"
+	}
 	if c.lib == nil {
 		return "none (a single process, not launched by an MPI launcher)"
 	}
@@ -250,12 +265,17 @@ func (c *Comm) Library() string {
 }
 
 // String describes the communicator for errors: "rank 1 of 2".
-func (c *Comm) String() string { return fmt.Sprintf("rank %d of %d", c.rank, c.size) }
+func (c *Comm) String() string {
+	if c == nil {
+		return "a nil Comm"
+	}
+	return fmt.Sprintf("rank %d of %d", c.rank, c.size)
+}
 
 // Barrier returns once every rank has called it.
 func (c *Comm) Barrier() error {
-	if c == nil {
-		return errNilComm("Barrier")
+	if err := errUnmade("Barrier", c); err != nil {
+		return err
 	}
 	if c.alone() {
 		return c.collective("Barrier", nil)
@@ -267,8 +287,8 @@ func (c *Comm) Barrier() error {
 // timed out is not finalised (MPI_Finalize would wait for the lost rank):
 // Close returns that error. Closing twice is not an error.
 func (c *Comm) Close() error {
-	if c == nil {
-		return errNilComm("Close")
+	if err := errUnmade("Close", c); err != nil {
+		return err
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -297,9 +317,16 @@ func (c *Comm) isClosed() bool {
 	return c.closed
 }
 
-// errNilComm is the error of method what called on a nil Comm.
-func errNilComm(what string) error {
-	return fmt.Errorf("dist: %s on a nil Comm: get one from dist.Init", what)
+// errUnmade is the error of method what called on a nil Comm, or a zero
+// one (dist.Comm{}, of no ranks), or nil for one Init made.
+func errUnmade(what string, c *Comm) error {
+	switch {
+	case c == nil:
+		return fmt.Errorf("dist: %s on a nil Comm: get one from dist.Init", what)
+	case c.size == 0:
+		return fmt.Errorf("dist: %s on a zero Comm (a dist.Comm{} of no ranks): get one from dist.Init", what)
+	}
+	return nil
 }
 
 // mpiError is the error of MPI call what returning code r, with MPI's own

@@ -24,8 +24,11 @@ import (
 // floatType checks a collective's Comm and its one input: a float32 or
 // float64 tensor.
 func floatType(c *Comm, in []graph.Type) (graph.Type, error) {
-	if c == nil {
+	switch {
+	case c == nil:
 		return graph.Type{}, fmt.Errorf("the Comm is nil: get one from dist.Init")
+	case c.size == 0:
+		return graph.Type{}, fmt.Errorf("the Comm is zero (a dist.Comm{} of no ranks): get one from dist.Init")
 	}
 	dt, err := graph.CheckInputs(in, 1)
 	if err != nil {

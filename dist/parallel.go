@@ -56,8 +56,8 @@ func DataParallel(c *Comm, opts ...ParallelOption) nn.TrainingOption {
 		}
 	}
 	return nn.TransformGradients(func(grads []*graph.Node, _ []nn.Named) ([]*graph.Node, error) {
-		if c == nil {
-			return nil, errNilComm("DataParallel")
+		if err := errUnmade("DataParallel", c); err != nil {
+			return nil, err
 		}
 		if cfg.bucketBytes <= 0 {
 			return nil, fmt.Errorf("dist: DataParallel: bucket size %d bytes is not positive", cfg.bucketBytes)
@@ -139,8 +139,11 @@ func averageBucket(c *Comm, grads []*graph.Node, bucket []int, out []*graph.Node
 // (nn.StateOf(model), say). Tensors of other dtypes (counters) are left
 // as they are.
 func (c *Comm) BroadcastState(store nn.ParamStore, state []nn.Named, root int) error {
-	if c == nil {
-		return errNilComm("BroadcastState")
+	if err := errUnmade("BroadcastState", c); err != nil {
+		return err
+	}
+	if c.isClosed() {
+		return fmt.Errorf("dist: BroadcastState on %v after Close", c)
 	}
 	if store == nil {
 		return fmt.Errorf("dist: BroadcastState: the store is nil")
@@ -174,8 +177,11 @@ func (c *Comm) BroadcastState(store nn.ParamStore, state []nn.Named, root int) e
 // Every rank calls it; it returns on each once the file is written, and
 // if rank 0 failed, every rank returns an error (rank 0's own).
 func (c *Comm) Save(path string, store nn.ParamStore, state []nn.Named) error {
-	if c == nil {
-		return errNilComm("Save")
+	if err := errUnmade("Save", c); err != nil {
+		return err
+	}
+	if c.isClosed() {
+		return fmt.Errorf("dist: Save on %v after Close", c)
 	}
 	var saveErr error
 	if c.Rank() == 0 {

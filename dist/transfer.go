@@ -88,11 +88,10 @@ func (l *library) opOf(r Reduction) uintptr {
 
 // allReduce sets out to the reduction r of every rank's in.
 func (c *Comm) allReduce(out, in *tensor.Dense, r Reduction) error {
-	if c.alone() {
-		copyTensor(out, in)
-		return nil
-	}
 	const what = "AllReduce"
+	if done, err := c.single(what, out, in); done {
+		return err
+	}
 	src, err := c.bufferOf(what, in)
 	if err != nil {
 		return err
@@ -113,13 +112,13 @@ func (c *Comm) allReduce(out, in *tensor.Dense, r Reduction) error {
 
 // broadcast sets out to root's in on every rank.
 func (c *Comm) broadcast(out, in *tensor.Dense, root int) error {
-	if c.rank == root || c.alone() {
+	const what = "Broadcast"
+	if done, err := c.single(what, out, in); done {
+		return err
+	}
+	if c.rank == root {
 		copyTensor(out, in)
 	}
-	if c.alone() {
-		return nil
-	}
-	const what = "Broadcast"
 	b, err := c.bufferOf(what, out)
 	if err != nil {
 		return err
@@ -132,11 +131,10 @@ func (c *Comm) broadcast(out, in *tensor.Dense, root int) error {
 // reduceTo sets out to the sum of every rank's in on root, and to zeros
 // on the other ranks.
 func (c *Comm) reduceTo(out, in *tensor.Dense, root int) error {
-	if c.alone() {
-		copyTensor(out, in)
-		return nil
-	}
 	const what = "ReduceTo"
+	if done, err := c.single(what, out, in); done {
+		return err
+	}
 	src, err := c.bufferOf(what, in)
 	if err != nil {
 		return err
@@ -154,11 +152,10 @@ func (c *Comm) reduceTo(out, in *tensor.Dense, root int) error {
 // allGather sets out, Size() times in's elements, to every rank's in in
 // rank order.
 func (c *Comm) allGather(out, in *tensor.Dense) error {
-	if c.alone() {
-		copyTensor(out, in)
-		return nil
-	}
 	const what = "AllGather"
+	if done, err := c.single(what, out, in); done {
+		return err
+	}
 	src, err := c.bufferOf(what, in)
 	if err != nil {
 		return err
@@ -172,11 +169,10 @@ func (c *Comm) allGather(out, in *tensor.Dense) error {
 // reduceScatter sets out to this rank's block (of Size() equal blocks) of
 // the reduction r of every rank's in.
 func (c *Comm) reduceScatter(out, in *tensor.Dense, r Reduction) error {
-	if c.alone() {
-		copyTensor(out, in)
-		return nil
-	}
 	const what = "ReduceScatter"
+	if done, err := c.single(what, out, in); done {
+		return err
+	}
 	src, err := c.bufferOf(what, in)
 	if err != nil {
 		return err
@@ -189,6 +185,25 @@ func (c *Comm) reduceScatter(out, in *tensor.Dense, r Reduction) error {
 		scaleTensor(out, 1/float64(c.size))
 	}
 	return err
+}
+
+// single does collective what of a single rank, which copies in to out,
+// and reports whether it did so or failed: a closed Comm's collectives
+// are errors alone as under MPI, so that a program that calls one after
+// Close fails as one process too.
+func (c *Comm) single(what string, out, in *tensor.Dense) (done bool, err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch {
+	case c.closed:
+		return true, fmt.Errorf("dist: %s on %v after Close", what, c)
+	case c.failed != nil:
+		return true, c.failed
+	case c.alone():
+		copyTensor(out, in)
+		return true, nil
+	}
+	return false, nil
 }
 
 // copyTensor copies in's elements into out, of the same dtype and size;

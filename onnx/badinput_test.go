@@ -131,7 +131,8 @@ func TestExternalData(t *testing.T) {
 }
 
 // FuzzImport feeds arbitrary bytes and mutations of a valid model to
-// Import: an error or a graph, never a panic.
+// Import: an error naming the problem or a graph, never a panic (which
+// Import would report as an internal error).
 func FuzzImport(f *testing.F) {
 	data, _ := proto.Marshal(tinyModel())
 	f.Add(data)
@@ -147,6 +148,11 @@ func FuzzImport(f *testing.F) {
 		m, err := onnx.Import(b, onnx.Options{})
 		if err == nil && m.Graph.Err() != nil {
 			t.Fatalf("Import returned a poisoned graph without an error: %v", m.Graph.Err())
+		}
+		// Import recovers a panic as an internal error: a mistake in the
+		// model must have its own.
+		if err != nil && strings.Contains(err.Error(), "internal error") {
+			t.Fatalf("Import panicked: %v", err)
 		}
 	})
 }

@@ -36,6 +36,10 @@ type nodeContext struct {
 	im    *importer
 	proto *onnxpb.NodeProto
 	in    []*graph.Node // nil for an absent optional input
+	// bad is the first attribute read as another type than the one it
+	// holds (an "axis" of type FLOAT, say), which reads as a zero value:
+	// the node's error, whatever it builds.
+	bad error
 }
 
 // g is the graph being built.
@@ -122,9 +126,50 @@ func (c *nodeContext) attr(name string) *onnxpb.AttributeProto {
 // has reports whether the node sets the named attribute.
 func (c *nodeContext) has(name string) bool { return c.attr(name) != nil }
 
+// typed returns the named attribute, or nil; one of another type than
+// want records the node's error. An attribute without a type (IR 1) is
+// taken for one of want when it holds that type's field.
+func (c *nodeContext) typed(name string, want onnxpb.AttributeProto_AttributeType) *onnxpb.AttributeProto {
+	a := c.attr(name)
+	if a == nil {
+		return nil
+	}
+	if t := a.GetType(); t != want && !(t == onnxpb.AttributeProto_UNDEFINED && holds(a, want)) {
+		if c.bad == nil {
+			c.bad = fmt.Errorf("attribute %q is of type %v, want %v", name, t, want)
+		}
+		return nil
+	}
+	return a
+}
+
+// holds reports whether a sets the field of type t.
+func holds(a *onnxpb.AttributeProto, t onnxpb.AttributeProto_AttributeType) bool {
+	switch t {
+	case onnxpb.AttributeProto_INT:
+		return a.I != nil
+	case onnxpb.AttributeProto_FLOAT:
+		return a.F != nil
+	case onnxpb.AttributeProto_STRING:
+		return a.S != nil
+	case onnxpb.AttributeProto_INTS:
+		return len(a.Ints) > 0
+	case onnxpb.AttributeProto_STRINGS:
+		return len(a.Strings) > 0
+	case onnxpb.AttributeProto_TENSOR:
+		return a.T != nil
+	}
+	return false
+}
+
+// attrTensor returns a tensor attribute, or nil.
+func (c *nodeContext) attrTensor(name string) *onnxpb.TensorProto {
+	return c.typed(name, onnxpb.AttributeProto_TENSOR).GetT()
+}
+
 // attrInt returns an integer attribute, or def.
 func (c *nodeContext) attrInt(name string, def int) int {
-	if a := c.attr(name); a != nil {
+	if a := c.typed(name, onnxpb.AttributeProto_INT); a != nil {
 		return int(a.GetI())
 	}
 	return def
@@ -136,7 +181,7 @@ func (c *nodeContext) attrInt(name string, def int) int {
 // author wrote, so that a float64 model computes with it as its framework
 // did; in float32 it rounds back to the stored value.
 func (c *nodeContext) attrFloat(name string, def float64) float64 {
-	if a := c.attr(name); a != nil {
+	if a := c.typed(name, onnxpb.AttributeProto_FLOAT); a != nil {
 		return shortestDecimal(a.GetF())
 	}
 	return def
@@ -154,7 +199,7 @@ func shortestDecimal(f float32) float64 {
 
 // attrString returns a string attribute, or def.
 func (c *nodeContext) attrString(name, def string) string {
-	if a := c.attr(name); a != nil {
+	if a := c.typed(name, onnxpb.AttributeProto_STRING); a != nil {
 		return string(a.GetS())
 	}
 	return def
@@ -162,7 +207,7 @@ func (c *nodeContext) attrString(name, def string) string {
 
 // attrInts returns an integer list attribute, or nil.
 func (c *nodeContext) attrInts(name string) []int {
-	a := c.attr(name)
+	a := c.typed(name, onnxpb.AttributeProto_INTS)
 	if a == nil {
 		return nil
 	}
@@ -254,7 +299,7 @@ func forward(op graph.Op, t graph.Type, out *tensor.Dense, in []*tensor.Dense) (
 
 // attrStrings returns a string list attribute, or nil.
 func (c *nodeContext) attrStrings(name string) []string {
-	a := c.attr(name)
+	a := c.typed(name, onnxpb.AttributeProto_STRINGS)
 	if a == nil {
 		return nil
 	}

@@ -218,6 +218,27 @@ func TestImportLoopUnsupported(t *testing.T) {
 	}
 }
 
+// TestImportLoopTripCounts: a trip count past the memory limit (2⁴⁰
+// steps, whose iteration numbers alone would take 8 TiB) or of no single
+// value is an error; Import allocated the iteration numbers first, and
+// indexed an empty M.
+func TestImportLoopTripCounts(t *testing.T) {
+	_, err := onnx.Import(loopModel(1<<40, 5, 1), onnx.Options{})
+	if want := "node Loop (unnamed, output \"s_final\"), opset 17: trip count 1099511627776: int64(1099511627776) needs 8796093022208 bytes"; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("M = 2⁴⁰: got %v, want an error containing %q", err, want)
+	}
+	var mp onnxpb.ModelProto
+	if err := proto.Unmarshal(loopModel(3, -1, 1), &mp); err != nil {
+		t.Fatal(err)
+	}
+	mp.Graph.Initializer[0].Int64Data, mp.Graph.Initializer[0].Dims = nil, []int64{0}
+	data, _ := proto.Marshal(&mp)
+	_, err = onnx.Import(data, onnx.Options{})
+	if want := "the trip count M holds 0 values, want 1"; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("an empty M: got %v, want an error containing %q", err, want)
+	}
+}
+
 // TestImportIfShapes checks that an If whose branches declare outputs of
 // different shapes is refused with the reason, when the condition is known
 // only at run time, and imported when it is a constant (the branch taken

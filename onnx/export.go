@@ -126,6 +126,9 @@ func exportModel(outputs []*graph.Node, opts ExportOptions, site string) (m *onn
 		if err := o.Err(); err != nil {
 			return nil, err
 		}
+		if o.Graph() != outputs[0].Graph() {
+			return nil, exportError(site, "output %d (%v) belongs to another graph than output 0 (%v): a model is one graph", i, o, outputs[0])
+		}
 	}
 	e := &exporter{opset: opset, values: opts.Values, names: map[*graph.Node]string{}, used: map[string]bool{}, g: &onnxpb.GraphProto{}}
 	name := opts.GraphName
@@ -228,6 +231,9 @@ func (e *exporter) leaf(n *graph.Node) error {
 				}
 				return fmt.Errorf("ExportOptions.Values: parameter %q: %s", n.Name(), msg)
 			}
+			if v, err = storedValue(n, v); err != nil {
+				return fmt.Errorf("ExportOptions.Values: parameter %q: %v", n.Name(), err)
+			}
 		}
 		if v == nil {
 			return fmt.Errorf("%v has no value", n)
@@ -249,6 +255,21 @@ func (e *exporter) leaf(n *graph.Node) error {
 		e.names[n] = e.constant(base, n.Type(), n.Value(), n.Site())
 	}
 	return nil
+}
+
+// storedValue checks a parameter's value from a store: of its type, and
+// laid out as a contiguous tensor (a view, whose elements writeTensor would
+// not see, is copied in order).
+func storedValue(n *graph.Node, v *tensor.Dense) (*tensor.Dense, error) {
+	switch {
+	case v == nil || v.Dtype().Type == nil:
+		return nil, errors.New("the store gave no value (a nil or zero tensor.Dense) and no error")
+	case !graph.TypeOf(v.Dtype(), v.Shape()...).Equal(n.Type()):
+		return nil, fmt.Errorf("the store gave %v, want %v", graph.TypeOf(v.Dtype(), v.Shape()...), n.Type())
+	case graph.Backing(v) == nil:
+		return graph.CloneDense(v)
+	}
+	return v, nil
 }
 
 // constant adds a Constant node holding v and returns its value's name.

@@ -1,6 +1,7 @@
 package onnx_test
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -107,5 +108,70 @@ func TestExportKeepsNamesAndSites(t *testing.T) {
 	}
 	if _, err := onnx.Export([]*graph.Node{nil}, onnx.ExportOptions{}); err == nil || !strings.Contains(err.Error(), "output 0 is nil") {
 		t.Errorf("a nil output: got %v", err)
+	}
+}
+
+// TestExportOfTwoGraphs: outputs of two graphs are an error; Export wrote
+// a model whose second output read a value no node made, which Import
+// then refused ("input 0 is missing").
+func TestExportOfTwoGraphs(t *testing.T) {
+	g, other := graph.New(), graph.New()
+	y := ops.Exp(g.Input("x", graph.Float32, 2, 3))
+	z := ops.Neg(other.Input("z", graph.Float32, 2))
+	for _, outs := range [][]*graph.Node{{y, z}, {z, y}} {
+		_, err := onnx.Export(outs, onnx.ExportOptions{})
+		want := "nabla: onnx.Export: output 1 (" + outs[1].String() + ") belongs to another graph than output 0 (" + outs[0].String() + "): a model is one graph at export_test.go:"
+		if err == nil || !strings.HasPrefix(err.Error(), want) {
+			t.Errorf("got %v, want %q", err, want)
+		}
+	}
+}
+
+// store is a parameter store whose Get gives v.
+type store struct{ v *tensor.Dense }
+
+func (s store) Get(*graph.Node) (*tensor.Dense, error) { return s.v, nil }
+func (s store) Set(*graph.Node, *tensor.Dense) error   { return nil }
+
+// TestExportValuesFromAStore: ExportOptions.Values giving a value of
+// another dtype or shape than its parameter's, or none, is an error; a
+// view is written in its elements' order. Export wrote each as it lay: an
+// initializer of another dtype, of another shape with the parameter's
+// dims, or of no data.
+func TestExportValuesFromAStore(t *testing.T) {
+	g := graph.New()
+	w := g.Param("w", graph.NewDense(graph.Float32, 2, 3))
+	y := ops.Neg(w)
+	for _, c := range []struct {
+		v    *tensor.Dense
+		want string
+	}{
+		{graph.NewDense(graph.Float64, 2, 3), "the store gave float64(2,3), want float32(2,3)"},
+		{graph.NewDense(graph.Float32, 3, 2), "the store gave float32(3,2), want float32(2,3)"},
+		{nil, "the store gave no value (a nil or zero tensor.Dense) and no error"},
+		{&tensor.Dense{}, "the store gave no value (a nil or zero tensor.Dense) and no error"},
+	} {
+		_, err := onnx.Export([]*graph.Node{y}, onnx.ExportOptions{Values: store{c.v}})
+		want := `nabla: onnx.Export: ExportOptions.Values: parameter "w": ` + c.want + " at export_test.go:"
+		if err == nil || !strings.HasPrefix(err.Error(), want) {
+			t.Errorf("got %v, want %q", err, want)
+		}
+	}
+	// Columns 1 to 3 of (0 1 2 3; 4 5 6 7): (1 2 3; 5 6 7).
+	full := tensor.New(tensor.WithShape(2, 4), tensor.WithBacking([]float32{0, 1, 2, 3, 4, 5, 6, 7}))
+	view, err := full.Slice(nil, tensor.S(1, 4))
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := onnx.Export([]*graph.Node{y}, onnx.ExportOptions{Values: store{view.(*tensor.Dense)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := onnx.Import(data, onnx.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := m.Params["w"].Value().Float32s(); !slices.Equal(got, []float32{1, 2, 3, 5, 6, 7}) {
+		t.Errorf("a view's value: got %v, want [1 2 3 5 6 7]", got)
 	}
 }

@@ -1,12 +1,15 @@
 package onnx
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/nabla-go/nabla/graph"
@@ -428,10 +431,16 @@ func (im *importer) leaves(gp *onnxpb.GraphProto, model *Model) error {
 				if err := im.bind(name, b, graph.TypeOf(dtype), false); err != nil {
 					return err
 				}
+				if err := im.checkShape(in, b.Shape()); err != nil {
+					return fmt.Errorf("Options.Inputs: %q is %v: %v", name, b.Type(), err)
+				}
 				continue
 			}
 			if v == nil || v.Dtype() != dtype {
 				return fmt.Errorf("Options.Constants: input %q: the value is not of the input's dtype %v", name, dtype)
+			}
+			if err := im.checkShape(in, v.Shape()); err != nil {
+				return fmt.Errorf("Options.Constants: input %q: the value's shape is %s: %v", name, graph.ShapeString(v.Shape()), err)
 			}
 			im.values[name] = im.g.Const(v).SetName(name)
 			if err := im.g.Err(); err != nil {
@@ -474,6 +483,37 @@ func (im *importer) bind(name string, n *graph.Node, want graph.Type, exact bool
 		return fmt.Errorf("Options.Inputs: %q is %v, the model's is %v", name, n.Type(), want)
 	}
 	im.values[name] = n
+	return nil
+}
+
+// checkShape checks a shape given for graph input in (a bound node's, a
+// constant's) against Options.InputShapes, or else the shape the model
+// declares: its rank and fixed dimensions (a symbolic one takes any size).
+func (im *importer) checkShape(in *onnxpb.ValueInfoProto, shape []int) error {
+	if want, ok := im.opts.InputShapes[in.GetName()]; ok {
+		if !slices.Equal(shape, want) {
+			return fmt.Errorf("Options.InputShapes gives %s", graph.ShapeString(want))
+		}
+		return nil
+	}
+	declared := in.GetType().GetTensorType().GetShape()
+	if declared == nil {
+		return nil
+	}
+	fits := len(declared.GetDim()) == len(shape)
+	dims := make([]string, len(declared.GetDim()))
+	for i, d := range declared.GetDim() {
+		v, fixed := d.GetValue().(*onnxpb.TensorShapeProto_Dimension_DimValue)
+		if !fixed {
+			dims[i] = cmp.Or(d.GetDimParam(), "?")
+			continue
+		}
+		dims[i] = strconv.FormatInt(v.DimValue, 10)
+		fits = fits && int64(shape[i]) == v.DimValue
+	}
+	if !fits {
+		return fmt.Errorf("the model declares (%s)", strings.Join(dims, ","))
+	}
 	return nil
 }
 
@@ -537,6 +577,9 @@ func (im *importer) node(n *onnxpb.NodeProto) error {
 	outs, err := build(c)
 	if err == nil {
 		err = im.g.Err()
+	}
+	if c.bad != nil { // what it built read a zero for the attribute
+		err = c.bad
 	}
 	var ge *graph.Error
 	if errors.As(err, &ge) { // a build error: the import's error names the caller once

@@ -170,7 +170,11 @@ func importLoop(c *nodeContext) ([]*graph.Node, error) {
 	if m.Kind() != graph.KindConst {
 		return nil, unsupported("Loop whose trip count M (%v) is computed at run time: nabla's loops need a bound known at import (a constant, or computed from constants and shapes)", m.Type())
 	}
-	steps := denseInts(m.Value())[0]
+	ms := denseInts(m.Value())
+	if len(ms) != 1 {
+		return nil, fmt.Errorf("the trip count M holds %d values, want 1", len(ms))
+	}
+	steps := ms[0]
 	init := slices.Clone(c.in[min(2, len(c.in)):])
 	for i, v := range init {
 		if v == nil {
@@ -235,6 +239,11 @@ func loop(c *nodeContext, g *graph.Graph, body *onnxpb.GraphProto, steps int, un
 			return nil, unsupported("Loop of zero steps with scan outputs (empty outputs of unknown shape)")
 		}
 		return init, nil
+	}
+	// The iteration numbers are a constant of steps values: a trip count
+	// of 2⁴⁰ must be refused before they are allocated.
+	if _, err := shapeOf([]int64{int64(steps)}, graph.Int64); err != nil {
+		return nil, fmt.Errorf("trip count %d: %v", steps, err)
 	}
 	iters := make([]int64, steps)
 	for i := range iters {

@@ -24,6 +24,9 @@ func init() {
 // positions is 0, 1, ..., n-1 in float64 along axis of a rank-r shape (size 1
 // elsewhere).
 func positions(g *graph.Graph, n, axis, rank int) *graph.Node {
+	if bad := countFails(g, n); bad != nil {
+		return bad
+	}
 	vals := make([]float64, n)
 	shape := make([]int, rank)
 	for i := range vals {
@@ -35,6 +38,17 @@ func positions(g *graph.Graph, n, axis, rank int) *graph.Node {
 	shape[axis] = n
 	t, _ := graph.FromFloat64s(graph.Float64, vals, shape...)
 	return g.Const(t)
+}
+
+// countFails checks, before they are allocated, that n positions or
+// indices along an axis fit the memory limit, and returns a poisoned node
+// if not: an axis of 2⁴⁰ may belong to an empty tensor, (2⁴⁰, 0), which
+// takes no memory while its positions would take 8 TiB.
+func countFails(g *graph.Graph, n int) *graph.Node {
+	if _, err := shapeOf([]int64{int64(n)}, graph.Float64); err != nil {
+		return g.Fail(fmt.Errorf("%d positions along an axis: %v", n, err))
+	}
+	return nil
 }
 
 // firstMax is the index (float64, axis kept) of the first maximum of x
@@ -56,8 +70,13 @@ func importArg(c *nodeContext, isMin bool) (*graph.Node, error) {
 		return nil, err
 	}
 	axis, err := graph.NormalizeAxis(c.attrInt("axis", 0), max(x.Type().Rank(), 1))
-	if err != nil || x.Type().Rank() == 0 || x.Shape()[axis] == 0 {
-		return nil, fmt.Errorf("axis %d of %v: %v", c.attrInt("axis", 0), x.Type(), err)
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("input %v: %v", x.Type(), err)
+	case x.Type().Rank() == 0:
+		return nil, fmt.Errorf("input %v is a scalar: want an axis to search", x.Type())
+	case x.Shape()[axis] == 0:
+		return nil, fmt.Errorf("axis %d of %v is empty: no element is the extreme", axis, x.Type())
 	}
 	if graph.IsInteger(x.DType()) {
 		x = ops.Cast(x, graph.Float64)

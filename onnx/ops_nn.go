@@ -462,6 +462,11 @@ func importPad(c *nodeContext) (*graph.Node, error) {
 	}
 	for i, a := range axes {
 		n := x.Shape()[a]
+		// The copies are gathered by index: 2⁴⁰ of them would take
+		// 8 TiB even where another axis is empty and the output none.
+		if _, err := shapeOf([]int64{int64(max(before[i], after[i]))}, graph.Int64); err != nil {
+			return nil, fmt.Errorf("%s padding (%d, %d) of axis %d: %v", mode, before[i], after[i], a, err)
+		}
 		if mode == "reflect" && (before[i] >= n || after[i] >= n) {
 			return nil, unsupported("reflect pads %v on axis %d of size %d", pads, a, n)
 		}

@@ -109,6 +109,9 @@ func moveAxis(x *graph.Node, from, to int) *graph.Node {
 // reverseLeading reverses x along axis 0.
 func reverseLeading(x *graph.Node) *graph.Node {
 	n := x.Shape()[0]
+	if bad := countFails(x.Graph(), n); bad != nil {
+		return bad
+	}
 	idx := make([]int64, n)
 	for i := range idx {
 		idx[i] = int64(n - 1 - i)

@@ -50,7 +50,7 @@ func (c *nodeContext) constant(dtype int32, vals []float64, shape ...int) (*grap
 func importConstant(c *nodeContext) (*graph.Node, error) {
 	switch {
 	case c.has("value"):
-		t, err := readTensor(c.attr("value").GetT(), c.im.dir)
+		t, err := readTensor(c.attrTensor("value"), c.im.dir)
 		if err != nil {
 			return nil, err
 		}
@@ -83,15 +83,16 @@ func importConstantOfShape(c *nodeContext) (*graph.Node, error) {
 		return nil, err
 	}
 	dtype, v := int32(1), 0.0
-	if a := c.attr("value"); a != nil {
-		t, err := readTensor(a.GetT(), c.im.dir)
+	if c.has("value") {
+		a := c.attrTensor("value")
+		t, err := readTensor(a, c.im.dir)
 		if err != nil {
 			return nil, err
 		}
 		if t.Shape().TotalSize() != 1 {
 			return nil, fmt.Errorf("value holds %d elements, want 1", t.Shape().TotalSize())
 		}
-		dtype, v = a.GetT().GetDataType(), graph.Float(t, 0)
+		dtype, v = a.GetDataType(), graph.Float(t, 0)
 	}
 	dt, err := dtypeOf(dtype)
 	if err != nil {
@@ -274,6 +275,9 @@ func sliceStepped(x *graph.Node, axis, start, end, step int) (*graph.Node, error
 		return nil, fmt.Errorf("step 0")
 	}
 	n := x.Shape()[axis]
+	// A step past the axis takes one element; clamped so, the index
+	// arithmetic below cannot wrap (ONNX allows steps up to ±2⁶³-1).
+	step = max(min(step, n+1), -n-1)
 	fix := func(i, lo, hi int) int {
 		i = clampInt(i)
 		if i < 0 {
@@ -281,15 +285,22 @@ func sliceStepped(x *graph.Node, axis, start, end, step int) (*graph.Node, error
 		}
 		return min(max(i, lo), hi)
 	}
-	var idx []int64
-	if step > 0 {
-		for i := fix(start, 0, n); i < fix(end, 0, n); i += step {
-			idx = append(idx, int64(i))
-		}
-	} else {
-		for i := fix(start, 0, n-1); i > fix(end, -1, n-1); i += step {
-			idx = append(idx, int64(i))
-		}
+	from, to := fix(start, 0, n), fix(end, 0, n)
+	if step < 0 {
+		from, to = fix(start, 0, n-1), fix(end, -1, n-1)
+	}
+	// The indices are counted before they are made: 2⁴⁰ of them (an axis
+	// of an empty tensor) would take 8 TiB.
+	count := max(0, (to-from+step-1)/step)
+	if step < 0 {
+		count = max(0, (from-to-step-1)/-step)
+	}
+	if _, err := shapeOf([]int64{int64(count)}, graph.Int64); err != nil {
+		return nil, fmt.Errorf("%d indices of a stepped slice: %v", count, err)
+	}
+	idx := make([]int64, count)
+	for k := range idx {
+		idx[k] = int64(from + k*step)
 	}
 	t, err := graph.FromInt64s(graph.Int64, idx, len(idx))
 	if err != nil {
@@ -476,10 +487,16 @@ func importSplit(c *nodeContext) ([]*graph.Node, error) {
 		return nil, err
 	}
 	n := x.Shape()[axis]
+	outputs := len(c.proto.GetOutput())
+	if given && len(sizes) != outputs {
+		return nil, fmt.Errorf("split %v has %d sizes for %d outputs", sizes, len(sizes), outputs)
+	}
 	if !given {
-		parts := c.attrInt("num_outputs", len(c.proto.GetOutput()))
-		if parts <= 0 {
-			return nil, fmt.Errorf("%d outputs", parts)
+		// num_outputs (opset 18) is the node's number of outputs: a
+		// different one, 2⁴⁰ say, would make as many parts.
+		parts := c.attrInt("num_outputs", outputs)
+		if parts != outputs || parts <= 0 {
+			return nil, fmt.Errorf("num_outputs %d for %d outputs", parts, outputs)
 		}
 		each := (n + parts - 1) / parts
 		for start := 0; start < n || len(sizes) < parts; start += each {

@@ -82,3 +82,39 @@ func TestImportOptions(t *testing.T) {
 		}
 	}
 }
+
+// TestBoundShapesMatchTheModel: a node bound by Options.Inputs, or a value
+// fixed by Options.Constants, of another shape than the model declares
+// (its fixed dimensions, or Options.InputShapes) is an error; a (1,3) or
+// (3) x broadcast against w (2,3) and the model computed y without a
+// word. A symbolic dimension takes any size.
+func TestBoundShapesMatchTheModel(t *testing.T) {
+	data, _ := proto.Marshal(tinyModel()) // y = Relu(x + w), x and w float32(2,3)
+	g := graph.New()
+	for _, shape := range [][]int{{1, 3}, {3}, {2, 3, 1}} {
+		x := g.Input("pixels", graph.Float32, shape...)
+		want := `Options.Inputs: "x" is ` + x.Type().String() + ": the model declares (2,3)"
+		if _, err := onnx.Import(data, onnx.Options{Graph: g, Inputs: map[string]*graph.Node{"x": x}}); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("x bound to %v: got %v, want an error containing %q", shape, err, want)
+		}
+		want = `Options.Constants: input "x": the value's shape is ` + graph.ShapeString(shape) + ": the model declares (2,3)"
+		if _, err := onnx.Import(data, onnx.Options{Constants: map[string]*tensor.Dense{"x": graph.NewDense(graph.Float32, shape...)}}); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("x fixed to a %v value: got %v, want an error containing %q", shape, err, want)
+		}
+	}
+	x := g.Input("pixels", graph.Float32, 2, 3)
+	want := `Options.Inputs: "x" is float32(2,3): Options.InputShapes gives (1,3)`
+	if _, err := onnx.Import(data, onnx.Options{Graph: g, Inputs: map[string]*graph.Node{"x": x}, InputShapes: map[string][]int{"x": {1, 3}}}); err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("x bound against InputShapes: got %v, want an error containing %q", err, want)
+	}
+	m := tinyModel()
+	m.Graph.Input[0].Type.GetTensorType().Shape.Dim[0].Value = &onnxpb.TensorShapeProto_Dimension_DimParam{DimParam: "batch"}
+	batch, _ := proto.Marshal(m)
+	if _, err := onnx.Import(batch, onnx.Options{Graph: g, Inputs: map[string]*graph.Node{"x": g.Input("one", graph.Float32, 1, 3)}}); err != nil {
+		t.Errorf("x (batch,3) bound to (1,3): %v", err)
+	}
+	want = `Options.Inputs: "x" is float32(1,4): the model declares (batch,3)`
+	if _, err := onnx.Import(batch, onnx.Options{Graph: g, Inputs: map[string]*graph.Node{"x": g.Input("wide", graph.Float32, 1, 4)}}); err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("x (batch,3) bound to (1,4): got %v, want an error containing %q", err, want)
+	}
+}

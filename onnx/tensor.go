@@ -84,6 +84,9 @@ func readInitializer(t *onnxpb.TensorProto, dir string) (*tensor.Dense, error) {
 // decodeTensor decodes a tensor, viewing its raw data in place if view
 // says so and the platform allows.
 func decodeTensor(t *onnxpb.TensorProto, dir string, view bool) (*tensor.Dense, error) {
+	if t == nil {
+		return nil, errors.New("no tensor")
+	}
 	if t.Segment != nil {
 		return nil, errors.New("segmented tensors are not supported")
 	}

@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 
+	"gorgonia.org/tensor"
+
 	"github.com/nabla-go/nabla/graph"
 )
 
@@ -124,9 +126,11 @@ static DEVICE inline double nb_rng_exp64(double x) {
 `
 
 // CUDA is RandomCategorical's GPU kernel: one work item per row, summing
-// the row's weights in the CPU's order by the same exponential.
+// the row's weights in the CPU's order by the same exponential; a row of
+// NaN weights (no distribution) draws the NaN Go writes.
 func (op randomCategoricalOp) CUDA(in, out []graph.Type) ([]graph.CUDASource, error) {
 	k := in[1].Shape[len(in[1].Shape)-1]
+	nan := goNaNC(out[0].DType)
 	body := randomStepC + fmt.Sprintf(`nb_rng_block(w, %dULL, %dU, step, (unsigned int)(i >> 1));
 const double u = (double)(nb_rng_u64(w, (int)(i & 1) * 2) >> 11) * 1.1102230246251565e-16;
 const long long k = %dLL;
@@ -144,9 +148,18 @@ for (double acc = nb_rng_exp64(nb_rng_dsub((double)row[0], top)); c < k - 1 && a
 	c++;
 	acc = nb_rng_dadd(acc, nb_rng_exp64(nb_rng_dsub((double)row[c], top)));
 }
-out0[i] = (T)c;
-`, op.s.Seed, op.s.ID, k)
+out0[i] = total != total ? %s : (T)c;
+`, op.s.Seed, op.s.ID, k, nan)
 	return []graph.CUDASource{{N: int64(out[0].Size()), Body: body, Helpers: randomHelpersC}}, nil
+}
+
+// goNaNC is a C expression of the NaN Go writes in dtype: math.NaN(),
+// and its conversion to float32.
+func goNaNC(dtype tensor.Dtype) string {
+	if dtype == graph.Float32 {
+		return "nb_rng_float(0x7fc00000u)"
+	}
+	return "nb_rng_double(0x7FF8000000000001ull)"
 }
 
 // maxPermutationCUDA is the longest permutation the GPU kernel draws: each
@@ -185,10 +198,9 @@ func (op randomGammaOp) CUDA(in, out []graph.Type) ([]graph.CUDASource, error) {
 	if err := checkFloatCUDA(op.Name()+" output", out[0]); err != nil {
 		return nil, err
 	}
-	// NaN as Go writes it: math.NaN(), and its conversion to float32.
-	floor, nan := "2.2250738585072014e-308", "nb_rng_double(0x7FF8000000000001ull)"
+	floor, nan := "2.2250738585072014e-308", goNaNC(out[0].DType)
 	if out[0].DType == graph.Float32 {
-		floor, nan = "1.17549435e-38f", "nb_rng_float(0x7fc00000u)"
+		floor = "1.17549435e-38f"
 	}
 	body := randomStepC + fmt.Sprintf(`const double a0 = (double)in1[i];
 double r;

@@ -3,6 +3,7 @@ package ops
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"math/bits"
 	"slices"
 
@@ -120,7 +121,9 @@ type randomCategoricalOp struct{ s Stream }
 // uniform on [0, 1) (53 bits, as RandomUniform's float64 element of the
 // row's index), the exponentials by a fixed procedure (math.Exp's Go
 // code, see exp64) that the GPU kernel repeats, so that both draw the same
-// classes. It has no gradient.
+// classes. A row with a NaN or +∞ logit, or whose logits are all −∞, has
+// no distribution: its draw is NaN, as torch refuses to sample it. It has
+// no gradient.
 func RandomCategorical(step *graph.Node, s Stream, logits *graph.Node) *graph.Node {
 	return graph.Apply(randomCategoricalOp{s: s}, step, logits)
 }
@@ -181,6 +184,10 @@ func drawCategorical[T float](out, logits []T, s Stream, step uint64) {
 		total := 0.0
 		for _, l := range row {
 			total += exp64(float64(l) - top)
+		}
+		if total != total { // a NaN or +Inf logit (top), or all -Inf
+			out[r] = T(math.NaN())
+			continue
 		}
 		// The last class takes whatever rounding leaves.
 		target, c := u[r%2]*total, 0

@@ -171,3 +171,29 @@ func TestRandomPermutation(t *testing.T) {
 		t.Errorf("a float32 permutation of 2²⁵: got %v", n.Err())
 	}
 }
+
+// TestRandomCategoricalWithoutDistribution: a row with a NaN or +Inf
+// logit, or whose logits are all -Inf, has no softmax (torch refuses to
+// sample it) and draws NaN, in both dtypes; the draws were class 0. Rows
+// beside them draw as before: the one class of finite logit.
+func TestRandomCategoricalWithoutDistribution(t *testing.T) {
+	inf, nan := math.Inf(1), math.NaN()
+	logits := []float64{
+		nan, 1, 2,
+		0, 0, inf,
+		-inf, -inf, -inf,
+		1, nan, -inf,
+		-inf, 5, -inf, // only class 1 has weight
+		-inf, -inf, 7, // only class 2
+	}
+	for _, dtype := range dtypes {
+		g := graph.New()
+		step := g.Scalar(3, graph.Float64)
+		got := graph.Float64s(eval(t, RandomCategorical(step, Stream{Seed: 9}, g.Const(dense(t, dtype, []int{6, 3}, logits...))), nil))
+		for r, want := range []float64{nan, nan, nan, nan, 1, 2} {
+			if got[r] != want && !(math.IsNaN(want) && math.IsNaN(got[r])) {
+				t.Errorf("%v: row %d (logits %v): drew %v, want %v", dtype, r, logits[3*r:3*r+3], got[r], want)
+			}
+		}
+	}
+}

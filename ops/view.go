@@ -50,10 +50,15 @@ func (v View) String() string {
 
 // Through returns the view of the tensor that layout (a Transpose, Slice
 // or Reshape) makes of v's elements, its output being of type out. ok is
-// false for other ops, and for a Reshape that regroups axes v does not
-// step across as one (the reshaped elements are then no strided view).
+// false for other ops, for a layout whose output from v's shape is not out
+// (the view would read past its tensor), and for a Reshape that regroups
+// axes v does not step across as one (the reshaped elements are then no
+// strided view).
 func (v View) Through(layout graph.Op, out graph.Type) (w View, ok bool) {
-	if out.Rank() > maxRank || out.Size() == 0 {
+	if out.Rank() > maxRank || out.Size() == 0 || !IsLayout(layout) {
+		return View{}, false
+	}
+	if t, err := layout.Type([]graph.Type{out.WithShape(v.Shape()...)}); err != nil || !t.Equal(out) {
 		return View{}, false
 	}
 	w = View{rank: out.Rank(), offset: v.offset, size: v.size}

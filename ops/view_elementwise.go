@@ -72,6 +72,11 @@ func (op readThroughElementwiseOp) Type(in []graph.Type) (graph.Type, error) {
 	if in[op.operand].Size() != op.view.size {
 		return graph.Type{}, fmt.Errorf("input %d has %d elements, the view reads %d", op.operand, in[op.operand].Size(), op.view.size)
 	}
+	shape := op.view.shape[:op.view.rank]
+	if other := 1 - op.operand; arity == 2 && !slices.Equal(in[other].Shape, shape) {
+		return graph.Type{}, fmt.Errorf("input %d has shape %s, want the view's %s: the op reads its operands element by element, without broadcasting",
+			other, graph.ShapeString(in[other].Shape), graph.ShapeString(shape))
+	}
 	return op.op.Type(op.operandTypes(in))
 }
 

@@ -67,7 +67,7 @@ func (r *Runner) compileOptions(all map[*graph.Node]*graph.Node) []compile.Optio
 type sized struct {
 	m     *Machine
 	nodes map[*graph.Node]*graph.Node // the built graph's nodes → this size's
-	feeds Feeds                       // reused from run to run
+	feeds Feeds                       // reused from run to run, empty between runs
 }
 
 // Trainer builds a training step from a Runner's outputs at one batch
@@ -170,9 +170,9 @@ func (r *Runner) Run(feeds Feeds) error {
 		s.feeds[n] = v
 	}
 	err := s.m.Run(s.feeds)
-	for n := range s.feeds {
-		s.feeds[n] = nil // hold no user tensor between runs
-	}
+	// Hold no user tensor between runs, nor any node fed once: the map
+	// keeps its room, so the next run allocates nothing.
+	clear(s.feeds)
 	return err
 }
 
@@ -224,11 +224,7 @@ func (r *Runner) make(size int) (*sized, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &sized{m: m, nodes: nodes, feeds: Feeds{}}
-	for _, in := range r.inputs {
-		s.feeds[at(in)] = nil
-	}
-	return s, nil
+	return &sized{m: m, nodes: nodes, feeds: make(Feeds, len(r.inputs))}, nil
 }
 
 // steps adds the Trainer's step for outputs to the state updates. At a
