@@ -233,7 +233,12 @@ func (d *driver[E]) block(t, ib, ch int) {
 	// where B is read in place too, or where this piece has one panel of
 	// B, whose pass over A would be the only use of A's packed copy.
 	p0, p1 := ch*d.panels/d.chunks, (ch+1)*d.panels/d.chunks
-	direct := (d.strided || p1-p0 == 1) && !p.TransA && k.microDirect != nil
+	direct := d.strided || p1-p0 == 1
+	if p.TransA {
+		direct = direct && k.microDirectT != nil
+	} else {
+		direct = direct && k.microDirect != nil
+	}
 	full := 0
 	if direct {
 		full = mc - mc%k.mr
@@ -250,6 +255,8 @@ func (d *driver[E]) block(t, ib, ch int) {
 				b, ldb = &d.b[d.pc*p.Ldb+j], p.Ldb
 			}
 			switch {
+			case i < full && p.TransA:
+				k.microDirectT(d.kc, &d.a[d.pc*p.Lda+i0+i], p.Lda, b, ldb, c, ldc, acc)
 			case i < full:
 				k.microDirect(d.kc, &d.a[(i0+i)*p.Lda+d.pc], p.Lda, b, ldb, c, ldc, acc)
 			case inPlace:
