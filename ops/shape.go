@@ -6,6 +6,7 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/nabla-go/nabla/graph"
+	"github.com/nabla-go/nabla/internal/kernel/vek"
 )
 
 // shapeParam is a shape held by an op in a comparable form, so that ops
@@ -202,10 +203,7 @@ func broadcastKernel[T float](w *walker, out, x []T) {
 	w.rows(func(o, n int, off [3]int) {
 		row := out[o : o+n]
 		if w.inner[0] == 0 {
-			v := x[off[0]]
-			for j := range row {
-				row[j] = v
-			}
+			vek.Fill(row, x[off[0]])
 			return
 		}
 		copy(row, x[off[0]:off[0]+n])

@@ -119,6 +119,11 @@ func whereSV32AVX2(dst []float32, keep []float32, c float32, y []float32)
 //go:noescape
 func whereSS32AVX2(dst []float32, keep []float32, c float32, d float32)
 
+// fill32AVX2 sets dst[i] = c for each i of dst, 8 at a time.
+//
+//go:noescape
+func fill32AVX2(dst []float32, c float32)
+
 // adam32AVX2 sets p1, m1 and v1 to Adam's step from p, g, m and v with the scalars k
 // (beta1, 1-beta1, beta2, 1-beta2, step size, bias correction, eps, decay),
 // 8 elements at a time; see Adam.
@@ -275,6 +280,11 @@ func whereSV64AVX2(dst []float64, keep []float64, c float64, y []float64)
 //
 //go:noescape
 func whereSS64AVX2(dst []float64, keep []float64, c float64, d float64)
+
+// fill64AVX2 sets dst[i] = c for each i of dst, 4 at a time.
+//
+//go:noescape
+func fill64AVX2(dst []float64, c float64)
 
 // adam64AVX2 sets p1, m1 and v1 to Adam's step from p, g, m and v with the scalars k
 // (beta1, 1-beta1, beta2, 1-beta2, step size, bias correction, eps, decay),

@@ -1410,6 +1410,46 @@ whereSS32AVX2_done:
 	VZEROUPPER
 	RET
 
+// func fill32AVX2(dst []float32, c float32)
+// Requires: AVX, AVX2, SSE
+TEXT ·fill32AVX2(SB), NOSPLIT, $0-28
+	MOVQ         dst_len+8(FP), AX
+	MOVQ         dst_base+0(FP), CX
+	MOVSS        c+24(FP), X0
+	VBROADCASTSS X0, Y0
+
+fill32AVX2_loop4:
+	CMPQ    AX, $0x20
+	JB      fill32AVX2_loop1
+	VMOVUPS Y0, (CX)
+	VMOVUPS Y0, 32(CX)
+	VMOVUPS Y0, 64(CX)
+	VMOVUPS Y0, 96(CX)
+	ADDQ    $0x80, CX
+	SUBQ    $0x20, AX
+	JMP     fill32AVX2_loop4
+
+fill32AVX2_loop1:
+	CMPQ    AX, $0x08
+	JB      fill32AVX2_tail
+	VMOVUPS Y0, (CX)
+	ADDQ    $0x20, CX
+	SUBQ    $0x08, AX
+	JMP     fill32AVX2_loop1
+
+fill32AVX2_tail:
+	TESTQ      AX, AX
+	JZ         fill32AVX2_done
+	MOVQ       $0x0000000000000008, DX
+	SUBQ       AX, DX
+	LEAQ       tailmask8x4<>+0(SB), AX
+	VMOVDQU    (AX)(DX*4), Y1
+	VMASKMOVPS Y0, Y1, (CX)
+
+fill32AVX2_done:
+	VZEROUPPER
+	RET
+
 // func adam32AVX2(p1 []float32, m1 []float32, v1 []float32, p []float32, g []float32, m []float32, v []float32, k []float32)
 // Requires: AVX
 TEXT ·adam32AVX2(SB), NOSPLIT, $0-192
@@ -3304,6 +3344,46 @@ whereSS64AVX2_tail:
 	VMASKMOVPD Y0, Y2, (CX)
 
 whereSS64AVX2_done:
+	VZEROUPPER
+	RET
+
+// func fill64AVX2(dst []float64, c float64)
+// Requires: AVX, AVX2, SSE2
+TEXT ·fill64AVX2(SB), NOSPLIT, $0-32
+	MOVQ         dst_len+8(FP), AX
+	MOVQ         dst_base+0(FP), CX
+	MOVSD        c+24(FP), X0
+	VBROADCASTSD X0, Y0
+
+fill64AVX2_loop4:
+	CMPQ    AX, $0x10
+	JB      fill64AVX2_loop1
+	VMOVUPD Y0, (CX)
+	VMOVUPD Y0, 32(CX)
+	VMOVUPD Y0, 64(CX)
+	VMOVUPD Y0, 96(CX)
+	ADDQ    $0x80, CX
+	SUBQ    $0x10, AX
+	JMP     fill64AVX2_loop4
+
+fill64AVX2_loop1:
+	CMPQ    AX, $0x04
+	JB      fill64AVX2_tail
+	VMOVUPD Y0, (CX)
+	ADDQ    $0x20, CX
+	SUBQ    $0x04, AX
+	JMP     fill64AVX2_loop1
+
+fill64AVX2_tail:
+	TESTQ      AX, AX
+	JZ         fill64AVX2_done
+	MOVQ       $0x0000000000000004, DX
+	SUBQ       AX, DX
+	LEAQ       tailmask4x8<>+0(SB), AX
+	VMOVDQU    (AX)(DX*8), Y1
+	VMASKMOVPD Y0, Y1, (CX)
+
+fill64AVX2_done:
 	VZEROUPPER
 	RET
 

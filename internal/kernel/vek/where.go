@@ -31,3 +31,18 @@ func whereGo[T Float](dst, keep, x []T, sx int, y []T, sy int) {
 		}
 	}
 }
+
+// Fill sets every element of dst to c, its bits copied.
+func Fill[T Float](dst []T, c T) {
+	if useAsm {
+		if is32[T]() {
+			fill32AVX2(as[float32](dst), float32(c))
+		} else {
+			fill64AVX2(as[float64](dst), float64(c))
+		}
+		return
+	}
+	for i := range dst {
+		dst[i] = c
+	}
+}

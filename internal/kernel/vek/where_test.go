@@ -62,3 +62,33 @@ func checkWhere[T Float](t *testing.T, specials []T) {
 		}
 	}
 }
+
+// Fill writes the same bits to every element, for every length up to
+// three vectors and one (the tails), NaN payloads and -0 included, and
+// nothing past dst.
+func TestFill(t *testing.T) {
+	implementations(t, func(t *testing.T) {
+		for _, b := range special32 {
+			checkFill(t, math.Float32frombits(b))
+		}
+		for _, b := range special64 {
+			checkFill(t, math.Float64frombits(b))
+		}
+	})
+}
+
+func checkFill[T Float](t *testing.T, c T) {
+	for n := 0; n <= 3*8+1; n++ {
+		buf := make([]T, n+1)
+		buf[n] = 7
+		Fill(buf[:n], c)
+		for i := range n {
+			if bits(buf[i]) != bits(c) {
+				t.Fatalf("%T n=%d [%d]: got %#x, want %#x", c, n, i, bits(buf[i]), bits(c))
+			}
+		}
+		if buf[n] != 7 {
+			t.Fatalf("%T n=%d: wrote past dst", c, n)
+		}
+	}
+}

@@ -121,6 +121,7 @@ func main() {
 		})
 		lanes(t)
 		where(t)
+		kernelN(t, "fill", "dst, c", "c", func(args []Op) VecVirtual { return args[0].(VecVirtual) })
 		for _, mode := range []adamMode{adamPlain, adamL2, adamDecoupled} {
 			adam(t, mode, true)
 			adam(t, mode, false)
