@@ -73,16 +73,21 @@ func (op softmaxOp) Forward(out *tensor.Dense, in []*tensor.Dense) error {
 }
 
 // Backward, with y the output: softmax's Jacobian-vector product is
-// y*(g - sum(g*y)); log-softmax's is g - exp(y)*sum(g), sums along the axis.
+// y*(g - sum(g*y)); log-softmax's is g - exp(y)*sum(g), sums along the
+// axis. Along the last axis softmax's is one op, softmaxGrad, with the
+// same bits.
 func (op softmaxOp) Backward(ctx *graph.GradContext, g *graph.Node) []*graph.Node {
 	if !ctx.NeedsGrad(0) {
 		return []*graph.Node{nil}
 	}
 	y := ctx.Output()
-	if op.log {
+	switch {
+	case op.log:
 		return []*graph.Node{Sub(g, Mul(Exp(y), SumKeepDims(g, op.axis)))}
+	case op.axis == y.Type().Rank()-1:
+		return []*graph.Node{softmaxGrad(y, g)}
 	}
-	return []*graph.Node{Mul(y, Sub(g, SumKeepDims(Mul(g, y), op.axis)))}
+	return []*graph.Node{softmaxGradOf(y, g, op.axis)}
 }
 
 // JVP, with y the output and t the tangent along the axis: softmax's is
