@@ -183,10 +183,7 @@ func softmaxRows[T float](out, x []T, rows, n int) {
 		at := 0
 		for r := range rs {
 			row := xs[r*n : (r+1)*n]
-			l := len(row)
-			for l > 0 && row[l-1] == T(math.Inf(-1)) {
-				l--
-			}
+			l := trailingNegInf(row)
 			// With a finite maximum before them the trailing -Inf do
 			// not change it; otherwise the whole row is taken.
 			m := float64(rowPeak(row[:l]))
@@ -227,6 +224,23 @@ func softmaxRows[T float](out, x []T, rows, n int) {
 			clear(y[l:])
 		}
 	}
+}
+
+// trailingNegInf is the length of row without its trailing run of -Inf,
+// found four elements at a time.
+func trailingNegInf[T float](row []T) int {
+	ninf := T(math.Inf(-1))
+	l := len(row)
+	for ; l >= 4; l -= 4 {
+		q := row[l-4 : l : l]
+		if q[0] != ninf || q[1] != ninf || q[2] != ninf || q[3] != ninf {
+			break
+		}
+	}
+	for l > 0 && row[l-1] == ninf {
+		l--
+	}
+	return l
 }
 
 // rowMax is the maximum of row in float64, NaN if it holds one (maxNaN's
