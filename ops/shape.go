@@ -287,7 +287,13 @@ func sumToKernel[T float](w *walker, out, x []T) {
 			}
 			return
 		}
-		blasAxpy(n, 1, row, s, out[off[0]:off[0]+n])
+		if dst := out[off[0] : off[0]+n]; s == 1 {
+			// dst + row in vek's vector loop: the axpy's sums (alpha 1
+			// multiplies exactly) without its call through gonum's checks.
+			vek.VV(vek.Add, dst, dst, row)
+		} else {
+			blasAxpy(n, 1, row, s, dst)
+		}
 	})
 }
 
