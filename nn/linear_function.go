@@ -6,6 +6,7 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/nabla-go/nabla/graph"
+	"github.com/nabla-go/nabla/internal/kernel/vek"
 	"github.com/nabla-go/nabla/ops"
 )
 
@@ -87,12 +88,15 @@ func (LinearFunction) ForwardExec(e *graph.Exec, out *tensor.Dense, in []*tensor
 	return nil
 }
 
-// addRows adds b to each consecutive row of y.
+// addRows adds b to each consecutive row of y, a row at a time in vek's
+// vector loop (y[j] + b[j], the scalar loop's sums).
 func addRows[T float32 | float64](y, b []T) {
+	if len(b) == 0 {
+		return
+	}
 	for r := 0; r+len(b) <= len(y); r += len(b) {
-		for j, v := range b {
-			y[r+j] += v
-		}
+		row := y[r : r+len(b)]
+		vek.VV(vek.Add, row, row, b)
 	}
 }
 

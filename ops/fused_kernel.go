@@ -8,6 +8,7 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/nabla-go/nabla/graph"
+	"github.com/nabla-go/nabla/internal/kernel/vek"
 )
 
 // run computes a fused op's outputs (out alone, or outs) from in.
@@ -187,9 +188,7 @@ func gatherBlock[T float](g *fusedGather, dst, x []T, b int) {
 		case 1:
 			copy(dst[k:k+n], x[off:off+n])
 		case 0:
-			for j := range n {
-				dst[k+j] = x[off]
-			}
+			vek.Fill(dst[k:k+n], x[off])
 		default:
 			gatherStrided(dst[k:k+n], x[off:], s)
 		}

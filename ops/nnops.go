@@ -73,16 +73,21 @@ func (op softmaxOp) Forward(out *tensor.Dense, in []*tensor.Dense) error {
 }
 
 // Backward, with y the output: softmax's Jacobian-vector product is
-// y*(g - sum(g*y)); log-softmax's is g - exp(y)*sum(g), sums along the axis.
+// y*(g - sum(g*y)); log-softmax's is g - exp(y)*sum(g), sums along the
+// axis. Along the last axis softmax's is one op, softmaxGrad, with the
+// same bits.
 func (op softmaxOp) Backward(ctx *graph.GradContext, g *graph.Node) []*graph.Node {
 	if !ctx.NeedsGrad(0) {
 		return []*graph.Node{nil}
 	}
 	y := ctx.Output()
-	if op.log {
+	switch {
+	case op.log:
 		return []*graph.Node{Sub(g, Mul(Exp(y), SumKeepDims(g, op.axis)))}
+	case op.axis == y.Type().Rank()-1:
+		return []*graph.Node{softmaxGrad(y, g)}
 	}
-	return []*graph.Node{Mul(y, Sub(g, SumKeepDims(Mul(g, y), op.axis)))}
+	return []*graph.Node{softmaxGradOf(y, g, op.axis)}
 }
 
 // JVP, with y the output and t the tangent along the axis: softmax's is
@@ -154,39 +159,88 @@ func softmaxKernel[T float](out, x []T, outer, n, inner int, log bool) {
 // softmaxBlock is how many elements softmaxRows exponentiates at once.
 const softmaxBlock = 4 * wideBlock
 
+// softmaxVectorDiv is the row length from which softmaxRows divides with
+// one vector loop rather than element by element: shorter rows spend
+// more on the call than they save.
+const softmaxVectorDiv = 24
+
 // softmaxRows is softmaxKernel along contiguous rows of n ≤ softmaxBlock
 // elements: as many rows as fit in a block share one call of vmath.Exp64,
 // which short rows (attention's, of 16) would otherwise each make for
 // themselves. Each element is computed as expSum computes it, so the
-// results are the same bits.
+// results are the same bits. A row whose maximum is finite leaves its
+// trailing -Inf (a causal mask's) out of the block: their exponentials are
+// exactly 0, add nothing to the sum (at least 1, the maximum's), and give
+// probabilities of exactly 0. The divisions of a long row run as one
+// vector loop, which rounds each quotient as the scalar one does.
 func softmaxRows[T float](out, x []T, rows, n int) {
 	var buf [softmaxBlock]float64
+	var live [softmaxBlock]int32 // each row's length without its trailing -Inf
 	per := softmaxBlock / n
 	for r0 := 0; r0 < rows; r0 += per {
 		rs := min(per, rows-r0)
 		xs, ys := x[r0*n:(r0+rs)*n], out[r0*n:(r0+rs)*n]
+		at := 0
 		for r := range rs {
 			row := xs[r*n : (r+1)*n]
-			m := float64(rowPeak(row))
-			b := buf[r*n : (r+1)*n]
-			for k, v := range row {
+			l := trailingNegInf(row)
+			// With a finite maximum before them the trailing -Inf do
+			// not change it; otherwise the whole row is taken.
+			m := float64(rowPeak(row[:l]))
+			if math.Abs(m) > math.MaxFloat64 || m != m {
+				l = len(row)
+				m = float64(rowPeak(row))
+			}
+			live[r] = int32(l)
+			b := buf[at : at+l]
+			for k, v := range row[:l] {
 				b[k] = float64(v) - m
 			}
+			at += l
 		}
-		b := buf[:rs*n]
+		b := buf[:at]
 		vmath.Exp64(b, b)
+		at = 0
 		for r := range rs {
-			row, y := b[r*n:(r+1)*n], ys[r*n:(r+1)*n]
+			l := int(live[r])
+			row, y := b[at:at+l], ys[r*n:(r+1)*n]
+			at += l
 			var sum float64
-			for _, e := range row {
-				sum += e
+			if l < softmaxVectorDiv {
+				for _, e := range row {
+					sum += e
+				}
+				s := T(sum)
+				for k, e := range row {
+					y[k] = T(e) / s
+				}
+			} else {
+				for k, e := range row {
+					sum += e
+					y[k] = T(e)
+				}
+				vek.VS(vek.Div, y[:l], y[:l], T(sum))
 			}
-			s := T(sum)
-			for k, e := range row {
-				y[k] = T(e) / s
-			}
+			clear(y[l:])
 		}
 	}
+}
+
+// trailingNegInf is the length of row without its trailing run of -Inf,
+// found four elements at a time.
+func trailingNegInf[T float](row []T) int {
+	ninf := T(math.Inf(-1))
+	l := len(row)
+	for ; l >= 4; l -= 4 {
+		q := row[l-4 : l : l]
+		if q[0] != ninf || q[1] != ninf || q[2] != ninf || q[3] != ninf {
+			break
+		}
+	}
+	for l > 0 && row[l-1] == ninf {
+		l--
+	}
+	return l
 }
 
 // rowMax is the maximum of row in float64, NaN if it holds one (maxNaN's

@@ -1,11 +1,14 @@
 package ops
 
 import (
+	"unsafe"
+
 	"fmt"
 
 	"gorgonia.org/tensor"
 
 	"github.com/nabla-go/nabla/graph"
+	"github.com/nabla-go/nabla/internal/kernel/vek"
 )
 
 // shapeParam is a shape held by an op in a comparable form, so that ops
@@ -202,10 +205,7 @@ func broadcastKernel[T float](w *walker, out, x []T) {
 	w.rows(func(o, n int, off [3]int) {
 		row := out[o : o+n]
 		if w.inner[0] == 0 {
-			v := x[off[0]]
-			for j := range row {
-				row[j] = v
-			}
+			vek.Fill(row, x[off[0]])
 			return
 		}
 		copy(row, x[off[0]:off[0]+n])
@@ -287,7 +287,13 @@ func sumToKernel[T float](w *walker, out, x []T) {
 			}
 			return
 		}
-		blasAxpy(n, 1, row, s, out[off[0]:off[0]+n])
+		if dst := out[off[0] : off[0]+n]; s == 1 {
+			// dst + row in vek's vector loop: the axpy's sums (alpha 1
+			// multiplies exactly) without its call through gonum's checks.
+			vek.VV(vek.Add, dst, dst, row)
+		} else {
+			blasAxpy(n, 1, row, s, dst)
+		}
 	})
 }
 
@@ -573,6 +579,15 @@ func copyRuns[T float](dst []T, to, dstStride int, src []T, from, srcStride int,
 			for j := range d {
 				d[j] = s[j]
 			}
+		}
+		return nil
+	}
+	if n*int(unsafe.Sizeof(src[0])) == 64 {
+		// Runs of a cache line (attention's heads of 16 float32s): one
+		// 64-byte assignment each, inline, rather than a call to memmove.
+		for i := range count {
+			d, s := dst[to+i*dstStride:to+i*dstStride+n], src[from+i*srcStride:from+i*srcStride+n]
+			*(*[64]byte)(unsafe.Pointer(&d[0])) = *(*[64]byte)(unsafe.Pointer(&s[0]))
 		}
 		return nil
 	}

@@ -4,6 +4,7 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/nabla-go/nabla/graph"
+	"github.com/nabla-go/nabla/internal/kernel/vek"
 )
 
 // whereOp selects elementwise from a where cond is non-zero, else from b.
@@ -35,8 +36,13 @@ func whereForward[T float](out *tensor.Dense, in []*tensor.Dense) {
 }
 
 // whereLoop sets o[i] = a[i*sa] where c[i*sc] is non-zero, else b[i*sb];
-// strides are 0 or 1, and o may be any operand of stride 1.
+// strides are 0 or 1, and o may be any operand of stride 1. A condition
+// of stride 1 runs vek.Where's vector blends, which copy the same bits.
 func whereLoop[T float](o, c []T, sc int, a []T, sa int, b []T, sb int) {
+	if sc == 1 {
+		vek.Where(o, c, a, sa, b, sb)
+		return
+	}
 	for i := range o {
 		if c[i*sc] != 0 {
 			o[i] = a[i*sa]

@@ -12,10 +12,13 @@ BenchmarkW1/f32/sgd/threads=1-2   20  20436398 ns/op  12.00 ms/step  0 B/op  0 a
 BenchmarkW1/f32/sgd/gorgonia-2    20  37546431 ns/op  36.00 ms/step  1892027 B/op  1315 allocs/op
 BenchmarkGEMM/f64/n=64/threads=1-2  3  149280 ns/op  3.500 GFLOP/s  0 B/op  0 allocs/op
 BenchmarkGEMM/f32/n=64/threads=1-2  3  149280 ns/op  60.00 GFLOP/s  0 B/op  0 allocs/op
+BenchmarkCharLM/f32/threads=1-2  10  45000000 ns/op  40.00 cpu-ms/step  45.00 ms/step  0 B/op  0 allocs/op
 PASS
 `
 
 const torchOutput = `W1 f32 sgd threads=1 ms/step 6
+CharLM f32 threads=1 ms/step 90
+CharLM f32 threads=1 cpu-ms/step 50
 W3 f64 hessian-vectorized threads=1 us/op 2934.67
 skipped: W3 something
 `
@@ -55,6 +58,9 @@ func TestSummary(t *testing.T) {
 		// Where the probe measured 512-bit vectors, shares are of
 		// their peak (80, not the 256-bit 40).
 		"| GEMM f32 n=64 threads=1 | GFLOP/s | 60 (75% of peak) |",
+		// CPU time a step is a figure of its own beside the wall time.
+		"| CharLM f32 threads=1 | cpu-ms/step | 40 |  | 50 ×1.25 |  |\n",
+		"| CharLM f32 threads=1 | ms/step | 45 |  | 90 ×2.00 |  |\n",
 		// A peer's figure nabla has no match for gets a row of its own.
 		"| W3 f64 hessian-vectorized threads=1 | us/op |  |  | 2935 |  |\n",
 	} {

@@ -7,8 +7,13 @@ windows of 64 characters, float32, the workload
 The model: token and learned position embeddings (vocabulary 62, width
 64), two causal pre-norm nn.TransformerEncoderLayer blocks (4 heads,
 feed-forward 256, exact GELU, no dropout), a final LayerNorm and a linear
-head. Prints one line per thread count; skipped without torch.
+head. Prints, per thread count, the wall-clock and the CPU milliseconds a
+step (ms/step; cpu-ms/step, the thread's CPU time on one thread and the
+process's on more; BenchmarkStep reports the same); skipped without
+torch.
 """
+
+import time
 
 import common
 
@@ -58,6 +63,12 @@ def main():
             opt.step()
 
         common.report(f"CharLM f32 threads={threads}", "ms/step", common.measure(step, 1e3))
+        # On one thread the step runs on this thread alone: another thread
+        # of the process (an idle pool's, unless OMP_NUM_THREADS=1) may
+        # spin without doing the step's work, so the thread's time is the
+        # step's.
+        clock = time.thread_time if threads == 1 else time.process_time
+        common.report(f"CharLM f32 threads={threads}", "cpu-ms/step", common.measure_cpu(step, clock) * 1e3)
 
 
 if __name__ == "__main__":

@@ -53,6 +53,28 @@ def measure(fn, unit_scale):
     return statistics.median(samples) * unit_scale
 
 
+def measure_cpu(fn, clock=time.process_time):
+    """Median CPU seconds per call of fn over the rounds, by clock: the
+    process's CPU time (all its threads) or time.thread_time (the calling
+    thread's). On a shared machine CPU time counts the time the calls ran,
+    not the time they waited for a core.
+    """
+    rounds = int(os.environ.get("NABLA_BENCH_ROUNDS", "7"))
+    fn()
+    calls, start = 0, clock()
+    while calls < 3 or clock() - start < 0.1:
+        fn()
+        calls += 1
+    n = max(1, int(0.2 / ((clock() - start) / calls)))
+    samples = []
+    for _ in range(rounds):
+        start = clock()
+        for _ in range(n):
+            fn()
+        samples.append((clock() - start) / n)
+    return statistics.median(samples)
+
+
 def report(name, unit, value):
     """Print one figure line."""
     print(f"{name} {unit} {value:.6g}", flush=True)

@@ -19,8 +19,6 @@ unless LD_LIBRARY_PATH points at OpenBLAS's, e.g.
 """
 
 import os
-import statistics
-import time
 
 import common
 
@@ -33,28 +31,10 @@ def spd(batch, n, gen):
     return x @ x.transpose(-1, -2) / n + torch.eye(n, dtype=torch.float64)
 
 
-def measure_cpu(fn):
-    """Median process CPU seconds per call of fn over the rounds."""
-    rounds = int(os.environ.get("NABLA_BENCH_ROUNDS", "7"))
-    fn()
-    calls, start = 0, time.process_time()
-    while calls < 3 or time.process_time() - start < 0.1:
-        fn()
-        calls += 1
-    n = max(1, int(0.2 / ((time.process_time() - start) / calls)))
-    samples = []
-    for _ in range(rounds):
-        start = time.process_time()
-        for _ in range(n):
-            fn()
-        samples.append((time.process_time() - start) / n)
-    return statistics.median(samples)
-
-
 def timed(name, fn):
     """Report fn's wall-clock and process CPU milliseconds per call."""
     common.report(name, "ms/op", common.measure(fn, 1e3))
-    common.report(name, "cpu-ms/op", measure_cpu(fn) * 1e3)
+    common.report(name, "cpu-ms/op", common.measure_cpu(fn) * 1e3)
 
 
 def libraries():

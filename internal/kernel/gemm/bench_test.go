@@ -104,6 +104,44 @@ var w1Products = []struct {
 	{"dW1", 256, 784, 64, true, false},
 }
 
+// charlmProducts are the matrix products of examples/charlm's training
+// step on their own (width 64, feed-forward 256, 32 windows of 64, so
+// 2048 rows): the layers' x·Wᵀ, the gradients dY·W and dYᵀ·X, and one
+// head's attention products (128 of each a step, per block).
+var charlmProducts = []struct {
+	name           string
+	m, n, k        int
+	transA, transB bool
+}{
+	{"proj", 2048, 64, 64, false, true},
+	{"linear1", 2048, 256, 64, false, true},
+	{"linear2", 2048, 64, 256, false, true},
+	{"head", 2048, 62, 64, false, true},
+	{"dX64", 2048, 64, 64, false, false},
+	{"dX1", 2048, 64, 256, false, false},
+	{"dX2", 2048, 256, 64, false, false},
+	{"dW64", 64, 64, 2048, true, false},
+	{"dW1", 256, 64, 2048, true, false},
+	{"dW2", 64, 256, 2048, true, false},
+	{"scores", 64, 64, 16, false, true},
+	{"weighted", 64, 16, 64, false, false},
+	{"dProbs", 64, 64, 16, false, true},
+	{"dV", 64, 16, 64, true, false},
+	{"dQ", 64, 16, 64, false, false},
+}
+
+// BenchmarkCharLMProducts times Mul on each of charlmProducts, as
+// BenchmarkW1Products does W1's:
+//
+//	go test -run '^$' -bench 'CharLMProducts/f32///nabla/threads=1' ./internal/kernel/gemm/
+func BenchmarkCharLMProducts(b *testing.B) {
+	for _, w := range charlmProducts {
+		s := [3]int{w.m, w.n, w.k}
+		name := fmt.Sprintf("%s/%dx%dx%d", w.name, w.m, w.n, w.k)
+		b.Run("f32/"+name, func(b *testing.B) { benchW1Product[float32](b, s, w.transA, w.transB) })
+	}
+}
+
 // peer, set in the openblas build (openblas_test.go), computes a product
 // with OpenBLAS's gemm: BenchmarkW1Products times it beside Mul.
 var peer func(p Product, a, b, c any)

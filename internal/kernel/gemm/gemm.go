@@ -229,15 +229,23 @@ func (d *driver[E]) block(t, ib, ch int) {
 	i0 := ib * k.mc
 	mc := min(k.mc, p.M-i0)
 	ap := d.apack[t]
-	// Read in place, A needs packing only in its last, partial panel.
-	direct := d.strided && !p.TransA && k.microDirect != nil
+	// Read in place, A needs packing only in its last, partial panel:
+	// where B is read in place too, or where this piece has one panel of
+	// B, whose pass over A would be the only use of A's packed copy.
+	p0, p1 := ch*d.panels/d.chunks, (ch+1)*d.panels/d.chunks
+	direct := d.strided || p1-p0 == 1
+	if p.TransA {
+		direct = direct && k.microDirectT != nil
+	} else {
+		direct = direct && k.microDirect != nil
+	}
 	full := 0
 	if direct {
 		full = mc - mc%k.mr
 	}
 	d.packA(ap[full*d.kc:], i0+full, mc-full)
 	tile := d.tile[t]
-	for jp := ch * d.panels / d.chunks; jp < (ch+1)*d.panels/d.chunks; jp++ {
+	for jp := p0; jp < p1; jp++ {
 		j := d.jc + jp*k.nr
 		nr := min(k.nr, p.N-j)
 		micro := func(i int, c *E, ldc int, acc bool) {
@@ -247,6 +255,8 @@ func (d *driver[E]) block(t, ib, ch int) {
 				b, ldb = &d.b[d.pc*p.Ldb+j], p.Ldb
 			}
 			switch {
+			case i < full && p.TransA:
+				k.microDirectT(d.kc, &d.a[d.pc*p.Lda+i0+i], p.Lda, b, ldb, c, ldc, acc)
 			case i < full:
 				k.microDirect(d.kc, &d.a[(i0+i)*p.Lda+d.pc], p.Lda, b, ldb, c, ldc, acc)
 			case inPlace:

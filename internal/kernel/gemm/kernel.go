@@ -21,6 +21,9 @@ type kernel[E elem] struct {
 	// it is stored too, rows lda elements apart: products that read B in
 	// place then pack no full panel of A either.
 	microDirect func(k int, a *E, lda int, b *E, ldb int, c *E, ldc int, acc bool)
+	// microDirectT, where a set has it, is microDirect for a transposed
+	// A, stored k×m: depth l's values at a[l·lda:].
+	microDirectT func(k int, a *E, lda int, b *E, ldb int, c *E, ldc int, acc bool)
 	// dot returns x[:n]·y[:n].
 	dot func(n int, x, y *E) E
 	// axpy adds alpha·x[:n] to y[:n].

@@ -10,8 +10,8 @@ import "golang.org/x/sys/cpu"
 // twelve accumulator registers each.
 var avx2Kernels = kernels{
 	name: "avx2",
-	f32:  kernel[float32]{micro: microF32AVX2, microStrided: microStridedF32AVX2, microDirect: microDirectF32AVX2, dot: dotF32AVX2, axpy: axpyF32AVX2, dots4: dots4F32AVX2, axpy4: axpy4F32AVX2, dotTile: dotTileF32AVX2, fewRows: fewRowsAVX2(fewRows2F32AVX2, fewRows3F32AVX2, fewRows4F32AVX2), lanes: 8, mr: 6, nr: 16, kc: 256, mc: 96, nc: 2048},
-	f64:  kernel[float64]{micro: microF64AVX2, microStrided: microStridedF64AVX2, microDirect: microDirectF64AVX2, dot: dotF64AVX2, axpy: axpyF64AVX2, dots4: dots4F64AVX2, axpy4: axpy4F64AVX2, dotTile: dotTileF64AVX2, fewRows: fewRowsAVX2(fewRows2F64AVX2, fewRows3F64AVX2, fewRows4F64AVX2), lanes: 4, mr: 6, nr: 8, kc: 256, mc: 96, nc: 2048},
+	f32:  kernel[float32]{micro: microF32AVX2, microStrided: microStridedF32AVX2, microDirect: microDirectF32AVX2, microDirectT: microDirectTF32AVX2, dot: dotF32AVX2, axpy: axpyF32AVX2, dots4: dots4F32AVX2, axpy4: axpy4F32AVX2, dotTile: dotTileF32AVX2, fewRows: fewRowsAVX2(fewRows2F32AVX2, fewRows3F32AVX2, fewRows4F32AVX2), lanes: 8, mr: 6, nr: 16, kc: 256, mc: 96, nc: 2048},
+	f64:  kernel[float64]{micro: microF64AVX2, microStrided: microStridedF64AVX2, microDirect: microDirectF64AVX2, microDirectT: microDirectTF64AVX2, dot: dotF64AVX2, axpy: axpyF64AVX2, dots4: dots4F64AVX2, axpy4: axpy4F64AVX2, dotTile: dotTileF64AVX2, fewRows: fewRowsAVX2(fewRows2F64AVX2, fewRows3F64AVX2, fewRows4F64AVX2), lanes: 4, mr: 6, nr: 8, kc: 256, mc: 96, nc: 2048},
 }
 
 // avx512Kernels use 512-bit FMA for the micro-kernels, a 6×32 float64
@@ -22,8 +22,8 @@ var avx2Kernels = kernels{
 // (fewRows), so lanes is AVX2's (dotTile takes its multiples).
 var avx512Kernels = kernels{
 	name: "avx512",
-	f32:  kernel[float32]{micro: microF32AVX512, microStrided: microStridedF32AVX512, microDirect: microDirectF32AVX512, dot: dotF32AVX2, axpy: axpyF32AVX2, dots4: dots4F32AVX2, axpy4: axpy4F32AVX2, dotTile: dotTileF32AVX512, fewRows: fewRowsAVX2(fewRows2F32AVX2, fewRows3F32AVX2, fewRows4F32AVX2), lanes: 8, mr: 6, nr: 64, kc: 256, mc: 144, nc: 2048},
-	f64:  kernel[float64]{micro: microF64AVX512, microStrided: microStridedF64AVX512, microDirect: microDirectF64AVX512, dot: dotF64AVX2, axpy: axpyF64AVX2, dots4: dots4F64AVX2, axpy4: axpy4F64AVX2, dotTile: dotTileF64AVX512, fewRows: fewRowsAVX2(fewRows2F64AVX2, fewRows3F64AVX2, fewRows4F64AVX2), lanes: 4, mr: 6, nr: 32, kc: 256, mc: 144, nc: 2048},
+	f32:  kernel[float32]{micro: microF32AVX512, microStrided: microStridedF32AVX512, microDirect: microDirectF32AVX512, microDirectT: microDirectTF32AVX512, dot: dotF32AVX2, axpy: axpyF32AVX2, dots4: dots4F32AVX2, axpy4: axpy4F32AVX2, dotTile: dotTileF32AVX512, fewRows: fewRowsAVX2(fewRows2F32AVX2, fewRows3F32AVX2, fewRows4F32AVX2), lanes: 8, mr: 6, nr: 64, kc: 256, mc: 144, nc: 2048},
+	f64:  kernel[float64]{micro: microF64AVX512, microStrided: microStridedF64AVX512, microDirect: microDirectF64AVX512, microDirectT: microDirectTF64AVX512, dot: dotF64AVX2, axpy: axpyF64AVX2, dots4: dots4F64AVX2, axpy4: axpy4F64AVX2, dotTile: dotTileF64AVX512, fewRows: fewRowsAVX2(fewRows2F64AVX2, fewRows3F64AVX2, fewRows4F64AVX2), lanes: 4, mr: 6, nr: 32, kc: 256, mc: 144, nc: 2048},
 	// Products of at most 16 (float32) or 8 (float64) columns, such as
 	// attention's per-head products, fill a quarter of these tiles: AVX2's
 	// fit them and give the same bits (the same kc, FMAs in the same order).

@@ -19,6 +19,11 @@ func microStridedF64AVX2(k int, a *float64, b *float64, ldb int, c *float64, ldc
 //go:noescape
 func microDirectF64AVX2(k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int, acc bool)
 
+// microDirectTF64AVX2 computes C (+)= A·B for a 6×8 tile of C, A stored transposed (depths lda elements apart) and B's rows ldb elements apart.
+//
+//go:noescape
+func microDirectTF64AVX2(k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int, acc bool)
+
 // dotF64AVX2 returns the dot product of x[:n] and y[:n].
 //
 //go:noescape
@@ -73,6 +78,11 @@ func microStridedF32AVX2(k int, a *float32, b *float32, ldb int, c *float32, ldc
 //
 //go:noescape
 func microDirectF32AVX2(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, acc bool)
+
+// microDirectTF32AVX2 computes C (+)= A·B for a 6×16 tile of C, A stored transposed (depths lda elements apart) and B's rows ldb elements apart.
+//
+//go:noescape
+func microDirectTF32AVX2(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, acc bool)
 
 // dotF32AVX2 returns the dot product of x[:n] and y[:n].
 //
@@ -129,6 +139,11 @@ func microStridedF64AVX512(k int, a *float64, b *float64, ldb int, c *float64, l
 //go:noescape
 func microDirectF64AVX512(k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int, acc bool)
 
+// microDirectTF64AVX512 computes C (+)= A·B for a 6×32 tile of C, A stored transposed (depths lda elements apart) and B's rows ldb elements apart.
+//
+//go:noescape
+func microDirectTF64AVX512(k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int, acc bool)
+
 // dotTileF64AVX512 sets (acc: adds to) C[r·ldc+j] the dot product of row r of a and row j of b over k elements, a multiple of 4, for r < 3 and j < 4.
 //
 //go:noescape
@@ -148,6 +163,11 @@ func microStridedF32AVX512(k int, a *float32, b *float32, ldb int, c *float32, l
 //
 //go:noescape
 func microDirectF32AVX512(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, acc bool)
+
+// microDirectTF32AVX512 computes C (+)= A·B for a 6×64 tile of C, A stored transposed (depths lda elements apart) and B's rows ldb elements apart.
+//
+//go:noescape
+func microDirectTF32AVX512(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, acc bool)
 
 // dotTileF32AVX512 sets (acc: adds to) C[r·ldc+j] the dot product of row r of a and row j of b over k elements, a multiple of 8, for r < 3 and j < 4.
 //

@@ -217,3 +217,29 @@ func adam64(mode AdamDecay, noCorr bool, p1, m1, v1, p, g, m, v, k []float64) {
 		}
 	}
 }
+
+func where32(dst, keep, x []float32, sx int, y []float32, sy int) {
+	switch {
+	case sx == 1 && sy == 1:
+		whereVV32AVX2(dst, keep, x, y)
+	case sx == 1:
+		whereVS32AVX2(dst, keep, x, y[0])
+	case sy == 1:
+		whereSV32AVX2(dst, keep, x[0], y)
+	default:
+		whereSS32AVX2(dst, keep, x[0], y[0])
+	}
+}
+
+func where64(dst, keep, x []float64, sx int, y []float64, sy int) {
+	switch {
+	case sx == 1 && sy == 1:
+		whereVV64AVX2(dst, keep, x, y)
+	case sx == 1:
+		whereVS64AVX2(dst, keep, x, y[0])
+	case sy == 1:
+		whereSV64AVX2(dst, keep, x[0], y)
+	default:
+		whereSS64AVX2(dst, keep, x[0], y[0])
+	}
+}

@@ -23,6 +23,11 @@ func vs64(Op, []float64, []float64, float64)   { unreachable() }
 func sv64(Op, []float64, float64, []float64)   { unreachable() }
 func unary64(UnaryOp, []float64, []float64)    { unreachable() }
 
+func where32([]float32, []float32, []float32, int, []float32, int) { unreachable() }
+func where64([]float64, []float64, []float64, int, []float64, int) { unreachable() }
+func fill32AVX2([]float32, float32)                                { unreachable() }
+func fill64AVX2([]float64, float64)                                { unreachable() }
+
 func adam32(AdamDecay, bool, []float32, []float32, []float32, []float32, []float32, []float32, []float32, []float32) {
 	unreachable()
 }

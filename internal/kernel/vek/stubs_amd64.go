@@ -99,6 +99,31 @@ func sumLanes32AVX2(acc *[8]float32, x []float32)
 //go:noescape
 func devLanes32AVX2(acc *[8]float32, x []float32, y []float32, mx float32, my float32)
 
+// whereVV32AVX2 sets dst[i] = x[i] where keep[i] != 0, else y[i], for each i of dst, 8 at a time.
+//
+//go:noescape
+func whereVV32AVX2(dst []float32, keep []float32, x []float32, y []float32)
+
+// whereVS32AVX2 sets dst[i] = x[i] where keep[i] != 0, else c, for each i of dst, 8 at a time.
+//
+//go:noescape
+func whereVS32AVX2(dst []float32, keep []float32, x []float32, c float32)
+
+// whereSV32AVX2 sets dst[i] = c where keep[i] != 0, else y[i], for each i of dst, 8 at a time.
+//
+//go:noescape
+func whereSV32AVX2(dst []float32, keep []float32, c float32, y []float32)
+
+// whereSS32AVX2 sets dst[i] = c where keep[i] != 0, else d, for each i of dst, 8 at a time.
+//
+//go:noescape
+func whereSS32AVX2(dst []float32, keep []float32, c float32, d float32)
+
+// fill32AVX2 sets dst[i] = c for each i of dst, 8 at a time.
+//
+//go:noescape
+func fill32AVX2(dst []float32, c float32)
+
 // adam32AVX2 sets p1, m1 and v1 to Adam's step from p, g, m and v with the scalars k
 // (beta1, 1-beta1, beta2, 1-beta2, step size, bias correction, eps, decay),
 // 8 elements at a time; see Adam.
@@ -235,6 +260,31 @@ func sumLanes64AVX2(acc *[8]float64, x []float64)
 //
 //go:noescape
 func devLanes64AVX2(acc *[8]float64, x []float64, y []float64, mx float64, my float64)
+
+// whereVV64AVX2 sets dst[i] = x[i] where keep[i] != 0, else y[i], for each i of dst, 4 at a time.
+//
+//go:noescape
+func whereVV64AVX2(dst []float64, keep []float64, x []float64, y []float64)
+
+// whereVS64AVX2 sets dst[i] = x[i] where keep[i] != 0, else c, for each i of dst, 4 at a time.
+//
+//go:noescape
+func whereVS64AVX2(dst []float64, keep []float64, x []float64, c float64)
+
+// whereSV64AVX2 sets dst[i] = c where keep[i] != 0, else y[i], for each i of dst, 4 at a time.
+//
+//go:noescape
+func whereSV64AVX2(dst []float64, keep []float64, c float64, y []float64)
+
+// whereSS64AVX2 sets dst[i] = c where keep[i] != 0, else d, for each i of dst, 4 at a time.
+//
+//go:noescape
+func whereSS64AVX2(dst []float64, keep []float64, c float64, d float64)
+
+// fill64AVX2 sets dst[i] = c for each i of dst, 4 at a time.
+//
+//go:noescape
+func fill64AVX2(dst []float64, c float64)
 
 // adam64AVX2 sets p1, m1 and v1 to Adam's step from p, g, m and v with the scalars k
 // (beta1, 1-beta1, beta2, 1-beta2, step size, bias correction, eps, decay),

@@ -1106,6 +1106,350 @@ devLanes32AVX2_done:
 	VZEROUPPER
 	RET
 
+// func whereVV32AVX2(dst []float32, keep []float32, x []float32, y []float32)
+// Requires: AVX
+TEXT ·whereVV32AVX2(SB), NOSPLIT, $0-96
+	MOVQ dst_len+8(FP), AX
+	MOVQ dst_base+0(FP), CX
+	MOVQ keep_base+24(FP), DX
+	MOVQ x_base+48(FP), BX
+	MOVQ y_base+72(FP), SI
+
+whereVV32AVX2_loop4:
+	CMPQ      AX, $0x20
+	JB        whereVV32AVX2_loop1
+	VMOVUPS   (DX), Y0
+	VMOVUPS   (BX), Y1
+	VMOVUPS   (SI), Y2
+	VXORPS    Y3, Y3, Y3
+	VCMPPS    $0x04, Y3, Y0, Y0
+	VBLENDVPS Y0, Y1, Y2, Y0
+	VMOVUPS   Y0, (CX)
+	VMOVUPS   32(DX), Y0
+	VMOVUPS   32(BX), Y1
+	VMOVUPS   32(SI), Y2
+	VXORPS    Y3, Y3, Y3
+	VCMPPS    $0x04, Y3, Y0, Y0
+	VBLENDVPS Y0, Y1, Y2, Y0
+	VMOVUPS   Y0, 32(CX)
+	VMOVUPS   64(DX), Y0
+	VMOVUPS   64(BX), Y1
+	VMOVUPS   64(SI), Y2
+	VXORPS    Y3, Y3, Y3
+	VCMPPS    $0x04, Y3, Y0, Y0
+	VBLENDVPS Y0, Y1, Y2, Y0
+	VMOVUPS   Y0, 64(CX)
+	VMOVUPS   96(DX), Y0
+	VMOVUPS   96(BX), Y1
+	VMOVUPS   96(SI), Y2
+	VXORPS    Y3, Y3, Y3
+	VCMPPS    $0x04, Y3, Y0, Y0
+	VBLENDVPS Y0, Y1, Y2, Y0
+	VMOVUPS   Y0, 96(CX)
+	ADDQ      $0x80, DX
+	ADDQ      $0x80, BX
+	ADDQ      $0x80, SI
+	ADDQ      $0x80, CX
+	SUBQ      $0x20, AX
+	JMP       whereVV32AVX2_loop4
+
+whereVV32AVX2_loop1:
+	CMPQ      AX, $0x08
+	JB        whereVV32AVX2_tail
+	VMOVUPS   (DX), Y0
+	VMOVUPS   (BX), Y1
+	VMOVUPS   (SI), Y2
+	VXORPS    Y3, Y3, Y3
+	VCMPPS    $0x04, Y3, Y0, Y0
+	VBLENDVPS Y0, Y1, Y2, Y0
+	VMOVUPS   Y0, (CX)
+	ADDQ      $0x20, DX
+	ADDQ      $0x20, BX
+	ADDQ      $0x20, SI
+	ADDQ      $0x20, CX
+	SUBQ      $0x08, AX
+	JMP       whereVV32AVX2_loop1
+
+whereVV32AVX2_tail:
+	TESTQ      AX, AX
+	JZ         whereVV32AVX2_done
+	MOVQ       $0x0000000000000008, DI
+	SUBQ       AX, DI
+	LEAQ       tailmask8x4<>+0(SB), AX
+	VMOVDQU    (AX)(DI*4), Y0
+	VMASKMOVPS (DX), Y0, Y1
+	VMASKMOVPS (BX), Y0, Y2
+	VMASKMOVPS (SI), Y0, Y3
+	VXORPS     Y4, Y4, Y4
+	VCMPPS     $0x04, Y4, Y1, Y1
+	VBLENDVPS  Y1, Y2, Y3, Y1
+	VMASKMOVPS Y1, Y0, (CX)
+
+whereVV32AVX2_done:
+	VZEROUPPER
+	RET
+
+// func whereVS32AVX2(dst []float32, keep []float32, x []float32, c float32)
+// Requires: AVX, AVX2, SSE
+TEXT ·whereVS32AVX2(SB), NOSPLIT, $0-76
+	MOVQ         dst_len+8(FP), AX
+	MOVQ         dst_base+0(FP), CX
+	MOVQ         keep_base+24(FP), DX
+	MOVQ         x_base+48(FP), BX
+	MOVSS        c+72(FP), X0
+	VBROADCASTSS X0, Y0
+
+whereVS32AVX2_loop4:
+	CMPQ      AX, $0x20
+	JB        whereVS32AVX2_loop1
+	VMOVUPS   (DX), Y1
+	VMOVUPS   (BX), Y2
+	VXORPS    Y3, Y3, Y3
+	VCMPPS    $0x04, Y3, Y1, Y1
+	VBLENDVPS Y1, Y2, Y0, Y1
+	VMOVUPS   Y1, (CX)
+	VMOVUPS   32(DX), Y1
+	VMOVUPS   32(BX), Y2
+	VXORPS    Y3, Y3, Y3
+	VCMPPS    $0x04, Y3, Y1, Y1
+	VBLENDVPS Y1, Y2, Y0, Y1
+	VMOVUPS   Y1, 32(CX)
+	VMOVUPS   64(DX), Y1
+	VMOVUPS   64(BX), Y2
+	VXORPS    Y3, Y3, Y3
+	VCMPPS    $0x04, Y3, Y1, Y1
+	VBLENDVPS Y1, Y2, Y0, Y1
+	VMOVUPS   Y1, 64(CX)
+	VMOVUPS   96(DX), Y1
+	VMOVUPS   96(BX), Y2
+	VXORPS    Y3, Y3, Y3
+	VCMPPS    $0x04, Y3, Y1, Y1
+	VBLENDVPS Y1, Y2, Y0, Y1
+	VMOVUPS   Y1, 96(CX)
+	ADDQ      $0x80, DX
+	ADDQ      $0x80, BX
+	ADDQ      $0x80, CX
+	SUBQ      $0x20, AX
+	JMP       whereVS32AVX2_loop4
+
+whereVS32AVX2_loop1:
+	CMPQ      AX, $0x08
+	JB        whereVS32AVX2_tail
+	VMOVUPS   (DX), Y1
+	VMOVUPS   (BX), Y2
+	VXORPS    Y3, Y3, Y3
+	VCMPPS    $0x04, Y3, Y1, Y1
+	VBLENDVPS Y1, Y2, Y0, Y1
+	VMOVUPS   Y1, (CX)
+	ADDQ      $0x20, DX
+	ADDQ      $0x20, BX
+	ADDQ      $0x20, CX
+	SUBQ      $0x08, AX
+	JMP       whereVS32AVX2_loop1
+
+whereVS32AVX2_tail:
+	TESTQ      AX, AX
+	JZ         whereVS32AVX2_done
+	MOVQ       $0x0000000000000008, SI
+	SUBQ       AX, SI
+	LEAQ       tailmask8x4<>+0(SB), AX
+	VMOVDQU    (AX)(SI*4), Y1
+	VMASKMOVPS (DX), Y1, Y2
+	VMASKMOVPS (BX), Y1, Y3
+	VXORPS     Y4, Y4, Y4
+	VCMPPS     $0x04, Y4, Y2, Y2
+	VBLENDVPS  Y2, Y3, Y0, Y0
+	VMASKMOVPS Y0, Y1, (CX)
+
+whereVS32AVX2_done:
+	VZEROUPPER
+	RET
+
+// func whereSV32AVX2(dst []float32, keep []float32, c float32, y []float32)
+// Requires: AVX, AVX2, SSE
+TEXT ·whereSV32AVX2(SB), NOSPLIT, $0-80
+	MOVQ         dst_len+8(FP), AX
+	MOVQ         dst_base+0(FP), CX
+	MOVQ         keep_base+24(FP), DX
+	MOVSS        c+48(FP), X0
+	VBROADCASTSS X0, Y0
+	MOVQ         y_base+56(FP), BX
+
+whereSV32AVX2_loop4:
+	CMPQ      AX, $0x20
+	JB        whereSV32AVX2_loop1
+	VMOVUPS   (DX), Y1
+	VMOVUPS   (BX), Y2
+	VXORPS    Y3, Y3, Y3
+	VCMPPS    $0x04, Y3, Y1, Y1
+	VBLENDVPS Y1, Y0, Y2, Y1
+	VMOVUPS   Y1, (CX)
+	VMOVUPS   32(DX), Y1
+	VMOVUPS   32(BX), Y2
+	VXORPS    Y3, Y3, Y3
+	VCMPPS    $0x04, Y3, Y1, Y1
+	VBLENDVPS Y1, Y0, Y2, Y1
+	VMOVUPS   Y1, 32(CX)
+	VMOVUPS   64(DX), Y1
+	VMOVUPS   64(BX), Y2
+	VXORPS    Y3, Y3, Y3
+	VCMPPS    $0x04, Y3, Y1, Y1
+	VBLENDVPS Y1, Y0, Y2, Y1
+	VMOVUPS   Y1, 64(CX)
+	VMOVUPS   96(DX), Y1
+	VMOVUPS   96(BX), Y2
+	VXORPS    Y3, Y3, Y3
+	VCMPPS    $0x04, Y3, Y1, Y1
+	VBLENDVPS Y1, Y0, Y2, Y1
+	VMOVUPS   Y1, 96(CX)
+	ADDQ      $0x80, DX
+	ADDQ      $0x80, BX
+	ADDQ      $0x80, CX
+	SUBQ      $0x20, AX
+	JMP       whereSV32AVX2_loop4
+
+whereSV32AVX2_loop1:
+	CMPQ      AX, $0x08
+	JB        whereSV32AVX2_tail
+	VMOVUPS   (DX), Y1
+	VMOVUPS   (BX), Y2
+	VXORPS    Y3, Y3, Y3
+	VCMPPS    $0x04, Y3, Y1, Y1
+	VBLENDVPS Y1, Y0, Y2, Y1
+	VMOVUPS   Y1, (CX)
+	ADDQ      $0x20, DX
+	ADDQ      $0x20, BX
+	ADDQ      $0x20, CX
+	SUBQ      $0x08, AX
+	JMP       whereSV32AVX2_loop1
+
+whereSV32AVX2_tail:
+	TESTQ      AX, AX
+	JZ         whereSV32AVX2_done
+	MOVQ       $0x0000000000000008, SI
+	SUBQ       AX, SI
+	LEAQ       tailmask8x4<>+0(SB), AX
+	VMOVDQU    (AX)(SI*4), Y1
+	VMASKMOVPS (DX), Y1, Y2
+	VMASKMOVPS (BX), Y1, Y3
+	VXORPS     Y4, Y4, Y4
+	VCMPPS     $0x04, Y4, Y2, Y2
+	VBLENDVPS  Y2, Y0, Y3, Y0
+	VMASKMOVPS Y0, Y1, (CX)
+
+whereSV32AVX2_done:
+	VZEROUPPER
+	RET
+
+// func whereSS32AVX2(dst []float32, keep []float32, c float32, d float32)
+// Requires: AVX, AVX2, SSE
+TEXT ·whereSS32AVX2(SB), NOSPLIT, $0-56
+	MOVQ         dst_len+8(FP), AX
+	MOVQ         dst_base+0(FP), CX
+	MOVQ         keep_base+24(FP), DX
+	MOVSS        c+48(FP), X0
+	VBROADCASTSS X0, Y0
+	MOVSS        d+52(FP), X1
+	VBROADCASTSS X1, Y1
+
+whereSS32AVX2_loop4:
+	CMPQ      AX, $0x20
+	JB        whereSS32AVX2_loop1
+	VMOVUPS   (DX), Y2
+	VXORPS    Y3, Y3, Y3
+	VCMPPS    $0x04, Y3, Y2, Y2
+	VBLENDVPS Y2, Y0, Y1, Y2
+	VMOVUPS   Y2, (CX)
+	VMOVUPS   32(DX), Y2
+	VXORPS    Y3, Y3, Y3
+	VCMPPS    $0x04, Y3, Y2, Y2
+	VBLENDVPS Y2, Y0, Y1, Y2
+	VMOVUPS   Y2, 32(CX)
+	VMOVUPS   64(DX), Y2
+	VXORPS    Y3, Y3, Y3
+	VCMPPS    $0x04, Y3, Y2, Y2
+	VBLENDVPS Y2, Y0, Y1, Y2
+	VMOVUPS   Y2, 64(CX)
+	VMOVUPS   96(DX), Y2
+	VXORPS    Y3, Y3, Y3
+	VCMPPS    $0x04, Y3, Y2, Y2
+	VBLENDVPS Y2, Y0, Y1, Y2
+	VMOVUPS   Y2, 96(CX)
+	ADDQ      $0x80, DX
+	ADDQ      $0x80, CX
+	SUBQ      $0x20, AX
+	JMP       whereSS32AVX2_loop4
+
+whereSS32AVX2_loop1:
+	CMPQ      AX, $0x08
+	JB        whereSS32AVX2_tail
+	VMOVUPS   (DX), Y2
+	VXORPS    Y3, Y3, Y3
+	VCMPPS    $0x04, Y3, Y2, Y2
+	VBLENDVPS Y2, Y0, Y1, Y2
+	VMOVUPS   Y2, (CX)
+	ADDQ      $0x20, DX
+	ADDQ      $0x20, CX
+	SUBQ      $0x08, AX
+	JMP       whereSS32AVX2_loop1
+
+whereSS32AVX2_tail:
+	TESTQ      AX, AX
+	JZ         whereSS32AVX2_done
+	MOVQ       $0x0000000000000008, BX
+	SUBQ       AX, BX
+	LEAQ       tailmask8x4<>+0(SB), AX
+	VMOVDQU    (AX)(BX*4), Y2
+	VMASKMOVPS (DX), Y2, Y3
+	VXORPS     Y4, Y4, Y4
+	VCMPPS     $0x04, Y4, Y3, Y3
+	VBLENDVPS  Y3, Y0, Y1, Y0
+	VMASKMOVPS Y0, Y2, (CX)
+
+whereSS32AVX2_done:
+	VZEROUPPER
+	RET
+
+// func fill32AVX2(dst []float32, c float32)
+// Requires: AVX, AVX2, SSE
+TEXT ·fill32AVX2(SB), NOSPLIT, $0-28
+	MOVQ         dst_len+8(FP), AX
+	MOVQ         dst_base+0(FP), CX
+	MOVSS        c+24(FP), X0
+	VBROADCASTSS X0, Y0
+
+fill32AVX2_loop4:
+	CMPQ    AX, $0x20
+	JB      fill32AVX2_loop1
+	VMOVUPS Y0, (CX)
+	VMOVUPS Y0, 32(CX)
+	VMOVUPS Y0, 64(CX)
+	VMOVUPS Y0, 96(CX)
+	ADDQ    $0x80, CX
+	SUBQ    $0x20, AX
+	JMP     fill32AVX2_loop4
+
+fill32AVX2_loop1:
+	CMPQ    AX, $0x08
+	JB      fill32AVX2_tail
+	VMOVUPS Y0, (CX)
+	ADDQ    $0x20, CX
+	SUBQ    $0x08, AX
+	JMP     fill32AVX2_loop1
+
+fill32AVX2_tail:
+	TESTQ      AX, AX
+	JZ         fill32AVX2_done
+	MOVQ       $0x0000000000000008, DX
+	SUBQ       AX, DX
+	LEAQ       tailmask8x4<>+0(SB), AX
+	VMOVDQU    (AX)(DX*4), Y1
+	VMASKMOVPS Y0, Y1, (CX)
+
+fill32AVX2_done:
+	VZEROUPPER
+	RET
+
 // func adam32AVX2(p1 []float32, m1 []float32, v1 []float32, p []float32, g []float32, m []float32, v []float32, k []float32)
 // Requires: AVX
 TEXT ·adam32AVX2(SB), NOSPLIT, $0-192
@@ -2696,6 +3040,350 @@ devLanes64AVX2_loop:
 devLanes64AVX2_done:
 	VMOVUPD Y2, (AX)
 	VMOVUPD Y3, 32(AX)
+	VZEROUPPER
+	RET
+
+// func whereVV64AVX2(dst []float64, keep []float64, x []float64, y []float64)
+// Requires: AVX
+TEXT ·whereVV64AVX2(SB), NOSPLIT, $0-96
+	MOVQ dst_len+8(FP), AX
+	MOVQ dst_base+0(FP), CX
+	MOVQ keep_base+24(FP), DX
+	MOVQ x_base+48(FP), BX
+	MOVQ y_base+72(FP), SI
+
+whereVV64AVX2_loop4:
+	CMPQ      AX, $0x10
+	JB        whereVV64AVX2_loop1
+	VMOVUPD   (DX), Y0
+	VMOVUPD   (BX), Y1
+	VMOVUPD   (SI), Y2
+	VXORPD    Y3, Y3, Y3
+	VCMPPD    $0x04, Y3, Y0, Y0
+	VBLENDVPD Y0, Y1, Y2, Y0
+	VMOVUPD   Y0, (CX)
+	VMOVUPD   32(DX), Y0
+	VMOVUPD   32(BX), Y1
+	VMOVUPD   32(SI), Y2
+	VXORPD    Y3, Y3, Y3
+	VCMPPD    $0x04, Y3, Y0, Y0
+	VBLENDVPD Y0, Y1, Y2, Y0
+	VMOVUPD   Y0, 32(CX)
+	VMOVUPD   64(DX), Y0
+	VMOVUPD   64(BX), Y1
+	VMOVUPD   64(SI), Y2
+	VXORPD    Y3, Y3, Y3
+	VCMPPD    $0x04, Y3, Y0, Y0
+	VBLENDVPD Y0, Y1, Y2, Y0
+	VMOVUPD   Y0, 64(CX)
+	VMOVUPD   96(DX), Y0
+	VMOVUPD   96(BX), Y1
+	VMOVUPD   96(SI), Y2
+	VXORPD    Y3, Y3, Y3
+	VCMPPD    $0x04, Y3, Y0, Y0
+	VBLENDVPD Y0, Y1, Y2, Y0
+	VMOVUPD   Y0, 96(CX)
+	ADDQ      $0x80, DX
+	ADDQ      $0x80, BX
+	ADDQ      $0x80, SI
+	ADDQ      $0x80, CX
+	SUBQ      $0x10, AX
+	JMP       whereVV64AVX2_loop4
+
+whereVV64AVX2_loop1:
+	CMPQ      AX, $0x04
+	JB        whereVV64AVX2_tail
+	VMOVUPD   (DX), Y0
+	VMOVUPD   (BX), Y1
+	VMOVUPD   (SI), Y2
+	VXORPD    Y3, Y3, Y3
+	VCMPPD    $0x04, Y3, Y0, Y0
+	VBLENDVPD Y0, Y1, Y2, Y0
+	VMOVUPD   Y0, (CX)
+	ADDQ      $0x20, DX
+	ADDQ      $0x20, BX
+	ADDQ      $0x20, SI
+	ADDQ      $0x20, CX
+	SUBQ      $0x04, AX
+	JMP       whereVV64AVX2_loop1
+
+whereVV64AVX2_tail:
+	TESTQ      AX, AX
+	JZ         whereVV64AVX2_done
+	MOVQ       $0x0000000000000004, DI
+	SUBQ       AX, DI
+	LEAQ       tailmask4x8<>+0(SB), AX
+	VMOVDQU    (AX)(DI*8), Y0
+	VMASKMOVPD (DX), Y0, Y1
+	VMASKMOVPD (BX), Y0, Y2
+	VMASKMOVPD (SI), Y0, Y3
+	VXORPD     Y4, Y4, Y4
+	VCMPPD     $0x04, Y4, Y1, Y1
+	VBLENDVPD  Y1, Y2, Y3, Y1
+	VMASKMOVPD Y1, Y0, (CX)
+
+whereVV64AVX2_done:
+	VZEROUPPER
+	RET
+
+// func whereVS64AVX2(dst []float64, keep []float64, x []float64, c float64)
+// Requires: AVX, AVX2, SSE2
+TEXT ·whereVS64AVX2(SB), NOSPLIT, $0-80
+	MOVQ         dst_len+8(FP), AX
+	MOVQ         dst_base+0(FP), CX
+	MOVQ         keep_base+24(FP), DX
+	MOVQ         x_base+48(FP), BX
+	MOVSD        c+72(FP), X0
+	VBROADCASTSD X0, Y0
+
+whereVS64AVX2_loop4:
+	CMPQ      AX, $0x10
+	JB        whereVS64AVX2_loop1
+	VMOVUPD   (DX), Y1
+	VMOVUPD   (BX), Y2
+	VXORPD    Y3, Y3, Y3
+	VCMPPD    $0x04, Y3, Y1, Y1
+	VBLENDVPD Y1, Y2, Y0, Y1
+	VMOVUPD   Y1, (CX)
+	VMOVUPD   32(DX), Y1
+	VMOVUPD   32(BX), Y2
+	VXORPD    Y3, Y3, Y3
+	VCMPPD    $0x04, Y3, Y1, Y1
+	VBLENDVPD Y1, Y2, Y0, Y1
+	VMOVUPD   Y1, 32(CX)
+	VMOVUPD   64(DX), Y1
+	VMOVUPD   64(BX), Y2
+	VXORPD    Y3, Y3, Y3
+	VCMPPD    $0x04, Y3, Y1, Y1
+	VBLENDVPD Y1, Y2, Y0, Y1
+	VMOVUPD   Y1, 64(CX)
+	VMOVUPD   96(DX), Y1
+	VMOVUPD   96(BX), Y2
+	VXORPD    Y3, Y3, Y3
+	VCMPPD    $0x04, Y3, Y1, Y1
+	VBLENDVPD Y1, Y2, Y0, Y1
+	VMOVUPD   Y1, 96(CX)
+	ADDQ      $0x80, DX
+	ADDQ      $0x80, BX
+	ADDQ      $0x80, CX
+	SUBQ      $0x10, AX
+	JMP       whereVS64AVX2_loop4
+
+whereVS64AVX2_loop1:
+	CMPQ      AX, $0x04
+	JB        whereVS64AVX2_tail
+	VMOVUPD   (DX), Y1
+	VMOVUPD   (BX), Y2
+	VXORPD    Y3, Y3, Y3
+	VCMPPD    $0x04, Y3, Y1, Y1
+	VBLENDVPD Y1, Y2, Y0, Y1
+	VMOVUPD   Y1, (CX)
+	ADDQ      $0x20, DX
+	ADDQ      $0x20, BX
+	ADDQ      $0x20, CX
+	SUBQ      $0x04, AX
+	JMP       whereVS64AVX2_loop1
+
+whereVS64AVX2_tail:
+	TESTQ      AX, AX
+	JZ         whereVS64AVX2_done
+	MOVQ       $0x0000000000000004, SI
+	SUBQ       AX, SI
+	LEAQ       tailmask4x8<>+0(SB), AX
+	VMOVDQU    (AX)(SI*8), Y1
+	VMASKMOVPD (DX), Y1, Y2
+	VMASKMOVPD (BX), Y1, Y3
+	VXORPD     Y4, Y4, Y4
+	VCMPPD     $0x04, Y4, Y2, Y2
+	VBLENDVPD  Y2, Y3, Y0, Y0
+	VMASKMOVPD Y0, Y1, (CX)
+
+whereVS64AVX2_done:
+	VZEROUPPER
+	RET
+
+// func whereSV64AVX2(dst []float64, keep []float64, c float64, y []float64)
+// Requires: AVX, AVX2, SSE2
+TEXT ·whereSV64AVX2(SB), NOSPLIT, $0-80
+	MOVQ         dst_len+8(FP), AX
+	MOVQ         dst_base+0(FP), CX
+	MOVQ         keep_base+24(FP), DX
+	MOVSD        c+48(FP), X0
+	VBROADCASTSD X0, Y0
+	MOVQ         y_base+56(FP), BX
+
+whereSV64AVX2_loop4:
+	CMPQ      AX, $0x10
+	JB        whereSV64AVX2_loop1
+	VMOVUPD   (DX), Y1
+	VMOVUPD   (BX), Y2
+	VXORPD    Y3, Y3, Y3
+	VCMPPD    $0x04, Y3, Y1, Y1
+	VBLENDVPD Y1, Y0, Y2, Y1
+	VMOVUPD   Y1, (CX)
+	VMOVUPD   32(DX), Y1
+	VMOVUPD   32(BX), Y2
+	VXORPD    Y3, Y3, Y3
+	VCMPPD    $0x04, Y3, Y1, Y1
+	VBLENDVPD Y1, Y0, Y2, Y1
+	VMOVUPD   Y1, 32(CX)
+	VMOVUPD   64(DX), Y1
+	VMOVUPD   64(BX), Y2
+	VXORPD    Y3, Y3, Y3
+	VCMPPD    $0x04, Y3, Y1, Y1
+	VBLENDVPD Y1, Y0, Y2, Y1
+	VMOVUPD   Y1, 64(CX)
+	VMOVUPD   96(DX), Y1
+	VMOVUPD   96(BX), Y2
+	VXORPD    Y3, Y3, Y3
+	VCMPPD    $0x04, Y3, Y1, Y1
+	VBLENDVPD Y1, Y0, Y2, Y1
+	VMOVUPD   Y1, 96(CX)
+	ADDQ      $0x80, DX
+	ADDQ      $0x80, BX
+	ADDQ      $0x80, CX
+	SUBQ      $0x10, AX
+	JMP       whereSV64AVX2_loop4
+
+whereSV64AVX2_loop1:
+	CMPQ      AX, $0x04
+	JB        whereSV64AVX2_tail
+	VMOVUPD   (DX), Y1
+	VMOVUPD   (BX), Y2
+	VXORPD    Y3, Y3, Y3
+	VCMPPD    $0x04, Y3, Y1, Y1
+	VBLENDVPD Y1, Y0, Y2, Y1
+	VMOVUPD   Y1, (CX)
+	ADDQ      $0x20, DX
+	ADDQ      $0x20, BX
+	ADDQ      $0x20, CX
+	SUBQ      $0x04, AX
+	JMP       whereSV64AVX2_loop1
+
+whereSV64AVX2_tail:
+	TESTQ      AX, AX
+	JZ         whereSV64AVX2_done
+	MOVQ       $0x0000000000000004, SI
+	SUBQ       AX, SI
+	LEAQ       tailmask4x8<>+0(SB), AX
+	VMOVDQU    (AX)(SI*8), Y1
+	VMASKMOVPD (DX), Y1, Y2
+	VMASKMOVPD (BX), Y1, Y3
+	VXORPD     Y4, Y4, Y4
+	VCMPPD     $0x04, Y4, Y2, Y2
+	VBLENDVPD  Y2, Y0, Y3, Y0
+	VMASKMOVPD Y0, Y1, (CX)
+
+whereSV64AVX2_done:
+	VZEROUPPER
+	RET
+
+// func whereSS64AVX2(dst []float64, keep []float64, c float64, d float64)
+// Requires: AVX, AVX2, SSE2
+TEXT ·whereSS64AVX2(SB), NOSPLIT, $0-64
+	MOVQ         dst_len+8(FP), AX
+	MOVQ         dst_base+0(FP), CX
+	MOVQ         keep_base+24(FP), DX
+	MOVSD        c+48(FP), X0
+	VBROADCASTSD X0, Y0
+	MOVSD        d+56(FP), X1
+	VBROADCASTSD X1, Y1
+
+whereSS64AVX2_loop4:
+	CMPQ      AX, $0x10
+	JB        whereSS64AVX2_loop1
+	VMOVUPD   (DX), Y2
+	VXORPD    Y3, Y3, Y3
+	VCMPPD    $0x04, Y3, Y2, Y2
+	VBLENDVPD Y2, Y0, Y1, Y2
+	VMOVUPD   Y2, (CX)
+	VMOVUPD   32(DX), Y2
+	VXORPD    Y3, Y3, Y3
+	VCMPPD    $0x04, Y3, Y2, Y2
+	VBLENDVPD Y2, Y0, Y1, Y2
+	VMOVUPD   Y2, 32(CX)
+	VMOVUPD   64(DX), Y2
+	VXORPD    Y3, Y3, Y3
+	VCMPPD    $0x04, Y3, Y2, Y2
+	VBLENDVPD Y2, Y0, Y1, Y2
+	VMOVUPD   Y2, 64(CX)
+	VMOVUPD   96(DX), Y2
+	VXORPD    Y3, Y3, Y3
+	VCMPPD    $0x04, Y3, Y2, Y2
+	VBLENDVPD Y2, Y0, Y1, Y2
+	VMOVUPD   Y2, 96(CX)
+	ADDQ      $0x80, DX
+	ADDQ      $0x80, CX
+	SUBQ      $0x10, AX
+	JMP       whereSS64AVX2_loop4
+
+whereSS64AVX2_loop1:
+	CMPQ      AX, $0x04
+	JB        whereSS64AVX2_tail
+	VMOVUPD   (DX), Y2
+	VXORPD    Y3, Y3, Y3
+	VCMPPD    $0x04, Y3, Y2, Y2
+	VBLENDVPD Y2, Y0, Y1, Y2
+	VMOVUPD   Y2, (CX)
+	ADDQ      $0x20, DX
+	ADDQ      $0x20, CX
+	SUBQ      $0x04, AX
+	JMP       whereSS64AVX2_loop1
+
+whereSS64AVX2_tail:
+	TESTQ      AX, AX
+	JZ         whereSS64AVX2_done
+	MOVQ       $0x0000000000000004, BX
+	SUBQ       AX, BX
+	LEAQ       tailmask4x8<>+0(SB), AX
+	VMOVDQU    (AX)(BX*8), Y2
+	VMASKMOVPD (DX), Y2, Y3
+	VXORPD     Y4, Y4, Y4
+	VCMPPD     $0x04, Y4, Y3, Y3
+	VBLENDVPD  Y3, Y0, Y1, Y0
+	VMASKMOVPD Y0, Y2, (CX)
+
+whereSS64AVX2_done:
+	VZEROUPPER
+	RET
+
+// func fill64AVX2(dst []float64, c float64)
+// Requires: AVX, AVX2, SSE2
+TEXT ·fill64AVX2(SB), NOSPLIT, $0-32
+	MOVQ         dst_len+8(FP), AX
+	MOVQ         dst_base+0(FP), CX
+	MOVSD        c+24(FP), X0
+	VBROADCASTSD X0, Y0
+
+fill64AVX2_loop4:
+	CMPQ    AX, $0x10
+	JB      fill64AVX2_loop1
+	VMOVUPD Y0, (CX)
+	VMOVUPD Y0, 32(CX)
+	VMOVUPD Y0, 64(CX)
+	VMOVUPD Y0, 96(CX)
+	ADDQ    $0x80, CX
+	SUBQ    $0x10, AX
+	JMP     fill64AVX2_loop4
+
+fill64AVX2_loop1:
+	CMPQ    AX, $0x04
+	JB      fill64AVX2_tail
+	VMOVUPD Y0, (CX)
+	ADDQ    $0x20, CX
+	SUBQ    $0x04, AX
+	JMP     fill64AVX2_loop1
+
+fill64AVX2_tail:
+	TESTQ      AX, AX
+	JZ         fill64AVX2_done
+	MOVQ       $0x0000000000000004, DX
+	SUBQ       AX, DX
+	LEAQ       tailmask4x8<>+0(SB), AX
+	VMOVDQU    (AX)(DX*8), Y1
+	VMASKMOVPD Y0, Y1, (CX)
+
+fill64AVX2_done:
 	VZEROUPPER
 	RET
 

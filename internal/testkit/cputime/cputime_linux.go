@@ -19,3 +19,14 @@ func Thread() (time.Duration, bool) {
 	}
 	return time.Duration(ts.Nano()), true
 }
+
+// Process is the CPU time all the process's threads have used, user and
+// system, and true: a step run on one thread still spends some on the
+// garbage collector's and the runtime's threads.
+func Process() (time.Duration, bool) {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0, false
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), true
+}

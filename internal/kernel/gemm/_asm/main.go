@@ -52,6 +52,7 @@ func main() {
 		micro(avx2, d, 6, 2, false, false)
 		micro(avx2, d, 6, 2, true, false)
 		micro(avx2, d, 6, 2, true, true)
+		microDirectT(avx2, d, 6, 2)
 		dot(d)
 		axpy(d)
 		dots4(d)
@@ -66,6 +67,7 @@ func main() {
 		micro(avx512, d, t.mr, t.nv, false, false)
 		micro(avx512, d, t.mr, t.nv, true, false)
 		micro(avx512, d, t.mr, t.nv, true, true)
+		microDirectT(avx512, d, t.mr, t.nv)
 		dotTile(avx512, d)
 	}
 	Generate()
@@ -98,6 +100,16 @@ var (
 // too, so is A, rows lda elements apart: small products then pack
 // nothing.
 func micro(v isa, d dtype, mr, nv int, strided, direct bool) {
+	microKernel(v, d, mr, nv, strided, direct, false)
+}
+
+// microDirectT generates the kernel of micro with strided and direct set
+// for a transposed A, stored k×m: depth l's mr values are contiguous, at
+// a + l·lda, as in a packed panel whose depths are lda rather than mr
+// elements apart. The FMAs are micro's, in the same order.
+func microDirectT(v isa, d dtype, mr, nv int) { microKernel(v, d, mr, nv, true, true, true) }
+
+func microKernel(v isa, d dtype, mr, nv int, strided, direct, transA bool) {
 	lanes := v.bytes / d.size
 	nr := nv * lanes
 	name := fmt.Sprintf("micro%s%s", d.name, v.name)
@@ -112,6 +124,10 @@ func micro(v isa, d dtype, mr, nv int, strided, direct bool) {
 		name = fmt.Sprintf("microDirect%s%s", d.name, v.name)
 		sig = fmt.Sprintf("func(k int, a *%s, lda int, b *%s, ldb int, c *%s, ldc int, acc bool)", d.gotyp, d.gotyp, d.gotyp)
 		doc = fmt.Sprintf("%s computes C (+)= A·B for a %d×%d tile of C, A's rows lda elements apart and B's ldb.", name, mr, nr)
+	}
+	if transA {
+		name = fmt.Sprintf("microDirectT%s%s", d.name, v.name)
+		doc = fmt.Sprintf("%s computes C (+)= A·B for a %d×%d tile of C, A stored transposed (depths lda elements apart) and B's rows ldb elements apart.", name, mr, nr)
 	}
 	TEXT(name, NOSPLIT, sig)
 	Pragma("noescape")
@@ -132,6 +148,8 @@ func micro(v isa, d dtype, mr, nv int, strided, direct bool) {
 		lda = GP64()
 		Load(Param("lda"), lda)
 		SHLQ(Imm(uint64(log2(d.size))), lda)
+	}
+	if direct && !transA {
 		bases = []reg.Register{a}
 		for g := 1; g < (mr+2)/3; g++ {
 			next := GP64()
@@ -141,6 +159,9 @@ func micro(v isa, d dtype, mr, nv int, strided, direct bool) {
 		}
 	}
 	aAt := func(u, i int) Mem {
+		if transA { // a is moved on by lda after each depth
+			return Mem{Base: a, Disp: i * d.size}
+		}
 		if !direct {
 			return Mem{Base: a, Disp: u*mr*d.size + i*d.size}
 		}
@@ -151,6 +172,9 @@ func micro(v isa, d dtype, mr, nv int, strided, direct bool) {
 		return m
 	}
 	advanceA := func(steps int) {
+		if transA {
+			return
+		}
 		if !direct {
 			ADDQ(U32(steps*mr*d.size), a)
 			return
@@ -220,6 +244,9 @@ func micro(v isa, d dtype, mr, nv int, strided, direct bool) {
 		}
 		if strided {
 			ADDQ(ldb, b)
+		}
+		if transA {
+			ADDQ(lda, a)
 		}
 	}
 	const unroll = 4

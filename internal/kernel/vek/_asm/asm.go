@@ -120,6 +120,8 @@ func main() {
 			return r
 		})
 		lanes(t)
+		where(t)
+		kernelN(t, "fill", "dst, c", "c", func(args []Op) VecVirtual { return args[0].(VecVirtual) })
 		for _, mode := range []adamMode{adamPlain, adamL2, adamDecoupled} {
 			adam(t, mode, true)
 			adam(t, mode, false)
@@ -268,6 +270,17 @@ func maskedTail(fn string, t dtype, n GPVirtual, step func(mask VecVirtual)) {
 // the registers holding the next elements of the second and third
 // parameters (second is nil for unary kernels).
 func kernel(t dtype, name, params, what string, body func(a, b Op) VecVirtual) {
+	kernelN(t, name, params, what, func(args []Op) VecVirtual {
+		if len(args) == 1 {
+			return body(args[0], nil)
+		}
+		return body(args[0], args[1])
+	})
+}
+
+// kernelN is kernel for any number of inputs: body gets one register per
+// parameter after dst, in order. Parameters named c and d are scalars.
+func kernelN(t dtype, name, params, what string, body func(args []Op) VecVirtual) {
 	fn := name + t.name + "AVX2"
 	names := splitParams(params)
 	sig := "func("
@@ -275,7 +288,7 @@ func kernel(t dtype, name, params, what string, body func(a, b Op) VecVirtual) {
 		if i > 0 {
 			sig += ", "
 		}
-		if p == "c" {
+		if isScalar(p) {
 			sig += p + " " + t.goType
 		} else {
 			sig += p + " []" + t.goType
@@ -297,9 +310,9 @@ func kernel(t dtype, name, params, what string, body func(a, b Op) VecVirtual) {
 	}
 	var ins []input
 	for _, p := range names[1:] {
-		if p == "c" {
+		if isScalar(p) {
 			x, r := XMM(), YMM()
-			Load(Param("c"), x)
+			Load(Param(p), x)
 			t.bcast(x, r)
 			ins = append(ins, input{reg: r})
 			continue
@@ -312,7 +325,7 @@ func kernel(t dtype, name, params, what string, body func(a, b Op) VecVirtual) {
 	// step emits one vector's work at byte offset off, with mask for
 	// the tail (nil for full vectors).
 	step := func(off int, mask VecVirtual) {
-		args := make([]Op, 2)
+		args := make([]Op, len(ins))
 		for i, in := range ins {
 			if in.reg != nil {
 				args[i] = in.reg
@@ -327,7 +340,7 @@ func kernel(t dtype, name, params, what string, body func(a, b Op) VecVirtual) {
 			}
 			args[i] = r
 		}
-		y := body(args[0], args[1])
+		y := body(args)
 		if mask == nil {
 			t.store(y, Mem{Base: dst, Disp: off})
 		} else {
@@ -361,6 +374,39 @@ func kernel(t dtype, name, params, what string, body func(a, b Op) VecVirtual) {
 	JMP(LabelRef(fn + "_loop1"))
 
 	maskedTail(fn, t, n, func(mask VecVirtual) { step(0, mask) })
+}
+
+// isScalar reports whether a kernel's parameter p is a scalar.
+func isScalar(p string) bool { return p == "c" || p == "d" }
+
+// cmpNEQ_UQ is VCMPPS's predicate "not equal or unordered": Go's !=, true
+// for NaN, false for -0 against +0.
+const cmpNEQ_UQ = 0x04
+
+// where emits the kernels of Where: dst[i] = x[i] where keep[i] != 0, else
+// y[i], x or y (or both) a scalar (c, d) in the S forms. Each lane is a
+// blend, so every bit of the value chosen is copied, NaNs' included.
+func where(t dtype) {
+	cmp := VCMPPS
+	blend := VBLENDVPS
+	if t.size == 8 {
+		cmp, blend = VCMPPD, VBLENDVPD
+	}
+	for _, f := range []struct{ name, params, x, y string }{
+		{"whereVV", "dst, keep, x, y", "x[i]", "y[i]"},
+		{"whereVS", "dst, keep, x, c", "x[i]", "c"},
+		{"whereSV", "dst, keep, c, y", "c", "y[i]"},
+		{"whereSS", "dst, keep, c, d", "c", "d"},
+	} {
+		what := fmt.Sprintf("%s where keep[i] != 0, else %s,", f.x, f.y)
+		kernelN(t, f.name, f.params, what, func(args []Op) VecVirtual {
+			m, zero, r := YMM(), YMM(), YMM()
+			t.xor(zero, zero, zero)
+			cmp(Imm(cmpNEQ_UQ), zero, args[0], m)
+			blend(m, args[1], args[2], r)
+			return r
+		})
+	}
 }
 
 // splitParams splits "dst, x, y" into its names.
