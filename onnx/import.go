@@ -390,7 +390,11 @@ func (im *importer) node(n *onnxpb.NodeProto) error {
 	if !ok || (n.GetDomain() != "" && n.GetDomain() != "ai.onnx") {
 		return fmt.Errorf("node %s: op %s of domain %q is not supported", nodeName(n), n.GetOpType(), n.GetDomain())
 	}
-	outs, err := build(c)
+	var outs []*graph.Node
+	err := c.checkAttributes()
+	if err == nil {
+		outs, err = build(c)
+	}
 	if err == nil {
 		err = im.g.Err()
 	}

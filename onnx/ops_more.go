@@ -50,6 +50,20 @@ func init() {
 		"Tile":                  one(importTile),
 		"Trilu":                 one(importTrilu),
 	})
+	accept(map[string]attrs{
+		"Selu":            {"alpha": {}, "gamma": {}},
+		"Celu":            {"alpha": {}},
+		"ThresholdedRelu": {"alpha": {}},
+		// saturate says how values out of a float8's range convert; Import
+		// has no float8 types.
+		"CastLike":              {"saturate": {from: 19}},
+		"ReduceMin":             reduceAttrs,
+		"ReduceL1":              reduceAttrs,
+		"ReduceL2":              reduceAttrs,
+		"ReduceLogSum":          reduceAttrs,
+		"InstanceNormalization": {"epsilon": {}},
+		"Trilu":                 {"upper": {}},
+	})
 }
 
 // negated is -f(-x): a minimum from a maximum.

@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/nabla-go/nabla/graph"
+	"github.com/nabla-go/nabla/onnx/onnxpb"
 	"github.com/nabla-go/nabla/ops"
 )
 
@@ -21,6 +22,20 @@ func init() {
 		"LayerNormalization": importLayerNorm,
 		"Pad":                one(importPad),
 		"Dropout":            one(importDropout),
+	})
+	window := attrs{"auto_pad": onlyStrings("NOTSET", "VALID", "SAME_UPPER", "SAME_LOWER"), "dilations": {}, "kernel_shape": {}, "pads": {}, "strides": {}}
+	conv := with(window, attrs{"group": atLeast(1)})
+	accept(map[string]attrs{
+		"Conv":          conv,
+		"ConvTranspose": with(conv, attrs{"output_padding": {}, "output_shape": {}}),
+		"MaxPool":       with(window, attrs{"ceil_mode": {}, "storage_order": onlyInts(0)}),
+		"AveragePool":   with(window, attrs{"ceil_mode": {}, "count_include_pad": {}, "dilations": allOnes}),
+		// momentum updates the running statistics in training mode.
+		"BatchNormalization": {"epsilon": {}, "momentum": {}, "training_mode": onlyInts(0), "spatial": onlyInts(1).opsets(0, 8), "is_test": inference},
+		"LayerNormalization": {"axis": {}, "epsilon": {}, "stash_type": onlyInts(int(onnxpb.TensorProto_FLOAT), int(onnxpb.TensorProto_DOUBLE))},
+		"Pad":                {"mode": onlyStrings("constant", "edge", "reflect"), "pads": {}, "value": {}},
+		// ratio and seed say what training drops.
+		"Dropout": {"is_test": inference, "ratio": {to: 11}, "seed": {from: 12}},
 	})
 }
 
@@ -289,10 +304,7 @@ func importPool(c *nodeContext, isMax bool) (*graph.Node, error) {
 		}
 		return padConstant(v, []int{2, 3}, []int{win.pads[0], win.pads[1]}, []int{win.pads[2], win.pads[3]}, fill)
 	}
-	if isMax {
-		if c.attrInt("storage_order", 0) != 0 {
-			return nil, unsupported("storage_order 1")
-		}
+	if isMax { // storage_order 0: the table refuses 1
 		o.Dilation = win.dilation
 		lowest := -math.MaxFloat64
 		if x.DType() == graph.Float32 {
@@ -300,10 +312,7 @@ func importPool(c *nodeContext, isMax bool) (*graph.Node, error) {
 		}
 		return back(ops.MaxPool2D(padded(x2, lowest), o)), nil
 	}
-	if win.dilation[0] != 1 || win.dilation[1] != 1 {
-		return nil, unsupported("dilations %v in AveragePool", win.dilation)
-	}
-	y := ops.AvgPool2D(padded(x2, 0), o)
+	y := ops.AvgPool2D(padded(x2, 0), o) // dilations 1: the table refuses others
 	if c.attrInt("count_include_pad", 0) == 0 && (win.pads[0]+win.pads[1]+win.pads[2]+win.pads[3] > 0 || o.CeilMode) {
 		s := x2.Shape()
 		count := ops.AvgPool2D(padded(ops.BroadcastTo(scalar(x, 1), 1, 1, s[2], s[3]), 0), o)
@@ -354,7 +363,7 @@ func importBatchNorm(c *nodeContext) (*graph.Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	if c.attrInt("training_mode", 0) != 0 || (len(c.proto.GetOutput()) > 1 && c.proto.GetOutput()[1] != "") {
+	if len(c.proto.GetOutput()) > 1 && c.proto.GetOutput()[1] != "" { // training_mode 0: the table refuses 1
 		return nil, unsupported("training mode (import for inference)")
 	}
 	x, scale, bias, mean, variance := in[0], in[1], in[2], in[3], in[4]
@@ -372,7 +381,8 @@ func importBatchNorm(c *nodeContext) (*graph.Node, error) {
 }
 
 // importLayerNorm normalises over the axes from axis on; its optional
-// outputs are the mean and the inverse standard deviation.
+// outputs are the mean and the inverse standard deviation, of the dtype
+// they are computed in.
 func importLayerNorm(c *nodeContext) ([]*graph.Node, error) {
 	in, err := c.inputs(2)
 	if err != nil {
@@ -387,10 +397,17 @@ func importLayerNorm(c *nodeContext) ([]*graph.Node, error) {
 	for i := axis; i < x.Type().Rank(); i++ {
 		axes = append(axes, i)
 	}
-	mean := ops.MeanKeepDims(x, axes...)
-	d := ops.Sub(x, mean)
-	inv := ops.Div(scalar(x, 1), ops.Sqrt(ops.Add(ops.MeanKeepDims(ops.Square(d), axes...), scalar(x, c.attrFloat("epsilon", 1e-5)))))
-	y := ops.Mul(ops.Mul(d, inv), scale)
+	// The statistics are computed in stash_type: in float64 for DOUBLE;
+	// FLOAT, the default, is taken as the input's own dtype, so that a
+	// float64 input keeps its precision.
+	xs := x
+	if c.attrInt("stash_type", 1) == int(onnxpb.TensorProto_DOUBLE) {
+		xs = ops.Cast(x, graph.Float64)
+	}
+	mean := ops.MeanKeepDims(xs, axes...)
+	d := ops.Sub(xs, mean)
+	inv := ops.Div(scalar(xs, 1), ops.Sqrt(ops.Add(ops.MeanKeepDims(ops.Square(d), axes...), scalar(xs, c.attrFloat("epsilon", 1e-5)))))
+	y := ops.Mul(ops.Cast(ops.Mul(d, inv), x.DType()), scale)
 	if bias != nil {
 		y = ops.Add(y, bias)
 	}

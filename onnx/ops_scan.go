@@ -15,6 +15,8 @@ import (
 // reverse, are transposed or reversed around a forward scan over axis 0.
 func init() {
 	register(map[string]importFunc{"Scan": importScan})
+	accept(map[string]attrs{"Scan": {"body": {}, "num_scan_inputs": {}, "scan_input_axes": {}, "scan_input_directions": {},
+		"scan_output_axes": {}, "scan_output_directions": {}}})
 }
 
 func importScan(c *nodeContext) ([]*graph.Node, error) {

@@ -32,6 +32,24 @@ func init() {
 		"Split":           importSplit,
 		"Range":           one(importRange),
 	})
+	axes := attrs{"axes": {}}
+	accept(map[string]attrs{
+		"Constant":        {"value": {}, "value_float": {}, "value_floats": {}, "value_int": {}, "value_ints": {}},
+		"ConstantOfShape": {"value": {}},
+		"Shape":           {"start": {}, "end": {}},
+		// saturate says how values out of a float8's range convert; Import
+		// has no float8 types.
+		"Cast":      {"to": {}, "saturate": {from: 19}},
+		"Reshape":   {"allowzero": {}},
+		"Flatten":   {"axis": {}},
+		"Transpose": {"perm": {}},
+		"Concat":    {"axis": {}},
+		"Slice":     {"starts": {}, "ends": {}, "axes": {}, "steps": {}},
+		"Gather":    {"axis": {}},
+		"Unsqueeze": axes,
+		"Squeeze":   axes,
+		"Split":     {"axis": {}, "split": {}, "num_outputs": {}},
+	})
 }
 
 // constant adds a known value to the graph.
