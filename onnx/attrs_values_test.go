@@ -3,9 +3,11 @@ package onnx_test
 import (
 	"math"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/nabla-go/nabla/graph"
+	"github.com/nabla-go/nabla/onnx"
 	"github.com/nabla-go/nabla/onnx/onnxpb"
 	"google.golang.org/protobuf/proto"
 )
@@ -63,5 +65,58 @@ func TestLegacyBroadcast(t *testing.T) {
 	data := oneNodeModel("Add", 6, []*onnxpb.AttributeProto{attrI("broadcast", 1), attrI("axis", 1)}, []operand{{shape: []int{2, 3}}, {shape: []int{3}}})
 	if got, want := importRun(t, data, a, b), []float64{11, 22, 33, 14, 25, 36}; !slices.Equal(got, want) {
 		t.Errorf("got %v, want %v", got, want)
+	}
+}
+
+// TestOpsetDefaults: attributes absent take their opset's default:
+// Concat's axis is 1 before opset 4 ((1; 2) and (3; 4) side by side, not
+// stacked), Selu's alpha and gamma 1.6732 and 1.0507 before opset 6
+// (then 1.67326… and 1.05070…). Import took the newest defaults.
+func TestOpsetDefaults(t *testing.T) {
+	a, _ := graph.FromFloat64s(graph.Float64, []float64{1, 2}, 2, 1)
+	b, _ := graph.FromFloat64s(graph.Float64, []float64{3, 4}, 2, 1)
+	col := []operand{{shape: []int{2, 1}}, {shape: []int{2, 1}}}
+	if got, want := importRun(t, oneNodeModel("Concat", 3, nil, col), a, b), []float64{1, 3, 2, 4}; !slices.Equal(got, want) {
+		t.Errorf("Concat at opset 3: got %v, want %v", got, want)
+	}
+	if got, want := importRun(t, oneNodeModel("Concat", 4, []*onnxpb.AttributeProto{attrI("axis", 0)}, col), a, b), []float64{1, 2, 3, 4}; !slices.Equal(got, want) {
+		t.Errorf("Concat at opset 4: got %v, want %v", got, want)
+	}
+	x, _ := graph.FromFloat64s(graph.Float64, []float64{-1, 2}, 2)
+	for _, c := range []struct {
+		opset        int64
+		alpha, gamma float64
+	}{{5, 1.6732, 1.0507}, {6, 1.67326319217681884765625, 1.05070102214813232421875}} {
+		got := importRun(t, oneNodeModel("Selu", c.opset, nil, []operand{{shape: []int{2}}}), x)
+		want := []float64{c.gamma * c.alpha * (math.Exp(-1) - 1), c.gamma * 2}
+		for i := range want {
+			if math.Abs(got[i]-want[i]) > 1e-15 {
+				t.Errorf("Selu at opset %d: y[%d] = %v, want %v", c.opset, i, got[i], want[i])
+			}
+		}
+	}
+}
+
+// TestInconsistentAttributes: a Constant of two values, and a Conv whose
+// kernel_shape is not its weight's, are errors; Import took the first
+// value, and padded SAME for the kernel_shape while convolving with the
+// weight.
+func TestInconsistentAttributes(t *testing.T) {
+	for _, c := range []struct {
+		op    string
+		attrs []*onnxpb.AttributeProto
+		in    []operand
+		want  string
+	}{
+		{"Constant", []*onnxpb.AttributeProto{attrI("value_int", 3),
+			{Name: proto.String("value_float"), Type: onnxpb.AttributeProto_FLOAT.Enum(), F: proto.Float32(2)}},
+			nil, `node Constant (unnamed, output "y"), opset 17: attributes [value_int value_float]: a Constant takes one value`},
+		{"Conv", []*onnxpb.AttributeProto{attrS("auto_pad", "SAME_UPPER"), {Name: proto.String("kernel_shape"), Type: onnxpb.AttributeProto_INTS.Enum(), Ints: []int64{2, 2}}},
+			[]operand{{shape: []int{1, 1, 4, 4}}, {shape: []int{1, 1, 3, 3}}}, `node Conv (unnamed, output "y"), opset 17: kernel_shape [2 2] differs from the weight's spatial shape [3 3]`},
+	} {
+		_, err := onnx.Import(oneNodeModel(c.op, 17, c.attrs, c.in), onnx.Options{})
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: got %v, want an error containing %q", c.op, err, c.want)
+		}
 	}
 }

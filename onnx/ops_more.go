@@ -84,7 +84,11 @@ func importSelu(c *nodeContext) (*graph.Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	alpha, gamma := c.attrFloat("alpha", 1.67326319217681884765625), c.attrFloat("gamma", 1.05070102214813232421875)
+	alpha, gamma := 1.67326319217681884765625, 1.05070102214813232421875
+	if c.im.opset < 6 { // the defaults of opset 1
+		alpha, gamma = 1.6732, 1.0507
+	}
+	alpha, gamma = c.attrFloat("alpha", alpha), c.attrFloat("gamma", gamma)
 	neg := ops.Scale(ops.Sub(ops.Exp(x), scalar(x, 1)), alpha)
 	return ops.Scale(ops.Where(positive(x), x, neg), gamma), nil
 }

@@ -3,6 +3,7 @@ package onnx
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/nabla-go/nabla/graph"
 	"github.com/nabla-go/nabla/onnx/onnxpb"
@@ -52,6 +53,9 @@ func readWindow(c *nodeContext, in, kernel []int) (window, error) {
 	d := len(in)
 	w := window{kernel: kernel, stride: c.attrInts("strides"), dilation: c.attrInts("dilations"), pads: c.attrInts("pads")}
 	if k := c.attrInts("kernel_shape"); k != nil {
+		if kernel != nil && !slices.Equal(k, kernel) { // a convolution's weight gives its kernel
+			return w, fmt.Errorf("kernel_shape %v differs from the weight's spatial shape %v", k, kernel)
+		}
 		w.kernel = k
 	}
 	fill := func(v []int, def, n int) []int {
