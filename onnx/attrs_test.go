@@ -196,3 +196,42 @@ func TestAttributeTables(t *testing.T) {
 		t.Errorf("got %v, want an error containing %q", err, want)
 	}
 }
+
+// TestImplementedAttributeValuesAccepted: the values Import implements of
+// attributes that it refuses others of, ONNX's defaults among them, and
+// the attributes an inference import may ignore, import.
+func TestImplementedAttributeValuesAccepted(t *testing.T) {
+	x4 := graphIn(1, 2, 4, 4)
+	bn := []arg{x4, graphIn(2), graphIn(2), graphIn(2), graphIn(2)}
+	lstm := []arg{graphIn(2, 1, 3), graphIn(1, 8, 3), graphIn(1, 8, 2)}
+	kernel := intsAttr("kernel_shape", 2, 2)
+	for _, c := range []struct {
+		op    string
+		opset int64
+		attrs []*onnxpb.AttributeProto
+		in    []arg
+	}{
+		{"MaxPool", 12, []*onnxpb.AttributeProto{kernel, intAttr("storage_order", 0)}, []arg{x4}},
+		{"AveragePool", 19, []*onnxpb.AttributeProto{kernel, intsAttr("dilations", 1, 1), stringAttr("auto_pad", "SAME_UPPER")}, []arg{x4}},
+		{"BatchNormalization", 15, []*onnxpb.AttributeProto{intAttr("training_mode", 0), floatAttr("momentum", 0.5)}, bn},
+		{"BatchNormalization", 7, []*onnxpb.AttributeProto{intAttr("spatial", 1)}, bn},
+		{"BatchNormalization", 5, []*onnxpb.AttributeProto{intAttr("is_test", 1), intsAttr("consumed_inputs", 0, 0, 0, 1, 1)}, bn},
+		{"Dropout", 6, []*onnxpb.AttributeProto{intAttr("is_test", 1), floatAttr("ratio", 0.3)}, []arg{x4}},
+		{"Dropout", 13, []*onnxpb.AttributeProto{intAttr("seed", 3)}, []arg{x4}},
+		{"LayerNormalization", 17, []*onnxpb.AttributeProto{intAttr("stash_type", 1)}, []arg{graphIn(2, 3), graphIn(3)}},
+		{"Resize", 18, []*onnxpb.AttributeProto{intAttr("antialias", 0), stringAttr("keep_aspect_ratio_policy", "stretch"), floatAttr("extrapolation_value", 2),
+			stringAttr("mode", "linear"), stringAttr("coordinate_transformation_mode", "align_corners")}, []arg{x4, absent, initFloats(1, 1, 2, 2)}},
+		{"LSTM", 14, []*onnxpb.AttributeProto{intAttr("input_forget", 0), intAttr("layout", 0), stringsAttr("activations", "Sigmoid", "Tanh", "Relu"), stringAttr("direction", "forward")}, lstm},
+		{"Cast", 19, []*onnxpb.AttributeProto{intAttr("to", int64(onnxpb.TensorProto_DOUBLE)), intAttr("saturate", 0)}, []arg{x4}},
+		{"Gemm", 6, []*onnxpb.AttributeProto{intAttr("broadcast", 1)}, []arg{graphIn(2, 3), graphIn(3, 2), graphIn(2)}},
+		{"Add", 6, []*onnxpb.AttributeProto{intAttr("broadcast", 1), intAttr("axis", 1)}, []arg{graphIn(2, 3), graphIn(3)}},
+		{"Add", 6, []*onnxpb.AttributeProto{intAttr("broadcast", 1), intAttr("axis", 0)}, []arg{graphIn(2, 3), graphIn(1)}},
+		{"Relu", 5, []*onnxpb.AttributeProto{intsAttr("consumed_inputs", 0)}, []arg{x4}},
+		{"Conv", 11, []*onnxpb.AttributeProto{intAttr("group", 2), stringAttr("auto_pad", "NOTSET")}, []arg{x4, graphIn(2, 1, 3, 3)}},
+		{"Gelu", 20, []*onnxpb.AttributeProto{stringAttr("approximate", "none")}, []arg{x4}},
+	} {
+		if _, err := ImportProto(nodeModel(c.op, c.opset, c.attrs, c.in...), "", Options{Frozen: true}); err != nil {
+			t.Errorf("%s at opset %d: %v", c.op, c.opset, err)
+		}
+	}
+}
