@@ -5,7 +5,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/nabla-go/nabla/graph"
 	"github.com/nabla-go/nabla/onnx/onnxpb"
+	"github.com/nabla-go/nabla/ops"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -182,16 +184,28 @@ func TestUnimplementedAttributeValuesRefused(t *testing.T) {
 	}
 }
 
-// TestAttributeTables: each op of the attribute tables is supported, and
-// an attribute given twice is refused (the second was ignored).
+// TestAttributeTables: each op of the attribute tables is supported; an
+// importer reading an attribute its op's table lacks is an internal
+// error, whether the node has the attribute or not; an attribute given
+// twice is refused (the second was ignored).
 func TestAttributeTables(t *testing.T) {
 	for op := range attributes {
 		if _, ok := importers[op]; !ok {
 			t.Errorf("the attribute table names %s, which has no importer", op)
 		}
 	}
-	_, err := ImportProto(nodeModel("Softmax", 17, []*onnxpb.AttributeProto{intAttr("axis", 0), intAttr("axis", 1)}), "", Options{})
-	want := `node Softmax (unnamed, output "y"), opset 17: attribute "axis" is given twice`
+	importers["Undeclared"] = one(func(c *nodeContext) (*graph.Node, error) {
+		x, err := c.input(0)
+		return ops.Scale(x, c.attrFloat("alpha", 1)), err
+	})
+	defer delete(importers, "Undeclared")
+	_, err := ImportProto(nodeModel("Undeclared", 17, nil, graphIn(2)), "", Options{})
+	want := `node Undeclared (unnamed, output "y"), opset 17: internal error: Import reads attribute "alpha", which the table of Undeclared's attributes lacks`
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("got %v, want an error containing %q", err, want)
+	}
+	_, err = ImportProto(nodeModel("Softmax", 17, []*onnxpb.AttributeProto{intAttr("axis", 0), intAttr("axis", 1)}), "", Options{})
+	want = `node Softmax (unnamed, output "y"), opset 17: attribute "axis" is given twice`
 	if err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("got %v, want an error containing %q", err, want)
 	}
