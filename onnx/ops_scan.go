@@ -41,6 +41,17 @@ func importScan(c *nodeContext) ([]*graph.Node, error) {
 		return nil, fmt.Errorf("the body has %d inputs and %d outputs for %d states and %d sequences",
 			len(body.GetInput()), len(body.GetOutput()), nState, nScan)
 	}
+	// Each list given has a value per scan input or output: a longer one
+	// was cut short, a shorter one filled with zeros.
+	for i, name := range []string{"scan_input_axes", "scan_input_directions", "scan_output_axes", "scan_output_directions"} {
+		want, of := nScan, "input"
+		if i >= 2 {
+			want, of = nOut, "output"
+		}
+		if v := c.attrInts(name); c.has(name) && len(v) != want {
+			return nil, fmt.Errorf("%s %v: want one value per scan %s (%d)", name, v, of, want)
+		}
+	}
 	at := func(v []int, i int) int {
 		if i < len(v) {
 			return v[i]
