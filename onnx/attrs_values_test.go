@@ -97,10 +97,11 @@ func TestOpsetDefaults(t *testing.T) {
 	}
 }
 
-// TestInconsistentAttributes: a Constant of two values, and a Conv whose
-// kernel_shape is not its weight's, are errors; Import took the first
-// value, and padded SAME for the kernel_shape while convolving with the
-// weight.
+// TestInconsistentAttributes: a Constant of two values, a Conv whose
+// kernel_shape is not its weight's, and a 2-D ConvTranspose's
+// output_padding of one value are errors; Import took the first value,
+// padded SAME for the kernel_shape while convolving with the weight, and
+// padded the last axis alone.
 func TestInconsistentAttributes(t *testing.T) {
 	for _, c := range []struct {
 		op    string
@@ -113,6 +114,9 @@ func TestInconsistentAttributes(t *testing.T) {
 			nil, `node Constant (unnamed, output "y"), opset 17: attributes [value_int value_float]: a Constant takes one value`},
 		{"Conv", []*onnxpb.AttributeProto{attrS("auto_pad", "SAME_UPPER"), {Name: proto.String("kernel_shape"), Type: onnxpb.AttributeProto_INTS.Enum(), Ints: []int64{2, 2}}},
 			[]operand{{shape: []int{1, 1, 4, 4}}, {shape: []int{1, 1, 3, 3}}}, `node Conv (unnamed, output "y"), opset 17: kernel_shape [2 2] differs from the weight's spatial shape [3 3]`},
+		{"ConvTranspose", []*onnxpb.AttributeProto{{Name: proto.String("strides"), Type: onnxpb.AttributeProto_INTS.Enum(), Ints: []int64{2, 2}},
+			{Name: proto.String("output_padding"), Type: onnxpb.AttributeProto_INTS.Enum(), Ints: []int64{1}}},
+			[]operand{{shape: []int{1, 1, 3, 3}}, {shape: []int{1, 1, 3, 3}}}, `node ConvTranspose (unnamed, output "y"), opset 17: output_padding [1] for 2 spatial axes`},
 	} {
 		_, err := onnx.Import(oneNodeModel(c.op, 17, c.attrs, c.in), onnx.Options{})
 		if err == nil || !strings.Contains(err.Error(), c.want) {

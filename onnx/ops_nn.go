@@ -161,10 +161,13 @@ func transposedPads(c *nodeContext, win window, in []int) (window, []int, error)
 		}
 	}
 	outPad := c.attrInts("output_padding")
+	if outPad != nil && len(outPad) != len(in) {
+		return win, nil, fmt.Errorf("output_padding %v for %d spatial axes", outPad, len(in))
+	}
 	if out == nil {
 		return win, outPad, nil
 	}
-	if len(out) != len(in) || (outPad != nil && len(outPad) != len(in)) {
+	if len(out) != len(in) {
 		return win, nil, fmt.Errorf("output_shape %v and output_padding %v for %d spatial axes", c.attrInts("output_shape"), outPad, len(in))
 	}
 	d := len(in)
