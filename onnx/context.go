@@ -113,8 +113,13 @@ func denseInts(v *tensor.Dense) []int {
 	return out
 }
 
-// attr returns the named attribute, or nil.
+// attr returns the named attribute, or nil. An importer reads only the
+// attributes its op's table names: reading another is a defect of
+// Import, the node's error.
 func (c *nodeContext) attr(name string) *onnxpb.AttributeProto {
+	if op := c.proto.GetOpType(); !declared(op, name) && c.bad == nil {
+		c.bad = fmt.Errorf("internal error: Import reads attribute %q, which the table of %s's attributes lacks", name, op)
+	}
 	for _, a := range c.proto.GetAttribute() {
 		if a.GetName() == name {
 			return a

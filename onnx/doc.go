@@ -14,6 +14,11 @@
 // table, one file per family (ops_math.go, ops_more.go, ops_shape.go,
 // ops_nn.go, ops_index.go, ops_loss.go, ops_resize.go, ops_rnn.go); a model
 // with ops outside the table is refused with one error listing them all.
+// Beside each importer is the table of its op's attributes (attrs.go):
+// a node carrying an attribute its op's table lacks at the model's opset,
+// or a value the importer does not implement (MaxPool's storage_order 1,
+// Resize's antialias), is refused, naming the attribute and those
+// implemented, rather than built as if the attribute were absent.
 // Ops nabla has no kernel for are built from others so that they still
 // differentiate: RNN, GRU and LSTM are ops.Scan loops, Resize and CumSum
 // products with matrices computed at import, GatherElements, OneHot and

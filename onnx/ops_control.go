@@ -17,6 +17,7 @@ import (
 // condition may turn false.
 func init() {
 	register(map[string]importFunc{"If": importIf, "Loop": importLoop})
+	accept(map[string]attrs{"If": {"then_branch": {}, "else_branch": {}}, "Loop": {"body": {}}})
 }
 
 func importIf(c *nodeContext) ([]*graph.Node, error) {

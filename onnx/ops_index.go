@@ -19,6 +19,15 @@ func init() {
 		"CumSum":         one(importCumSum),
 		"ScatterND":      one(importScatterND),
 	})
+	arg := attrs{"axis": {}, "keepdims": {}, "select_last_index": {}}
+	accept(map[string]attrs{
+		"ArgMax": arg, "ArgMin": arg,
+		"Hardmax":        {"axis": {}},
+		"OneHot":         {"axis": {}},
+		"GatherElements": {"axis": {}},
+		"CumSum":         {"exclusive": {}, "reverse": {}},
+		"ScatterND":      {"reduction": onlyStrings("none", "add")},
+	})
 }
 
 // positions is 0, 1, ..., n-1 in float64 along axis of a rank-r shape (size 1
@@ -271,10 +280,7 @@ func importScatterND(c *nodeContext) (*graph.Node, error) {
 	if ri == 0 || indices.Shape()[ri-1] != 1 || data.Type().Rank() == 0 {
 		return nil, unsupported("indices %v: only rows of data (indices of shape (..., 1))", indices.Type())
 	}
-	red := c.attrString("reduction", "none")
-	if red != "none" && red != "add" {
-		return nil, unsupported("reduction %q", red)
-	}
+	red := c.attrString("reduction", "none") // "none" or "add" (the table refuses others)
 	rows := data.Shape()[0]
 	idx := ops.Reshape(ops.Cast(indices, graph.Float64), indices.Shape()[:ri-1]...)
 	idx = ops.Where(ops.Less(idx, scalar(idx, 0)), ops.Add(idx, scalar(idx, float64(rows))), idx)

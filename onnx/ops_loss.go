@@ -27,6 +27,8 @@ func init() {
 			return []*graph.Node{loss, logProb}, err
 		},
 	})
+	loss := attrs{"ignore_index": {}, "reduction": onlyStrings("mean", "none", "sum")}
+	accept(map[string]attrs{"NegativeLogLikelihoodLoss": loss, "SoftmaxCrossEntropyLoss": loss})
 }
 
 // nllLoss is -x[n, t[n, d...], d...] weighted by weight[t] (input 2, when

@@ -23,6 +23,7 @@ func init() {
 		"Add": ops.Add, "Sub": ops.Sub, "Mul": ops.Mul, "Div": ops.Div,
 	}
 	for name, f := range binaries {
+		accept(map[string]attrs{name: legacyBroadcast})
 		register(map[string]importFunc{name: one(func(c *nodeContext) (*graph.Node, error) {
 			in, err := c.inputs(2)
 			if err != nil {
@@ -62,7 +63,26 @@ func init() {
 		"ReduceLogSumExp": reduction(ops.LogSumExp, ops.LogSumExpKeepDims, nil),
 		"ReduceSumSquare": reduction(ops.Sum, ops.SumKeepDims, ops.Square),
 	})
+	softmax := attrs{"axis": {}}
+	accept(map[string]attrs{
+		"Equal": legacyBroadcast, "Less": legacyBroadcast, "Greater": legacyBroadcast,
+		"And": legacyBroadcast, "Or": legacyBroadcast, "Xor": legacyBroadcast, "Pow": legacyBroadcast,
+		"Clip":        {"min": {}, "max": {}},
+		"LeakyRelu":   {"alpha": {}},
+		"Elu":         {"alpha": {}},
+		"HardSigmoid": {"alpha": {}, "beta": {}},
+		"Gelu":        {"approximate": onlyStrings("none", "tanh")},
+		// Before opset 7, broadcast says whether C broadcasts: it does
+		// wherever its shape lets it.
+		"Gemm":    {"alpha": {}, "beta": {}, "transA": {}, "transB": {}, "broadcast": {to: 6}},
+		"Softmax": softmax, "LogSoftmax": softmax,
+		"ReduceSum": reduceAttrs, "ReduceMean": reduceAttrs, "ReduceMax": reduceAttrs,
+		"ReduceLogSumExp": reduceAttrs, "ReduceSumSquare": reduceAttrs,
+	})
 }
+
+// reduceAttrs are the attributes of the Reduce ops.
+var reduceAttrs = attrs{"axes": {}, "keepdims": {}, "noop_with_empty_axes": {}}
 
 // scalar is a constant v of x's dtype, in x's graph.
 func scalar(x *graph.Node, v float64) *graph.Node { return x.Graph().Scalar(v, x.DType()) }

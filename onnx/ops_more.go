@@ -50,6 +50,20 @@ func init() {
 		"Tile":                  one(importTile),
 		"Trilu":                 one(importTrilu),
 	})
+	accept(map[string]attrs{
+		"Selu":            {"alpha": {}, "gamma": {}},
+		"Celu":            {"alpha": {}},
+		"ThresholdedRelu": {"alpha": {}},
+		// saturate says how values out of a float8's range convert; Import
+		// has no float8 types.
+		"CastLike":              {"saturate": {from: 19}},
+		"ReduceMin":             reduceAttrs,
+		"ReduceL1":              reduceAttrs,
+		"ReduceL2":              reduceAttrs,
+		"ReduceLogSum":          reduceAttrs,
+		"InstanceNormalization": {"epsilon": {}},
+		"Trilu":                 {"upper": {}},
+	})
 }
 
 // negated is -f(-x): a minimum from a maximum.
@@ -70,7 +84,11 @@ func importSelu(c *nodeContext) (*graph.Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	alpha, gamma := c.attrFloat("alpha", 1.67326319217681884765625), c.attrFloat("gamma", 1.05070102214813232421875)
+	alpha, gamma := 1.67326319217681884765625, 1.05070102214813232421875
+	if c.im.opset < 6 { // the defaults of opset 1
+		alpha, gamma = 1.6732, 1.0507
+	}
+	alpha, gamma = c.attrFloat("alpha", alpha), c.attrFloat("gamma", gamma)
 	neg := ops.Scale(ops.Sub(ops.Exp(x), scalar(x, 1)), alpha)
 	return ops.Scale(ops.Where(positive(x), x, neg), gamma), nil
 }

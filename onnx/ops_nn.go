@@ -3,8 +3,10 @@ package onnx
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/nabla-go/nabla/graph"
+	"github.com/nabla-go/nabla/onnx/onnxpb"
 	"github.com/nabla-go/nabla/ops"
 )
 
@@ -22,6 +24,20 @@ func init() {
 		"Pad":                one(importPad),
 		"Dropout":            one(importDropout),
 	})
+	window := attrs{"auto_pad": onlyStrings("NOTSET", "VALID", "SAME_UPPER", "SAME_LOWER"), "dilations": {}, "kernel_shape": {}, "pads": {}, "strides": {}}
+	conv := with(window, attrs{"group": atLeast(1)})
+	accept(map[string]attrs{
+		"Conv":          conv,
+		"ConvTranspose": with(conv, attrs{"output_padding": {}, "output_shape": {}}),
+		"MaxPool":       with(window, attrs{"ceil_mode": {}, "storage_order": onlyInts(0)}),
+		"AveragePool":   with(window, attrs{"ceil_mode": {}, "count_include_pad": {}, "dilations": allOnes}),
+		// momentum updates the running statistics in training mode.
+		"BatchNormalization": {"epsilon": {}, "momentum": {}, "training_mode": onlyInts(0), "spatial": onlyInts(1).opsets(0, 8), "is_test": inference},
+		"LayerNormalization": {"axis": {}, "epsilon": {}, "stash_type": onlyInts(int(onnxpb.TensorProto_FLOAT), int(onnxpb.TensorProto_DOUBLE))},
+		"Pad":                {"mode": onlyStrings("constant", "edge", "reflect"), "pads": {}, "value": {}},
+		// ratio and seed say what training drops.
+		"Dropout": {"is_test": inference, "ratio": {to: 11}, "seed": {from: 12}},
+	})
 }
 
 // window is a convolution's or pooling's geometry along its spatial axes,
@@ -37,6 +53,9 @@ func readWindow(c *nodeContext, in, kernel []int) (window, error) {
 	d := len(in)
 	w := window{kernel: kernel, stride: c.attrInts("strides"), dilation: c.attrInts("dilations"), pads: c.attrInts("pads")}
 	if k := c.attrInts("kernel_shape"); k != nil {
+		if kernel != nil && !slices.Equal(k, kernel) { // a convolution's weight gives its kernel
+			return w, fmt.Errorf("kernel_shape %v differs from the weight's spatial shape %v", k, kernel)
+		}
 		w.kernel = k
 	}
 	fill := func(v []int, def, n int) []int {
@@ -142,10 +161,13 @@ func transposedPads(c *nodeContext, win window, in []int) (window, []int, error)
 		}
 	}
 	outPad := c.attrInts("output_padding")
+	if outPad != nil && len(outPad) != len(in) {
+		return win, nil, fmt.Errorf("output_padding %v for %d spatial axes", outPad, len(in))
+	}
 	if out == nil {
 		return win, outPad, nil
 	}
-	if len(out) != len(in) || (outPad != nil && len(outPad) != len(in)) {
+	if len(out) != len(in) {
 		return win, nil, fmt.Errorf("output_shape %v and output_padding %v for %d spatial axes", c.attrInts("output_shape"), outPad, len(in))
 	}
 	d := len(in)
@@ -289,10 +311,7 @@ func importPool(c *nodeContext, isMax bool) (*graph.Node, error) {
 		}
 		return padConstant(v, []int{2, 3}, []int{win.pads[0], win.pads[1]}, []int{win.pads[2], win.pads[3]}, fill)
 	}
-	if isMax {
-		if c.attrInt("storage_order", 0) != 0 {
-			return nil, unsupported("storage_order 1")
-		}
+	if isMax { // storage_order 0: the table refuses 1
 		o.Dilation = win.dilation
 		lowest := -math.MaxFloat64
 		if x.DType() == graph.Float32 {
@@ -300,10 +319,7 @@ func importPool(c *nodeContext, isMax bool) (*graph.Node, error) {
 		}
 		return back(ops.MaxPool2D(padded(x2, lowest), o)), nil
 	}
-	if win.dilation[0] != 1 || win.dilation[1] != 1 {
-		return nil, unsupported("dilations %v in AveragePool", win.dilation)
-	}
-	y := ops.AvgPool2D(padded(x2, 0), o)
+	y := ops.AvgPool2D(padded(x2, 0), o) // dilations 1: the table refuses others
 	if c.attrInt("count_include_pad", 0) == 0 && (win.pads[0]+win.pads[1]+win.pads[2]+win.pads[3] > 0 || o.CeilMode) {
 		s := x2.Shape()
 		count := ops.AvgPool2D(padded(ops.BroadcastTo(scalar(x, 1), 1, 1, s[2], s[3]), 0), o)
@@ -354,7 +370,7 @@ func importBatchNorm(c *nodeContext) (*graph.Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	if c.attrInt("training_mode", 0) != 0 || (len(c.proto.GetOutput()) > 1 && c.proto.GetOutput()[1] != "") {
+	if len(c.proto.GetOutput()) > 1 && c.proto.GetOutput()[1] != "" { // training_mode 0: the table refuses 1
 		return nil, unsupported("training mode (import for inference)")
 	}
 	x, scale, bias, mean, variance := in[0], in[1], in[2], in[3], in[4]
@@ -372,7 +388,8 @@ func importBatchNorm(c *nodeContext) (*graph.Node, error) {
 }
 
 // importLayerNorm normalises over the axes from axis on; its optional
-// outputs are the mean and the inverse standard deviation.
+// outputs are the mean and the inverse standard deviation, of the dtype
+// they are computed in.
 func importLayerNorm(c *nodeContext) ([]*graph.Node, error) {
 	in, err := c.inputs(2)
 	if err != nil {
@@ -387,10 +404,17 @@ func importLayerNorm(c *nodeContext) ([]*graph.Node, error) {
 	for i := axis; i < x.Type().Rank(); i++ {
 		axes = append(axes, i)
 	}
-	mean := ops.MeanKeepDims(x, axes...)
-	d := ops.Sub(x, mean)
-	inv := ops.Div(scalar(x, 1), ops.Sqrt(ops.Add(ops.MeanKeepDims(ops.Square(d), axes...), scalar(x, c.attrFloat("epsilon", 1e-5)))))
-	y := ops.Mul(ops.Mul(d, inv), scale)
+	// The statistics are computed in stash_type: in float64 for DOUBLE;
+	// FLOAT, the default, is taken as the input's own dtype, so that a
+	// float64 input keeps its precision.
+	xs := x
+	if c.attrInt("stash_type", 1) == int(onnxpb.TensorProto_DOUBLE) {
+		xs = ops.Cast(x, graph.Float64)
+	}
+	mean := ops.MeanKeepDims(xs, axes...)
+	d := ops.Sub(xs, mean)
+	inv := ops.Div(scalar(xs, 1), ops.Sqrt(ops.Add(ops.MeanKeepDims(ops.Square(d), axes...), scalar(xs, c.attrFloat("epsilon", 1e-5)))))
+	y := ops.Mul(ops.Cast(ops.Mul(d, inv), x.DType()), scale)
 	if bias != nil {
 		y = ops.Add(y, bias)
 	}

@@ -16,6 +16,18 @@ import (
 // product.
 func init() {
 	register(map[string]importFunc{"Resize": one(importResize)})
+	accept(map[string]attrs{"Resize": {
+		"antialias":                      onlyInts(0),
+		"axes":                           {},
+		"coordinate_transformation_mode": onlyStrings("half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric").opsets(11, 0),
+		"cubic_coeff_a":                  {},
+		"exclude_outside":                {},
+		// extrapolation_value fills tf_crop_and_resize's outside, which is refused.
+		"extrapolation_value":      {from: 11},
+		"keep_aspect_ratio_policy": onlyStrings("stretch"),
+		"mode":                     onlyStrings("nearest", "linear", "cubic"),
+		"nearest_mode":             onlyStrings("round_prefer_floor", "round_prefer_ceil", "floor", "ceil").opsets(11, 0),
+	}})
 }
 
 func importResize(c *nodeContext) (*graph.Node, error) {
@@ -23,12 +35,8 @@ func importResize(c *nodeContext) (*graph.Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	if c.attrInt("antialias", 0) != 0 {
-		return nil, unsupported("antialias")
-	}
-	if p := c.attrString("keep_aspect_ratio_policy", "stretch"); p != "stretch" {
-		return nil, unsupported("keep_aspect_ratio_policy %q", p)
-	}
+	// antialias is 0 and keep_aspect_ratio_policy "stretch": the table
+	// refuses others.
 	rank := x.Type().Rank()
 	axes := c.attrInts("axes")
 	if axes == nil {
@@ -57,18 +65,15 @@ func importResize(c *nodeContext) (*graph.Node, error) {
 	if (scales == nil) == (sizes == nil) || (scales != nil && len(scales) != len(axes)) || (sizes != nil && len(sizes) != len(axes)) {
 		return nil, fmt.Errorf("want scales or sizes, one value per axis of %v, got scales %v and sizes %v", axes, scales, sizes)
 	}
-	r := resizer{
+	r := resizer{ // the values the table accepts
 		mode:       c.attrString("mode", "nearest"),
-		coords:     c.attrString("coordinate_transformation_mode", "half_pixel"),
-		nearest:    c.attrString("nearest_mode", "round_prefer_floor"),
+		coords:     "asymmetric", // opset 10's
+		nearest:    "floor",
 		cubicA:     c.attrFloat("cubic_coeff_a", -0.75),
 		excludeOut: c.attrInt("exclude_outside", 0) != 0,
 	}
-	if c.im.opset < 11 {
-		r.coords, r.nearest = "asymmetric", "floor"
-	}
-	if r.mode != "nearest" && r.mode != "linear" && r.mode != "cubic" {
-		return nil, unsupported("mode %q", r.mode)
+	if c.im.opset >= 11 {
+		r.coords, r.nearest = c.attrString("coordinate_transformation_mode", "half_pixel"), c.attrString("nearest_mode", "round_prefer_floor")
 	}
 	// The output's size, against the memory limit, before any matrix.
 	outShape := append([]int(nil), x.Shape()...)

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/nabla-go/nabla/graph"
+	"github.com/nabla-go/nabla/onnx/onnxpb"
 	"github.com/nabla-go/nabla/ops"
 )
 
@@ -19,7 +20,25 @@ func init() {
 			return recurrent(c, lstmCell, 4, "Sigmoid", "Tanh", "Tanh")
 		},
 	})
+	// output_sequence (before opset 7) says whether Y is optional.
+	rnn := attrs{"activations": rnnActivations, "direction": onlyStrings("forward", "reverse", "bidirectional"),
+		"hidden_size": {}, "layout": onlyInts(0, 1), "output_sequence": {to: 6}}
+	accept(map[string]attrs{
+		"RNN":  rnn,
+		"GRU":  with(rnn, attrs{"linear_before_reset": {}}),
+		"LSTM": with(rnn, attrs{"input_forget": onlyInts(0)}),
+	})
 }
+
+// rnnActivations accepts the recurrent activations Import implements.
+var rnnActivations = attrRule{check: func(c *nodeContext, a *onnxpb.AttributeProto) error {
+	for _, name := range c.attrStrings(a.GetName()) {
+		if activations[strings.ToLower(name)] == nil {
+			return unsupported("activation %q (implemented: Sigmoid, Tanh, Relu, Softplus)", name)
+		}
+	}
+	return nil
+}}
 
 // activation maps ONNX's names of recurrent activations to ops.
 var activations = map[string]func(*graph.Node) *graph.Node{
@@ -87,14 +106,6 @@ func recurrent(c *nodeContext, step cell, gates int, defaults ...string) ([]*gra
 		return nil, err
 	}
 	x, wAll, rAll := in[0], in[1], in[2]
-	for _, a := range []string{"activation_alpha", "activation_beta", "clip"} {
-		if c.has(a) {
-			return nil, unsupported("attribute %s", a)
-		}
-	}
-	if c.attrInt("input_forget", 0) != 0 {
-		return nil, unsupported("input_forget")
-	}
 	if x.Type().Rank() != 3 || wAll.Type().Rank() != 3 || rAll.Type().Rank() != 3 {
 		return nil, fmt.Errorf("X %v, W %v and R %v: want rank 3", x.Type(), wAll.Type(), rAll.Type())
 	}
@@ -133,7 +144,7 @@ func recurrent(c *nodeContext, step cell, gates int, defaults ...string) ([]*gra
 	}
 	var ys, hs, cs []*graph.Node
 	for d, reverse := range dirs {
-		w := cellWeights{hidden: H, linearBeforeReset: c.attrInt("linear_before_reset", 0) != 0}
+		w := cellWeights{hidden: H, linearBeforeReset: gates == 3 && c.attrInt("linear_before_reset", 0) != 0}
 		for _, name := range names[d*len(defaults) : (d+1)*len(defaults)] {
 			f, ok := activations[strings.ToLower(name)]
 			if !ok {

@@ -15,6 +15,8 @@ import (
 // reverse, are transposed or reversed around a forward scan over axis 0.
 func init() {
 	register(map[string]importFunc{"Scan": importScan})
+	accept(map[string]attrs{"Scan": {"body": {}, "num_scan_inputs": {}, "scan_input_axes": {}, "scan_input_directions": {},
+		"scan_output_axes": {}, "scan_output_directions": {}}})
 }
 
 func importScan(c *nodeContext) ([]*graph.Node, error) {
@@ -38,6 +40,17 @@ func importScan(c *nodeContext) ([]*graph.Node, error) {
 	if len(body.GetInput()) != len(in) || nOut < 0 {
 		return nil, fmt.Errorf("the body has %d inputs and %d outputs for %d states and %d sequences",
 			len(body.GetInput()), len(body.GetOutput()), nState, nScan)
+	}
+	// Each list given has a value per scan input or output: a longer one
+	// was cut short, a shorter one filled with zeros.
+	for i, name := range []string{"scan_input_axes", "scan_input_directions", "scan_output_axes", "scan_output_directions"} {
+		want, of := nScan, "input"
+		if i >= 2 {
+			want, of = nOut, "output"
+		}
+		if v := c.attrInts(name); c.has(name) && len(v) != want {
+			return nil, fmt.Errorf("%s %v: want one value per scan %s (%d)", name, v, of, want)
+		}
 	}
 	at := func(v []int, i int) int {
 		if i < len(v) {

@@ -32,6 +32,24 @@ func init() {
 		"Split":           importSplit,
 		"Range":           one(importRange),
 	})
+	axes := attrs{"axes": {}}
+	accept(map[string]attrs{
+		"Constant":        {"value": {}, "value_float": {}, "value_floats": {}, "value_int": {}, "value_ints": {}},
+		"ConstantOfShape": {"value": {}},
+		"Shape":           {"start": {}, "end": {}},
+		// saturate says how values out of a float8's range convert; Import
+		// has no float8 types.
+		"Cast":      {"to": {}, "saturate": {from: 19}},
+		"Reshape":   {"allowzero": {}},
+		"Flatten":   {"axis": {}},
+		"Transpose": {"perm": {}},
+		"Concat":    {"axis": {}},
+		"Slice":     {"starts": {}, "ends": {}, "axes": {}, "steps": {}},
+		"Gather":    {"axis": {}},
+		"Unsqueeze": axes,
+		"Squeeze":   axes,
+		"Split":     {"axis": {}, "split": {}, "num_outputs": {}},
+	})
 }
 
 // constant adds a known value to the graph.
@@ -48,6 +66,15 @@ func (c *nodeContext) constant(dtype int32, vals []float64, shape ...int) (*grap
 }
 
 func importConstant(c *nodeContext) (*graph.Node, error) {
+	var given []string
+	for _, a := range c.proto.GetAttribute() {
+		if _, ok := attributes["Constant"][a.GetName()]; ok {
+			given = append(given, a.GetName())
+		}
+	}
+	if len(given) > 1 {
+		return nil, fmt.Errorf("attributes %v: a Constant takes one value", given)
+	}
 	switch {
 	case c.has("value"):
 		t, err := readTensor(c.attrTensor("value"), c.im.dir)
@@ -215,7 +242,12 @@ func importConcat(c *nodeContext) (*graph.Node, error) {
 	if len(in) == 1 {
 		return ops.Identity(in[0]), nil
 	}
-	return viaFloat(func(in []*graph.Node) *graph.Node { return ops.Concat(c.attrInt("axis", 0), in...) }, in...), nil
+	axis := 0
+	if c.im.opset < 4 { // axis was optional, 1 by default
+		axis = 1
+	}
+	axis = c.attrInt("axis", axis)
+	return viaFloat(func(in []*graph.Node) *graph.Node { return ops.Concat(axis, in...) }, in...), nil
 }
 
 // importSlice takes starts, ends, axes and steps as inputs (opset 10 on)

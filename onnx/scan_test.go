@@ -3,6 +3,7 @@ package onnx_test
 import (
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/nabla-go/nabla/gradcheck"
@@ -98,6 +99,29 @@ func TestImportScan(t *testing.T) {
 	}
 	if err := gradcheck.Check(fn, []*tensor.Dense{s0, x, w}, gradcheck.Options{}); err != nil {
 		t.Error(err)
+	}
+}
+
+// TestImportScanListLengths: Scan's lists of axes and directions hold a
+// value per scan input or output; the extra one given here was ignored.
+func TestImportScanListLengths(t *testing.T) {
+	m := &onnxpb.ModelProto{}
+	if err := proto.Unmarshal(scanModel(), m); err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range m.GetGraph().GetNode()[0].GetAttribute() {
+		if a.GetName() == "scan_output_axes" {
+			a.Ints = []int64{1, 0}
+		}
+	}
+	data, err := proto.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = onnx.Import(data, onnx.Options{})
+	want := `node Scan (unnamed, output "s_final,y"), opset 17: scan_output_axes [1 0]: want one value per scan output (1)`
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("got %v, want an error containing %q", err, want)
 	}
 }
 
