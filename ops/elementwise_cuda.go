@@ -32,3 +32,13 @@ func (op binary) CUDA(in, out []graph.Type) ([]graph.CUDASource, error) {
 func (op whereOp) CUDA(in, out []graph.Type) ([]graph.CUDASource, error) {
 	return elementwiseCUDA(op, in, out)
 }
+
+// CUDA is GradGate's GPU kernel: a copy of its value (the flags gate
+// derivatives only, which are other ops).
+func (op gradGateOp) CUDA(in, out []graph.Type) ([]graph.CUDASource, error) {
+	t, err := checkKernelTypes(op, in, out)
+	if err != nil {
+		return nil, err
+	}
+	return copyKernel(t, "in0[i]"), nil
+}
