@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"testing"
 
 	"gorgonia.org/tensor"
@@ -157,6 +158,79 @@ func TestIntegerSelectionOnDevice(t *testing.T) {
 		}
 		for i, in := range prog.Instructions() {
 			if m.OnHost(i) {
+				t.Errorf("%v: %s (%v) runs on the host", dev, in.Name(), in.Node)
+			}
+		}
+		cpu.Close()
+		m.Close()
+	}
+}
+
+// A Vmapped While with int32 and int64 carries (and its per-example
+// gradient) is batched, not looped over the examples, and adds no host
+// instruction to those of the loops themselves: the loops (a While's,
+// stopping on a value, runs on the host) and the Cast of its step count
+// to int64. Its batching's selections, broadcasts and moves of integers
+// run on the device; the values are the CPU's.
+func TestVmapWhileOnDevice(t *testing.T) {
+	devs := testDevices(t)
+	g := graph.New()
+	lim := g.Input("limit", graph.Float64, 4)
+	big := g.Input("big", graph.Int64, 4)
+	small := g.Input("small", graph.Int32, 4)
+	ys, err := compile.Vmap(func(ex []*graph.Node) []*graph.Node {
+		one := ops.Div(ex[0], ex[0])
+		final, steps := ops.While(func(c []*graph.Node) *graph.Node { return ops.Less(c[0], ex[0]) },
+			func(c []*graph.Node) []*graph.Node {
+				return []*graph.Node{ops.Add(c[0], one), ops.Mul(c[1], ex[0]), c[3], c[2], c[5], c[4]}
+			}, []*graph.Node{ops.Sub(ex[0], ex[0]), one, g.Scalar(3, graph.Int64), ex[1], g.Scalar(-4, graph.Int32), ex[2]}, ops.MaxSteps(5))
+		grad, err := compile.Grad(final[1], ex[0])
+		if err != nil {
+			panic(err)
+		}
+		return append(final, steps, grad[0])
+	}, []*graph.Node{lim, big, small}, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prog, err := compile.Compile(ys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lv, _ := graph.FromFloat64s(graph.Float64, []float64{-1, 1.5, 3, 9}, 4)
+	feeds := vm.Feeds{lim: lv,
+		big:   tensor.New(tensor.WithShape(4), tensor.WithBacking([]int64{1<<62 + 1, 1<<53 + 1, math.MinInt64, math.MaxInt64})),
+		small: tensor.New(tensor.WithShape(4), tensor.WithBacking([]int32{math.MaxInt32, 5, -6, math.MinInt32}))}
+	for _, dev := range devs {
+		cpu, err := vm.New(prog, vm.WithThreads(1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := vm.New(prog, vm.OnDevice(dev))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := compareRun(cpu, m, feeds, []*graph.Node{ys[0], ys[1], ys[7]}); err != nil {
+			t.Errorf("%v: %v", dev, err)
+		}
+		for _, y := range ys[2:7] {
+			want, _ := cpu.Value(y)
+			got, _ := m.Value(y)
+			if !slices.Equal(graph.Int64s(got), graph.Int64s(want)) {
+				t.Errorf("%v: %v: got %v, want the CPU's %v", dev, y, graph.Int64s(got), graph.Int64s(want))
+			}
+		}
+		for i, in := range prog.Instructions() {
+			var op any = in.Op
+			if op == nil {
+				op = in.Multi
+			}
+			// The While's loops stop on a value (or skip its padding);
+			// a plain Scan would be a loop over the examples.
+			_, plain := ops.ScanLayoutOf(op)
+			loop := strings.HasPrefix(in.Name(), "Scan") && !plain
+			count := in.Name() == "Cast" && in.Node.DType() == graph.Int64
+			if m.OnHost(i) && !loop && !count {
 				t.Errorf("%v: %s (%v) runs on the host", dev, in.Name(), in.Node)
 			}
 		}
