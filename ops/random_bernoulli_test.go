@@ -16,7 +16,7 @@ import (
 // A Bernoulli probability outside [0, 1] or NaN has no distribution: the
 // draw there is NaN (PyTorch refuses such a p), in float32 and float64,
 // while p in [0, 1] draws 0 or 1 (0 at p = ±0, 1 at p = 1); a machine
-// with vm.WithNaNCheck fails the run, naming RandomBernoulli's node.
+// with vm.WithNaNCheck fails the run, naming the line of the draw.
 func TestRandomBernoulliOutOfRange(t *testing.T) {
 	probs := []float64{-0.5, 1.5, math.NaN(), math.Inf(1), math.Inf(-1), -1e-300, 1 + 1e-15, 0, math.Copysign(0, -1), 1, 0.5, 1e-300}
 	want := []float64{math.NaN(), math.NaN(), math.NaN(), math.NaN(), math.NaN(), math.NaN(), math.NaN(), 0, 0, 1, -1, -1} // -1: 0 or 1
