@@ -153,11 +153,11 @@ func (f *function) reorder(eager func(*value) bool) {
 	copy(f.values, order)
 }
 
-// fusible reports whether v is an elementwise value of a rank fused
+// fusible reports whether v is an elementwise float value of a rank fused
 // instructions handle. Empty values are left alone: groups form by size,
 // and values of different shapes are all of size 0.
 func fusible(v *value) bool {
-	return v.kind == graph.KindOp && v.op != nil && ops.IsElementwise(v.op) &&
+	return v.kind == graph.KindOp && v.op != nil && ops.IsElementwise(v.op) && graph.IsFloat(v.typ.DType) &&
 		v.typ.Rank() <= ops.MaxFusedRank && v.typ.Size() > 0
 }
 

@@ -82,6 +82,9 @@ func sameBitsDense(a, b *tensor.Dense) bool {
 	if a.Dtype() != b.Dtype() || !slices.Equal(a.Shape(), b.Shape()) {
 		return false
 	}
+	if graph.IsInteger(a.Dtype()) {
+		return slices.Equal(graph.Int64s(a), graph.Int64s(b))
+	}
 	x, y := graph.Float64s(a), graph.Float64s(b)
 	for i := range x {
 		if math.Float64bits(x[i]) != math.Float64bits(y[i]) {
@@ -111,7 +114,13 @@ func rowOf(t *testing.T, x *tensor.Dense, b int) *tensor.Dense {
 	t.Helper()
 	shape := x.Shape()[1:]
 	n := graph.ShapeSize(shape)
-	d, err := graph.FromFloat64s(x.Dtype(), graph.Float64s(x)[b*n:(b+1)*n], shape...)
+	var d *tensor.Dense
+	var err error
+	if graph.IsInteger(x.Dtype()) { // exactly, an int64 beyond 2⁵³ too
+		d, err = graph.FromInt64s(x.Dtype(), graph.Int64s(x)[b*n:(b+1)*n], shape...)
+	} else {
+		d, err = graph.FromFloat64s(x.Dtype(), graph.Float64s(x)[b*n:(b+1)*n], shape...)
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -568,23 +577,34 @@ func TestVmapInScan(t *testing.T) {
 	}
 }
 
-// A Scan whose batching rule declines, here for an integer carry that
-// does not depend on the batch (BroadcastTo takes floats), loops over the
-// batch instead, and still equals separate runs.
-func TestVmapScanDeclines(t *testing.T) {
-	c := optable.Case{Builder: "Scan", Variant: "integer carry", Inputs: []*tensor.Dense{
-		optable.TensorOf([]int{2}, 0.5, -1), optable.TensorOf([]int{3, 2}, 1, 2, 3, 4, 5, 6)},
-		Build: func(in []*graph.Node) *graph.Node {
-			count := in[0].Graph().Const(graph.NewDense(graph.Int64))
-			final, _ := ops.Scan(func(c, x []*graph.Node) ([]*graph.Node, []*graph.Node) {
-				return []*graph.Node{ops.Tanh(ops.Add(c[0], x[0])), c[1]}, nil
-			}, []*graph.Node{in[0], count}, []*graph.Node{in[1]})
-			return final[0]
-		}}
-	stop := compile.LoopedOps()
-	checkVmapRow(t, c, 0)
-	if looped := stop(); !slices.Contains(looped, "Scan") {
-		t.Errorf("looped %v, want the Scan", looped)
+// A Scan with an integer carry that does not depend on the batch, which
+// its rule broadcasts, is batched, not looped over the batch; a user's
+// op without a batching rule in its body is looped over the batch inside
+// the batched body. Both equal separate runs.
+func TestVmapScanIntegerCarry(t *testing.T) {
+	for _, shift := range []bool{true, false} {
+		c := optable.Case{Builder: "Scan", Variant: "integer carry", Inputs: []*tensor.Dense{
+			optable.TensorOf([]int{2}, 0.5, -1), optable.TensorOf([]int{3, 2}, 1, 2, 3, 4, 5, 6)},
+			Build: func(in []*graph.Node) *graph.Node {
+				count := in[0].Graph().Const(graph.NewDense(graph.Int64))
+				final, _ := ops.Scan(func(c, x []*graph.Node) ([]*graph.Node, []*graph.Node) {
+					h := ops.Tanh(ops.Add(c[0], x[0]))
+					if shift {
+						h = graph.Apply(shiftOp{0.5}, h)
+					}
+					return []*graph.Node{h, c[1]}, nil
+				}, []*graph.Node{in[0], count}, []*graph.Node{in[1]})
+				return final[0]
+			}}
+		stop := compile.LoopedOps()
+		checkVmapRow(t, c, 0)
+		want := []string(nil)
+		if shift {
+			want = []string{"Shift"}
+		}
+		if looped := stop(); !slices.Equal(looped, want) {
+			t.Errorf("with a Shift %v: looped %v, want %v", shift, looped, want)
+		}
 	}
 }
 

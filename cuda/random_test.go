@@ -48,7 +48,22 @@ func TestRandomKernels(t *testing.T) {
 		for i := range conc32.Size() {
 			graph.SetFloat(conc32, i, 0.01+float64(i)/16)
 		}
+		// Bernoulli probabilities in [0, 1] and outside it (NaN, ±∞,
+		// below 0, above 1), which draw NaN.
+		probs := graph.NewDense(graph.Float64, 2, 101)
+		for i := range probs.Size() {
+			graph.SetFloat(probs, i, float64(i%23)/22)
+		}
+		for i, p := range []float64{math.NaN(), math.Inf(1), math.Inf(-1), -0.25, 1.25, -1e-300, 1 + 1e-15, math.Copysign(0, -1)} {
+			graph.SetFloat(probs, 7*i+3, p)
+		}
+		probs32 := graph.NewDense(graph.Float32, 203)
+		for i := range probs32.Size() {
+			graph.SetFloat(probs32, i, float64(i%11)/10-float64(i%3)*0.2)
+		}
+		graph.SetFloat(probs32, 5, math.NaN())
 		outputs := []*graph.Node{
+			gen.Bernoulli(g.Const(probs)), gen.Bernoulli(g.Const(probs32)),
 			gen.Uniform(graph.Float32, 1001), gen.Uniform(graph.Float64, 1001),
 			gen.Normal(graph.Float32, 1003), gen.UniformLike(x),
 			gen.Int(-5, 1<<40, graph.Int64, 9), gen.Int(-3, 5, graph.Int32, 11), gen.Int(0, 1000, graph.Float32, 7),

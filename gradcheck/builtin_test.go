@@ -152,6 +152,16 @@ func checkNoGradient(t *testing.T, c opCase) {
 		needs[i] = true
 	}
 	y := c.Build(xs)
+	if c.Composite {
+		// Ops of its own: no path of gradients reaches an input the
+		// row names from the builder's output.
+		for _, i := range c.NoGradInputs {
+			if _, err := compile.Grad(ops.Sum(y), xs[i]); err == nil || !strings.Contains(err.Error(), "no path from the output reaches it") {
+				t.Errorf("case %v: input %d: got %v, want an error saying no path reaches it (%s)", c.Name(), i, err, c.NoGrad)
+			}
+		}
+		return
+	}
 	d, ok := y.Op().(graph.Differentiable)
 	if !ok {
 		t.Fatalf("case %v: op %s has no Backward", c.Name(), y.OpName())

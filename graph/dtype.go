@@ -9,8 +9,9 @@ import (
 
 // Integer dtypes. Int32 and Int64 hold indices and class labels: inputs,
 // constants and the results of ops.Cast, fed to the ops that read integers
-// (ops.Gather, ops.ScatterAdd, ops.CrossEntropy, ops.OneHot) or cast to a
-// float dtype. Arithmetic computes on floats alone, so mixing dtypes always
+// (ops.Gather, ops.ScatterAdd, ops.CrossEntropy, ops.OneHot), moved
+// (ops.Reshape, ops.Transpose, ops.BroadcastTo) or selected (ops.Where)
+// as they are, or cast to a float dtype. Arithmetic computes on floats alone, so mixing dtypes always
 // takes an explicit cast, and integer values are never differentiated: a
 // parameter cannot be an integer, and gradients never flow into one.
 //

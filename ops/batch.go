@@ -39,23 +39,18 @@ func alignedBatch(c *graph.BatchContext, i, rank int) *graph.Node {
 	return Reshape(x, append(shape, x.Shape()[1:]...)...)
 }
 
-// batchedInput returns input i with the batch axis: a shared input is
-// broadcast to every example. It declines (and returns nil) for a shared
-// input of a dtype BroadcastTo does not take (integer indices).
+// batchedInput returns input i with the batch axis: a shared input (of
+// any dtype, integer indices included) is broadcast to every example.
 func batchedInput(c *graph.BatchContext, i int) *graph.Node {
 	x := c.Input(i)
-	switch {
-	case c.Batched(i):
+	if c.Batched(i) {
 		return x
-	case !graph.IsFloat(x.DType()):
-		c.Decline()
-		return nil
 	}
 	return broadcastBatch(c, x)
 }
 
-// broadcastBatch is x, a float value shared by every example, broadcast
-// to the batch.
+// broadcastBatch is x, a value shared by every example (of any dtype),
+// broadcast to the batch.
 func broadcastBatch(c *graph.BatchContext, x *graph.Node) *graph.Node {
 	return BroadcastTo(Reshape(x, append([]int{1}, x.Shape()...)...), c.Shape(x.Shape())...)
 }
@@ -85,9 +80,7 @@ func leadingBatch(c *graph.BatchContext, op graph.Op) *graph.Node {
 	}
 	ins := make([]*graph.Node, len(c.Inputs()))
 	for i := range ins {
-		if ins[i] = batchedInput(c, i); ins[i] == nil {
-			return nil
-		}
+		ins[i] = batchedInput(c, i)
 	}
 	return graph.Apply(op, ins...)
 }
@@ -108,9 +101,6 @@ func rowsBatch(c *graph.BatchContext, op graph.Op, rows ...int) *graph.Node {
 			continue
 		}
 		x := batchedInput(c, i)
-		if x == nil {
-			return nil
-		}
 		s := x.Shape()
 		if len(s) < 2 {
 			c.Decline()
@@ -133,9 +123,6 @@ func groupedBatch(c *graph.BatchContext, op graph.Op, filter int, outFilter bool
 	ins := make([]*graph.Node, len(c.Inputs()))
 	for i := range ins {
 		x := batchedInput(c, i)
-		if x == nil {
-			return nil
-		}
 		if i == filter {
 			s := x.Shape()
 			ins[i] = Reshape(x, append([]int{s[0] * s[1]}, s[2:]...)...)

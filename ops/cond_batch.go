@@ -12,9 +12,8 @@ import (
 // each in a graph of its own nested in the batch's), an output batched in
 // either branch broadcast in the other so that their types agree. A
 // batched predicate, which may take both branches across the examples,
-// runs both and selects (selectBatch). An integer output that one branch
-// or neither batches (BroadcastTo takes floats) declines, and the Cond is
-// looped over the batch.
+// runs both and selects (selectBatch). Outputs of every dtype batch, an
+// integer's broadcast as it is.
 func (op *condOp) Batch(c *graph.BatchContext) []*graph.Node {
 	if c.Batched(0) {
 		return op.selectBatch(c)
@@ -49,12 +48,8 @@ func (op *condOp) Batch(c *graph.BatchContext) []*graph.Node {
 		}
 	}
 	batched := make([]bool, len(outs[0]))
-	for j, o := range outs[0] {
+	for j := range outs[0] {
 		batched[j] = flags[0][j] || flags[1][j]
-		if (!flags[0][j] || !flags[1][j]) && !graph.IsFloat(o.DType()) {
-			c.Decline() // an integer to broadcast
-			return nil
-		}
 		for b := range outs {
 			if batched[j] && !flags[b][j] {
 				outs[b][j] = broadcastBatch(c, outs[b][j])

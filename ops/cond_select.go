@@ -26,14 +26,8 @@ import (
 // shares is broadcast to the batch before its gate (a constant, which has
 // no derivative, is not), so that its gradient sums only the terms of the
 // examples taking the branch; the branches then compute on B copies of
-// it. An int64 output, which Where cannot select exactly, declines.
+// it. Integer outputs are selected as they are (Where takes them).
 func (op *condOp) selectBatch(c *graph.BatchContext) []*graph.Node {
-	for _, o := range op.branches[0].Outputs {
-		if o.DType() == graph.Int64 {
-			c.Decline()
-			return nil
-		}
-	}
 	g := c.Graph()
 	then := nonzeroFlags(c.Input(0), c.Size())
 	keep := [2]*graph.Node{then, Sub(g.Scalar(1, graph.Float64), then)}

@@ -196,6 +196,9 @@ func NewFused(in []graph.Type, steps []FusedStep, outputs ...int) (*FusedOp, err
 		if err != nil {
 			return nil, fmt.Errorf("nabla: NewFused: step %d (%s): %v", j, s.Op.Name(), err)
 		}
+		if !graph.IsFloat(t.DType) {
+			return nil, fmt.Errorf("nabla: NewFused: step %d (%s) gives %v: fused ops compute on float32 or float64", j, s.Op.Name(), t)
+		}
 		types = append(types, t)
 		op.steps[j] = FusedStep{Op: s.Op, Args: append([]int(nil), s.Args...), Node: s.Node}
 		op.code[j] = fusedInstr{kind: kind}

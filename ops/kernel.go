@@ -41,6 +41,42 @@ func forFloat(dtype tensor.Dtype, f32 func() error, f64 func() error) error {
 	return fmt.Errorf("dtype %v is not supported (float32 or float64)", dtype)
 }
 
+// elems returns t's backing slice as []T without copying or allocating;
+// T must be of the width of t's dtype's elements: its element type, or
+// (for a kernel that only moves values) an unsigned integer of that
+// width (forWidth).
+func elems[T any](t *tensor.Dense) []T {
+	switch t.Dtype() {
+	case graph.Float32:
+		return reinterpret[T](t.Float32s())
+	case graph.Float64:
+		return reinterpret[T](t.Float64s())
+	case graph.Int32:
+		return reinterpret[T](t.Int32s())
+	}
+	return reinterpret[T](t.Int64s())
+}
+
+// reinterpret is s's elements as a slice of T, of the same width.
+func reinterpret[T, E any](s []E) []T {
+	return unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(s))), len(s))
+}
+
+// forWidth runs w4 for a dtype of 4-byte elements, w8 for one of 8 bytes:
+// the kernels of ops that only move values (a transpose, a broadcast)
+// take every dtype, moving the bits of its elements as uint32 or uint64.
+func forWidth(dtype tensor.Dtype, w4, w8 func()) error {
+	switch dtype {
+	case graph.Float32, graph.Int32:
+		w4()
+	case graph.Float64, graph.Int64:
+		w8()
+	default:
+		return fmt.Errorf("dtype %v is not supported (float32, float64, int32 or int64)", dtype)
+	}
+	return nil
+}
+
 // wideBlock is the number of elements a kernel widens to float64 at a
 // time with widen; a buffer of them, 512 bytes, lives on the stack.
 const wideBlock = 64

@@ -328,9 +328,6 @@ func (op channelOp) Batch(c *graph.BatchContext) *graph.Node {
 	ins := make([]*graph.Node, len(c.Inputs()))
 	for i := range ins {
 		x := batchedInput(c, i)
-		if x == nil {
-			return nil
-		}
 		if i >= lead { // (B, C) → (B·C)
 			ins[i] = Reshape(x, x.Shape()[0]*x.Shape()[1])
 			continue

@@ -100,10 +100,19 @@ func RandomNormalLike(step *graph.Node, s Stream, x *graph.Node) *graph.Node {
 // RandomBernoulli returns a tensor of p's type whose elements are 1 with
 // the probability held by p's element there and 0 otherwise: 1 where a
 // uniform drawn from stream s at step (as RandomUniformLike) is below p.
-// The probabilities resolve to 2⁻²⁴ in float32, 2⁻⁵³ in float64. It has
-// no gradient.
+// The probabilities resolve to 2⁻²⁴ in float32, 2⁻⁵³ in float64. A p
+// outside [0, 1], or NaN, has no distribution: the draw there is NaN, as
+// PyTorch refuses to sample it (and as RandomCategorical draws for a row
+// without a distribution), so that vm.WithNaNCheck reports it and any
+// value computed from it shows it, rather than a 0 or a 1 drawn as if p
+// were clamped. It has no gradient.
 func RandomBernoulli(step *graph.Node, s Stream, p *graph.Node) *graph.Node {
-	return Less(RandomUniformLike(step, s, p), p)
+	draw := Less(RandomUniformLike(step, s, p), p)
+	// √(p·(1−p)) is NaN exactly where p is outside [0, 1] or NaN (its
+	// square is negative, or an infinity's product): there, not equal to
+	// itself. The NaN drawn is a constant's, the same bits on every device.
+	r := Sqrt(Mul(p, Sub(scalarLike(p, 1), p)))
+	return Where(Equal(r, r), draw, scalarLike(p, math.NaN()))
 }
 
 // Name is "RandomUniform" or "RandomNormal".

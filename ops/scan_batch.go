@@ -15,9 +15,8 @@ import (
 // (a fixed point over the steps); a sum (a gradient's loop adds up terms
 // over the steps) where its initial value or its terms are. While's
 // padded loop, whose examples may stop at different steps, runs while
-// any example does (see untilBatch, skipBatch). A loop with an int64
-// value that does not depend on the batch where it would have to be
-// broadcast declines, and is looped over the batch.
+// any example does (see skipBatch). Values of every dtype batch, an
+// integer's selected, broadcast and moved behind the steps as it is.
 func (op *scanOp) Batch(c *graph.BatchContext) []*graph.Node {
 	body := op.body
 	if op.skip != nil || len(body.Inputs) == 0 {
@@ -26,31 +25,11 @@ func (op *scanOp) Batch(c *graph.BatchContext) []*graph.Node {
 	}
 	C, A, S := op.carries, op.sums, op.seqs
 	Y := len(body.Outputs) - 2*C - A
-	// An int64 cannot be moved behind the batch (Transpose takes floats,
-	// and an int64 may not fit one): a step output, a batched sequence.
-	for _, o := range body.Outputs[C+A:] {
-		if o.DType() == graph.Int64 {
-			c.Decline()
-			return nil
-		}
-	}
-	for s := range S {
-		if c.Batched(C+A+s) && body.Inputs[C+s].DType() == graph.Int64 {
-			c.Decline()
-			return nil
-		}
-	}
 	inB := op.batchedInputs(c)
 	skipB := op.skipBy > 0 && c.Batched(C+A+op.skipBy-1)
 	if skipB {
 		for i := range C {
 			inB[i] = true // each example keeps its carries at its own steps
-		}
-	}
-	for i := range C {
-		if inB[i] && !c.Batched(i) && !broadcastable(body.Inputs[i].DType()) {
-			c.Decline() // an int64 initial value to broadcast
-			return nil
 		}
 	}
 
@@ -85,26 +64,16 @@ func (op *scanOp) Batch(c *graph.BatchContext) []*graph.Node {
 		outB[C+a] = flags[C+a] || c.Batched(C+a) || skipB
 	}
 	for j, o := range outs {
-		if !broadcastable(o.DType()) && (!outB[j] || !flags[j]) {
-			c.Decline() // an int64 to broadcast (a final value, or its history)
-			return nil
-		}
-	}
-	for j, o := range outs {
 		if outB[j] && !flags[j] {
 			// A carry the step resets, a sum's shared terms.
-			if outs[j] = broadcastExact(c, o); outs[j] == nil {
-				return nil
-			}
+			outs[j] = broadcastBatch(c, o)
 		}
 	}
 	steps := ins[C : C+S]
 	var stepSeqs []*graph.Node // the loop's sequences beyond the body's
 	if skipB {
 		var anySeq *graph.Node
-		if steps, anySeq = op.skipBatch(c, sub, ins, outs); anySeq == nil {
-			return nil
-		}
+		steps, anySeq = op.skipBatch(c, sub, ins, outs)
 		stepSeqs = append(stepSeqs, anySeq)
 		for j := C + A; j < len(outs); j++ {
 			outB[j] = true
@@ -130,16 +99,14 @@ func (op *scanOp) Batch(c *graph.BatchContext) []*graph.Node {
 	for i := range C + A {
 		x := c.Input(i)
 		if outB[i] && !c.Batched(i) {
-			if x = broadcastExact(c, x); x == nil {
-				return nil
-			}
+			x = broadcastBatch(c, x)
 		}
 		in = append(in, x)
 	}
 	for s := range S {
 		x := c.Input(C + A + s)
 		if c.Batched(C + A + s) {
-			x = swapExact(x) // (T, B, …)
+			x = swapLeading(x) // (T, B, …)
 		}
 		in = append(in, x)
 	}
@@ -160,9 +127,9 @@ func (op *scanOp) Batch(c *graph.BatchContext) []*graph.Node {
 		b := j < C+A+Y && outB[j] || j >= C+A+Y && inB[j-C-A-Y] // history reads carry j-C-A-Y
 		switch {
 		case !b:
-			res[j] = broadcastExact(c, r)
+			res[j] = broadcastBatch(c, r)
 		case j >= C+A:
-			res[j] = swapExact(r)
+			res[j] = swapLeading(r)
 		}
 	}
 	return res

@@ -3,8 +3,6 @@ package ops
 import (
 	"slices"
 
-	"gorgonia.org/tensor"
-
 	"github.com/nabla-go/nabla/graph"
 )
 
@@ -39,7 +37,7 @@ func nonzeroFlags(x *graph.Node, size int) *graph.Node {
 // changed in place; ins are its inputs (carries, sequences, captured
 // values). It returns the loop's step inputs, with a new one last for
 // whether any example's flag is nonzero, and that sequence, of shape
-// (T,); nil when it declines (an int64 to select).
+// (T,).
 func (op *scanOp) skipBatch(c *graph.BatchContext, sub *graph.Graph, ins, outs []*graph.Node) ([]*graph.Node, *graph.Node) {
 	C, A, S := op.carries, op.sums, op.seqs
 	keep := nonzeroFlags(ins[C+op.skipBy-1], c.Size())
@@ -50,10 +48,7 @@ func (op *scanOp) skipBatch(c *graph.BatchContext, sub *graph.Graph, ins, outs [
 		} else {
 			other = scalarLike(o, 0)
 		}
-		if outs[j] = selectExact(keep, o, other, op.body.Outputs[j].Type().Rank()+1); outs[j] == nil {
-			c.Decline()
-			return nil, nil
-		}
+		outs[j] = selectExact(keep, o, other, op.body.Outputs[j].Type().Rank()+1)
 	}
 	any := sub.Input("any_flag", graph.Float64)
 	flags := c.Input(C + A + op.skipBy - 1) // (B, T, 1…)
@@ -63,44 +58,12 @@ func (op *scanOp) skipBatch(c *graph.BatchContext, sub *graph.Graph, ins, outs [
 }
 
 // selectExact is Where(keep, a, b) per example, keep (B,) of float64, a
-// and b batched (of rank rank) or shared (a rank less, broadcast): for an
-// int32 through float64, which holds it exactly; nil for an int64.
+// and b batched (of rank rank) or shared (a rank less, broadcast): exact
+// for every dtype, integers selected as they are.
 func selectExact(keep, a, b *graph.Node, rank int) *graph.Node {
 	dt := a.DType()
-	switch {
-	case graph.IsFloat(dt):
-		return Where(keepAligned(keep, dt, rank), a, b)
-	case dt != graph.Int32:
-		return nil
+	if !graph.IsFloat(dt) {
+		dt = graph.Float64 // an integer selection takes float flags
 	}
-	f := graph.Float64
-	return Cast(Where(keepAligned(keep, f, rank), Cast(a, f), Cast(b, f)), dt)
-}
-
-// broadcastable reports whether a value of dtype broadcasts to the batch
-// exactly (broadcastExact).
-func broadcastable(dtype tensor.Dtype) bool {
-	return dtype == graph.Float32 || dtype == graph.Float64 || dtype == graph.Int32
-}
-
-// broadcastExact is broadcastBatch for float and int32 values (an int32
-// through float64, which holds it exactly); nil, declining, for another.
-func broadcastExact(c *graph.BatchContext, x *graph.Node) *graph.Node {
-	switch dt := x.DType(); {
-	case graph.IsFloat(dt):
-		return broadcastBatch(c, x)
-	case dt == graph.Int32:
-		return Cast(broadcastBatch(c, Cast(x, graph.Float64)), dt)
-	}
-	c.Decline()
-	return nil
-}
-
-// swapExact is swapLeading for float and int32 values (an int32 through
-// float64, which holds it exactly).
-func swapExact(x *graph.Node) *graph.Node {
-	if dt := x.DType(); dt == graph.Int32 {
-		return Cast(swapLeading(Cast(x, graph.Float64)), dt)
-	}
-	return swapLeading(x)
+	return Where(keepAligned(keep, dt, rank), a, b)
 }

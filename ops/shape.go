@@ -42,6 +42,16 @@ func singleInput(in []graph.Type) (graph.Type, error) {
 	return in[0], nil
 }
 
+// layoutInput checks the single input of an op that moves its input's
+// elements without computing on them (Transpose, BroadcastTo), which
+// takes every dtype, integers as floats.
+func layoutInput(in []graph.Type) (graph.Type, error) {
+	if err := graph.CheckArity(in, 1); err != nil {
+		return graph.Type{}, err
+	}
+	return in[0], nil
+}
+
 // copyForward is the kernel of ops that only relabel their input's data
 // (Reshape, Identity): out's elements are in's, in order, of any dtype.
 func copyForward(out, in *tensor.Dense) error {
@@ -159,10 +169,11 @@ func broadcastsTo(from, to []int) error {
 	return fmt.Errorf("%s does not broadcast to %s", graph.ShapeString(from), graph.ShapeString(to))
 }
 
-// broadcastTypes checks the single input of BroadcastTo or SumTo and the
-// op's target shape, returning the input type and the target.
-func broadcastTypes(in []graph.Type, target shapeParam) (graph.Type, []int, error) {
-	x, err := singleInput(in)
+// broadcastTypes checks the single input of BroadcastTo or SumTo (with
+// input: layoutInput or singleInput) and the op's target shape, returning
+// the input type and the target.
+func broadcastTypes(in []graph.Type, target shapeParam, input func([]graph.Type) (graph.Type, error)) (graph.Type, []int, error) {
+	x, err := input(in)
 	if err != nil {
 		return graph.Type{}, nil, err
 	}
@@ -176,7 +187,8 @@ func broadcastTypes(in []graph.Type, target shapeParam) (graph.Type, []int, erro
 type broadcastToOp struct{ to shapeParam }
 
 // BroadcastTo repeats x along new leading axes and along its axes of size 1
-// to the given shape, by NumPy's broadcasting rules.
+// to the given shape, by NumPy's broadcasting rules. x may have any dtype,
+// integers included: its elements are moved as they are.
 func BroadcastTo(x *graph.Node, shape ...int) *graph.Node {
 	return graph.Apply(broadcastToOp{newShapeParam(shape)}, x)
 }
@@ -184,7 +196,7 @@ func BroadcastTo(x *graph.Node, shape ...int) *graph.Node {
 func (broadcastToOp) Name() string { return "BroadcastTo" }
 
 func (op broadcastToOp) Type(in []graph.Type) (graph.Type, error) {
-	x, to, err := broadcastTypes(in, op.to)
+	x, to, err := broadcastTypes(in, op.to, layoutInput)
 	if err != nil {
 		return graph.Type{}, err
 	}
@@ -196,12 +208,12 @@ func (op broadcastToOp) Type(in []graph.Type) (graph.Type, error) {
 
 func (op broadcastToOp) Forward(out *tensor.Dense, in []*tensor.Dense) error {
 	w := newElementwiseWalker(out.Shape(), in[0].Shape())
-	return forFloat(out.Dtype(),
-		func() error { broadcastKernel(&w, floats[float32](out), floats[float32](in[0])); return nil },
-		func() error { broadcastKernel(&w, floats[float64](out), floats[float64](in[0])); return nil })
+	return forWidth(out.Dtype(),
+		func() { broadcastKernel(&w, elems[uint32](out), elems[uint32](in[0])) },
+		func() { broadcastKernel(&w, elems[uint64](out), elems[uint64](in[0])) })
 }
 
-func broadcastKernel[T float](w *walker, out, x []T) {
+func broadcastKernel[T vek.Word](w *walker, out, x []T) {
 	w.rows(func(o, n int, off [3]int) {
 		row := out[o : o+n]
 		if w.inner[0] == 0 {
@@ -246,7 +258,7 @@ func SumTo(x *graph.Node, shape ...int) *graph.Node {
 func (sumToOp) Name() string { return "SumTo" }
 
 func (op sumToOp) Type(in []graph.Type) (graph.Type, error) {
-	x, to, err := broadcastTypes(in, op.to)
+	x, to, err := broadcastTypes(in, op.to, singleInput)
 	if err != nil {
 		return graph.Type{}, err
 	}
@@ -364,7 +376,8 @@ func (sumToOp) Batch(c *graph.BatchContext) *graph.Node {
 type transposeOp struct{ perm shapeParam }
 
 // Transpose permutes x's axes: output axis i is input axis perm[i]. With no
-// perm it reverses the axes (a matrix's transpose).
+// perm it reverses the axes (a matrix's transpose). x may have any dtype,
+// integers included: its elements are moved as they are.
 func Transpose(x *graph.Node, perm ...int) *graph.Node {
 	if p := graph.Poisoned(x); p != nil {
 		return p
@@ -382,7 +395,7 @@ func Transpose(x *graph.Node, perm ...int) *graph.Node {
 func (transposeOp) Name() string { return "Transpose" }
 
 func (op transposeOp) Type(in []graph.Type) (graph.Type, error) {
-	x, err := singleInput(in)
+	x, err := layoutInput(in)
 	if err != nil {
 		return graph.Type{}, err
 	}
@@ -412,9 +425,9 @@ func (op transposeOp) Type(in []graph.Type) (graph.Type, error) {
 // stride of the axis that became the last one.
 func (op transposeOp) Forward(out *tensor.Dense, in []*tensor.Dense) error {
 	w := transposeWalker(in[0].Shape(), op.perm.dims[:op.perm.rank])
-	return forFloat(out.Dtype(),
-		func() error { transposeKernel(&w, floats[float32](out), floats[float32](in[0])); return nil },
-		func() error { transposeKernel(&w, floats[float64](out), floats[float64](in[0])); return nil })
+	return forWidth(out.Dtype(),
+		func() { transposeKernel(&w, elems[uint32](out), elems[uint32](in[0])) },
+		func() { transposeKernel(&w, elems[uint64](out), elems[uint64](in[0])) })
 }
 
 // transposeWalker walks the output of x's transpose by perm, input 0 read
@@ -441,7 +454,7 @@ func transposeWalker(xShape, perm []int) walker {
 	return w
 }
 
-func transposeKernel[T float](w *walker, out, x []T) {
+func transposeKernel[T any](w *walker, out, x []T) {
 	s := w.inner[0]
 	switch {
 	case w.rank >= 2 && s == 1: // the last axis stays last
@@ -560,7 +573,7 @@ func sliceKernel[T float](op sliceOp, out, x []T, outer, dim, inner int) error {
 
 // copyRuns copies count runs of n elements, run i from src[from+i·srcStride:]
 // to dst[to+i·dstStride:]. Slice, Pad and Concat move their data with it.
-func copyRuns[T float](dst []T, to, dstStride int, src []T, from, srcStride int, count, n int) error {
+func copyRuns[T any](dst []T, to, dstStride int, src []T, from, srcStride int, count, n int) error {
 	if count == 0 || n == 0 {
 		return nil
 	}
@@ -789,9 +802,7 @@ func (op concatOp) Batch(c *graph.BatchContext) *graph.Node {
 	}
 	xs := make([]*graph.Node, len(c.Inputs()))
 	for i := range xs {
-		if xs[i] = batchedInput(c, i); xs[i] == nil {
-			return nil
-		}
+		xs[i] = batchedInput(c, i)
 	}
 	return Concat(op.axis+1, xs...)
 }

@@ -24,7 +24,7 @@ const transposeTile = 8
 // rows at a time, column by column, so that the band's reads of one
 // column share cache lines instead of each row striding through the
 // whole input.
-func transposeTiles[T float](w *walker, out, x []T) {
+func transposeTiles[T any](w *walker, out, x []T) {
 	rows, n := w.shape[w.rank-2], w.shape[w.rank-1]
 	t, s := w.strides[0][w.rank-2], w.strides[0][w.rank-1]
 	lead := *w // the matrices: rows of lead are the matrices' first columns
@@ -54,7 +54,7 @@ func transposeTiles[T float](w *walker, out, x []T) {
 // (B, H, S, D) permutations): for each run of runs along the last two
 // axes it copies them with copyRuns, one call, not one walker step, a
 // run.
-func transposeRuns[T float](w *walker, out, x []T) {
+func transposeRuns[T any](w *walker, out, x []T) {
 	n, m, t := w.shape[w.rank-1], w.shape[w.rank-2], w.strides[0][w.rank-2]
 	lead := *w // lead's rows are the runs of m runs along axis rank-2
 	lead.rank--
@@ -81,7 +81,7 @@ const transposeBand = 2048
 // the input is read four rows at a time: reading all n input rows, a
 // large stride s apart, at once thrashes the cache sets they share (a
 // (16, 4096) matrix's transpose took 0.8 ns an element, 0.3 in bands).
-func transposeBlocks[T float](out, x []T, rows, n, s int) {
+func transposeBlocks[T any](out, x []T, rows, n, s int) {
 	band := max(4, transposeBand/max(n, 1)/4*4)
 	for b0 := 0; b0 < rows; b0 += band {
 		b1 := min(b0+band, rows)
@@ -119,7 +119,7 @@ func transposeBlocks[T float](out, x []T, rows, n, s int) {
 }
 
 // gatherStrided sets d[i] = s[i·stride] for each i of d, four at a time.
-func gatherStrided[T float](d, s []T, stride int) {
+func gatherStrided[T any](d, s []T, stride int) {
 	if len(d) == 0 {
 		return
 	}

@@ -1,5 +1,7 @@
 package vek
 
+import "unsafe"
+
 // Where sets dst[i] = x[i·sx] where keep[i] != 0 (NaN included), else
 // y[i·sy], for each i of dst; the strides sx and sy are 0 (a scalar,
 // x[0]) or 1, and the slices of stride 1 must be at least as long as dst.
@@ -32,13 +34,19 @@ func whereGo[T Float](dst, keep, x []T, sx int, y []T, sy int) {
 	}
 }
 
+// Word is an element type of 4 or 8 bytes that Fill copies as bits.
+type Word interface {
+	~float32 | ~float64 | ~int32 | ~int64 | ~uint32 | ~uint64
+}
+
 // Fill sets every element of dst to c, its bits copied.
-func Fill[T Float](dst []T, c T) {
+func Fill[T Word](dst []T, c T) {
 	if useAsm {
-		if is32[T]() {
-			fill32AVX2(as[float32](dst), float32(c))
+		p := unsafe.Pointer(unsafe.SliceData(dst))
+		if unsafe.Sizeof(c) == 4 {
+			fill32AVX2(unsafe.Slice((*float32)(p), len(dst)), *(*float32)(unsafe.Pointer(&c)))
 		} else {
-			fill64AVX2(as[float64](dst), float64(c))
+			fill64AVX2(unsafe.Slice((*float64)(p), len(dst)), *(*float64)(unsafe.Pointer(&c)))
 		}
 		return
 	}

@@ -74,7 +74,24 @@ func TestFill(t *testing.T) {
 		for _, b := range special64 {
 			checkFill(t, math.Float64frombits(b))
 		}
+		checkFillWords(t, uint32(0xffffffff), uint64(1<<63|1<<53+1))
+		checkFillWords(t, int32(-3), int64(-(1<<62)-1))
 	})
+}
+
+// checkFillWords checks integers, which Fill copies as the floats' bits
+// (integer carries broadcast by BroadcastTo).
+func checkFillWords[A ~int32 | ~uint32, B ~int64 | ~uint64](t *testing.T, a A, b B) {
+	for n := 0; n <= 3*8+1; n++ {
+		x, y := make([]A, n), make([]B, n)
+		Fill(x, a)
+		Fill(y, b)
+		for i := range n {
+			if x[i] != a || y[i] != b {
+				t.Fatalf("n=%d [%d]: got %#x and %#x, want %#x and %#x", n, i, x[i], y[i], a, b)
+			}
+		}
+	}
 }
 
 func checkFill[T Float](t *testing.T, c T) {

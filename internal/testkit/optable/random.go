@@ -43,7 +43,7 @@ func randomRows(v Values) []Case {
 	bernoulli := row("RandomBernoulli", "probabilities", func(in []*graph.Node) *graph.Node {
 		return ops.RandomBernoulli(in[0], s, in[1])
 	}, step, v.Uniform(0.1, 0.9, 2, 3))
-	bernoulli.Composite = true // a comparison of a uniform draw with p
+	bernoulli.Composite = true // a comparison of a uniform draw with p, NaN where p has no distribution
 	rows = append(rows, bernoulli)
 	for i := range rows {
 		rows[i].Checked, rows[i].NoGrad = []int{}, randomNoGrad
