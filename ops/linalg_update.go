@@ -3,6 +3,7 @@ package ops
 import (
 	"fmt"
 	"slices"
+	"unsafe"
 
 	"gorgonia.org/tensor"
 
@@ -144,10 +145,12 @@ func (op MatMulUpdateOp) gemmProduct(d matMulDims) gemm.Product {
 	return gemm.Product{TransA: op.product.TransA, TransB: op.product.TransB, M: d.m, N: d.n, K: d.k, Lda: lda, Ldb: ldb, Ldc: d.n}
 }
 
-// updateBlock is about the number of elements of the product a block
-// holds: its scratch (128 KiB of float64) stays in a core's L2 cache with
-// the block's operands.
-const updateBlock = 16384
+// updateBlock is about the bytes of the product a block holds: its
+// scratch stays in a core's L2 cache (1 MiB on the Zen 4 it was tuned
+// on). Smaller blocks read B again more often: in W1's first layer (B
+// 64×784 float64), blocks of 128 KiB made the product 4% slower than in
+// full, blocks of 512 KiB as fast.
+const updateBlock = 512 << 10
 
 // updateSplit is the fewest elements of a block its step is split over
 // threads for.
@@ -167,7 +170,7 @@ type matMulUpdateKey[T float] struct{}
 func runMatMulUpdate[T float](e *graph.Exec, op MatMulUpdateOp, d matMulDims, out, in []*tensor.Dense) {
 	t := e.State(matMulUpdateKey[T]{}, func() any { return new(matMulUpdateTask[T]) }).(*matMulUpdateTask[T])
 	p := op.gemmProduct(d)
-	rows := gemm.BlockRows[T](p, updateBlock)
+	rows := gemm.BlockRows[T](p, updateBlock/int(unsafe.Sizeof(T(0))))
 	if rows == 0 {
 		rows = d.m
 	}

@@ -441,8 +441,8 @@ func roundUp(n, m int) int { return (n + m - 1) / m * m }
 // first row) get the full product's bits, so that a caller may use each
 // block while it is in cache (an optimiser's step on a weight gradient
 // Xᵀ·dY) instead of writing C in full. r is a multiple of the
-// micro-kernel's tile height, with about elems elements of C, at least a
-// tile. It is 0 where blocks could take another path than the full
+// micro-kernel's tile height that cuts C into blocks of about elems
+// elements, as even as the tiles allow, each at least a tile high. It is 0 where blocks could take another path than the full
 // product (a matrix–vector product, tiles of dot products): only products
 // with A transposed, of depth and rows more than 1, are cut.
 //
@@ -460,5 +460,6 @@ func BlockRows[T Float](p Product, elems int) int {
 	if unsafe.Sizeof(z) == 4 {
 		mr = tilesFor[float32](p).mr
 	}
-	return max(1, elems/(p.N*mr)) * mr
+	blocks := max(1, (p.M*p.N+elems-1)/max(elems, 1)) // of about elems each, as even as the tiles allow
+	return roundUp((p.M+blocks-1)/blocks, mr)
 }
