@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"testing"
+	"time"
 
 	"github.com/nabla-go/nabla/compile"
 	"github.com/nabla-go/nabla/graph"
@@ -140,5 +141,69 @@ func TestW1GradientReadElsewhereIsNotJoined(t *testing.T) {
 	}
 	if v, err := machine.Value(gw); err != nil || len(graph.Float64s(v)) != 24*40 {
 		t.Fatalf("the gradient output: %v, %v", v, err)
+	}
+}
+
+// BenchmarkW1AdamShare measures Adam's share of W1's step on one thread
+// as the difference of two steps, (Adam's − SGD's) ÷ Adam's: since pass
+// matmulupdate joins Adam's steps to the weight gradients' products, the
+// optimiser's instructions no longer say what Adam costs. It runs SGD's
+// step, Adam's and Adam's with the pass off (apart) in turn, b.N times
+// each, with the profile on, and sums each instruction's fastest run, a
+// time other processes on a loaded machine move less than the step's:
+// share% is Adam's share, share-apart% the same with the pass off, and
+// adam-ms, apart-ms and sgd-ms the steps' sums.
+func BenchmarkW1AdamShare(b *testing.B) {
+	for _, dtype := range dtypes {
+		b.Run(dtypeName(dtype), func(b *testing.B) {
+			m := newW1Model(dtype, w1Sizes, w1Batch, 1)
+			var machines []*vm.Machine
+			for _, c := range []struct {
+				opt  string
+				opts []compile.Option
+			}{{"adam", nil}, {"adam", []compile.Option{compile.WithoutPass("matmulupdate")}}, {"sgd", nil}} {
+				updates, err := nn.TrainingUpdates(newW1Optimizer(c.opt), m.loss, m.model)
+				if err != nil {
+					b.Fatal(err)
+				}
+				prog, err := compile.Compile([]*graph.Node{m.loss}, append(c.opts, compile.WithUpdates(updates))...)
+				if err != nil {
+					b.Fatal(err)
+				}
+				machine, err := vm.New(prog, vm.WithThreads(1), vm.WithProfile())
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer machine.Close()
+				machines = append(machines, machine)
+			}
+			fastest := make([][]time.Duration, len(machines))
+			for r := 0; b.Loop(); r++ {
+				for i, machine := range machines {
+					machine.ResetProfile()
+					if err := machine.Run(m.feeds); err != nil {
+						b.Fatal(err)
+					}
+					for k, e := range machine.Profile().Entries {
+						if r == 0 {
+							fastest[i] = append(fastest[i], e.Total)
+						}
+						fastest[i][k] = min(fastest[i][k], e.Total)
+					}
+				}
+			}
+			sums := make([]float64, len(machines))
+			for i, f := range fastest {
+				for _, d := range f {
+					sums[i] += float64(d)
+				}
+			}
+			adam, apart, sgd := sums[0], sums[1], sums[2]
+			b.ReportMetric(100*(adam-sgd)/adam, "share%")
+			b.ReportMetric(100*(apart-sgd)/apart, "share-apart%")
+			b.ReportMetric(adam/1e6, "adam-ms")
+			b.ReportMetric(apart/1e6, "apart-ms")
+			b.ReportMetric(sgd/1e6, "sgd-ms")
+		})
 	}
 }
