@@ -84,6 +84,13 @@ func TestW1JoinedStepsKeepBits(t *testing.T) {
 			if n := joinedSteps(joined); name != "adam+L2" && n != len(m.layers) {
 				t.Errorf("%s/%s: %d weights' steps joined to their products, want %d:\n%v", dtypeName(dtype), name, n, len(m.layers), joined)
 			}
+			for _, in := range joined.Instructions() {
+				if _, ok := in.Multi.(ops.MatMulUpdateOp); ok {
+					if nodes := in.Absorbed(); len(nodes) < 2 || nodes[0].Op().Name() != "MatMul" {
+						t.Errorf("%s/%s: %s absorbs %v, want the product's node first", dtypeName(dtype), name, in.Name(), nodes)
+					}
+				}
+			}
 			if n := joinedSteps(apart); n != 0 {
 				t.Errorf("%s/%s: %d steps joined with the pass off", dtypeName(dtype), name, n)
 			}

@@ -54,7 +54,7 @@ func matmulupdate(f *function) error {
 		if !isProduct || readers[g] != 1 || dead[g] || len(g.args) != 2 {
 			continue
 		}
-		op, ok := ops.NewMatMulUpdate(step, k, product, g.args[0].typ, g.args[1].typ)
+		op, ok := ops.NewMatMulUpdate(step, k, product, g.node, g.args[0].typ, g.args[1].typ)
 		if !ok {
 			continue
 		}

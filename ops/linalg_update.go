@@ -27,15 +27,17 @@ type MatMulUpdateOp struct {
 	step    *FusedOp
 	grad    int // the step's input the product stands for
 	product MatMulOp
+	node    *graph.Node // the product's, or nil
 }
 
 // NewMatMulUpdate returns the op computing step with its input grad the
-// product of a and b (of the given types) by product, and whether it can:
+// product of a and b (of the given types) by product, node's value (nil
+// for none), and whether it can:
 // step must be a one-pass step, the product one 2-D product of the step's
 // size whose rows gemm.BlockRows cuts, in a build whose products give
 // the same bits a block of rows at a time.
-func NewMatMulUpdate(step *FusedOp, grad int, product MatMulOp, a, b graph.Type) (MatMulUpdateOp, bool) {
-	op := MatMulUpdateOp{step: step, grad: grad, product: product}
+func NewMatMulUpdate(step *FusedOp, grad int, product MatMulOp, node *graph.Node, a, b graph.Type) (MatMulUpdateOp, bool) {
+	op := MatMulUpdateOp{step: step, grad: grad, product: product, node: node}
 	if !blockProducts || step == nil || step.OnePassGrad() != grad || grad < 0 || len(a.Shape) != 2 || len(b.Shape) != 2 {
 		return op, false
 	}
@@ -48,6 +50,10 @@ func NewMatMulUpdate(step *FusedOp, grad int, product MatMulOp, a, b graph.Type)
 
 // Step returns the optimiser's step the op runs.
 func (op MatMulUpdateOp) Step() *FusedOp { return op.step }
+
+// ProductNode returns the graph node of the product the op computes, or
+// nil.
+func (op MatMulUpdateOp) ProductNode() *graph.Node { return op.node }
 
 // Name is "MatMul+" and the step's kernel: "MatMul+Adam".
 func (op MatMulUpdateOp) Name() string { return "MatMul+" + op.step.OnePass() }
