@@ -17,7 +17,7 @@ import (
 func (in *Instruction) Absorbed() []*graph.Node {
 	f := in.Fused()
 	var nodes []*graph.Node
-	if j, ok := in.Multi.(ops.MatMulUpdateOp); ok {
+	if j, ok := in.joined(); ok {
 		f = j.Step()
 		if n := j.ProductNode(); n != nil {
 			nodes = append(nodes, n)
@@ -32,6 +32,16 @@ func (in *Instruction) Absorbed() []*graph.Node {
 		}
 	}
 	return nodes
+}
+
+// joined returns the op of an instruction joining a fused step to its
+// gradient's product, and whether it is one.
+func (in *Instruction) joined() (ops.MatMulUpdateOp, bool) {
+	if in == nil {
+		return ops.MatMulUpdateOp{}, false
+	}
+	j, ok := in.Multi.(ops.MatMulUpdateOp)
+	return j, ok
 }
 
 // Culprit returns the graph node whose value first goes NaN or infinite on
