@@ -14,7 +14,6 @@ import (
 	"github.com/nabla-go/nabla/graph"
 	"github.com/nabla-go/nabla/internal/testkit/cputime"
 	"github.com/nabla-go/nabla/nn"
-	"github.com/nabla-go/nabla/ops"
 	"github.com/nabla-go/nabla/vm"
 )
 
@@ -94,15 +93,14 @@ func newW1Model(dtype tensor.Dtype, sizes []int, batch int, seed uint64) *w1Mode
 	return m
 }
 
-// program compiles the training step with the named optimiser and any
-// further options.
-func (m *w1Model) program(tb testing.TB, optimizer string, opts ...compile.Option) *compile.Program {
+// program compiles the training step with the named optimiser.
+func (m *w1Model) program(tb testing.TB, optimizer string) *compile.Program {
 	tb.Helper()
 	updates, err := nn.TrainingUpdates(newW1Optimizer(optimizer), m.loss, m.model)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	prog, err := compile.Compile([]*graph.Node{m.loss}, append(opts, compile.WithUpdates(updates))...)
+	prog, err := compile.Compile([]*graph.Node{m.loss}, compile.WithUpdates(updates))
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -224,11 +222,7 @@ func TestW1UpdatesInPlace(t *testing.T) {
 				// leaving the step without decay.
 				onePass, kind := 0, 0
 				for _, in := range prog.Instructions() {
-					f := in.Fused()
-					if j, ok := in.Multi.(ops.MatMulUpdateOp); ok {
-						f = j.Step() // joined to its gradient's product
-					}
-					if f != nil && f.OnePass() != "" {
+					if f := in.Fused(); f != nil && f.OnePass() != "" {
 						onePass++
 						if f.OnePass() == opt.onePass {
 							kind++
@@ -337,15 +331,13 @@ func inOptimizer(n *graph.Node) bool {
 // profile on and reports the optimiser's share of the instructions' time
 // (optimizer%): the instructions whose nodes the optimiser built. The
 // profile's timers slow every instruction a little, so the time per step
-// is not W1's. Pass matmulupdate is off: the weight gradients' products it
-// joins to Adam's steps would count as the optimiser's (BenchmarkW1AdamShare
-// measures the step with it).
+// is not W1's.
 func BenchmarkW1Profile(b *testing.B) {
 	for _, dtype := range dtypes {
 		for _, opt := range w1Optimizers {
 			b.Run(fmt.Sprintf("%s/%s", dtypeName(dtype), opt), func(b *testing.B) {
 				m := newW1Model(dtype, w1Sizes, w1Batch, 1)
-				machine, err := vm.New(m.program(b, opt, compile.WithoutPass("matmulupdate")), vm.WithThreads(1), vm.WithProfile())
+				machine, err := vm.New(m.program(b, opt), vm.WithThreads(1), vm.WithProfile())
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -36,7 +36,7 @@ func WithUpdates(updates map[*graph.Node]*graph.Node) Option {
 // measure what it buys: "deadcode", "constfold", "simplify", "cse",
 // "solve", "lushare", "constlayout", "matmuladd", "readthrough",
 // "late deadcode", "sharedmatmul", "prune", "decompshare", "fuse",
-// "matmulupdate", "inplace" or "memory" (see passes.go). Unknown names are an error from
+// "inplace" or "memory" (see passes.go). Unknown names are an error from
 // Compile.
 func WithoutPass(name string) Option {
 	return func(c *config) {

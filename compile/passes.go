@@ -24,7 +24,6 @@ var passes = [...]pass{
 	{name: "prune", fn: prune},
 	{name: "decompshare", fn: decompshare},
 	{name: "fuse", fn: fuse},
-	{name: "matmulupdate", fn: matmulupdate},
 	{name: "inplace", fn: inplace},
 	{name: "memory", fn: memory},
 	{name: "allocslots", fn: allocslots, required: true},
@@ -120,14 +119,6 @@ var passOrder = [...]constraint{
 	{"late deadcode", "decompshare"},
 	{"decompshare", "inplace"},
 	{"decompshare", "memory"},
-	// An optimiser's step joins its gradient's product once it is one
-	// fused instruction, and once dead values no longer read the
-	// product; in-place updates and memory see the joined instruction
-	// (and no product to place).
-	{"fuse", "matmulupdate"},
-	{"late deadcode", "matmulupdate"},
-	{"matmulupdate", "inplace"},
-	{"matmulupdate", "memory"},
 	// allocslots places what memory did not place.
 	{"memory", "allocslots"},
 }

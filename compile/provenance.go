@@ -11,37 +11,20 @@ import (
 
 // Absorbed returns the graph nodes a fused instruction (pass "fuse")
 // computes, one per step of its expression in evaluation order (Node among
-// them), after the product's for a fused step joined to its gradient's
-// product (pass "matmulupdate"); nil for any other instruction. Nodes the
-// compiler made have no graph node and are left out.
+// them); nil for any other instruction. Nodes the compiler made have no graph node
+// and are left out.
 func (in *Instruction) Absorbed() []*graph.Node {
 	f := in.Fused()
-	var nodes []*graph.Node
-	if j, ok := in.joined(); ok {
-		f = j.Step()
-		if n := j.ProductNode(); n != nil {
-			nodes = append(nodes, n)
-		}
-	}
 	if f == nil {
 		return nil
 	}
+	var nodes []*graph.Node
 	for _, s := range f.Steps() {
 		if s.Node != nil {
 			nodes = append(nodes, s.Node)
 		}
 	}
 	return nodes
-}
-
-// joined returns the op of an instruction joining a fused step to its
-// gradient's product, and whether it is one.
-func (in *Instruction) joined() (ops.MatMulUpdateOp, bool) {
-	if in == nil {
-		return ops.MatMulUpdateOp{}, false
-	}
-	j, ok := in.Multi.(ops.MatMulUpdateOp)
-	return j, ok
 }
 
 // Culprit returns the graph node whose value first goes NaN or infinite on

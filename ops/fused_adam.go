@@ -28,15 +28,6 @@ func (op *FusedOp) OnePass() string {
 	return [...]string{vek.NoDecay: "Adam", vek.L2Decay: "Adam+L2", vek.DecoupledDecay: "AdamW"}[op.adam.mode]
 }
 
-// OnePassGrad returns the input a one-pass step (see OnePass) reads as
-// its gradient, or -1 for an op that is none.
-func (op *FusedOp) OnePassGrad() int {
-	if op.adam == nil {
-		return -1
-	}
-	return op.adam.g
-}
-
 // adamSteps is the number of steps of Adam's expression without decay.
 const adamSteps = 13
 

@@ -33,8 +33,3 @@ func (p *product[T]) run(e *graph.Exec) {
 func sharedProducts[T float](rows, k, n int, a *[gemm.MaxRows][]T, b []T, c *[gemm.MaxRows][]T) {
 	gemm.MulRows(rows, n, k, a, b, n, c, true)
 }
-
-// blockProducts reports whether a product computed a block of rows at a
-// time (gemm.BlockRows) gets this build's bits for the full product:
-// nabla's gemm promises it.
-const blockProducts = true

@@ -108,8 +108,3 @@ func sharedProducts[T float](rows, k, n int, a *[gemm.MaxRows][]T, b []T, c *[ge
 		p.run(nil)
 	}
 }
-
-// blockProducts reports whether a product computed a block of rows at a
-// time gets this build's bits for the full product: OpenBLAS does not
-// promise it, so MatMulUpdateOp is never made.
-const blockProducts = false

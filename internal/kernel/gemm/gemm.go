@@ -434,32 +434,3 @@ func grow[E elem](buf []E, n int) []E {
 }
 
 func roundUp(n, m int) int { return (n + m - 1) / m * m }
-
-// BlockRows returns a number of rows r for computing p a block of rows at
-// a time: the rows [i·r, min(i·r+r, M)) of C computed as a product of
-// their own (the same p with M the block's rows and A starting at its
-// first row) get the full product's bits, so that a caller may use each
-// block while it is in cache (an optimiser's step on a weight gradient
-// Xᵀ·dY) instead of writing C in full. r is a multiple of the
-// micro-kernel's tile height that cuts C into blocks of about elems
-// elements, as even as the tiles allow, each at least a tile high. It is 0 where blocks could take another path than the full
-// product (a matrix–vector product, tiles of dot products): only products
-// with A transposed, of depth and rows more than 1, are cut.
-//
-// Every element of C is a micro-kernel's sum over the same depth blocks
-// in both (the blocks of columns and depths do not depend on M), whether B
-// is packed or read where it is stored, and a block of A transposed with
-// more than one row is never a matrix–vector product (its rows are Lda
-// apart); a block of one row (the last) is not either, with K > 1.
-func BlockRows[T Float](p Product, elems int) int {
-	if !p.TransA || p.M < 2 || p.N < 1 || p.K < 2 || p.Lda < 2 {
-		return 0
-	}
-	var z T
-	mr := tilesFor[float64](p).mr
-	if unsafe.Sizeof(z) == 4 {
-		mr = tilesFor[float32](p).mr
-	}
-	blocks := max(1, (p.M*p.N+elems-1)/max(elems, 1)) // of about elems each, as even as the tiles allow
-	return roundUp((p.M+blocks-1)/blocks, mr)
-}

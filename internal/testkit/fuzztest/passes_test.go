@@ -11,7 +11,7 @@ import (
 )
 
 // optionalPasses are the passes compile.WithoutPass switches off.
-var optionalPasses = []string{"deadcode", "constfold", "simplify", "cse", "solve", "lushare", "decompshare", "matmuladd", "readthrough", "late deadcode", "sharedmatmul", "matmulupdate", "memory"}
+var optionalPasses = []string{"deadcode", "constfold", "simplify", "cse", "solve", "lushare", "decompshare", "matmuladd", "readthrough", "late deadcode", "sharedmatmul", "memory"}
 
 // FuzzPasses checks that the optional passes do not change values: a
 // random valid graph and its gradient give the same bits with every pass
