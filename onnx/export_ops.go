@@ -3,6 +3,7 @@ package onnx
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/nabla-go/nabla/graph"
 	"github.com/nabla-go/nabla/onnx/onnxpb"
@@ -84,7 +85,7 @@ var exports = map[string]exportFunc{
 		return s.final("Add", []string{prod, s.in[2]})
 	},
 	"Reshape": func(s *step) error {
-		return s.final("Reshape", []string{s.in[0], s.e.ints(s.out+"/shape", s.n.Shape())})
+		return s.reshape(s.in[0], s.inType(0), s.n.Shape())
 	},
 	"BroadcastTo": func(s *step) error {
 		return s.final("Expand", []string{s.in[0], s.e.ints(s.out+"/shape", s.n.Shape())})
@@ -222,14 +223,40 @@ func exportSumTo(s *step) error {
 		}
 	}
 	if len(axes) == 0 {
-		return s.final("Reshape", []string{s.in[0], s.e.ints(s.out+"/shape", to)})
+		return s.reshape(s.in[0], s.inType(0), to)
 	}
 	sum := s.e.fresh(s.out + "/ReduceSum")
 	inner := &step{e: s.e, n: s.n, in: s.in, out: sum}
 	if err := inner.reduce("ReduceSum", s.in[0], axes, true); err != nil {
 		return err
 	}
-	return s.final("Reshape", []string{sum, s.e.ints(s.out+"/shape", to)})
+	kept := slices.Clone(from)
+	for _, a := range axes {
+		kept[a] = 1
+	}
+	return s.reshape(sum, s.inType(0).WithShape(kept...), to)
+}
+
+// reshape writes x, of type in, reshaped to shape as the op's value.
+// ONNX's Reshape reads a 0 in the shape as the input's dimension there:
+// a zero dimension of an empty value that is not the input's is written
+// with allowzero (opset 14 on) or, below, as the empty constant the value
+// is.
+func (s *step) reshape(x string, in graph.Type, shape []int) error {
+	copies := false
+	for i, d := range shape {
+		if d == 0 && (i >= in.Rank() || in.Shape[i] != 0) {
+			copies = true
+		}
+	}
+	switch {
+	case !copies:
+		return s.final("Reshape", []string{x, s.e.ints(s.out+"/shape", shape)})
+	case s.e.opset >= 14:
+		return s.final("Reshape", []string{x, s.e.ints(s.out+"/shape", shape)}, attrInt("allowzero", 1))
+	}
+	t := in.WithShape(shape...)
+	return s.final("Identity", []string{s.e.constant(s.out+"/empty", t, graph.NewDenseOf(t), s.n.Site())})
 }
 
 // exportConv writes Conv2D as Conv and its transposed forms
