@@ -67,9 +67,7 @@ var exports = map[string]exportFunc{
 	"Log1p": func(s *step) error {
 		return s.final("Log", []string{s.tmp("Add", []string{s.in[0], s.e.scalarConst(s.out+"/one", s.n.Type(), 1)})})
 	},
-	"PowConst": func(s *step) error {
-		return s.final("Pow", []string{s.in[0], s.e.scalarConst(s.out+"/exponent", s.n.Type(), s.a.C)})
-	},
+	"PowConst": exportPowConst,
 	"Scale": func(s *step) error {
 		return s.final("Mul", []string{s.in[0], s.e.scalarConst(s.out+"/factor", s.n.Type(), s.a.C)})
 	},
@@ -180,6 +178,19 @@ func exportMatMul(s *step) error {
 		return s.final("Gemm", s.in, attrInt("transA", b2i(s.a.TransA)), attrInt("transB", b2i(s.a.TransB)))
 	}
 	return s.final("MatMul", []string{s.transposed(0, s.a.TransA), s.transposed(1, s.a.TransB)})
+}
+
+// exportPowConst writes x^c. PowConst raises float32 values, through
+// float64, to its float64 exponent: one float32 cannot hold (1e-310, 0.1)
+// is written as that, a Pow of the values cast to double, cast back.
+func exportPowConst(s *step) error {
+	t := s.n.Type()
+	if t.DType != graph.Float32 || float64(float32(s.a.C)) == s.a.C {
+		return s.final("Pow", []string{s.in[0], s.e.scalarConst(s.out+"/exponent", t, s.a.C)})
+	}
+	wide := s.tmp("Cast", s.in, attrInt("to", int(onnxpb.TensorProto_DOUBLE)))
+	pow := s.tmp("Pow", []string{wide, s.e.scalarConst(s.out+"/exponent", graph.TypeOf(graph.Float64), s.a.C)})
+	return s.final("Cast", []string{pow}, attrInt("to", int(elemType(t.DType))))
 }
 
 // exportGELU is x·(1 + erf(x/√2))/2 (ONNX's Gelu op comes in opset 20).
