@@ -8,6 +8,7 @@ import (
 	"github.com/nabla-go/nabla/onnx"
 	"github.com/nabla-go/nabla/ops"
 	"github.com/nabla-go/nabla/vm"
+	"gorgonia.org/tensor"
 )
 
 // PowConst of float32 values raises them, through float64, to its float64
@@ -48,6 +49,41 @@ func TestExportPowConstOfFloat32KeepsTheExponent(t *testing.T) {
 				if math.Float64bits(g[i]) != math.Float64bits(w[i]) && !(math.IsNaN(g[i]) && math.IsNaN(w[i])) {
 					t.Errorf("exponent %g, opset %d: element %d is %v after the round trip, %v before", c, opset, i, g[i], w[i])
 				}
+			}
+		}
+	}
+}
+
+// Log1p exports accurately for every x: as log(1+x) it lost every digit of
+// a small x (log1p(1e-20) = 1e-20 exported as 0, log1p(1e-10) with 8e-8
+// relative error; found by FuzzExport). The reference is math.Log1p, to a
+// few ulps of the dtype.
+func TestExportLog1pIsAccurate(t *testing.T) {
+	xs := []float64{0, math.Copysign(0, -1), 5e-324, -5e-324, 1e-300, 1e-40, 1e-20, -1e-20, 1e-10, 3e-8, -3e-8,
+		1e-5, 0.25, -0.5, 0.999, -0.999999, 1, 3, 1e10, 1e300, math.MaxFloat64, math.Inf(1), -1, -2, math.Inf(-1), math.NaN()}
+	for _, dtype := range []tensor.Dtype{graph.Float64, graph.Float32} {
+		tol := 4 * 0x1p-52
+		if dtype == graph.Float32 {
+			tol = 4 * 0x1p-23
+		}
+		in, err := graph.FromFloat64s(dtype, xs, len(xs))
+		if err != nil {
+			t.Fatal(err)
+		}
+		g := graph.New()
+		x := g.Input("x", dtype, len(xs))
+		data, err := onnx.Export([]*graph.Node{ops.Log1p(x)}, onnx.ExportOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, got := range importRun(t, data, in) {
+			v := graph.Float64s(in)[i]
+			want := math.Log1p(v)
+			if dtype == graph.Float32 {
+				want = float64(float32(want))
+			}
+			if !(got == want || math.IsNaN(got) && math.IsNaN(want) || math.Abs(got-want) <= tol*math.Abs(want)) || math.Signbit(got) != math.Signbit(want) && !math.IsNaN(want) {
+				t.Errorf("%v: log1p(%v) = %v after the round trip, want %v", dtype, v, got, want)
 			}
 		}
 	}

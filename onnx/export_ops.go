@@ -64,9 +64,7 @@ var exports = map[string]exportFunc{
 	"Identity": same("Identity"), "StopGradient": same("Identity"),
 	"GradGate": func(s *step) error { return s.final("Identity", s.in[:1]) }, // its value; the flags only gate derivatives
 	"Square":   func(s *step) error { return s.final("Mul", []string{s.in[0], s.in[0]}) },
-	"Log1p": func(s *step) error {
-		return s.final("Log", []string{s.tmp("Add", []string{s.in[0], s.e.scalarConst(s.out+"/one", s.n.Type(), 1)})})
-	},
+	"Log1p":    exportLog1p,
 	"PowConst": exportPowConst,
 	"Scale": func(s *step) error {
 		return s.final("Mul", []string{s.in[0], s.e.scalarConst(s.out+"/factor", s.n.Type(), s.a.C)})
@@ -178,6 +176,20 @@ func exportMatMul(s *step) error {
 		return s.final("Gemm", s.in, attrInt("transA", b2i(s.a.TransA)), attrInt("transB", b2i(s.a.TransB)))
 	}
 	return s.final("MatMul", []string{s.transposed(0, s.a.TransA), s.transposed(1, s.a.TransB)})
+}
+
+// exportLog1p writes log(1+x) as Goldberg's log(u)·x/(u−1), u = 1+x,
+// which keeps a small x's digits that log(u) alone loses (log1p(1e-20) =
+// 1e-20, not 0): x where u rounds to 1 (±0 and tiny x), log(u) where u−1
+// is x (infinities, x ≤ −1, huge x).
+func exportLog1p(s *step) error {
+	t, x := s.n.Type(), s.in[0]
+	one := s.e.scalarConst(s.out+"/one", t, 1)
+	u := s.tmp("Add", []string{x, one})
+	d := s.tmp("Sub", []string{u, one})
+	ratio := s.tmp("Where", []string{s.tmp("Equal", []string{d, x}), one, s.tmp("Div", []string{x, d})})
+	scaled := s.tmp("Mul", []string{s.tmp("Log", []string{u}), ratio})
+	return s.final("Where", []string{s.tmp("Equal", []string{d, s.e.scalarConst(s.out+"/zero", t, 0)}), x, scaled})
 }
 
 // exportPowConst writes x^c. PowConst raises float32 values, through
