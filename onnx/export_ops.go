@@ -514,11 +514,22 @@ func exportCrossEntropy(s *step) error {
 		flat := s.tmp("Squeeze", []string{picked, s.e.ints(s.out+"/axes", []int{1})})
 		return s.final("Sub", []string{lse, flat})
 	}
-	logp := s.tmp("LogSoftmax", s.in[:1], attrInt("axis", 1))
-	zero := s.e.scalarConst(s.out+"/zero", s.n.Type(), 0)
-	terms := s.tmp("Where", []string{s.tmp("Equal", []string{s.in[1], zero}), zero, s.tmp("Mul", []string{s.in[1], logp})})
+	// nabla sums float32's terms in float64: so does the model, so that
+	// terms past float32's range do not make a finite loss NaN.
+	logits, targets, t := s.in[0], s.in[1], s.n.Type()
+	wide := t.DType == graph.Float32
+	if wide {
+		double := attrInt("to", int(onnxpb.TensorProto_DOUBLE))
+		logits, targets, t = s.tmp("Cast", []string{logits}, double), s.tmp("Cast", []string{targets}, double), graph.TypeOf(graph.Float64)
+	}
+	logp := s.tmp("LogSoftmax", []string{logits}, attrInt("axis", 1))
+	zero := s.e.scalarConst(s.out+"/zero", t, 0)
+	terms := s.tmp("Where", []string{s.tmp("Equal", []string{targets, zero}), zero, s.tmp("Mul", []string{targets, logp})})
 	sum := s.e.fresh(s.out + "/sum")
 	(&step{e: s.e, n: s.n, in: s.in, out: sum}).reduce("ReduceSum", terms, []int{1}, false)
+	if wide {
+		return s.final("Cast", []string{s.tmp("Neg", []string{sum})}, attrInt("to", int(elemType(graph.Float32))))
+	}
 	return s.final("Neg", []string{sum})
 }
 
