@@ -3,6 +3,7 @@ package onnx
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/nabla-go/nabla/graph"
 	"github.com/nabla-go/nabla/onnx/onnxpb"
@@ -63,12 +64,8 @@ var exports = map[string]exportFunc{
 	"Identity": same("Identity"), "StopGradient": same("Identity"),
 	"GradGate": func(s *step) error { return s.final("Identity", s.in[:1]) }, // its value; the flags only gate derivatives
 	"Square":   func(s *step) error { return s.final("Mul", []string{s.in[0], s.in[0]}) },
-	"Log1p": func(s *step) error {
-		return s.final("Log", []string{s.tmp("Add", []string{s.in[0], s.e.scalarConst(s.out+"/one", s.n.Type(), 1)})})
-	},
-	"PowConst": func(s *step) error {
-		return s.final("Pow", []string{s.in[0], s.e.scalarConst(s.out+"/exponent", s.n.Type(), s.a.C)})
-	},
+	"Log1p":    exportLog1p,
+	"PowConst": exportPowConst,
 	"Scale": func(s *step) error {
 		return s.final("Mul", []string{s.in[0], s.e.scalarConst(s.out+"/factor", s.n.Type(), s.a.C)})
 	},
@@ -84,7 +81,7 @@ var exports = map[string]exportFunc{
 		return s.final("Add", []string{prod, s.in[2]})
 	},
 	"Reshape": func(s *step) error {
-		return s.final("Reshape", []string{s.in[0], s.e.ints(s.out+"/shape", s.n.Shape())})
+		return s.reshape(s.in[0], s.inType(0), s.n.Shape())
 	},
 	"BroadcastTo": func(s *step) error {
 		return s.final("Expand", []string{s.in[0], s.e.ints(s.out+"/shape", s.n.Shape())})
@@ -222,14 +219,40 @@ func exportSumTo(s *step) error {
 		}
 	}
 	if len(axes) == 0 {
-		return s.final("Reshape", []string{s.in[0], s.e.ints(s.out+"/shape", to)})
+		return s.reshape(s.in[0], s.inType(0), to)
 	}
 	sum := s.e.fresh(s.out + "/ReduceSum")
 	inner := &step{e: s.e, n: s.n, in: s.in, out: sum}
 	if err := inner.reduce("ReduceSum", s.in[0], axes, true); err != nil {
 		return err
 	}
-	return s.final("Reshape", []string{sum, s.e.ints(s.out+"/shape", to)})
+	kept := slices.Clone(from)
+	for _, a := range axes {
+		kept[a] = 1
+	}
+	return s.reshape(sum, s.inType(0).WithShape(kept...), to)
+}
+
+// reshape writes x, of type in, reshaped to shape as the op's value.
+// ONNX's Reshape reads a 0 in the shape as the input's dimension there:
+// a zero dimension of an empty value that is not the input's is written
+// with allowzero (opset 14 on) or, below, as the empty constant the value
+// is.
+func (s *step) reshape(x string, in graph.Type, shape []int) error {
+	copies := false
+	for i, d := range shape {
+		if d == 0 && (i >= in.Rank() || in.Shape[i] != 0) {
+			copies = true
+		}
+	}
+	switch {
+	case !copies:
+		return s.final("Reshape", []string{x, s.e.ints(s.out+"/shape", shape)})
+	case s.e.opset >= 14:
+		return s.final("Reshape", []string{x, s.e.ints(s.out+"/shape", shape)}, attrInt("allowzero", 1))
+	}
+	t := in.WithShape(shape...)
+	return s.final("Identity", []string{s.e.constant(s.out+"/empty", t, graph.NewDenseOf(t), s.n.Site())})
 }
 
 // exportConv writes Conv2D as Conv and its transposed forms
@@ -451,25 +474,6 @@ func exportScatterAdd(s *step) error {
 	zeros := s.tmp("Expand", []string{s.e.scalarConst(s.out+"/zero", s.n.Type(), 0), s.e.ints(s.out+"/shape", s.n.Shape())})
 	return s.final("ScatterND", []string{zeros, s.unsqueezed(s.int64Of(1), -1), s.in[0]},
 		&onnxpb.AttributeProto{Name: ptr("reduction"), Type: ptr(onnxpb.AttributeProto_STRING), S: []byte("add")})
-}
-
-// exportCrossEntropy is LogSumExp(logits) less the label's logit, or
-// -Σ target·LogSoftmax(logits) over the classes a target names (zero
-// targets add nothing, even against a logit of -∞).
-func exportCrossEntropy(s *step) error {
-	if s.n.OpName() == "CrossEntropy" {
-		lse := s.e.fresh(s.out + "/lse")
-		(&step{e: s.e, n: s.n, in: s.in, out: lse}).reduce("ReduceLogSumExp", s.in[0], []int{1}, false)
-		picked := s.tmp("GatherElements", []string{s.in[0], s.unsqueezed(s.int64Of(1), 1)}, attrInt("axis", 1))
-		flat := s.tmp("Squeeze", []string{picked, s.e.ints(s.out+"/axes", []int{1})})
-		return s.final("Sub", []string{lse, flat})
-	}
-	logp := s.tmp("LogSoftmax", s.in[:1], attrInt("axis", 1))
-	zero := s.e.scalarConst(s.out+"/zero", s.n.Type(), 0)
-	terms := s.tmp("Where", []string{s.tmp("Equal", []string{s.in[1], zero}), zero, s.tmp("Mul", []string{s.in[1], logp})})
-	sum := s.e.fresh(s.out + "/sum")
-	(&step{e: s.e, n: s.n, in: s.in, out: sum}).reduce("ReduceSum", terms, []int{1}, false)
-	return s.final("Neg", []string{sum})
 }
 
 // op writes one op node.

@@ -302,7 +302,7 @@ func matmul(a, b *graph.Node) (*graph.Node, error) {
 	case len(as) <= 2 && len(bs) <= 2:
 		y = ops.MatMul(a, b)
 	case len(bs) == 2: // a batch of rows times one matrix: one product
-		y = ops.Reshape(ops.MatMul(ops.Reshape(a, -1, k), b), append(append([]int{}, batch...), m, n)...)
+		y = ops.Reshape(ops.MatMul(ops.Reshape(a, graph.ShapeSize(as[:len(as)-1]), k), b), append(append([]int{}, batch...), m, n)...)
 	default:
 		nb := graph.ShapeSize(batch)
 		a3 := ops.Reshape(ops.BroadcastTo(a, append(append([]int{}, batch...), m, k)...), nb, m, k)

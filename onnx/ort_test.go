@@ -170,3 +170,38 @@ func TestONNXRuntimeRunsTrainingPrograms(t *testing.T) {
 		})
 	}
 }
+
+// TestONNXRuntimeRunsRewrittenExports runs, under ONNX Runtime, the
+// exports that are not one ONNX op each: Log1p (Goldberg's form, exact
+// for small x where log(1+x) is 0), PowConst of float32 by an exponent
+// float32 cannot hold (through double), CrossEntropyOneHot of float32
+// (summed in double) and a Reshape to an empty shape (allowzero), and
+// compares them with nabla's values (float32, 1e-6).
+func TestONNXRuntimeRunsRewrittenExports(t *testing.T) {
+	ort := onnxRuntime(t)
+	vals := []float32{1e-10, -3e-8, 1e-5, 0.25, -0.5, 3}
+	in, err := graph.FromFloat64s(graph.Float32, graph.Float64s(tensor.New(tensor.WithBacking(vals))), 2, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := graph.New()
+	x := g.Input("x", graph.Float32, 2, 3)
+	outs := []*graph.Node{
+		ops.Log1p(x),
+		ops.PowConst(ops.Abs(x), 0.1),
+		ops.CrossEntropyOneHot(x, ops.Softmax(x, 1)),
+		ops.Reshape(ops.Slice(x, 0, 0, 0), 3, 0),
+	}
+	names := []string{"log1p", "pow", "xent", "empty"}
+	model := filepath.Join(t.TempDir(), "model.onnx")
+	if err := onnx.WriteFile(model, outs, onnx.ExportOptions{OutputNames: names}); err != nil {
+		t.Fatal(err)
+	}
+	got := runORT(t, ort, model, graph.Float32, map[string]ortInput{"x": {"float32", x.Shape(), vals}})
+	want := run(t, vm.Feeds{x: in}, outs...)
+	for i, name := range names {
+		if err := closeTo(got[name], want[i], 1e-6, 0); err != nil {
+			t.Errorf("%s: onnxruntime against nabla: %v", name, err)
+		}
+	}
+}

@@ -82,6 +82,12 @@ type Builder struct {
 	mode    Mode
 	foreign *graph.Node // a node of another graph
 	rng     *rand.Rand
+	// Leaf, when set, makes every input and parameter the bytes decode
+	// (of the decoded type, numbered in order from 0), in place of the
+	// graph's own Input and Param: the leaves of a function that another
+	// graph (a Vmap's, a program of another batch size) builds again.
+	Leaf   func(i int, t graph.Type) *graph.Node
+	leaves int // the leaves Leaf made
 }
 
 // NewBuilder starts a graph from in, with leaves already made, if any.
@@ -191,13 +197,18 @@ func (b *Builder) Rand() *rand.Rand { return rand.New(rand.NewPCG(b.in.Seed(), 2
 
 func (b *Builder) leaf() *graph.Node {
 	dtype, shape := b.dtype(), b.shape()
-	switch b.in.IntN(4) {
-	case 0:
+	switch k := b.in.IntN(4); {
+	case k == 0:
 		if b.mode.Extreme {
 			return b.G.Scalar(extremes[b.in.IntN(len(extremes))], dtype)
 		}
 		return b.G.Scalar(float64(b.in.Signed(3)), dtype)
-	case 1, 2:
+	case b.Leaf != nil:
+		n := b.Leaf(b.leaves, graph.TypeOf(dtype, shape...))
+		b.leaves++
+		b.Leaves = append(b.Leaves, n)
+		return n
+	case k == 1 || k == 2:
 		n := b.G.Input("x", dtype, shape...)
 		b.Leaves = append(b.Leaves, n)
 		return n

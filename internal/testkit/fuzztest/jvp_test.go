@@ -1,7 +1,6 @@
 package fuzztest
 
 import (
-	"math"
 	"testing"
 
 	"github.com/nabla-go/nabla/compile"
@@ -88,13 +87,5 @@ func mustNode(t *testing.T) func(*graph.Node, error) *graph.Node {
 // agree fails t unless got equals want to rounding.
 func agree(t *testing.T, what string, got, want []float64) {
 	t.Helper()
-	scale := 0.0
-	for _, w := range want {
-		scale = max(scale, math.Abs(w))
-	}
-	for i := range want {
-		if d := math.Abs(got[i] - want[i]); d > 1e-10*(1+scale) || math.IsNaN(got[i]) != math.IsNaN(want[i]) {
-			t.Fatalf("%s: entry %d is %v, want %v", what, i, got[i], want[i])
-		}
-	}
+	near(t, what, got, want, 1e-10)
 }
