@@ -31,7 +31,11 @@ import (
 // their built shapes. Ops must not bake the batch size into their
 // parameters (Reshape(x, 64, -1) does; Reshape(x, -1, 784) does not):
 // such a graph fails at the first run of another size, with an error
-// naming the op.
+// naming the op. Nor must operands: a parameter or constant shaped by the
+// batch, p (64, 3) in Add(x, p), fails at other sizes, and at one row,
+// where x (1, 3) would broadcast against p to 64 rows, with an error
+// naming the op that broadcasts (graph.Broadcaster), the shapes and its
+// file:line.
 //
 // A Runner, like a Machine, belongs to one goroutine at a time: used from
 // a second goroutine during a Run (or a Value), it returns the busy error
