@@ -95,6 +95,18 @@ type Overwriter interface {
 	Overwrites(out, in int) bool
 }
 
+// Broadcaster is implemented by ops whose inputs broadcast, by NumPy's
+// rules, against each other or against a shape the op holds (ops.Add,
+// ops.Where, ops.BroadcastTo): an input's axis of size 1, or missing,
+// spans the output's axis aligned with it from the right. Broadcasts is a
+// marker. vm.Runner reads it when it replays a graph at another batch
+// size: an input's batch axis of one row that comes to span an axis of the
+// built batch's size (a parameter shaped by the batch) gives a wrong
+// number of rows, which it refuses.
+type Broadcaster interface {
+	Broadcasts()
+}
+
 // Cost estimates the work of one run of an op, for profiles: the
 // floating-point operations it does and the bytes it reads from its inputs
 // and writes to its outputs.

@@ -70,6 +70,9 @@ func Equal(a, b *graph.Node) *graph.Node { return graph.Apply(binary{equalKind},
 
 func (op binary) Name() string { return binaryNames[op.kind] }
 
+// Broadcasts marks binary ops as broadcasting their inputs (graph.Broadcaster).
+func (binary) Broadcasts() {}
+
 func (op binary) Type(in []graph.Type) (graph.Type, error) { return broadcastType(in, 2) }
 
 // Cost is one flop per output element.

@@ -195,6 +195,10 @@ func BroadcastTo(x *graph.Node, shape ...int) *graph.Node {
 
 func (broadcastToOp) Name() string { return "BroadcastTo" }
 
+// Broadcasts marks BroadcastTo as broadcasting its input to the shape it
+// holds (graph.Broadcaster).
+func (broadcastToOp) Broadcasts() {}
+
 func (op broadcastToOp) Type(in []graph.Type) (graph.Type, error) {
 	x, to, err := broadcastTypes(in, op.to, layoutInput)
 	if err != nil {

@@ -20,6 +20,9 @@ func Where(cond, a, b *graph.Node) *graph.Node { return graph.Apply(whereOp{}, c
 
 func (whereOp) Name() string { return "Where" }
 
+// Broadcasts marks Where as broadcasting its inputs (graph.Broadcaster).
+func (whereOp) Broadcasts() {}
+
 func (whereOp) Type(in []graph.Type) (graph.Type, error) {
 	if len(in) != 3 || !graph.IsInteger(in[1].DType) {
 		return broadcastType(in, 3)

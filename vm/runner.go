@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"strings"
 	"sync"
 
 	"gorgonia.org/tensor"
@@ -30,7 +31,11 @@ import (
 // their built shapes. Ops must not bake the batch size into their
 // parameters (Reshape(x, 64, -1) does; Reshape(x, -1, 784) does not):
 // such a graph fails at the first run of another size, with an error
-// naming the op.
+// naming the op. Nor must operands: a parameter or constant shaped by the
+// batch, p (64, 3) in Add(x, p), fails at other sizes, and at one row,
+// where x (1, 3) would broadcast against p to 64 rows, with an error
+// naming the op that broadcasts (graph.Broadcaster), the shapes and its
+// file:line.
 //
 // A Runner, like a Machine, belongs to one goroutine at a time: used from
 // a second goroutine during a Run (or a Value), it returns the busy error
@@ -83,7 +88,7 @@ type Trainer func(outputs []*graph.Node) (map[*graph.Node]*graph.Node, error)
 // machine the Runner makes.
 func NewRunner(outputs []*graph.Node, updates map[*graph.Node]*graph.Node, train Trainer, opts ...Option) (*Runner, error) {
 	r := &Runner{outputs: outputs, updates: updates, train: train, opts: opts, sizes: map[int]*sized{}}
-	all, err := r.steps(outputs, updates, nil)
+	all, err := r.steps(outputs, updates, nil, r.batch)
 	if err != nil {
 		return nil, err
 	}
@@ -198,6 +203,9 @@ func (r *Runner) make(size int) (*sized, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w (batch size %d; the graph was built for %d)", err, size, r.batch)
 	}
+	if err := r.checkBroadcasts(nodes, size); err != nil {
+		return nil, err
+	}
 	at := func(n *graph.Node) *graph.Node {
 		if m, ok := nodes[n]; ok {
 			return m
@@ -212,7 +220,7 @@ func (r *Runner) make(size int) (*sized, error) {
 	for p, u := range r.updates {
 		updates[p] = at(u)
 	}
-	all, err := r.steps(outputs, updates, subst)
+	all, err := r.steps(outputs, updates, subst, size)
 	if err != nil {
 		return nil, err
 	}
@@ -231,8 +239,8 @@ func (r *Runner) make(size int) (*sized, error) {
 // replayed size (subst not nil), what the step reads of the graph as
 // built is replayed too: nn.TrainingUpdates includes the modules' own
 // updates (BatchNorm's running statistics), built by their Forward on the
-// built batch.
-func (r *Runner) steps(outputs []*graph.Node, updates, subst map[*graph.Node]*graph.Node) (map[*graph.Node]*graph.Node, error) {
+// built batch. size is the batch size of the outputs.
+func (r *Runner) steps(outputs []*graph.Node, updates, subst map[*graph.Node]*graph.Node, size int) (map[*graph.Node]*graph.Node, error) {
 	if r.train == nil {
 		return updates, nil
 	}
@@ -247,6 +255,9 @@ func (r *Runner) steps(outputs []*graph.Node, updates, subst map[*graph.Node]*gr
 		}
 		nodes, err := graph.Replay(subst, values...)
 		if err != nil {
+			return nil, err
+		}
+		if err := r.checkBroadcasts(nodes, size); err != nil {
 			return nil, err
 		}
 		for p, u := range step {
@@ -315,4 +326,75 @@ func (r *Runner) Sizes() int {
 	r.guard.Lock()
 	defer r.guard.Unlock()
 	return len(r.sizes)
+}
+
+// checkBroadcasts refuses a replay at batch size size (nodes, from Replay)
+// in which an op that broadcasts (graph.Broadcaster) spreads the batch
+// over an axis the built batch set: an input's axis that matched the
+// output's as built and, its size changed with the batch, broadcasts
+// against it now, the output's axis keeping its built size. That is a
+// batch of one row broadcast against an operand shaped by the built batch
+// (a parameter or a constant): the graph as built gives as many rows as
+// the built batch, silently. The first such node, in build order, is
+// named. Nodes not replayed op by op (gradients derived again) are
+// skipped: the forward nodes they derive from are checked.
+func (r *Runner) checkBroadcasts(nodes map[*graph.Node]*graph.Node, size int) error {
+	var bad *graph.Node
+	var input, axis int
+	for n, m := range nodes {
+		if _, ok := n.Op().(graph.Broadcaster); !ok || (bad != nil && n.ID() > bad.ID()) {
+			continue
+		}
+		if i, j, ok := spreadsBatch(nodes, n, m); ok {
+			bad, input, axis = n, i, j
+		}
+	}
+	if bad == nil {
+		return nil
+	}
+	m := nodes[bad]
+	now, built := m.Inputs(), bad.Inputs()
+	shapes := make([]string, len(now))
+	for i, x := range now {
+		shapes[i] = graph.ShapeString(x.Type().Shape)
+	}
+	was, is := built[input].Type().Shape, now[input].Type().Shape
+	k := axis + m.Type().Rank() - len(is)
+	return fmt.Errorf("nabla: Runner.Run: %s at %s: broadcasting %s gives %s (%s as built): input %d's axis %d follows the batch (%d as built, %d now) and is spread over the output's axis %d, which keeps its built size %d: "+
+		"an operand holds the built batch in its shape (a parameter or constant?) (batch size %d; the graph was built for %d)",
+		bad.OpName(), bad.Site(), strings.Join(shapes, " and "), graph.ShapeString(m.Type().Shape), graph.ShapeString(bad.Type().Shape),
+		input, axis, was[axis], is[axis], k, m.Type().Shape[k], size, r.batch)
+}
+
+// spreadsBatch reports whether node n, replayed op by op as m, has an
+// input whose axis matched the output's axis aligned with it (from the
+// right) as built, and no longer does, the output's axis keeping its
+// size: it returns that input and axis.
+func spreadsBatch(nodes map[*graph.Node]*graph.Node, n, m *graph.Node) (input, axis int, ok bool) {
+	built, now := n.Inputs(), m.Inputs()
+	if len(built) != len(now) {
+		return 0, 0, false
+	}
+	for i, x := range built {
+		if y, replayed := nodes[x]; (replayed && y != now[i]) || (!replayed && x != now[i]) {
+			return 0, 0, false // derived again, not replayed op by op
+		}
+	}
+	outBuilt, outNow := n.Type().Shape, m.Type().Shape
+	if len(outBuilt) != len(outNow) {
+		return 0, 0, false
+	}
+	for i := range built {
+		was, is := built[i].Type().Shape, now[i].Type().Shape
+		if len(was) != len(is) || len(was) > len(outBuilt) {
+			continue
+		}
+		for j := range was {
+			k := j + len(outBuilt) - len(was)
+			if was[j] == outBuilt[k] && outNow[k] == outBuilt[k] && is[j] != was[j] {
+				return i, j, true
+			}
+		}
+	}
+	return 0, 0, false
 }

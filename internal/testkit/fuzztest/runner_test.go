@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 
 	"gorgonia.org/tensor"
@@ -20,11 +21,13 @@ import (
 // where it applies the same ops with the same parameters (none bakes the
 // batch size in), the Runner gives the same values bit for bit (or fails
 // where that program's run fails, an index out of range); where that
-// graph cannot be built for the size, the Runner's run is an error; and
-// no run panics.
+// graph broadcasts the batch against a size that does not follow it (a
+// parameter shaped like the built batch), the Runner refuses the size,
+// naming the op, and nowhere else; where that graph cannot be built for
+// the size, the Runner's run is an error; and no run panics.
 func FuzzRunnerSizes(f *testing.F) {
-	for _, seed := range graphSeeds {
-		f.Add(append([]byte{1, 2, 0}, seed...))
+	for _, seed := range append(graphSeeds, spreadSeeds...) {
+		f.Add(append([]byte{1, 2, 0}, seed...)) // built for 2 rows, run at 3, 2 and 1
 	}
 	limitMemory(f)
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -36,6 +39,7 @@ func FuzzRunnerSizes(f *testing.F) {
 		if len(outs) == 0 || g.Err() != nil {
 			return
 		}
+		decoded := g.Nodes() // the Runner adds the nodes of other sizes to g
 		r, err := vm.NewRunner(outs, nil, nil, vm.WithThreads(1))
 		if err != nil {
 			noPanic(t, "NewRunner", err)
@@ -56,8 +60,19 @@ func FuzzRunnerSizes(f *testing.F) {
 			runErr := r.Run(feeds)
 			noPanic(t, "Runner.Run", runErr)
 			g1, outs1 := decodeBatched(code, size)
-			if !sameOps(g, g1) {
+			if !sameOps(decoded, g1) {
 				continue // the bytes decode another graph at this size: nothing to compare with
+			}
+			if spread := spreadsBatch(decoded, g1); spread != nil {
+				// The graph built for the size gives the built batch's rows
+				// at spread: the Runner refuses it, naming the op.
+				if runErr == nil || !strings.Contains(runErr.Error(), "follows the batch") || !strings.Contains(runErr.Error(), spread.OpName()) {
+					t.Fatalf("batch size %d (built for %d): %v spreads the batch over a built size, and the Runner gives %v", size, built, spread, runErr)
+				}
+				continue
+			}
+			if runErr != nil && strings.Contains(runErr.Error(), "follows the batch") {
+				t.Fatalf("batch size %d (built for %d): the Runner refuses a broadcast that the graph built for the size does not spread: %v", size, built, runErr)
 			}
 			if g1.Err() != nil {
 				if runErr == nil {
@@ -100,6 +115,47 @@ func FuzzRunnerSizes(f *testing.F) {
 	})
 }
 
+// spreadsBatch returns the first of a, the nodes of a graph built for one
+// batch size, whose op broadcasts and, in h (that graph built for another
+// size, applying the same ops), has an input axis that matched the
+// output's axis aligned with it in a and no longer does, the output's
+// axis keeping its size: a batch broadcast against a size that did not
+// follow it. Nil if none.
+func spreadsBatch(a []*graph.Node, h *graph.Graph) *graph.Node {
+	if h.Err() != nil {
+		return nil
+	}
+	b := h.Nodes()
+	for i, n := range a {
+		if _, ok := n.Op().(graph.Broadcaster); !ok {
+			continue
+		}
+		out, out1 := n.Shape(), b[i].Shape()
+		for j, x := range n.Inputs() {
+			was, is := x.Shape(), b[i].Inputs()[j].Shape()
+			if len(was) > len(out) || len(is) != len(was) {
+				continue
+			}
+			for k := range was {
+				o := k + len(out) - len(was)
+				if was[k] == out[o] && out1[o] == out[o] && is[k] != was[k] {
+					return n
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// spreadSeeds decode graphs that, built for 2 rows, broadcast a parameter
+// of 2 rows against the batch (a Maximum, a Greater, an Equal): at 1 row
+// they would give 2.
+var spreadSeeds = [][]byte{
+	[]byte("\xe5\x1f\xdbc\u0381n)\x1c\a\xf7\x83\xaa\xcd\xdb5\xb3g\xb8\xe4p"),
+	[]byte("\xd1A求f\"\"\xfe1\aOjC\xc6\xc8\t\x94\xa5"),
+	[]byte("\x8f|#\x12\xda\xe5\x11\x80\xf5\xed\xfb\xf3e\xdf^\xfdbi6,'\xf3\xe2\xf9\xe2"),
+}
+
 // decodeBatched decodes code into a graph whose inputs have a leading
 // axis of batch (parameters do not), and returns it and its outputs.
 func decodeBatched(code []byte, batch int) (*graph.Graph, []*graph.Node) {
@@ -126,11 +182,12 @@ func inputsOf(g *graph.Graph) []*graph.Node {
 	return in
 }
 
-// sameOps reports whether g and h apply the same ops, with the same
-// parameters, to the same operands, in the same order: h is g built for
-// another batch size. Constants and parameters must hold the same bits.
-func sameOps(g, h *graph.Graph) bool {
-	a, b := g.Nodes(), h.Nodes()
+// sameOps reports whether a, the nodes of a graph, and h apply the same
+// ops, with the same parameters, to the same operands, in the same order:
+// h is that graph built for another batch size. Constants and parameters
+// must hold the same bits.
+func sameOps(a []*graph.Node, h *graph.Graph) bool {
+	b := h.Nodes()
 	if len(a) != len(b) {
 		return false
 	}
