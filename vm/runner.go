@@ -31,11 +31,13 @@ import (
 // their built shapes. Ops must not bake the batch size into their
 // parameters (Reshape(x, 64, -1) does; Reshape(x, -1, 784) does not):
 // such a graph fails at the first run of another size, with an error
-// naming the op. Nor must operands: a parameter or constant shaped by the
-// batch, p (64, 3) in Add(x, p), fails at other sizes, and at one row,
-// where x (1, 3) would broadcast against p to 64 rows, with an error
-// naming the op that broadcasts (graph.Broadcaster), the shapes and its
-// file:line.
+// naming the op (a Reshape whose output keeps the built batch as its
+// leading axis while its input's follows the batch is refused even where
+// the new size would fit it). Nor must operands: a parameter or constant
+// shaped by the batch, p (64, 3) in Add(x, p), fails at other sizes, and
+// at one row, where x (1, 3) would broadcast against p to 64 rows, with an
+// error naming the op that broadcasts (graph.Broadcaster), the shapes and
+// its file:line.
 //
 // A Runner, like a Machine, belongs to one goroutine at a time: used from
 // a second goroutine during a Run (or a Value), it returns the busy error
@@ -350,7 +352,7 @@ func (r *Runner) checkBroadcasts(nodes map[*graph.Node]*graph.Node, size int) er
 		}
 	}
 	if bad == nil {
-		return nil
+		return r.checkReshapes(nodes, size)
 	}
 	m := nodes[bad]
 	now, built := m.Inputs(), bad.Inputs()

@@ -130,3 +130,34 @@ func TestRunnerRefusesOtherBatchBroadcasts(t *testing.T) {
 		})
 	}
 }
+
+// A Reshape that holds the built batch in its leading axis, (4, -1) of x
+// (4, 6), would give 4 rows of two examples each at 8 rows: the Runner
+// refuses it, naming the Reshape's line; the flattening with -1 leading,
+// read beside it, runs at every size with the examples' own rows.
+func TestRunnerRefusesReshapeThatKeepsTheBuiltBatch(t *testing.T) {
+	g := graph.New()
+	x := g.Input("x", graph.Float64, 4, 6)
+	flat := ops.Reshape(x, -1, 2, 3)
+	r, err := vm.NewRunner([]*graph.Node{flat}, nil, nil)
+	require.NoError(t, err)
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, n := range []int{8, 1, 4} {
+		in := rows(rng, n, 6)
+		require.NoError(t, r.Run(vm.Feeds{x: in}))
+		got, err := r.Value(flat)
+		require.NoError(t, err)
+		require.Equal(t, []int{n, 2, 3}, []int(got.Shape()))
+		require.Equal(t, in.Data(), got.Data(), "a reshape keeps the elements' order")
+	}
+
+	baked := ops.Reshape(x, 4, -1)
+	r, err = vm.NewRunner([]*graph.Node{baked}, nil, nil)
+	require.NoError(t, err)
+	require.NoError(t, r.Run(vm.Feeds{x: rows(rng, 4, 6)}))
+	err = r.Run(vm.Feeds{x: rows(rng, 8, 6)})
+	require.Error(t, err, "Reshape(x, 4, -1) at 8 rows gives 4 rows of two examples")
+	for _, want := range []string{"Reshape", "(8,6) to (4,12)", "runner_broadcast_test.go:154", "batch size 8; the graph was built for 4"} {
+		require.ErrorContains(t, err, want)
+	}
+}
