@@ -50,29 +50,10 @@ const (
 // an infinity, a NaN) and the last elements, fewer than a.lanes, divide.
 func adam512(a avx512, mode adamMode, corrected bool) {
 	t := a.t
-	fn := "adam" + mode.name + t.name + "AVX512"
-	doc := mode.doc
-	if !corrected {
-		fn = "adam" + mode.name + "NoCorr" + t.name + "AVX512"
-		doc += " and a bias correction of 1 (not divided by)"
-	}
-	TEXT(fn, NOSPLIT, fmt.Sprintf("func(p1, m1, v1, p, g, m, v, k []%s)", t.goType))
-	Pragma("noescape")
-	Doc(fn+" sets p1, m1 and v1 to Adam's step"+doc+" from p, g, m and v with the scalars k",
+	fn, n, ptr, kb := adamHeader(t, mode, corrected, "AVX512",
 		"(beta1, 1-beta1, beta2, 1-beta2, step size, bias correction, eps, decay,",
 		"RN(1/correction), and the range of square roots whose quotient by the",
 		fmt.Sprintf("correction needs no division), %d elements at a time; see Adam.", a.lanes))
-	n := GP64()
-	Load(Param("p1").Len(), n)
-	names := []string{"p1", "m1", "v1", "p", "g", "m", "v"}
-	ptr := map[string]GPVirtual{}
-	for _, name := range names {
-		r := GP64()
-		Load(Param(name).Base(), r)
-		ptr[name] = r
-	}
-	kb := GP64()
-	Load(Param("k").Base(), kb)
 	var k [11]VecVirtual
 	for i := range k {
 		if i == 7 && mode == adamPlain || i > 7 && !corrected {
@@ -87,7 +68,7 @@ func adam512(a avx512, mode adamMode, corrected bool) {
 	label := 0
 	step := func(mask Op) {
 		in := map[string]VecVirtual{}
-		for _, name := range names[3:] {
+		for _, name := range adamSlices[3:] {
 			r := ZMM()
 			if mask == nil {
 				t.load(Mem{Base: ptr[name]}, r)
@@ -151,7 +132,7 @@ func adam512(a avx512, mode adamMode, corrected bool) {
 	CMPQ(n, Imm(uint64(a.lanes)))
 	JB(LabelRef(fn + "_tail"))
 	step(nil)
-	for _, name := range names {
+	for _, name := range adamSlices {
 		ADDQ(Imm(uint64(a.lanes*t.size)), ptr[name])
 	}
 	SUBQ(Imm(uint64(a.lanes)), n)

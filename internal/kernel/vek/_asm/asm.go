@@ -156,28 +156,9 @@ var (
 // out the division by the bias correction: the step for a correction of
 // 1, whose quotient is its dividend, bit for bit, NaNs included.
 func adam(t dtype, mode adamMode, corrected bool) {
-	fn := "adam" + mode.name + t.name + "AVX2"
-	doc := mode.doc
-	if !corrected {
-		fn = "adam" + mode.name + "NoCorr" + t.name + "AVX2"
-		doc += " and a bias correction of 1 (not divided by)"
-	}
-	TEXT(fn, NOSPLIT, fmt.Sprintf("func(p1, m1, v1, p, g, m, v, k []%s)", t.goType))
-	Pragma("noescape")
-	Doc(fn+" sets p1, m1 and v1 to Adam's step"+doc+" from p, g, m and v with the scalars k",
+	fn, n, ptr, kb := adamHeader(t, mode, corrected, "AVX2",
 		"(beta1, 1-beta1, beta2, 1-beta2, step size, bias correction, eps, decay),",
 		fmt.Sprintf("%d elements at a time; see Adam.", t.lanes))
-	n := GP64()
-	Load(Param("p1").Len(), n)
-	names := []string{"p1", "m1", "v1", "p", "g", "m", "v"}
-	ptr := map[string]GPVirtual{}
-	for _, name := range names {
-		r := GP64()
-		Load(Param(name).Base(), r)
-		ptr[name] = r
-	}
-	kb := GP64()
-	Load(Param("k").Base(), kb)
 	var k [7]VecVirtual
 	for i := range k {
 		k[i] = YMM()
@@ -188,7 +169,7 @@ func adam(t dtype, mode adamMode, corrected bool) {
 	bin := func(op func(...Op), a, b Op) VecVirtual { r := YMM(); op(b, a, r); return r }
 	step := func(mask VecVirtual) {
 		in := map[string]VecVirtual{}
-		for _, name := range names[3:] {
+		for _, name := range adamSlices[3:] {
 			r := YMM()
 			if mask == nil {
 				t.load(Mem{Base: ptr[name]}, r)
@@ -228,7 +209,7 @@ func adam(t dtype, mode adamMode, corrected bool) {
 		store("p1", bin(t.sub, base, delta))
 	}
 	advance := func() {
-		for _, name := range names {
+		for _, name := range adamSlices {
 			ADDQ(Imm(uint64(t.lanes*t.size)), ptr[name])
 		}
 		SUBQ(Imm(uint64(t.lanes)), n)
@@ -475,4 +456,35 @@ func broadcast(bits uint64, size int) Mem {
 // fixed3 turns an instruction of 3 operands into a variadic one.
 func fixed3(f func(a, b, c Op)) func(...Op) {
 	return func(ops ...Op) { f(ops[0], ops[1], ops[2]) }
+}
+
+// adamSlices are an Adam kernel's slices: the outputs, then the inputs.
+var adamSlices = []string{"p1", "m1", "v1", "p", "g", "m", "v"}
+
+// adamHeader starts an Adam kernel of t for mode, with or without the
+// division by the bias correction, of instruction set isa ("AVX2",
+// "AVX512"): its name fn, signature and doc (the lines of doc after the
+// first), and loads its length n, its slices' bases ptr and the scalars'
+// base kb.
+func adamHeader(t dtype, mode adamMode, corrected bool, isa string, doc ...string) (fn string, n GPVirtual, ptr map[string]GPVirtual, kb GPVirtual) {
+	fn = "adam" + mode.name + t.name + isa
+	what := mode.doc
+	if !corrected {
+		fn = "adam" + mode.name + "NoCorr" + t.name + isa
+		what += " and a bias correction of 1 (not divided by)"
+	}
+	TEXT(fn, NOSPLIT, fmt.Sprintf("func(p1, m1, v1, p, g, m, v, k []%s)", t.goType))
+	Pragma("noescape")
+	Doc(append([]string{fn + " sets p1, m1 and v1 to Adam's step" + what + " from p, g, m and v with the scalars k"}, doc...)...)
+	n = GP64()
+	Load(Param("p1").Len(), n)
+	ptr = map[string]GPVirtual{}
+	for _, name := range adamSlices {
+		r := GP64()
+		Load(Param(name).Base(), r)
+		ptr[name] = r
+	}
+	kb = GP64()
+	Load(Param("k").Base(), kb)
+	return fn, n, ptr, kb
 }
