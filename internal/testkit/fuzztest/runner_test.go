@@ -63,7 +63,7 @@ func FuzzRunnerSizes(f *testing.F) {
 			if !sameOps(decoded, g1) {
 				continue // the bytes decode another graph at this size: nothing to compare with
 			}
-			if spread := spreadsBatch(decoded, g1); spread != nil {
+			if spread := spreadsBatch(decoded, g1, outs); spread != nil {
 				// The graph built for the size gives the built batch's rows
 				// at spread: the Runner refuses it, naming the op.
 				if runErr == nil || !strings.Contains(runErr.Error(), "follows the batch") || !strings.Contains(runErr.Error(), spread.OpName()) {
@@ -121,14 +121,15 @@ func FuzzRunnerSizes(f *testing.F) {
 // output's axis aligned with it in a and no longer does, the output's
 // axis keeping its size: a batch broadcast against a size that did not
 // follow it. Nil if none.
-func spreadsBatch(a []*graph.Node, h *graph.Graph) *graph.Node {
+func spreadsBatch(a []*graph.Node, h *graph.Graph, outs []*graph.Node) *graph.Node {
 	if h.Err() != nil {
 		return nil
 	}
 	b := h.Nodes()
+	read := readBy(outs)
 	for i, n := range a {
-		if _, ok := n.Op().(graph.Broadcaster); !ok {
-			continue
+		if _, ok := n.Op().(graph.Broadcaster); !ok || !read[n] {
+			continue // a node no output reads does not reach the Runner's program
 		}
 		out, out1 := n.Shape(), b[i].Shape()
 		for j, x := range n.Inputs() {
@@ -145,6 +146,22 @@ func spreadsBatch(a []*graph.Node, h *graph.Graph) *graph.Node {
 		}
 	}
 	return nil
+}
+
+// readBy returns the nodes that outs read, outs included.
+func readBy(outs []*graph.Node) map[*graph.Node]bool {
+	read := map[*graph.Node]bool{}
+	stack := append([]*graph.Node(nil), outs...)
+	for len(stack) > 0 {
+		n := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if read[n] {
+			continue
+		}
+		read[n] = true
+		stack = append(stack, n.Inputs()...)
+	}
+	return read
 }
 
 // spreadSeeds decode graphs that, built for 2 rows, broadcast a parameter
