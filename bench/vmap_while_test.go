@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"testing"
-	"time"
 
 	"github.com/nabla-go/nabla/compile"
 	"github.com/nabla-go/nabla/graph"
@@ -164,25 +163,5 @@ func benchVmapWhileNewton(b *testing.B, dim int) {
 	batched, single, feeds, each, _, _ := newtonMachines(b, dim)
 	defer batched.Close()
 	defer single.Close()
-	run := func(m *vm.Machine, f vm.Feeds) {
-		if err := m.Run(f); err != nil {
-			b.Fatal(err)
-		}
-	}
-	var ratios, separateUs, vmapUs []float64
-	for b.Loop() {
-		start := time.Now()
-		for _, f := range each {
-			run(single, f)
-		}
-		separate := time.Since(start)
-		start = time.Now()
-		run(batched, feeds)
-		once := time.Since(start)
-		ratios = append(ratios, float64(separate)/float64(once))
-		separateUs, vmapUs = append(separateUs, float64(separate)/1e3), append(vmapUs, float64(once)/1e3)
-	}
-	b.ReportMetric(median(ratios), "separate/vmap")
-	b.ReportMetric(median(separateUs), "separate-us")
-	b.ReportMetric(median(vmapUs), "vmap-us")
+	timeSeparateAndVmap(b, single, each, batched, feeds)
 }
