@@ -23,6 +23,14 @@ func w3VmapPoints() []float64 { return uniform(37, w3VmapBatch*w3Dim, 1) }
 // with opts; it returns the program's feeds and the node computed too.
 func (n *w3Network) vmappedGradient(tb testing.TB, opts ...compile.Option) (*vm.Machine, vm.Feeds, *graph.Node) {
 	tb.Helper()
+	prog, feeds, out := n.vmappedGradientProgram(tb, opts...)
+	return newMachine(tb, prog, 1), feeds, out
+}
+
+// vmappedGradientProgram is vmappedGradient's program, for a machine of
+// the caller's choosing.
+func (n *w3Network) vmappedGradientProgram(tb testing.TB, opts ...compile.Option) (*compile.Program, vm.Feeds, *graph.Node) {
+	tb.Helper()
 	g := graph.New()
 	xs := g.Input("xs", graph.Float64, w3VmapBatch, 1, w3Dim)
 	grads, err := compile.Vmap(func(x []*graph.Node) []*graph.Node {
@@ -40,7 +48,7 @@ func (n *w3Network) vmappedGradient(tb testing.TB, opts ...compile.Option) (*vm.
 		tb.Fatal(err)
 	}
 	feeds := vm.Feeds{xs: mustDense(graph.Float64, w3VmapPoints(), w3VmapBatch, 1, w3Dim)}
-	return newMachine(tb, prog, 1), feeds, grads[0]
+	return prog, feeds, grads[0]
 }
 
 // TestW3Vmap checks that the vmapped gradient equals the gradient's
@@ -114,21 +122,38 @@ func BenchmarkW3Vmap(b *testing.B) {
 	defer batched.Close()
 	m, _, _ := n.machine(b, "grad", 1)
 	defer m.Close()
+	timeSeparateAndVmap(b, m, n.vmapPointFeeds(), batched, feeds)
+}
+
+// vmapPointFeeds are the separate runs' feeds: x at each of the points.
+func (n *w3Network) vmapPointFeeds() []vm.Feeds {
 	points := w3VmapPoints()
 	each := make([]vm.Feeds, w3VmapBatch)
 	for i := range each {
 		each[i] = vm.Feeds{n.x: mustDense(graph.Float64, points[i*w3Dim:(i+1)*w3Dim], 1, w3Dim)}
 	}
-	timeSeparateAndVmap(b, m, each, batched, feeds)
+	return each
 }
 
 // timeSeparateAndVmap times, each benchmark iteration, the runs of single
 // on each feed one after another and one run of batched on feeds, and
-// reports the medians: their ratio (separate/vmap) and each in µs.
-func timeSeparateAndVmap(b *testing.B, single *vm.Machine, each []vm.Feeds, batched *vm.Machine, feeds vm.Feeds) {
+// reports the medians: their ratio (separate/vmap) and each in µs. Where
+// reads holds the two machines' outputs (single's, then batched's), each
+// run ends by reading its output back, as a run on a GPU must to be waited
+// for.
+func timeSeparateAndVmap(b *testing.B, single *vm.Machine, each []vm.Feeds, batched *vm.Machine, feeds vm.Feeds, reads ...*graph.Node) {
+	machines := []*vm.Machine{single, batched}
 	run := func(m *vm.Machine, f vm.Feeds) {
 		if err := m.Run(f); err != nil {
 			b.Fatal(err)
+		}
+		for i, out := range reads {
+			if machines[i] != m {
+				continue
+			}
+			if _, err := m.Value(out); err != nil {
+				b.Fatal(err)
+			}
 		}
 	}
 	var ratios, separateUs, vmapUs []float64
