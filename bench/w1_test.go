@@ -33,8 +33,10 @@ const (
 
 // w1Optimizers are the optimisers W1 is measured with, by name: SGD,
 // Adam (PyTorch's defaults but for the learning rate) and Adam with
-// AdamConfig.FoldCorrection (adamfold), all at w1LR.
-var w1Optimizers = []string{"sgd", "adam", "adamfold"}
+// AdamConfig.FoldCorrection (adamfold) and Adam with
+// AdamConfig.Float32Moments (adam32m: float32 moments for float64
+// parameters, the same as adam for float32 ones), all at w1LR.
+var w1Optimizers = []string{"sgd", "adam", "adamfold", "adam32m"}
 
 func newW1Optimizer(name string) nn.Optimizer {
 	switch name {
@@ -43,6 +45,10 @@ func newW1Optimizer(name string) nn.Optimizer {
 	case "adamfold":
 		cfg := nn.DefaultAdam().WithLR(w1LR)
 		cfg.FoldCorrection = true
+		return nn.NewAdam(cfg)
+	case "adam32m":
+		cfg := nn.DefaultAdam().WithLR(w1LR)
+		cfg.Float32Moments = true
 		return nn.NewAdam(cfg)
 	}
 	return nn.NewSGD(nn.SGDConfig{LR: w1LR})
