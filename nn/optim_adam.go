@@ -229,6 +229,10 @@ func (o *Adam) updatesWith(loss *graph.Node, params []Named, transform GradientT
 		keep = ops.Sub(s.scalar(1), ops.Mul(lr, wd))
 	}
 	for i, p := range params {
+		if c.Float32Moments && s.dtype == graph.Float64 {
+			o.float32Step(s, p, s.grads[i], stepSize, correction2, foldedEps, wd, keep)
+			continue
+		}
 		g, base := s.grads[i], p.Node
 		if o.decoupled {
 			if keep != nil {
@@ -236,10 +240,6 @@ func (o *Adam) updatesWith(loss *graph.Node, params []Named, transform GradientT
 			}
 		} else {
 			g = s.decay(p.Node, g, wd)
-		}
-		if c.Float32Moments && s.dtype == graph.Float64 {
-			o.float32Step(s, p, s.grads[i], stepSize, correction2, foldedEps, wd, keep)
-			continue
 		}
 		m := s.buffer(&o.state, "exp_avg", p)
 		v := s.buffer(&o.state, "exp_avg_sq", p)
