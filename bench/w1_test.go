@@ -188,6 +188,10 @@ func TestW1UpdatesInPlace(t *testing.T) {
 		{"adamw", "AdamW", func() nn.Optimizer { return nn.NewAdamW(decayed) }},
 		{"adam folded", "Adam", func() nn.Optimizer { return nn.NewAdam(folded) }},
 		{"adamw folded", "AdamW", func() nn.Optimizer { return nn.NewAdamW(decayedFolded) }},
+		// Float32 moments: one AdamM32 per float64 parameter, not a fused op.
+		{"adam32m", "", func() nn.Optimizer { return newW1Optimizer("adam32m") }},
+		{"adam32m+L2", "", func() nn.Optimizer { d := decayed; d.Float32Moments = true; return nn.NewAdam(d) }},
+		{"adamw32m folded", "", func() nn.Optimizer { d := decayedFolded; d.Float32Moments = true; return nn.NewAdamW(d) }},
 	}
 	for _, dtype := range dtypes {
 		m := newW1Model(dtype, []int{40, 24, 24, 10}, 8, 3)
