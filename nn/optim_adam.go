@@ -49,8 +49,10 @@ type AdamConfig struct {
 	// and m, v and the step lr/(1-β1^t)·m/(√v/√(1-β2^t) + eps) are float32
 	// Adam's arithmetic (its scalars rounded to float32); the parameter,
 	// float64, loses that step in float64 (after AdamW's decay, in
-	// float64). With AVX-512 the step is one pass that takes about half
-	// the float64 step's time (see bench/README.md). Not PyTorch's bits:
+	// float64). With AVX-512 the step is one pass that takes about 60%
+	// of the float64 step's time in W1 (see bench/README.md); a machine
+	// on a GPU runs it on the host (ops.AdamM32 has no GPU kernel), so
+	// leave it off there. Not PyTorch's bits:
 	// each float32 operation rounds by up to 2^-24 (6e-8) of its result,
 	// so each update differs from float64 Adam's by a few times that,
 	// relative, and the moments' rounding is remembered over about
