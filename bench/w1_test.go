@@ -33,8 +33,10 @@ const (
 
 // w1Optimizers are the optimisers W1 is measured with, by name: SGD,
 // Adam (PyTorch's defaults but for the learning rate) and Adam with
-// AdamConfig.FoldCorrection (adamfold), all at w1LR.
-var w1Optimizers = []string{"sgd", "adam", "adamfold"}
+// AdamConfig.FoldCorrection (adamfold) and Adam with
+// AdamConfig.Float32Moments (adam32m: float32 moments for float64
+// parameters, the same as adam for float32 ones), all at w1LR.
+var w1Optimizers = []string{"sgd", "adam", "adamfold", "adam32m"}
 
 func newW1Optimizer(name string) nn.Optimizer {
 	switch name {
@@ -43,6 +45,10 @@ func newW1Optimizer(name string) nn.Optimizer {
 	case "adamfold":
 		cfg := nn.DefaultAdam().WithLR(w1LR)
 		cfg.FoldCorrection = true
+		return nn.NewAdam(cfg)
+	case "adam32m":
+		cfg := nn.DefaultAdam().WithLR(w1LR)
+		cfg.Float32Moments = true
 		return nn.NewAdam(cfg)
 	}
 	return nn.NewSGD(nn.SGDConfig{LR: w1LR})
@@ -182,6 +188,10 @@ func TestW1UpdatesInPlace(t *testing.T) {
 		{"adamw", "AdamW", func() nn.Optimizer { return nn.NewAdamW(decayed) }},
 		{"adam folded", "Adam", func() nn.Optimizer { return nn.NewAdam(folded) }},
 		{"adamw folded", "AdamW", func() nn.Optimizer { return nn.NewAdamW(decayedFolded) }},
+		// Float32 moments: one AdamM32 per float64 parameter, not a fused op.
+		{"adam32m", "", func() nn.Optimizer { return newW1Optimizer("adam32m") }},
+		{"adam32m+L2", "", func() nn.Optimizer { d := decayed; d.Float32Moments = true; return nn.NewAdam(d) }},
+		{"adamw32m folded", "", func() nn.Optimizer { d := decayedFolded; d.Float32Moments = true; return nn.NewAdamW(d) }},
 	}
 	for _, dtype := range dtypes {
 		m := newW1Model(dtype, []int{40, 24, 24, 10}, 8, 3)

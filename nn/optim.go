@@ -436,11 +436,16 @@ func (s *stepBuilder) decay(p, g, wd *graph.Node) *graph.Node {
 // buffer adds a zero buffer shaped like p, recorded in state as
 // "kind.<p's name>", or returns the one an earlier Updates added.
 func (s *stepBuilder) buffer(state *[]Named, kind string, p Named) *graph.Node {
+	return s.bufferOf(state, kind, p, s.dtype)
+}
+
+// bufferOf is buffer with elements of dtype.
+func (s *stepBuilder) bufferOf(state *[]Named, kind string, p Named, dtype tensor.Dtype) *graph.Node {
 	name := join(kind, p.Name)
 	if b := lookup(*state, name); b != nil {
 		return b
 	}
-	b := s.g.Param(s.name+"."+name, graph.NewDense(s.dtype, p.Node.Shape()...))
+	b := s.g.Param(s.name+"."+name, graph.NewDense(dtype, p.Node.Shape()...))
 	*state = append(*state, Named{Name: name, Node: b})
 	return b
 }

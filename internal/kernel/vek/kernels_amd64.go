@@ -243,3 +243,26 @@ func where64(dst, keep, x []float64, sx int, y []float64, sy int) {
 		whereSS64AVX2(dst, keep, x[0], y[0])
 	}
 }
+
+// adamM32Wide runs AdamM32's AVX-512 kernel for mode and reports true, or
+// reports false without AVX-512 (len(p1) must be a multiple of 16).
+func adamM32Wide(mode AdamDecay, noCorr bool, p1 []float64, m1, v1 []float32, p, g []float64, m, v, k []float32, decay []float64) bool {
+	if !useAVX512 {
+		return false
+	}
+	switch {
+	case mode == NoDecay && !noCorr:
+		adam64M32AVX512(p1, m1, v1, p, g, m, v, k, decay)
+	case mode == NoDecay && noCorr:
+		adamNoCorr64M32AVX512(p1, m1, v1, p, g, m, v, k, decay)
+	case mode == L2Decay && !noCorr:
+		adamL264M32AVX512(p1, m1, v1, p, g, m, v, k, decay)
+	case mode == L2Decay && noCorr:
+		adamL2NoCorr64M32AVX512(p1, m1, v1, p, g, m, v, k, decay)
+	case mode == DecoupledDecay && !noCorr:
+		adamW64M32AVX512(p1, m1, v1, p, g, m, v, k, decay)
+	default:
+		adamWNoCorr64M32AVX512(p1, m1, v1, p, g, m, v, k, decay)
+	}
+	return true
+}

@@ -46,3 +46,7 @@ const useAVX512 = false
 // setUseAVX512 reports whether the AVX-512 kernels are now in use (b):
 // there are none in this build.
 func setUseAVX512(b bool) bool { return !b }
+
+func adamM32Wide(AdamDecay, bool, []float64, []float32, []float32, []float64, []float64, []float32, []float32, []float32, []float64) bool {
+	return false
+}

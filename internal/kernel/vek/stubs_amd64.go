@@ -423,3 +423,51 @@ func adamW64AVX512(p1 []float64, m1 []float64, v1 []float64, p []float64, g []fl
 //
 //go:noescape
 func adamWNoCorr64AVX512(p1 []float64, m1 []float64, v1 []float64, p []float64, g []float64, m []float64, v []float64, k []float64)
+
+// adam64M32AVX512 sets p1, m1 and v1 to Adam's step of float64 parameters p
+// with float32 moments m and v, from the gradient g, the float32 scalars k (as
+// adam512's) and the float64 decay[0], 16 elements at a time (len(p1) a
+// multiple of 16); see AdamM32.
+//
+//go:noescape
+func adam64M32AVX512(p1 []float64, m1 []float32, v1 []float32, p []float64, g []float64, m []float32, v []float32, k []float32, decay []float64)
+
+// adamNoCorr64M32AVX512 sets p1, m1 and v1 to Adam's step and a bias correction of 1 (not divided by) of float64 parameters p
+// with float32 moments m and v, from the gradient g, the float32 scalars k (as
+// adam512's) and the float64 decay[0], 16 elements at a time (len(p1) a
+// multiple of 16); see AdamM32.
+//
+//go:noescape
+func adamNoCorr64M32AVX512(p1 []float64, m1 []float32, v1 []float32, p []float64, g []float64, m []float32, v []float32, k []float32, decay []float64)
+
+// adamL264M32AVX512 sets p1, m1 and v1 to Adam's step with g + p·decay for g of float64 parameters p
+// with float32 moments m and v, from the gradient g, the float32 scalars k (as
+// adam512's) and the float64 decay[0], 16 elements at a time (len(p1) a
+// multiple of 16); see AdamM32.
+//
+//go:noescape
+func adamL264M32AVX512(p1 []float64, m1 []float32, v1 []float32, p []float64, g []float64, m []float32, v []float32, k []float32, decay []float64)
+
+// adamL2NoCorr64M32AVX512 sets p1, m1 and v1 to Adam's step with g + p·decay for g and a bias correction of 1 (not divided by) of float64 parameters p
+// with float32 moments m and v, from the gradient g, the float32 scalars k (as
+// adam512's) and the float64 decay[0], 16 elements at a time (len(p1) a
+// multiple of 16); see AdamM32.
+//
+//go:noescape
+func adamL2NoCorr64M32AVX512(p1 []float64, m1 []float32, v1 []float32, p []float64, g []float64, m []float32, v []float32, k []float32, decay []float64)
+
+// adamW64M32AVX512 sets p1, m1 and v1 to Adam's step with p·decay for p before the step of float64 parameters p
+// with float32 moments m and v, from the gradient g, the float32 scalars k (as
+// adam512's) and the float64 decay[0], 16 elements at a time (len(p1) a
+// multiple of 16); see AdamM32.
+//
+//go:noescape
+func adamW64M32AVX512(p1 []float64, m1 []float32, v1 []float32, p []float64, g []float64, m []float32, v []float32, k []float32, decay []float64)
+
+// adamWNoCorr64M32AVX512 sets p1, m1 and v1 to Adam's step with p·decay for p before the step and a bias correction of 1 (not divided by) of float64 parameters p
+// with float32 moments m and v, from the gradient g, the float32 scalars k (as
+// adam512's) and the float64 decay[0], 16 elements at a time (len(p1) a
+// multiple of 16); see AdamM32.
+//
+//go:noescape
+func adamWNoCorr64M32AVX512(p1 []float64, m1 []float32, v1 []float32, p []float64, g []float64, m []float32, v []float32, k []float32, decay []float64)

@@ -5070,3 +5070,482 @@ adamWNoCorr64AVX512_tail:
 adamWNoCorr64AVX512_done:
 	VZEROUPPER
 	RET
+
+// func adam64M32AVX512(p1 []float64, m1 []float32, v1 []float32, p []float64, g []float64, m []float32, v []float32, k []float32, decay []float64)
+// Requires: AVX, AVX512F
+TEXT ·adam64M32AVX512(SB), NOSPLIT, $0-216
+	MOVQ         p1_len+8(FP), AX
+	MOVQ         p1_base+0(FP), CX
+	MOVQ         m1_base+24(FP), DX
+	MOVQ         v1_base+48(FP), BX
+	MOVQ         p_base+72(FP), SI
+	MOVQ         g_base+96(FP), DI
+	MOVQ         m_base+120(FP), R8
+	MOVQ         v_base+144(FP), R9
+	MOVQ         k_base+168(FP), R10
+	VBROADCASTSS (R10), Z0
+	VBROADCASTSS 4(R10), Z1
+	VBROADCASTSS 8(R10), Z2
+	VBROADCASTSS 12(R10), Z3
+	VBROADCASTSS 16(R10), Z4
+	VBROADCASTSS 20(R10), Z5
+	VBROADCASTSS 24(R10), Z6
+	VBROADCASTSS 32(R10), Z7
+	VBROADCASTSS 36(R10), Z8
+	VBROADCASTSS 40(R10), Z9
+
+adam64M32AVX512_loop:
+	CMPQ         AX, $0x10
+	JB           adam64M32AVX512_done
+	VMOVUPD      (SI), Z10
+	VMOVUPD      (DI), Z11
+	VCVTPD2PS    Z11, Y12
+	VMOVUPD      64(SI), Z11
+	VMOVUPD      64(DI), Z13
+	VCVTPD2PS    Z13, Y13
+	VINSERTF64X4 $0x01, Y13, Z12, Z13
+	VMOVUPS      (R8), Z14
+	VMOVUPS      (R9), Z15
+	VMULPS       Z0, Z14, Z14
+	VMULPS       Z1, Z13, Z16
+	VADDPS       Z16, Z14, Z14
+	VMOVUPS      Z14, (DX)
+	VMULPS       Z2, Z15, Z15
+	VMULPS       Z13, Z13, Z13
+	VMULPS       Z3, Z13, Z13
+	VADDPS       Z13, Z15, Z13
+	VMOVUPS      Z13, (BX)
+	VSQRTPS      Z13, Z13
+	VCMPPS       $0x1d, Z8, Z13, K1
+	VCMPPS       $0x12, Z9, Z13, K1, K1
+	KMOVW        K1, R10
+	CMPL         R10, $0x0000ffff
+	JNE          adam64M32AVX512_divide1
+	VMULPS       Z7, Z13, Z15
+	VMOVUPS      Z13, Z16
+	VFNMADD231PS Z5, Z15, Z16
+	VFMADD231PS  Z7, Z16, Z15
+	VMOVUPS      Z13, Z13
+	VFNMADD231PS Z5, Z15, Z13
+	VFMADD231PS  Z7, Z13, Z15
+	JMP          adam64M32AVX512_join1
+
+adam64M32AVX512_divide1:
+	VDIVPS Z5, Z13, Z15
+
+adam64M32AVX512_join1:
+	VADDPS        Z6, Z15, Z13
+	VDIVPS        Z13, Z14, Z13
+	VMULPS        Z4, Z13, Z13
+	VEXTRACTF64X4 $0x01, Z13, Y12
+	VCVTPS2PD     Y13, Z13
+	VSUBPD        Z13, Z10, Z10
+	VMOVUPD       Z10, (CX)
+	VCVTPS2PD     Y12, Z10
+	VSUBPD        Z10, Z11, Z10
+	VMOVUPD       Z10, 64(CX)
+	ADDQ          $0x80, CX
+	ADDQ          $0x40, DX
+	ADDQ          $0x40, BX
+	ADDQ          $0x80, SI
+	ADDQ          $0x80, DI
+	ADDQ          $0x40, R8
+	ADDQ          $0x40, R9
+	SUBQ          $0x10, AX
+	JMP           adam64M32AVX512_loop
+
+adam64M32AVX512_done:
+	VZEROUPPER
+	RET
+
+// func adamNoCorr64M32AVX512(p1 []float64, m1 []float32, v1 []float32, p []float64, g []float64, m []float32, v []float32, k []float32, decay []float64)
+// Requires: AVX, AVX512F
+TEXT ·adamNoCorr64M32AVX512(SB), NOSPLIT, $0-216
+	MOVQ         p1_len+8(FP), AX
+	MOVQ         p1_base+0(FP), CX
+	MOVQ         m1_base+24(FP), DX
+	MOVQ         v1_base+48(FP), BX
+	MOVQ         p_base+72(FP), SI
+	MOVQ         g_base+96(FP), DI
+	MOVQ         m_base+120(FP), R8
+	MOVQ         v_base+144(FP), R9
+	MOVQ         k_base+168(FP), R10
+	VBROADCASTSS (R10), Z0
+	VBROADCASTSS 4(R10), Z1
+	VBROADCASTSS 8(R10), Z2
+	VBROADCASTSS 12(R10), Z3
+	VBROADCASTSS 16(R10), Z4
+	VBROADCASTSS 20(R10), Z5
+	VBROADCASTSS 24(R10), Z5
+
+adamNoCorr64M32AVX512_loop:
+	CMPQ          AX, $0x10
+	JB            adamNoCorr64M32AVX512_done
+	VMOVUPD       (SI), Z7
+	VMOVUPD       (DI), Z8
+	VCVTPD2PS     Z8, Y6
+	VMOVUPD       64(SI), Z8
+	VMOVUPD       64(DI), Z9
+	VCVTPD2PS     Z9, Y9
+	VINSERTF64X4  $0x01, Y9, Z6, Z9
+	VMOVUPS       (R8), Z10
+	VMOVUPS       (R9), Z11
+	VMULPS        Z0, Z10, Z10
+	VMULPS        Z1, Z9, Z12
+	VADDPS        Z12, Z10, Z10
+	VMOVUPS       Z10, (DX)
+	VMULPS        Z2, Z11, Z11
+	VMULPS        Z9, Z9, Z9
+	VMULPS        Z3, Z9, Z9
+	VADDPS        Z9, Z11, Z9
+	VMOVUPS       Z9, (BX)
+	VSQRTPS       Z9, Z9
+	VADDPS        Z5, Z9, Z9
+	VDIVPS        Z9, Z10, Z9
+	VMULPS        Z4, Z9, Z9
+	VEXTRACTF64X4 $0x01, Z9, Y6
+	VCVTPS2PD     Y9, Z9
+	VSUBPD        Z9, Z7, Z7
+	VMOVUPD       Z7, (CX)
+	VCVTPS2PD     Y6, Z7
+	VSUBPD        Z7, Z8, Z7
+	VMOVUPD       Z7, 64(CX)
+	ADDQ          $0x80, CX
+	ADDQ          $0x40, DX
+	ADDQ          $0x40, BX
+	ADDQ          $0x80, SI
+	ADDQ          $0x80, DI
+	ADDQ          $0x40, R8
+	ADDQ          $0x40, R9
+	SUBQ          $0x10, AX
+	JMP           adamNoCorr64M32AVX512_loop
+
+adamNoCorr64M32AVX512_done:
+	VZEROUPPER
+	RET
+
+// func adamL264M32AVX512(p1 []float64, m1 []float32, v1 []float32, p []float64, g []float64, m []float32, v []float32, k []float32, decay []float64)
+// Requires: AVX, AVX512F
+TEXT ·adamL264M32AVX512(SB), NOSPLIT, $0-216
+	MOVQ         p1_len+8(FP), AX
+	MOVQ         p1_base+0(FP), CX
+	MOVQ         m1_base+24(FP), DX
+	MOVQ         v1_base+48(FP), BX
+	MOVQ         p_base+72(FP), SI
+	MOVQ         g_base+96(FP), DI
+	MOVQ         m_base+120(FP), R8
+	MOVQ         v_base+144(FP), R9
+	MOVQ         k_base+168(FP), R10
+	VBROADCASTSS (R10), Z0
+	VBROADCASTSS 4(R10), Z1
+	VBROADCASTSS 8(R10), Z2
+	VBROADCASTSS 12(R10), Z3
+	VBROADCASTSS 16(R10), Z4
+	VBROADCASTSS 20(R10), Z5
+	VBROADCASTSS 24(R10), Z6
+	VBROADCASTSS 32(R10), Z7
+	VBROADCASTSS 36(R10), Z8
+	VBROADCASTSS 40(R10), Z9
+	MOVQ         decay_base+192(FP), R10
+	VBROADCASTSD (R10), Z10
+
+adamL264M32AVX512_loop:
+	CMPQ         AX, $0x10
+	JB           adamL264M32AVX512_done
+	VMOVUPD      (SI), Z11
+	VMOVUPD      (DI), Z12
+	VMULPD       Z10, Z11, Z13
+	VADDPD       Z13, Z12, Z12
+	VCVTPD2PS    Z12, Y14
+	VMOVUPD      64(SI), Z12
+	VMOVUPD      64(DI), Z13
+	VMULPD       Z10, Z12, Z15
+	VADDPD       Z15, Z13, Z13
+	VCVTPD2PS    Z13, Y13
+	VINSERTF64X4 $0x01, Y13, Z14, Z13
+	VMOVUPS      (R8), Z15
+	VMOVUPS      (R9), Z16
+	VMULPS       Z0, Z15, Z15
+	VMULPS       Z1, Z13, Z17
+	VADDPS       Z17, Z15, Z15
+	VMOVUPS      Z15, (DX)
+	VMULPS       Z2, Z16, Z16
+	VMULPS       Z13, Z13, Z13
+	VMULPS       Z3, Z13, Z13
+	VADDPS       Z13, Z16, Z13
+	VMOVUPS      Z13, (BX)
+	VSQRTPS      Z13, Z13
+	VCMPPS       $0x1d, Z8, Z13, K1
+	VCMPPS       $0x12, Z9, Z13, K1, K1
+	KMOVW        K1, R10
+	CMPL         R10, $0x0000ffff
+	JNE          adamL264M32AVX512_divide1
+	VMULPS       Z7, Z13, Z16
+	VMOVUPS      Z13, Z17
+	VFNMADD231PS Z5, Z16, Z17
+	VFMADD231PS  Z7, Z17, Z16
+	VMOVUPS      Z13, Z13
+	VFNMADD231PS Z5, Z16, Z13
+	VFMADD231PS  Z7, Z13, Z16
+	JMP          adamL264M32AVX512_join1
+
+adamL264M32AVX512_divide1:
+	VDIVPS Z5, Z13, Z16
+
+adamL264M32AVX512_join1:
+	VADDPS        Z6, Z16, Z13
+	VDIVPS        Z13, Z15, Z13
+	VMULPS        Z4, Z13, Z13
+	VEXTRACTF64X4 $0x01, Z13, Y14
+	VCVTPS2PD     Y13, Z13
+	VSUBPD        Z13, Z11, Z11
+	VMOVUPD       Z11, (CX)
+	VCVTPS2PD     Y14, Z11
+	VSUBPD        Z11, Z12, Z11
+	VMOVUPD       Z11, 64(CX)
+	ADDQ          $0x80, CX
+	ADDQ          $0x40, DX
+	ADDQ          $0x40, BX
+	ADDQ          $0x80, SI
+	ADDQ          $0x80, DI
+	ADDQ          $0x40, R8
+	ADDQ          $0x40, R9
+	SUBQ          $0x10, AX
+	JMP           adamL264M32AVX512_loop
+
+adamL264M32AVX512_done:
+	VZEROUPPER
+	RET
+
+// func adamL2NoCorr64M32AVX512(p1 []float64, m1 []float32, v1 []float32, p []float64, g []float64, m []float32, v []float32, k []float32, decay []float64)
+// Requires: AVX, AVX512F
+TEXT ·adamL2NoCorr64M32AVX512(SB), NOSPLIT, $0-216
+	MOVQ         p1_len+8(FP), AX
+	MOVQ         p1_base+0(FP), CX
+	MOVQ         m1_base+24(FP), DX
+	MOVQ         v1_base+48(FP), BX
+	MOVQ         p_base+72(FP), SI
+	MOVQ         g_base+96(FP), DI
+	MOVQ         m_base+120(FP), R8
+	MOVQ         v_base+144(FP), R9
+	MOVQ         k_base+168(FP), R10
+	VBROADCASTSS (R10), Z0
+	VBROADCASTSS 4(R10), Z1
+	VBROADCASTSS 8(R10), Z2
+	VBROADCASTSS 12(R10), Z3
+	VBROADCASTSS 16(R10), Z4
+	VBROADCASTSS 20(R10), Z5
+	VBROADCASTSS 24(R10), Z5
+	MOVQ         decay_base+192(FP), R10
+	VBROADCASTSD (R10), Z7
+
+adamL2NoCorr64M32AVX512_loop:
+	CMPQ          AX, $0x10
+	JB            adamL2NoCorr64M32AVX512_done
+	VMOVUPD       (SI), Z8
+	VMOVUPD       (DI), Z9
+	VMULPD        Z7, Z8, Z10
+	VADDPD        Z10, Z9, Z9
+	VCVTPD2PS     Z9, Y6
+	VMOVUPD       64(SI), Z9
+	VMOVUPD       64(DI), Z10
+	VMULPD        Z7, Z9, Z11
+	VADDPD        Z11, Z10, Z10
+	VCVTPD2PS     Z10, Y10
+	VINSERTF64X4  $0x01, Y10, Z6, Z10
+	VMOVUPS       (R8), Z11
+	VMOVUPS       (R9), Z12
+	VMULPS        Z0, Z11, Z11
+	VMULPS        Z1, Z10, Z13
+	VADDPS        Z13, Z11, Z11
+	VMOVUPS       Z11, (DX)
+	VMULPS        Z2, Z12, Z12
+	VMULPS        Z10, Z10, Z10
+	VMULPS        Z3, Z10, Z10
+	VADDPS        Z10, Z12, Z10
+	VMOVUPS       Z10, (BX)
+	VSQRTPS       Z10, Z10
+	VADDPS        Z5, Z10, Z10
+	VDIVPS        Z10, Z11, Z10
+	VMULPS        Z4, Z10, Z10
+	VEXTRACTF64X4 $0x01, Z10, Y6
+	VCVTPS2PD     Y10, Z10
+	VSUBPD        Z10, Z8, Z8
+	VMOVUPD       Z8, (CX)
+	VCVTPS2PD     Y6, Z8
+	VSUBPD        Z8, Z9, Z8
+	VMOVUPD       Z8, 64(CX)
+	ADDQ          $0x80, CX
+	ADDQ          $0x40, DX
+	ADDQ          $0x40, BX
+	ADDQ          $0x80, SI
+	ADDQ          $0x80, DI
+	ADDQ          $0x40, R8
+	ADDQ          $0x40, R9
+	SUBQ          $0x10, AX
+	JMP           adamL2NoCorr64M32AVX512_loop
+
+adamL2NoCorr64M32AVX512_done:
+	VZEROUPPER
+	RET
+
+// func adamW64M32AVX512(p1 []float64, m1 []float32, v1 []float32, p []float64, g []float64, m []float32, v []float32, k []float32, decay []float64)
+// Requires: AVX, AVX512F
+TEXT ·adamW64M32AVX512(SB), NOSPLIT, $0-216
+	MOVQ         p1_len+8(FP), AX
+	MOVQ         p1_base+0(FP), CX
+	MOVQ         m1_base+24(FP), DX
+	MOVQ         v1_base+48(FP), BX
+	MOVQ         p_base+72(FP), SI
+	MOVQ         g_base+96(FP), DI
+	MOVQ         m_base+120(FP), R8
+	MOVQ         v_base+144(FP), R9
+	MOVQ         k_base+168(FP), R10
+	VBROADCASTSS (R10), Z0
+	VBROADCASTSS 4(R10), Z1
+	VBROADCASTSS 8(R10), Z2
+	VBROADCASTSS 12(R10), Z3
+	VBROADCASTSS 16(R10), Z4
+	VBROADCASTSS 20(R10), Z5
+	VBROADCASTSS 24(R10), Z6
+	VBROADCASTSS 32(R10), Z7
+	VBROADCASTSS 36(R10), Z8
+	VBROADCASTSS 40(R10), Z9
+	MOVQ         decay_base+192(FP), R10
+	VBROADCASTSD (R10), Z10
+
+adamW64M32AVX512_loop:
+	CMPQ         AX, $0x10
+	JB           adamW64M32AVX512_done
+	VMOVUPD      (SI), Z11
+	VMOVUPD      (DI), Z12
+	VMULPD       Z10, Z11, Z11
+	VCVTPD2PS    Z12, Y13
+	VMOVUPD      64(SI), Z12
+	VMOVUPD      64(DI), Z14
+	VMULPD       Z10, Z12, Z12
+	VCVTPD2PS    Z14, Y14
+	VINSERTF64X4 $0x01, Y14, Z13, Z14
+	VMOVUPS      (R8), Z15
+	VMOVUPS      (R9), Z16
+	VMULPS       Z0, Z15, Z15
+	VMULPS       Z1, Z14, Z17
+	VADDPS       Z17, Z15, Z15
+	VMOVUPS      Z15, (DX)
+	VMULPS       Z2, Z16, Z16
+	VMULPS       Z14, Z14, Z14
+	VMULPS       Z3, Z14, Z14
+	VADDPS       Z14, Z16, Z14
+	VMOVUPS      Z14, (BX)
+	VSQRTPS      Z14, Z14
+	VCMPPS       $0x1d, Z8, Z14, K1
+	VCMPPS       $0x12, Z9, Z14, K1, K1
+	KMOVW        K1, R10
+	CMPL         R10, $0x0000ffff
+	JNE          adamW64M32AVX512_divide1
+	VMULPS       Z7, Z14, Z16
+	VMOVUPS      Z14, Z17
+	VFNMADD231PS Z5, Z16, Z17
+	VFMADD231PS  Z7, Z17, Z16
+	VMOVUPS      Z14, Z14
+	VFNMADD231PS Z5, Z16, Z14
+	VFMADD231PS  Z7, Z14, Z16
+	JMP          adamW64M32AVX512_join1
+
+adamW64M32AVX512_divide1:
+	VDIVPS Z5, Z14, Z16
+
+adamW64M32AVX512_join1:
+	VADDPS        Z6, Z16, Z14
+	VDIVPS        Z14, Z15, Z14
+	VMULPS        Z4, Z14, Z14
+	VEXTRACTF64X4 $0x01, Z14, Y13
+	VCVTPS2PD     Y14, Z14
+	VSUBPD        Z14, Z11, Z11
+	VMOVUPD       Z11, (CX)
+	VCVTPS2PD     Y13, Z11
+	VSUBPD        Z11, Z12, Z11
+	VMOVUPD       Z11, 64(CX)
+	ADDQ          $0x80, CX
+	ADDQ          $0x40, DX
+	ADDQ          $0x40, BX
+	ADDQ          $0x80, SI
+	ADDQ          $0x80, DI
+	ADDQ          $0x40, R8
+	ADDQ          $0x40, R9
+	SUBQ          $0x10, AX
+	JMP           adamW64M32AVX512_loop
+
+adamW64M32AVX512_done:
+	VZEROUPPER
+	RET
+
+// func adamWNoCorr64M32AVX512(p1 []float64, m1 []float32, v1 []float32, p []float64, g []float64, m []float32, v []float32, k []float32, decay []float64)
+// Requires: AVX, AVX512F
+TEXT ·adamWNoCorr64M32AVX512(SB), NOSPLIT, $0-216
+	MOVQ         p1_len+8(FP), AX
+	MOVQ         p1_base+0(FP), CX
+	MOVQ         m1_base+24(FP), DX
+	MOVQ         v1_base+48(FP), BX
+	MOVQ         p_base+72(FP), SI
+	MOVQ         g_base+96(FP), DI
+	MOVQ         m_base+120(FP), R8
+	MOVQ         v_base+144(FP), R9
+	MOVQ         k_base+168(FP), R10
+	VBROADCASTSS (R10), Z0
+	VBROADCASTSS 4(R10), Z1
+	VBROADCASTSS 8(R10), Z2
+	VBROADCASTSS 12(R10), Z3
+	VBROADCASTSS 16(R10), Z4
+	VBROADCASTSS 20(R10), Z5
+	VBROADCASTSS 24(R10), Z5
+	MOVQ         decay_base+192(FP), R10
+	VBROADCASTSD (R10), Z7
+
+adamWNoCorr64M32AVX512_loop:
+	CMPQ          AX, $0x10
+	JB            adamWNoCorr64M32AVX512_done
+	VMOVUPD       (SI), Z8
+	VMOVUPD       (DI), Z9
+	VMULPD        Z7, Z8, Z8
+	VCVTPD2PS     Z9, Y6
+	VMOVUPD       64(SI), Z9
+	VMOVUPD       64(DI), Z10
+	VMULPD        Z7, Z9, Z9
+	VCVTPD2PS     Z10, Y10
+	VINSERTF64X4  $0x01, Y10, Z6, Z10
+	VMOVUPS       (R8), Z11
+	VMOVUPS       (R9), Z12
+	VMULPS        Z0, Z11, Z11
+	VMULPS        Z1, Z10, Z13
+	VADDPS        Z13, Z11, Z11
+	VMOVUPS       Z11, (DX)
+	VMULPS        Z2, Z12, Z12
+	VMULPS        Z10, Z10, Z10
+	VMULPS        Z3, Z10, Z10
+	VADDPS        Z10, Z12, Z10
+	VMOVUPS       Z10, (BX)
+	VSQRTPS       Z10, Z10
+	VADDPS        Z5, Z10, Z10
+	VDIVPS        Z10, Z11, Z10
+	VMULPS        Z4, Z10, Z10
+	VEXTRACTF64X4 $0x01, Z10, Y6
+	VCVTPS2PD     Y10, Z10
+	VSUBPD        Z10, Z8, Z8
+	VMOVUPD       Z8, (CX)
+	VCVTPS2PD     Y6, Z8
+	VSUBPD        Z8, Z9, Z8
+	VMOVUPD       Z8, 64(CX)
+	ADDQ          $0x80, CX
+	ADDQ          $0x40, DX
+	ADDQ          $0x40, BX
+	ADDQ          $0x80, SI
+	ADDQ          $0x80, DI
+	ADDQ          $0x40, R8
+	ADDQ          $0x40, R9
+	SUBQ          $0x10, AX
+	JMP           adamWNoCorr64M32AVX512_loop
+
+adamWNoCorr64M32AVX512_done:
+	VZEROUPPER
+	RET

@@ -54,17 +54,7 @@ func adam512(a avx512, mode adamMode, corrected bool) {
 		"(beta1, 1-beta1, beta2, 1-beta2, step size, bias correction, eps, decay,",
 		"RN(1/correction), and the range of square roots whose quotient by the",
 		fmt.Sprintf("correction needs no division), %d elements at a time; see Adam.", a.lanes))
-	var k [11]VecVirtual
-	for i := range k {
-		if i == 7 && mode == adamPlain || i > 7 && !corrected {
-			continue // not read
-		}
-		k[i] = ZMM()
-		t.bcast(Mem{Base: kb, Disp: i * t.size}, k[i])
-	}
-	beta1, c1, beta2, c2, stepSize, correction, eps := k[0], k[1], k[2], k[3], k[4], k[5], k[6]
-	decay, recip, lo, hi := k[7], k[8], k[9], k[10]
-	bin := func(op func(...Op), a, b Op) VecVirtual { r := ZMM(); op(b, a, r); return r }
+	k := adam512Scalars(a, mode, corrected, kb)
 	label := 0
 	step := func(mask Op) {
 		in := map[string]VecVirtual{}
@@ -87,46 +77,12 @@ func adam512(a avx512, mode adamMode, corrected bool) {
 		g, base := in["g"], in["p"]
 		switch mode {
 		case adamL2:
-			g = bin(t.add, g, bin(t.mul, in["p"], decay))
+			g = a.bin(t.add, g, a.bin(t.mul, in["p"], k[7]))
 		case adamDecoupled:
-			base = bin(t.mul, in["p"], decay)
+			base = a.bin(t.mul, in["p"], k[7])
 		}
-		m1 := bin(t.add, bin(t.mul, in["m"], beta1), bin(t.mul, g, c1))
-		store("m1", m1)
-		v1 := bin(t.add, bin(t.mul, in["v"], beta2), bin(t.mul, bin(t.mul, g, g), c2))
-		store("v1", v1)
-		root := ZMM()
-		t.sqrt(v1, root)
-		if corrected {
-			q := ZMM()
-			if mask == nil {
-				label++
-				divide, join := fmt.Sprintf("%s_divide%d", fn, label), fmt.Sprintf("%s_join%d", fn, label)
-				inRange, bits := K(), GP32()
-				a.cmp(Imm(cmpGEOQ), lo, root, inRange)
-				a.cmp(Imm(cmpLEOQ), hi, root, inRange, inRange)
-				KMOVW(inRange, bits)
-				CMPL(bits, U32(a.full))
-				JNE(LabelRef(divide))
-				t.mul(recip, root, q)
-				for range 2 {
-					r := ZMM()
-					t.load(root, r)
-					a.fnma(correction, q, r) // r = x - q·c
-					a.fma(recip, r, q)       // q = q + r·y
-				}
-				JMP(LabelRef(join))
-				Label(divide)
-				t.div(correction, root, q)
-				Label(join)
-			} else {
-				t.div(correction, root, q)
-			}
-			root = q
-		}
-		denom := bin(t.add, root, eps)
-		delta := bin(t.mul, bin(t.div, m1, denom), stepSize)
-		store("p1", bin(t.sub, base, delta))
+		delta := adam512Delta(a, corrected, mask != nil, fn, &label, k, g, in["m"], in["v"], store)
+		store("p1", a.bin(t.sub, base, delta))
 	}
 	Label(fn + "_loop")
 	CMPQ(n, Imm(uint64(a.lanes)))
@@ -150,6 +106,155 @@ func adam512(a avx512, mode adamMode, corrected bool) {
 	mask := K()
 	KMOVW(bits.As32(), mask)
 	step(mask)
+	Label(fn + "_done")
+	VZEROUPPER()
+	RET()
+}
+
+// bin emits op on a and b into a fresh ZMM register.
+func (a avx512) bin(op func(...Op), x, y Op) VecVirtual { r := ZMM(); op(y, x, r); return r }
+
+// adam512Scalars broadcasts the scalars an Adam kernel of mode reads from
+// kb into ZMM registers: beta1, 1-beta1, beta2, 1-beta2, the step size,
+// the bias correction, eps, the decay, RN(1/correction) and the range of
+// square roots (see adam512); those it does not read stay nil.
+func adam512Scalars(a avx512, mode adamMode, corrected bool, kb GPVirtual) [11]VecVirtual {
+	var k [11]VecVirtual
+	for i := range k {
+		if i == 7 && mode == adamPlain || i > 7 && !corrected {
+			continue // not read
+		}
+		k[i] = ZMM()
+		a.t.bcast(Mem{Base: kb, Disp: i * a.t.size}, k[i])
+	}
+	return k
+}
+
+// adam512Delta emits Adam's moments m1 and v1 from m, v and the gradient
+// g, stores them with store, and returns the step stepSize·(m1/(√v1/c +
+// eps)) that the parameter loses (see adam512 for the division by c;
+// masked, for the last elements, it divides).
+func adam512Delta(a avx512, corrected, masked bool, fn string, label *int, k [11]VecVirtual, g, m, v VecVirtual, store func(string, VecVirtual)) VecVirtual {
+	t, bin := a.t, a.bin
+	beta1, c1, beta2, c2, stepSize, correction, eps := k[0], k[1], k[2], k[3], k[4], k[5], k[6]
+	recip, lo, hi := k[8], k[9], k[10]
+	m1 := bin(t.add, bin(t.mul, m, beta1), bin(t.mul, g, c1))
+	store("m1", m1)
+	v1 := bin(t.add, bin(t.mul, v, beta2), bin(t.mul, bin(t.mul, g, g), c2))
+	store("v1", v1)
+	root := ZMM()
+	t.sqrt(v1, root)
+	if corrected {
+		q := ZMM()
+		if !masked {
+			*label++
+			divide, join := fmt.Sprintf("%s_divide%d", fn, *label), fmt.Sprintf("%s_join%d", fn, *label)
+			inRange, bits := K(), GP32()
+			a.cmp(Imm(cmpGEOQ), lo, root, inRange)
+			a.cmp(Imm(cmpLEOQ), hi, root, inRange, inRange)
+			KMOVW(inRange, bits)
+			CMPL(bits, U32(a.full))
+			JNE(LabelRef(divide))
+			t.mul(recip, root, q)
+			for range 2 {
+				r := ZMM()
+				t.load(root, r)
+				a.fnma(correction, q, r) // r = x - q·c
+				a.fma(recip, r, q)       // q = q + r·y
+			}
+			JMP(LabelRef(join))
+			Label(divide)
+			t.div(correction, root, q)
+			Label(join)
+		} else {
+			t.div(correction, root, q)
+		}
+		root = q
+	}
+	denom := bin(t.add, root, eps)
+	return bin(t.mul, bin(t.div, m1, denom), stepSize)
+}
+
+// adamM32Slices are the slices of an Adam kernel of float64 parameters
+// with float32 moments, and their elements' sizes.
+var adamM32Slices = map[string]int{"p1": 8, "m1": 4, "v1": 4, "p": 8, "g": 8, "m": 4, "v": 4}
+
+// adamM32 emits func adam<mode>[NoCorr]64M32AVX512, Adam's step of
+// float64 parameters with float32 moments (see vek.AdamM32), 16 elements
+// at a time: the gradient (with p·decay added in float64, for L2 decay)
+// rounded to float32, the moments and the step delta as adam512 computes
+// them for float32, and the parameter's difference with float64(delta)
+// in float64, from p (or p·decay, for decoupled decay). The last
+// elements, fewer than 16, are the caller's.
+func adamM32(mode adamMode, corrected bool) {
+	a, d := f32x16, f64x8
+	fn := "adam" + mode.name + "64M32AVX512"
+	what := mode.doc
+	if !corrected {
+		fn = "adam" + mode.name + "NoCorr64M32AVX512"
+		what += " and a bias correction of 1 (not divided by)"
+	}
+	TEXT(fn, NOSPLIT, "func(p1 []float64, m1, v1 []float32, p, g []float64, m, v []float32, k []float32, decay []float64)")
+	Pragma("noescape")
+	Doc(fn+" sets p1, m1 and v1 to Adam's step"+what+" of float64 parameters p",
+		"with float32 moments m and v, from the gradient g, the float32 scalars k (as",
+		"adam512's) and the float64 decay[0], 16 elements at a time (len(p1) a",
+		"multiple of 16); see AdamM32.")
+	n := GP64()
+	Load(Param("p1").Len(), n)
+	ptr := map[string]GPVirtual{}
+	for _, name := range adamSlices {
+		r := GP64()
+		Load(Param(name).Base(), r)
+		ptr[name] = r
+	}
+	kb := GP64()
+	Load(Param("k").Base(), kb)
+	k := adam512Scalars(a, adamPlain, corrected, kb) // the decay is float64's
+	var decay VecVirtual
+	if mode != adamPlain {
+		db := GP64()
+		Load(Param("decay").Base(), db)
+		decay = ZMM()
+		d.t.bcast(Mem{Base: db}, decay)
+	}
+	label := 0
+	Label(fn + "_loop")
+	CMPQ(n, Imm(16))
+	JB(LabelRef(fn + "_done"))
+	var halves, bases [2]VecVirtual
+	for h := range 2 {
+		p, g := ZMM(), ZMM()
+		d.t.load(Mem{Base: ptr["p"], Disp: 64 * h}, p)
+		d.t.load(Mem{Base: ptr["g"], Disp: 64 * h}, g)
+		switch mode {
+		case adamL2:
+			g = d.bin(d.t.add, g, d.bin(d.t.mul, p, decay))
+		case adamDecoupled:
+			p = d.bin(d.t.mul, p, decay)
+		}
+		halves[h], bases[h] = ZMM(), p
+		VCVTPD2PS(g, halves[h].AsY())
+	}
+	g := ZMM()
+	VINSERTF64X4(Imm(1), halves[1].AsY(), halves[0], g)
+	m, v := ZMM(), ZMM()
+	a.t.load(Mem{Base: ptr["m"]}, m)
+	a.t.load(Mem{Base: ptr["v"]}, v)
+	store := func(name string, r VecVirtual) { a.t.store(r, Mem{Base: ptr[name]}) }
+	delta := adam512Delta(a, corrected, false, fn, &label, k, g, m, v, store)
+	hi := YMM()
+	VEXTRACTF64X4(Imm(1), delta, hi)
+	for h, part := range []Op{delta.AsY(), hi} {
+		wide := ZMM()
+		VCVTPS2PD(part, wide)
+		d.t.store(d.bin(d.t.sub, bases[h], wide), Mem{Base: ptr["p1"], Disp: 64 * h})
+	}
+	for _, name := range adamSlices {
+		ADDQ(Imm(uint64(16*adamM32Slices[name])), ptr[name])
+	}
+	SUBQ(Imm(16), n)
+	JMP(LabelRef(fn + "_loop"))
 	Label(fn + "_done")
 	VZEROUPPER()
 	RET()

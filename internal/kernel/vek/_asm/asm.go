@@ -133,6 +133,10 @@ func main() {
 			adam512(a, mode, false)
 		}
 	}
+	for _, mode := range []adamMode{adamPlain, adamL2, adamDecoupled} {
+		adamM32(mode, true)
+		adamM32(mode, false)
+	}
 	Generate()
 }
 
