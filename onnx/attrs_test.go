@@ -169,6 +169,13 @@ func TestUnimplementedAttributeValuesRefused(t *testing.T) {
 		// with axis 1, a wrong value.
 		{"Add", 6, []*onnxpb.AttributeProto{intAttr("broadcast", 1)}, []arg{graphIn(2, 2), graphIn(2)}, intAttr("axis", 0), `axis 0 with broadcast 1: B float32(2) aligned with A float32(2,2) from axis 0 (implemented: B aligned with A's last axes, axis 1)`, true},
 		{"Softmax", 13, nil, []arg{x4}, intAttr("consumed_inputs", 0), `attribute "consumed_inputs" (implemented for Softmax at opset 13: axis)`, true},
+		// noop_with_empty_axes came with ReduceSum's axes input (opset 13)
+		// and the other Reduce ops' (18), when their axes attribute went:
+		// both were accepted at every opset.
+		{"ReduceL1", 13, nil, []arg{x4}, intAttr("noop_with_empty_axes", 1), `attribute "noop_with_empty_axes" (implemented for ReduceL1 at opset 13: axes, keepdims)`, true},
+		{"ReduceSum", 12, nil, []arg{x4}, intAttr("noop_with_empty_axes", 1), `attribute "noop_with_empty_axes" (implemented for ReduceSum at opset 12: axes, keepdims)`, true},
+		{"ReduceSumSquare", 18, nil, []arg{x4}, intsAttr("axes", 1), `attribute "axes" (implemented for ReduceSumSquare at opset 18: keepdims, noop_with_empty_axes)`, true},
+		{"ReduceSum", 13, nil, []arg{x4}, intsAttr("axes", 1), `attribute "axes" (implemented for ReduceSum at opset 13: keepdims, noop_with_empty_axes)`, true},
 	} {
 		name := fmt.Sprintf("%s %s at opset %d", c.op, c.attr.GetName(), c.opset)
 		_, err := ImportProto(nodeModel(c.op, c.opset, append(c.base, c.attr), c.in...), "", Options{Frozen: true})

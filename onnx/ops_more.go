@@ -42,10 +42,10 @@ func init() {
 		"ThresholdedRelu":       one(importThresholdedRelu),
 		"PRelu":                 one(importPRelu),
 		"CastLike":              one(importCastLike),
-		"ReduceMin":             reduction(negated(ops.Max), negated(ops.MaxKeepDims), nil),
-		"ReduceL1":              reduction(ops.Sum, ops.SumKeepDims, ops.Abs),
-		"ReduceL2":              reduction(after(ops.Sum, ops.Sqrt), after(ops.SumKeepDims, ops.Sqrt), ops.Square),
-		"ReduceLogSum":          reduction(after(ops.Sum, ops.Log), after(ops.SumKeepDims, ops.Log), nil),
+		"ReduceMin":             reduction(negated(ops.Max), negated(ops.MaxKeepDims), nil, nil),
+		"ReduceL1":              reduction(ops.Sum, ops.SumKeepDims, ops.Abs, nil),
+		"ReduceL2":              reduction(ops.Sum, ops.SumKeepDims, ops.Square, ops.Sqrt),
+		"ReduceLogSum":          reduction(ops.Sum, ops.SumKeepDims, nil, ops.Log),
 		"InstanceNormalization": one(importInstanceNorm),
 		"Tile":                  one(importTile),
 		"Trilu":                 one(importTrilu),
@@ -69,11 +69,6 @@ func init() {
 // negated is -f(-x): a minimum from a maximum.
 func negated(f func(*graph.Node, ...int) *graph.Node) func(*graph.Node, ...int) *graph.Node {
 	return func(x *graph.Node, axes ...int) *graph.Node { return ops.Neg(f(ops.Neg(x), axes...)) }
-}
-
-// after is g(f(x, axes)).
-func after(f func(*graph.Node, ...int) *graph.Node, g func(*graph.Node) *graph.Node) func(*graph.Node, ...int) *graph.Node {
-	return func(x *graph.Node, axes ...int) *graph.Node { return g(f(x, axes...)) }
 }
 
 // positive is the mask x > 0.
