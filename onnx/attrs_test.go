@@ -137,9 +137,9 @@ func TestUnimplementedAttributeValuesRefused(t *testing.T) {
 		{"AveragePool", 19, []*onnxpb.AttributeProto{kernel}, []arg{x4}, intsAttr("dilations", 2, 2), `dilations [2 2] (implemented: 1 on every axis)`, false},
 		{"BatchNormalization", 15, nil, bn, intAttr("training_mode", 1), `training_mode 1 (implemented: 0)`, false},
 		{"BatchNormalization", 7, nil, bn, intAttr("spatial", 0), `spatial 0 (implemented: 1)`, true},
-		{"BatchNormalization", 6, nil, bn, intAttr("is_test", 0), `is_test 0, training mode (implemented: is_test 1, Import builds inference)`, true},
+		{"BatchNormalization", 6, nil, bn, intAttr("is_test", 0), `is_test 0, training mode (implemented: is_test 1, Import builds inference)`, false},
 		{"BatchNormalization", 9, nil, bn, intAttr("spatial", 1), `attribute "spatial" (implemented for BatchNormalization at opset 9: epsilon, momentum, training_mode)`, true},
-		{"Dropout", 6, nil, []arg{x4}, intAttr("is_test", 0), `is_test 0, training mode`, true},
+		{"Dropout", 6, nil, []arg{x4}, intAttr("is_test", 0), `is_test 0, training mode`, false},
 		{"Dropout", 13, nil, []arg{x4}, floatAttr("ratio", 0.5), `attribute "ratio" (implemented for Dropout at opset 13: seed)`, true},
 		{"LayerNormalization", 17, nil, []arg{graphIn(2, 3), graphIn(3)}, intAttr("stash_type", int64(onnxpb.TensorProto_FLOAT16)), `stash_type 10 (implemented: 1, 11)`, true},
 		{"Pad", 19, nil, []arg{x4, initInts(0, 0, 0, 1, 0, 0, 0, 1)}, stringAttr("mode", "wrap"), `mode "wrap" (implemented: "constant", "edge", "reflect")`, false},
@@ -187,6 +187,43 @@ func TestUnimplementedAttributeValuesRefused(t *testing.T) {
 			if _, err := ImportProto(nodeModel(c.op, c.opset, c.base, c.in...), "", Options{Frozen: true}); err != nil {
 				t.Errorf("%s: without the attribute: %v", name, err)
 			}
+		}
+	}
+}
+
+// TestTrainingModeByDefaultRefused: before opset 7, BatchNormalization
+// and Dropout without is_test are in training mode (ONNX's default,
+// 0), which Import refuses, naming the node, its opset and the
+// attribute; it built them for inference, silently, a batch norm
+// normalised by its running statistics where training mode takes the
+// batch's, and a Dropout that drops nothing. With is_test 1 they import.
+func TestTrainingModeByDefaultRefused(t *testing.T) {
+	x4 := graphIn(1, 2, 4, 4)
+	bn := []arg{x4, graphIn(2), graphIn(2), graphIn(2), graphIn(2)}
+	consumed := intsAttr("consumed_inputs", 0, 0, 0, 1, 1) // opset 1's required attribute
+	for _, c := range []struct {
+		op    string
+		opset int64
+		attrs []*onnxpb.AttributeProto
+		in    []arg
+	}{
+		{"BatchNormalization", 6, nil, bn},
+		{"BatchNormalization", 1, []*onnxpb.AttributeProto{consumed}, bn},
+		{"Dropout", 6, []*onnxpb.AttributeProto{floatAttr("ratio", 0.5)}, []arg{x4}},
+		{"Dropout", 1, nil, []arg{x4}},
+	} {
+		_, err := ImportProto(nodeModel(c.op, c.opset, c.attrs, c.in...), "", Options{Frozen: true})
+		want := fmt.Sprintf(`nabla: onnx.Import: node %s (unnamed, output "y"), opset %d: unsupported: is_test absent: its default, 0, is training mode (implemented: is_test 1, Import builds inference) at `, c.op, c.opset)
+		if err == nil || !strings.HasPrefix(err.Error(), want) {
+			t.Errorf("%s at opset %d: got %v, want an error starting %q", c.op, c.opset, err, want)
+		}
+		if _, err := ImportProto(nodeModel(c.op, c.opset, append(c.attrs, intAttr("is_test", 1)), c.in...), "", Options{Frozen: true}); err != nil {
+			t.Errorf("%s at opset %d with is_test 1: %v", c.op, c.opset, err)
+		}
+	}
+	for _, opset := range []int64{7, 15} { // no is_test: inference
+		if _, err := ImportProto(nodeModel("BatchNormalization", opset, nil, bn...), "", Options{Frozen: true}); err != nil {
+			t.Errorf("BatchNormalization at opset %d: %v", opset, err)
 		}
 	}
 }
