@@ -3,6 +3,7 @@ package onnx
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/nabla-go/nabla/graph"
 	"github.com/nabla-go/nabla/onnx/onnxpb"
@@ -364,6 +365,13 @@ func importGather(c *nodeContext) (*graph.Node, error) {
 		return nil, fmt.Errorf("Gather from a scalar")
 	}
 	n := x.Shape()[axis]
+	if n == 0 { // no row to pick: the output is empty, or every index out of range
+		if idx.Type().Size() != 0 {
+			return nil, fmt.Errorf("indices %v index data %v along its axis %d, which is empty: every index is out of range", idx.Type(), x.Type(), axis)
+		}
+		shape := slices.Concat(x.Shape()[:axis], idx.Shape(), x.Shape()[axis+1:])
+		return viaFloat1(x, func(x *graph.Node) *graph.Node { return ops.Reshape(x, shape...) }), nil
+	}
 	if idx.Kind() == graph.KindConst {
 		vals := denseInts(idx.Value())
 		fixed := make([]int64, len(vals))

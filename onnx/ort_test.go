@@ -95,6 +95,17 @@ func ortFloats(v []float64) []ortFloat {
 // returns its outputs by name, as float64 tensors of dtype.
 func runORT(t *testing.T, ort, model string, dtype tensor.Dtype, inputs map[string]ortInput) map[string]*tensor.Dense {
 	t.Helper()
+	got, err := tryORT(t, ort, model, dtype, inputs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got
+}
+
+// tryORT is runORT returning ONNX Runtime's refusal of the model or its
+// inputs as an error.
+func tryORT(t *testing.T, ort, model string, dtype tensor.Dtype, inputs map[string]ortInput) (map[string]*tensor.Dense, error) {
+	t.Helper()
 	script, err := filepath.Abs("testdata/ort_run.js")
 	if err != nil {
 		t.Fatal(err)
@@ -113,7 +124,7 @@ func runORT(t *testing.T, ort, model string, dtype tensor.Dtype, inputs map[stri
 		if e, ok := err.(*exec.ExitError); ok {
 			msg = string(e.Stderr)
 		}
-		t.Fatalf("onnxruntime: %v: %s", err, msg)
+		return nil, fmt.Errorf("onnxruntime: %v: %s", err, msg)
 	}
 	var res map[string]struct {
 		Dims []int
@@ -132,7 +143,7 @@ func runORT(t *testing.T, ort, model string, dtype tensor.Dtype, inputs map[stri
 			t.Fatal(err)
 		}
 	}
-	return got
+	return got, nil
 }
 
 // TestONNXRuntimeRunsExports runs exported nets under ONNX Runtime and
