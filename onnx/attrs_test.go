@@ -143,8 +143,14 @@ func TestUnimplementedAttributeValuesRefused(t *testing.T) {
 		{"Dropout", 13, nil, []arg{x4}, floatAttr("ratio", 0.5), `attribute "ratio" (implemented for Dropout at opset 13: seed)`, true},
 		{"LayerNormalization", 17, nil, []arg{graphIn(2, 3), graphIn(3)}, intAttr("stash_type", int64(onnxpb.TensorProto_FLOAT16)), `stash_type 10 (implemented: 1, 11)`, true},
 		{"Pad", 19, nil, []arg{x4, initInts(0, 0, 0, 1, 0, 0, 0, 1)}, stringAttr("mode", "wrap"), `mode "wrap" (implemented: "constant", "edge", "reflect")`, false},
-		{"Pad", 1, nil, []arg{x4}, intsAttr("paddings", 0, 0, 0, 1, 0, 0, 0, 1), `attribute "paddings" (implemented for Pad at opset 1: mode, pads, value)`, false},
-		{"Reshape", 4, nil, []arg{x4}, intsAttr("shape", 2, 16), `attribute "shape" (implemented for Reshape at opset 4: allowzero)`, false},
+		{"Pad", 2, nil, []arg{x4}, intsAttr("paddings", 0, 0, 0, 1, 0, 0, 0, 1), `attribute "paddings" (implemented for Pad at opset 2: mode, pads, value)`, false},
+		{"Pad", 1, nil, []arg{x4}, intsAttr("paddings", 0, 0, 0, -1, 0, 0, 0, 1), `paddings [0 0 0 -1 0 0 0 1]: opset 1's paddings count the values added, at least 0`, false},
+		// The attributes of other opsets were read: Pad's pads attribute
+		// before its input, Reshape's allowzero before opset 14.
+		{"Pad", 11, nil, []arg{x4, initInts(0, 0, 0, 1, 0, 0, 0, 1)}, intsAttr("pads", 0, 0, 0, 2, 0, 0, 0, 2), `attribute "pads" (implemented for Pad at opset 11: mode)`, true},
+		{"Reshape", 5, nil, []arg{x4, initInts(2, 16)}, intsAttr("shape", 4, 8), `attribute "shape" (implemented for Reshape at opset 5: none)`, true},
+		{"Reshape", 13, nil, []arg{x4, initInts(2, 16)}, intAttr("allowzero", 1), `attribute "allowzero" (implemented for Reshape at opset 13: none)`, true},
+		{"Reshape", 4, nil, []arg{x4}, intsAttr("consumed_inputs", 0), `no shape attribute (opset 4's Reshape takes its shape as one)`, false},
 		{"Resize", 18, nil, resize13, intAttr("antialias", 1), `antialias 1 (implemented: 0)`, false},
 		{"Resize", 18, nil, resize13, stringAttr("keep_aspect_ratio_policy", "not_larger"), `keep_aspect_ratio_policy "not_larger" (implemented: "stretch")`, false},
 		{"Resize", 13, nil, resize13, stringAttr("coordinate_transformation_mode", "tf_crop_and_resize"), `coordinate_transformation_mode "tf_crop_and_resize" (implemented: "half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric")`, false},

@@ -41,7 +41,7 @@ func init() {
 		// saturate says how values out of a float8's range convert; Import
 		// has no float8 types.
 		"Cast":      {"to": {}, "saturate": {from: 19}},
-		"Reshape":   {"allowzero": {}},
+		"Reshape":   {"allowzero": {from: 14}, "shape": {to: 4}}, // shape an input from opset 5 on
 		"Flatten":   {"axis": {}},
 		"Transpose": {"perm": {}},
 		"Concat":    {"axis": {}},
@@ -186,16 +186,24 @@ func importCast(c *nodeContext) (*graph.Node, error) {
 	return ops.Cast(x, to), nil
 }
 
-// importReshape resolves 0 (copy the input's dimension, unless allowzero)
-// and -1 (inferred).
+// importReshape takes the shape from input 1, or before opset 5 from the
+// shape attribute, and resolves 0 (copy the input's dimension, unless
+// allowzero) and -1 (inferred).
 func importReshape(c *nodeContext) (*graph.Node, error) {
 	x, err := c.input(0)
 	if err != nil {
 		return nil, err
 	}
-	shape, err := c.knownInts(1)
-	if err != nil {
-		return nil, err
+	var shape []int
+	switch {
+	case c.im.opset >= 5:
+		if shape, err = c.knownInts(1); err != nil {
+			return nil, err
+		}
+	case !c.has("shape"):
+		return nil, fmt.Errorf("no shape attribute (opset %d's Reshape takes its shape as one)", c.im.opset)
+	default:
+		shape = c.attrInts("shape")
 	}
 	if c.attrInt("allowzero", 0) == 0 {
 		for i, d := range shape {
