@@ -59,7 +59,7 @@ func init() {
 		"LogSoftmax":      one(func(c *nodeContext) (*graph.Node, error) { return importSoftmax(c, ops.LogSoftmax) }),
 		"ReduceSum":       reduction(ops.Sum, ops.SumKeepDims, nil, nil),
 		"ReduceMean":      reduction(ops.Mean, ops.MeanKeepDims, nil, nil),
-		"ReduceMax":       reduction(ops.Max, ops.MaxKeepDims, nil, nil),
+		"ReduceMax":       reduction(emptyAs(ops.Max, false, false), emptyAs(ops.MaxKeepDims, true, false), nil, nil),
 		"ReduceLogSumExp": reduction(ops.LogSumExp, ops.LogSumExpKeepDims, nil, nil),
 		"ReduceSumSquare": reduction(ops.Sum, ops.SumKeepDims, ops.Square, nil),
 	})

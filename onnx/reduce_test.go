@@ -4,6 +4,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/nabla-go/nabla/graph"
@@ -84,5 +85,66 @@ func TestReduceNothing(t *testing.T) {
 	}
 	if !haveORT {
 		t.Log("onnxruntime-node not found: compared with the hand-derived values only")
+	}
+}
+
+// TestReduceEmptySet reduces (2,0,3) over its empty axis 1: ONNX's
+// reference implementation and ONNX Runtime give 0 for the sums, -∞ for
+// ReduceLogSum, ReduceLogSumExp and ReduceMax, +∞ for ReduceMin (of
+// int64s, the dtype's extremes), values derived by hand here and, when
+// it is installed, compared with ONNX Runtime's. Import refused ReduceMax
+// and ReduceMin ("maximum over axes [1] of zero elements is undefined");
+// a mean of nothing, which ONNX leaves undefined, stays refused.
+func TestReduceEmptySet(t *testing.T) {
+	inf := math.Inf(1)
+	x := graph.NewDense(graph.Float64, 2, 0, 3)
+	ort, haveORT := onnxRuntimeIfPresent()
+	for op, want := range map[string]float64{
+		"ReduceSumSquare": 0, "ReduceL1": 0, "ReduceL2": 0, "ReduceSum": 0,
+		"ReduceLogSum": -inf, "ReduceLogSumExp": -inf, "ReduceMax": -inf, "ReduceMin": inf,
+	} {
+		data := oneNodeModel(op, 18, nil, []operand{{shape: []int{2, 0, 3}}, ints(1)})
+		wantT, _ := graph.FromFloat64s(graph.Float64, []float64{want, want, want, want, want, want}, 2, 1, 3)
+		m, err := onnx.Import(data, onnx.Options{})
+		if err != nil {
+			t.Errorf("%s: %v", op, err)
+			continue
+		}
+		got, err := runModel(m, []*tensor.Dense{x})
+		if err != nil {
+			t.Errorf("%s: %v", op, err)
+			continue
+		}
+		if err := closeTo(got[0], wantT, 0, 0); err != nil {
+			t.Errorf("%s: %v", op, err)
+		}
+		if !haveORT {
+			continue
+		}
+		path := filepath.Join(t.TempDir(), "model.onnx")
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		byORT := runORT(t, ort, path, graph.Float64, map[string]ortInput{"x0": {"float64", []int{2, 0, 3}, []float64{}}})
+		if err := closeTo(byORT["y"], wantT, 0, 0); err != nil {
+			t.Errorf("%s: ONNX Runtime: %v", op, err)
+		}
+	}
+	for op, want := range map[string]int64{"ReduceMax": math.MinInt64, "ReduceMin": math.MaxInt64} {
+		m, err := onnx.Import(oneNodeModel(op, 18, []*onnxpb.AttributeProto{attrI("keepdims", 0)}, []operand{{shape: []int{0}, ints: []int64{}}}), onnx.Options{})
+		if err != nil {
+			t.Errorf("%s of int64: %v", op, err)
+			continue
+		}
+		got, err := runModel(m, nil)
+		if err != nil {
+			t.Errorf("%s of int64: %v", op, err)
+		} else if v := got[0].Int64s(); len(v) != 1 || v[0] != want || got[0].Dims() != 0 {
+			t.Errorf("%s of int64: got %v %v, want [%d] of shape ()", op, got[0].Shape(), v, want)
+		}
+	}
+	_, err := onnx.Import(oneNodeModel("ReduceMean", 18, nil, []operand{{shape: []int{2, 0, 3}}, ints(1)}), onnx.Options{})
+	if want := "Mean: mean over axes [1] of zero elements is undefined"; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("ReduceMean: got %v, want an error containing %q", err, want)
 	}
 }
