@@ -67,7 +67,8 @@ func (c gatherCase) model() []byte {
 // refused an empty axis ("table must be (n,...) with n ≥ 1 rows"). An
 // index into an empty axis is out of range, an error, as in ONNX
 // Runtime, also where the Gather's value is no output (ONNX Runtime runs
-// the node and fails).
+// the node and fails) and where its output has no element (ONNX Runtime
+// checks every index).
 func TestGatherEmpty(t *testing.T) {
 	ort, haveORT := onnxRuntimeIfPresent()
 	for _, c := range []struct {
@@ -87,6 +88,8 @@ func TestGatherEmpty(t *testing.T) {
 			nil, "indices int64(1) index data float32(0,3) along its axis 0, which is empty"},
 		{"a fed index into an empty axis", gatherCase{data: []int{0, 3}, idxShape: []int{1}},
 			nil, "indices int64(1) index data float32(0,3) along its axis 0, which is empty"},
+		{"an index out of range, the output empty", gatherCase{data: []int{3, 0}, idx: []int64{5}, idxShape: []int{1}},
+			nil, "index 5 out of range [-3, 3)"},
 		{"an index out of range, the value unused", gatherCase{data: []int{2, 3}, idx: []int64{5}, idxShape: []int{1}, dead: true},
 			nil, "index 5 out of range [-2, 2)"},
 	} {
