@@ -138,6 +138,15 @@ func FuzzImport(f *testing.F) {
 	f.Add(data)
 	f.Add(scanModel())
 	f.Add(oneNodeModel("Resize", 17, []*onnxpb.AttributeProto{attrS("mode", "cubic")}, []operand{{shape: []int{1, 1, 3, 2}}, {shape: []int{0}}, {shape: []int{0}}, ints(1, 1, 5, 3)}))
+	// Opset 1's attributes, reductions of nothing and of empty sets, and
+	// a Gather from an empty axis.
+	paddings := &onnxpb.AttributeProto{Name: proto.String("paddings"), Type: onnxpb.AttributeProto_INTS.Enum(), Ints: []int64{0, 1, 2, 0}}
+	f.Add(oneNodeModel("Pad", 1, []*onnxpb.AttributeProto{paddings, attrS("mode", "reflect")}, []operand{{shape: []int{3, 2}}}))
+	shape := &onnxpb.AttributeProto{Name: proto.String("shape"), Type: onnxpb.AttributeProto_INTS.Enum(), Ints: []int64{0, -1}}
+	f.Add(oneNodeModel("Reshape", 1, []*onnxpb.AttributeProto{shape}, []operand{{shape: []int{2, 3}}}))
+	f.Add(oneNodeModel("ReduceL2", 18, []*onnxpb.AttributeProto{attrI("noop_with_empty_axes", 1)}, []operand{{shape: []int{2, 3}}}))
+	f.Add(oneNodeModel("ReduceMin", 18, nil, []operand{{shape: []int{2, 0, 3}}, ints(1)}))
+	f.Add(oneNodeModel("Gather", 17, nil, []operand{{shape: []int{0, 3}}, {shape: []int{0}, ints: []int64{}}}))
 	if b, err := os.ReadFile(filepath.Join(nodeTests(), "test_conv_with_strides_padding", "model.onnx")); err == nil {
 		f.Add(b)
 	}
