@@ -180,3 +180,15 @@ func TestHugeRepeatsStaySmall(t *testing.T) {
 		t.Errorf("%d nodes for one Tile", n)
 	}
 }
+
+// TestConv1DMismatchRefused: a 1-D Conv whose weight does not fit its
+// input is an error naming the shapes (of the 2-D convolution Import
+// builds); Import panicked reshaping the refused convolution's result
+// back to 1-D, an internal error (found by FuzzImport).
+func TestConv1DMismatchRefused(t *testing.T) {
+	_, err := onnx.Import(oneNodeModel("Conv", 17, nil, []operand{{shape: []int{1, 2, 5}}, {shape: []int{3, 4, 3}}}), onnx.Options{})
+	want := `node Conv (unnamed, output "y"), opset 17: Conv2D: input (1,2,1,5) and weight (3,4,1,3) do not fit 1 group(s)`
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("got %v, want an error containing %q", err, want)
+	}
+}

@@ -121,6 +121,9 @@ func spatial(x *graph.Node) (*graph.Node, func(*graph.Node) *graph.Node, error) 
 		s := x.Shape()
 		return ops.Reshape(x, s[0], s[1], 1, s[2]), func(y *graph.Node) *graph.Node {
 			ys := y.Shape()
+			if len(ys) != 4 { // the node of an op refused, whose error the graph holds
+				return y
+			}
 			return ops.Reshape(y, ys[0], ys[1], ys[3])
 		}, nil
 	}
