@@ -155,7 +155,7 @@ func TestUnimplementedAttributeValuesRefused(t *testing.T) {
 		{"Resize", 18, nil, resize13, stringAttr("keep_aspect_ratio_policy", "not_larger"), `keep_aspect_ratio_policy "not_larger" (implemented: "stretch")`, false},
 		{"Resize", 13, nil, resize13, stringAttr("coordinate_transformation_mode", "tf_crop_and_resize"), `coordinate_transformation_mode "tf_crop_and_resize" (implemented: "half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric")`, false},
 		{"Resize", 19, nil, resize13, stringAttr("coordinate_transformation_mode", "half_pixel_symmetric"), `coordinate_transformation_mode "half_pixel_symmetric"`, false},
-		{"Resize", 10, nil, []arg{x4, initFloats(1, 1, 2, 2)}, stringAttr("coordinate_transformation_mode", "align_corners"), `attribute "coordinate_transformation_mode" (implemented for Resize at opset 10: antialias, axes, cubic_coeff_a, exclude_outside, keep_aspect_ratio_policy, mode)`, true},
+		{"Resize", 10, nil, []arg{x4, initFloats(1, 1, 2, 2)}, stringAttr("coordinate_transformation_mode", "align_corners"), `attribute "coordinate_transformation_mode" (implemented for Resize at opset 10: mode)`, true},
 		{"Resize", 13, nil, resize13, stringAttr("nearest_mode", "round"), `nearest_mode "round" (implemented: "round_prefer_floor", "round_prefer_ceil", "floor", "ceil")`, true},
 		{"ScatterND", 16, nil, []arg{graphIn(3, 2), initInts(1), graphIn(1, 2)}, stringAttr("reduction", "mul"), `reduction "mul" (implemented: "none", "add")`, false},
 		{"RNN", 14, nil, rnn(1), floatAttr("clip", 3), `attribute "clip" (implemented for RNN at opset 14: activations, direction, hidden_size, layout)`, false},
@@ -163,7 +163,7 @@ func TestUnimplementedAttributeValuesRefused(t *testing.T) {
 		{"LSTM", 14, nil, rnn(4), stringsAttr("activations", "Sigmoid", "HardSigmoid", "Tanh"), `activation "HardSigmoid" (implemented: Sigmoid, Tanh, Relu, Softplus)`, false},
 		{"LSTM", 14, nil, rnn(4), intAttr("input_forget", 1), `input_forget 1 (implemented: 0)`, false},
 		{"LSTM", 14, nil, []arg{graphIn(1, 2, 3), graphIn(1, 8, 3), graphIn(1, 8, 2)}, intAttr("layout", 2), `layout 2 (implemented: 0, 1)`, true},
-		{"RNN", 7, nil, rnn(1), intAttr("linear_before_reset", 1), `attribute "linear_before_reset" (implemented for RNN at opset 7: activations, direction, hidden_size, layout)`, true},
+		{"RNN", 7, nil, rnn(1), intAttr("linear_before_reset", 1), `attribute "linear_before_reset" (implemented for RNN at opset 7: activations, direction, hidden_size)`, true},
 		{"Constant", 12, nil, nil, stringAttr("value_string", "a"), `attribute "value_string" (implemented for Constant at opset 12: value, value_float, value_floats, value_int, value_ints)`, false},
 		{"Gelu", 20, nil, []arg{x4}, stringAttr("approximate", "erf"), `approximate "erf" (implemented: "none", "tanh")`, false},
 		{"NegativeLogLikelihoodLoss", 13, nil, []arg{graphIn(2, 3), initInts(0, 1)}, stringAttr("reduction", "max"), `reduction "max" (implemented: "mean", "none", "sum")`, false},
@@ -182,6 +182,24 @@ func TestUnimplementedAttributeValuesRefused(t *testing.T) {
 		{"ReduceSum", 12, nil, []arg{x4}, intAttr("noop_with_empty_axes", 1), `attribute "noop_with_empty_axes" (implemented for ReduceSum at opset 12: axes, keepdims)`, true},
 		{"ReduceSumSquare", 18, nil, []arg{x4}, intsAttr("axes", 1), `attribute "axes" (implemented for ReduceSumSquare at opset 18: keepdims, noop_with_empty_axes)`, true},
 		{"ReduceSum", 13, nil, []arg{x4}, intsAttr("axes", 1), `attribute "axes" (implemented for ReduceSum at opset 13: keepdims, noop_with_empty_axes)`, true},
+		// Attributes of other opsets than the model's were read: an
+		// attribute an input replaced (Slice's starts, Squeeze's axes,
+		// Split's split, Clip's min), read before the input, or one added
+		// later (ceil_mode, select_last_index, layout, ...) honoured where
+		// the model's opset does not define it.
+		{"Slice", 10, nil, []arg{graphIn(4, 4), initInts(1), initInts(3)}, intsAttr("starts", 0), `attribute "starts" (implemented for Slice at opset 10: none)`, true},
+		{"Squeeze", 13, nil, []arg{graphIn(1, 4), initInts(0)}, intsAttr("axes", 0), `attribute "axes" (implemented for Squeeze at opset 13: none)`, true},
+		{"Split", 13, nil, []arg{graphIn(4), initInts(4)}, intsAttr("split", 4), `attribute "split" (implemented for Split at opset 13: axis)`, true},
+		{"Clip", 11, nil, []arg{graphIn(4), initFloats(0), initFloats(1)}, floatAttr("min", -1), `attribute "min" (implemented for Clip at opset 11: none)`, true},
+		{"Shape", 14, nil, []arg{x4}, intAttr("start", 1), `attribute "start" (implemented for Shape at opset 14: none)`, true},
+		{"Constant", 11, nil, nil, floatAttr("value_float", 1), `attribute "value_float" (implemented for Constant at opset 11: value)`, false},
+		{"MaxPool", 9, []*onnxpb.AttributeProto{kernel}, []arg{x4}, intAttr("ceil_mode", 1), `attribute "ceil_mode" (implemented for MaxPool at opset 9: auto_pad, kernel_shape, pads, storage_order, strides)`, true},
+		{"MaxPool", 7, []*onnxpb.AttributeProto{kernel}, []arg{x4}, intsAttr("dilations", 2, 2), `attribute "dilations" (implemented for MaxPool at opset 7: auto_pad, kernel_shape, pads, strides)`, true},
+		{"AveragePool", 6, []*onnxpb.AttributeProto{kernel}, []arg{x4}, intAttr("count_include_pad", 1), `attribute "count_include_pad" (implemented for AveragePool at opset 6: auto_pad, kernel_shape, pads, strides)`, true},
+		{"ArgMax", 11, nil, []arg{x4}, intAttr("select_last_index", 1), `attribute "select_last_index" (implemented for ArgMax at opset 11: axis, keepdims)`, true},
+		{"ScatterND", 15, nil, []arg{graphIn(3, 2), initInts(1), graphIn(1, 2)}, stringAttr("reduction", "add"), `attribute "reduction" (implemented for ScatterND at opset 15: none)`, true},
+		{"LSTM", 13, nil, rnn(4), intAttr("layout", 1), `attribute "layout" (implemented for LSTM at opset 13: activations, direction, hidden_size, input_forget)`, true},
+		{"Resize", 13, nil, resize13, intAttr("antialias", 0), `attribute "antialias" (implemented for Resize at opset 13: coordinate_transformation_mode, cubic_coeff_a, exclude_outside, extrapolation_value, mode, nearest_mode)`, true},
 	} {
 		name := fmt.Sprintf("%s %s at opset %d", c.op, c.attr.GetName(), c.opset)
 		_, err := ImportProto(nodeModel(c.op, c.opset, append(c.base, c.attr), c.in...), "", Options{Frozen: true})

@@ -67,7 +67,7 @@ func init() {
 	accept(map[string]attrs{
 		"Equal": legacyBroadcast, "Less": legacyBroadcast, "Greater": legacyBroadcast,
 		"And": legacyBroadcast, "Or": legacyBroadcast, "Xor": legacyBroadcast, "Pow": legacyBroadcast,
-		"Clip":        {"min": {}, "max": {}},
+		"Clip":        {"min": {to: 10}, "max": {to: 10}}, // inputs from opset 11 on
 		"LeakyRelu":   {"alpha": {}},
 		"Elu":         {"alpha": {}},
 		"HardSigmoid": {"alpha": {}, "beta": {}},

@@ -29,8 +29,8 @@ func init() {
 	accept(map[string]attrs{
 		"Conv":          conv,
 		"ConvTranspose": with(conv, attrs{"output_padding": {}, "output_shape": {}}),
-		"MaxPool":       with(window, attrs{"ceil_mode": {}, "storage_order": onlyInts(0)}),
-		"AveragePool":   with(window, attrs{"ceil_mode": {}, "count_include_pad": {}, "dilations": allOnes}),
+		"MaxPool":       with(window, attrs{"ceil_mode": {from: 10}, "dilations": {from: 10}, "storage_order": onlyInts(0).opsets(8, 0)}),
+		"AveragePool":   with(window, attrs{"ceil_mode": {from: 10}, "count_include_pad": {from: 7}, "dilations": allOnes.opsets(19, 0)}),
 		// momentum updates the running statistics in training mode.
 		"BatchNormalization": {"epsilon": {}, "momentum": {}, "training_mode": onlyInts(0), "spatial": onlyInts(1).opsets(0, 8), "is_test": inference},
 		"LayerNormalization": {"axis": {}, "epsilon": {}, "stash_type": onlyInts(int(onnxpb.TensorProto_FLOAT), int(onnxpb.TensorProto_DOUBLE))},

@@ -33,11 +33,11 @@ func init() {
 		"Split":           importSplit,
 		"Range":           one(importRange),
 	})
-	axes := attrs{"axes": {}}
+	axes := attrs{"axes": {to: 12}} // an input from opset 13 on
 	accept(map[string]attrs{
-		"Constant":        {"value": {}, "value_float": {}, "value_floats": {}, "value_int": {}, "value_ints": {}},
+		"Constant":        {"value": {}, "value_float": {from: 12}, "value_floats": {from: 12}, "value_int": {from: 12}, "value_ints": {from: 12}},
 		"ConstantOfShape": {"value": {}},
-		"Shape":           {"start": {}, "end": {}},
+		"Shape":           {"start": {from: 15}, "end": {from: 15}},
 		// saturate says how values out of a float8's range convert; Import
 		// has no float8 types.
 		"Cast":      {"to": {}, "saturate": {from: 19}},
@@ -45,11 +45,11 @@ func init() {
 		"Flatten":   {"axis": {}},
 		"Transpose": {"perm": {}},
 		"Concat":    {"axis": {}},
-		"Slice":     {"starts": {}, "ends": {}, "axes": {}, "steps": {}},
+		"Slice":     {"starts": {to: 9}, "ends": {to: 9}, "axes": {to: 9}, "steps": {to: 9}}, // inputs from opset 10 on
 		"Gather":    {"axis": {}},
 		"Unsqueeze": axes,
 		"Squeeze":   axes,
-		"Split":     {"axis": {}, "split": {}, "num_outputs": {}},
+		"Split":     {"axis": {}, "split": {to: 12}, "num_outputs": {from: 18}},
 	})
 }
 
