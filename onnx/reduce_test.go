@@ -1,15 +1,18 @@
 package onnx_test
 
 import (
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/nabla-go/nabla/graph"
 	"github.com/nabla-go/nabla/onnx"
 	"github.com/nabla-go/nabla/onnx/onnxpb"
+	"google.golang.org/protobuf/proto"
 	"gorgonia.org/tensor"
 )
 
@@ -30,6 +33,62 @@ var noReduction = map[string]func(float64) float64{
 	"ReduceMin":       func(x float64) float64 { return x },
 }
 
+// reductions is a model of one Reduce node per op, each reading the
+// float64 graph input x0 of the given shape (and the int64 initializer
+// axes when axes is not nil) and writing the output named by its op.
+func reductions(ops []string, opset int64, attrs []*onnxpb.AttributeProto, shape []int, axes []int64) []byte {
+	g := &onnxpb.GraphProto{Name: proto.String("reductions"), Input: []*onnxpb.ValueInfoProto{tensorInfo("x0", onnxpb.TensorProto_DOUBLE, shape...)}}
+	in := []string{"x0"}
+	if axes != nil {
+		g.Initializer = []*onnxpb.TensorProto{{Name: proto.String("axes"), DataType: proto.Int32(int32(onnxpb.TensorProto_INT64)), Dims: []int64{int64(len(axes))}, Int64Data: axes}}
+		in = append(in, "axes")
+	}
+	for _, op := range ops {
+		g.Node = append(g.Node, &onnxpb.NodeProto{OpType: proto.String(op), Input: in, Output: []string{op}, Attribute: attrs})
+		g.Output = append(g.Output, &onnxpb.ValueInfoProto{Name: proto.String(op)})
+	}
+	data, err := proto.Marshal(&onnxpb.ModelProto{IrVersion: proto.Int64(8), OpsetImport: []*onnxpb.OperatorSetIdProto{{Version: proto.Int64(opset)}}, Graph: g})
+	if err != nil {
+		panic(err)
+	}
+	return data
+}
+
+// checkReductions runs a model of reductions on x, under nabla and, when
+// it is installed, under ONNX Runtime, and compares each op's output with
+// want's.
+func checkReductions(t *testing.T, name string, data []byte, x *tensor.Dense, want map[string]*tensor.Dense) {
+	t.Helper()
+	m, err := onnx.Import(data, onnx.Options{})
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	got, err := runModel(m, []*tensor.Dense{x})
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	for i, op := range m.OutputNames {
+		if err := closeTo(got[i], want[op], 1e-15, 0); err != nil {
+			t.Errorf("%s, %s: %v", op, name, err)
+		}
+	}
+	ort, ok := onnxRuntimeIfPresent()
+	if !ok {
+		t.Logf("%s: onnxruntime-node not found: compared with the hand-derived values only", name)
+		return
+	}
+	path := filepath.Join(t.TempDir(), "model.onnx")
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	byORT := runORT(t, ort, path, graph.Float64, map[string]ortInput{"x0": {"float64", x.Shape(), ortFloats(graph.Float64s(x))}})
+	for op, w := range want {
+		if err := closeTo(byORT[op], w, 1e-15, 0); err != nil {
+			t.Errorf("%s, %s: ONNX Runtime: %v", op, name, err)
+		}
+	}
+}
+
 // TestReduceNothing reduces over no axis, with noop_with_empty_axes 1 and
 // no axes (opset 18), and reduces a scalar (opset 13), and compares with
 // the values derived by hand from the reference implementation's formulas
@@ -37,54 +96,29 @@ var noReduction = map[string]func(float64) float64{
 // Import returned x itself for empty axes, and for a scalar the square
 // alone of ReduceL2 (4 for -2) and x of ReduceLogSum (-2, not NaN).
 func TestReduceNothing(t *testing.T) {
-	vals := []float64{-2, 0.5, 3, 1e200, -0.25, math.Inf(-1)}
-	x, _ := graph.FromFloat64s(graph.Float64, vals, 2, 3)
+	x, _ := graph.FromFloat64s(graph.Float64, []float64{-2, 0.5, 3, 1e200, -0.25, math.Inf(-1)}, 2, 3)
 	s := graph.NewDense(graph.Float64)
 	s.Set(0, -2.0)
-	ort, haveORT := onnxRuntimeIfPresent()
-	for op, f := range noReduction {
-		for _, c := range []struct {
-			name  string
-			opset int64
-			attrs []*onnxpb.AttributeProto
-			in    *tensor.Dense
-		}{
-			{"empty axes", 18, []*onnxpb.AttributeProto{attrI("noop_with_empty_axes", 1)}, x},
-			{"scalar", 13, nil, s},
-		} {
-			data := oneNodeModel(op, c.opset, c.attrs, []operand{{shape: c.in.Shape()}})
-			m, err := onnx.Import(data, onnx.Options{})
-			if err != nil {
-				t.Fatalf("%s, %s: %v", op, c.name, err)
-			}
-			got, err := runModel(m, []*tensor.Dense{c.in})
-			if err != nil {
-				t.Fatalf("%s, %s: %v", op, c.name, err)
-			}
+	ops := slices.Sorted(maps.Keys(noReduction))
+	for _, c := range []struct {
+		name  string
+		opset int64
+		attrs []*onnxpb.AttributeProto
+		in    *tensor.Dense
+	}{
+		{"empty axes", 18, []*onnxpb.AttributeProto{attrI("noop_with_empty_axes", 1)}, x},
+		{"scalar", 13, nil, s},
+	} {
+		want := map[string]*tensor.Dense{}
+		for op, f := range noReduction {
 			in := graph.Float64s(c.in)
-			want := make([]float64, len(in))
+			w := make([]float64, len(in))
 			for i, v := range in {
-				want[i] = f(v)
+				w[i] = f(v)
 			}
-			wantT, _ := graph.FromFloat64s(graph.Float64, want, c.in.Shape()...)
-			if err := closeTo(got[0], wantT, 1e-15, 0); err != nil {
-				t.Errorf("%s, %s: %v", op, c.name, err)
-			}
-			if !haveORT {
-				continue
-			}
-			path := filepath.Join(t.TempDir(), "model.onnx")
-			if err := os.WriteFile(path, data, 0o644); err != nil {
-				t.Fatal(err)
-			}
-			byORT := runORT(t, ort, path, graph.Float64, map[string]ortInput{"x0": {"float64", c.in.Shape(), ortFloats(in)}})
-			if err := closeTo(byORT["y"], wantT, 1e-15, 0); err != nil {
-				t.Errorf("%s, %s: ONNX Runtime: %v", op, c.name, err)
-			}
+			want[op], _ = graph.FromFloat64s(graph.Float64, w, c.in.Shape()...)
 		}
-	}
-	if !haveORT {
-		t.Log("onnxruntime-node not found: compared with the hand-derived values only")
+		checkReductions(t, c.name, reductions(ops, c.opset, c.attrs, c.in.Shape(), nil), c.in, want)
 	}
 }
 
@@ -97,39 +131,15 @@ func TestReduceNothing(t *testing.T) {
 // a mean of nothing, which ONNX leaves undefined, stays refused.
 func TestReduceEmptySet(t *testing.T) {
 	inf := math.Inf(1)
-	x := graph.NewDense(graph.Float64, 2, 0, 3)
-	ort, haveORT := onnxRuntimeIfPresent()
-	for op, want := range map[string]float64{
+	want := map[string]*tensor.Dense{}
+	for op, v := range map[string]float64{
 		"ReduceSumSquare": 0, "ReduceL1": 0, "ReduceL2": 0, "ReduceSum": 0,
 		"ReduceLogSum": -inf, "ReduceLogSumExp": -inf, "ReduceMax": -inf, "ReduceMin": inf,
 	} {
-		data := oneNodeModel(op, 18, nil, []operand{{shape: []int{2, 0, 3}}, ints(1)})
-		wantT, _ := graph.FromFloat64s(graph.Float64, []float64{want, want, want, want, want, want}, 2, 1, 3)
-		m, err := onnx.Import(data, onnx.Options{})
-		if err != nil {
-			t.Errorf("%s: %v", op, err)
-			continue
-		}
-		got, err := runModel(m, []*tensor.Dense{x})
-		if err != nil {
-			t.Errorf("%s: %v", op, err)
-			continue
-		}
-		if err := closeTo(got[0], wantT, 0, 0); err != nil {
-			t.Errorf("%s: %v", op, err)
-		}
-		if !haveORT {
-			continue
-		}
-		path := filepath.Join(t.TempDir(), "model.onnx")
-		if err := os.WriteFile(path, data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		byORT := runORT(t, ort, path, graph.Float64, map[string]ortInput{"x0": {"float64", []int{2, 0, 3}, []float64{}}})
-		if err := closeTo(byORT["y"], wantT, 0, 0); err != nil {
-			t.Errorf("%s: ONNX Runtime: %v", op, err)
-		}
+		want[op], _ = graph.FromFloat64s(graph.Float64, []float64{v, v, v, v, v, v}, 2, 1, 3)
 	}
+	data := reductions(slices.Sorted(maps.Keys(want)), 18, nil, []int{2, 0, 3}, []int64{1})
+	checkReductions(t, "axis 1 of (2,0,3)", data, graph.NewDense(graph.Float64, 2, 0, 3), want)
 	for op, want := range map[string]int64{"ReduceMax": math.MinInt64, "ReduceMin": math.MaxInt64} {
 		m, err := onnx.Import(oneNodeModel(op, 18, []*onnxpb.AttributeProto{attrI("keepdims", 0)}, []operand{{shape: []int{0}, ints: []int64{}}}), onnx.Options{})
 		if err != nil {
