@@ -26,6 +26,10 @@ type attrRule struct {
 	// value is, or when no value changes what Import builds (a training
 	// setting of an op imported for inference, say).
 	check func(c *nodeContext, a *onnxpb.AttributeProto) error
+	// absent says that check also judges a node without the attribute
+	// (given an attribute of that name and no value, so that it reads the
+	// default): for a default Import does not implement.
+	absent bool
 }
 
 // opsets returns the rule bounded to the opsets from to to (0: no bound).
@@ -94,15 +98,18 @@ func (c *nodeContext) checkAttributes() error {
 		if r.check == nil {
 			continue
 		}
-		err := r.check(c, a)
-		if c.bad != nil { // of another type than the rule reads
-			return c.bad
-		}
-		if err != nil {
+		if err := c.runCheck(r, a); err != nil {
 			return err
 		}
 	}
 	if len(unknown) == 0 {
+		for _, name := range keys(attributes[op]) {
+			if r, ok := rule(op, name, opset); ok && r.absent && !seen[name] {
+				if err := c.runCheck(r, &onnxpb.AttributeProto{Name: &name}); err != nil {
+					return err
+				}
+			}
+		}
 		return nil
 	}
 	var known []string
@@ -120,6 +127,15 @@ func (c *nodeContext) checkAttributes() error {
 		noun = "attributes"
 	}
 	return unsupported("%s %s (implemented for %s at opset %d: %s)", noun, strings.Join(unknown, ", "), op, opset, implemented)
+}
+
+// runCheck runs r's check of the node's attribute a.
+func (c *nodeContext) runCheck(r attrRule, a *onnxpb.AttributeProto) error {
+	err := r.check(c, a)
+	if c.bad != nil { // of another type than the rule reads
+		return c.bad
+	}
+	return err
 }
 
 // onlyInts accepts the listed values of an INT attribute.
@@ -166,13 +182,17 @@ var allOnes = attrRule{check: func(c *nodeContext, a *onnxpb.AttributeProto) err
 	return nil
 }}
 
-// inference accepts is_test (opsets 1 to 5 of BatchNormalization and
-// Dropout) when it says test mode, which Import builds.
-var inference = attrRule{to: 6, check: func(c *nodeContext, a *onnxpb.AttributeProto) error {
-	if c.attrInt(a.GetName(), 1) == 0 {
-		return unsupported("is_test 0, training mode (implemented: is_test 1, Import builds inference)")
+// inference accepts is_test (opsets 1 to 6 of BatchNormalization and
+// Dropout) when it says test mode, which Import builds. Its default is 0,
+// training mode: a node without it is refused too.
+var inference = attrRule{to: 6, absent: true, check: func(c *nodeContext, a *onnxpb.AttributeProto) error {
+	switch {
+	case c.attrInt(a.GetName(), 0) != 0:
+		return nil
+	case !c.has(a.GetName()):
+		return unsupported("is_test absent: its default, 0, is training mode (implemented: is_test 1, Import builds inference)")
 	}
-	return nil
+	return unsupported("is_test 0, training mode (implemented: is_test 1, Import builds inference)")
 }}
 
 // legacyBroadcast are the broadcast and axis attributes of binary ops

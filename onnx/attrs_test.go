@@ -137,19 +137,25 @@ func TestUnimplementedAttributeValuesRefused(t *testing.T) {
 		{"AveragePool", 19, []*onnxpb.AttributeProto{kernel}, []arg{x4}, intsAttr("dilations", 2, 2), `dilations [2 2] (implemented: 1 on every axis)`, false},
 		{"BatchNormalization", 15, nil, bn, intAttr("training_mode", 1), `training_mode 1 (implemented: 0)`, false},
 		{"BatchNormalization", 7, nil, bn, intAttr("spatial", 0), `spatial 0 (implemented: 1)`, true},
-		{"BatchNormalization", 6, nil, bn, intAttr("is_test", 0), `is_test 0, training mode (implemented: is_test 1, Import builds inference)`, true},
+		{"BatchNormalization", 6, nil, bn, intAttr("is_test", 0), `is_test 0, training mode (implemented: is_test 1, Import builds inference)`, false},
 		{"BatchNormalization", 9, nil, bn, intAttr("spatial", 1), `attribute "spatial" (implemented for BatchNormalization at opset 9: epsilon, momentum, training_mode)`, true},
-		{"Dropout", 6, nil, []arg{x4}, intAttr("is_test", 0), `is_test 0, training mode`, true},
+		{"Dropout", 6, nil, []arg{x4}, intAttr("is_test", 0), `is_test 0, training mode`, false},
 		{"Dropout", 13, nil, []arg{x4}, floatAttr("ratio", 0.5), `attribute "ratio" (implemented for Dropout at opset 13: seed)`, true},
 		{"LayerNormalization", 17, nil, []arg{graphIn(2, 3), graphIn(3)}, intAttr("stash_type", int64(onnxpb.TensorProto_FLOAT16)), `stash_type 10 (implemented: 1, 11)`, true},
 		{"Pad", 19, nil, []arg{x4, initInts(0, 0, 0, 1, 0, 0, 0, 1)}, stringAttr("mode", "wrap"), `mode "wrap" (implemented: "constant", "edge", "reflect")`, false},
-		{"Pad", 1, nil, []arg{x4}, intsAttr("paddings", 0, 0, 0, 1, 0, 0, 0, 1), `attribute "paddings" (implemented for Pad at opset 1: mode, pads, value)`, false},
-		{"Reshape", 4, nil, []arg{x4}, intsAttr("shape", 2, 16), `attribute "shape" (implemented for Reshape at opset 4: allowzero)`, false},
+		{"Pad", 2, nil, []arg{x4}, intsAttr("paddings", 0, 0, 0, 1, 0, 0, 0, 1), `attribute "paddings" (implemented for Pad at opset 2: mode, pads, value)`, false},
+		{"Pad", 1, nil, []arg{x4}, intsAttr("paddings", 0, 0, 0, -1, 0, 0, 0, 1), `paddings [0 0 0 -1 0 0 0 1]: opset 1's paddings count the values added, at least 0`, false},
+		// The attributes of other opsets were read: Pad's pads attribute
+		// before its input, Reshape's allowzero before opset 14.
+		{"Pad", 11, nil, []arg{x4, initInts(0, 0, 0, 1, 0, 0, 0, 1)}, intsAttr("pads", 0, 0, 0, 2, 0, 0, 0, 2), `attribute "pads" (implemented for Pad at opset 11: mode)`, true},
+		{"Reshape", 5, nil, []arg{x4, initInts(2, 16)}, intsAttr("shape", 4, 8), `attribute "shape" (implemented for Reshape at opset 5: none)`, true},
+		{"Reshape", 13, nil, []arg{x4, initInts(2, 16)}, intAttr("allowzero", 1), `attribute "allowzero" (implemented for Reshape at opset 13: none)`, true},
+		{"Reshape", 4, nil, []arg{x4}, intsAttr("consumed_inputs", 0), `no shape attribute (opset 4's Reshape takes its shape as one)`, false},
 		{"Resize", 18, nil, resize13, intAttr("antialias", 1), `antialias 1 (implemented: 0)`, false},
 		{"Resize", 18, nil, resize13, stringAttr("keep_aspect_ratio_policy", "not_larger"), `keep_aspect_ratio_policy "not_larger" (implemented: "stretch")`, false},
 		{"Resize", 13, nil, resize13, stringAttr("coordinate_transformation_mode", "tf_crop_and_resize"), `coordinate_transformation_mode "tf_crop_and_resize" (implemented: "half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric")`, false},
 		{"Resize", 19, nil, resize13, stringAttr("coordinate_transformation_mode", "half_pixel_symmetric"), `coordinate_transformation_mode "half_pixel_symmetric"`, false},
-		{"Resize", 10, nil, []arg{x4, initFloats(1, 1, 2, 2)}, stringAttr("coordinate_transformation_mode", "align_corners"), `attribute "coordinate_transformation_mode" (implemented for Resize at opset 10: antialias, axes, cubic_coeff_a, exclude_outside, keep_aspect_ratio_policy, mode)`, true},
+		{"Resize", 10, nil, []arg{x4, initFloats(1, 1, 2, 2)}, stringAttr("coordinate_transformation_mode", "align_corners"), `attribute "coordinate_transformation_mode" (implemented for Resize at opset 10: mode)`, true},
 		{"Resize", 13, nil, resize13, stringAttr("nearest_mode", "round"), `nearest_mode "round" (implemented: "round_prefer_floor", "round_prefer_ceil", "floor", "ceil")`, true},
 		{"ScatterND", 16, nil, []arg{graphIn(3, 2), initInts(1), graphIn(1, 2)}, stringAttr("reduction", "mul"), `reduction "mul" (implemented: "none", "add")`, false},
 		{"RNN", 14, nil, rnn(1), floatAttr("clip", 3), `attribute "clip" (implemented for RNN at opset 14: activations, direction, hidden_size, layout)`, false},
@@ -157,7 +163,7 @@ func TestUnimplementedAttributeValuesRefused(t *testing.T) {
 		{"LSTM", 14, nil, rnn(4), stringsAttr("activations", "Sigmoid", "HardSigmoid", "Tanh"), `activation "HardSigmoid" (implemented: Sigmoid, Tanh, Relu, Softplus)`, false},
 		{"LSTM", 14, nil, rnn(4), intAttr("input_forget", 1), `input_forget 1 (implemented: 0)`, false},
 		{"LSTM", 14, nil, []arg{graphIn(1, 2, 3), graphIn(1, 8, 3), graphIn(1, 8, 2)}, intAttr("layout", 2), `layout 2 (implemented: 0, 1)`, true},
-		{"RNN", 7, nil, rnn(1), intAttr("linear_before_reset", 1), `attribute "linear_before_reset" (implemented for RNN at opset 7: activations, direction, hidden_size, layout)`, true},
+		{"RNN", 7, nil, rnn(1), intAttr("linear_before_reset", 1), `attribute "linear_before_reset" (implemented for RNN at opset 7: activations, direction, hidden_size)`, true},
 		{"Constant", 12, nil, nil, stringAttr("value_string", "a"), `attribute "value_string" (implemented for Constant at opset 12: value, value_float, value_floats, value_int, value_ints)`, false},
 		{"Gelu", 20, nil, []arg{x4}, stringAttr("approximate", "erf"), `approximate "erf" (implemented: "none", "tanh")`, false},
 		{"NegativeLogLikelihoodLoss", 13, nil, []arg{graphIn(2, 3), initInts(0, 1)}, stringAttr("reduction", "max"), `reduction "max" (implemented: "mean", "none", "sum")`, false},
@@ -169,6 +175,31 @@ func TestUnimplementedAttributeValuesRefused(t *testing.T) {
 		// with axis 1, a wrong value.
 		{"Add", 6, []*onnxpb.AttributeProto{intAttr("broadcast", 1)}, []arg{graphIn(2, 2), graphIn(2)}, intAttr("axis", 0), `axis 0 with broadcast 1: B float32(2) aligned with A float32(2,2) from axis 0 (implemented: B aligned with A's last axes, axis 1)`, true},
 		{"Softmax", 13, nil, []arg{x4}, intAttr("consumed_inputs", 0), `attribute "consumed_inputs" (implemented for Softmax at opset 13: axis)`, true},
+		// noop_with_empty_axes came with ReduceSum's axes input (opset 13)
+		// and the other Reduce ops' (18), when their axes attribute went:
+		// both were accepted at every opset.
+		{"ReduceL1", 13, nil, []arg{x4}, intAttr("noop_with_empty_axes", 1), `attribute "noop_with_empty_axes" (implemented for ReduceL1 at opset 13: axes, keepdims)`, true},
+		{"ReduceSum", 12, nil, []arg{x4}, intAttr("noop_with_empty_axes", 1), `attribute "noop_with_empty_axes" (implemented for ReduceSum at opset 12: axes, keepdims)`, true},
+		{"ReduceSumSquare", 18, nil, []arg{x4}, intsAttr("axes", 1), `attribute "axes" (implemented for ReduceSumSquare at opset 18: keepdims, noop_with_empty_axes)`, true},
+		{"ReduceSum", 13, nil, []arg{x4}, intsAttr("axes", 1), `attribute "axes" (implemented for ReduceSum at opset 13: keepdims, noop_with_empty_axes)`, true},
+		// Attributes of other opsets than the model's were read: an
+		// attribute an input replaced (Slice's starts, Squeeze's axes,
+		// Split's split, Clip's min), read before the input, or one added
+		// later (ceil_mode, select_last_index, layout, ...) honoured where
+		// the model's opset does not define it.
+		{"Slice", 10, nil, []arg{graphIn(4, 4), initInts(1), initInts(3)}, intsAttr("starts", 0), `attribute "starts" (implemented for Slice at opset 10: none)`, true},
+		{"Squeeze", 13, nil, []arg{graphIn(1, 4), initInts(0)}, intsAttr("axes", 0), `attribute "axes" (implemented for Squeeze at opset 13: none)`, true},
+		{"Split", 13, nil, []arg{graphIn(4), initInts(4)}, intsAttr("split", 4), `attribute "split" (implemented for Split at opset 13: axis)`, true},
+		{"Clip", 11, nil, []arg{graphIn(4), initFloats(0), initFloats(1)}, floatAttr("min", -1), `attribute "min" (implemented for Clip at opset 11: none)`, true},
+		{"Shape", 14, nil, []arg{x4}, intAttr("start", 1), `attribute "start" (implemented for Shape at opset 14: none)`, true},
+		{"Constant", 11, nil, nil, floatAttr("value_float", 1), `attribute "value_float" (implemented for Constant at opset 11: value)`, false},
+		{"MaxPool", 9, []*onnxpb.AttributeProto{kernel}, []arg{x4}, intAttr("ceil_mode", 1), `attribute "ceil_mode" (implemented for MaxPool at opset 9: auto_pad, kernel_shape, pads, storage_order, strides)`, true},
+		{"MaxPool", 7, []*onnxpb.AttributeProto{kernel}, []arg{x4}, intsAttr("dilations", 2, 2), `attribute "dilations" (implemented for MaxPool at opset 7: auto_pad, kernel_shape, pads, strides)`, true},
+		{"AveragePool", 6, []*onnxpb.AttributeProto{kernel}, []arg{x4}, intAttr("count_include_pad", 1), `attribute "count_include_pad" (implemented for AveragePool at opset 6: auto_pad, kernel_shape, pads, strides)`, true},
+		{"ArgMax", 11, nil, []arg{x4}, intAttr("select_last_index", 1), `attribute "select_last_index" (implemented for ArgMax at opset 11: axis, keepdims)`, true},
+		{"ScatterND", 15, nil, []arg{graphIn(3, 2), initInts(1), graphIn(1, 2)}, stringAttr("reduction", "add"), `attribute "reduction" (implemented for ScatterND at opset 15: none)`, true},
+		{"LSTM", 13, nil, rnn(4), intAttr("layout", 1), `attribute "layout" (implemented for LSTM at opset 13: activations, direction, hidden_size, input_forget)`, true},
+		{"Resize", 13, nil, resize13, intAttr("antialias", 0), `attribute "antialias" (implemented for Resize at opset 13: coordinate_transformation_mode, cubic_coeff_a, exclude_outside, extrapolation_value, mode, nearest_mode)`, true},
 	} {
 		name := fmt.Sprintf("%s %s at opset %d", c.op, c.attr.GetName(), c.opset)
 		_, err := ImportProto(nodeModel(c.op, c.opset, append(c.base, c.attr), c.in...), "", Options{Frozen: true})
@@ -180,6 +211,43 @@ func TestUnimplementedAttributeValuesRefused(t *testing.T) {
 			if _, err := ImportProto(nodeModel(c.op, c.opset, c.base, c.in...), "", Options{Frozen: true}); err != nil {
 				t.Errorf("%s: without the attribute: %v", name, err)
 			}
+		}
+	}
+}
+
+// TestTrainingModeByDefaultRefused: before opset 7, BatchNormalization
+// and Dropout without is_test are in training mode (ONNX's default,
+// 0), which Import refuses, naming the node, its opset and the
+// attribute; it built them for inference, silently, a batch norm
+// normalised by its running statistics where training mode takes the
+// batch's, and a Dropout that drops nothing. With is_test 1 they import.
+func TestTrainingModeByDefaultRefused(t *testing.T) {
+	x4 := graphIn(1, 2, 4, 4)
+	bn := []arg{x4, graphIn(2), graphIn(2), graphIn(2), graphIn(2)}
+	consumed := intsAttr("consumed_inputs", 0, 0, 0, 1, 1) // opset 1's required attribute
+	for _, c := range []struct {
+		op    string
+		opset int64
+		attrs []*onnxpb.AttributeProto
+		in    []arg
+	}{
+		{"BatchNormalization", 6, nil, bn},
+		{"BatchNormalization", 1, []*onnxpb.AttributeProto{consumed}, bn},
+		{"Dropout", 6, []*onnxpb.AttributeProto{floatAttr("ratio", 0.5)}, []arg{x4}},
+		{"Dropout", 1, nil, []arg{x4}},
+	} {
+		_, err := ImportProto(nodeModel(c.op, c.opset, c.attrs, c.in...), "", Options{Frozen: true})
+		want := fmt.Sprintf(`nabla: onnx.Import: node %s (unnamed, output "y"), opset %d: unsupported: is_test absent: its default, 0, is training mode (implemented: is_test 1, Import builds inference) at `, c.op, c.opset)
+		if err == nil || !strings.HasPrefix(err.Error(), want) {
+			t.Errorf("%s at opset %d: got %v, want an error starting %q", c.op, c.opset, err, want)
+		}
+		if _, err := ImportProto(nodeModel(c.op, c.opset, append(c.attrs, intAttr("is_test", 1)), c.in...), "", Options{Frozen: true}); err != nil {
+			t.Errorf("%s at opset %d with is_test 1: %v", c.op, c.opset, err)
+		}
+	}
+	for _, opset := range []int64{7, 15} { // no is_test: inference
+		if _, err := ImportProto(nodeModel("BatchNormalization", opset, nil, bn...), "", Options{Frozen: true}); err != nil {
+			t.Errorf("BatchNormalization at opset %d: %v", opset, err)
 		}
 	}
 }

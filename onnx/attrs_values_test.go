@@ -10,6 +10,7 @@ import (
 	"github.com/nabla-go/nabla/onnx"
 	"github.com/nabla-go/nabla/onnx/onnxpb"
 	"google.golang.org/protobuf/proto"
+	"gorgonia.org/tensor"
 )
 
 // asFloat32 makes a oneNodeModel's graph inputs float32.
@@ -121,6 +122,54 @@ func TestInconsistentAttributes(t *testing.T) {
 		_, err := onnx.Import(oneNodeModel(c.op, 17, c.attrs, c.in), onnx.Options{})
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: got %v, want an error containing %q", c.op, err, c.want)
+		}
+	}
+}
+
+// TestOpset1PadAndReshape: opset 1's Pad takes its pads as the paddings
+// attribute (each axis's begin, then each axis's end) and Reshape its
+// shape as the shape attribute, with consumed_inputs beside it; Import
+// refused both. The wanted values are written out by hand from
+// x = (1 2 3; 4 5 6).
+func TestOpset1PadAndReshape(t *testing.T) {
+	x, _ := graph.FromFloat64s(graph.Float64, []float64{1, 2, 3, 4, 5, 6}, 2, 3)
+	ints := func(name string, v ...int64) *onnxpb.AttributeProto {
+		return &onnxpb.AttributeProto{Name: proto.String(name), Type: onnxpb.AttributeProto_INTS.Enum(), Ints: v}
+	}
+	for _, c := range []struct {
+		name  string
+		op    string
+		attrs []*onnxpb.AttributeProto
+		shape []int
+		want  []float64
+	}{
+		// One row before, two columns after, filled with 9.
+		{"Pad constant", "Pad", []*onnxpb.AttributeProto{ints("paddings", 1, 0, 0, 2),
+			{Name: proto.String("value"), Type: onnxpb.AttributeProto_FLOAT.Enum(), F: proto.Float32(9)}},
+			[]int{3, 5}, []float64{9, 9, 9, 9, 9, 1, 2, 3, 9, 9, 4, 5, 6, 9, 9}},
+		// One column before, one row after, copying the edge.
+		{"Pad edge", "Pad", []*onnxpb.AttributeProto{ints("paddings", 0, 1, 1, 0), attrS("mode", "edge")},
+			[]int{3, 4}, []float64{1, 1, 2, 3, 4, 4, 5, 6, 4, 4, 5, 6}},
+		// Two columns before, one after, mirrored: 3 2 | 1 2 3 | 2.
+		{"Pad reflect", "Pad", []*onnxpb.AttributeProto{ints("paddings", 0, 2, 0, 1), attrS("mode", "reflect")},
+			[]int{2, 6}, []float64{3, 2, 1, 2, 3, 2, 6, 5, 4, 5, 6, 5}},
+		{"Reshape -1", "Reshape", []*onnxpb.AttributeProto{ints("shape", 3, -1), ints("consumed_inputs", 1)},
+			[]int{3, 2}, []float64{1, 2, 3, 4, 5, 6}},
+		{"Reshape 0", "Reshape", []*onnxpb.AttributeProto{ints("shape", 0, 3, 1)},
+			[]int{2, 3, 1}, []float64{1, 2, 3, 4, 5, 6}},
+	} {
+		m, err := onnx.Import(oneNodeModel(c.op, 1, c.attrs, []operand{{shape: []int{2, 3}}}), onnx.Options{})
+		if err != nil {
+			t.Errorf("%s: %v", c.name, err)
+			continue
+		}
+		got, err := runModel(m, []*tensor.Dense{x})
+		if err != nil {
+			t.Errorf("%s: %v", c.name, err)
+			continue
+		}
+		if !slices.Equal(got[0].Shape(), c.shape) || !slices.Equal(graph.Float64s(got[0]), c.want) {
+			t.Errorf("%s: got %v %v, want %v %v", c.name, got[0].Shape(), graph.Float64s(got[0]), c.shape, c.want)
 		}
 	}
 }

@@ -138,6 +138,15 @@ func FuzzImport(f *testing.F) {
 	f.Add(data)
 	f.Add(scanModel())
 	f.Add(oneNodeModel("Resize", 17, []*onnxpb.AttributeProto{attrS("mode", "cubic")}, []operand{{shape: []int{1, 1, 3, 2}}, {shape: []int{0}}, {shape: []int{0}}, ints(1, 1, 5, 3)}))
+	// Opset 1's attributes, reductions of nothing and of empty sets, and
+	// a Gather from an empty axis.
+	paddings := &onnxpb.AttributeProto{Name: proto.String("paddings"), Type: onnxpb.AttributeProto_INTS.Enum(), Ints: []int64{0, 1, 2, 0}}
+	f.Add(oneNodeModel("Pad", 1, []*onnxpb.AttributeProto{paddings, attrS("mode", "reflect")}, []operand{{shape: []int{3, 2}}}))
+	shape := &onnxpb.AttributeProto{Name: proto.String("shape"), Type: onnxpb.AttributeProto_INTS.Enum(), Ints: []int64{0, -1}}
+	f.Add(oneNodeModel("Reshape", 1, []*onnxpb.AttributeProto{shape}, []operand{{shape: []int{2, 3}}}))
+	f.Add(oneNodeModel("ReduceL2", 18, []*onnxpb.AttributeProto{attrI("noop_with_empty_axes", 1)}, []operand{{shape: []int{2, 3}}}))
+	f.Add(oneNodeModel("ReduceMin", 18, nil, []operand{{shape: []int{2, 0, 3}}, ints(1)}))
+	f.Add(oneNodeModel("Gather", 17, nil, []operand{{shape: []int{0, 3}}, {shape: []int{0}, ints: []int64{}}}))
 	if b, err := os.ReadFile(filepath.Join(nodeTests(), "test_conv_with_strides_padding", "model.onnx")); err == nil {
 		f.Add(b)
 	}
@@ -169,5 +178,17 @@ func TestHugeRepeatsStaySmall(t *testing.T) {
 	}
 	if n := m.Graph.Len(); n > 20 {
 		t.Errorf("%d nodes for one Tile", n)
+	}
+}
+
+// TestConv1DMismatchRefused: a 1-D Conv whose weight does not fit its
+// input is an error naming the shapes (of the 2-D convolution Import
+// builds); Import panicked reshaping the refused convolution's result
+// back to 1-D, an internal error (found by FuzzImport).
+func TestConv1DMismatchRefused(t *testing.T) {
+	_, err := onnx.Import(oneNodeModel("Conv", 17, nil, []operand{{shape: []int{1, 2, 5}}, {shape: []int{3, 4, 3}}}), onnx.Options{})
+	want := `node Conv (unnamed, output "y"), opset 17: Conv2D: input (1,2,1,5) and weight (3,4,1,3) do not fit 1 group(s)`
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("got %v, want an error containing %q", err, want)
 	}
 }

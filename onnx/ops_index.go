@@ -19,14 +19,14 @@ func init() {
 		"CumSum":         one(importCumSum),
 		"ScatterND":      one(importScatterND),
 	})
-	arg := attrs{"axis": {}, "keepdims": {}, "select_last_index": {}}
+	arg := attrs{"axis": {}, "keepdims": {}, "select_last_index": {from: 12}}
 	accept(map[string]attrs{
 		"ArgMax": arg, "ArgMin": arg,
 		"Hardmax":        {"axis": {}},
 		"OneHot":         {"axis": {}},
 		"GatherElements": {"axis": {}},
 		"CumSum":         {"exclusive": {}, "reverse": {}},
-		"ScatterND":      {"reduction": onlyStrings("none", "add")},
+		"ScatterND":      {"reduction": onlyStrings("none", "add").opsets(16, 0)},
 	})
 }
 

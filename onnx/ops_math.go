@@ -57,17 +57,17 @@ func init() {
 		"Gemm":            one(importGemm),
 		"Softmax":         one(func(c *nodeContext) (*graph.Node, error) { return importSoftmax(c, ops.Softmax) }),
 		"LogSoftmax":      one(func(c *nodeContext) (*graph.Node, error) { return importSoftmax(c, ops.LogSoftmax) }),
-		"ReduceSum":       reduction(ops.Sum, ops.SumKeepDims, nil),
-		"ReduceMean":      reduction(ops.Mean, ops.MeanKeepDims, nil),
-		"ReduceMax":       reduction(ops.Max, ops.MaxKeepDims, nil),
-		"ReduceLogSumExp": reduction(ops.LogSumExp, ops.LogSumExpKeepDims, nil),
-		"ReduceSumSquare": reduction(ops.Sum, ops.SumKeepDims, ops.Square),
+		"ReduceSum":       reduction(ops.Sum, ops.SumKeepDims, nil, nil),
+		"ReduceMean":      reduction(ops.Mean, ops.MeanKeepDims, nil, nil),
+		"ReduceMax":       reduction(emptyAs(ops.Max, false, false), emptyAs(ops.MaxKeepDims, true, false), nil, nil),
+		"ReduceLogSumExp": reduction(ops.LogSumExp, ops.LogSumExpKeepDims, nil, nil),
+		"ReduceSumSquare": reduction(ops.Sum, ops.SumKeepDims, ops.Square, nil),
 	})
 	softmax := attrs{"axis": {}}
 	accept(map[string]attrs{
 		"Equal": legacyBroadcast, "Less": legacyBroadcast, "Greater": legacyBroadcast,
 		"And": legacyBroadcast, "Or": legacyBroadcast, "Xor": legacyBroadcast, "Pow": legacyBroadcast,
-		"Clip":        {"min": {}, "max": {}},
+		"Clip":        {"min": {to: 10}, "max": {to: 10}}, // inputs from opset 11 on
 		"LeakyRelu":   {"alpha": {}},
 		"Elu":         {"alpha": {}},
 		"HardSigmoid": {"alpha": {}, "beta": {}},
@@ -76,13 +76,19 @@ func init() {
 		// wherever its shape lets it.
 		"Gemm":    {"alpha": {}, "beta": {}, "transA": {}, "transB": {}, "broadcast": {to: 6}},
 		"Softmax": softmax, "LogSoftmax": softmax,
-		"ReduceSum": reduceAttrs, "ReduceMean": reduceAttrs, "ReduceMax": reduceAttrs,
+		"ReduceSum": reduceSumAttrs, "ReduceMean": reduceAttrs, "ReduceMax": reduceAttrs,
 		"ReduceLogSumExp": reduceAttrs, "ReduceSumSquare": reduceAttrs,
 	})
 }
 
-// reduceAttrs are the attributes of the Reduce ops.
-var reduceAttrs = attrs{"axes": {}, "keepdims": {}, "noop_with_empty_axes": {}}
+// reduceAttrs are the attributes of the Reduce ops: axes is one up to
+// opset 17 and an input from opset 18 on, which brings
+// noop_with_empty_axes.
+var reduceAttrs = attrs{"axes": {to: 17}, "keepdims": {}, "noop_with_empty_axes": {from: 18}}
+
+// reduceSumAttrs are ReduceSum's attributes, whose axes became an input
+// at opset 13.
+var reduceSumAttrs = attrs{"axes": {to: 12}, "keepdims": {}, "noop_with_empty_axes": {from: 13}}
 
 // scalar is a constant v of x's dtype, in x's graph.
 func scalar(x *graph.Node, v float64) *graph.Node { return x.Graph().Scalar(v, x.DType()) }
@@ -362,8 +368,12 @@ func importSoftmax(c *nodeContext, f func(*graph.Node, int) *graph.Node) (*graph
 }
 
 // reduction imports a Reduce op over axes given as an attribute or an
-// input, after applying pre (ReduceSumSquare's square) when not nil.
-func reduction(drop, keep func(*graph.Node, ...int) *graph.Node, pre func(*graph.Node) *graph.Node) importFunc {
+// input: post(reduce(pre(x))), where pre and post, when not nil, are
+// elementwise (ReduceL2's square and square root). Where nothing is
+// reduced (empty axes with noop_with_empty_axes, or a scalar input), pre
+// and post still apply, as in ONNX's reference implementation and ONNX
+// Runtime: ReduceSumSquare squares, ReduceL1 takes |x|, ReduceLogSum log x.
+func reduction(drop, keep func(*graph.Node, ...int) *graph.Node, pre, post func(*graph.Node) *graph.Node) importFunc {
 	return one(func(c *nodeContext) (*graph.Node, error) {
 		x, err := c.input(0)
 		if err != nil {
@@ -373,23 +383,27 @@ func reduction(drop, keep func(*graph.Node, ...int) *graph.Node, pre func(*graph
 		if err != nil {
 			return nil, err
 		}
-		if len(axes) == 0 {
-			if c.attrInt("noop_with_empty_axes", 0) != 0 {
-				return ops.Identity(x), nil
-			}
-			for i := range x.Type().Rank() {
-				axes = append(axes, i)
-			}
-		}
 		if pre != nil {
 			x = pre(x)
 		}
-		if x.Type().Rank() == 0 {
-			return ops.Identity(x), nil
-		}
+		reduce := drop
 		if c.attrInt("keepdims", 1) != 0 {
-			return keep(x, axes...), nil
+			reduce = keep
 		}
-		return drop(x, axes...), nil
+		switch {
+		case len(axes) == 0 && c.attrInt("noop_with_empty_axes", 0) != 0, x.Type().Rank() == 0:
+			x = ops.Identity(x)
+		case len(axes) == 0:
+			for i := range x.Type().Rank() {
+				axes = append(axes, i)
+			}
+			x = reduce(x, axes...)
+		default:
+			x = reduce(x, axes...)
+		}
+		if post != nil {
+			x = post(x)
+		}
+		return x, nil
 	})
 }

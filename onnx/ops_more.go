@@ -42,10 +42,10 @@ func init() {
 		"ThresholdedRelu":       one(importThresholdedRelu),
 		"PRelu":                 one(importPRelu),
 		"CastLike":              one(importCastLike),
-		"ReduceMin":             reduction(negated(ops.Max), negated(ops.MaxKeepDims), nil),
-		"ReduceL1":              reduction(ops.Sum, ops.SumKeepDims, ops.Abs),
-		"ReduceL2":              reduction(after(ops.Sum, ops.Sqrt), after(ops.SumKeepDims, ops.Sqrt), ops.Square),
-		"ReduceLogSum":          reduction(after(ops.Sum, ops.Log), after(ops.SumKeepDims, ops.Log), nil),
+		"ReduceMin":             reduction(emptyAs(negated(ops.Max), false, true), emptyAs(negated(ops.MaxKeepDims), true, true), nil, nil),
+		"ReduceL1":              reduction(ops.Sum, ops.SumKeepDims, ops.Abs, nil),
+		"ReduceL2":              reduction(ops.Sum, ops.SumKeepDims, ops.Square, ops.Sqrt),
+		"ReduceLogSum":          reduction(ops.Sum, ops.SumKeepDims, nil, ops.Log),
 		"InstanceNormalization": one(importInstanceNorm),
 		"Tile":                  one(importTile),
 		"Trilu":                 one(importTrilu),
@@ -71,9 +71,57 @@ func negated(f func(*graph.Node, ...int) *graph.Node) func(*graph.Node, ...int) 
 	return func(x *graph.Node, axes ...int) *graph.Node { return ops.Neg(f(ops.Neg(x), axes...)) }
 }
 
-// after is g(f(x, axes)).
-func after(f func(*graph.Node, ...int) *graph.Node, g func(*graph.Node) *graph.Node) func(*graph.Node, ...int) *graph.Node {
-	return func(x *graph.Node, axes ...int) *graph.Node { return g(f(x, axes...)) }
+// emptyAs is the reduction f (keep: keeping the reduced axes), except
+// that where x has no element, the maximum or minimum (high) of empty sets
+// is the dtype's lowest or highest value (∓∞ for floats), as in ONNX's
+// reference implementation and ONNX Runtime.
+func emptyAs(f func(*graph.Node, ...int) *graph.Node, keep, high bool) func(*graph.Node, ...int) *graph.Node {
+	return func(x *graph.Node, axes ...int) *graph.Node {
+		if x.Type().Size() != 0 {
+			return f(x, axes...)
+		}
+		reduced := make([]bool, x.Type().Rank())
+		for _, a := range axes {
+			a, err := graph.NormalizeAxis(a, len(reduced))
+			if err != nil {
+				return f(x, axes...) // which says what is wrong
+			}
+			reduced[a] = true
+		}
+		var shape []int
+		for i, d := range x.Shape() {
+			switch {
+			case !reduced[i]:
+				shape = append(shape, d)
+			case keep:
+				shape = append(shape, 1)
+			}
+		}
+		vals := make([]float64, graph.ShapeSize(shape))
+		lowest, highest := math.Inf(-1), math.Inf(1)
+		switch x.DType() {
+		case graph.Int32:
+			lowest, highest = math.MinInt32, math.MaxInt32
+		case graph.Int64: // 2⁶³ - 1 is no float64: filled below
+			lowest, highest = math.MinInt64, 0
+		}
+		for i := range vals {
+			vals[i] = lowest
+			if high {
+				vals[i] = highest
+			}
+		}
+		t, err := graph.FromFloat64s(x.DType(), vals, shape...)
+		if err != nil {
+			return f(x, axes...)
+		}
+		if high && x.DType() == graph.Int64 {
+			for i := range vals {
+				t.Int64s()[i] = math.MaxInt64
+			}
+		}
+		return x.Graph().Const(t)
+	}
 }
 
 // positive is the mask x > 0.

@@ -29,12 +29,14 @@ func init() {
 	accept(map[string]attrs{
 		"Conv":          conv,
 		"ConvTranspose": with(conv, attrs{"output_padding": {}, "output_shape": {}}),
-		"MaxPool":       with(window, attrs{"ceil_mode": {}, "storage_order": onlyInts(0)}),
-		"AveragePool":   with(window, attrs{"ceil_mode": {}, "count_include_pad": {}, "dilations": allOnes}),
+		"MaxPool":       with(window, attrs{"ceil_mode": {from: 10}, "dilations": {from: 10}, "storage_order": onlyInts(0).opsets(8, 0)}),
+		"AveragePool":   with(window, attrs{"ceil_mode": {from: 10}, "count_include_pad": {from: 7}, "dilations": allOnes.opsets(19, 0)}),
 		// momentum updates the running statistics in training mode.
 		"BatchNormalization": {"epsilon": {}, "momentum": {}, "training_mode": onlyInts(0), "spatial": onlyInts(1).opsets(0, 8), "is_test": inference},
 		"LayerNormalization": {"axis": {}, "epsilon": {}, "stash_type": onlyInts(int(onnxpb.TensorProto_FLOAT), int(onnxpb.TensorProto_DOUBLE))},
-		"Pad":                {"mode": onlyStrings("constant", "edge", "reflect"), "pads": {}, "value": {}},
+		// Opset 1's paddings became pads at opset 2, and pads and value
+		// inputs at opset 11.
+		"Pad": {"mode": onlyStrings("constant", "edge", "reflect"), "paddings": {to: 1}, "pads": {from: 2, to: 10}, "value": {to: 10}},
 		// ratio and seed say what training drops.
 		"Dropout": {"is_test": inference, "ratio": {to: 11}, "seed": {from: 12}},
 	})
@@ -119,6 +121,9 @@ func spatial(x *graph.Node) (*graph.Node, func(*graph.Node) *graph.Node, error) 
 		s := x.Shape()
 		return ops.Reshape(x, s[0], s[1], 1, s[2]), func(y *graph.Node) *graph.Node {
 			ys := y.Shape()
+			if len(ys) != 4 { // the node of an op refused, whose error the graph holds
+				return y
+			}
 			return ops.Reshape(y, ys[0], ys[1], ys[3])
 		}, nil
 	}
@@ -423,6 +428,24 @@ func importLayerNorm(c *nodeContext) ([]*graph.Node, error) {
 
 // importPad pads with a constant, the edge values or their reflection;
 // negative pads crop.
+// padsOf reads Pad's pads: an input from opset 11 on, an attribute
+// before, named paddings at opset 1. Opset 1's paddings are counts of
+// values added, in pads's order (each axis's begin, then each axis's
+// end, as its description says; the example beside it, [0, 0, 2, 0] for
+// 2 before axis 1, is written in another order, which opset 2 corrected
+// to [0, 2, 0, 0]); opset 2's pads may be negative, removing values.
+func padsOf(c *nodeContext) ([]int, error) {
+	if c.im.opset >= 2 {
+		pads, _, err := c.intsFrom("pads", 1)
+		return pads, err
+	}
+	pads := c.attrInts("paddings")
+	if slices.ContainsFunc(pads, func(p int) bool { return p < 0 }) {
+		return nil, fmt.Errorf("paddings %v: opset 1's paddings count the values added, at least 0 (negative pads, removing values, came at opset 2)", pads)
+	}
+	return pads, nil
+}
+
 func importPad(c *nodeContext) (*graph.Node, error) {
 	x, err := c.input(0)
 	if err != nil {
@@ -432,7 +455,7 @@ func importPad(c *nodeContext) (*graph.Node, error) {
 	if mode != "constant" && mode != "edge" && mode != "reflect" {
 		return nil, unsupported("mode %q", mode)
 	}
-	pads, _, err := c.intsFrom("pads", 1)
+	pads, err := padsOf(c)
 	if err != nil {
 		return nil, err
 	}

@@ -17,14 +17,14 @@ import (
 func init() {
 	register(map[string]importFunc{"Resize": one(importResize)})
 	accept(map[string]attrs{"Resize": {
-		"antialias":                      onlyInts(0),
-		"axes":                           {},
+		"antialias":                      onlyInts(0).opsets(18, 0),
+		"axes":                           {from: 18},
 		"coordinate_transformation_mode": onlyStrings("half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric").opsets(11, 0),
-		"cubic_coeff_a":                  {},
-		"exclude_outside":                {},
+		"cubic_coeff_a":                  {from: 11},
+		"exclude_outside":                {from: 11},
 		// extrapolation_value fills tf_crop_and_resize's outside, which is refused.
 		"extrapolation_value":      {from: 11},
-		"keep_aspect_ratio_policy": onlyStrings("stretch"),
+		"keep_aspect_ratio_policy": onlyStrings("stretch").opsets(18, 0),
 		"mode":                     onlyStrings("nearest", "linear", "cubic"),
 		"nearest_mode":             onlyStrings("round_prefer_floor", "round_prefer_ceil", "floor", "ceil").opsets(11, 0),
 	}})

@@ -22,10 +22,10 @@ func init() {
 	})
 	// output_sequence (before opset 7) says whether Y is optional.
 	rnn := attrs{"activations": rnnActivations, "direction": onlyStrings("forward", "reverse", "bidirectional"),
-		"hidden_size": {}, "layout": onlyInts(0, 1), "output_sequence": {to: 6}}
+		"hidden_size": {}, "layout": onlyInts(0, 1).opsets(14, 0), "output_sequence": {to: 6}}
 	accept(map[string]attrs{
 		"RNN":  rnn,
-		"GRU":  with(rnn, attrs{"linear_before_reset": {}}),
+		"GRU":  with(rnn, attrs{"linear_before_reset": {from: 3}}),
 		"LSTM": with(rnn, attrs{"input_forget": onlyInts(0)}),
 	})
 }

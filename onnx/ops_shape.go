@@ -3,6 +3,7 @@ package onnx
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/nabla-go/nabla/graph"
 	"github.com/nabla-go/nabla/onnx/onnxpb"
@@ -32,23 +33,23 @@ func init() {
 		"Split":           importSplit,
 		"Range":           one(importRange),
 	})
-	axes := attrs{"axes": {}}
+	axes := attrs{"axes": {to: 12}} // an input from opset 13 on
 	accept(map[string]attrs{
-		"Constant":        {"value": {}, "value_float": {}, "value_floats": {}, "value_int": {}, "value_ints": {}},
+		"Constant":        {"value": {}, "value_float": {from: 12}, "value_floats": {from: 12}, "value_int": {from: 12}, "value_ints": {from: 12}},
 		"ConstantOfShape": {"value": {}},
-		"Shape":           {"start": {}, "end": {}},
+		"Shape":           {"start": {from: 15}, "end": {from: 15}},
 		// saturate says how values out of a float8's range convert; Import
 		// has no float8 types.
 		"Cast":      {"to": {}, "saturate": {from: 19}},
-		"Reshape":   {"allowzero": {}},
+		"Reshape":   {"allowzero": {from: 14}, "shape": {to: 4}}, // shape an input from opset 5 on
 		"Flatten":   {"axis": {}},
 		"Transpose": {"perm": {}},
 		"Concat":    {"axis": {}},
-		"Slice":     {"starts": {}, "ends": {}, "axes": {}, "steps": {}},
+		"Slice":     {"starts": {to: 9}, "ends": {to: 9}, "axes": {to: 9}, "steps": {to: 9}}, // inputs from opset 10 on
 		"Gather":    {"axis": {}},
 		"Unsqueeze": axes,
 		"Squeeze":   axes,
-		"Split":     {"axis": {}, "split": {}, "num_outputs": {}},
+		"Split":     {"axis": {}, "split": {to: 12}, "num_outputs": {from: 18}},
 	})
 }
 
@@ -185,16 +186,24 @@ func importCast(c *nodeContext) (*graph.Node, error) {
 	return ops.Cast(x, to), nil
 }
 
-// importReshape resolves 0 (copy the input's dimension, unless allowzero)
-// and -1 (inferred).
+// importReshape takes the shape from input 1, or before opset 5 from the
+// shape attribute, and resolves 0 (copy the input's dimension, unless
+// allowzero) and -1 (inferred).
 func importReshape(c *nodeContext) (*graph.Node, error) {
 	x, err := c.input(0)
 	if err != nil {
 		return nil, err
 	}
-	shape, err := c.knownInts(1)
-	if err != nil {
-		return nil, err
+	var shape []int
+	switch {
+	case c.im.opset >= 5:
+		if shape, err = c.knownInts(1); err != nil {
+			return nil, err
+		}
+	case !c.has("shape"):
+		return nil, fmt.Errorf("no shape attribute (opset %d's Reshape takes its shape as one)", c.im.opset)
+	default:
+		shape = c.attrInts("shape")
 	}
 	if c.attrInt("allowzero", 0) == 0 {
 		for i, d := range shape {
@@ -364,6 +373,13 @@ func importGather(c *nodeContext) (*graph.Node, error) {
 		return nil, fmt.Errorf("Gather from a scalar")
 	}
 	n := x.Shape()[axis]
+	if n == 0 { // no row to pick: the output is empty, or every index out of range
+		if idx.Type().Size() != 0 {
+			return nil, fmt.Errorf("indices %v index data %v along its axis %d, which is empty: every index is out of range", idx.Type(), x.Type(), axis)
+		}
+		shape := slices.Concat(x.Shape()[:axis], idx.Shape(), x.Shape()[axis+1:])
+		return viaFloat1(x, func(x *graph.Node) *graph.Node { return ops.Reshape(x, shape...) }), nil
+	}
 	if idx.Kind() == graph.KindConst {
 		vals := denseInts(idx.Value())
 		fixed := make([]int64, len(vals))

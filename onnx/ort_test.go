@@ -3,10 +3,13 @@ package onnx_test
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/nabla-go/nabla/compile"
@@ -56,15 +59,61 @@ type ortInput struct {
 	Data any    `json:"data"`
 }
 
+// ortFloat is a number in ort_run.js's JSON, where NaN and the
+// infinities, which JSON lacks, are the strings "NaN", "Infinity" and
+// "-Infinity".
+type ortFloat float64
+
+func (f ortFloat) MarshalJSON() ([]byte, error) {
+	v := float64(f)
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return json.Marshal(strings.TrimPrefix(strings.Replace(fmt.Sprint(v), "Inf", "Infinity", 1), "+"))
+	}
+	return json.Marshal(v)
+}
+
+func (f *ortFloat) UnmarshalJSON(b []byte) error {
+	var s string
+	if json.Unmarshal(b, &s) == nil {
+		v, err := strconv.ParseFloat(s, 64)
+		*f = ortFloat(v)
+		return err
+	}
+	return json.Unmarshal(b, (*float64)(f))
+}
+
+// ortFloats converts float64s for ort_run.js.
+func ortFloats(v []float64) []ortFloat {
+	out := make([]ortFloat, len(v))
+	for i, x := range v {
+		out[i] = ortFloat(x)
+	}
+	return out
+}
+
 // runORT runs a model file under ONNX Runtime with the given inputs and
 // returns its outputs by name, as float64 tensors of dtype.
 func runORT(t *testing.T, ort, model string, dtype tensor.Dtype, inputs map[string]ortInput) map[string]*tensor.Dense {
+	t.Helper()
+	got, err := tryORT(t, ort, model, dtype, inputs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got
+}
+
+// tryORT is runORT returning ONNX Runtime's refusal of the model or its
+// inputs as an error.
+func tryORT(t *testing.T, ort, model string, dtype tensor.Dtype, inputs map[string]ortInput) (map[string]*tensor.Dense, error) {
 	t.Helper()
 	script, err := filepath.Abs("testdata/ort_run.js")
 	if err != nil {
 		t.Fatal(err)
 	}
-	spec, _ := json.Marshal(inputs)
+	spec, err := json.Marshal(inputs)
+	if err != nil {
+		t.Fatal(err)
+	}
 	path := filepath.Join(t.TempDir(), "inputs.json")
 	if err := os.WriteFile(path, spec, 0o644); err != nil {
 		t.Fatal(err)
@@ -75,22 +124,26 @@ func runORT(t *testing.T, ort, model string, dtype tensor.Dtype, inputs map[stri
 		if e, ok := err.(*exec.ExitError); ok {
 			msg = string(e.Stderr)
 		}
-		t.Fatalf("onnxruntime: %v: %s", err, msg)
+		return nil, fmt.Errorf("onnxruntime: %v: %s", err, msg)
 	}
 	var res map[string]struct {
 		Dims []int
-		Data []float64
+		Data []ortFloat
 	}
 	if err := json.Unmarshal(out, &res); err != nil {
 		t.Fatal(err)
 	}
 	got := map[string]*tensor.Dense{}
 	for name, r := range res {
-		if got[name], err = graph.FromFloat64s(dtype, r.Data, r.Dims...); err != nil {
+		data := make([]float64, len(r.Data))
+		for i, v := range r.Data {
+			data[i] = float64(v)
+		}
+		if got[name], err = graph.FromFloat64s(dtype, data, r.Dims...); err != nil {
 			t.Fatal(err)
 		}
 	}
-	return got
+	return got, nil
 }
 
 // TestONNXRuntimeRunsExports runs exported nets under ONNX Runtime and

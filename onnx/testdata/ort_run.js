@@ -11,7 +11,8 @@ const arrays = {float32: Float32Array, float64: Float64Array, int32: Int32Array,
   const spec = JSON.parse(fs.readFileSync(inputsPath, 'utf8'));
   const feeds = {};
   for (const [name, t] of Object.entries(spec)) {
-    const data = t.type === 'int64' ? t.data.map(BigInt) : t.data;
+    // Non-finite floats come as the strings "NaN", "Infinity", "-Infinity".
+    const data = t.type === 'int64' ? t.data.map(BigInt) : t.data.map(Number);
     feeds[name] = new ort.Tensor(t.type, arrays[t.type].from(data), t.dims);
   }
   const session = await ort.InferenceSession.create(model);
@@ -19,7 +20,8 @@ const arrays = {float32: Float32Array, float64: Float64Array, int32: Int32Array,
   const out = {};
   for (const name of session.outputNames) {
     const r = results[name];
-    out[name] = {dims: r.dims, data: Array.from(r.data, Number)};
+    // JSON has no NaN or infinities: those are written as strings.
+    out[name] = {dims: r.dims, data: Array.from(r.data, (v) => (Number.isFinite(Number(v)) ? Number(v) : String(Number(v))))};
   }
   process.stdout.write(JSON.stringify(out));
 })().catch((e) => { process.stderr.write(String(e) + '\n'); process.exit(1); });
