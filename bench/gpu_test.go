@@ -48,7 +48,8 @@ func benchSyncedRuns(b *testing.B, m *vm.Machine, feeds vm.Feeds, out *graph.Nod
 	}
 }
 
-// BenchmarkGPU times W1's training step (both dtypes, SGD and Adam) and
+// BenchmarkGPU times W1's training step (both dtypes, SGD and Adam's
+// forms: PyTorch's, the correction folded, float32 moments) and
 // W3's Hessian–vector product and Hessian on the first GPU, each step
 // waited for: the targets are W1 ≤ 60 µs (float32) and ≤ 80 µs
 // (float64), W3's HVP ≤ 30 µs; Vmap of W3's gradient over 64 points
@@ -58,9 +59,6 @@ func benchSyncedRuns(b *testing.B, m *vm.Machine, feeds vm.Feeds, out *graph.Nod
 func BenchmarkGPU(b *testing.B) {
 	for _, dtype := range dtypes {
 		for _, opt := range w1Optimizers {
-			if opt == "adam32m" {
-				continue // ops.AdamM32 has no GPU kernel: its step runs on the host
-			}
 			b.Run(fmt.Sprintf("W1/%s/%s", dtypeName(dtype), opt), func(b *testing.B) {
 				m := newW1Model(dtype, w1Sizes, w1Batch, 1)
 				benchSyncedRuns(b, gpuMachine(b, m.program(b, opt)), m.feeds, m.loss)

@@ -3,6 +3,7 @@ package cuda
 import (
 	"fmt"
 	"runtime"
+	"strings"
 	"sync"
 	"testing"
 
@@ -17,11 +18,11 @@ import (
 
 // Every kernel module the GPU would compile for the op table's programs
 // (each row's output and gradients, float64 and float32) and the training
-// steps (the MLP's; the CNN's, with its split sums and convolutions as
-// products) compiles with NVRTC for sm_90, the H100's architecture. NVRTC
-// needs no GPU: where it loads (Debian's libnvrtc11.2, CUDA's toolkit),
-// this checks that the sources are CUDA C++ NVRTC accepts, not only C
-// that gcc does.
+// steps (the MLP's, by Adam and by Adam with float32 moments; the CNN's,
+// with its split sums and convolutions as products) compiles with NVRTC
+// for sm_90, the H100's architecture. NVRTC needs no GPU: where it
+// loads (Debian's libnvrtc11.2, CUDA's toolkit), this checks that the
+// sources are CUDA C++ NVRTC accepts, not only C that gcc does.
 func TestNVRTCCompilesTheKernels(t *testing.T) {
 	nv, err := loadNVRTC()
 	if err != nil {
@@ -62,6 +63,11 @@ func TestNVRTCCompilesTheKernels(t *testing.T) {
 		cnn, _ := cnnStep(t, dtype, 64, 28, 32, 64, true)
 		progs = append(progs, p, cnn)
 	}
+	// Adam's step with float32 moments (ops.AdamM32), in each form.
+	for _, o := range float32MomentOptimizers() {
+		p, _ := mlpStep(t, graph.Float64, o.opt())
+		progs = append(progs, p)
+	}
 	// Every distinct kernel once, in one module per float type (kernels
 	// renamed apart), so that NVRTC's cost per compilation is paid twice
 	// rather than once per program.
@@ -89,6 +95,15 @@ func TestNVRTCCompilesTheKernels(t *testing.T) {
 	}
 	if n := len(defs[false]) + len(defs[true]); n < 100 {
 		t.Fatalf("only %d kernels to compile", n)
+	}
+	adamM32 := 0
+	for _, d := range defs[false] {
+		if strings.Contains(d.body, "nb_adam_fsqrt") {
+			adamM32++
+		}
+	}
+	if adamM32 < 3 { // without a decay, with L2 decay, with AdamW's
+		t.Fatalf("%d kernels of AdamM32, want 3 forms or more", adamM32)
 	}
 	// NVRTC compiles programs on several threads at once.
 	errs := make([]error, len(sources))

@@ -51,8 +51,10 @@ type AdamConfig struct {
 	// float64, loses that step in float64 (after AdamW's decay, in
 	// float64). With AVX-512 the step is one pass that takes about 60%
 	// of the float64 step's time in W1 (see bench/README.md); a machine
-	// on a GPU runs it on the host (ops.AdamM32 has no GPU kernel), so
-	// leave it off there. Not PyTorch's bits:
+	// on a GPU runs it as one kernel of the same operations, each
+	// rounded to nearest by itself (no multiply-adds): from the same
+	// gradients, the CPU's bits (ops.AdamM32's kernel). Not PyTorch's
+	// bits:
 	// each float32 operation rounds by up to 2^-24 (6e-8) of its result,
 	// so each update differs from float64 Adam's by a few times that,
 	// relative, and the moments' rounding is remembered over about

@@ -35,7 +35,10 @@ type adamM32Op struct {
 // product and p1's difference in float64 (see vek.AdamM32). stepSize,
 // eps, correction and decay are float64 scalars; a nil correction divides
 // by none (AdamConfig.FoldCorrection's form), a nil decay decays nothing.
-// It has no gradient: it is an optimiser's update.
+// It has no gradient: it is an optimiser's update. A machine on a GPU
+// runs it as one kernel (graph.CUDAKernel) of the same operations, each
+// rounded to nearest by itself: from the same inputs, the CPU's bits
+// (NaNs' payloads aside).
 func AdamM32(p, g, m, v, stepSize, eps, correction, decay *graph.Node, beta1, beta2 float64, decoupled bool) (p1, m1, v1 *graph.Node) {
 	op := adamM32Op{beta1: beta1, beta2: beta2, corrected: correction != nil}
 	in := []*graph.Node{p, g, m, v, stepSize, eps}

@@ -105,3 +105,33 @@ func TestAdamM32Types(t *testing.T) {
 		}
 	}
 }
+
+// AdamM32's GPU kernel refuses (the step then runs on the host) betas
+// beyond float32's finite values and types Types refuses or outputs of
+// other types, naming them; it has one kernel of one item an element.
+func TestAdamM32CUDATypes(t *testing.T) {
+	f64, f32 := graph.TypeOf(graph.Float64, 5), graph.TypeOf(graph.Float32, 5)
+	s := graph.TypeOf(graph.Float64)
+	in := []graph.Type{f64, f64, f32, f32, s, s}
+	out := []graph.Type{f64, f32, f32}
+	ok := adamM32Op{beta1: 0.9, beta2: 0.999}
+	if srcs, err := ok.CUDA(in, out); err != nil || len(srcs) != 1 || srcs[0].N != 5 {
+		t.Fatalf("got %v, %v, want one kernel of 5 items", srcs, err)
+	}
+	for _, c := range []struct {
+		op      adamM32Op
+		in, out []graph.Type
+		want    string
+	}{
+		{adamM32Op{beta1: math.Inf(1), beta2: 0.999}, in, out, "β1 +Inf or β2 0.999 beyond float32's finite values"},
+		{adamM32Op{beta1: 0.9, beta2: 1e300}, in, out, "β1 0.9 or β2 1e+300 beyond float32's finite values"},
+		{adamM32Op{beta1: 0.9, beta2: math.NaN()}, in, out, "β1 0.9 or β2 NaN beyond float32's finite values"},
+		{ok, []graph.Type{f64, f64, f64, f32, s, s}, out, "AdamM32: m is float64(5), want float32(5)"},
+		{ok, in, out[:2], "AdamM32: 2 output types for 3 outputs"},
+		{ok, in, []graph.Type{f64, f32, f64}, "AdamM32: output 2's type float64(5), want float32(5)"},
+	} {
+		if _, err := c.op.CUDA(c.in, c.out); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v: got %v, want an error with %q", c.op, err, c.want)
+		}
+	}
+}
