@@ -206,3 +206,32 @@ func TestRunnerRefusesBatchShapesInBodies(t *testing.T) {
 		})
 	}
 }
+
+// Branches whose number of outputs follows the operand's shape (two at
+// two rows, one at one) cannot be traced again at one row as the graph
+// uses them: the Runner says so, naming the Cond and its line, where
+// replaying it panicked.
+func TestRunnerRefusesBodiesOfOtherOutputs(t *testing.T) {
+	g := graph.New()
+	x := g.Input("x", graph.Float64, 2, 3)
+	branch := func(o []*graph.Node) []*graph.Node {
+		outs := []*graph.Node{ops.Neg(o[0])}
+		if o[0].Shape()[0] > 1 {
+			outs = append(outs, ops.Exp(o[0]))
+		}
+		return outs
+	}
+	outs := ops.Cond(ops.Greater(ops.Sum(x), g.Scalar(0, graph.Float64)), branch, branch, []*graph.Node{x})
+	require.Len(t, outs, 2)
+	r, err := vm.NewRunner(outs, nil, nil)
+	require.NoError(t, err)
+	rng := rand.New(rand.NewPCG(13, 14))
+	require.NoError(t, r.Run(vm.Feeds{x: rows(rng, 2, 3)}))
+	var runErr error
+	require.NotPanics(t, func() { runErr = r.Run(vm.Feeds{x: rows(rng, 1, 3)}) })
+	require.Error(t, runErr)
+	for _, want := range []string{"Cond", "runner_bodies_test.go:224", "it has 1 outputs, not 2 as built", "batch size 1; the graph was built for 2"} {
+		require.ErrorContains(t, runErr, want)
+	}
+	require.NoError(t, r.Run(vm.Feeds{x: rows(rng, 2, 3)}), "the built size still runs")
+}
