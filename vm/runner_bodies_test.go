@@ -17,7 +17,8 @@ import (
 // bodyModels build, from x (n, 4, 3) and parameters p (3) and q (1, 3)
 // whose shapes do not hold the batch, outputs computed in the bodies of
 // Scan, Cond and While (the branches of a Cond inside a Scan's body
-// included): each runs at every batch size.
+// included, and functions computing on parameters and constants alone):
+// each runs at every batch size.
 var bodyModels = map[string]func(x, p, q *graph.Node) []*graph.Node{
 	"Scan": func(x, p, q *graph.Node) []*graph.Node {
 		seq := ops.Transpose(x, 1, 0, 2) // (4, n, 3)
@@ -45,6 +46,24 @@ var bodyModels = map[string]func(x, p, q *graph.Node) []*graph.Node{
 			return []*graph.Node{ops.Add(ops.Scale(c[0], 1.5), q)}
 		}, []*graph.Node{h}, ops.MaxSteps(6))
 		return append(final, steps)
+	},
+	"values made in the bodies": func(x, p, q *graph.Node) []*graph.Node {
+		// The functions apply ops to parameters and constants alone,
+		// which are made in the enclosing graph at every trace.
+		g := x.Graph()
+		final, _ := ops.While(func(c []*graph.Node) *graph.Node {
+			return ops.Less(ops.Max(ops.Abs(c[0])), ops.Add(ops.Sum(ops.Abs(p)), g.Scalar(1, graph.Float64)))
+		}, func(c []*graph.Node) []*graph.Node {
+			return []*graph.Node{ops.Add(ops.Scale(c[0], 1.5), ops.Mul(q, g.Scalar(2, graph.Float64)))}
+		}, []*graph.Node{ops.Reshape(ops.Slice(x, 1, 0, 1), -1, 3)}, ops.MaxSteps(6))
+		_, ys := ops.Scan(func(_, s []*graph.Node) ([]*graph.Node, []*graph.Node) {
+			return nil, ops.Cond(ops.Greater(ops.Sum(s[0]), ops.Sum(q)), func(o []*graph.Node) []*graph.Node {
+				return []*graph.Node{ops.Sub(o[0], ops.Exp(q))}
+			}, func(o []*graph.Node) []*graph.Node {
+				return []*graph.Node{ops.Mul(o[0], ops.Neg(p))}
+			}, s)
+		}, nil, []*graph.Node{ops.Transpose(x, 1, 0, 2)})
+		return append(final, ys...)
 	},
 	"Scan of Cond": func(x, p, q *graph.Node) []*graph.Node {
 		seq, sq := ops.Transpose(x, 1, 0, 2), ops.Sum(q)
@@ -130,7 +149,7 @@ func TestRunnerRefusesBatchShapesInBodies(t *testing.T) {
 				return nil, []*graph.Node{ops.Add(s[0], p)}
 			}, nil, []*graph.Node{ops.Transpose(x, 1, 0, 2)})
 			return ys
-		}, 1, []string{"Add at runner_bodies_test.go:130 (inside the Scan at runner_bodies_test.go:129)", "(1,3) and (2,3) gives (2,3)"}},
+		}, 1, []string{"Add at runner_bodies_test.go:149 (inside the Scan at runner_bodies_test.go:148)", "(1,3) and (2,3) gives (2,3)"}},
 		{"Cond", func(x, p *graph.Node) []*graph.Node {
 			s := ops.Reshape(ops.Slice(x, 1, 0, 1), -1, 3)
 			return ops.Cond(ops.Greater(ops.Sum(s), ops.Sum(p)), func(o []*graph.Node) []*graph.Node {
@@ -138,7 +157,7 @@ func TestRunnerRefusesBatchShapesInBodies(t *testing.T) {
 			}, func(o []*graph.Node) []*graph.Node {
 				return []*graph.Node{ops.Sub(o[0], p)}
 			}, []*graph.Node{s})
-		}, 1, []string{"Mul at runner_bodies_test.go:137 (inside the Cond at runner_bodies_test.go:136)"}},
+		}, 1, []string{"Mul at runner_bodies_test.go:156 (inside the Cond at runner_bodies_test.go:155)"}},
 		{"While", func(x, p *graph.Node) []*graph.Node {
 			limit := x.Graph().Scalar(100, graph.Float64)
 			final, _ := ops.While(func(c []*graph.Node) *graph.Node {
@@ -147,13 +166,13 @@ func TestRunnerRefusesBatchShapesInBodies(t *testing.T) {
 				return []*graph.Node{ops.Add(c[0], ops.Mean(ops.Add(c[0], p)))}
 			}, []*graph.Node{ops.Reshape(ops.Slice(x, 1, 0, 1), -1, 3)}, ops.MaxSteps(3))
 			return final
-		}, 1, []string{"Add at runner_bodies_test.go:147 (inside the Scan at runner_bodies_test.go:144)"}},
+		}, 1, []string{"Add at runner_bodies_test.go:166 (inside the Scan at runner_bodies_test.go:163)"}},
 		{"Reshape in a Scan", func(x, _ *graph.Node) []*graph.Node {
 			_, ys := ops.Scan(func(_, s []*graph.Node) ([]*graph.Node, []*graph.Node) {
 				return nil, []*graph.Node{ops.Reshape(s[0], 2, -1)}
 			}, nil, []*graph.Node{ops.Transpose(x, 1, 0, 2)})
 			return ys
-		}, 4, []string{"Reshape at runner_bodies_test.go:153 (inside the Scan at runner_bodies_test.go:152): (4,3) to (2,6)"}},
+		}, 4, []string{"Reshape at runner_bodies_test.go:172 (inside the Scan at runner_bodies_test.go:171): (4,3) to (2,6)"}},
 		{"Reshape in a Cond", func(x, p *graph.Node) []*graph.Node {
 			s := ops.Reshape(ops.Slice(x, 1, 0, 1), -1, 3)
 			return ops.Cond(ops.Greater(ops.Sum(s), ops.Sum(p)), func(o []*graph.Node) []*graph.Node {
@@ -161,7 +180,7 @@ func TestRunnerRefusesBatchShapesInBodies(t *testing.T) {
 			}, func(o []*graph.Node) []*graph.Node {
 				return []*graph.Node{ops.Reshape(ops.Neg(o[0]), 2, -1)}
 			}, []*graph.Node{s})
-		}, 4, []string{"Reshape at runner_bodies_test.go:160 (inside the Cond at runner_bodies_test.go:159)"}},
+		}, 4, []string{"Reshape at runner_bodies_test.go:179 (inside the Cond at runner_bodies_test.go:178)"}},
 		{"Cond in a Scan", func(x, p *graph.Node) []*graph.Node {
 			_, ys := ops.Scan(func(_, s []*graph.Node) ([]*graph.Node, []*graph.Node) {
 				return nil, ops.Cond(ops.Greater(ops.Sum(s[0]), ops.Sum(s[0])), func(o []*graph.Node) []*graph.Node {
@@ -171,7 +190,7 @@ func TestRunnerRefusesBatchShapesInBodies(t *testing.T) {
 				}, s)
 			}, nil, []*graph.Node{ops.Transpose(x, 1, 0, 2)})
 			return ys
-		}, 1, []string{"Mul at runner_bodies_test.go:168 (inside the Cond at runner_bodies_test.go:167, inside the Scan at runner_bodies_test.go:166)"}},
+		}, 1, []string{"Mul at runner_bodies_test.go:187 (inside the Cond at runner_bodies_test.go:186, inside the Scan at runner_bodies_test.go:185)"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			g := graph.New()
@@ -230,7 +249,7 @@ func TestRunnerRefusesBodiesOfOtherOutputs(t *testing.T) {
 	var runErr error
 	require.NotPanics(t, func() { runErr = r.Run(vm.Feeds{x: rows(rng, 1, 3)}) })
 	require.Error(t, runErr)
-	for _, want := range []string{"Cond", "runner_bodies_test.go:224", "it has 1 outputs, not 2 as built", "batch size 1; the graph was built for 2"} {
+	for _, want := range []string{"Cond", "runner_bodies_test.go:243", "it has 1 outputs, not 2 as built", "batch size 1; the graph was built for 2"} {
 		require.ErrorContains(t, runErr, want)
 	}
 	require.NoError(t, r.Run(vm.Feeds{x: rows(rng, 2, 3)}), "the built size still runs")
