@@ -342,6 +342,9 @@ func inferTypes(op Op, multi MultiOp, in []Type) (out []Type, err error) {
 			err = fmt.Errorf("type inference panicked: %v", r)
 		}
 	}()
+	if err := checkRanks(in, "rank %d is above the supported %d"); err != nil {
+		return nil, err
+	}
 	if op != nil {
 		t, err := op.Type(in)
 		if err != nil {
@@ -363,7 +366,29 @@ func inferTypes(op Op, multi MultiOp, in []Type) (out []Type, err error) {
 		}
 		out[i] = TypeOf(t.DType, t.Shape...) // never alias the op's slices
 	}
+	if err := checkRanks(out, "the output's rank %d is above the supported %d"); err != nil {
+		return nil, err
+	}
 	return out, nil
+}
+
+// MaxRank is the highest rank of the values ops take and give: an op
+// applied to a node of a higher rank (an Input may have one), or whose
+// output would have one (a Gather of a rank-8 table by a matrix of
+// indices), is an error naming the op, its inputs and the caller's
+// file:line. The built-in ops' kernels keep their index arithmetic in
+// arrays of this size, on the stack.
+const MaxRank = 8
+
+// checkRanks refuses types of a rank above MaxRank, with format's error
+// (the rank and MaxRank).
+func checkRanks(types []Type, format string) error {
+	for _, t := range types {
+		if t.Rank() > MaxRank {
+			return fmt.Errorf(format, t.Rank(), MaxRank)
+		}
+	}
+	return nil
 }
 
 // describeTypeError adds the inputs' types to a type-inference error unless

@@ -129,6 +129,9 @@ func Replay(subst map[*Node]*Node, roots ...*Node) (map[*Node]*Node, error) {
 		if group == nil {
 			group = []*Node{n}
 		}
+		if len(out) != len(group) { // a body traced again returned more or fewer outputs
+			return nil, fmt.Errorf("nabla: Replay: %v at %v: for inputs %s, it has %d outputs, not %d as built", n, n.site, TypesString(in), len(out), len(group))
+		}
 		for i, m := range group {
 			types[m] = out[i]
 		}

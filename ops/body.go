@@ -2,6 +2,8 @@ package ops
 
 import (
 	"fmt"
+	"math"
+	"reflect"
 	"slices"
 
 	"gorgonia.org/tensor"
@@ -130,4 +132,50 @@ func hoistedDraws(marks map[*graph.Graph]int, outer []*graph.Node) []*graph.Node
 		stack = append(stack, n.Inputs()...)
 	}
 	return draws
+}
+
+// readsSameValues reports whether outer, the values of enclosing graphs that a
+// body traced again reads, are those it read as traced first (old), in
+// order: the same nodes, or nodes that the body's function made again
+// with the same ops, parameters and operands (an op it applies to
+// captured values alone, reading none of the body's, is made in their
+// graph at each trace). Random draws made again, and ops holding bodies
+// of their own, are not taken for the same values.
+func readsSameValues(outer, old []*graph.Node) bool {
+	if len(outer) != len(old) {
+		return false
+	}
+	for i, n := range outer {
+		if !computesSameValue(n, old[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// computesSameValue reports whether a, made by a trace, computes b's value.
+func computesSameValue(a, b *graph.Node) bool {
+	if a == b {
+		return true
+	}
+	if a == nil || b == nil || a.Kind() != b.Kind() || !a.Type().Equal(b.Type()) || len(a.Inputs()) != len(b.Inputs()) {
+		return false
+	}
+	switch a.Kind() {
+	case graph.KindConst:
+		x, y := graph.Float64s(a.Value()), graph.Float64s(b.Value())
+		return slices.EqualFunc(x, y, func(u, v float64) bool { return math.Float64bits(u) == math.Float64bits(v) })
+	case graph.KindOp:
+		op := a.Op()
+		if _, draws := op.(graph.Drawer); op == nil || draws || !reflect.DeepEqual(op, b.Op()) {
+			return false // a multi-output op (a loop), a draw, another op
+		}
+		for i, x := range a.Inputs() {
+			if !computesSameValue(x, b.Inputs()[i]) {
+				return false
+			}
+		}
+		return true
+	}
+	return false // inputs and parameters are the same nodes or other values
 }

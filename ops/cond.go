@@ -29,9 +29,10 @@ type CondBranch func(operands []*graph.Node) []*graph.Node
 // (Scan), the Cond is built in the body when pred or an operand is a
 // value of the body; the branches then read the body's values as
 // operands or by capture alike. A vm.Runner traces the branches again at
-// another batch size; they must then read the same nodes of the enclosing
-// graphs, none computed from the batch: make the constants they read
-// outside them, and pass values computed from the batch as operands.
+// another batch size; they must then read the same values of the
+// enclosing graphs (the same nodes, or those their functions make again
+// with the same ops from them, random draws excepted), none computed from
+// the batch: pass values computed from the batch as operands.
 // Batched by compile.Vmap with a predicate that differs across the
 // examples, both branches run, for every example, and each example's
 // outputs are picked from its branch: their values and derivatives are
@@ -245,8 +246,9 @@ func (op *condOp) ForwardExec(e *graph.Exec, out, in []*tensor.Dense) error {
 
 // Retype traces the branches again for operands of other types
 // (graph.Replay: vm.Runner at another batch size). The branches must read
-// the same values of the enclosing graph, none of them replayed: a value
-// computed from the replayed inputs is to be given to Cond as an operand.
+// the same values of the enclosing graph (readsSameValues), none of them
+// replayed: a value computed from the replayed inputs is to be given to
+// Cond as an operand.
 func (op *condOp) Retype(in []graph.Type, replayed []bool) (any, error) {
 	if op.tracer == nil {
 		return nil, fmt.Errorf("this Cond cannot be traced again (it is a derivative's)")
@@ -265,7 +267,10 @@ func (op *condOp) Retype(in []graph.Type, replayed []bool) (any, error) {
 		return nil, err
 	}
 	if !slices.Equal(outer, op.outer) {
-		return nil, fmt.Errorf("traced again for %v, the branches read other values of the enclosing graph", graph.TypesString(in))
+		if !readsSameValues(outer, op.outer) {
+			return nil, fmt.Errorf("traced again for %v, the branches read other values of the enclosing graph", graph.TypesString(in))
+		}
+		again.outer = op.outer // values made again: the op reads those made first, its node's inputs
 	}
 	return again, nil
 }

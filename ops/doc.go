@@ -14,8 +14,9 @@
 // from what the CPU offers) and a portable Go kernel elsewhere or with the
 // purego build tag, on the machine's threads. Built with -tags openblas
 // (cgo and Debian's libopenblas-dev), MatMul and its fused forms call
-// OpenBLAS's gemm and gemv instead, on OPENBLAS_NUM_THREADS threads; the
-// convolutions keep nabla's GEMM.
+// OpenBLAS's gemm and gemv instead, on the machine's threads
+// (vm.WithThreads, which OpenBLAS is given before each product where it
+// changed); the convolutions keep nabla's GEMM.
 //
 // Random ops (RandomUniform, RandomNormal, RandomBernoulli, RandomInt,
 // RandomCategorical, RandomGamma, RandomPermutation) draw from

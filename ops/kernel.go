@@ -99,9 +99,10 @@ func widen[T float](dst []float64, x []T, stride int) []float64 {
 	return dst
 }
 
-// maxRank bounds the rank of broadcasting ops, so that their kernels keep
-// index arithmetic on the stack and run without allocating.
-const maxRank = 8
+// maxRank bounds the rank of every op's inputs and output
+// (graph.MaxRank), so that kernels keep index arithmetic on the stack and
+// run without allocating.
+const maxRank = graph.MaxRank
 
 // walker visits the rows (runs along the last axis) of an output of shape
 // out and, for each, the matching offsets into up to three inputs that

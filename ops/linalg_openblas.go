@@ -4,7 +4,8 @@ package ops
 
 // With -tags openblas, matrix products call OpenBLAS through cgo (Debian:
 // apt-get install libopenblas-dev): cblas_sgemm and cblas_dgemm, and their
-// gemv for a product with one row or one column.
+// gemv for a product with one row or one column, on the machine's threads
+// (vm.WithThreads).
 
 /*
 #cgo LDFLAGS: -lopenblas
@@ -16,6 +17,10 @@ package ops
 #cgo nocallback cblas_sgemv
 #cgo noescape cblas_dgemv
 #cgo nocallback cblas_dgemv
+#cgo noescape openblas_set_num_threads
+#cgo nocallback openblas_set_num_threads
+#cgo noescape openblas_get_num_threads
+#cgo nocallback openblas_get_num_threads
 #include <cblas.h>
 */
 import "C"
@@ -35,13 +40,14 @@ import (
 // A product with one row or one column of C goes to gemv: this OpenBLAS's
 // gemm packs the whole of the other operand first, which made a 1×64 by
 // 64×64 product take 2 µs, slower than nabla's own (internal/kernel/gemm).
-func (p *product[T]) run(*graph.Exec) {
+func (p *product[T]) run(e *graph.Exec) {
 	if p.m == 0 || p.n == 0 || p.k == 0 {
 		if !p.acc {
 			clear(p.c)
 		}
 		return
 	}
+	useThreads(e.Threads())
 	var beta C.float // 1 to accumulate onto C, 0 to overwrite it
 	if p.acc {
 		beta = 1
@@ -77,6 +83,19 @@ func (p *product[T]) run(*graph.Exec) {
 		}
 		C.cblas_dgemm(C.CblasRowMajor, ta, tb, m, n, k,
 			1, (*C.double)(a), C.blasint(lda), (*C.double)(b), C.blasint(ldb), C.double(beta), (*C.double)(c), n)
+	}
+}
+
+// useThreads has OpenBLAS run the next call on n threads, the machine's
+// (vm.WithThreads; 1 with no Exec), where its own pool would use
+// OPENBLAS_NUM_THREADS or one per core. OpenBLAS's count belongs to the
+// process (openblas_set_num_threads), so it is set where it differs, and
+// machines of different counts whose products run at the same moment
+// share one of their counts: their values do not depend on it.
+func useThreads(n int) {
+	n = max(n, 1)
+	if int(C.openblas_get_num_threads()) != n {
+		C.openblas_set_num_threads(C.int(n))
 	}
 }
 

@@ -207,8 +207,9 @@ func (tr *scanTracer) trace(init, xs []graph.Type) (*scanOp, []*graph.Node, erro
 
 // Retype traces the body again for inputs of other types (graph.Replay:
 // vm.Runner at another batch size). The body must read the same values of
-// the enclosing graph, none of them replayed: a value computed from the
-// replayed inputs is to be given to Scan as a carry or a sequence.
+// the enclosing graph (readsSameValues), none of them replayed: a value
+// computed from the replayed inputs is to be given to Scan as a carry or
+// a sequence.
 func (op *scanOp) Retype(in []graph.Type, replayed []bool) (any, error) {
 	if op.tracer == nil {
 		return nil, fmt.Errorf("this Scan cannot be traced again (it is a gradient's)")
@@ -228,7 +229,12 @@ func (op *scanOp) Retype(in []graph.Type, replayed []bool) (any, error) {
 		return nil, err
 	}
 	if !slices.Equal(outer, op.outer) {
-		return nil, fmt.Errorf("traced again for %v, the body reads other values of the enclosing graph", graph.TypesString(in))
+		if !readsSameValues(outer, op.outer) {
+			return nil, fmt.Errorf("traced again for %v, the body reads other values of the enclosing graph", graph.TypesString(in))
+		}
+		// Values made again by the body's function: the op reads those
+		// made first, which its node's inputs are.
+		again.outer, again.hoisted = op.outer, op.hoisted
 	}
 	return again, nil
 }

@@ -38,8 +38,7 @@ func MaxSteps(n int) WhileOption { return func(c *whileConfig) { c.maxSteps, c.g
 // time, by the values; MaxSteps(n), which While requires, bounds it.
 // cond and body are built in graphs nested in the caller's, and may read
 // any node of the enclosing graphs, as Scan's body does (and as for
-// Scan, a vm.Runner traces them again at other batch sizes: make the
-// constants they read outside them).
+// Scan, a vm.Runner traces them again at other batch sizes).
 //
 // While is a Scan of n steps (padding, as PyTensor's scan with until)
 // whose step is a Cond: body while cond holds, else the carry unchanged.

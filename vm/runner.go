@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"strings"
 	"sync"
 
 	"gorgonia.org/tensor"
@@ -37,7 +36,9 @@ import (
 // shaped by the batch, p (64, 3) in Add(x, p), fails at other sizes, and
 // at one row, where x (1, 3) would broadcast against p to 64 rows, with an
 // error naming the op that broadcasts (graph.Broadcaster), the shapes and
-// its file:line.
+// its file:line. Both checks look inside the bodies of Scan and While and
+// the branches of Cond, traced again at each size, naming the op in the
+// body and the lines of the loops holding it.
 //
 // A Runner, like a Machine, belongs to one goroutine at a time: used from
 // a second goroutine during a Run (or a Value), it returns the busy error
@@ -328,75 +329,4 @@ func (r *Runner) Sizes() int {
 	r.guard.Lock()
 	defer r.guard.Unlock()
 	return len(r.sizes)
-}
-
-// checkBroadcasts refuses a replay at batch size size (nodes, from Replay)
-// in which an op that broadcasts (graph.Broadcaster) spreads the batch
-// over an axis the built batch set: an input's axis that matched the
-// output's as built and, its size changed with the batch, broadcasts
-// against it now, the output's axis keeping its built size. That is a
-// batch of one row broadcast against an operand shaped by the built batch
-// (a parameter or a constant): the graph as built gives as many rows as
-// the built batch, silently. The first such node, in build order, is
-// named. Nodes not replayed op by op (gradients derived again) are
-// skipped: the forward nodes they derive from are checked.
-func (r *Runner) checkBroadcasts(nodes map[*graph.Node]*graph.Node, size int) error {
-	var bad *graph.Node
-	var input, axis int
-	for n, m := range nodes {
-		if _, ok := n.Op().(graph.Broadcaster); !ok || (bad != nil && n.ID() > bad.ID()) {
-			continue
-		}
-		if i, j, ok := spreadsBatch(nodes, n, m); ok {
-			bad, input, axis = n, i, j
-		}
-	}
-	if bad == nil {
-		return r.checkReshapes(nodes, size)
-	}
-	m := nodes[bad]
-	now, built := m.Inputs(), bad.Inputs()
-	shapes := make([]string, len(now))
-	for i, x := range now {
-		shapes[i] = graph.ShapeString(x.Type().Shape)
-	}
-	was, is := built[input].Type().Shape, now[input].Type().Shape
-	k := axis + m.Type().Rank() - len(is)
-	return fmt.Errorf("nabla: Runner.Run: %s at %s: broadcasting %s gives %s (%s as built): input %d's axis %d follows the batch (%d as built, %d now) and is spread over the output's axis %d, which keeps its built size %d: "+
-		"an operand holds the built batch in its shape (a parameter or constant?) (batch size %d; the graph was built for %d)",
-		bad.OpName(), bad.Site(), strings.Join(shapes, " and "), graph.ShapeString(m.Type().Shape), graph.ShapeString(bad.Type().Shape),
-		input, axis, was[axis], is[axis], k, m.Type().Shape[k], size, r.batch)
-}
-
-// spreadsBatch reports whether node n, replayed op by op as m, has an
-// input whose axis matched the output's axis aligned with it (from the
-// right) as built, and no longer does, the output's axis keeping its
-// size: it returns that input and axis.
-func spreadsBatch(nodes map[*graph.Node]*graph.Node, n, m *graph.Node) (input, axis int, ok bool) {
-	built, now := n.Inputs(), m.Inputs()
-	if len(built) != len(now) {
-		return 0, 0, false
-	}
-	for i, x := range built {
-		if y, replayed := nodes[x]; (replayed && y != now[i]) || (!replayed && x != now[i]) {
-			return 0, 0, false // derived again, not replayed op by op
-		}
-	}
-	outBuilt, outNow := n.Type().Shape, m.Type().Shape
-	if len(outBuilt) != len(outNow) {
-		return 0, 0, false
-	}
-	for i := range built {
-		was, is := built[i].Type().Shape, now[i].Type().Shape
-		if len(was) != len(is) || len(was) > len(outBuilt) {
-			continue
-		}
-		for j := range was {
-			k := j + len(outBuilt) - len(was)
-			if was[j] == outBuilt[k] && outNow[k] == outBuilt[k] && is[j] != was[j] {
-				return i, j, true
-			}
-		}
-	}
-	return 0, 0, false
 }
