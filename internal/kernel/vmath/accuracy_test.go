@@ -217,11 +217,14 @@ func TestAccuracy32(t *testing.T) {
 func refGELU(x float64) float64 { return x * 0.5 * (1 + math.Erf(x*sqrtHalf)) }
 
 // TestGELU measures GELU64 and GELU32 of each implementation against
-// refGELU: within 2 ulp (float64) and 1 ulp (float32), except below -1,
-// where 1+erf cancels and both carry the rounding of erf: there within
-// 2^-52·|x|/2 (float64; float32 1 ulp of the float32 result or that).
+// refGELU: GELU64 within 2 ulp, except below -1, where 1+erf cancels and
+// both carry the rounding of erf: there within 2^-52·|x|/2. GELU32
+// within 2 ulp from -1 up (the assembly computes in float32; the pure
+// Go in float64, 1 ulp), and below -1 within 2^-23·|x|/2 of
+// x/2·erfc(|x|/√2) (math.Erfc, no cancellation): PyTorch's float32
+// formula rounds 1+erf to float32, 2^-25 of |x| there.
 func TestGELU(t *testing.T) {
-	f := fn{sweep: [][2]float64{{-10, 10}, {-1.5, 1.5}, {-1e-6, 1e-6}, {-9, -7}}}
+	f := fn{sweep: [][2]float64{{-10, 10}, {-1.5, 1.5}, {-1e-6, 1e-6}, {-9, -7}, {-1.4, -1}, {-6, -5.5}}}
 	xs := inputs64(f, 200000)
 	for _, set := range kernelSets() {
 		got := make([]float64, len(xs))
@@ -246,11 +249,14 @@ func TestGELU(t *testing.T) {
 			x32 := float64(in32[i])
 			want32 := refGELU(x32)
 			d32 := ulps32(got32[i], float32(want32))
-			if x32 < -1 && math.Abs(float64(got32[i])-want32) <= 0x1p-52*math.Abs(x32)/2+0x1p-24*math.Abs(want32) {
-				d32 = 0
+			if x32 < -1 && !math.IsInf(x32, -1) {
+				want32 = x32 / 2 * math.Erfc(-x32*sqrtHalf)
+				if d32 = math.Abs(float64(got32[i]) - want32); d32 <= 0x1p-23*math.Abs(x32)/2 {
+					d32 = 0
+				}
 			}
 			worst32 = max(worst32, d32)
-			if d32 > 1 {
+			if !(d32 <= 2) {
 				t.Fatalf("%s GELU32(%v) = %v, want %v (%v ulp)", set.name, in32[i], got32[i], want32, d32)
 			}
 		}

@@ -38,6 +38,7 @@ func log64AVX512(_, _ []float64)      { unreachable() }
 func tanh64AVX512(_, _ []float64)     { unreachable() }
 func sigmoid64AVX512(_, _ []float64)  { unreachable() }
 func softplus64AVX512(_, _ []float64) { unreachable() }
+func exp32AVX512(_, _ []float32)      { unreachable() }
 func log32AVX512(_, _ []float32)      { unreachable() }
 func tanh32AVX512(_, _ []float32)     { unreachable() }
 func sigmoid32AVX512(_, _ []float32)  { unreachable() }
