@@ -263,3 +263,45 @@ func TestGELU(t *testing.T) {
 		t.Logf("%s GELU: max %v ulp (float64), %v (float32) outside the cancellation", set.name, worst, worst32)
 	}
 }
+
+// TestGELUDeriv measures GELUDeriv32 of each implementation against
+// Φ(x) + x·φ(x) in float64 (math.Erfc and math.Exp): within
+// 6·2^-24·(Φ(x) + |x|·φ(x)), the magnitudes of its terms (the sum
+// crosses 0 near -0.75, where no ulp bound holds), or 2^-149 (float32's
+// smallest subnormal), and below -5.5, where the assembly takes Φ as 0
+// from x/√2 < -4 on (Φ(-4√2) < 2^-26), within 2^-26.
+func TestGELUDeriv(t *testing.T) {
+	f := fn{sweep: [][2]float64{{-10, 10}, {-1.5, 1.5}, {-0.8, -0.7}, {-1e-6, 1e-6}, {-6, -5.5}, {-16, -14}}}
+	xs := inputs64(f, 200000)
+	in := make([]float32, len(xs))
+	for i, x := range xs {
+		in[i] = float32(x)
+	}
+	for _, set := range kernelSets() {
+		got := make([]float32, len(in))
+		set.geluDeriv32(got, in)
+		worst := 0.0
+		for i, x32 := range in {
+			x := float64(x32)
+			if math.IsInf(x, 0) || x != x {
+				// x·φ is ∞·0: NaN, as in the ops Φ + x·φ.
+				if got[i] == got[i] {
+					t.Fatalf("%s GELUDeriv32(%v) = %v, want NaN", set.name, x32, got[i])
+				}
+				continue
+			}
+			cdf, pdf := 0.5*math.Erfc(-x*sqrtHalf), math.Exp(-x*x/2)*invSqrt2Pi
+			want := cdf + x*pdf
+			diff := math.Abs(float64(got[i]) - want)
+			d := diff / (0x1p-24 * (cdf + math.Abs(x)*pdf))
+			if diff <= 0x1p-149 || x < -5.5 && diff <= 0x1p-26 {
+				d = 0
+			}
+			worst = max(worst, d)
+			if !(d <= 6) {
+				t.Fatalf("%s GELUDeriv32(%v) = %v, want %v (%v × 2^-24 of the terms)", set.name, x32, got[i], want, d)
+			}
+		}
+		t.Logf("%s GELUDeriv32: max %v × 2^-24·(Φ + |x|·φ)", set.name, worst)
+	}
+}

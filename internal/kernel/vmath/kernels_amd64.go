@@ -47,6 +47,8 @@ func init() {
 		gelu64:     gelu64AVX2,
 		erf32:      erf32AVX2,
 		gelu32:     gelu32AVX2,
+
+		geluDeriv32: geluDeriv32AVX2,
 	}
 	asmSets = []*kernelSet{avx2Kernels}
 	if cpu.X86.HasAVX512F {
@@ -66,6 +68,8 @@ func init() {
 			gelu64:     gelu64AVX512,
 			erf32:      erf32AVX512,
 			gelu32:     gelu32AVX512,
+
+			geluDeriv32: geluDeriv32AVX512,
 		}
 		asmSets = append(asmSets, avx512Kernels)
 	}

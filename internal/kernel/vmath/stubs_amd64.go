@@ -74,6 +74,11 @@ func gelu64AVX2(dst []float64, src []float64)
 //go:noescape
 func gelu32AVX2(dst []float32, src []float32)
 
+// geluDeriv32AVX2 sets dst[i] = geluDeriv(src[i]) for each i of dst, 8 at a time, in float32.
+//
+//go:noescape
+func geluDeriv32AVX2(dst []float32, src []float32)
+
 // exp64AVX512 sets dst[i] = exp(src[i]) for each i of dst, 8 at a time.
 //
 //go:noescape
@@ -143,3 +148,8 @@ func gelu64AVX512(dst []float64, src []float64)
 //
 //go:noescape
 func gelu32AVX512(dst []float32, src []float32)
+
+// geluDeriv32AVX512 sets dst[i] = geluDeriv(src[i]) for each i of dst, 16 at a time, in float32.
+//
+//go:noescape
+func geluDeriv32AVX512(dst []float32, src []float32)

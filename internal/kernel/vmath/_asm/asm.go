@@ -93,6 +93,7 @@ func main() {
 			}
 			kernel32(k.name, func(x VecVirtual) VecVirtual { return k.body(x, expDegree32) })
 		}
+		native32("geluDeriv", geluDeriv32Vec)
 	}
 	Generate()
 }

@@ -23,6 +23,7 @@ import (
 // erf32Clamp for R, and e^R is taken as 0 from there on, where erf
 // rounds to 1 in float32 and erfc(a) is below 1.6e-8.
 const (
+	invSqrt2Pi = 0.39894228040143267794 // 1/√(2π)
 	erf32Mid   = 0.921875
 	erf32Clamp = 4.0
 	sqrtHalf32 = float32(sqrtHalf)
@@ -146,10 +147,15 @@ func erf32Vec(x VecVirtual) VecVirtual {
 	return or32(r, sign32(x))
 }
 
-// gelu32Vec is x/2·(1+erf(x/√2)) on float32 lanes: where x < 0, 1+erf
-// is 1 - erf(|x|/√2), which in erf's second form is e^R itself, so it
-// does not cancel.
+// gelu32Vec is x/2·(1+erf(x/√2)) on float32 lanes.
 func gelu32Vec(x VecVirtual) VecVirtual {
+	return mul32(mul32(x, k32(0.5)), onePlusErf32(x))
+}
+
+// onePlusErf32 is 1+erf(x/√2), which is 2Φ(x): where x < 0 it is
+// 1 - erf(|x|/√2), which in erf's second form is e^R itself, so it does
+// not cancel.
+func onePlusErf32(x VecVirtual) VecVirtual {
 	u := mul32(x, k32(sqrtHalf32))
 	a := abs32(u)
 	small, tail, far := erf32Parts(a)
@@ -157,8 +163,28 @@ func gelu32Vec(x VecVirtual) VecVirtual {
 	one := k32reg(1)
 	pos := blend32(far, sub32(two, tail), add32(one, small))
 	neg := blend32(far, tail, sub32(one, small))
-	opp := blend32(cmp32(cmpLT, x, k32(0)), neg, pos)
-	return mul32(mul32(x, k32(0.5)), opp)
+	return blend32(cmp32(cmpLT, x, k32(0)), neg, pos)
+}
+
+// geluDeriv32Vec is GELU's derivative Φ(x) + x·φ(x) on float32 lanes, φ
+// the normal density e^(-x²/2)/√(2π). -x²/2 is taken as h + l, h its
+// float32 rounding and l the rest (by FMA), and e^(h+l) as e^h·(1+l), so
+// that φ carries no error from rounding x². |x| is clamped to 16 for φ,
+// where e^(-128) rounds to 0, so that h stays finite.
+func geluDeriv32Vec(x VecVirtual) VecVirtual {
+	cdf := mul32(onePlusErf32(x), k32(0.5))
+	ac := k32reg(16)
+	VMINPS(abs32(x), ac, ac)  // NaN passes
+	t := mul32(ac, k32(-0.5)) // exact
+	h := mul32(t, ac)
+	l := vec()
+	VMOVUPS(t, l)
+	VFMSUB213PS(h, ac, l) // l = t·ac - h, exact
+	e := exp32Vec(h)
+	VFMADD231PS(l, e, e) // e = e·l + e
+	m := mul32(x, k32(float32(invSqrt2Pi)))
+	VFMADD213PS(cdf, e, m) // m = e·m + cdf
+	return m
 }
 
 // abs32 is |x|, sign32 x's sign bit, or32 a|b; the integer forms with
