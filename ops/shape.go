@@ -290,6 +290,7 @@ func sumToKernel[T float](w *walker, out, x []T) {
 		return
 	}
 	s := max(w.inner[1], 1) // 0 where rows are one element (a scalar's)
+	var sums rowSums[T]
 	w.rows(func(_, n int, off [3]int) {
 		row := x[off[1] : off[1]+(n-1)*s+1]
 		if w.inner[0] == 0 {
@@ -297,7 +298,7 @@ func sumToKernel[T float](w *walker, out, x []T) {
 			case w.sequential:
 				out[off[0]] = sumInOrder(out[off[0]], row, s)
 			case s == 1:
-				out[off[0]] += sumFloats(row)
+				sums.add(out, off[0], row)
 			default:
 				out[off[0]] += sumStrided(row, s)
 			}
@@ -311,6 +312,37 @@ func sumToKernel[T float](w *walker, out, x []T) {
 			blasAxpy(n, 1, row, s, dst)
 		}
 	})
+	sums.flush(out)
+}
+
+// rowSums gathers contiguous rows of one length, each to be added onto
+// its element of out, and sums them four at a time (vek.Sum4, the bits
+// of sumFloats), adding the sums onto out in the rows' order.
+type rowSums[T float] struct {
+	rows [4][]T
+	at   [4]int
+	k    int
+}
+
+func (b *rowSums[T]) add(out []T, at int, row []T) {
+	b.rows[b.k], b.at[b.k] = row, at
+	if b.k++; b.k < len(b.rows) {
+		return
+	}
+	var s [4]T
+	vek.Sum4(&s, &b.rows, len(row))
+	for j, v := range s {
+		out[b.at[j]] += v
+	}
+	b.k = 0
+}
+
+// flush sums the rows left, fewer than four.
+func (b *rowSums[T]) flush(out []T) {
+	for j := range b.k {
+		out[b.at[j]] += sumFloats(b.rows[j])
+	}
+	b.k = 0
 }
 
 // sumInOrder is s + xs[0] + xs[stride] + …, added one after another.
@@ -322,21 +354,8 @@ func sumInOrder[T float](s T, xs []T, stride int) T {
 }
 
 // sumFloats adds xs with four accumulators, which lets the CPU overlap the
-// additions.
-func sumFloats[T float](xs []T) T {
-	var s0, s1, s2, s3 T
-	i := 0
-	for ; i+4 <= len(xs); i += 4 {
-		s0 += xs[i]
-		s1 += xs[i+1]
-		s2 += xs[i+2]
-		s3 += xs[i+3]
-	}
-	for ; i < len(xs); i++ {
-		s0 += xs[i]
-	}
-	return (s0 + s1) + (s2 + s3)
-}
+// additions (vek.Sum4Loop).
+func sumFloats[T float](xs []T) T { return vek.Sum4Loop(xs) }
 
 // Backward broadcasts the gradient back to the input's shape.
 func (sumToOp) Backward(ctx *graph.GradContext, g *graph.Node) []*graph.Node {

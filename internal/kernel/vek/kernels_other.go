@@ -36,6 +36,7 @@ func adam64(AdamDecay, bool, []float64, []float64, []float64, []float64, []float
 	unreachable()
 }
 func sumLanes32AVX2(*[8]float32, []float32)                              { unreachable() }
+func sum4Rows32AVX2(*[4]float32, *[4][]float32, int)                     { unreachable() }
 func sumLanes64AVX2(*[8]float64, []float64)                              { unreachable() }
 func devLanes32AVX2(*[8]float32, []float32, []float32, float32, float32) { unreachable() }
 func devLanes64AVX2(*[8]float64, []float64, []float64, float64, float64) { unreachable() }

@@ -3911,6 +3911,72 @@ adamWNoCorr64AVX2_done:
 	VZEROUPPER
 	RET
 
+// func sum4Rows32AVX2(sums *[4]float32, rows *[4][]float32, n int)
+// Requires: AVX
+TEXT ·sum4Rows32AVX2(SB), NOSPLIT, $0-24
+	MOVQ   sums+0(FP), AX
+	MOVQ   rows+8(FP), CX
+	MOVQ   n+16(FP), DX
+	MOVQ   (CX), BX
+	VXORPS X0, X0, X0
+	MOVQ   24(CX), SI
+	VXORPS X1, X1, X1
+	MOVQ   48(CX), DI
+	VXORPS X2, X2, X2
+	MOVQ   72(CX), CX
+	VXORPS X3, X3, X3
+
+rows4_loop:
+	CMPQ   DX, $0x00000004
+	JB     rows4_tail
+	VADDPS (BX), X0, X0
+	ADDQ   $0x00000010, BX
+	VADDPS (SI), X1, X1
+	ADDQ   $0x00000010, SI
+	VADDPS (DI), X2, X2
+	ADDQ   $0x00000010, DI
+	VADDPS (CX), X3, X3
+	ADDQ   $0x00000010, CX
+	SUBQ   $0x00000004, DX
+	JMP    rows4_loop
+
+rows4_tail:
+	TESTQ  DX, DX
+	JZ     rows4_done
+	VADDSS (BX), X0, X0
+	ADDQ   $0x00000004, BX
+	VADDSS (SI), X1, X1
+	ADDQ   $0x00000004, SI
+	VADDSS (DI), X2, X2
+	ADDQ   $0x00000004, DI
+	VADDSS (CX), X3, X3
+	ADDQ   $0x00000004, CX
+	DECQ   DX
+	JMP    rows4_tail
+
+rows4_done:
+	VMOVSHDUP X0, X4
+	VADDPS    X4, X0, X0
+	VMOVHLPS  X0, X0, X4
+	VADDSS    X4, X0, X0
+	VMOVSS    X0, (AX)
+	VMOVSHDUP X1, X0
+	VADDPS    X0, X1, X1
+	VMOVHLPS  X1, X1, X0
+	VADDSS    X0, X1, X1
+	VMOVSS    X1, 4(AX)
+	VMOVSHDUP X2, X0
+	VADDPS    X0, X2, X1
+	VMOVHLPS  X1, X1, X0
+	VADDSS    X0, X1, X1
+	VMOVSS    X1, 8(AX)
+	VMOVSHDUP X3, X0
+	VADDPS    X0, X3, X1
+	VMOVHLPS  X1, X1, X0
+	VADDSS    X0, X1, X1
+	VMOVSS    X1, 12(AX)
+	RET
+
 // func adam32AVX512(p1 []float32, m1 []float32, v1 []float32, p []float32, g []float32, m []float32, v []float32, k []float32)
 // Requires: AVX, AVX512F, BMI2
 TEXT ·adam32AVX512(SB), NOSPLIT, $0-192
