@@ -353,6 +353,19 @@ func sumInOrder[T float](s T, xs []T, stride int) T {
 	return s
 }
 
+// sumRows sets dst[r] to sumFloats of row r of x (rows of n elements),
+// four rows at a time (vek.Sum4).
+func sumRows[T float](dst, x []T, n int) {
+	r := 0
+	for ; r+4 <= len(dst); r += 4 {
+		rows := [4][]T{x[r*n:], x[(r+1)*n:], x[(r+2)*n:], x[(r+3)*n:]}
+		vek.Sum4((*[4]T)(dst[r:r+4]), &rows, n)
+	}
+	for ; r < len(dst); r++ {
+		dst[r] = sumFloats(x[r*n : (r+1)*n])
+	}
+}
+
 // sumFloats adds xs with four accumulators, which lets the CPU overlap the
 // additions (vek.Sum4Loop).
 func sumFloats[T float](xs []T) T { return vek.Sum4Loop(xs) }
