@@ -37,6 +37,7 @@ func adam64(AdamDecay, bool, []float64, []float64, []float64, []float64, []float
 }
 func sumLanes32AVX2(*[8]float32, []float32)                              { unreachable() }
 func sum4Rows32AVX2(*[4]float32, *[4][]float32, int)                     { unreachable() }
+func peak32AVX2([]float32) (float32, bool)                               { unreachable(); return 0, false }
 func sumLanes64AVX2(*[8]float64, []float64)                              { unreachable() }
 func devLanes32AVX2(*[8]float32, []float32, []float32, float32, float32) { unreachable() }
 func devLanes64AVX2(*[8]float64, []float64, []float64, float64, float64) { unreachable() }

@@ -333,6 +333,11 @@ func adamWNoCorr64AVX2(p1 []float64, m1 []float64, v1 []float64, p []float64, g 
 //go:noescape
 func sum4Rows32AVX2(sums *[4]float32, rows *[4][]float32, n int)
 
+// peak32AVX2 returns the maximum of x's whole blocks of 8 (-Inf if none) and whether one of them is NaN.
+//
+//go:noescape
+func peak32AVX2(x []float32) (m float32, nan bool)
+
 // adam32AVX512 sets p1, m1 and v1 to Adam's step from p, g, m and v with the scalars k
 // (beta1, 1-beta1, beta2, 1-beta2, step size, bias correction, eps, decay,
 // RN(1/correction), and the range of square roots whose quotient by the

@@ -59,3 +59,50 @@ func sumRows4() {
 	}
 	RET()
 }
+
+// peak emits peak32AVX2, the maximum of the whole blocks of 8 of a
+// float32 slice in 8 lanes of VMAXPS, and whether any of them is NaN
+// (VMAXPS drops a NaN in its first source, so the lanes' unordered masks
+// are ORed on the side). Which of +0 and -0 it returns, where both are
+// the maximum, depends on their order.
+func peak() {
+	TEXT("peak32AVX2", NOSPLIT, "func(x []float32) (m float32, nan bool)")
+	Pragma("noescape")
+	Doc("peak32AVX2 returns the maximum of x's whole blocks of 8 (-Inf if none) and whether one of them is NaN.")
+	x, n := GP64(), GP64()
+	Load(Param("x").Base(), x)
+	Load(Param("x").Len(), n)
+	acc, nan := YMM(), YMM()
+	VMOVUPS(broadcast(0xff800000, 4), acc)
+	VXORPS(nan, nan, nan)
+	Label("peak_loop")
+	CMPQ(n, U32(8))
+	JB(LabelRef("peak_done"))
+	v, u := YMM(), YMM()
+	VMOVUPS(Mem{Base: x}, v)
+	VCMPPS(Imm(cmpUNORD), v, v, u)
+	VORPS(u, nan, nan)
+	VMAXPS(acc, v, acc) // acc = max(v, acc)
+	ADDQ(U32(32), x)
+	SUBQ(U32(8), n)
+	JMP(LabelRef("peak_loop"))
+	Label("peak_done")
+	hi := XMM()
+	VEXTRACTF128(Imm(1), acc, hi)
+	lo := acc.AsX()
+	VMAXPS(hi, lo, lo)
+	t := XMM()
+	VMOVHLPS(lo, lo, t)
+	VMAXPS(t, lo, lo)
+	VMOVSHDUP(lo, t)
+	VMAXSS(t, lo, lo)
+	Store(lo, ReturnIndex(0))
+	flag := GP32()
+	VMOVMSKPS(nan, flag)
+	TESTL(flag, flag)
+	r := GP8()
+	SETNE(r)
+	Store(r, ReturnIndex(1))
+	VZEROUPPER()
+	RET()
+}
