@@ -330,7 +330,7 @@ func (b *rowSums[T]) add(out []T, at int, row []T) {
 		return
 	}
 	var s [4]T
-	vek.Sum4(&s, &b.rows, len(row))
+	vek.Sum4(&s, b.rows[0], b.rows[1], b.rows[2], b.rows[3], len(row))
 	for j, v := range s {
 		out[b.at[j]] += v
 	}
@@ -358,8 +358,7 @@ func sumInOrder[T float](s T, xs []T, stride int) T {
 func sumRows[T float](dst, x []T, n int) {
 	r := 0
 	for ; r+4 <= len(dst); r += 4 {
-		rows := [4][]T{x[r*n:], x[(r+1)*n:], x[(r+2)*n:], x[(r+3)*n:]}
-		vek.Sum4((*[4]T)(dst[r:r+4]), &rows, n)
+		vek.Sum4((*[4]T)(dst[r:r+4]), x[r*n:], x[(r+1)*n:], x[(r+2)*n:], x[(r+3)*n:], n)
 	}
 	for ; r < len(dst); r++ {
 		dst[r] = sumFloats(x[r*n : (r+1)*n])

@@ -57,21 +57,18 @@ func asLanes[U, T Float](acc *[8]T) *[8]U {
 	return (*[8]U)(unsafe.Pointer(acc))
 }
 
-// Sum4 sets sums[k] to the sum of rows[k][:n] for each of the four rows,
-// as Sum4Loop adds one row, bit for bit: on amd64 four rows at once (for
-// float32), the additions of the four rows running side by side where a
-// single row's would wait one on another.
-func Sum4[T Float](sums *[4]T, rows *[4][]T, n int) {
-	for k := range rows {
-		rows[k] = rows[k][:n]
-	}
-	if useAsm && is32[T]() {
-		sum4Rows32AVX2((*[4]float32)(unsafe.Pointer(sums)), (*[4][]float32)(unsafe.Pointer(rows)), n)
+// Sum4 sets sums[k] to the sum of the first n elements of row k (r0 to
+// r3), as Sum4Loop adds one row, bit for bit: on amd64 four rows at once
+// (for float32), the additions of the four rows running side by side
+// where a single row's would wait one on another.
+func Sum4[T Float](sums *[4]T, r0, r1, r2, r3 []T, n int) {
+	r0, r1, r2, r3 = r0[:n], r1[:n], r2[:n], r3[:n]
+	if useAsm && is32[T]() && n > 0 {
+		sum4Rows32AVX2((*[4]float32)(unsafe.Pointer(sums)), &as[float32](r0)[0], &as[float32](r1)[0],
+			&as[float32](r2)[0], &as[float32](r3)[0], n)
 		return
 	}
-	for k := range rows {
-		sums[k] = Sum4Loop(rows[k])
-	}
+	sums[0], sums[1], sums[2], sums[3] = Sum4Loop(r0), Sum4Loop(r1), Sum4Loop(r2), Sum4Loop(r3)
 }
 
 // Sum4Loop adds xs with four accumulators, element i to accumulator i%4

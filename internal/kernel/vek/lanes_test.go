@@ -85,7 +85,7 @@ func checkSum4[T Float](t *testing.T) {
 			rows[1] = x[2*n+3 : 3*n+3]
 		}
 		var got [4]T
-		Sum4(&got, &rows, n)
+		Sum4(&got, rows[0], rows[1], rows[2], rows[3], n)
 		for k, row := range rows {
 			var a [4]T
 			i := 0

@@ -328,10 +328,10 @@ func adamW64AVX2(p1 []float64, m1 []float64, v1 []float64, p []float64, g []floa
 //go:noescape
 func adamWNoCorr64AVX2(p1 []float64, m1 []float64, v1 []float64, p []float64, g []float64, m []float64, v []float64, k []float64)
 
-// sum4Rows32AVX2 sets sums[k] to the sum of rows[k][:n], as a loop with four accumulators adds it.
+// sum4Rows32AVX2 sets sums[k] to the sum of the n float32 from rk, as a loop with four accumulators adds it.
 //
 //go:noescape
-func sum4Rows32AVX2(sums *[4]float32, rows *[4][]float32, n int)
+func sum4Rows32AVX2(sums *[4]float32, r0 *float32, r1 *float32, r2 *float32, r3 *float32, n int)
 
 // peak32AVX2 returns the maximum of x's whole blocks of 8 (-Inf if none) and whether one of them is NaN.
 //

@@ -3911,47 +3911,46 @@ adamWNoCorr64AVX2_done:
 	VZEROUPPER
 	RET
 
-// func sum4Rows32AVX2(sums *[4]float32, rows *[4][]float32, n int)
+// func sum4Rows32AVX2(sums *[4]float32, r0 *float32, r1 *float32, r2 *float32, r3 *float32, n int)
 // Requires: AVX
-TEXT ·sum4Rows32AVX2(SB), NOSPLIT, $0-24
+TEXT ·sum4Rows32AVX2(SB), NOSPLIT, $0-48
 	MOVQ   sums+0(FP), AX
-	MOVQ   rows+8(FP), CX
-	MOVQ   n+16(FP), DX
-	MOVQ   (CX), BX
+	MOVQ   n+40(FP), CX
+	MOVQ   r0+8(FP), DX
 	VXORPS X0, X0, X0
-	MOVQ   24(CX), SI
+	MOVQ   r1+16(FP), BX
 	VXORPS X1, X1, X1
-	MOVQ   48(CX), DI
+	MOVQ   r2+24(FP), SI
 	VXORPS X2, X2, X2
-	MOVQ   72(CX), CX
+	MOVQ   r3+32(FP), DI
 	VXORPS X3, X3, X3
 
 rows4_loop:
-	CMPQ   DX, $0x00000004
+	CMPQ   CX, $0x00000004
 	JB     rows4_tail
-	VADDPS (BX), X0, X0
+	VADDPS (DX), X0, X0
+	ADDQ   $0x00000010, DX
+	VADDPS (BX), X1, X1
 	ADDQ   $0x00000010, BX
-	VADDPS (SI), X1, X1
+	VADDPS (SI), X2, X2
 	ADDQ   $0x00000010, SI
-	VADDPS (DI), X2, X2
+	VADDPS (DI), X3, X3
 	ADDQ   $0x00000010, DI
-	VADDPS (CX), X3, X3
-	ADDQ   $0x00000010, CX
-	SUBQ   $0x00000004, DX
+	SUBQ   $0x00000004, CX
 	JMP    rows4_loop
 
 rows4_tail:
-	TESTQ  DX, DX
+	TESTQ  CX, CX
 	JZ     rows4_done
-	VADDSS (BX), X0, X0
+	VADDSS (DX), X0, X0
+	ADDQ   $0x00000004, DX
+	VADDSS (BX), X1, X1
 	ADDQ   $0x00000004, BX
-	VADDSS (SI), X1, X1
+	VADDSS (SI), X2, X2
 	ADDQ   $0x00000004, SI
-	VADDSS (DI), X2, X2
+	VADDSS (DI), X3, X3
 	ADDQ   $0x00000004, DI
-	VADDSS (CX), X3, X3
-	ADDQ   $0x00000004, CX
-	DECQ   DX
+	DECQ   CX
 	JMP    rows4_tail
 
 rows4_done:
