@@ -389,7 +389,19 @@ func (crossEntropyOp) Forward(out *tensor.Dense, in []*tensor.Dense) error {
 		})
 }
 
+// crossEntropyKernel sets out[i] to example i's loss, m + log Σ exp(x -
+// m) - x[label] with m the row's maximum, in float64 (expSum); rows of at
+// most softmaxBlock classes go through crossEntropyRows, which gives the
+// same bits.
 func crossEntropyKernel[T float](out, logits []T, labels indexData, classes int) error {
+	if classes <= softmaxBlock {
+		return crossEntropyRows(out, logits, labels, classes)
+	}
+	return crossEntropyEach(out, logits, labels, classes)
+}
+
+// crossEntropyEach is crossEntropyKernel one row at a time.
+func crossEntropyEach[T float](out, logits []T, labels indexData, classes int) error {
 	for i := range labels.len() {
 		c, err := classIndex(labels, classes, i)
 		if err != nil {
