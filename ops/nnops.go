@@ -174,7 +174,7 @@ const softmaxVectorDiv = 24
 // probabilities of exactly 0. The divisions of a long row run as one
 // vector loop, which rounds each quotient as the scalar one does.
 func softmaxRows[T float](out, x []T, rows, n int) {
-	var buf [softmaxBlock]float64
+	var buf, sums [softmaxBlock]float64
 	var live [softmaxBlock]int32 // each row's length without its trailing -Inf
 	per := softmaxBlock / n
 	for r0 := 0; r0 < rows; r0 += per {
@@ -200,26 +200,22 @@ func softmaxRows[T float](out, x []T, rows, n int) {
 		}
 		b := buf[:at]
 		vmath.Exp64(b, b)
+		sumsInOrder(sums[:rs], b, live[:rs])
 		at = 0
 		for r := range rs {
 			l := int(live[r])
 			row, y := b[at:at+l], ys[r*n:(r+1)*n]
 			at += l
-			var sum float64
 			if l < softmaxVectorDiv {
-				for _, e := range row {
-					sum += e
-				}
-				s := T(sum)
+				s := T(sums[r])
 				for k, e := range row {
 					y[k] = T(e) / s
 				}
 			} else {
 				for k, e := range row {
-					sum += e
 					y[k] = T(e)
 				}
-				vek.VS(vek.Div, y[:l], y[:l], T(sum))
+				vek.VS(vek.Div, y[:l], y[:l], T(sums[r]))
 			}
 			clear(y[l:])
 		}

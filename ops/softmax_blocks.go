@@ -51,3 +51,43 @@ func crossEntropyRows[T float](out, logits []T, labels indexData, classes int) e
 	}
 	return nil
 }
+
+// sumsInOrder sets sums[r] to the sum, in order from 0, of row r of b,
+// whose rows of live[r] elements follow one another: the additions of
+// four rows run side by side, each row's in its own order, where one
+// row's chain of additions would wait on itself.
+func sumsInOrder(sums, b []float64, live []int32) {
+	at, r := 0, 0
+	next := func() []float64 {
+		row := b[at : at+int(live[r])]
+		at += len(row)
+		r++
+		return row
+	}
+	for r+4 <= len(sums) {
+		r0 := r
+		x0, x1, x2, x3 := next(), next(), next(), next()
+		n := min(len(x0), len(x1), len(x2), len(x3))
+		var s0, s1, s2, s3 float64
+		y1, y2, y3 := x1[:n], x2[:n], x3[:n]
+		for k, e := range x0[:n] {
+			s0 += e
+			s1 += y1[k]
+			s2 += y2[k]
+			s3 += y3[k]
+		}
+		sums[r0], sums[r0+1], sums[r0+2], sums[r0+3] = addInOrder(s0, x0[n:]), addInOrder(s1, x1[n:]), addInOrder(s2, x2[n:]), addInOrder(s3, x3[n:])
+	}
+	for r < len(sums) {
+		r0 := r
+		sums[r0] = addInOrder(0, next())
+	}
+}
+
+// addInOrder is s + xs[0] + xs[1] + …, added one after another.
+func addInOrder(s float64, xs []float64) float64 {
+	for _, e := range xs {
+		s += e
+	}
+	return s
+}
