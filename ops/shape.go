@@ -315,36 +315,6 @@ func sumToKernel[T float](w *walker, out, x []T) {
 	sums.flush(out)
 }
 
-// rowSums gathers contiguous rows of one length, each to be added onto
-// its element of out, and sums them four at a time (vek.Sum4, the bits
-// of sumFloats), adding the sums onto out in the rows' order.
-type rowSums[T float] struct {
-	rows [4][]T
-	at   [4]int
-	k    int
-}
-
-func (b *rowSums[T]) add(out []T, at int, row []T) {
-	b.rows[b.k], b.at[b.k] = row, at
-	if b.k++; b.k < len(b.rows) {
-		return
-	}
-	var s [4]T
-	vek.Sum4(&s, b.rows[0], b.rows[1], b.rows[2], b.rows[3], len(row))
-	for j, v := range s {
-		out[b.at[j]] += v
-	}
-	b.k = 0
-}
-
-// flush sums the rows left, fewer than four.
-func (b *rowSums[T]) flush(out []T) {
-	for j := range b.k {
-		out[b.at[j]] += sumFloats(b.rows[j])
-	}
-	b.k = 0
-}
-
 // sumInOrder is s + xs[0] + xs[stride] + …, added one after another.
 func sumInOrder[T float](s T, xs []T, stride int) T {
 	for i := 0; i < len(xs); i += stride {
@@ -352,22 +322,6 @@ func sumInOrder[T float](s T, xs []T, stride int) T {
 	}
 	return s
 }
-
-// sumRows sets dst[r] to sumFloats of row r of x (rows of n elements),
-// four rows at a time (vek.Sum4).
-func sumRows[T float](dst, x []T, n int) {
-	r := 0
-	for ; r+4 <= len(dst); r += 4 {
-		vek.Sum4((*[4]T)(dst[r:r+4]), x[r*n:], x[(r+1)*n:], x[(r+2)*n:], x[(r+3)*n:], n)
-	}
-	for ; r < len(dst); r++ {
-		dst[r] = sumFloats(x[r*n : (r+1)*n])
-	}
-}
-
-// sumFloats adds xs with four accumulators, which lets the CPU overlap the
-// additions (vek.Sum4Loop).
-func sumFloats[T float](xs []T) T { return vek.Sum4Loop(xs) }
 
 // Backward broadcasts the gradient back to the input's shape.
 func (sumToOp) Backward(ctx *graph.GradContext, g *graph.Node) []*graph.Node {
