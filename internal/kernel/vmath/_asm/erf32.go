@@ -135,7 +135,7 @@ func erf32Parts(a VecVirtual) (small, tail VecVirtual, far Register) {
 	ac := k32reg(erf32Clamp)
 	VMINPS(a, ac, ac) // a second: NaN passes
 	r := horner32(ac, erf32R)
-	tail = pick32(cmp32(cmpLT, a, k32(erf32Clamp)), exp32Vec(r))
+	tail = pick32(cmp32(cmpLT, a, k32(erf32Clamp)), exp32Normal(r)) // R in [-18, 0]
 	return small, tail, cmp32(cmpGE, a, k32(erf32Mid))
 }
 

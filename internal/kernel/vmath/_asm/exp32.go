@@ -38,6 +38,23 @@ func exp32Vec(x VecVirtual) VecVirtual {
 	VMAXPS(x, lo, lo) // x second: NaN passes
 	xc := k32reg(exp32Max)
 	VMINPS(lo, xc, xc)
+	return exp32Reduced(xc, true)
+}
+
+// exp32Normal is exp32Vec for x in [-87, 88] (or NaN, whose lanes give
+// garbage), where e^x and 2^n are normal floats: no clamping, and 2^n in
+// one factor, which gives the same bits as the two (each product by a
+// power of two is exact).
+func exp32Normal(x VecVirtual) VecVirtual {
+	xc := vec()
+	VMOVUPS(x, xc)
+	return exp32Reduced(xc, false)
+}
+
+// exp32Reduced is exp32Vec's algorithm on xc, which it overwrites; split
+// scales by 2^n in two factors, so that subnormal results and 2^n
+// outside the normal range come out right.
+func exp32Reduced(xc VecVirtual, split bool) VecVirtual {
 	t := k32reg(roundMag32)
 	VFMADD231PS(k32(log2e32), xc, t) // t = x·log2e + magic: n in its low bits
 	n := vec()
@@ -58,6 +75,10 @@ func exp32Vec(x VecVirtual) VecVirtual {
 	VFMADD213PS(r, z, q) // q = z·q + r
 	p := vec()
 	VADDPS(k32(1), q, p)
+	if !split {
+		VMULPS(pow2f32(t), p, p)
+		return p
+	}
 	// 2^n1·2^n2, n1 = round(n/2), n2 = n - n1, each a normal float32.
 	h := k32reg(roundMag32)
 	VFMADD231PS(k32(0.5), n, h)
