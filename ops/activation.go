@@ -64,12 +64,9 @@ func erfGrad(x, _, g *graph.Node, _ float64) *graph.Node {
 
 func gelu(x, _ float64) float64 { return x * 0.5 * (1 + math.Erf(x*sqrtHalf)) }
 
-// geluGrad is Φ(x) + x·φ(x), φ the normal density.
-func geluGrad(x, _, g *graph.Node, _ float64) *graph.Node {
-	cdf := Add(Scale(Erf(Scale(x, sqrtHalf)), 0.5), scalarLike(x, 0.5))
-	pdf := Scale(Exp(Scale(Square(x), -0.5)), invSqrt2Pi)
-	return Mul(g, Add(cdf, Mul(x, pdf)))
-}
+// geluGrad is g·(Φ(x) + x·φ(x)), φ the normal density: the derivative is
+// one op, geluDeriv.
+func geluGrad(x, _, g *graph.Node, _ float64) *graph.Node { return Mul(g, geluDeriv(x)) }
 
 func geluTanh(x, _ float64) float64 {
 	return 0.5 * x * (1 + math.Tanh(geluBeta*(x+geluKappa*x*x*x)))

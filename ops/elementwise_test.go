@@ -115,8 +115,10 @@ func TestUnaryForward(t *testing.T) {
 // TestUnaryVmath checks the unary ops computed by internal/kernel/vmath against
 // the op table's scalar functions (math), on lengths around the kernels'
 // 4-element vectors and tails and in place, for both dtypes: within 2 ulp
-// in float64 and 1 ulp in float32, and each element the same as computed
-// alone (so that results do not depend on where a slice is split).
+// in float64 and 1 ulp in float32 (GELU's float32, computed in float32
+// lanes, 2 ulp, and below -1, where 1+erf is small, within 2^-23·|x|/2 as
+// vmath.GELU32 states), and each element the same as computed alone (so
+// that results do not depend on where a slice is split).
 func TestUnaryVmath(t *testing.T) {
 	for _, kind := range []unaryKind{expKind, logKind, tanhKind, sigmoidKind, softplusKind, erfKind, geluKind} {
 		op := unary{kind: kind}
@@ -147,7 +149,15 @@ func TestUnaryVmath(t *testing.T) {
 						t.Fatalf("%s float64 n=%d in place %v: element %d (%v) = %v (alone %v), want %v (%v ulp)",
 							op.Name(), n, inPlace, i, v, o64[i], one64[0], want64, d)
 					}
-					if d := ulpDist(float64(o32[i]), float64(want32), 24); d > 1 || o32[i] != one32[0] && o32[i] == o32[i] {
+					d := ulpDist(float64(o32[i]), float64(want32), 24)
+					tol := 1.0
+					if kind == geluKind {
+						tol = 2
+						if v < -1 && math.Abs(float64(o32[i]-want32)) <= 0x1p-23*math.Abs(v)/2 {
+							d = 0
+						}
+					}
+					if d > tol || o32[i] != one32[0] && o32[i] == o32[i] {
 						t.Fatalf("%s float32 n=%d in place %v: element %d (%v) = %v (alone %v), want %v (%v ulp)",
 							op.Name(), n, inPlace, i, v, o32[i], one32[0], want32, d)
 					}

@@ -290,6 +290,7 @@ func sumToKernel[T float](w *walker, out, x []T) {
 		return
 	}
 	s := max(w.inner[1], 1) // 0 where rows are one element (a scalar's)
+	var sums rowSums[T]
 	w.rows(func(_, n int, off [3]int) {
 		row := x[off[1] : off[1]+(n-1)*s+1]
 		if w.inner[0] == 0 {
@@ -297,7 +298,7 @@ func sumToKernel[T float](w *walker, out, x []T) {
 			case w.sequential:
 				out[off[0]] = sumInOrder(out[off[0]], row, s)
 			case s == 1:
-				out[off[0]] += sumFloats(row)
+				sums.add(out, off[0], row)
 			default:
 				out[off[0]] += sumStrided(row, s)
 			}
@@ -311,6 +312,7 @@ func sumToKernel[T float](w *walker, out, x []T) {
 			blasAxpy(n, 1, row, s, dst)
 		}
 	})
+	sums.flush(out)
 }
 
 // sumInOrder is s + xs[0] + xs[stride] + …, added one after another.
@@ -319,23 +321,6 @@ func sumInOrder[T float](s T, xs []T, stride int) T {
 		s += xs[i]
 	}
 	return s
-}
-
-// sumFloats adds xs with four accumulators, which lets the CPU overlap the
-// additions.
-func sumFloats[T float](xs []T) T {
-	var s0, s1, s2, s3 T
-	i := 0
-	for ; i+4 <= len(xs); i += 4 {
-		s0 += xs[i]
-		s1 += xs[i+1]
-		s2 += xs[i+2]
-		s3 += xs[i+3]
-	}
-	for ; i < len(xs); i++ {
-		s0 += xs[i]
-	}
-	return (s0 + s1) + (s2 + s3)
 }
 
 // Backward broadcasts the gradient back to the input's shape.

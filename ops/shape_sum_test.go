@@ -66,3 +66,64 @@ func outIndex(i int, in, out []int) int {
 	}
 	return o
 }
+
+// SumTo's sums along the last axis (a layer norm's, (7, 5, 13) to (7, 5,
+// 1); and onto fewer elements, (7, 5, 13) to (7, 1, 1) and (2, 3, 13) to
+// (1, 3, 1), whose output elements gather rows that are not next to each
+// other) add each row with four accumulators (sumFloats) and the rows'
+// sums onto their output element in memory order, four rows at a time
+// on amd64: the bits of that loop written out, in both dtypes, with row
+// counts that leave one to three rows after the last four.
+func TestSumToRowsGivesTheLoopBits(t *testing.T) {
+	for _, dtype := range dtypes {
+		for _, c := range []struct{ in, out []int }{
+			{[]int{7, 5, 13}, []int{7, 5, 1}}, {[]int{7, 5, 13}, []int{7, 1, 1}},
+			{[]int{2, 3, 13}, []int{1, 3, 1}}, {[]int{3, 64}, []int{3, 1}}, {[]int{9, 3}, []int{9, 1}},
+		} {
+			rng := rand.New(rand.NewPCG(3, 3))
+			n := c.in[len(c.in)-1]
+			size := 1
+			for _, d := range c.in {
+				size *= d
+			}
+			xs := make([]float64, size)
+			for i := range xs {
+				xs[i] = rng.NormFloat64() * 100
+			}
+			g := graph.New()
+			x := g.Input("x", dtype, c.in...)
+			xd := dense(t, dtype, c.in, xs...)
+			got := graph.Float64s(eval(t, SumTo(x, c.out...), map[*graph.Node]*tensor.Dense{x: xd}))
+			want := graph.NewDense(dtype, len(got))
+			for r := 0; r < size; r += n {
+				o := outIndex(r, c.in, c.out)
+				if dtype == graph.Float32 {
+					want.Float32s()[o] += loopSum(xd.Float32s()[r : r+n])
+				} else {
+					want.Float64s()[o] += loopSum(xd.Float64s()[r : r+n])
+				}
+			}
+			for i, v := range graph.Float64s(want) {
+				if math.Float64bits(v) != math.Float64bits(got[i]) {
+					t.Fatalf("%v %v→%v: element %d is %v, the loop gives %v", dtype, c.in, c.out, i, got[i], v)
+				}
+			}
+		}
+	}
+}
+
+// loopSum adds xs with four accumulators, element i to accumulator i%4
+// (the rest to the first), then (a0+a1)+(a2+a3).
+func loopSum[T float](xs []T) T {
+	var a [4]T
+	i := 0
+	for ; i+4 <= len(xs); i += 4 {
+		for j := range a {
+			a[j] += xs[i+j]
+		}
+	}
+	for ; i < len(xs); i++ {
+		a[0] += xs[i]
+	}
+	return (a[0] + a[1]) + (a[2] + a[3])
+}

@@ -68,8 +68,8 @@ func (softmaxGradOp) Forward(out *tensor.Dense, in []*tensor.Dense) error {
 // softmaxGradRows sets out to y·(g − Σ g·y) along rows of n elements,
 // with the operations of Mul, SumKeepDims, Sub and Mul on the rows: the
 // products g·y of a block of rows (vek.VV, Mul's loop), each row's sum as
-// Sum adds a contiguous row (0 + sumFloats), and y·(g − s) (vek's Sub
-// and Mul). out may be y or g.
+// Sum adds a contiguous row (0 + sumFloats, four rows at a time by
+// sumRows), and y·(g − s) (vek's Sub and Mul). out may be y or g.
 func softmaxGradRows[T float](out, y, g []T, n int) {
 	if n == 0 {
 		return
@@ -84,16 +84,17 @@ func softmaxGradRows[T float](out, y, g []T, n int) {
 		}
 		return
 	}
-	var buf [softmaxBlock]T
+	var buf, sums [softmaxBlock]T
 	per := softmaxBlock / n
 	for r0 := 0; r0 < rows; r0 += per {
 		rs := min(per, rows-r0)
 		lo, hi := r0*n, (r0+rs)*n
 		vek.VV(vek.Mul, buf[:hi-lo], g[lo:hi], y[lo:hi])
+		sumRows(sums[:rs], buf[:hi-lo], n)
 		for r := range rs {
 			at := lo + r*n
 			var s T
-			s += sumFloats(buf[r*n : (r+1)*n])
+			s += sums[r]
 			softmaxGradRow(out[at:at+n], y[at:at+n], g[at:at+n], s)
 		}
 	}

@@ -35,10 +35,12 @@ func adam32(AdamDecay, bool, []float32, []float32, []float32, []float32, []float
 func adam64(AdamDecay, bool, []float64, []float64, []float64, []float64, []float64, []float64, []float64, []float64) {
 	unreachable()
 }
-func sumLanes32AVX2(*[8]float32, []float32)                              { unreachable() }
-func sumLanes64AVX2(*[8]float64, []float64)                              { unreachable() }
-func devLanes32AVX2(*[8]float32, []float32, []float32, float32, float32) { unreachable() }
-func devLanes64AVX2(*[8]float64, []float64, []float64, float64, float64) { unreachable() }
+func sumLanes32AVX2(*[8]float32, []float32)                                   { unreachable() }
+func sum4Rows32AVX2(*[4]float32, *float32, *float32, *float32, *float32, int) { unreachable() }
+func peak32AVX2([]float32) (float32, bool)                                    { unreachable(); return 0, false }
+func sumLanes64AVX2(*[8]float64, []float64)                                   { unreachable() }
+func devLanes32AVX2(*[8]float32, []float32, []float32, float32, float32)      { unreachable() }
+func devLanes64AVX2(*[8]float64, []float64, []float64, float64, float64)      { unreachable() }
 
 // useAVX512 is false: there are no AVX-512 kernels in this build.
 const useAVX512 = false

@@ -328,6 +328,16 @@ func adamW64AVX2(p1 []float64, m1 []float64, v1 []float64, p []float64, g []floa
 //go:noescape
 func adamWNoCorr64AVX2(p1 []float64, m1 []float64, v1 []float64, p []float64, g []float64, m []float64, v []float64, k []float64)
 
+// sum4Rows32AVX2 sets sums[k] to the sum of the n float32 from rk, as a loop with four accumulators adds it.
+//
+//go:noescape
+func sum4Rows32AVX2(sums *[4]float32, r0 *float32, r1 *float32, r2 *float32, r3 *float32, n int)
+
+// peak32AVX2 returns the maximum of x's whole blocks of 8 (-Inf if none) and whether one of them is NaN.
+//
+//go:noescape
+func peak32AVX2(x []float32) (m float32, nan bool)
+
 // adam32AVX512 sets p1, m1 and v1 to Adam's step from p, g, m and v with the scalars k
 // (beta1, 1-beta1, beta2, 1-beta2, step size, bias correction, eps, decay,
 // RN(1/correction), and the range of square roots whose quotient by the

@@ -3911,6 +3911,115 @@ adamWNoCorr64AVX2_done:
 	VZEROUPPER
 	RET
 
+// func sum4Rows32AVX2(sums *[4]float32, r0 *float32, r1 *float32, r2 *float32, r3 *float32, n int)
+// Requires: AVX
+TEXT ·sum4Rows32AVX2(SB), NOSPLIT, $0-48
+	MOVQ   sums+0(FP), AX
+	MOVQ   n+40(FP), CX
+	MOVQ   r0+8(FP), DX
+	VXORPS X0, X0, X0
+	MOVQ   r1+16(FP), BX
+	VXORPS X1, X1, X1
+	MOVQ   r2+24(FP), SI
+	VXORPS X2, X2, X2
+	MOVQ   r3+32(FP), DI
+	VXORPS X3, X3, X3
+
+rows4_loop:
+	CMPQ   CX, $0x00000004
+	JB     rows4_tail
+	VADDPS (DX), X0, X0
+	ADDQ   $0x00000010, DX
+	VADDPS (BX), X1, X1
+	ADDQ   $0x00000010, BX
+	VADDPS (SI), X2, X2
+	ADDQ   $0x00000010, SI
+	VADDPS (DI), X3, X3
+	ADDQ   $0x00000010, DI
+	SUBQ   $0x00000004, CX
+	JMP    rows4_loop
+
+rows4_tail:
+	TESTQ  CX, CX
+	JZ     rows4_done
+	VADDSS (DX), X0, X0
+	ADDQ   $0x00000004, DX
+	VADDSS (BX), X1, X1
+	ADDQ   $0x00000004, BX
+	VADDSS (SI), X2, X2
+	ADDQ   $0x00000004, SI
+	VADDSS (DI), X3, X3
+	ADDQ   $0x00000004, DI
+	DECQ   CX
+	JMP    rows4_tail
+
+rows4_done:
+	VMOVSHDUP X0, X4
+	VADDPS    X4, X0, X0
+	VMOVHLPS  X0, X0, X4
+	VADDSS    X4, X0, X0
+	VMOVSS    X0, (AX)
+	VMOVSHDUP X1, X0
+	VADDPS    X0, X1, X1
+	VMOVHLPS  X1, X1, X0
+	VADDSS    X0, X1, X1
+	VMOVSS    X1, 4(AX)
+	VMOVSHDUP X2, X0
+	VADDPS    X0, X2, X1
+	VMOVHLPS  X1, X1, X0
+	VADDSS    X0, X1, X1
+	VMOVSS    X1, 8(AX)
+	VMOVSHDUP X3, X0
+	VADDPS    X0, X3, X1
+	VMOVHLPS  X1, X1, X0
+	VADDSS    X0, X1, X1
+	VMOVSS    X1, 12(AX)
+	RET
+
+// func peak32AVX2(x []float32) (m float32, nan bool)
+// Requires: AVX, SSE
+TEXT ·peak32AVX2(SB), NOSPLIT, $0-29
+	MOVQ    x_base+0(FP), AX
+	MOVQ    x_len+8(FP), CX
+	VMOVUPS k4x00000000ff800000<>+0(SB), Y0
+	VXORPS  Y1, Y1, Y1
+
+peak_loop:
+	CMPQ    CX, $0x00000008
+	JB      peak_done
+	VMOVUPS (AX), Y2
+	VCMPPS  $0x03, Y2, Y2, Y3
+	VORPS   Y3, Y1, Y1
+	VMAXPS  Y0, Y2, Y0
+	ADDQ    $0x00000020, AX
+	SUBQ    $0x00000008, CX
+	JMP     peak_loop
+
+peak_done:
+	VEXTRACTF128 $0x01, Y0, X2
+	VMAXPS       X2, X0, X0
+	VMOVHLPS     X0, X0, X2
+	VMAXPS       X2, X0, X0
+	VMOVSHDUP    X0, X2
+	VMAXSS       X2, X0, X0
+	MOVSS        X0, m+24(FP)
+	VMOVMSKPS    Y1, AX
+	TESTL        AX, AX
+	SETNE        AL
+	MOVB         AL, nan+28(FP)
+	VZEROUPPER
+	RET
+
+DATA k4x00000000ff800000<>+0(SB)/4, $0xff800000
+DATA k4x00000000ff800000<>+4(SB)/4, $0xff800000
+DATA k4x00000000ff800000<>+8(SB)/4, $0xff800000
+DATA k4x00000000ff800000<>+12(SB)/4, $0xff800000
+DATA k4x00000000ff800000<>+16(SB)/4, $0xff800000
+DATA k4x00000000ff800000<>+20(SB)/4, $0xff800000
+DATA k4x00000000ff800000<>+24(SB)/4, $0xff800000
+DATA k4x00000000ff800000<>+28(SB)/4, $0xff800000
+GLOBL k4x00000000ff800000<>(SB), RODATA|NOPTR, $32
+
 // func adam32AVX512(p1 []float32, m1 []float32, v1 []float32, p []float32, g []float32, m []float32, v []float32, k []float32)
 // Requires: AVX, AVX512F, BMI2
 TEXT ·adam32AVX512(SB), NOSPLIT, $0-192

@@ -119,3 +119,11 @@ func erfExp(hi, lo float64) float64 {
 func gelu64(x float64) float64 { return x * 0.5 * (1 + erf64(x*sqrtHalf)) }
 
 const sqrtHalf = 0.70710678118654752440 // 1/√2
+
+// geluDeriv64 is GELU's derivative Φ(x) + x·φ(x), φ the standard normal
+// density, with Φ(x) as erfc(-x/√2)/2, which does not cancel for x < 0.
+func geluDeriv64(x float64) float64 {
+	return 0.5*math.Erfc(-x*sqrtHalf) + x*math.Exp(-0.5*x*x)*invSqrt2Pi
+}
+
+const invSqrt2Pi = 0.39894228040143267794 // 1/√(2π)

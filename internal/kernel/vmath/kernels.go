@@ -7,7 +7,7 @@ type kernelSet struct {
 	exp64, log64, tanh64, sigmoid64, softplus64 func(dst, src []float64)
 	exp32, log32, tanh32, sigmoid32, softplus32 func(dst, src []float32)
 	erf64, gelu64                               func(dst, src []float64)
-	erf32, gelu32                               func(dst, src []float32)
+	erf32, gelu32, geluDeriv32                  func(dst, src []float32)
 }
 
 // goKernels is the pure-Go implementation: the scalar kernels in a loop.
@@ -27,6 +27,8 @@ var goKernels = kernelSet{
 	gelu64:     func(dst, src []float64) { map64(dst, src, gelu64) },
 	erf32:      func(dst, src []float32) { map32(dst, src, erf64) },
 	gelu32:     func(dst, src []float32) { map32(dst, src, gelu64) },
+
+	geluDeriv32: func(dst, src []float32) { map32(dst, src, geluDeriv64) },
 }
 
 // active returns the implementation the exported functions use: the

@@ -12,9 +12,8 @@ var useAsm, useAVX512 bool
 
 // avx2Kernels is the AVX2+FMA implementation (vmath_amd64.s), nil where
 // the processor lacks either; avx512Kernels runs the same arithmetic on
-// 8 float64 lanes (the same bits: TestAVX512SameBits), nil without
-// AVX512F. Exp32's AVX-512 entry is the AVX2 kernel, which computes in
-// float32 on 8 lanes.
+// 8 float64 lanes, or for Exp32, Erf32 and GELU32 16 float32 lanes (the
+// same bits: TestAVX512SameBits), nil without AVX512F.
 var avx2Kernels, avx512Kernels *kernelSet
 
 // asmSets are the assembly implementations the processor runs, the one
@@ -48,6 +47,8 @@ func init() {
 		gelu64:     gelu64AVX2,
 		erf32:      erf32AVX2,
 		gelu32:     gelu32AVX2,
+
+		geluDeriv32: geluDeriv32AVX2,
 	}
 	asmSets = []*kernelSet{avx2Kernels}
 	if cpu.X86.HasAVX512F {
@@ -58,7 +59,7 @@ func init() {
 			tanh64:     tanh64AVX512,
 			sigmoid64:  sigmoid64AVX512,
 			softplus64: softplus64AVX512,
-			exp32:      exp32AVX2,
+			exp32:      exp32AVX512,
 			log32:      log32AVX512,
 			tanh32:     tanh32AVX512,
 			sigmoid32:  sigmoid32AVX512,
@@ -67,6 +68,8 @@ func init() {
 			gelu64:     gelu64AVX512,
 			erf32:      erf32AVX512,
 			gelu32:     gelu32AVX512,
+
+			geluDeriv32: geluDeriv32AVX512,
 		}
 		asmSets = append(asmSets, avx512Kernels)
 	}

@@ -75,3 +75,49 @@ func TestAVX512SameBits(t *testing.T) {
 		}
 	}
 }
+
+// TestGELUDerivSameBits checks GELUDeriv32 (float32 only, so not in
+// exported): the AVX-512 kernel returns the AVX2 one's bits on the whole
+// inputs, and for each implementation, on every length up to 19 and in
+// place, each element is the bits of the element computed alone, and the
+// exported function uses the active implementation.
+func TestGELUDerivSameBits(t *testing.T) {
+	defer use(active())
+	f := fn{name: "GELUDeriv", k32: func(k *kernelSet) func(dst, src []float32) { return k.geluDeriv32 }}
+	x64 := sameBitsInputs(f, false)
+	xs := make([]float32, len(x64))
+	for i, v := range x64 {
+		xs[i] = float32(v)
+	}
+	if avx512Kernels != nil {
+		a, b := make([]float32, len(xs)), make([]float32, len(xs))
+		avx2Kernels.geluDeriv32(a, xs)
+		avx512Kernels.geluDeriv32(b, xs)
+		for i := range a {
+			if math.Float32bits(a[i]) != math.Float32bits(b[i]) {
+				t.Fatalf("GELUDeriv32(%v): avx2 %v, avx512 %v", xs[i], a[i], b[i])
+			}
+		}
+	}
+	for _, set := range kernelSets() {
+		use(set)
+		for n := range 20 {
+			x := xs[3*n : 4*n]
+			got, in := make([]float32, n), append(append([]float32(nil), x...), 1)
+			GELUDeriv32(got, x)
+			GELUDeriv32(in[:n], in)
+			for i := range n {
+				var one [1]float32
+				set.geluDeriv32(one[:], x[i:i+1])
+				for _, g := range []float32{got[i], in[i]} {
+					if ulps32(g, one[0]) != 0 {
+						t.Fatalf("%s GELUDeriv32 n=%d element %d (%v): %v, alone %v", set.name, n, i, x[i], g, one[0])
+					}
+				}
+			}
+			if in[n] != 1 {
+				t.Fatalf("%s GELUDeriv32 n=%d wrote past dst", set.name, n)
+			}
+		}
+	}
+}

@@ -59,7 +59,7 @@ func softplus32AVX2(dst []float32, src []float32)
 //go:noescape
 func erf64AVX2(dst []float64, src []float64)
 
-// erf32AVX2 sets dst[i] = erf(src[i]) for each i of dst, 4 at a time, in float64.
+// erf32AVX2 sets dst[i] = erf(src[i]) for each i of dst, 8 at a time, in float32.
 //
 //go:noescape
 func erf32AVX2(dst []float32, src []float32)
@@ -69,15 +69,25 @@ func erf32AVX2(dst []float32, src []float32)
 //go:noescape
 func gelu64AVX2(dst []float64, src []float64)
 
-// gelu32AVX2 sets dst[i] = gelu(src[i]) for each i of dst, 4 at a time, in float64.
+// gelu32AVX2 sets dst[i] = gelu(src[i]) for each i of dst, 8 at a time, in float32.
 //
 //go:noescape
 func gelu32AVX2(dst []float32, src []float32)
+
+// geluDeriv32AVX2 sets dst[i] = geluDeriv(src[i]) for each i of dst, 8 at a time, in float32.
+//
+//go:noescape
+func geluDeriv32AVX2(dst []float32, src []float32)
 
 // exp64AVX512 sets dst[i] = exp(src[i]) for each i of dst, 8 at a time.
 //
 //go:noescape
 func exp64AVX512(dst []float64, src []float64)
+
+// exp32AVX512 sets dst[i] = exp(src[i]) for each i of dst, 16 at a time, in float32.
+//
+//go:noescape
+func exp32AVX512(dst []float32, src []float32)
 
 // log64AVX512 sets dst[i] = log(src[i]) for each i of dst, 8 at a time.
 //
@@ -124,7 +134,7 @@ func softplus32AVX512(dst []float32, src []float32)
 //go:noescape
 func erf64AVX512(dst []float64, src []float64)
 
-// erf32AVX512 sets dst[i] = erf(src[i]) for each i of dst, 8 at a time, in float64.
+// erf32AVX512 sets dst[i] = erf(src[i]) for each i of dst, 16 at a time, in float32.
 //
 //go:noescape
 func erf32AVX512(dst []float32, src []float32)
@@ -134,7 +144,12 @@ func erf32AVX512(dst []float32, src []float32)
 //go:noescape
 func gelu64AVX512(dst []float64, src []float64)
 
-// gelu32AVX512 sets dst[i] = gelu(src[i]) for each i of dst, 8 at a time, in float64.
+// gelu32AVX512 sets dst[i] = gelu(src[i]) for each i of dst, 16 at a time, in float32.
 //
 //go:noescape
 func gelu32AVX512(dst []float32, src []float32)
+
+// geluDeriv32AVX512 sets dst[i] = geluDeriv(src[i]) for each i of dst, 16 at a time, in float32.
+//
+//go:noescape
+func geluDeriv32AVX512(dst []float32, src []float32)

@@ -127,6 +127,8 @@ func main() {
 			adam(t, mode, false)
 		}
 	}
+	sumRows4()
+	peak()
 	for _, a := range []avx512{f32x16, f64x8} {
 		for _, mode := range []adamMode{adamPlain, adamL2, adamDecoupled} {
 			adam512(a, mode, true)

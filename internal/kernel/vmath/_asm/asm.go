@@ -9,7 +9,9 @@
 // are the same bits), with the same constants (erf computes both of its
 // forms in every lane where the pure Go branches); float32 kernels
 // convert the lanes' elements to float64, compute, and round each result
-// once, except exp32, which runs in float32 on 8 lanes (exp32.go). The last elements, fewer than the lanes, go through
+// once, except exp32, erf32 and gelu32, which run in float32 on 8
+// lanes (16 with AVX-512; exp32.go, erf32.go). The last elements, fewer
+// than the lanes, go through
 // the same code with masked loads and stores, so that every element's
 // result depends only on its input.
 package main
@@ -85,18 +87,23 @@ func main() {
 			{"gelu", geluVec},
 		} {
 			kernel64(k.name, func(x VecVirtual) VecVirtual { return k.body(x, expDegree64) })
-			if k.name == "exp" {
-				// exp32 runs in float32 (exp32.go); its AVX2 kernel
-				// serves AVX-512 processors too.
-				if !wide {
-					exp32Native()
-				}
+			if f := native[k.name]; f != nil {
+				native32(k.name, f)
 				continue
 			}
 			kernel32(k.name, func(x VecVirtual) VecVirtual { return k.body(x, expDegree32) })
 		}
+		native32("geluDeriv", geluDeriv32Vec)
 	}
 	Generate()
+}
+
+// native are the float32 kernels that compute in float32 lanes
+// (exp32.go, erf32.go) rather than in float64.
+var native = map[string]func(x VecVirtual) VecVirtual{
+	"exp":  exp32Vec,
+	"erf":  erf32Vec,
+	"gelu": gelu32Vec,
 }
 
 // wide selects the AVX-512 kernels: 8 float64 lanes in ZMM registers,

@@ -22,54 +22,47 @@ const (
 	roundMag32 = 0x1.8p23
 )
 
-// exp32Native emits exp32AVX2: dst[i] = e^src[i], 8 float32 lanes at a
-// time.
-func exp32Native() {
-	kernel("exp32AVX2", "func(dst, src []float32)",
-		"sets dst[i] = exp(src[i]) for each i of dst, 8 at a time, in float32.",
-		8, 4, tailMaskReg,
-		func(src Mem, mask Register) VecVirtual {
-			x := YMM()
-			if mask == nil {
-				VMOVUPS(src, x)
-			} else {
-				VMASKMOVPS(src, mask, x)
-			}
-			return x
-		},
-		func(y VecVirtual, dst Mem, mask Register) {
-			if mask == nil {
-				VMOVUPS(y, dst)
-			} else {
-				VMASKMOVPS(y, mask, dst)
-			}
-		}, exp32Vec)
-}
-
-// k32 returns a 32-byte constant holding v in each of 8 float32 lanes.
+// k32 returns a vector constant holding v in each float32 lane.
 func k32(v float32) Mem { return broadcast(uint64(math.Float32bits(v)), 4) }
 
 func k32reg(v float32) VecVirtual {
-	r := YMM()
+	r := vec()
 	VMOVUPS(k32(v), r)
 	return r
 }
 
-// exp32Vec is e^x on 8 float32 lanes: the algorithm of expVec with
+// exp32Vec is e^x on float32 lanes: the algorithm of expVec with
 // float32 constants, degree 7, and the scale 2^n always in two factors.
 func exp32Vec(x VecVirtual) VecVirtual {
 	lo := k32reg(exp32Min)
 	VMAXPS(x, lo, lo) // x second: NaN passes
 	xc := k32reg(exp32Max)
 	VMINPS(lo, xc, xc)
+	return exp32Reduced(xc, true)
+}
+
+// exp32Normal is exp32Vec for x in [-87, 88] (or NaN, whose lanes give
+// garbage), where e^x and 2^n are normal floats: no clamping, and 2^n in
+// one factor, which gives the same bits as the two (each product by a
+// power of two is exact).
+func exp32Normal(x VecVirtual) VecVirtual {
+	xc := vec()
+	VMOVUPS(x, xc)
+	return exp32Reduced(xc, false)
+}
+
+// exp32Reduced is exp32Vec's algorithm on xc, which it overwrites; split
+// scales by 2^n in two factors, so that subnormal results and 2^n
+// outside the normal range come out right.
+func exp32Reduced(xc VecVirtual, split bool) VecVirtual {
 	t := k32reg(roundMag32)
 	VFMADD231PS(k32(log2e32), xc, t) // t = x·log2e + magic: n in its low bits
-	n := YMM()
+	n := vec()
 	VSUBPS(k32(roundMag32), t, n)
 	r := xc
 	VFNMADD231PS(k32(ln2Hi32), n, r) // r = x - n·ln2Hi32, exact
 	VFNMADD231PS(k32(ln2Lo32), n, r)
-	z := YMM()
+	z := vec()
 	VMULPS(r, r, z)
 	// 1 + (r + z·(A(z) + r·B(z))): A = 1/2! + z/4! + z²/6!, B = 1/3! + z/5! + z²/7!.
 	a := k32reg(float32(1.0 / 720))
@@ -80,14 +73,18 @@ func exp32Vec(x VecVirtual) VecVirtual {
 	VFMADD213PS(k32(float32(1.0/6)), z, q)
 	VFMADD213PS(a, r, q) // q = r·B + A
 	VFMADD213PS(r, z, q) // q = z·q + r
-	p := YMM()
+	p := vec()
 	VADDPS(k32(1), q, p)
+	if !split {
+		VMULPS(pow2f32(t), p, p)
+		return p
+	}
 	// 2^n1·2^n2, n1 = round(n/2), n2 = n - n1, each a normal float32.
 	h := k32reg(roundMag32)
 	VFMADD231PS(k32(0.5), n, h)
-	n1 := YMM()
+	n1 := vec()
 	VSUBPS(k32(roundMag32), h, n1)
-	n2 := YMM()
+	n2 := vec()
 	VSUBPS(n1, n, n2)
 	VADDPS(k32(roundMag32), n2, n2)
 	VMULPS(pow2f32(h), p, p)
@@ -97,7 +94,7 @@ func exp32Vec(x VecVirtual) VecVirtual {
 
 // pow2f32 returns 2^n from t = n + roundMag32, whose low bits hold n.
 func pow2f32(t VecVirtual) VecVirtual {
-	r := YMM()
+	r := vec()
 	VPSLLD(Imm(23), t, r)
 	VPADDD(broadcast(127<<23, 4), r, r)
 	return r

@@ -1,0 +1,92 @@
+package ops
+
+import "github.com/nabla-go/nabla/internal/kernel/vek"
+
+// The sums of rows: four rows at a time, each row's additions in the
+// order and with the accumulators of one row's loop, so the same bits.
+
+// rowSums gathers contiguous rows of one length, each to be added onto
+// its element of out, and sums them four at a time (vek.Sum4, the bits
+// of sumFloats), adding the sums onto out in the rows' order.
+type rowSums[T float] struct {
+	rows [4][]T
+	at   [4]int
+	k    int
+}
+
+func (b *rowSums[T]) add(out []T, at int, row []T) {
+	b.rows[b.k], b.at[b.k] = row, at
+	if b.k++; b.k < len(b.rows) {
+		return
+	}
+	var s [4]T
+	vek.Sum4(&s, b.rows[0], b.rows[1], b.rows[2], b.rows[3], len(row))
+	for j, v := range s {
+		out[b.at[j]] += v
+	}
+	b.k = 0
+}
+
+// flush sums the rows left, fewer than four.
+func (b *rowSums[T]) flush(out []T) {
+	for j := range b.k {
+		out[b.at[j]] += sumFloats(b.rows[j])
+	}
+	b.k = 0
+}
+
+// sumRows sets dst[r] to sumFloats of row r of x (rows of n elements),
+// four rows at a time (vek.Sum4).
+func sumRows[T float](dst, x []T, n int) {
+	r := 0
+	for ; r+4 <= len(dst); r += 4 {
+		vek.Sum4((*[4]T)(dst[r:r+4]), x[r*n:], x[(r+1)*n:], x[(r+2)*n:], x[(r+3)*n:], n)
+	}
+	for ; r < len(dst); r++ {
+		dst[r] = sumFloats(x[r*n : (r+1)*n])
+	}
+}
+
+// sumFloats adds xs with four accumulators, which lets the CPU overlap the
+// additions (vek.Sum4Loop).
+func sumFloats[T float](xs []T) T { return vek.Sum4Loop(xs) }
+
+// sumsInOrder sets sums[r] to the sum, in order from 0, of row r of b,
+// whose rows of live[r] elements follow one another: the additions of
+// four rows run side by side, each row's in its own order, where one
+// row's chain of additions would wait on itself.
+func sumsInOrder(sums, b []float64, live []int32) {
+	at, r := 0, 0
+	next := func() []float64 {
+		row := b[at : at+int(live[r])]
+		at += len(row)
+		r++
+		return row
+	}
+	for r+4 <= len(sums) {
+		r0 := r
+		x0, x1, x2, x3 := next(), next(), next(), next()
+		n := min(len(x0), len(x1), len(x2), len(x3))
+		var s0, s1, s2, s3 float64
+		y1, y2, y3 := x1[:n], x2[:n], x3[:n]
+		for k, e := range x0[:n] {
+			s0 += e
+			s1 += y1[k]
+			s2 += y2[k]
+			s3 += y3[k]
+		}
+		sums[r0], sums[r0+1], sums[r0+2], sums[r0+3] = addInOrder(s0, x0[n:]), addInOrder(s1, x1[n:]), addInOrder(s2, x2[n:]), addInOrder(s3, x3[n:])
+	}
+	for r < len(sums) {
+		r0 := r
+		sums[r0] = addInOrder(0, next())
+	}
+}
+
+// addInOrder is s + xs[0] + xs[1] + …, added one after another.
+func addInOrder(s float64, xs []float64) float64 {
+	for _, e := range xs {
+		s += e
+	}
+	return s
+}
