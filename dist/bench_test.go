@@ -7,8 +7,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -22,16 +24,30 @@ import (
 	"github.com/nabla-go/nabla/vm"
 )
 
-// benchEnv turns on TestAllReduceOverhead (it takes about a minute), and
-// in its children, gives "bytes iterations".
+// benchEnv turns on TestAllReduceOverhead and TestW1Scaling, and in the
+// children of the first, gives "bytes iterations".
 const benchEnv = "NABLA_DIST_BENCH"
 
 // benchSizes are the all-reduces timed, in bytes: 1 to 64 MB.
 var benchSizes = []int{1 << 20, 4 << 20, 16 << 20, 64 << 20}
 
+// benchRounds is how many times TestAllReduceOverhead runs each side for
+// each size.
+const benchRounds = 9
+
+// usage is the process's context switches (voluntary, involuntary) and
+// minor page faults so far, as getrusage counts them over its threads.
+func usage(t *testing.T) [3]float64 {
+	var u syscall.Rusage
+	require.NoError(t, syscall.Getrusage(syscall.RUSAGE_SELF, &u))
+	return [3]float64{float64(u.Nvcsw), float64(u.Nivcsw), float64(u.Minflt)}
+}
+
 // TestChildAllReduceTime times iterations all-reduces (float32 sums) of
 // the given bytes through dist, after two warm-up calls, and prints
-// "bytes seconds-per-call" on rank 0, as testdata/allreduce.c does.
+// "bytes seconds-per-call voluntary involuntary faults" on rank 0, as
+// testdata/allreduce.c does: its buffers are written before the first
+// call as that program's are.
 func TestChildAllReduceTime(t *testing.T) {
 	if !mpitest.IsChild() {
 		t.Skip("runs under mpirun, started by TestAllReduceOverhead")
@@ -48,36 +64,56 @@ func TestChildAllReduceTime(t *testing.T) {
 	for i := range in.Float32s() {
 		in.Float32s()[i] = float32(i % 13)
 	}
+	clear(out.Float32s()) // fresh memory from the system is not yet mapped
 	var start time.Time
+	var u0 [3]float64
 	for it := -2; it < iters; it++ {
 		if it == 0 {
 			require.NoError(t, c.Barrier())
-			start = time.Now()
+			u0, start = usage(t), time.Now()
 		}
 		require.NoError(t, c.allReduce(out, in, Sum))
 	}
 	took := time.Since(start).Seconds() / float64(iters)
+	u1 := usage(t)
 	for i, v := range out.Float32s() {
 		if want := float32(c.Size() * (i % 13)); v != want {
 			t.Fatalf("%v: element %d of the sum is %v, want %v", c, i, v, want)
 		}
 	}
 	if c.Rank() == 0 {
-		fmt.Printf("%d %.9f\n", bytes, took)
+		n := float64(iters)
+		fmt.Printf("%d %.9f %.3f %.3f %.3f\n", bytes, took, (u1[0]-u0[0])/n, (u1[1]-u0[1])/n, (u1[2]-u0[2])/n)
 	}
 	require.NoError(t, c.Close())
 }
 
+// benchRun is what a child of TestAllReduceOverhead printed: the time of
+// a call and the context switches and page faults per call.
+type benchRun struct{ seconds, voluntary, involuntary, faults float64 }
+
+// median is the median of xs (which it sorts).
+func median(xs []float64) float64 {
+	slices.Sort(xs)
+	if n := len(xs); n%2 == 0 {
+		return (xs[n/2-1] + xs[n/2]) / 2
+	}
+	return xs[len(xs)/2]
+}
+
 // TestAllReduceOverhead compares dist's all-reduce of 1 to 64 MB on two
-// ranks with testdata/allreduce.c, compiled with mpicc, making the same
-// call: MPI_Allreduce ("blocking", the target: dist within 5% of it);
-// and, as further columns, MPI_Iallreduce polled without pause ("spin")
-// and polled as dist polls on a crowded machine ("yield"). Each is
-// timed 5 times alternately, and the fastest of each compared.
+// ranks with testdata/allreduce.c, compiled with mpicc, making the call
+// dist makes (the target: dist within 5% of it): MPI_Allreduce below
+// pollFrom, MPI_Iallreduce polled without pause from it. Each side runs
+// benchRounds times for each size, the two alternating and taking turns
+// to go first, and the test reports the medians of each side's time per
+// call, the median of the rounds' ratios (dist over C) with their
+// range, and the context switches and page faults per call. The machine
+// must be quiet for the figures to mean anything.
 // NABLA_DIST_BENCH=1 turns it on; NABLA_DIST_TEST_WAIT=block or poll
-// makes every dist collective block or poll.
+// makes every dist collective block or poll (the C side follows).
 //
-//	NABLA_DIST_BENCH=1 go test ./dist -run TestAllReduceOverhead -v
+//	NABLA_DIST_BENCH=1 go test ./dist -run TestAllReduceOverhead -v -count 1
 func TestAllReduceOverhead(t *testing.T) {
 	if mpitest.IsChild() || os.Getenv(benchEnv) == "" {
 		t.Skip("a benchmark: NABLA_DIST_BENCH=1 turns it on")
@@ -91,33 +127,62 @@ func TestAllReduceOverhead(t *testing.T) {
 	if out, err := exec.Command(mpicc, "-O2", "-o", bin, filepath.Join("testdata", "allreduce.c")).CombinedOutput(); err != nil {
 		t.Fatalf("mpicc: %v\n%s", err, out)
 	}
-	seconds := func(out []byte, err error) float64 {
+	run := func(bytes int, env string, args ...string) benchRun {
 		t.Helper()
+		out, err := l.Command(context.Background(), 2, []string{benchEnv + "=" + env}, args...).CombinedOutput()
 		for _, line := range strings.Split(string(out), "\n") {
-			if f := strings.Fields(line); len(f) == 2 {
-				if s, perr := strconv.ParseFloat(f[1], 64); perr == nil {
-					return s
-				}
+			f := strings.Fields(line)
+			if len(f) != 5 || f[0] != strconv.Itoa(bytes) {
+				continue
 			}
+			var v [4]float64
+			for i := range v {
+				v[i], err = strconv.ParseFloat(f[i+1], 64)
+				require.NoError(t, err, line)
+			}
+			return benchRun{v[0], v[1], v[2], v[3]}
 		}
 		t.Fatalf("no time in the output (%v):\n%s", err, out)
-		return 0
+		return benchRun{}
 	}
-	run := func(env string, args ...string) ([]byte, error) {
-		return l.Command(context.Background(), 2, []string{benchEnv + "=" + env}, args...).CombinedOutput()
-	}
-	t.Logf("%10s %14s %12s %14s %14s %12s %12s", "bytes", "C blocking", "dist", "dist vs it", "C spin", "C yield", "dist vs spin")
+	t.Logf("%d rounds; medians, the ratio's range in brackets; switches (voluntary+involuntary) and faults per call", benchRounds)
+	t.Logf("%9s %6s %10s %10s %24s %14s %14s", "bytes", "C call", "C", "dist", "dist/C", "C sw, flt", "dist sw, flt")
 	for _, bytes := range benchSizes {
 		n, iters := strconv.Itoa(bytes), strconv.Itoa(max(5, (256<<20)/bytes))
-		spin, blocking, yield, g := 1e9, 1e9, 1e9, 1e9
-		for range 5 {
-			spin = min(spin, seconds(run("", bin, n, iters, "spin")))
-			blocking = min(blocking, seconds(run("", bin, n, iters, "blocking")))
-			yield = min(yield, seconds(run("", bin, n, iters, "yield")))
-			g = min(g, seconds(run(n+" "+iters, os.Args[0], "-test.run", "^TestChildAllReduceTime$")))
+		var c, g []benchRun
+		mode, how := "blocking", &Comm{}
+		if setWaitMode(how); !how.blocks(bytes) {
+			mode = "spin"
 		}
-		t.Logf("%10d %11.3f ms %9.3f ms %13.1f%% %11.3f ms %9.3f ms %11.1f%%", bytes,
-			1e3*blocking, 1e3*g, 100*(g/blocking-1), 1e3*spin, 1e3*yield, 100*(g/spin-1))
+		for i := range benchRounds {
+			runC := func() { c = append(c, run(bytes, "", bin, n, iters, mode)) }
+			runGo := func() { g = append(g, run(bytes, n+" "+iters, os.Args[0], "-test.run", "^TestChildAllReduceTime$")) }
+			if i%2 == 0 {
+				runC()
+				runGo()
+			} else {
+				runGo()
+				runC()
+			}
+		}
+		col := func(rs []benchRun, f func(benchRun) float64) float64 {
+			xs := make([]float64, len(rs))
+			for i, r := range rs {
+				xs[i] = f(r)
+			}
+			return median(xs)
+		}
+		ratios := make([]float64, benchRounds)
+		for i := range ratios {
+			ratios[i] = g[i].seconds / c[i].seconds
+		}
+		lo, hi := slices.Min(ratios), slices.Max(ratios)
+		seconds := func(r benchRun) float64 { return r.seconds }
+		switches := func(r benchRun) float64 { return r.voluntary + r.involuntary }
+		faults := func(r benchRun) float64 { return r.faults }
+		t.Logf("%9d %6s %7.3f ms %7.3f ms %+6.1f%% [%+6.1f%%, %+6.1f%%] %6.2f, %5.2f %6.2f, %5.2f", bytes, mode,
+			1e3*col(c, seconds), 1e3*col(g, seconds), 100*(median(ratios)-1), 100*(lo-1), 100*(hi-1),
+			col(c, switches), col(c, faults), col(g, switches), col(g, faults))
 	}
 }
 
