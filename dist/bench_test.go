@@ -127,6 +127,30 @@ func abAllReduce(t *testing.T, c *Comm, bytes, k int, reduce func(int) time.Dura
 	}
 }
 
+// logLoad logs the machine's load averages and runnable threads
+// (/proc/loadavg) with when. A busy machine invalidates the benchmarks:
+// its scheduler runs a process that never sleeps (the C program, a rank
+// that computes alone) in long slices, and brings one whose threads wake
+// often (the Go runtime's, around each cgo call) back at each wake-up.
+// Under strace, whose stops make the C program sleep, its 1 MB
+// all-reduce took 0.23 ms against 6.5 ms without, the load at 11.
+func logLoad(t *testing.T, when string) {
+	t.Helper()
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 4 {
+		return
+	}
+	warn := ""
+	if l, err := strconv.ParseFloat(f[0], 64); err == nil && l > 1 {
+		warn = ": the machine is busy, the figures are not to be trusted"
+	}
+	t.Logf("load %s: %s %s %s, runnable/threads %s%s", when, f[0], f[1], f[2], f[3], warn)
+}
+
 // median is the median of xs (which it sorts).
 func median(xs []float64) float64 {
 	slices.Sort(xs)
@@ -199,6 +223,8 @@ func TestAllReduceOverhead(t *testing.T) {
 		t.Fatalf("no time in the output (%v):\n%s", err, out)
 		return nil
 	}
+	logLoad(t, "at the start")
+	defer logLoad(t, "at the end")
 	t.Logf("%d rounds; medians, the ratio's range in brackets; in one process pair, dist over a direct call; switches (voluntary+involuntary) and faults per call", benchRounds)
 	t.Logf("%9s %8s %10s %10s %26s %12s %12s %12s", "bytes", "C call", "C", "dist", "dist/C", "in-process", "C sw, flt", "dist sw, flt")
 	for _, bytes := range benchSizes {
@@ -356,6 +382,8 @@ func TestW1Scaling(t *testing.T) {
 		t.Skip("a benchmark: NABLA_DIST_BENCH=1 turns it on")
 	}
 	l := mpitest.OpenMPI(t)
+	logLoad(t, "at the start")
+	defer logLoad(t, "at the end")
 	runs := map[string][]float64{}
 	kinds := []struct {
 		name string
