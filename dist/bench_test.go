@@ -7,8 +7,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -22,22 +24,41 @@ import (
 	"github.com/nabla-go/nabla/vm"
 )
 
-// benchEnv turns on TestAllReduceOverhead (it takes about a minute), and
-// in its children, gives "bytes iterations".
+// benchEnv turns on TestAllReduceOverhead and TestW1Scaling, and in the
+// children of the first, gives "bytes iterations".
 const benchEnv = "NABLA_DIST_BENCH"
 
 // benchSizes are the all-reduces timed, in bytes: 1 to 64 MB.
 var benchSizes = []int{1 << 20, 4 << 20, 16 << 20, 64 << 20}
 
+// benchRounds is how many times TestAllReduceOverhead runs each side for
+// each size.
+const benchRounds = 9
+
+// usage is the process's context switches (voluntary, involuntary) and
+// minor page faults so far, as getrusage counts them over its threads.
+func usage(t *testing.T) [3]float64 {
+	var u syscall.Rusage
+	require.NoError(t, syscall.Getrusage(syscall.RUSAGE_SELF, &u))
+	return [3]float64{float64(u.Nvcsw), float64(u.Nivcsw), float64(u.Minflt)}
+}
+
 // TestChildAllReduceTime times iterations all-reduces (float32 sums) of
 // the given bytes through dist, after two warm-up calls, and prints
-// "bytes seconds-per-call" on rank 0, as testdata/allreduce.c does.
+// "bytes seconds-per-call voluntary involuntary faults" on rank 0, as
+// testdata/allreduce.c does: its buffers are written before the first
+// call as that program's are. With a third word, "ab", it times instead
+// the calls in abBlocks pairs of blocks, one of dist's calls and one of
+// MPI's blocking function called on this goroutine as a C program calls
+// it (waitDirect), taking turns to go first, and prints "bytes ab
+// direct-seconds dist-seconds ratio lowest highest": the medians of
+// each side's blocks and of the pairs' ratios, and the ratios' range.
 func TestChildAllReduceTime(t *testing.T) {
 	if !mpitest.IsChild() {
 		t.Skip("runs under mpirun, started by TestAllReduceOverhead")
 	}
 	f := strings.Fields(os.Getenv(benchEnv))
-	require.Len(t, f, 2)
+	require.GreaterOrEqual(t, len(f), 2)
 	bytes, _ := strconv.Atoi(f[0])
 	iters, _ := strconv.Atoi(f[1])
 	c, err := Init()
@@ -48,36 +69,124 @@ func TestChildAllReduceTime(t *testing.T) {
 	for i := range in.Float32s() {
 		in.Float32s()[i] = float32(i % 13)
 	}
-	var start time.Time
-	for it := -2; it < iters; it++ {
-		if it == 0 {
-			require.NoError(t, c.Barrier())
-			start = time.Now()
+	clear(out.Float32s()) // fresh memory from the system is not yet mapped
+	reduce := func(n int) time.Duration {
+		start := time.Now()
+		for range n {
+			require.NoError(t, c.allReduce(out, in, Sum))
 		}
-		require.NoError(t, c.allReduce(out, in, Sum))
+		return time.Since(start) / time.Duration(n)
 	}
-	took := time.Since(start).Seconds() / float64(iters)
+	reduce(2) // to warm up
+	require.NoError(t, c.Barrier())
+	if len(f) > 2 && f[2] == "ab" {
+		abAllReduce(t, c, bytes, max(1, iters/abBlocks), reduce)
+	} else {
+		u0 := usage(t)
+		took := reduce(iters).Seconds()
+		u1 := usage(t)
+		if c.Rank() == 0 {
+			n := float64(iters)
+			fmt.Printf("%d %.9f %.3f %.3f %.3f\n", bytes, took, (u1[0]-u0[0])/n, (u1[1]-u0[1])/n, (u1[2]-u0[2])/n)
+		}
+	}
 	for i, v := range out.Float32s() {
 		if want := float32(c.Size() * (i % 13)); v != want {
 			t.Fatalf("%v: element %d of the sum is %v, want %v", c, i, v, want)
 		}
 	}
-	if c.Rank() == 0 {
-		fmt.Printf("%d %.9f\n", bytes, took)
-	}
 	require.NoError(t, c.Close())
 }
 
+// abBlocks is how many pairs of blocks TestChildAllReduceTime's "ab"
+// times.
+const abBlocks = 16
+
+// abAllReduce times abBlocks pairs of blocks of k calls of reduce, one
+// in c's own waiting mode, one calling MPI's function directly, and
+// prints their medians on rank 0.
+func abAllReduce(t *testing.T, c *Comm, bytes, k int, reduce func(int) time.Duration) {
+	own := c.mode
+	var direct, dist, ratios []float64
+	for i := range abBlocks {
+		var d, g time.Duration
+		for j := range 2 {
+			if (i+j)%2 == 0 {
+				c.mode = waitDirect
+				d = reduce(k)
+			} else {
+				c.mode = own
+				g = reduce(k)
+			}
+		}
+		direct, dist, ratios = append(direct, d.Seconds()), append(dist, g.Seconds()), append(ratios, g.Seconds()/d.Seconds())
+	}
+	c.mode = own
+	if c.Rank() == 0 {
+		fmt.Printf("%d ab %.9f %.9f %.4f %.4f %.4f\n", bytes, median(direct), median(dist), median(ratios), slices.Min(ratios), slices.Max(ratios))
+	}
+}
+
+// logLoad logs the machine's load averages and runnable threads
+// (/proc/loadavg) with when. A busy machine invalidates the benchmarks:
+// its scheduler runs a process that never sleeps (the C program, a rank
+// that computes alone) in long slices, and brings one whose threads wake
+// often (the Go runtime's, around each cgo call) back at each wake-up.
+// Under strace, whose stops make the C program sleep, its 1 MB
+// all-reduce took 0.23 ms against 6.5 ms without, the load at 11.
+func logLoad(t *testing.T, when string) {
+	t.Helper()
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 4 {
+		return
+	}
+	warn := ""
+	if l, err := strconv.ParseFloat(f[0], 64); err == nil && l > 1 {
+		warn = ": the machine is busy, the figures are not to be trusted"
+	}
+	t.Logf("load %s: %s %s %s, runnable/threads %s%s", when, f[0], f[1], f[2], f[3], warn)
+}
+
+// median is the median of xs (which it sorts).
+func median(xs []float64) float64 {
+	slices.Sort(xs)
+	if n := len(xs); n%2 == 0 {
+		return (xs[n/2-1] + xs[n/2]) / 2
+	}
+	return xs[len(xs)/2]
+}
+
+// column is the median of the i-th number of each run's line.
+func column(runs [][]float64, i int) float64 {
+	xs := make([]float64, len(runs))
+	for j, r := range runs {
+		xs[j] = r[i]
+	}
+	return median(xs)
+}
+
 // TestAllReduceOverhead compares dist's all-reduce of 1 to 64 MB on two
-// ranks with testdata/allreduce.c, compiled with mpicc, making the same
-// call: MPI_Allreduce ("blocking", the target: dist within 5% of it);
-// and, as further columns, MPI_Iallreduce polled without pause ("spin")
-// and polled as dist polls on a crowded machine ("yield"). Each is
-// timed 5 times alternately, and the fastest of each compared.
+// ranks with testdata/allreduce.c, compiled with mpicc, making the call
+// dist makes (the target: dist within 5% of it): MPI_Allreduce below
+// pollFrom, MPI_Iallreduce polled without pause from it. Each side runs
+// benchRounds times for each size, the two alternating and taking turns
+// to go first, and the test reports the medians of each side's time per
+// call, the median of the rounds' ratios (dist over C) with their range,
+// and the context switches and page faults per call. Each round also
+// runs TestChildAllReduceTime's "ab", which alternates dist's calls with
+// the same MPI function called directly from Go in one process pair, so
+// that what dist's waiting adds is seen apart from what differs between
+// the processes; its column is the median of the rounds' medians (from
+// pollFrom on, where dist polls, it compares polling with the blocking
+// call). The machine must be quiet for the figures to mean anything.
 // NABLA_DIST_BENCH=1 turns it on; NABLA_DIST_TEST_WAIT=block or poll
-// makes every dist collective block or poll.
+// makes every dist collective block or poll (the C side follows).
 //
-//	NABLA_DIST_BENCH=1 go test ./dist -run TestAllReduceOverhead -v
+//	NABLA_DIST_BENCH=1 go test ./dist -run TestAllReduceOverhead -v -count 1
 func TestAllReduceOverhead(t *testing.T) {
 	if mpitest.IsChild() || os.Getenv(benchEnv) == "" {
 		t.Skip("a benchmark: NABLA_DIST_BENCH=1 turns it on")
@@ -91,33 +200,60 @@ func TestAllReduceOverhead(t *testing.T) {
 	if out, err := exec.Command(mpicc, "-O2", "-o", bin, filepath.Join("testdata", "allreduce.c")).CombinedOutput(); err != nil {
 		t.Fatalf("mpicc: %v\n%s", err, out)
 	}
-	seconds := func(out []byte, err error) float64 {
+	// run launches args on two ranks and returns the numbers of the line
+	// that starts with the bytes (and, for an "ab" run, "ab").
+	run := func(bytes int, ab bool, env string, args ...string) []float64 {
 		t.Helper()
+		out, err := l.Command(context.Background(), 2, []string{benchEnv + "=" + env}, args...).CombinedOutput()
 		for _, line := range strings.Split(string(out), "\n") {
-			if f := strings.Fields(line); len(f) == 2 {
-				if s, perr := strconv.ParseFloat(f[1], 64); perr == nil {
-					return s
-				}
+			f := strings.Fields(line)
+			if len(f) < 5 || f[0] != strconv.Itoa(bytes) || (f[1] == "ab") != ab {
+				continue
 			}
+			if ab {
+				f = f[1:]
+			}
+			v := make([]float64, len(f)-1)
+			for i := range v {
+				v[i], err = strconv.ParseFloat(f[i+1], 64)
+				require.NoError(t, err, line)
+			}
+			return v
 		}
 		t.Fatalf("no time in the output (%v):\n%s", err, out)
-		return 0
+		return nil
 	}
-	run := func(env string, args ...string) ([]byte, error) {
-		return l.Command(context.Background(), 2, []string{benchEnv + "=" + env}, args...).CombinedOutput()
-	}
-	t.Logf("%10s %14s %12s %14s %14s %12s %12s", "bytes", "C blocking", "dist", "dist vs it", "C spin", "C yield", "dist vs spin")
+	logLoad(t, "at the start")
+	defer logLoad(t, "at the end")
+	t.Logf("%d rounds; medians, the ratio's range in brackets; in one process pair, dist over a direct call; switches (voluntary+involuntary) and faults per call", benchRounds)
+	t.Logf("%9s %8s %10s %10s %26s %12s %12s %12s", "bytes", "C call", "C", "dist", "dist/C", "in-process", "C sw, flt", "dist sw, flt")
 	for _, bytes := range benchSizes {
 		n, iters := strconv.Itoa(bytes), strconv.Itoa(max(5, (256<<20)/bytes))
-		spin, blocking, yield, g := 1e9, 1e9, 1e9, 1e9
-		for range 5 {
-			spin = min(spin, seconds(run("", bin, n, iters, "spin")))
-			blocking = min(blocking, seconds(run("", bin, n, iters, "blocking")))
-			yield = min(yield, seconds(run("", bin, n, iters, "yield")))
-			g = min(g, seconds(run(n+" "+iters, os.Args[0], "-test.run", "^TestChildAllReduceTime$")))
+		var c, g, ab [][]float64 // C's and dist's: seconds, switches (voluntary, involuntary), faults; ab: direct, dist, ratio
+		mode, how := "blocking", &Comm{}
+		if setWaitMode(how); !how.blocks(bytes) {
+			mode = "spin"
 		}
-		t.Logf("%10d %11.3f ms %9.3f ms %13.1f%% %11.3f ms %9.3f ms %11.1f%%", bytes,
-			1e3*blocking, 1e3*g, 100*(g/blocking-1), 1e3*spin, 1e3*yield, 100*(g/spin-1))
+		child := []string{os.Args[0], "-test.run", "^TestChildAllReduceTime$"}
+		for i := range benchRounds {
+			runC := func() { c = append(c, run(bytes, false, "", bin, n, iters, mode)) }
+			runGo := func() { g = append(g, run(bytes, false, n+" "+iters, child...)) }
+			if i%2 == 0 {
+				runC()
+				runGo()
+			} else {
+				runGo()
+				runC()
+			}
+			ab = append(ab, run(bytes, true, n+" "+iters+" ab", child...))
+		}
+		ratios := make([]float64, benchRounds)
+		for i := range ratios {
+			ratios[i] = g[i][0] / c[i][0]
+		}
+		t.Logf("%9d %8s %7.3f ms %7.3f ms %+7.1f%% [%+7.1f%%, %+7.1f%%] %+11.1f%% %6.2f, %4.2f %6.2f, %4.2f", bytes, mode,
+			1e3*column(c, 0), 1e3*column(g, 0), 100*(median(ratios)-1), 100*(slices.Min(ratios)-1), 100*(slices.Max(ratios)-1),
+			100*(column(ab, 2)-1), column(c, 1)+column(c, 2), column(c, 3), column(g, 1)+column(g, 2), column(g, 3))
 	}
 }
 
@@ -184,7 +320,9 @@ func timeSteps(t *testing.T, c *Comm, step func() error) (took, inside time.Dura
 // where a step's time goes: computing (outside the collectives), the
 // all-reduces (the same calls timed alone, the ranks in step) and
 // waiting (the rest of the time in the collectives: the ranks out of
-// step).
+// step). With w1Env set to "alone", each rank trains a model of its own
+// (no DataParallel, no collective in the step): two such ranks are what
+// the machine allows two W1s at once, the ceiling of two ranks' scaling.
 func TestChildW1Throughput(t *testing.T) {
 	if !mpitest.IsChild() {
 		t.Skip("runs under mpirun, started by TestW1Scaling")
@@ -192,7 +330,12 @@ func TestChildW1Throughput(t *testing.T) {
 	c, err := Init()
 	require.NoError(t, err)
 	setWaitMode(c)
-	m, feeds := w1(t, DataParallel(c))
+	var opts []nn.TrainingOption
+	alone := os.Getenv(w1Env) == "alone"
+	if !alone {
+		opts = append(opts, DataParallel(c))
+	}
+	m, feeds := w1(t, opts...)
 	step, inside := timeSteps(t, c, func() error { return m.Run(feeds) })
 	// The step's all-reduces, in place as in the step: W1's first two
 	// weights (784×256 and 256×256 float32s) alone, the other parameters
@@ -210,7 +353,7 @@ func TestChildW1Throughput(t *testing.T) {
 		}
 		return nil
 	})
-	if c.Size() == 1 {
+	if c.Size() == 1 || alone {
 		reduce = 0 // no MPI: the all-reduces copy, or nothing in place
 	}
 	if c.Rank() == 0 {
@@ -222,38 +365,56 @@ func TestChildW1Throughput(t *testing.T) {
 	require.NoError(t, c.Close())
 }
 
+// w1Env, set to "alone", makes TestChildW1Throughput's ranks train
+// apart.
+const w1Env = "NABLA_DIST_W1"
+
 // TestW1Scaling compares W1's training throughput on 2 ranks × 1 thread
-// with 1 rank × 1 thread, both launched by mpirun, each measured 3 times
-// alternately, the best of each kept. NABLA_DIST_BENCH=1 turns it on.
+// with 1 rank × 1 thread, both launched by mpirun, and with 2 ranks that
+// train apart (the machine's ceiling for two ranks: its cores, caches and
+// memory shared, no communication), each measured w1Rounds times in
+// turn, and reports the medians and the best of each.
+// NABLA_DIST_BENCH=1 turns it on.
 //
-//	NABLA_DIST_BENCH=1 go test ./dist -run TestW1Scaling -v
+//	NABLA_DIST_BENCH=1 go test ./dist -run TestW1Scaling -v -count 1
 func TestW1Scaling(t *testing.T) {
 	if mpitest.IsChild() || os.Getenv(benchEnv) == "" {
 		t.Skip("a benchmark: NABLA_DIST_BENCH=1 turns it on")
 	}
 	l := mpitest.OpenMPI(t)
-	best := map[int]float64{}
-	for range 3 {
-		for _, np := range []int{1, 2} {
-			out, err := l.Command(context.Background(), np, []string{"GOMAXPROCS=1"},
+	logLoad(t, "at the start")
+	defer logLoad(t, "at the end")
+	runs := map[string][]float64{}
+	kinds := []struct {
+		name string
+		np   int
+		env  string
+	}{{"1 rank", 1, ""}, {"2 ranks", 2, ""}, {"2 apart", 2, "alone"}}
+	for range w1Rounds {
+		for _, k := range kinds {
+			out, err := l.Command(context.Background(), k.np, []string{"GOMAXPROCS=1", w1Env + "=" + k.env},
 				os.Args[0], "-test.run", "^TestChildW1Throughput$").CombinedOutput()
 			var s float64
 			for _, line := range strings.Split(string(out), "\n") {
 				if v, ok := strings.CutPrefix(line, "samples/s "); ok {
 					s, _ = strconv.ParseFloat(v, 64)
 				}
-			}
-			if s == 0 {
-				t.Fatalf("%d ranks: no throughput (%v):\n%s", np, err, out)
-			}
-			best[np] = max(best[np], s)
-			for _, line := range strings.Split(string(out), "\n") {
 				if strings.HasPrefix(line, "step ") {
-					t.Logf("%d ranks: %s", np, line)
+					t.Logf("%s: %s", k.name, line)
 				}
 			}
+			if s == 0 {
+				t.Fatalf("%s: no throughput (%v):\n%s", k.name, err, out)
+			}
+			runs[k.name] = append(runs[k.name], s)
 		}
 	}
-	t.Logf("W1, float32, batch 64 per rank, SGD, 1 thread per rank: 1 rank %.0f samples/s, 2 ranks %.0f samples/s: %.2f×",
-		best[1], best[2], best[2]/best[1])
+	med := func(name string) float64 { return median(slices.Clone(runs[name])) }
+	best := func(name string) float64 { return slices.Max(runs[name]) }
+	t.Logf("W1, float32, batch 64 per rank, SGD, 1 thread per rank, samples/s, median (best) of %d: 1 rank %.0f (%.0f), 2 ranks %.0f (%.0f): %.2f× (%.2f×); 2 ranks apart %.0f (%.0f): %.2f× (%.2f×)",
+		w1Rounds, med("1 rank"), best("1 rank"), med("2 ranks"), best("2 ranks"), med("2 ranks")/med("1 rank"), best("2 ranks")/best("1 rank"),
+		med("2 apart"), best("2 apart"), med("2 apart")/med("1 rank"), best("2 apart")/best("1 rank"))
 }
+
+// w1Rounds is how many times TestW1Scaling runs each kind.
+const w1Rounds = 5

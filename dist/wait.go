@@ -30,8 +30,20 @@ import (
 // libnbc; a C program on this 2-core machine took 0.14 ms for MPI_Allreduce
 // of 1 MB against 0.24 ms for MPI_Iallreduce polled, 0.62 against 1.15
 // ms for 4 MB, 6.3 against 9.2 ms for 16 MB. The handoff to the caller
-// thread adds two channel operations and a timer's reset: 0.6 µs over a
-// direct call (BenchmarkHandoff).
+// thread adds two channel operations and a timer's reset, 1 µs of
+// processor time a call (BenchmarkHandoff's abs), and what the Go
+// runtime's other threads do around it, which depends on GOMAXPROCS.
+// Where it is 1 (Open MPI's mpirun binds each rank to one core, and Go
+// sizes GOMAXPROCS by that), nothing measurable: any cgo call that lasts,
+// direct or handed off, has the runtime take its P back after 20–40 µs
+// and wake a thread to look for work (BenchmarkHandoff's memcmp, as long
+// as a 1 MB all-reduce, on one core: 0.3–0.6 context switches a call
+// either way; TestAllReduceOverhead's in-process column). Where it is 2
+// or more (MPICH's launcher binds nothing), each of the handoff's two
+// wake-ups finds an idle P and wakes a thread to spin for work: 1.7–2.1
+// context switches and 20–30 µs of processor time a call, against
+// 0.2–0.3 and none for a direct call; polling, which has none, is slower
+// still at these sizes.
 // From pollFrom bytes on, polling is the faster (64 MB: 36.6 ms polled,
 // 43.2 ms blocking), and it is taken.
 //
@@ -64,11 +76,14 @@ const (
 )
 
 // Waiting modes, for tests and benchmarks (waiter.mode): each collective
-// chooses (auto), or every one blocks, or every one polls.
+// chooses (auto), or every one blocks, or every one polls; or, for
+// benchmarks alone, every one calls the blocking function on the
+// caller's goroutine, as a C program would, without the timeout's bound.
 const (
 	waitAuto = iota
 	waitBlock
 	waitPoll
+	waitDirect
 )
 
 // mpiCall is a collective's C call: the blocking function, its
@@ -88,7 +103,7 @@ type mpiCall struct {
 // not move; a goroutine's stack moves as it grows or shrinks, which
 // would leave MPI writing where the variables were.
 type waiter struct {
-	mode  int           // waitAuto, waitBlock or waitPoll
+	mode  int           // waitAuto, waitBlock, waitPoll or waitDirect
 	spent time.Duration // in MPI's collectives, waiting included, for benchmarks
 	// job is the call in progress, handed to the caller thread through
 	// work; its result comes back through result. The thread is started
@@ -125,9 +140,14 @@ func (c *Comm) collective(what string, m *mpiCall) error {
 	c.job = *m
 	start := time.Now()
 	var err error
-	if c.blocks(m.bytes) {
+	switch {
+	case c.mode == waitDirect:
+		if r := call(c.job.fn, c.job.args[:c.job.n]...); r != 0 {
+			err = c.mpiError(what, r)
+		}
+	case c.blocks(m.bytes):
 		err = c.block(what)
-	} else {
+	default:
 		err = c.poll(what)
 	}
 	c.spent += time.Since(start)
