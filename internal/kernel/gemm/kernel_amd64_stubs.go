@@ -173,3 +173,23 @@ func microDirectTF32AVX512(k int, a *float32, lda int, b *float32, ldb int, c *f
 //
 //go:noescape
 func dotTileF32AVX512(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, acc bool)
+
+// microF32AVX512Narrow computes C (+)= A·B for a 8×16 tile of C.
+//
+//go:noescape
+func microF32AVX512Narrow(k int, a *float32, b *float32, c *float32, ldc int, acc bool)
+
+// microStridedF32AVX512Narrow computes C (+)= A·B for a 8×16 tile of C, B's rows ldb elements apart.
+//
+//go:noescape
+func microStridedF32AVX512Narrow(k int, a *float32, b *float32, ldb int, c *float32, ldc int, acc bool)
+
+// microDirectF32AVX512Narrow computes C (+)= A·B for a 8×16 tile of C, A's rows lda elements apart and B's ldb.
+//
+//go:noescape
+func microDirectF32AVX512Narrow(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, acc bool)
+
+// microDirectTF32AVX512Narrow computes C (+)= A·B for a 8×16 tile of C, A stored transposed (depths lda elements apart) and B's rows ldb elements apart.
+//
+//go:noescape
+func microDirectTF32AVX512Narrow(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, acc bool)

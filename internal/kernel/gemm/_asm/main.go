@@ -70,6 +70,11 @@ func main() {
 		microDirectT(avx512, d, t.mr, t.nv)
 		dotTile(avx512, d)
 	}
+	// The narrow float32 tiles, 8 rows of one zmm register.
+	micro(avx512Narrow, f32, 8, 1, false, false)
+	micro(avx512Narrow, f32, 8, 1, true, false)
+	micro(avx512Narrow, f32, 8, 1, true, true)
+	microDirectT(avx512Narrow, f32, 8, 1)
 	Generate()
 }
 
@@ -85,6 +90,12 @@ type isa struct {
 var (
 	avx2   = isa{"AVX2", 32, YMM, func(d dtype, r reg.VecVirtual) { d.xor(r, r, r) }}
 	avx512 = isa{"AVX512", 64, ZMM, func(_ dtype, r reg.VecVirtual) { VPXORQ(r, r, r) }}
+	// avx512Narrow is avx512 for the tiles of products with at most 16
+	// float32 columns (attention's per-head products): one register a
+	// row, eight rows, so eight independent chains of FMAs, as many as
+	// two FMA units of latency 4 keep busy. Each element of C is still
+	// the FMAs of the wide tiles in the same order (the same bits).
+	avx512Narrow = isa{"AVX512Narrow", 64, ZMM, avx512.zero}
 )
 
 // micro generates the register-blocked kernel C (+)= A·B for an mr×(nv·lanes)
