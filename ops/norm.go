@@ -106,7 +106,13 @@ func channelCov(u, v *graph.Node) *graph.Node {
 // nothing.
 func ChannelAffine(x, scale, shift *graph.Node) *graph.Node {
 	if scale == nil {
-		if shift == nil {
+		if shift == nil { // x itself, once it is known to be (N, C, ...)
+			if p := poisoned("ChannelAffine", x); p != nil {
+				return p
+			}
+			if x.Type().Rank() < 2 {
+				return failBuilder("ChannelAffine", fmt.Errorf("want (N, C, ...) with the channels on axis 1, got %s", graph.ShapeString(x.Shape())), x)
+			}
 			return x
 		}
 		return graph.Apply(channelOp{kind: channelAffineKind, terms: 1, bias: true, unit: true}, x, shift)

@@ -73,6 +73,11 @@ func TestSweepFindsNameTheBuilder(t *testing.T) {
 		{"fixed point of MaxInt steps", func(g *graph.Graph) *graph.Node {
 			return ops.FixedPoint(ops.Neg, g.Input("x", graph.Float64, 2), 1e-9, math.MaxInt)
 		}, "nabla: FixedPoint: maxSteps 9223372036854775807: the loop keeps a flag per step: shape (9223372036854775807) needs more bytes than an int can count"},
+		{"channel affine of nil, without scale or shift", func(*graph.Graph) *graph.Node { return ops.ChannelAffine(nil, nil, nil) },
+			"nabla: ChannelAffine: no graph: every input is nil"},
+		{"channel affine of a vector, without scale or shift", func(g *graph.Graph) *graph.Node {
+			return ops.ChannelAffine(g.Input("x", graph.Float64, 3), nil, nil)
+		}, "nabla: ChannelAffine: want (N, C, ...) with the channels on axis 1, got (3) (inputs float64(3))"},
 		{"move axis out of range", func(g *graph.Graph) *graph.Node { return ops.MoveAxis(g.Input("x", graph.Float64, 3, 0), 8, 9) },
 			"nabla: MoveAxis: axis 8 out of range for rank 2 (inputs float64(3,0))"},
 		{"move axis of nil", func(*graph.Graph) *graph.Node { return ops.MoveAxis(nil, 0, 0) },
