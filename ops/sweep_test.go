@@ -1,15 +1,8 @@
 package ops_test
 
 import (
-	"go/ast"
-	"go/parser"
-	"go/token"
 	"math"
-	"math/rand/v2"
-	"path/filepath"
 	"reflect"
-	"slices"
-	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -208,92 +201,20 @@ var sweepConfig = sweep.Config{Run: true, Extra: map[reflect.Type]sweep.Extra{
 // TestSweepTableIsComplete parses the package's files: each exported
 // function, and each method of Generator, is in sweepFuncs, and nothing
 // else is.
-func TestSweepTableIsComplete(t *testing.T) {
-	files, err := filepath.Glob("*.go")
-	if err != nil {
-		t.Fatal(err)
-	}
-	fset := token.NewFileSet()
-	var found []string
-	for _, name := range files {
-		if strings.HasSuffix(name, "_test.go") {
-			continue
-		}
-		f, err := parser.ParseFile(fset, name, nil, parser.SkipObjectResolution)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, d := range f.Decls {
-			fd, ok := d.(*ast.FuncDecl)
-			if !ok || !fd.Name.IsExported() {
-				continue
-			}
-			if fd.Recv == nil {
-				found = append(found, fd.Name.Name)
-			} else if star, ok := fd.Recv.List[0].Type.(*ast.StarExpr); ok {
-				if id, ok := star.X.(*ast.Ident); ok && id.Name == "Generator" {
-					found = append(found, "Generator."+fd.Name.Name)
-				}
-			}
-		}
-	}
-	if len(found) < 100 {
-		t.Fatalf("found only %d exported functions: is the test in the package's folder?", len(found))
-	}
-	for _, name := range found {
-		if _, ok := sweepFuncs[name]; !ok {
-			t.Errorf("%s is exported but not in sweepFuncs: add it, so that the sweep calls it", name)
-		}
-	}
-	for name := range sweepFuncs {
-		if !slices.Contains(found, name) {
-			t.Errorf("sweepFuncs has %s, which the package does not export", name)
-		}
-	}
-}
-
-// sweepNames is sweepFuncs' names in order.
-func sweepNames() []string {
-	var names []string
-	for name := range sweepFuncs {
-		names = append(names, name)
-	}
-	slices.Sort(names)
-	return names
-}
+func TestSweepTableIsComplete(t *testing.T) { sweep.CheckTable(t, sweepFuncs, "Generator") }
 
 // TestOpSweep calls every exported function with hostile arguments (see
 // package sweep), the same draws at every run: none panics, every error
-// names the function and this test's line, and what builds compiles,
+// names the function and the line calling it, and what builds compiles,
 // differentiates and runs without a panic.
 func TestOpSweep(t *testing.T) {
 	calls := 150
 	if testing.Short() {
 		calls = 30
 	}
-	for _, name := range sweepNames() {
-		t.Run(name, func(t *testing.T) {
-			r := rand.New(rand.NewPCG(uint64(len(name)), 7))
-			for range calls {
-				sweep.Call(t, name, sweepFuncs[name], r, sweepConfig)
-				if t.Failed() {
-					return
-				}
-			}
-		})
-	}
+	sweep.Test(t, sweepFuncs, calls, sweepConfig)
 }
 
 // FuzzOpArgs calls the function its first byte picks with the arguments its
 // other bytes draw, as TestOpSweep does.
-func FuzzOpArgs(f *testing.F) {
-	names := sweepNames()
-	for i := range names {
-		f.Add([]byte{byte(i), 1, 2, 3, 4, 5, 6, 7, 8})
-	}
-	f.Fuzz(func(t *testing.T, b []byte) {
-		c := sweep.NewBytes(b)
-		name := names[c.IntN(len(names))]
-		sweep.Call(t, name, sweepFuncs[name], c, sweepConfig)
-	})
-}
+func FuzzOpArgs(f *testing.F) { sweep.Fuzz(f, sweepFuncs, sweepConfig) }

@@ -189,11 +189,12 @@ func unclear(err error, name, site string, graphErr bool) string {
 }
 
 // namesFunc reports whether msg names the function called name (a method
-// Type.Method by either name), or the op it is a variant of: MatMul for
-// MatMulT, Mean for MeanKeepDims, RandomNormal for RandomNormalLike.
+// Type.Method by either name), or the function it is a variant of: MatMul
+// for MatMulT, Mean for MeanKeepDims, RandomNormal for RandomNormalLike,
+// Grad for GradWith.
 func namesFunc(msg, name string) bool {
 	for _, part := range strings.Split(name, ".") {
-		for _, variant := range []string{"KeepDims", "Like", "T"} {
+		for _, variant := range []string{"KeepDims", "Like", "With", "T"} {
 			if base, ok := strings.CutSuffix(part, variant); ok && base != "" {
 				part = base
 				break

@@ -149,7 +149,7 @@ func (p *picker) pick(t reflect.Type) arg {
 	}
 	switch t.Kind() {
 	case reflect.Int:
-		return describe(reflect.ValueOf(ints[p.c.IntN(len(ints))]), t)
+		return describe(reflect.ValueOf(ints[p.c.IntN(len(ints))]).Convert(t), t)
 	case reflect.Int64:
 		return describe(reflect.ValueOf(int64s[p.c.IntN(len(int64s))]).Convert(t), t)
 	case reflect.Uint64, reflect.Uint32, reflect.Uint:
@@ -157,7 +157,7 @@ func (p *picker) pick(t reflect.Type) arg {
 	case reflect.Float64, reflect.Float32:
 		return describe(reflect.ValueOf(floats[p.c.IntN(len(floats))]).Convert(t), t)
 	case reflect.Bool:
-		return describe(reflect.ValueOf(p.c.IntN(2) == 1), t)
+		return describe(reflect.ValueOf(p.c.IntN(2) == 1).Convert(t), t)
 	case reflect.String:
 		return describe(reflect.ValueOf([]string{"", "x", "a b\x00"}[p.c.IntN(3)]).Convert(t), t)
 	case reflect.Slice:
