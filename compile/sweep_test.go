@@ -41,7 +41,7 @@ var sweepFuncs = map[string]any{
 
 // sweepConfig adds functions of the pool's inputs (so that derivatives
 // have paths to differentiate along), options and patterns.
-var sweepConfig = sweep.Config{Run: true, Extra: map[reflect.Type]sweep.Extra{
+var sweepConfig = sweep.Config{Run: true, NilOK: map[string]bool{"Backward": true}, Extra: map[reflect.Type]sweep.Extra{
 	reflect.TypeFor[*graph.Node](): func(g *graph.Graph) []any {
 		var xs []*graph.Node // the pool's float inputs
 		for _, n := range g.Nodes() {
