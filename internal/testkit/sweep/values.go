@@ -127,7 +127,11 @@ func (p *picker) pick(t reflect.Type) arg {
 	if e, ok := p.extra[t]; ok {
 		vs := e(p.w.g)
 		if i := p.c.IntN(len(vs) + 1); i < len(vs) {
-			return describe(reflect.ValueOf(vs[i]), t)
+			v := reflect.ValueOf(vs[i])
+			if !v.IsValid() { // a nil interface
+				return arg{reflect.Zero(t), "nil " + t.String()}
+			}
+			return describe(v, t)
 		}
 	}
 	switch {
