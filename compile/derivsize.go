@@ -23,6 +23,16 @@ func failer(caller, site string) func(format string, args ...any) error {
 	}
 }
 
+// checkRank reports, through fail, a derivative (what) whose rank is
+// above the ops' limit (ops.MaxFusedRank is that limit), which the
+// reshape building it would refuse in its own name.
+func checkRank(fail func(string, ...any) error, what string, shape []int) error {
+	if len(shape) > ops.MaxFusedRank {
+		return fail("%s has rank %d, above the supported %d", what, len(shape), ops.MaxFusedRank)
+	}
+	return nil
+}
+
 // checkBytes reports, through fail, a tensor of dtype and shape (what it
 // is named in the error) whose size overflows an int or whose bytes exceed
 // graph.MemoryLimit; instead says what to use in its place.

@@ -235,7 +235,7 @@ func (f *tangentSweep) scalarOutput(n *graph.Node, ts []*graph.Node) ([]*graph.N
 	for i, t := range ts {
 		needs[i] = t != nil
 	}
-	grads, err := Backward(n, []*graph.Node{g.Const(one)}, needs)
+	grads, err := backward(n, []*graph.Node{g.Const(one)}, needs)
 	if err != nil {
 		return nil, f.fail("%v", err)
 	}
@@ -273,7 +273,7 @@ func (f *tangentSweep) transposedOnce(n *graph.Node, ts []*graph.Node) ([]*graph
 	for i, t := range ts {
 		needs[i] = t != nil
 	}
-	grads, err := Backward(n, seeds, needs)
+	grads, err := backward(n, seeds, needs)
 	if err != nil {
 		return nil, f.fail("%v", err)
 	}

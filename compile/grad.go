@@ -53,7 +53,9 @@ func Gradients(ys, seeds, wrt []*graph.Node, opts ...GradOption) ([]*graph.Node,
 func grad(caller string, ys, seeds, wrt []*graph.Node, opts []GradOption) (result []*graph.Node, err error) {
 	var cfg gradConfig
 	for _, o := range opts {
-		o(&cfg)
+		if o != nil { // a nil option is no option, as vm.New's
+			o(&cfg)
+		}
 	}
 	fail := failer(caller, graph.CallerSite())
 	g, err := checkGradRequest(ys, seeds, wrt, fail)
@@ -123,7 +125,7 @@ func grad(caller string, ys, seeds, wrt []*graph.Node, opts []GradOption) (resul
 		for k, in := range n.Inputs() {
 			inNeeds[k] = needs[in.ID()] && feeds[in.ID()] && flowsInto(in)
 		}
-		grads, err := Backward(n, gradOuts, inNeeds)
+		grads, err := backward(n, gradOuts, inNeeds)
 		if err != nil {
 			return nil, fail("%v", err)
 		}
@@ -220,7 +222,40 @@ func checkGradRequest(ys, seeds, wrt []*graph.Node, fail func(string, ...any) er
 // input i needs a gradient. It returns one gradient per input, turning a
 // panic, a ctx.Errorf or a wrong count into an error naming the op.
 // Differentiation calls it for every op; gradcheck calls it to check one.
+// A nil or leaf n, or gradOuts and needs that do not fit n (their counts,
+// an output gradient of another type or graph) are an error naming
+// Backward and the caller's line.
 func Backward(n *graph.Node, gradOuts []*graph.Node, needs []bool) (grads []*graph.Node, err error) {
+	fail := failer("Backward", graph.CallerSite())
+	switch {
+	case n == nil:
+		return nil, fail("the node is nil")
+	case n.Err() != nil:
+		return nil, n.Err()
+	case n.Kind() != graph.KindOp:
+		return nil, fail("%v is not an op's node: it has no gradient rule", n)
+	case len(needs) != len(n.Inputs()):
+		return nil, fail("%d needs for the %d inputs of %v", len(needs), len(n.Inputs()), n)
+	case len(gradOuts) != len(n.Outputs()):
+		return nil, fail("%d output gradients for the %d outputs of %v", len(gradOuts), len(n.Outputs()), n)
+	}
+	for k, gk := range gradOuts {
+		switch out := n.Outputs()[k]; {
+		case gk == nil: // no gradient for that output
+		case gk.Err() != nil:
+			return nil, gk.Err()
+		case gk.Graph() != n.Graph():
+			return nil, fail("output gradient %d, %v, belongs to another graph than %v", k, gk, n)
+		case !gk.Type().Equal(out.Type()):
+			return nil, fail("output gradient %d has type %v, want output %d's %v", k, gk.Type(), k, out.Type())
+		}
+	}
+	return backward(n, gradOuts, needs)
+}
+
+// backward is Backward for arguments known to fit n, as differentiation
+// gives them.
+func backward(n *graph.Node, gradOuts []*graph.Node, needs []bool) (grads []*graph.Node, err error) {
 	ctx := graph.NewGradContext(n, needs).WithDifferentiator(differentiate)
 	defer func() {
 		if r := recover(); r != nil {

@@ -52,6 +52,9 @@ func JacobianWith(y, x *graph.Node, mode JacobianMode) (*graph.Node, error) {
 	}
 	shape := joinShapes(y.Shape(), x.Shape())
 	what := fmt.Sprintf("the Jacobian of %v with respect to %v", y, x)
+	if err := checkRank(fail, what, shape); err != nil {
+		return nil, err
+	}
 	if err := checkBytes(fail, what, y.DType(), shape, insteadOfJacobian); err != nil {
 		return nil, err
 	}
@@ -115,7 +118,11 @@ func Hessian(f, x *graph.Node) (*graph.Node, error) {
 	}
 	// The unit tangents have as many elements as the Hessian.
 	shape := joinShapes(x.Shape(), x.Shape())
-	if err := checkBytes(fail, fmt.Sprintf("the Hessian of %v with respect to %v", f, x), x.DType(), shape, insteadOfHessian); err != nil {
+	what := fmt.Sprintf("the Hessian of %v with respect to %v", f, x)
+	if err := checkRank(fail, what, shape); err != nil {
+		return nil, err
+	}
+	if err := checkBytes(fail, what, x.DType(), shape, insteadOfHessian); err != nil {
 		return nil, err
 	}
 	gr, err := grad("Hessian", []*graph.Node{f}, nil, []*graph.Node{x}, nil)
@@ -155,8 +162,11 @@ func HVP(f, x, v *graph.Node) (*graph.Node, error) {
 	if err := checkHessian(fail, "HVP", f, x); err != nil {
 		return nil, err
 	}
-	if p := graph.Poisoned(v); p != nil {
-		return nil, p.Err()
+	if v == nil {
+		return nil, fail("v is nil")
+	}
+	if err := v.Err(); err != nil {
+		return nil, err
 	}
 	if !v.Type().Equal(x.Type()) {
 		return nil, fail("v has type %v, want x's %v", v.Type(), x.Type())

@@ -24,9 +24,6 @@ func JacobianPattern(y, x *graph.Node) (*Pattern, error) {
 // jacobianPattern is JacobianPattern, its errors made by fail and saying
 // what to use instead.
 func jacobianPattern(fail func(string, ...any) error, instead string, y, x *graph.Node) (*Pattern, error) {
-	if p := graph.Poisoned(y, x); p != nil {
-		return nil, p.Err()
-	}
 	if _, err := checkGradRequest([]*graph.Node{y}, nil, []*graph.Node{x}, fail); err != nil {
 		return nil, err
 	}

@@ -30,8 +30,17 @@ func PerExampleGradients(loss func(example []*graph.Node) *graph.Node, batch, pa
 	if loss == nil || len(batch) == 0 || len(params) == 0 {
 		return nil, fail("need a loss, batch tensors and parameters")
 	}
-	if p := graph.Poisoned(append(append([]*graph.Node(nil), batch...), params...)...); p != nil {
-		return nil, p.Err()
+	for i, n := range append(append([]*graph.Node(nil), batch...), params...) {
+		what, k := "batch", i
+		if i >= len(batch) {
+			what, k = "params", i-len(batch)
+		}
+		if n == nil {
+			return nil, fail("%s %d is nil", what, k)
+		}
+		if err := n.Err(); err != nil {
+			return nil, err
+		}
 	}
 	for _, p := range params {
 		if !graph.IsFloat(p.DType()) {

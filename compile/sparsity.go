@@ -53,8 +53,12 @@ func (p *Pattern) Dense(values []float64) []float64 {
 // colour have an entry in a common row (greedy distance-1 colouring of the
 // column intersection graph, columns in order): one product per colour
 // then recovers every entry. It returns each column's colour and the
-// number of colours.
+// number of colours; a nil or malformed pattern (one StarColor refuses)
+// has none: nil and 0.
 func ColorColumns(p *Pattern) (colors []int, n int) {
+	if checkPattern(p) != nil {
+		return nil, 0
+	}
 	rowsOf := make([][]int, p.Columns)
 	for i := range p.Rows {
 		for _, j := range p.Cols[p.RowStart[i]:p.RowStart[i+1]] {

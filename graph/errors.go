@@ -89,7 +89,10 @@ func (s site) String() string {
 	frames := runtime.CallersFrames(s.pcs)
 	for {
 		f, more := frames.Next()
-		runtimeFrame := strings.HasPrefix(f.Function, "runtime.") || strings.HasPrefix(f.Function, "testing.")
+		// reflect's frames are not the user's either: a builder called
+		// through reflect.Value.Call names the line that called it.
+		runtimeFrame := strings.HasPrefix(f.Function, "runtime.") || strings.HasPrefix(f.Function, "testing.") ||
+			strings.HasPrefix(f.Function, "reflect.")
 		if f.File != "" && !runtimeFrame && !isLibraryFile(f.File) && !isHelper(f.Function) {
 			return filepath.Base(f.File) + ":" + strconv.Itoa(f.Line)
 		}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"reflect"
 	"runtime"
 	"strings"
 	"sync"
@@ -94,5 +95,17 @@ func TestHelperConcurrently(t *testing.T) {
 		if got[i] != want[i] {
 			t.Errorf("goroutine %d: site %q, want %q", i, got[i], want[i])
 		}
+	}
+}
+
+// A builder called through reflect names the line that called reflect,
+// not reflect's own (value.go).
+func TestSiteSkipsReflect(t *testing.T) {
+	g := graph.New()
+	x, y := g.Input("x", graph.Float64, 2), g.Input("y", graph.Float64, 3)
+	args := []reflect.Value{reflect.ValueOf(addOp{}), reflect.ValueOf(x), reflect.ValueOf(y)}
+	_, want := reflect.ValueOf(graph.Apply).Call(args), thisLine()
+	if err := g.Err(); err == nil || !strings.HasSuffix(err.Error(), " at "+want) {
+		t.Errorf("got %v, want an error at %s", err, want)
 	}
 }

@@ -60,10 +60,19 @@ func newRecurrent(g *graph.Graph, typeName, name string, kind cellKind, in, hidd
 		r.Layers = []RecurrentWeights{{WeightIH: b.fail("input size %d, hidden size %d and layers %d must be positive", in, hidden, r.cfg.Layers)}}
 		return r
 	}
+	// Each direction of a layer holds at least hidden² weights: refuse
+	// layers that cannot fit before building any (MaxInt layers looped on).
+	if _, err := graph.Bytes(graph.Float32, []int{r.cfg.Layers, r.directions(), hidden, hidden}, 0); err != nil {
+		r.Layers = []RecurrentWeights{{WeightIH: b.fail("%d layers of hidden size %d: %v", r.cfg.Layers, hidden, err)}}
+		return r
+	}
 	if cfg.Dropout != 0 {
 		r.drop = NewDropout(g, join(b.name, "dropout"), cfg.Dropout, opts...)
 	}
 	for l := range r.cfg.Layers {
+		if g != nil && g.Err() != nil {
+			break // a layer failed: the rest would fail with it
+		}
 		width := in
 		if l > 0 {
 			width = r.directions() * hidden

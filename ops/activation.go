@@ -42,8 +42,8 @@ func SiLU(x *graph.Node) *graph.Node { return graph.Apply(unary{kind: siluKind},
 // the end) merged into one, as PyTorch's flatten(x, start_dim); nn.Flatten
 // uses startDim 1, keeping the batch axis.
 func Flatten(x *graph.Node, startDim int) *graph.Node {
-	if x == nil {
-		return Reshape(x)
+	if p := poisoned("Flatten", x); p != nil {
+		return p
 	}
 	shape := x.Shape()
 	axis, err := graph.NormalizeAxis(startDim, max(len(shape), 1))

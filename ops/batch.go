@@ -152,12 +152,24 @@ func splitChannels(y *graph.Node, b int) *graph.Node {
 }
 
 // MoveAxis returns x with axis from moved to position to, the others
-// keeping their order (NumPy's moveaxis, for axes in range).
+// keeping their order (NumPy's moveaxis: a negative axis counts from the
+// end).
 func MoveAxis(x *graph.Node, from, to int) *graph.Node {
+	if p := poisoned("MoveAxis", x); p != nil {
+		return p
+	}
+	rank := x.Type().Rank()
+	from, err := graph.NormalizeAxis(from, rank)
+	if err == nil {
+		to, err = graph.NormalizeAxis(to, rank)
+	}
+	if err != nil {
+		return failBuilder("MoveAxis", err, x)
+	}
 	if from == to {
 		return x
 	}
-	perm := make([]int, 0, x.Type().Rank())
+	perm := make([]int, 0, rank)
 	for a := range x.Type().Rank() {
 		if a != from {
 			perm = append(perm, a)

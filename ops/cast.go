@@ -22,11 +22,11 @@ type castOp struct{ to tensor.Dtype }
 // gradient cast back; where either side is an integer there is none: an
 // integer has no neighbouring values to differentiate through.
 func Cast(x *graph.Node, dtype tensor.Dtype) *graph.Node {
-	if p := graph.Poisoned(x); p != nil {
+	if p := poisoned("Cast", x); p != nil {
 		return p
 	}
 	if !graph.IsSupported(dtype) {
-		return failBuilder("Cast", fmt.Errorf("cannot cast to %v: the dtypes are float32, float64, int32 and int64", dtype), x)
+		return failBuilder("Cast", fmt.Errorf("cannot cast to %s: the dtypes are float32, float64, int32 and int64", dtypeName(dtype)), x)
 	}
 	if x.DType() == dtype {
 		return x

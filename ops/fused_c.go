@@ -14,7 +14,17 @@ import (
 // Maximum and Minimum, which order -0 below +0; ReLU keeps NaN and turns -0
 // into +0; Sign keeps ±0 and NaN; Sigmoid and Softplus are the overflow-free
 // forms; comparisons give 1 or 0. They call the helpers of ElementwiseCPrelude.
+// Its errors name it, the op and what is wrong.
 func ElementwiseC(op graph.Op, args []string, f32 bool) (string, error) {
+	c, err := elementwiseC(op, args, f32)
+	if err != nil {
+		return "", fmt.Errorf("ElementwiseC: %w", err)
+	}
+	return c, nil
+}
+
+// elementwiseC is ElementwiseC.
+func elementwiseC(op graph.Op, args []string, f32 bool) (string, error) {
 	f := func(name string) string { // libm's name for the dtype
 		if f32 {
 			return name + "f"

@@ -58,8 +58,12 @@ func (op *FusedOp) CUDA(in, out []graph.Type) ([]graph.CUDASource, error) {
 func (m FusedMulti) CUDA(in, out []graph.Type) ([]graph.CUDASource, error) { return m.op.CUDA(in, out) }
 
 // BroadcastIndexC is the C expression of the element of a value of type t
-// that element i of a value of shape shape reads, t broadcasting to it.
+// that element i of a value of shape shape reads, t broadcasting to it; it
+// is "" when t does not broadcast to shape.
 func BroadcastIndexC(t graph.Type, shape []int) string {
+	if broadcastsTo(t.Shape, shape) != nil {
+		return ""
+	}
 	return broadcastIndex(t, shape, graph.ShapeSize(shape))
 }
 

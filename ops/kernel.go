@@ -41,6 +41,15 @@ func forFloat(dtype tensor.Dtype, f32 func() error, f64 func() error) error {
 	return fmt.Errorf("dtype %v is not supported (float32 or float64)", dtype)
 }
 
+// dtypeName is dtype's name, "invalid" for the zero Dtype (whose String
+// method panics), for errors naming a dtype a user gave.
+func dtypeName(dtype tensor.Dtype) string {
+	if dtype.Type == nil {
+		return "invalid"
+	}
+	return dtype.String()
+}
+
 // elems returns t's backing slice as []T without copying or allocating;
 // T must be of the width of t's dtype's elements: its element type, or
 // (for a kernel that only moves values) an unsigned integer of that

@@ -148,6 +148,9 @@ func (op choleskyOp) Batch(c *graph.BatchContext) *graph.Node { return leadingBa
 // same leading axes; torch.cholesky_solve(B, L) takes them in the other
 // order.
 func CholeskySolve(l, b *graph.Node) *graph.Node {
+	if p := checkAs("CholeskySolve", triangularSolveOp{}, l, b); p != nil {
+		return p
+	}
 	return TriangularSolve(l, TriangularSolve(l, b, TriangularOptions{}), TriangularOptions{Transpose: true})
 }
 
@@ -157,6 +160,9 @@ func CholeskySolve(l, b *graph.Node) *graph.Node {
 // underflow. A matrix that is not positive-definite is Cholesky's run-time
 // error; the gradient is A⁻¹, symmetric as Cholesky's.
 func LogDet(a *graph.Node) *graph.Node {
+	if p := checkAs("LogDet", choleskyOp{}, a); p != nil {
+		return p
+	}
 	d := Diagonal(Cholesky(a))
 	if graph.Poisoned(d) != nil {
 		return d

@@ -216,9 +216,9 @@ func TestLinalgBuildErrors(t *testing.T) {
 		}, "TriangularSolve", []string{"shapes (2,3,3) and (3,3,1)"}},
 		{"CholeskySolve dtypes", func(g *graph.Graph) *graph.Node {
 			return CholeskySolve(g.Input("l", graph.Float64, 3, 3), g.Input("b", graph.Float32, 3, 1))
-		}, "TriangularSolve", []string{"float64(3,3)", "float32(3,1)"}},
+		}, "CholeskySolve", []string{"float64(3,3)", "float32(3,1)"}},
 		{"LogDet of a non-square batch", func(g *graph.Graph) *graph.Node { return LogDet(g.Input("a", graph.Float64, 2, 2, 3)) },
-			"Cholesky", []string{"shape (2,2,3): the matrices are not square"}},
+			"LogDet", []string{"shape (2,2,3): the matrices are not square"}},
 	})
 }
 

@@ -284,6 +284,9 @@ func (diagEmbedOp) Deps(_ []graph.Type, out graph.Type, e int, read func(input, 
 // Trace returns the sum of the main diagonal of each matrix of x (its
 // last two axes): (…, n, m) → (…), as torch.trace for a matrix, batched.
 func Trace(x *graph.Node) *graph.Node {
+	if p := checkAs("Trace", diagonalOp{}, x); p != nil {
+		return p
+	}
 	d := Diagonal(x)
 	if graph.Poisoned(d) != nil {
 		return d
@@ -297,9 +300,11 @@ func Eye(g *graph.Graph, dtype tensor.Dtype, n int) *graph.Node {
 	var err error
 	switch {
 	case !graph.IsFloat(dtype):
-		err = fmt.Errorf("dtype %v is not supported (float32 or float64)", dtype)
+		err = fmt.Errorf("dtype %s is not supported (float32 or float64)", dtypeName(dtype))
 	case n < 0:
 		err = fmt.Errorf("size %d is negative", n)
+	case g == nil:
+		err = fmt.Errorf("the graph is nil: make one with graph.New")
 	default:
 		_, err = graph.Bytes(dtype, []int{n, n}, 0) // before allocating it
 	}

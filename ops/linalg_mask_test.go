@@ -48,7 +48,7 @@ func TestMatrixHelpersBuildErrors(t *testing.T) {
 		{"Diagonal of a scalar", func(g *graph.Graph) *graph.Node { return Diagonal(g.Input("s", graph.Float64)) },
 			"Diagonal", []string{"shape () is not a matrix"}},
 		{"Trace of a vector", func(g *graph.Graph) *graph.Node { return Trace(g.Input("v", graph.Float32, 3)) },
-			"Diagonal", []string{"shape (3) is not a matrix"}},
+			"Trace", []string{"shape (3) is not a matrix"}},
 		{"DiagEmbed of a scalar", func(g *graph.Graph) *graph.Node { return DiagEmbed(g.Input("s", graph.Float64)) },
 			"DiagEmbed", []string{"shape (): DiagEmbed takes a rank from 1 to 7"}},
 		{"Eye of negative size", func(g *graph.Graph) *graph.Node { return Eye(g, graph.Float64, -2) },

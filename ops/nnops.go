@@ -30,7 +30,7 @@ func LogSoftmax(x *graph.Node, axis int) *graph.Node { return softmax(x, axis, t
 
 func softmax(x *graph.Node, axis int, log bool) *graph.Node {
 	op := softmaxOp{log: log}
-	if p := graph.Poisoned(x); p != nil {
+	if p := poisoned(op.Name(), x); p != nil {
 		return p
 	}
 	a, err := graph.NormalizeAxis(axis, x.Type().Rank())

@@ -75,7 +75,12 @@ func ChannelMean(x *graph.Node) *graph.Node {
 // (N, C, ...), of shape (C): the mean of the squared deviations from the
 // channel's mean, computed from them (two passes), as PyTorch's
 // batch_norm normalises with.
-func ChannelVar(x *graph.Node) *graph.Node { return channelCov(x, x) }
+func ChannelVar(x *graph.Node) *graph.Node {
+	if p := checkAs("ChannelVar", channelOp{kind: channelCovKind}, x, x); p != nil {
+		return p
+	}
+	return channelCov(x, x)
+}
 
 // channelDot is Σ u·v per channel; u and v have one shape.
 func channelDot(u, v *graph.Node) *graph.Node {
@@ -101,7 +106,13 @@ func channelCov(u, v *graph.Node) *graph.Node {
 // nothing.
 func ChannelAffine(x, scale, shift *graph.Node) *graph.Node {
 	if scale == nil {
-		if shift == nil {
+		if shift == nil { // x itself, once it is known to be (N, C, ...)
+			if p := poisoned("ChannelAffine", x); p != nil {
+				return p
+			}
+			if x.Type().Rank() < 2 {
+				return failBuilder("ChannelAffine", fmt.Errorf("want (N, C, ...) with the channels on axis 1, got %s", graph.ShapeString(x.Shape())), x)
+			}
 			return x
 		}
 		return graph.Apply(channelOp{kind: channelAffineKind, terms: 1, bias: true, unit: true}, x, shift)
@@ -128,20 +139,24 @@ func channelAffine(us, as []*graph.Node, b *graph.Node) *graph.Node {
 // once. The op takes them as inputs, and its gradient with respect to x
 // is the whole of it, through them too (see batchNormBackward).
 func BatchNorm(x, weight, bias *graph.Node, eps float64) *graph.Node {
-	if p := graph.Poisoned(x, weight, bias); p != nil {
+	if p := poisoned("BatchNorm", x, weight, bias); p != nil {
 		return p
 	}
+	op := channelOp{kind: batchNormKind, eps: eps}
 	var err error
 	switch {
 	case x.Type().Rank() < 2:
 		err = fmt.Errorf("want (N, C, ...) with the channels on axis 1, got %s", graph.ShapeString(x.Shape()))
 	case !(eps >= 0):
 		err = fmt.Errorf("eps %v must be at least 0", eps)
+	default: // the op's own checks, before the statistics' ops refuse x in their names
+		c := x.Type().WithShape(x.Shape()[1])
+		_, err = op.Type([]graph.Type{x.Type(), c, c, weight.Type(), bias.Type()})
 	}
 	if err != nil {
 		return failBuilder("BatchNorm", err, x, weight, bias)
 	}
-	return graph.Apply(channelOp{kind: batchNormKind, eps: eps}, x, ChannelMean(x), ChannelVar(x), weight, bias)
+	return graph.Apply(op, x, ChannelMean(x), ChannelVar(x), weight, bias)
 }
 
 // Name is the member's name.

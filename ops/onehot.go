@@ -22,14 +22,14 @@ type oneHotOp struct {
 // [0,classes) makes the run fail with an error naming it (on a GPU, whose
 // kernels cannot fail, it makes its row NaN). It has no gradient.
 func OneHot(labels *graph.Node, classes int, dtype tensor.Dtype) *graph.Node {
-	if p := graph.Poisoned(labels); p != nil {
+	if p := poisoned("OneHot", labels); p != nil {
 		return p
 	}
 	switch {
 	case classes < 1:
 		return failBuilder("OneHot", fmt.Errorf("classes must be at least 1, got %d", classes), labels)
 	case !graph.IsFloat(dtype):
-		return failBuilder("OneHot", fmt.Errorf("the rows' dtype must be float32 or float64, got %v", dtype), labels)
+		return failBuilder("OneHot", fmt.Errorf("the rows' dtype must be float32 or float64, got %s", dtypeName(dtype)), labels)
 	}
 	return graph.Apply(oneHotOp{classes: classes, dtype: dtype}, labels)
 }

@@ -107,6 +107,9 @@ func RandomNormalLike(step *graph.Node, s Stream, x *graph.Node) *graph.Node {
 // value computed from it shows it, rather than a 0 or a 1 drawn as if p
 // were clamped. It has no gradient.
 func RandomBernoulli(step *graph.Node, s Stream, p *graph.Node) *graph.Node {
+	if bad := checkAs("RandomBernoulli", randomOp{kind: uniformKind, s: s, like: true}, step, p); bad != nil {
+		return bad
+	}
 	draw := Less(RandomUniformLike(step, s, p), p)
 	// √(p·(1−p)) is NaN exactly where p is outside [0, 1] or NaN (its
 	// square is negative, or an infinity's product): there, not equal to
@@ -143,7 +146,7 @@ func (op randomOp) Type(in []graph.Type) (graph.Type, error) {
 		return graph.Type{}, fmt.Errorf("step must be a scalar, got %v", in[0])
 	}
 	if !graph.IsFloat(op.dtype) {
-		return graph.Type{}, fmt.Errorf("dtype %v is not supported (float32 or float64)", op.dtype)
+		return graph.Type{}, fmt.Errorf("dtype %s is not supported (float32 or float64)", dtypeName(op.dtype))
 	}
 	for _, d := range op.shape {
 		if d < 0 {

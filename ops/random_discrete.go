@@ -54,7 +54,7 @@ func (op randomIntOp) Type(in []graph.Type) (graph.Type, error) {
 	case !in[0].IsScalar():
 		return graph.Type{}, fmt.Errorf("step must be a scalar, got %v", in[0])
 	case !ok:
-		return graph.Type{}, fmt.Errorf("dtype %v is not supported (int32, int64, float32 or float64)", op.dtype)
+		return graph.Type{}, fmt.Errorf("dtype %s is not supported (int32, int64, float32 or float64)", dtypeName(op.dtype))
 	case op.low >= op.high:
 		return graph.Type{}, fmt.Errorf("the range [%d, %d) is empty", op.low, op.high)
 	case op.low < -limit || op.high-1 > limit:
@@ -235,7 +235,7 @@ func (op randomPermutationOp) Type(in []graph.Type) (graph.Type, error) {
 	case !in[0].IsScalar():
 		return graph.Type{}, fmt.Errorf("step must be a scalar, got %v", in[0])
 	case !ok:
-		return graph.Type{}, fmt.Errorf("dtype %v is not supported (int32, int64, float32 or float64)", op.dtype)
+		return graph.Type{}, fmt.Errorf("dtype %s is not supported (int32, int64, float32 or float64)", dtypeName(op.dtype))
 	case op.n < 0:
 		return graph.Type{}, fmt.Errorf("length %d is negative", op.n)
 	case int64(op.n)-1 > limit:

@@ -81,6 +81,9 @@ func (r *Generator) Stream() (Stream, *graph.Node) {
 	if p := graph.Poisoned(r.Step); p != nil {
 		return Stream{}, p
 	}
+	if t := r.Step.Type(); t.DType != graph.Float64 || t.Rank() != 0 {
+		return Stream{}, r.Step.Graph().Fail(&graph.Error{Op: "Generator", Err: fmt.Errorf("Step is %v, not a float64 scalar: make the generator with ops.NewGenerator", r.Step), Site: graph.CallerSite()})
+	}
 	if r.streams >= maxRandomBlocks {
 		return Stream{}, r.Step.Graph().Fail(&graph.Error{Op: "Generator", Err: fmt.Errorf("all %d streams are used", uint64(maxRandomBlocks)), Site: graph.CallerSite()})
 	}

@@ -73,7 +73,7 @@ func LogSumExpKeepDims(x *graph.Node, axes ...int) *graph.Node {
 }
 
 func reduce(kind reduceKind, keep bool, x *graph.Node, axes []int) *graph.Node {
-	if p := graph.Poisoned(x); p != nil {
+	if p := poisoned(reduceNames[kind], x); p != nil {
 		return p
 	}
 	mask, err := axisMask(x.Shape(), axes)

@@ -88,6 +88,8 @@ func FixedPoint(T RootFunc, x0 *graph.Node, tol float64, maxSteps int, opts ...R
 	switch {
 	case maxSteps <= 0:
 		return rootFail(x0.Graph(), "FixedPoint", s, "maxSteps %d is not positive: bound the iterations", maxSteps)
+	case flagsFit(maxSteps) != nil:
+		return rootFail(x0.Graph(), "FixedPoint", s, "maxSteps %d: %v", maxSteps, flagsFit(maxSteps))
 	case !(tol >= 0):
 		return rootFail(x0.Graph(), "FixedPoint", s, "tol %v is not a number ≥ 0", tol)
 	}
@@ -99,6 +101,9 @@ func FixedPoint(T RootFunc, x0 *graph.Node, tol float64, maxSteps int, opts ...R
 		iterate = func(_ RootFunc, x0 *graph.Node) *graph.Node {
 			// The carry is (x, T(x)), so each step computes T once.
 			final, _ := While(func(c []*graph.Node) *graph.Node {
+				if c[0].Type().Size() == 0 { // no element to move: a fixed point
+					return Greater(bound, bound)
+				}
 				return Greater(Max(Abs(Sub(c[1], c[0]))), bound)
 			}, func(c []*graph.Node) []*graph.Node {
 				return []*graph.Node{c[1], T(c[1])}

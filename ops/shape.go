@@ -368,7 +368,7 @@ type transposeOp struct{ perm shapeParam }
 // perm it reverses the axes (a matrix's transpose). x may have any dtype,
 // integers included: its elements are moved as they are.
 func Transpose(x *graph.Node, perm ...int) *graph.Node {
-	if p := graph.Poisoned(x); p != nil {
+	if p := poisoned("Transpose", x); p != nil {
 		return p
 	}
 	if len(perm) == 0 {

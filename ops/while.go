@@ -90,6 +90,8 @@ func While(cond WhileCond, body WhileBody, init []*graph.Node, opts ...WhileOpti
 		return fail("MaxSteps is missing: bound the loop with MaxSteps(n)")
 	case cfg.maxSteps <= 0:
 		return fail("MaxSteps(%d) is not positive", cfg.maxSteps)
+	case flagsFit(cfg.maxSteps) != nil:
+		return fail("MaxSteps(%d): %v", cfg.maxSteps, flagsFit(cfg.maxSteps))
 	case cond == nil || body == nil:
 		return fail("cond or body is nil")
 	}
@@ -99,6 +101,16 @@ func While(cond WhileCond, body WhileBody, init []*graph.Node, opts ...WhileOpti
 	stay := func(c []*graph.Node) []*graph.Node { return c }
 	final, _, steps = gatedScan(cond, CondBranch(body), stay, init, nil, scanConfig{steps: cfg.maxSteps, stepsOK: true})
 	return final, steps
+}
+
+// flagsFit says why a loop of up to steps steps cannot be built: the
+// loop keeps a flag per step (at least 4 bytes each), which must fit in
+// memory.
+func flagsFit(steps int) error {
+	if _, err := graph.Bytes(graph.Float32, []int{steps}, 0); err != nil {
+		return fmt.Errorf("the loop keeps a flag per step: %v", err)
+	}
+	return nil
 }
 
 // checkWhile traces cond and body once in a graph of their own, nested in
