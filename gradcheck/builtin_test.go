@@ -187,6 +187,9 @@ func TestEveryBuilderHasARow(t *testing.T) {
 	for _, c := range slices.Concat(builtinTable(), optable.RootTable()) {
 		covered[c.Builder] = true
 	}
+	for b := range notDifferentiable {
+		covered[b] = true
+	}
 	var missing []string
 	for _, b := range builders {
 		if !covered[b] {
@@ -199,6 +202,37 @@ func TestEveryBuilderHasARow(t *testing.T) {
 	}
 	for b := range covered {
 		t.Errorf("table row for %q, which is not a builder of package ops", b)
+	}
+}
+
+// notDifferentiable are the builders of ops with no Backward, each with
+// why: they have no row, and TestNotDifferentiableRefuseGrad checks that
+// differentiating through them is an error naming the op, never a
+// gradient that silently leaves them out.
+var notDifferentiable = map[string]func(g *graph.Graph) *graph.Node{
+	// An optimiser's step (nn.AdamConfig.Float32Moments): its outputs are
+	// the next parameters and moments, as PyTorch's optimizer.step, whose
+	// kernels are checked bit for bit against a scalar reference (vek
+	// TestAdamM32, cuda TestAdamM32OnDevice).
+	"AdamM32": func(g *graph.Graph) *graph.Node {
+		s := func(x float64) *graph.Node { return g.Scalar(x, graph.Float64) }
+		p1, _, _ := ops.AdamM32(g.Input("p", graph.Float64, 3), g.Input("g", graph.Float64, 3),
+			g.Input("m", graph.Float32, 3), g.Input("v", graph.Float32, 3), s(0.1), s(1e-8), s(1), s(0), 0.9, 0.999, false)
+		return p1
+	},
+}
+
+// TestNotDifferentiableRefuseGrad: the gradient of a sum through a builder
+// without Backward is an error naming the op.
+func TestNotDifferentiableRefuseGrad(t *testing.T) {
+	for name, build := range notDifferentiable {
+		g := graph.New()
+		y := build(g)
+		p := g.Nodes()[0]
+		_, err := compile.Grad(ops.Sum(ops.Add(y, p)), p)
+		if err == nil || !strings.Contains(err.Error(), "op "+name+" is not differentiable") {
+			t.Errorf("%s: got %v, want an error saying the op is not differentiable", name, err)
+		}
 	}
 }
 
