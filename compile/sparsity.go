@@ -195,7 +195,11 @@ func compressed(fail func(string, ...any) error, caller string, y, x *graph.Node
 		of   *graph.Node
 	}{{"seeds", x}, {"products", y}} {
 		what := fmt.Sprintf("the %d colours' %s", nc, t.what)
-		if err := checkBytes(fail, what, t.of.DType(), joinShapes([]int{nc}, t.of.Shape()), instead); err != nil {
+		shape := joinShapes([]int{nc}, t.of.Shape())
+		if err := checkRank(fail, what, shape); err != nil {
+			return nil, err
+		}
+		if err := checkBytes(fail, what, t.of.DType(), shape, instead); err != nil {
 			return nil, err
 		}
 	}
