@@ -289,8 +289,12 @@ func sumToKernel[T float](w *walker, out, x []T) {
 	if sumColumns(w, out, x) {
 		return
 	}
+	if sumOntoOneRow(w, out, x) {
+		return
+	}
 	s := max(w.inner[1], 1) // 0 where rows are one element (a scalar's)
 	var sums rowSums[T]
+	var run rowRun[T]
 	w.rows(func(_, n int, off [3]int) {
 		row := x[off[1] : off[1]+(n-1)*s+1]
 		if w.inner[0] == 0 {
@@ -304,14 +308,16 @@ func sumToKernel[T float](w *walker, out, x []T) {
 			}
 			return
 		}
-		if dst := out[off[0] : off[0]+n]; s == 1 {
-			// dst + row in vek's vector loop: the axpy's sums (alpha 1
-			// multiplies exactly) without its call through gonum's checks.
-			vek.VV(vek.Add, dst, dst, row)
+		if s == 1 {
+			// dst + row, a run of rows at a time: the axpy's sums (alpha
+			// 1 multiplies exactly) without its call through gonum's
+			// checks.
+			run.add(out, x, off[0], off[1], n)
 		} else {
-			blasAxpy(n, 1, row, s, dst)
+			blasAxpy(n, 1, row, s, out[off[0]:off[0]+n])
 		}
 	})
+	run.flush(out, x)
 	sums.flush(out)
 }
 
