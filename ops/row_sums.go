@@ -125,16 +125,25 @@ func init() {
 }
 
 // sumOntoOneRow is sumToKernel's loop where w's rows, of two elements or
-// more, all add onto out's first row, equally far apart in x (a batch of
-// rows summed to one), and reports whether it ran: runs of rowRunMax rows
-// without a call a row.
+// more, all add onto out's first row and lie equally far apart in x (a
+// batch of rows summed to one: every leading axis of the output of
+// stride 0, the input's leading axes one after another), and reports
+// whether it ran: runs of rowRunMax rows without a call a row.
 func sumOntoOneRow[T float](w *walker, out, x []T) bool {
-	if w.rank != 2 || w.strides[0][0] != 0 || w.inner[0] != 1 || w.inner[1] != 1 || w.shape[1] < 2 || w.strides[1][0] < w.shape[1] {
+	last := w.rank - 1
+	if w.rank < 2 || w.inner[0] != 1 || w.inner[1] != 1 || w.shape[last] < 2 || w.strides[1][last-1] < w.shape[last] {
 		return false
 	}
-	n, ld := w.shape[1], w.strides[1][0]
-	for r0 := 0; r0 < w.shape[0]; r0 += rowRunMax {
-		run := rowRun[T]{n: n, x0: r0 * ld, ld: ld, k: min(rowRunMax, w.shape[0]-r0)}
+	rows := 1
+	for a := range last {
+		if w.strides[0][a] != 0 || a < last-1 && w.strides[1][a] != w.strides[1][a+1]*w.shape[a+1] {
+			return false
+		}
+		rows *= w.shape[a]
+	}
+	n, ld := w.shape[last], w.strides[1][last-1]
+	for r0 := 0; r0 < rows; r0 += rowRunMax {
+		run := rowRun[T]{n: n, x0: r0 * ld, ld: ld, k: min(rowRunMax, rows-r0)}
 		run.flush(out, x)
 	}
 	return true

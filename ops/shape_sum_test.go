@@ -16,14 +16,15 @@ import (
 // loop, in both dtypes. The rows onto one output row run as products of
 // ones (rowRun): runs longer than one (150 rows of 64, 67 of 2), cut
 // between output rows ((3, 70, 13) to (3, 1, 13), 13 columns leaving a
-// tail after the vector lanes), and rows of one element, with infinities,
-// NaN and signed zeros among the values.
+// tail after the vector lanes), over several leading axes ((4, 33, 9) to
+// (9), (3, 1, 70) to (70)), and rows of one element, with infinities, NaN
+// and signed zeros among the values.
 func TestSumToAddsRowsInOrder(t *testing.T) {
 	for _, dtype := range dtypes {
 		for ci, c := range []struct{ in, out []int }{
 			{[]int{3, 5, 70}, []int{70}}, {[]int{2, 3, 4, 16}, []int{1, 3, 1, 16}},
 			{[]int{150, 64}, []int{64}}, {[]int{67, 2}, []int{2}}, {[]int{3, 70, 13}, []int{3, 1, 13}},
-			{[]int{9, 1}, []int{1}}, {[]int{5, 7}, []int{1, 7}},
+			{[]int{9, 1}, []int{1}}, {[]int{5, 7}, []int{1, 7}}, {[]int{3, 1, 70}, []int{70}}, {[]int{1, 4, 16}, []int{16}}, {[]int{4, 33, 9}, []int{9}},
 		} {
 			rng := rand.New(rand.NewPCG(2, 2))
 			size := 1
