@@ -149,6 +149,34 @@ func sumOntoOneRow[T float](w *walker, out, x []T) bool {
 	return true
 }
 
+// sumEachRow is sumToKernel's loop where each of w's rows adds onto its
+// own element of out, the rows one after another in x and their elements
+// one after another in out (a layer norm's sums, (32, 64, 64) to (32, 64,
+// 1)), and reports whether it ran: rowSums' sums, four rows at a time,
+// without a call a row.
+func sumEachRow[T float](w *walker, out, x []T) bool {
+	last := w.rank - 1
+	if w.rank < 2 || w.sequential || w.inner[0] != 0 || w.inner[1] != 1 || w.strides[0][last-1] != 1 || w.strides[1][last-1] != w.shape[last] {
+		return false
+	}
+	rows := 1
+	for a := range last {
+		for k := range 2 {
+			if a < last-1 && w.strides[k][a] != w.strides[k][a+1]*w.shape[a+1] {
+				return false
+			}
+		}
+		rows *= w.shape[a]
+	}
+	n := w.shape[last]
+	var sums rowSums[T]
+	for r := range rows {
+		sums.add(out, r, x[r*n:(r+1)*n])
+	}
+	sums.flush(out)
+	return true
+}
+
 // add adds x[x0:x0+n] onto out[at:at+n], now or with the run it extends.
 func (r *rowRun[T]) add(out, x []T, at, x0, n int) {
 	if r.k > 0 && at == r.at && n == r.n && r.k < rowRunMax {

@@ -289,7 +289,7 @@ func sumToKernel[T float](w *walker, out, x []T) {
 	if sumColumns(w, out, x) {
 		return
 	}
-	if sumOntoOneRow(w, out, x) {
+	if sumOntoOneRow(w, out, x) || sumEachRow(w, out, x) {
 		return
 	}
 	s := max(w.inner[1], 1) // 0 where rows are one element (a scalar's)

@@ -7,7 +7,7 @@ import (
 
 // BenchmarkSumToRows times SumTo's kernel on a batch of rows summed to
 // one row (a layer's bias gradient in examples/charlm: 2048 rows of 64
-// and of 256), float32:
+// and of 256) and on each row summed (-each: a layer norm's), float32:
 //
 //	go test -run '^$' -bench SumToRows ./ops
 func BenchmarkSumToRows(b *testing.B) {
@@ -18,6 +18,16 @@ func BenchmarkSumToRows(b *testing.B) {
 				x[i] = float32(i%7) - 3
 			}
 			w := newReductionWalker([]int{2048, n}, []int{n})
+			for range b.N {
+				sumToKernel(&w, out, x)
+			}
+		})
+		b.Run(fmt.Sprintf("2048x%d-each", n), func(b *testing.B) {
+			x, out := make([]float32, 2048*n), make([]float32, 2048)
+			for i := range x {
+				x[i] = float32(i%7) - 3
+			}
+			w := newReductionWalker([]int{32, 64, n}, []int{32, 64, 1})
 			for range b.N {
 				sumToKernel(&w, out, x)
 			}
