@@ -31,6 +31,8 @@ var layoutCases = [][][]int{
 	{{}, {}, {}},
 	{{4, 5, 6}, {4, 1, 6}, {1, 5, 1}, {6}},
 	{{3, 4, 5, 2}, {3, 4, 5, 2}, {3, 4, 5, 2}, {3, 4, 5, 2}},
+	{{5, 7, 3}, {5, 7, 1}, {7, 3}}, // each row its own element (a layer norm's statistics)
+	{{6, 9}, {6, 1}, {1, 9}},
 }
 
 // visits lists, in order, each element a walker visits: the output's
