@@ -191,13 +191,15 @@ func locSlice[T float](ptrs []unsafe.Pointer, l int32, n int) []T {
 // multi-index rather than dividing b by each axis, and cur is left at
 // the element after dst's last.
 func gatherBlock[T float](g *fusedGather, dst, x []T, b int, cur *gatherCursor) {
-	var idx [maxRank]int
-	var off int
-	if cur != nil && cur.next == b {
-		idx, off = cur.idx, cur.off
-	} else {
-		idx, off = g.start(b)
+	var own gatherCursor
+	if cur == nil {
+		cur = &own
+		cur.next = -1
 	}
+	if cur.next != b {
+		cur.idx, cur.off = g.start(b)
+	}
+	idx, off := &cur.idx, cur.off
 	last, s := g.rank-1, g.strides[g.rank-1]
 	for k := 0; k < len(dst); {
 		n := min(len(dst)-k, g.shape[last]-idx[last])
@@ -218,9 +220,7 @@ func gatherBlock[T float](g *fusedGather, dst, x []T, b int, cur *gatherCursor) 
 			idx[a-1]++
 		}
 	}
-	if cur != nil {
-		*cur = gatherCursor{idx: idx, off: off, next: b + len(dst)}
-	}
+	cur.off, cur.next = off, b+len(dst)
 }
 
 // gatherCursor is where a gather stopped: the output element next, its
