@@ -152,11 +152,16 @@ func sumOntoOneRow[T float](w *walker, out, x []T) bool {
 // sumEachRow is sumToKernel's loop where each of w's rows adds onto its
 // own element of out, the rows one after another in x and their elements
 // one after another in out (a layer norm's sums, (32, 64, 64) to (32, 64,
-// 1)), and reports whether it ran: rowSums' sums, four rows at a time,
-// without a call a row.
+// 1)), or where every row adds onto out's one element (a sum of all of
+// x, a gradient's squared norm), and reports whether it ran: rowSums'
+// sums, four rows at a time, without a call a row.
 func sumEachRow[T float](w *walker, out, x []T) bool {
 	last := w.rank - 1
-	if w.rank < 2 || w.sequential || w.inner[0] != 0 || w.inner[1] != 1 || w.strides[0][last-1] != 1 || w.strides[1][last-1] != w.shape[last] {
+	if w.rank < 2 || w.sequential || w.inner[0] != 0 || w.inner[1] != 1 || w.strides[1][last-1] != w.shape[last] {
+		return false
+	}
+	os := w.strides[0][last-1] // 1: a row an element; 0: one element
+	if os != 0 && os != 1 {
 		return false
 	}
 	rows := 1
@@ -171,7 +176,7 @@ func sumEachRow[T float](w *walker, out, x []T) bool {
 	n := w.shape[last]
 	var sums rowSums[T]
 	for r := range rows {
-		sums.add(out, r, x[r*n:(r+1)*n])
+		sums.add(out, r*os, x[r*n:(r+1)*n])
 	}
 	sums.flush(out)
 	return true

@@ -87,12 +87,14 @@ func outIndex(i int, in, out []int) int {
 // other) add each row with four accumulators (sumFloats) and the rows'
 // sums onto their output element in memory order, four rows at a time
 // on amd64: the bits of that loop written out, in both dtypes, with row
-// counts that leave one to three rows after the last four.
+// counts that leave one to three rows after the last four; and every row
+// onto one element ((6, 13) to (1, 1), (3, 5, 13) to (1, 1, 1)).
 func TestSumToRowsGivesTheLoopBits(t *testing.T) {
 	for _, dtype := range dtypes {
 		for _, c := range []struct{ in, out []int }{
 			{[]int{7, 5, 13}, []int{7, 5, 1}}, {[]int{7, 5, 13}, []int{7, 1, 1}},
 			{[]int{2, 3, 13}, []int{1, 3, 1}}, {[]int{3, 64}, []int{3, 1}}, {[]int{9, 3}, []int{9, 1}},
+			{[]int{6, 13}, []int{1, 1}}, {[]int{3, 5, 13}, []int{1, 1, 1}},
 		} {
 			rng := rand.New(rand.NewPCG(3, 3))
 			n := c.in[len(c.in)-1]
