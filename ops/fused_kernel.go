@@ -145,6 +145,10 @@ func evalFused[T float](op *FusedOp, outs, ins [][]T, lo, hi int, ptrs []unsafe.
 		return
 	}
 	nIn := len(ins)
+	var curs [cursoredGathers]gatherCursor
+	for k := range min(len(op.gather), cursoredGathers) {
+		curs[k].next = -1 // unset: the first block starts afresh
+	}
 	for b := lo; b < hi; b += op.stride {
 		e := min(b+op.stride, hi)
 		scalar := 0
@@ -165,7 +169,11 @@ func evalFused[T float](op *FusedOp, outs, ins [][]T, lo, hi int, ptrs []unsafe.
 			if b != lo && g.period > 0 && op.stride%g.period == 0 && lo%g.period == 0 {
 				continue // a repeated input: its register holds this block's elements already
 			}
-			gatherBlock(g, locSlice[T](ptrs, int32(g.reg), e-b), ins[g.input], b)
+			var cur *gatherCursor
+			if k < cursoredGathers {
+				cur = &curs[k]
+			}
+			gatherBlock(g, locSlice[T](ptrs, int32(g.reg), e-b), ins[g.input], b, cur)
 		}
 		runSteps[T](op.fast, ptrs, e-b)
 	}
@@ -178,9 +186,20 @@ func locSlice[T float](ptrs []unsafe.Pointer, l int32, n int) []T {
 
 // gatherBlock sets dst to the elements of input x matching output
 // elements [b, b+len(dst)): a run along the last axis at a time, carrying
-// the multi-index odometer style.
-func gatherBlock[T float](g *fusedGather, dst, x []T, b int) {
-	idx, off := g.start(b)
+// the multi-index odometer style. cur, if not nil, holds where the last
+// call on it stopped: a block starting there carries on from its
+// multi-index rather than dividing b by each axis, and cur is left at
+// the element after dst's last.
+func gatherBlock[T float](g *fusedGather, dst, x []T, b int, cur *gatherCursor) {
+	var own gatherCursor
+	if cur == nil {
+		cur = &own
+		cur.next = -1
+	}
+	if cur.next != b {
+		cur.idx, cur.off = g.start(b)
+	}
+	idx, off := &cur.idx, cur.off
 	last, s := g.rank-1, g.strides[g.rank-1]
 	for k := 0; k < len(dst); {
 		n := min(len(dst)-k, g.shape[last]-idx[last])
@@ -201,7 +220,21 @@ func gatherBlock[T float](g *fusedGather, dst, x []T, b int) {
 			idx[a-1]++
 		}
 	}
+	cur.off, cur.next = off, b+len(dst)
 }
+
+// gatherCursor is where a gather stopped: the output element next, its
+// multi-index and the offset of the input element it reads. The zero
+// value is output element 0.
+type gatherCursor struct {
+	idx  [maxRank]int
+	off  int
+	next int
+}
+
+// cursoredGathers is how many of a fused op's gathers carry a cursor from
+// block to block (on the stack); any more start each block afresh.
+const cursoredGathers = 8
 
 // start returns the multi-index of output element b and the offset of the
 // input element it reads.

@@ -31,6 +31,8 @@ var layoutCases = [][][]int{
 	{{}, {}, {}},
 	{{4, 5, 6}, {4, 1, 6}, {1, 5, 1}, {6}},
 	{{3, 4, 5, 2}, {3, 4, 5, 2}, {3, 4, 5, 2}, {3, 4, 5, 2}},
+	{{5, 7, 3}, {5, 7, 1}, {7, 3}}, // each row its own element (a layer norm's statistics)
+	{{6, 9}, {6, 1}, {1, 9}},
 }
 
 // visits lists, in order, each element a walker visits: the output's
@@ -210,7 +212,7 @@ func TestWhereAndBroadcastToLayouts(t *testing.T) {
 
 // TestFusedGatherLayouts checks that a fused op's gather of a broadcast
 // input, from every block start, reads the elements the broadcasting rule
-// names.
+// names, started afresh and carried on from block to block.
 func TestFusedGatherLayouts(t *testing.T) {
 	for _, c := range layoutCases {
 		for _, in := range c[1:] {
@@ -227,10 +229,27 @@ func TestFusedGatherLayouts(t *testing.T) {
 			ref := referenceVisits(c[0], [][]int{in})
 			for b := range n {
 				dst := make([]float64, min(7, n-b))
-				gatherBlock(&g, dst, x, b)
+				gatherBlock(&g, dst, x, b, nil)
 				for i, v := range dst {
 					if want := ref[b+i][1]; int(v) != want {
 						t.Fatalf("%v from %v, block at %d: element %d reads %v, want %d", c[0], in, b, b+i, v, want)
+					}
+				}
+			}
+			// Blocks one after another, each carrying on from where the
+			// last stopped (the cursor), from every start and of lengths
+			// that end runs of the last axis early, late and on time.
+			for _, l := range []int{1, 2, 3, 7, 16} {
+				for b0 := range min(n, 9) {
+					cur := gatherCursor{next: -1}
+					for b := b0; b < n; b += l {
+						dst := make([]float64, min(l, n-b))
+						gatherBlock(&g, dst, x, b, &cur)
+						for i, v := range dst {
+							if want := ref[b+i][1]; int(v) != want {
+								t.Fatalf("%v from %v, blocks of %d from %d, block at %d (cursor carried): element %d reads %v, want %d", c[0], in, l, b0, b, b+i, v, want)
+							}
+						}
 					}
 				}
 			}

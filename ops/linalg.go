@@ -187,15 +187,21 @@ func (op MatMulOp) oneProduct(d matMulDims) (MatMulOp, matMulDims, bool) {
 }
 
 func matMulKernel[T float](e *graph.Exec, op MatMulOp, d matMulDims, acc bool, c, a, b []T) {
-	for i := range d.batch {
-		p := product[T]{
-			transA: op.TransA, transB: op.TransB, acc: acc, m: d.m, n: d.n, k: d.k,
-			a: a[i*d.strideA : i*d.strideA+d.m*d.k],
-			b: b[i*d.strideB : i*d.strideB+d.k*d.n],
-			c: c[i*d.m*d.n : (i+1)*d.m*d.n],
-		}
-		p.run(e)
+	if d.batch == 0 {
+		return
 	}
+	last := d.batch - 1
+	p := product[T]{
+		transA: op.TransA, transB: op.TransB, acc: acc, m: d.m, n: d.n, k: d.k,
+		a: a[:last*d.strideA+d.m*d.k],
+		b: b[:last*d.strideB+d.k*d.n],
+		c: c[:d.batch*d.m*d.n],
+	}
+	if d.batch == 1 {
+		p.run(e)
+		return
+	}
+	p.runBatch(e, d.batch, d.strideA, d.strideB)
 }
 
 // Backward uses C = op(A)·op(B) ⇒ d op(A) = G·op(B)ᵀ and d op(B) = op(A)ᵀ·G,

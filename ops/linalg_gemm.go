@@ -27,6 +27,23 @@ func (p *product[T]) run(e *graph.Exec) {
 	}, p.a, p.b, p.c)
 }
 
+// runBatch computes batch products like p, product i on p.a[i·strideA:],
+// p.b[i·strideB:] and p.c[i·m·n:], in one call of gemm.MulBatch: the
+// bits of calling run on each.
+func (p *product[T]) runBatch(e *graph.Exec, batch, strideA, strideB int) {
+	lda, ldb := p.k, p.n
+	if p.transA {
+		lda = p.m
+	}
+	if p.transB {
+		ldb = p.k
+	}
+	gemm.MulBatch(e.Kernel(), gemm.Product{
+		TransA: p.transA, TransB: p.transB, Acc: p.acc,
+		M: p.m, N: p.n, K: p.k, Lda: lda, Ldb: ldb, Ldc: p.n,
+	}, batch, strideA, strideB, p.m*p.n, p.a, p.b, p.c)
+}
+
 // sharedProducts accumulates each of the first rows rows of a times b
 // (k×n) onto the same row of c, reading b once (gemm.MulRows): each row
 // gets the bits of its own one-row product.

@@ -86,6 +86,18 @@ func (p *product[T]) run(e *graph.Exec) {
 	}
 }
 
+// runBatch computes batch products like p, product i on p.a[i·strideA:],
+// p.b[i·strideB:] and p.c[i·m·n:], one call of run each.
+func (p *product[T]) runBatch(e *graph.Exec, batch, strideA, strideB int) {
+	for i := range batch {
+		q := *p
+		q.a = p.a[i*strideA : i*strideA+p.m*p.k]
+		q.b = p.b[i*strideB : i*strideB+p.k*p.n]
+		q.c = p.c[i*p.m*p.n : (i+1)*p.m*p.n]
+		q.run(e)
+	}
+}
+
 // useThreads has OpenBLAS run the next call on n threads, the machine's
 // (vm.WithThreads; 1 with no Exec), where its own pool would use
 // OPENBLAS_NUM_THREADS or one per core. OpenBLAS's count belongs to the

@@ -218,6 +218,9 @@ func (op broadcastToOp) Forward(out *tensor.Dense, in []*tensor.Dense) error {
 }
 
 func broadcastKernel[T vek.Word](w *walker, out, x []T) {
+	if fillEachRow(w, out, x) {
+		return
+	}
 	w.rows(func(o, n int, off [3]int) {
 		row := out[o : o+n]
 		if w.inner[0] == 0 {
@@ -226,6 +229,29 @@ func broadcastKernel[T vek.Word](w *walker, out, x []T) {
 		}
 		copy(row, x[off[0]:off[0]+n])
 	})
+}
+
+// fillEachRow is broadcastKernel's loop where each row of the output
+// repeats its own element of x, the elements one after another in x (a
+// layer norm's statistics, (32, 64, 1) to (32, 64, 64)), and reports
+// whether it ran: one loop over the rows, not a walker's call a row.
+func fillEachRow[T vek.Word](w *walker, out, x []T) bool {
+	last := w.rank - 1
+	if w.rank < 2 || w.inner[0] != 0 || w.strides[0][last-1] != 1 {
+		return false
+	}
+	rows := 1
+	for a := range last {
+		if a < last-1 && w.strides[0][a] != w.strides[0][a+1]*w.shape[a+1] {
+			return false
+		}
+		rows *= w.shape[a]
+	}
+	n := w.shape[last]
+	for r, v := range x[:rows] {
+		vek.Fill(out[r*n:(r+1)*n], v)
+	}
+	return true
 }
 
 // Backward sums the gradient over the broadcast axes.
@@ -289,8 +315,12 @@ func sumToKernel[T float](w *walker, out, x []T) {
 	if sumColumns(w, out, x) {
 		return
 	}
+	if sumOntoOneRow(w, out, x) || sumEachRow(w, out, x) {
+		return
+	}
 	s := max(w.inner[1], 1) // 0 where rows are one element (a scalar's)
 	var sums rowSums[T]
+	var run rowRun[T]
 	w.rows(func(_, n int, off [3]int) {
 		row := x[off[1] : off[1]+(n-1)*s+1]
 		if w.inner[0] == 0 {
@@ -304,14 +334,16 @@ func sumToKernel[T float](w *walker, out, x []T) {
 			}
 			return
 		}
-		if dst := out[off[0] : off[0]+n]; s == 1 {
-			// dst + row in vek's vector loop: the axpy's sums (alpha 1
-			// multiplies exactly) without its call through gonum's checks.
-			vek.VV(vek.Add, dst, dst, row)
+		if s == 1 {
+			// dst + row, a run of rows at a time: the axpy's sums (alpha
+			// 1 multiplies exactly) without its call through gonum's
+			// checks.
+			run.add(out, x, off[0], off[1], n)
 		} else {
-			blasAxpy(n, 1, row, s, dst)
+			blasAxpy(n, 1, row, s, out[off[0]:off[0]+n])
 		}
 	})
+	run.flush(out, x)
 	sums.flush(out)
 }
 

@@ -13,10 +13,19 @@ import (
 // SumTo's sums over leading axes onto rows (a bias's gradient: (3, 5,
 // 70) to (70), (2, 3, 4, 16) to (1, 3, 1, 16)) add each input row to its
 // output row one after another, in memory order: the bits of a plain
-// loop, in both dtypes.
+// loop, in both dtypes. The rows onto one output row run as products of
+// ones (rowRun): runs longer than one (150 rows of 64, 67 of 2), cut
+// between output rows ((3, 70, 13) to (3, 1, 13), 13 columns leaving a
+// tail after the vector lanes), over several leading axes ((4, 33, 9) to
+// (9), (3, 1, 70) to (70)), and rows of one element, with infinities, NaN
+// and signed zeros among the values.
 func TestSumToAddsRowsInOrder(t *testing.T) {
 	for _, dtype := range dtypes {
-		for _, c := range []struct{ in, out []int }{{[]int{3, 5, 70}, []int{70}}, {[]int{2, 3, 4, 16}, []int{1, 3, 1, 16}}} {
+		for ci, c := range []struct{ in, out []int }{
+			{[]int{3, 5, 70}, []int{70}}, {[]int{2, 3, 4, 16}, []int{1, 3, 1, 16}},
+			{[]int{150, 64}, []int{64}}, {[]int{67, 2}, []int{2}}, {[]int{3, 70, 13}, []int{3, 1, 13}},
+			{[]int{9, 1}, []int{1}}, {[]int{5, 7}, []int{1, 7}}, {[]int{3, 1, 70}, []int{70}}, {[]int{1, 4, 16}, []int{16}}, {[]int{4, 33, 9}, []int{9}},
+		} {
 			rng := rand.New(rand.NewPCG(2, 2))
 			size := 1
 			for _, d := range c.in {
@@ -25,6 +34,11 @@ func TestSumToAddsRowsInOrder(t *testing.T) {
 			xs := make([]float64, size)
 			for i := range xs {
 				xs[i] = rng.NormFloat64() * 100
+			}
+			if ci >= 2 { // special values in the runs
+				for i, v := range []float64{math.Inf(1), math.Copysign(0, -1), 0, math.Inf(-1), math.NaN()} {
+					xs[(i*37+ci)%size] = v
+				}
 			}
 			g := graph.New()
 			x := g.Input("x", dtype, c.in...)
@@ -73,12 +87,14 @@ func outIndex(i int, in, out []int) int {
 // other) add each row with four accumulators (sumFloats) and the rows'
 // sums onto their output element in memory order, four rows at a time
 // on amd64: the bits of that loop written out, in both dtypes, with row
-// counts that leave one to three rows after the last four.
+// counts that leave one to three rows after the last four; and every row
+// onto one element ((6, 13) to (1, 1), (3, 5, 13) to (1, 1, 1)).
 func TestSumToRowsGivesTheLoopBits(t *testing.T) {
 	for _, dtype := range dtypes {
 		for _, c := range []struct{ in, out []int }{
 			{[]int{7, 5, 13}, []int{7, 5, 1}}, {[]int{7, 5, 13}, []int{7, 1, 1}},
 			{[]int{2, 3, 13}, []int{1, 3, 1}}, {[]int{3, 64}, []int{3, 1}}, {[]int{9, 3}, []int{9, 1}},
+			{[]int{6, 13}, []int{1, 1}}, {[]int{3, 5, 13}, []int{1, 1, 1}},
 		} {
 			rng := rand.New(rand.NewPCG(3, 3))
 			n := c.in[len(c.in)-1]

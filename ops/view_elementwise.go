@@ -118,10 +118,11 @@ func readThroughElementwiseKernel[T float](e *graph.Exec, op *readThroughElement
 	if len(in) == 2 {
 		y = floats[T](in[1-op.operand])
 	}
+	var cur gatherCursor
 	for b := 0; b < len(o); b += fusedBlock {
 		e := min(b+fusedBlock, len(o))
 		blk := buf[:e-b]
-		gatherBlock(&op.gather, blk, x, b)
+		gatherBlock(&op.gather, blk, x, b, &cur)
 		switch f := op.op.(type) {
 		case unary:
 			unaryLoop(f, o[b:e], blk)

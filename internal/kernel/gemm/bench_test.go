@@ -199,3 +199,35 @@ func timeThread(b *testing.B, cpu bool, f func()) {
 		b.ReportMetric(float64(t1-t0)/float64(b.N), "cpu-ns/op")
 	}
 }
+
+// BenchmarkAttentionBatch times a batch of 128 of attention's products of
+// charlmProducts (a block's heads over 32 windows) as 128 calls of Mul
+// and as one of MulBatch, on one thread:
+//
+//	go test -run '^$' -bench AttentionBatch ./internal/kernel/gemm/
+func BenchmarkAttentionBatch(b *testing.B) {
+	const batch = 128
+	for _, w := range charlmProducts[10:] {
+		pr := newProblem[float32](rand.New(rand.NewPCG(1, 1)), w.m, w.n, w.k, w.transA, w.transB, false, false)
+		la, lb, lc := len(pr.a), len(pr.b), len(pr.c)
+		a, bb, c := make([]float32, batch*la), make([]float32, batch*lb), make([]float32, batch*lc)
+		for i := range batch {
+			copy(a[i*la:], pr.a)
+			copy(bb[i*lb:], pr.b)
+		}
+		pool := parallel.New(1)
+		e := parallel.NewExec(pool)
+		name := fmt.Sprintf("%s/%dx%dx%d", w.name, w.m, w.n, w.k)
+		b.Run(name+"/mul", func(b *testing.B) {
+			timeThread(b, true, func() {
+				for i := range batch {
+					Mul(e, pr.p, a[i*la:(i+1)*la], bb[i*lb:(i+1)*lb], c[i*lc:(i+1)*lc])
+				}
+			})
+		})
+		b.Run(name+"/batch", func(b *testing.B) {
+			timeThread(b, true, func() { MulBatch(e, pr.p, batch, la, lb, lc, a, bb, c) })
+		})
+		pool.Close()
+	}
+}

@@ -39,6 +39,38 @@ func Mul[T Float](e *parallel.Exec, p Product, a, b, c []T) {
 	mul(e, p, conv[T, float64](a), conv[T, float64](b), conv[T, float64](c))
 }
 
+// MulBatch computes batch products p one after another, product i on
+// a[i·strideA:], b[i·strideB:] and c[i·strideC:] (a stride of 0 shares an
+// operand), with what Mul sets up for a product (its checks, the choice
+// of kernels, the driver and its buffers) done once: small products,
+// such as attention's per head, spend a good part of their time there.
+// Each product is computed as Mul computes it, so the bits are the same.
+// It panics if a slice is too short for its last product or a stride is
+// negative: that is a bug in the caller.
+func MulBatch[T Float](e *parallel.Exec, p Product, batch, strideA, strideB, strideC int, a, b, c []T) {
+	if batch <= 0 {
+		return
+	}
+	if strideA < 0 || strideB < 0 || strideC < 0 {
+		panic(fmt.Errorf("gemm: negative stride %d, %d, %d", strideA, strideB, strideC))
+	}
+	last := batch - 1
+	if err := p.check(len(a)-last*strideA, len(b)-last*strideB, len(c)-last*strideC); err != nil {
+		panic(fmt.Errorf("%w (product %d of %d)", err, last, batch))
+	}
+	s := batchStrides{batch, strideA, strideB, strideC}
+	var z T
+	if unsafe.Sizeof(z) == 4 {
+		mulBatch(e, p, s, conv[T, float32](a), conv[T, float32](b), conv[T, float32](c))
+		return
+	}
+	mulBatch(e, p, s, conv[T, float64](a), conv[T, float64](b), conv[T, float64](c))
+}
+
+// batchStrides is how many products a batch holds and how far apart
+// their operands are.
+type batchStrides struct{ n, a, b, c int }
+
 // conv views a []T as []E for types of the same size.
 func conv[T Float, E elem](x []T) []E {
 	return unsafe.Slice((*E)(unsafe.Pointer(unsafe.SliceData(x))), len(x))
@@ -80,23 +112,36 @@ func (p Product) check(la, lb, lc int) error {
 const parallelMin = 96 * 96 * 96
 
 func mul[E elem](e *parallel.Exec, p Product, a, b, c []E) {
+	mulBatch(e, p, batchStrides{n: 1}, a, b, c)
+}
+
+// mulBatch computes the batch s of products p (see MulBatch), the
+// operands checked.
+func mulBatch[E elem](e *parallel.Exec, p Product, s batchStrides, a, b, c []E) {
 	if p.M == 0 || p.N == 0 {
 		return
 	}
 	if p.K == 0 {
 		if !p.Acc {
-			for i := range p.M {
-				clear(c[i*p.Ldc : i*p.Ldc+p.N])
+			for i := range s.n {
+				for r := range p.M {
+					clear(c[i*s.c+r*p.Ldc : i*s.c+r*p.Ldc+p.N])
+				}
 			}
 		}
 		return
 	}
 	k := kernelFor[E]()
-	if gemv(k, p, a, b, c) {
+	if gemv(k, p, a, b, c) { // then every product of the batch is one
+		for i := 1; i < s.n; i++ {
+			gemv(k, p, a[i*s.a:], b[i*s.b:], c[i*s.c:])
+		}
 		return
 	}
 	if useDots(p) {
-		mulDots(e, k, p, a, b, c)
+		for i := range s.n {
+			mulDots(e, k, p, a[i*s.a:], b[i*s.b:], c[i*s.c:])
+		}
 		return
 	}
 	k = tilesFor[E](p)
@@ -108,7 +153,9 @@ func mul[E elem](e *parallel.Exec, p Product, a, b, c []E) {
 		if d == nil {
 			d = new(driver[E])
 		}
-		d.run(nil, k, 1, p, a, b, c)
+		for i := range s.n {
+			d.run(nil, k, 1, p, a[i*s.a:], b[i*s.b:], c[i*s.c:])
+		}
 		pool.Put(d)
 		return
 	}
@@ -117,7 +164,9 @@ func mul[E elem](e *parallel.Exec, p Product, a, b, c []E) {
 	if p.M*p.N*p.K >= parallelMin {
 		threads = e.Threads()
 	}
-	d.run(e, k, threads, p, a, b, c)
+	for i := range s.n {
+		d.run(e, k, threads, p, a[i*s.a:], b[i*s.b:], c[i*s.c:])
+	}
 }
 
 var serialPools [2]sync.Pool
