@@ -217,9 +217,9 @@ func Init(opts ...Option) (*Comm, error) {
 // thread waking 6–8 times a step and stopping the computing thread as
 // often. With a second P, idle during the call, the monitor leaves the
 // P to it for 10 ms and slows down; the handoff to the caller thread
-// then wakes a thread for the idle P, mostly while the rank waits in
-// the collective (TestMonitorWakesAfterLongCall: 1.5–2 switches per ms
-// of computing after a long call against 5–10 with one P).
+// then wakes a thread for the idle P, around the call
+// (TestMonitorWakesAfterLongCall: 1–2 wake-ups per ms of computing from
+// 0.3 ms after a long call, against 3–10 with one P).
 const minProcs = 2
 
 // procsFor is the GOMAXPROCS of a rank of a group of size ranks whose

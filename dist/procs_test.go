@@ -49,21 +49,26 @@ func TestProcsFor(t *testing.T) {
 // the other rank) has the monitor take the
 // P back and then wake every 20 µs while the program computes after it,
 // each wake-up stopping the computing thread on a rank bound to one core;
-// with minProcs the computing part after the call sees less than half as
-// many wake-ups (the process's voluntary context switches: the computing
-// goroutine itself never sleeps). Rounds of the two alternate.
+// with minProcs a millisecond of computing from 0.3 ms after the call (the
+// handoff's own wake-ups are over by then) sees less than half as many
+// wake-ups (the process's voluntary context switches: the computing
+// goroutine itself never sleeps). Five rounds of each alternate; the
+// medians are compared.
 func TestMonitorWakesAfterLongCall(t *testing.T) {
 	if testing.Short() {
-		t.Skip("times 0.4 s of calls and computing")
+		t.Skip("times 0.8 s of calls and computing")
 	}
 	memcmp := libcFunc(t, "memcmp")
 	a, z := make([]byte, 16<<20), make([]byte, 16<<20)
+	for i := range a { // mapped before the first call
+		a[i], z[i] = 1, 1
+	}
 	long := &mpiCall{fn: memcmp, n: 3, args: [9]uintptr{uintptr(unsafe.Pointer(&a[0])), uintptr(unsafe.Pointer(&z[0])), uintptr(len(a))}}
 	c := standIn(time.Minute, libc(t))
 	usleep := libcFunc(t, "usleep")
-	// wakes runs steps of the call and 1 ms of computing under procs Ps
-	// and returns the switches during the computing, per step, after the
-	// first 10 (the monitor settles into its pace).
+	// wakes runs steps of the call and 1.3 ms of computing under procs
+	// Ps and returns the switches in the computing's last millisecond, per
+	// step, after the first 10 (the monitor settles into its pace).
 	wakes := func(procs int) float64 {
 		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
 		// A call of 20 ms, longer than the monitor's longest sleep, has
@@ -74,23 +79,38 @@ func TestMonitorWakesAfterLongCall(t *testing.T) {
 		const steps = 50
 		for i := range steps {
 			require.NoError(t, c.collective("AllReduce", long))
+			compute(300 * time.Microsecond) // the handoff's own wake-ups settle
 			before := switches(t)
-			for start := time.Now(); time.Since(start) < time.Millisecond; {
-			}
+			compute(time.Millisecond)
 			if i >= 10 {
 				sum += switches(t) - before
 			}
 		}
 		return float64(sum) / (steps - 10)
 	}
-	var one, more []float64
-	for range 4 {
-		one, more = append(one, wakes(1)), append(more, wakes(minProcs))
+	// A machine crowded by other work delays the monitor's wake-ups and
+	// blurs the difference: up to three tries.
+	for try := 1; ; try++ {
+		var one, more []float64
+		for range 5 {
+			one, more = append(one, wakes(1)), append(more, wakes(minProcs))
+		}
+		t.Logf("wake-ups per ms of computing after the call: GOMAXPROCS 1 %.2f, %d %.2f (medians of %v and %v)", median(one), minProcs, median(more), one, more)
+		if median(more) < median(one)/2 {
+			break
+		}
+		if try == 3 {
+			t.Fatalf("with GOMAXPROCS %d, not half as many wake-ups as with 1, in %d tries", minProcs, try)
+		}
 	}
 	runtime.KeepAlive(a)
 	runtime.KeepAlive(z)
-	t.Logf("wake-ups per ms of computing after the call: GOMAXPROCS 1 %.2f, %d %.2f (medians of %v and %v)", median(one), minProcs, median(more), one, more)
-	require.Less(t, median(more), median(one)/2)
+}
+
+// compute keeps the processor busy for d, without a system call.
+func compute(d time.Duration) {
+	for start := time.Now(); time.Since(start) < d; {
+	}
 }
 
 // switches is the process's voluntary context switches so far.
