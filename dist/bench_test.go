@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -359,8 +360,8 @@ func TestChildW1Throughput(t *testing.T) {
 	if c.Rank() == 0 {
 		fmt.Printf("samples/s %.1f\n", float64(w1Batch*c.Size())/step.Seconds())
 		ms := func(d time.Duration) float64 { return 1e3 * d.Seconds() }
-		fmt.Printf("step %.3f ms: computing %.3f ms, all-reduces %.3f ms, waiting %.3f ms\n",
-			ms(step), ms(step-inside), ms(reduce), ms(inside-reduce))
+		fmt.Printf("step %.3f ms: computing %.3f ms, all-reduces %.3f ms, waiting %.3f ms (GOMAXPROCS %d)\n",
+			ms(step), ms(step-inside), ms(reduce), ms(inside-reduce), runtime.GOMAXPROCS(0))
 	}
 	require.NoError(t, c.Close())
 }
@@ -370,10 +371,13 @@ func TestChildW1Throughput(t *testing.T) {
 const w1Env = "NABLA_DIST_W1"
 
 // TestW1Scaling compares W1's training throughput on 2 ranks × 1 thread
-// with 1 rank × 1 thread, both launched by mpirun, and with 2 ranks that
-// train apart (the machine's ceiling for two ranks: its cores, caches and
-// memory shared, no communication), each measured w1Rounds times in
-// turn, and reports the medians and the best of each.
+// with 1 rank × 1 thread, both launched by mpirun (each rank bound to a
+// core; the one thread is vm.WithThreads(1), GOMAXPROCS what Init makes
+// it), with 2 ranks under GOMAXPROCS=1 (Go's choice on a bound rank,
+// which Init raises: see minProcs), and with 2 ranks that train apart
+// (the machine's ceiling for two ranks: its cores, caches and memory
+// shared, no communication), each measured w1Rounds times in turn, and
+// reports the medians and the best of each.
 // NABLA_DIST_BENCH=1 turns it on.
 //
 //	NABLA_DIST_BENCH=1 go test ./dist -run TestW1Scaling -v -count 1
@@ -386,13 +390,18 @@ func TestW1Scaling(t *testing.T) {
 	defer logLoad(t, "at the end")
 	runs := map[string][]float64{}
 	kinds := []struct {
-		name string
-		np   int
-		env  string
-	}{{"1 rank", 1, ""}, {"2 ranks", 2, ""}, {"2 apart", 2, "alone"}}
+		name  string
+		np    int
+		env   string
+		procs string // GOMAXPROCS, where set
+	}{{"1 rank", 1, "", ""}, {"2 ranks", 2, "", ""}, {"2 ranks, GOMAXPROCS 1", 2, "", "1"}, {"2 apart", 2, "alone", ""}}
 	for range w1Rounds {
 		for _, k := range kinds {
-			out, err := l.Command(context.Background(), k.np, []string{"GOMAXPROCS=1", w1Env + "=" + k.env},
+			env := []string{w1Env + "=" + k.env}
+			if k.procs != "" {
+				env = append(env, "GOMAXPROCS="+k.procs)
+			}
+			out, err := l.Command(context.Background(), k.np, env,
 				os.Args[0], "-test.run", "^TestChildW1Throughput$").CombinedOutput()
 			var s float64
 			for _, line := range strings.Split(string(out), "\n") {
@@ -411,9 +420,11 @@ func TestW1Scaling(t *testing.T) {
 	}
 	med := func(name string) float64 { return median(slices.Clone(runs[name])) }
 	best := func(name string) float64 { return slices.Max(runs[name]) }
-	t.Logf("W1, float32, batch 64 per rank, SGD, 1 thread per rank, samples/s, median (best) of %d: 1 rank %.0f (%.0f), 2 ranks %.0f (%.0f): %.2f× (%.2f×); 2 ranks apart %.0f (%.0f): %.2f× (%.2f×)",
-		w1Rounds, med("1 rank"), best("1 rank"), med("2 ranks"), best("2 ranks"), med("2 ranks")/med("1 rank"), best("2 ranks")/best("1 rank"),
-		med("2 apart"), best("2 apart"), med("2 apart")/med("1 rank"), best("2 apart")/best("1 rank"))
+	ratio := func(name string) string {
+		return fmt.Sprintf("%s %.0f (%.0f): %.2f× (%.2f×)", name, med(name), best(name), med(name)/med("1 rank"), best(name)/best("1 rank"))
+	}
+	t.Logf("W1, float32, batch 64 per rank, SGD, 1 thread per rank, samples/s, median (best) of %d: 1 rank %.0f (%.0f); %s; %s; %s",
+		w1Rounds, med("1 rank"), best("1 rank"), ratio("2 ranks"), ratio("2 ranks, GOMAXPROCS 1"), ratio("2 apart"))
 }
 
 // w1Rounds is how many times TestW1Scaling runs each kind.

@@ -33,17 +33,18 @@ import (
 // thread adds two channel operations and a timer's reset, 1 µs of
 // processor time a call (BenchmarkHandoff's abs), and what the Go
 // runtime's other threads do around it, which depends on GOMAXPROCS.
-// Where it is 1 (Open MPI's mpirun binds each rank to one core, and Go
-// sizes GOMAXPROCS by that), nothing measurable: any cgo call that lasts,
-// direct or handed off, has the runtime take its P back after 20–40 µs
-// and wake a thread to look for work (BenchmarkHandoff's memcmp, as long
-// as a 1 MB all-reduce, on one core: 0.3–0.6 context switches a call
-// either way; TestAllReduceOverhead's in-process column). Where it is 2
-// or more (MPICH's launcher binds nothing), each of the handoff's two
-// wake-ups finds an idle P and wakes a thread to spin for work: 1.7–2.1
-// context switches and 20–30 µs of processor time a call, against
-// 0.2–0.3 and none for a direct call; polling, which has none, is slower
-// still at these sizes.
+// Where it is 1 (Go's choice where Open MPI's mpirun binds each rank to
+// one core), little within the call: any cgo call that lasts, direct or
+// handed off, has the runtime take its P back after 20–40 µs and wake a
+// thread to look for work (BenchmarkHandoff's memcmp, as long as a 1 MB
+// all-reduce, on one core: 0.3–0.6 context switches a call either way;
+// TestAllReduceOverhead's in-process column); but the runtime's monitor
+// then wakes every 20 µs through the computing that follows, which
+// costs more than the call (see minProcs: Init makes GOMAXPROCS 2).
+// Where it is 2 or more, each of the handoff's two wake-ups finds an
+// idle P and wakes a thread to spin for work: 1.7–2.1 context switches
+// and 20–30 µs of processor time a call, against 0.2–0.3 and none for a
+// direct call; polling, which has none, is slower still at these sizes.
 // From pollFrom bytes on, polling is the faster (64 MB: 36.6 ms polled,
 // 43.2 ms blocking), and it is taken.
 //

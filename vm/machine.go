@@ -38,7 +38,7 @@ type Machine struct {
 	checkNaN bool
 	shared   *Machine
 	stats    []instrStats // per instruction, when profiling
-	threads  int          // asked for by WithThreads; 0: GOMAXPROCS
+	threads  int          // asked for by WithThreads; 0: GOMAXPROCS, at most NumCPU
 	memLimit int64        // asked for by WithMemoryLimit; 0: graph.MemoryLimit
 	pool     *parallel.Pool
 	exec     *graph.Exec      // lent to kernels that implement graph.ExecForwarder
@@ -116,7 +116,10 @@ func WithFixedDraws() Option { return func(m *Machine) { m.fixedDraws = true } }
 
 // WithThreads sets the number of goroutines the machine's kernels may use
 // at once, its own included: 1 runs everything on the goroutine that calls
-// Run. The default is runtime.GOMAXPROCS(0) when the machine is made.
+// Run. The default is runtime.GOMAXPROCS(0) when the machine is made, at
+// most runtime.NumCPU(), the cpus the process may run on: a GOMAXPROCS
+// above them (dist.Init sets 2 on a rank bound to one core) adds threads
+// that would only take turns on the same cores.
 // Matrix products and large elementwise ops split their work over them;
 // their results do not depend on the number of threads.
 func WithThreads(n int) Option { return func(m *Machine) { m.threads = n } }
@@ -163,7 +166,7 @@ func New(p *compile.Program, opts ...Option) (*Machine, error) {
 		return nil, err
 	}
 	if m.threads < 1 {
-		m.threads = runtime.GOMAXPROCS(0)
+		m.threads = min(runtime.GOMAXPROCS(0), runtime.NumCPU())
 	}
 	switch {
 	case m.inherit != nil:

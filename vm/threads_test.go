@@ -2,6 +2,7 @@ package vm_test
 
 import (
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"testing"
 
@@ -63,5 +64,33 @@ func TestThreadsGiveTheSameValuesWithoutAllocating(t *testing.T) {
 		if err := m.Run(net.Feeds); err != nil || m.Threads() != 1 {
 			t.Errorf("after Close: Run = %v, Threads = %d; want a serial machine", err, m.Threads())
 		}
+	}
+}
+
+// A machine made without WithThreads uses GOMAXPROCS threads, but no more
+// than the cpus the process may run on (runtime.NumCPU): a GOMAXPROCS set
+// above them, as dist.Init sets 2 on a rank bound to one core, adds no
+// kernel threads that would take turns on one core.
+func TestDefaultThreadsAtMostNumCPU(t *testing.T) {
+	net, err := testnet.NewMLP(rand.New(rand.NewPCG(1, 2)), 4, 2, 4, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := compile.Compile([]*graph.Node{net.Loss})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	cpus := runtime.NumCPU()
+	for _, procs := range []int{1, cpus, cpus + 1, 2*cpus + 3} {
+		runtime.GOMAXPROCS(procs)
+		m, err := vm.New(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := min(procs, cpus); m.Threads() != want {
+			t.Errorf("GOMAXPROCS %d, %d cpus: Threads() = %d, want %d", procs, cpus, m.Threads(), want)
+		}
+		m.Close()
 	}
 }
