@@ -51,6 +51,15 @@ func forwardSweep(caller string, ys, xs, tangents []*graph.Node, batch int) (res
 	for j, x := range xs {
 		given[x] = addNonNil(given[x], tangents[j])
 	}
+	// A batch of tangents adds a leading axis to each value on the path:
+	// one already at the rank limit cannot carry it.
+	if batch > 0 {
+		for i, n := range nodes {
+			if (depends[i] && feeds[i] || slices.Contains(ys, n)) && n.Type().Rank() >= graph.MaxRank {
+				return nil, f.fail("a batch of %d tangents of %v would have rank %d, above the supported %d", batch, n, n.Type().Rank()+1, graph.MaxRank)
+			}
+		}
+	}
 	feedsAny := func(outs []*graph.Node) bool {
 		return slices.ContainsFunc(outs, func(o *graph.Node) bool { return o.ID() <= last && feeds[o.ID()] })
 	}
