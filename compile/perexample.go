@@ -51,6 +51,9 @@ func PerExampleGradients(loss func(example []*graph.Node) *graph.Node, batch, pa
 		// One gradient per example and parameter.
 		for _, p := range params {
 			what := fmt.Sprintf("the gradients of %v for %d examples", p, b.Shape()[0])
+			if err := checkRank(fail, what, joinShapes(b.Shape()[:1], p.Shape())); err != nil {
+				return nil, err
+			}
 			if err := checkBytes(fail, what, p.DType(), joinShapes(b.Shape()[:1], p.Shape()), "give fewer examples at a time"); err != nil {
 				return nil, err
 			}
