@@ -312,6 +312,9 @@ func (op sumToOp) Forward(out *tensor.Dense, in []*tensor.Dense) error {
 
 func sumToKernel[T float](w *walker, out, x []T) {
 	clear(out)
+	if len(out) == 0 || len(x) == 0 { // nothing to add: the row paths below would walk empty rows
+		return
+	}
 	if sumColumns(w, out, x) {
 		return
 	}
