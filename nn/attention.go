@@ -17,11 +17,21 @@ import (
 // to nothing gets NaN, as in PyTorch. The softmax subtracts each row's
 // maximum, so large scores stay finite.
 func ScaledDotProductAttention(q, k, v, keep *graph.Node, causal bool) *graph.Node {
-	for _, x := range []*graph.Node{q, k, v} {
-		if p := graph.Poisoned(x); p != nil {
-			return p
-		}
+	in := []*graph.Node{q, k, v}
+	if keep != nil {
+		in = append(in, keep)
 	}
+	return checked("ScaledDotProductAttention", []string{"q", "k", "v", "keep"}, func(in []*graph.Node) *graph.Node {
+		var keep *graph.Node
+		if len(in) == 4 {
+			keep = in[3]
+		}
+		return attention(in[0], in[1], in[2], keep, causal)
+	}, in...)
+}
+
+// attention is ScaledDotProductAttention of healthy inputs of one graph.
+func attention(q, k, v, keep *graph.Node, causal bool) *graph.Node {
 	if q.Type().Rank() != 3 || k.Type().Rank() != 3 || v.Type().Rank() != 3 {
 		return fail(q, "ScaledDotProductAttention", "want q (B,L,d), k (B,S,d) and v (B,S,dv), got %v, %v and %v", q.Type(), k.Type(), v.Type())
 	}

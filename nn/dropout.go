@@ -105,7 +105,9 @@ func DropoutMask(step *graph.Node, p float64, seed uint64, dtype tensor.Dtype, s
 	if !(p >= 0 && p <= 1) {
 		return fail(step, "DropoutMask", "drop probability %v is not in [0, 1]", p)
 	}
-	return dropoutMask(p, ops.RandomUniform(step, ops.Stream{Seed: seed}, dtype, shape...))
+	return checked("DropoutMask", []string{"step"}, func(in []*graph.Node) *graph.Node {
+		return dropoutMask(p, ops.RandomUniform(in[0], ops.Stream{Seed: seed}, dtype, shape...))
+	}, step)
 }
 
 // dropoutMask turns uniforms u into a mask: 0 where u < p, 1/(1-p)

@@ -8,7 +8,9 @@ import (
 // MSE returns the mean squared error between pred and target, which must
 // have the same shape (or broadcast): mean((pred - target)²).
 func MSE(pred, target *graph.Node) *graph.Node {
-	return ops.Mean(ops.Square(ops.Sub(pred, target)))
+	return checked("MSE", []string{"pred", "target"}, func(in []*graph.Node) *graph.Node {
+		return ops.Mean(ops.Square(ops.Sub(in[0], in[1])))
+	}, pred, target)
 }
 
 // CrossEntropy returns the mean softmax cross-entropy of logits (N, C)
@@ -16,7 +18,9 @@ func MSE(pred, target *graph.Node) *graph.Node {
 // of the logits' dtype): the mean over
 // the batch of ops.CrossEntropy's per-example losses.
 func CrossEntropy(logits, labels *graph.Node) *graph.Node {
-	return ops.Mean(ops.CrossEntropy(logits, labels))
+	return checked("CrossEntropy", []string{"logits", "labels"}, func(in []*graph.Node) *graph.Node {
+		return ops.Mean(ops.CrossEntropy(in[0], in[1]))
+	}, logits, labels)
 }
 
 // BCEWithLogits returns the mean binary cross-entropy of targets y in

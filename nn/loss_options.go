@@ -278,9 +278,15 @@ func (l loss) broadcasts(what string, w, x *graph.Node) *graph.Node {
 	return nil
 }
 
-// reduce combines the per-element losses.
+// reduce combines the per-element losses. Their mean over an empty
+// batch is undefined: the loss's error, not Mean's.
 func (l loss) reduce(per *graph.Node) *graph.Node {
 	switch l.reduction {
+	case ReduceMean:
+		if graph.Poisoned(per) == nil && per.Type().Size() == 0 {
+			return l.fail([]*graph.Node{per}, "the mean of no losses is undefined (an empty batch: losses %v): "+
+				"WithReduction(ReduceSum) or ReduceNone takes it", per.Type())
+		}
 	case ReduceSum:
 		return ops.Sum(per)
 	case ReduceNone:

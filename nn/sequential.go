@@ -1,7 +1,6 @@
 package nn
 
 import (
-	"fmt"
 	"strconv"
 
 	"github.com/nabla-go/nabla/graph"
@@ -79,11 +78,6 @@ func (s *Sequential) members() []member {
 		out = append(out, member{name: name, kind: memberModule, module: l})
 	}
 	return out
-}
-
-// fail records a module's error on x's graph, naming the user's code.
-func fail(x *graph.Node, module, format string, args ...any) *graph.Node {
-	return x.Graph().Fail(&graph.Error{Op: "nn." + module, Err: fmt.Errorf(format, args...), Site: graph.CallerSite()})
 }
 
 // Tanh applies the hyperbolic tangent elementwise.

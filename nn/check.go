@@ -1,0 +1,68 @@
+package nn
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+
+	"github.com/nabla-go/nabla/graph"
+)
+
+// checked is build(inputs) for the function called name, which composes
+// ops: the ops' mistakes are its own. A nil input or inputs of different
+// graphs are name's error; so is what an op of the build refuses, tried
+// first on a scratch graph of inputs of the same types, so that the
+// error names name, the op and the caller's line, rather than the op
+// alone ("nabla: nn.MSE: Sub: dtypes differ: … at model.go:42"). names
+// name the inputs in messages.
+func checked(name string, names []string, build func(in []*graph.Node) *graph.Node, inputs ...*graph.Node) *graph.Node {
+	if bad := checkInputs(name, names, inputs); bad != nil {
+		return bad
+	}
+	scratch := graph.New()
+	trial := make([]*graph.Node, len(inputs))
+	for i, n := range inputs {
+		trial[i] = scratch.Input(strconv.Itoa(i), n.DType(), n.Shape()...)
+	}
+	if err := build(trial).Err(); err != nil {
+		var gerr *graph.Error
+		switch {
+		case errors.As(err, &gerr) && gerr.Op == "nn."+name: // its own, already
+			err = gerr.Err
+		case gerr != nil:
+			err = fmt.Errorf("%s: %w", gerr.Op, gerr.Err)
+		}
+		return fail(inputs[0], name, "%w", err)
+	}
+	return build(inputs)
+}
+
+// checkInputs returns the first of inputs that is poisoned, or name's
+// error for a nil input or for inputs of graphs not nested in one
+// another, recorded on the innermost of their graphs; nil when they are
+// healthy.
+func checkInputs(name string, names []string, inputs []*graph.Node) *graph.Node {
+	g := graph.Innermost(inputs...)
+	for i, n := range inputs {
+		switch {
+		case n == nil:
+			return failOn(g, name, "%s is nil", names[i])
+		case n.Err() != nil:
+			return n
+		case g == nil:
+			return fail(n, name, "the inputs belong to different graphs")
+		}
+	}
+	return nil
+}
+
+// fail records a module's error on x's graph, naming the user's code.
+func fail(x *graph.Node, module, format string, args ...any) *graph.Node {
+	return failOn(x.Graph(), module, format, args...)
+}
+
+// failOn records the error of the nn function or module called name on
+// g, naming the user's code.
+func failOn(g *graph.Graph, name, format string, args ...any) *graph.Node {
+	return g.Fail(&graph.Error{Op: "nn." + name, Err: fmt.Errorf(format, args...), Site: graph.CallerSite()})
+}
