@@ -212,5 +212,5 @@ func sameDraw(a, b *graph.Node) bool {
 // of loop (a node running it runs times) draws at the same step.
 func loopError(n, loop *graph.Node, runs int) error {
 	return fmt.Errorf("nabla: Compile: %v built at %s draws at the same step and stream at each of the %d steps of the %s built at %s, so every step repeats its draws: draw the noise outside the loop, with a leading axis of the steps, and pass it as a sequence, or draw at a step computed from a carry (or compile.WithFixedDraws() to repeat them on purpose)",
-		n, n.Site(), runs, loop.OpName(), loop.Site())
+		n, n.Site(), runs, loop.BuilderName(), loop.Site())
 }

@@ -47,7 +47,7 @@ func TestCompileRefusesRepeatedDrawsInBodies(t *testing.T) {
 				func(c []*graph.Node) []*graph.Node {
 					return []*graph.Node{ops.Add(c[0], gen.Uniform(graph.Float64, 3))}
 				}, []*graph.Node{g.Const(graph.NewDense(graph.Float64, 3))}, ops.MaxSteps(8))
-			return built{final, gen.Updates(), `^nabla: Compile: RandomUniform .* built at ` + site + ` draws at the same step and stream at each of the 8 steps of the Scan built at ` + site}
+			return built{final, gen.Updates(), `^nabla: Compile: RandomUniform .* built at ` + site + ` draws at the same step and stream at each of the 8 steps of the While built at ` + site}
 		},
 		"Checkpoint in a Scan body": func() built {
 			g := graph.New()

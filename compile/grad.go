@@ -139,7 +139,7 @@ func grad(caller string, ys, seeds, wrt []*graph.Node, opts []GradOption) (resul
 			case errors.As(err, &built):
 				// A node the gradient was built from failed: say which op's
 				// Backward built it, without a second prefix and site.
-				return nil, fail("Backward of %s: %s: %v", n.OpName(), built.Op, built.Err)
+				return nil, fail("Backward of %s: %s: %v", n.BuilderName(), built.Op, built.Err)
 			case err != nil:
 				return nil, fail("%v", err)
 			}
@@ -259,7 +259,7 @@ func backward(n *graph.Node, gradOuts []*graph.Node, needs []bool) (grads []*gra
 	ctx := graph.NewGradContext(n, needs).WithDifferentiator(differentiate)
 	defer func() {
 		if r := recover(); r != nil {
-			grads, err = nil, fmt.Errorf("Backward of %s panicked: %v", n.OpName(), r)
+			grads, err = nil, fmt.Errorf("Backward of %s panicked: %v", n.BuilderName(), r)
 		}
 	}()
 	switch op := n.Op().(type) {
@@ -278,10 +278,10 @@ func backward(n *graph.Node, gradOuts []*graph.Node, needs []bool) (grads []*gra
 		return nil, fmt.Errorf("op %s is not differentiable: it has no Backward", n.OpName())
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("Backward of %s: %v", n.OpName(), err)
+		return nil, fmt.Errorf("Backward of %s: %v", n.BuilderName(), err)
 	}
 	if len(grads) != len(n.Inputs()) {
-		return nil, fmt.Errorf("Backward of %s returned %d gradients for %d inputs: it must return one per input, nil for an input without one", n.OpName(), len(grads), len(n.Inputs()))
+		return nil, fmt.Errorf("Backward of %s returned %d gradients for %d inputs: it must return one per input, nil for an input without one", n.BuilderName(), len(grads), len(n.Inputs()))
 	}
 	return grads, nil
 }
@@ -299,16 +299,16 @@ func fitGradient(n *graph.Node, k int, gk *graph.Node) (*graph.Node, error) {
 		return nil, err
 	}
 	if gk.Graph() != n.Graph() {
-		return nil, fmt.Errorf("Backward of %s returned a gradient for input %d (%v) built in another graph: build it with ctx.Graph()", n.OpName(), k, gk)
+		return nil, fmt.Errorf("Backward of %s returned a gradient for input %d (%v) built in another graph: build it with ctx.Graph()", n.BuilderName(), k, gk)
 	}
 	if gk.DType() != in.DType() {
-		return nil, fmt.Errorf("Backward of %s returned a %v gradient for input %d of type %v", n.OpName(), gk.Type(), k, in.Type())
+		return nil, fmt.Errorf("Backward of %s returned a %v gradient for input %d of type %v", n.BuilderName(), gk.Type(), k, in.Type())
 	}
 	if gk.Type().Equal(in.Type()) {
 		return gk, nil
 	}
 	if b, err := graph.BroadcastShapes(in.Shape(), gk.Shape()); err != nil || !graph.TypeOf(in.DType(), b...).Equal(gk.Type()) {
-		return nil, fmt.Errorf("Backward of %s returned a %v gradient for input %d of type %v", n.OpName(), gk.Type(), k, in.Type())
+		return nil, fmt.Errorf("Backward of %s returned a %v gradient for input %d of type %v", n.BuilderName(), gk.Type(), k, in.Type())
 	}
 	return ops.SumTo(gk, in.Shape()...), nil
 }

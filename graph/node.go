@@ -87,6 +87,22 @@ func (n *Node) Outputs() []*Node {
 	return n.group
 }
 
+// BuilderName is the name of the function that built the node, for
+// messages about its place in the user's code: its op's Builder where the
+// op has one (ops.While builds a Scan op), else OpName.
+func (n *Node) BuilderName() string {
+	var op any
+	if n != nil && n.op != nil {
+		op = n.op
+	} else if n != nil {
+		op = n.multi
+	}
+	if b, ok := op.(Builder); ok && b.Builder() != "" {
+		return b.Builder()
+	}
+	return n.OpName()
+}
+
 // OpName is the name of the node's op, or its kind for a leaf.
 func (n *Node) OpName() string {
 	switch {

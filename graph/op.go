@@ -72,6 +72,15 @@ type MultiDifferentiable interface {
 	Backward(ctx *GradContext, gradOuts []*Node) []*Node
 }
 
+// Builder is implemented by ops (Op or MultiOp) that a function of
+// another name builds: ops.While builds its loop as a Scan op. Messages
+// placing a node in the user's code (Node.BuilderName) name the function
+// the user called.
+type Builder interface {
+	// Builder is the function's name, or "" for the op's own.
+	Builder() string
+}
+
 // InPlacer is implemented by ops whose kernel may write its output over one
 // of its inputs' buffers, sparing the memory of a fresh buffer. InPlace
 // returns that input's index, or -1 for none. Forward must then compute the

@@ -5,6 +5,7 @@ import (
 	"math"
 	"reflect"
 	"slices"
+	"strings"
 
 	"gorgonia.org/tensor"
 
@@ -22,6 +23,52 @@ func traceBody(body ScanBody, carry, x []*graph.Node) (newCarry, y []*graph.Node
 		}
 	}()
 	newCarry, y = body(carry, x)
+	return newCarry, y, nil
+}
+
+// tracedError is the error of a nested graph (a body's, a branch's) as
+// part of the error of the op holding it, which starts "nabla: " and ends
+// with the caller's line: its own "nabla: " is left out, and its line
+// where that is the caller's; a line of its own follows the op it names
+// ("Add at model.go:43: dtypes differ …"). It unwraps to the error.
+type tracedError struct {
+	msg string
+	err error
+}
+
+func (e *tracedError) Error() string { return e.msg }
+
+func (e *tracedError) Unwrap() error { return e.err }
+
+// traced is err, a nested graph's (or its function's: a panic), as the
+// error of the op holding it tells it (see tracedError).
+func traced(err error) error {
+	gerr, ok := err.(*graph.Error)
+	if !ok || gerr == nil {
+		return &tracedError{msg: strings.TrimPrefix(err.Error(), "nabla: "), err: err}
+	}
+	what := "unknown error"
+	if gerr.Err != nil {
+		what = gerr.Err.Error()
+	}
+	op := gerr.Op
+	if gerr.Site != "" && gerr.Site != graph.CallerSite() {
+		op += " at " + gerr.Site
+	}
+	return &tracedError{msg: op + ": " + what, err: err}
+}
+
+// traceIn is traceBody for a body named what ("body", "then branch")
+// traced in the nested graph sub: a panic, or an error the body's ops
+// record on sub, is an error saying what failed (see traced).
+func traceIn(sub *graph.Graph, what string, body ScanBody, carry, x []*graph.Node) (newCarry, y []*graph.Node, err error) {
+	newCarry, y, err = traceBody(body, carry, x)
+	if err == nil {
+		err = sub.Err()
+	}
+	if err != nil {
+		return newCarry, y, fmt.Errorf("%s: %w", what, traced(err))
+	}
 	return newCarry, y, nil
 }
 

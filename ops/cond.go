@@ -111,13 +111,10 @@ func (tr *condTracer) trace(operands []graph.Type) (op *condOp, outer []*graph.N
 		for i, t := range operands {
 			ins[i] = sub.Input(fmt.Sprintf("operand%d", i), t.DType, t.Shape...)
 		}
-		outs, _, terr := traceBody(func(c, _ []*graph.Node) ([]*graph.Node, []*graph.Node) { return branch(c), nil }, ins, nil)
+		outs, _, terr := traceIn(sub, name, func(c, _ []*graph.Node) ([]*graph.Node, []*graph.Node) { return branch(c), nil }, ins, nil)
 		returned = max(returned, len(outs))
-		if terr == nil {
-			terr = sub.Err()
-		}
 		if terr != nil {
-			return nil, nil, returned, fmt.Errorf("%s: %v", name, terr)
+			return nil, nil, returned, terr
 		}
 		outs = slices.Clone(outs)
 		if err := captureOutputs(sub, name, outs); err != nil {

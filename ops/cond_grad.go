@@ -59,7 +59,7 @@ func (op *condOp) Backward(ctx *graph.GradContext, gradOuts []*graph.Node) []*gr
 		if len(wrt) > 0 {
 			var err error
 			if grads, err = ctx.Differentiate(ys, seeds, wrt); err != nil {
-				ctx.Errorf("differentiating the %s branch: %v", branchNames[b], err)
+				ctx.Errorf("differentiating the %s branch: %w", branchNames[b], traced(err))
 				return nil
 			}
 		}
@@ -72,11 +72,11 @@ func (op *condOp) Backward(ctx *graph.GradContext, gradOuts []*graph.Node) []*gr
 			}
 		}
 		if err := captureOutputs(sub, "the gradient of the "+branchNames[b]+" branch", outs); err != nil {
-			ctx.Errorf("%v", err)
+			ctx.Errorf("%w", traced(err))
 			return nil
 		}
 		if err := sub.Err(); err != nil {
-			ctx.Errorf("differentiating the %s branch: %v", branchNames[b], err)
+			ctx.Errorf("differentiating the %s branch: %w", branchNames[b], traced(err))
 			return nil
 		}
 		o, captured := sub.Captures()
@@ -90,7 +90,7 @@ func (op *condOp) Backward(ctx *graph.GradContext, gradOuts []*graph.Node) []*gr
 	}
 	res := graph.ApplyMulti(back, append(in, outer...)...)
 	if err := res[0].Err(); err != nil {
-		ctx.Errorf("%v", err)
+		ctx.Errorf("%w", traced(err))
 		return nil
 	}
 	for n, i := range wanted {

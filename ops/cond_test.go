@@ -246,7 +246,7 @@ func TestCondErrors(t *testing.T) {
 			return ops.Cond(g.Input("p", graph.Float64), func(o []*graph.Node) []*graph.Node {
 				return []*graph.Node{ops.MatMul(o[0], o[0])}
 			}, same, []*graph.Node{g.Input("x", graph.Float64, 3)})
-		}, "then branch: nabla: MatMul"},
+		}, "then branch: MatMul at cond_test.go:"},
 		{"a branch makes an input", func(g *graph.Graph) []*graph.Node {
 			return ops.Cond(g.Input("p", graph.Float64), func(o []*graph.Node) []*graph.Node {
 				return []*graph.Node{ops.Add(o[0], o[0].Graph().Input("stray", graph.Float64, 3))}

@@ -212,8 +212,8 @@ func checkRootFunc(g *graph.Graph, fn string, F RootFunc, x graph.Type) error {
 	sub := g.NewSub()
 	in := sub.Input("x", x.DType, x.Shape...)
 	fx, err := traceRootFunc(F, in)
-	if err == nil {
-		err = sub.Err()
+	if serr := sub.Err(); serr != nil { // the cause of a poisoned result
+		return fmt.Errorf("%s: %w", fn, traced(serr))
 	}
 	if err != nil {
 		return fmt.Errorf("%s %v", fn, err)

@@ -25,6 +25,9 @@ type scanConfig struct {
 	until   bool // the last step output is zero at a fixed point (untilKept)
 	stop    bool // Until: the last step output is the predicate ending the loop
 	runs    bool // SeparateRuns
+	// builder names the function the user called where it is not Scan
+	// (While): see scanOp.Builder.
+	builder string
 }
 
 // Reverse runs the steps from the last to the first: step t still reads
@@ -172,12 +175,9 @@ func (tr *scanTracer) trace(init, xs []graph.Type) (*scanOp, []*graph.Node, erro
 		steps[i] = sub.Input(fmt.Sprintf("x%d", i), x.DType, x.Shape[1:]...)
 	}
 	marks := graphMarks(tr.graph)
-	newCarry, y, err := traceBody(tr.body, carries, steps)
-	if err == nil {
-		err = sub.Err()
-	}
+	newCarry, y, err := traceIn(sub, "body", tr.body, carries, steps)
 	if err != nil {
-		return nil, nil, fmt.Errorf("body: %v", err)
+		return nil, nil, err
 	}
 	if len(newCarry) != len(init) {
 		return nil, nil, fmt.Errorf("body returns %d carries for %d", len(newCarry), len(init))
@@ -198,7 +198,7 @@ func (tr *scanTracer) trace(init, xs []graph.Type) (*scanOp, []*graph.Node, erro
 	op := newScanOp(carries, steps, captured, outs[:len(init)], nil, outs[len(init):], T, tr.cfg.reverse)
 	op.tracer, op.outer = tr, outer
 	op.hoisted = hoistedDraws(marks, outer)
-	op.separate = tr.cfg.runs
+	op.separate, op.builder = tr.cfg.runs, tr.cfg.builder
 	if tr.cfg.until && len(y) > 0 {
 		op.until = len(y)
 	}
@@ -306,6 +306,9 @@ type scanOp struct {
 	// keeps the carries and sums, stores the carries as the step's
 	// history and zeros as its other outputs.
 	skipBy int
+	// builder is the function the user called, where it is not Scan: a
+	// While's loop.
+	builder string
 }
 
 // identityStep is step t of a loop whose body is the identity there (see
@@ -339,6 +342,9 @@ func (op *scanOp) Name() string {
 	}
 	return "Scan"
 }
+
+// Builder is "While" for a While's loop (graph.Builder), "" for a Scan.
+func (op *scanOp) Builder() string { return op.builder }
 
 // Subgraphs is the body, less the outputs pruned.
 func (op *scanOp) Subgraphs() []*graph.Subgraph {

@@ -86,6 +86,7 @@ func (op *scanOp) Batch(c *graph.BatchContext) []*graph.Node {
 	}
 	_, captured := sub.Captures()
 	loop := newScanOp(ins[:C], steps, captured, outs[:C], outs[C:C+A], outs[C+A:], op.steps, op.reverse)
+	loop.builder = op.builder
 	switch {
 	case skipB:
 		loop.skipBy = len(steps)

@@ -98,7 +98,7 @@ func (op *scanOp) Backward(ctx *graph.GradContext, gradOuts []*graph.Node) []*gr
 	}
 	grads, err := ctx.Differentiate(ys, seeds, wrt)
 	if err != nil {
-		ctx.Errorf("differentiating the body: %v", err)
+		ctx.Errorf("differentiating the body: %w", traced(err))
 		return nil
 	}
 	gCarry := grads[:len(floatCarries)]
@@ -132,7 +132,7 @@ func (op *scanOp) Backward(ctx *graph.GradContext, gradOuts []*graph.Node) []*gr
 		bSteps, bSeqs = append(bSteps, flagIn), append(bSeqs, flagSeq)
 	}
 	if err := sub.Err(); err != nil {
-		ctx.Errorf("differentiating the body: %v", err)
+		ctx.Errorf("differentiating the body: %w", traced(err))
 		return nil
 	}
 	outer, captured := sub.Captures()
@@ -142,7 +142,7 @@ func (op *scanOp) Backward(ctx *graph.GradContext, gradOuts []*graph.Node) []*gr
 	}
 	res := graph.ApplyMulti(back, append(append(append(carryInits, sumInits...), bSeqs...), outer...)...)
 	if err := res[0].Err(); err != nil {
-		ctx.Errorf("%v", err)
+		ctx.Errorf("%w", traced(err))
 		return nil
 	}
 	for n, c := range floatCarries {

@@ -99,7 +99,7 @@ func While(cond WhileCond, body WhileBody, init []*graph.Node, opts ...WhileOpti
 		return fail("%v", err)
 	}
 	stay := func(c []*graph.Node) []*graph.Node { return c }
-	final, _, steps = gatedScan(cond, CondBranch(body), stay, init, nil, scanConfig{steps: cfg.maxSteps, stepsOK: true})
+	final, _, steps = gatedScan(cond, CondBranch(body), stay, init, nil, scanConfig{steps: cfg.maxSteps, stepsOK: true, builder: "While"})
 	return final, steps
 }
 
@@ -122,15 +122,12 @@ func checkWhile(g *graph.Graph, cond WhileCond, body WhileBody, init []graph.Typ
 		carry[i] = sub.Input(fmt.Sprintf("carry%d", i), t.DType, t.Shape...)
 	}
 	var pred *graph.Node
-	_, _, err := traceBody(func(c, _ []*graph.Node) ([]*graph.Node, []*graph.Node) {
+	_, _, err := traceIn(sub, "cond", func(c, _ []*graph.Node) ([]*graph.Node, []*graph.Node) {
 		pred = cond(c)
 		return nil, nil
 	}, carry, nil)
-	if err == nil {
-		err = sub.Err()
-	}
 	if err != nil {
-		return fmt.Errorf("cond: %v", err)
+		return err
 	}
 	if err := captureOutputs(sub, "cond", []*graph.Node{pred}); err != nil {
 		return err
@@ -138,12 +135,9 @@ func checkWhile(g *graph.Graph, cond WhileCond, body WhileBody, init []graph.Typ
 	if pred.Type().Size() != 1 {
 		return fmt.Errorf("cond returns a node of type %v: it must hold one value", pred.Type())
 	}
-	next, _, err := traceBody(func(c, _ []*graph.Node) ([]*graph.Node, []*graph.Node) { return body(c), nil }, carry, nil)
-	if err == nil {
-		err = sub.Err()
-	}
+	next, _, err := traceIn(sub, "body", func(c, _ []*graph.Node) ([]*graph.Node, []*graph.Node) { return body(c), nil }, carry, nil)
 	if err != nil {
-		return fmt.Errorf("body: %v", err)
+		return err
 	}
 	if len(next) != len(init) {
 		return fmt.Errorf("body returns %d carries for %d", len(next), len(init))

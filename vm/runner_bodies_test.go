@@ -166,7 +166,7 @@ func TestRunnerRefusesBatchShapesInBodies(t *testing.T) {
 				return []*graph.Node{ops.Add(c[0], ops.Mean(ops.Add(c[0], p)))}
 			}, []*graph.Node{ops.Reshape(ops.Slice(x, 1, 0, 1), -1, 3)}, ops.MaxSteps(3))
 			return final
-		}, 1, []string{"Add at runner_bodies_test.go:166 (inside the Scan at runner_bodies_test.go:163)"}},
+		}, 1, []string{"Add at runner_bodies_test.go:166 (inside the While at runner_bodies_test.go:163)"}},
 		{"Reshape in a Scan", func(x, _ *graph.Node) []*graph.Node {
 			_, ys := ops.Scan(func(_, s []*graph.Node) ([]*graph.Node, []*graph.Node) {
 				return nil, []*graph.Node{ops.Reshape(s[0], 2, -1)}

@@ -34,7 +34,7 @@ func (r *Runner) checkLevel(nodes map[*graph.Node]*graph.Node, size int, inside 
 		} else {
 			where += ", inside the "
 		}
-		where += n.OpName() + " at " + n.Site()
+		where += n.BuilderName() + " at " + n.Site()
 		if i == len(inside)-1 {
 			where += ")"
 		}
