@@ -54,8 +54,8 @@ func NewMultivariateNormal(loc, scaleTril *graph.Node) MultivariateNormal {
 // positive-definite, whose Cholesky factors (ops.Cholesky) it holds; the
 // gradients with respect to cov are symmetric, as Cholesky's.
 func NewMultivariateNormalCovariance(loc, cov *graph.Node) MultivariateNormal {
-	if graph.Poisoned(cov) != nil {
-		return NewMultivariateNormal(loc, cov)
+	if b := newParams("NewMultivariateNormalCovariance", []string{"loc", "cov"}, loc, cov); b.bad != nil {
+		return MultivariateNormal{Loc: loc, ScaleTril: cov, batch: b}
 	}
 	return NewMultivariateNormal(loc, ops.Cholesky(cov))
 }

@@ -102,6 +102,70 @@ func (s site) String() string {
 	}
 }
 
+// calledFunction is the name of the function the user called, for an
+// error raised deep inside it, and the user's file:line, as CallerSite
+// names it. The function is the outermost of nabla's on the stack below
+// the user's frame (its caller's caller's, for Poisoned: the first frame
+// above graph), or, where there is none (a builder of the user's own
+// calling Poisoned), the first frame above graph's.
+func calledFunction() (name, site string) {
+	var buf [32]uintptr
+	n := runtime.Callers(3, buf[:]) // skip runtime.Callers, calledFunction and its caller in graph
+	frames := runtime.CallersFrames(buf[:n])
+	var first, outer string
+	for {
+		f, more := frames.Next()
+		if first == "" {
+			first = f.Function
+		}
+		runtimeFrame := strings.HasPrefix(f.Function, "runtime.") || strings.HasPrefix(f.Function, "testing.") ||
+			strings.HasPrefix(f.Function, "reflect.")
+		if f.File != "" && !runtimeFrame && !isLibraryFile(f.File) && !isHelper(f.Function) {
+			site = filepath.Base(f.File) + ":" + strconv.Itoa(f.Line)
+			break
+		}
+		if isLibraryFile(f.File) {
+			outer = f.Function
+		}
+		if !more {
+			break
+		}
+	}
+	if outer == "" {
+		outer = first
+	}
+	return funcName(outer), site
+}
+
+// funcName is a function's name as errors give it, from the runtime's
+// ("github.com/nabla-go/nabla/nn.(*Linear).Forward.func1"): its package's
+// name and its own, a method's with its type's ("nn.Linear.Forward"),
+// without closures' suffixes, and without the package for graph's and
+// ops' functions ("LogDet"), as their ops' names are.
+func funcName(full string) string {
+	name := full[strings.LastIndex(full, "/")+1:]
+	if i := strings.Index(name, "["); i >= 0 { // type parameters
+		if j := strings.LastIndex(name, "]"); j > i {
+			name = name[:i] + name[j+1:]
+		}
+	}
+	name = strings.NewReplacer("(*", "", "(", "", ")", "").Replace(name)
+	parts := strings.Split(name, ".")
+	for len(parts) > 2 && closure(parts[len(parts)-1]) {
+		parts = parts[:len(parts)-1]
+	}
+	if len(parts) > 1 && (parts[0] == "ops" || parts[0] == "graph") {
+		parts = parts[1:]
+	}
+	return strings.Join(parts, ".")
+}
+
+// closure reports whether part of a function's runtime name is a
+// closure's ("func1", "2", "gowrap1").
+func closure(part string) bool {
+	return strings.HasPrefix(part, "func") || strings.HasPrefix(part, "gowrap") || strings.Trim(part, "0123456789") == ""
+}
+
 // CallerSite returns the file:line of the first caller outside nabla's
 // packages and the functions marked by Helper, for errors raised by other
 // nabla packages (compile, vm, nn).

@@ -1,6 +1,7 @@
 package graph
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 
@@ -197,19 +198,23 @@ func (n *Node) String() string {
 
 // Poisoned returns the first of nodes that is nil or poisoned, as a poisoned
 // node carrying its error, or nil when all are healthy. Builders that look at
-// their inputs' shapes before calling Apply use it to short-circuit.
+// their inputs' shapes before calling Apply use it to short-circuit. A nil
+// node's error names the function the user called, as the outermost of
+// nabla's functions calling Poisoned (else the function calling it), and
+// the user's line: "nabla: LogDet: got a nil node for an input at
+// model.go:42".
 func Poisoned(nodes ...*Node) *Node {
 	for _, n := range nodes {
-		if n == nil || n.err != nil {
-			return n.poisoned()
+		if n == nil {
+			name, site := calledFunction()
+			return &Node{err: &Error{Op: name, Err: errNilInput, Site: site}}
+		}
+		if n.err != nil {
+			return n
 		}
 	}
 	return nil
 }
 
-func (n *Node) poisoned() *Node {
-	if n == nil {
-		return &Node{err: fmt.Errorf("nabla: nil node")}
-	}
-	return n
-}
+// errNilInput is what Poisoned says of a nil node.
+var errNilInput = errors.New("got a nil node for an input")

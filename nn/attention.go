@@ -106,6 +106,9 @@ func (a *MultiheadAttention) Attend(q, k, v, keep *graph.Node, causal bool) *gra
 	if a == nil {
 		return fail(q, "MultiheadAttention", "the module is nil")
 	}
+	if bad := checkInputs("MultiheadAttention", []string{"q", "k", "v"}, []*graph.Node{q, k, v}); bad != nil {
+		return bad
+	}
 	return inScope(q, a.name, func() *graph.Node {
 		e, h := a.embed, a.heads
 		for _, x := range []*graph.Node{q, k, v} {

@@ -129,6 +129,10 @@ func (r *recurrent) run(x *graph.Node, init []*graph.Node) (out *graph.Node, fin
 	if p := firstPoisoned(append([]*graph.Node{x, r.Layers[0].WeightIH}, init...)); p != nil {
 		return p, repeat(p, states)
 	}
+	if x == nil {
+		p := nilInput(r.Layers[0], r.typeName, r.name)
+		return p, repeat(p, states)
+	}
 	defer x.Graph().Scope(r.name)()
 	failed := func(format string, args ...any) (*graph.Node, []*graph.Node) {
 		p := fail(x, r.typeName, "%q: "+format, append([]any{r.name}, args...)...)

@@ -175,6 +175,9 @@ func (c *cell) run(w RecurrentWeights, x *graph.Node, state []*graph.Node) []*gr
 	if p := firstPoisoned(append([]*graph.Node{x, w.WeightIH}, state...)); p != nil {
 		return repeat(p, len(state))
 	}
+	if x == nil {
+		return repeat(nilInput(w, c.typeName, c.name), len(state))
+	}
 	defer x.Graph().Scope(c.name)()
 	rank := x.Type().Rank()
 	if rank < 1 || rank > 2 || x.Shape()[rank-1] != c.in {
@@ -345,3 +348,10 @@ func (c *GRUCell) Forward(x *graph.Node) *graph.Node { return c.Step(x, nil) }
 
 // String prints the module as PyTorch does (see Format).
 func (c *GRUCell) String() string { return Format(c) }
+
+// nilInput is the error of the recurrent module called name, of type
+// typeName and weights w, given a nil input, recorded on the weights'
+// graph.
+func nilInput(w RecurrentWeights, typeName, name string) *graph.Node {
+	return failOn(w.WeightIH.Graph(), typeName, "%q: the input is nil", name)
+}
