@@ -1,8 +1,10 @@
 package onnx_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -135,4 +137,77 @@ func TestGatherEmpty(t *testing.T) {
 			t.Errorf("%s: ONNX Runtime's shape %v, want %v", c.name, byORT["y"].Shape(), c.want)
 		}
 	}
+}
+
+// TestFloatIndicesRefused imports models whose indices are floats, an
+// initializer or a graph input: ONNX allows int32 and int64 indices alone
+// (the ops' type constraint Tind), and Import read a float index as the
+// integer it truncates to. Each is an error naming the node; int64
+// indices import.
+func TestFloatIndicesRefused(t *testing.T) {
+	f32 := onnxpb.TensorProto_FLOAT
+	model := func(op string, idxType onnxpb.TensorProto_DataType, initializer bool, in ...string) []byte {
+		g := &onnxpb.GraphProto{Name: proto.String("m"), Input: []*onnxpb.ValueInfoProto{tensorInfo("data", f32, 3, 1)}}
+		if initializer {
+			idx := &onnxpb.TensorProto{Name: proto.String("idx"), DataType: proto.Int32(int32(idxType)), Dims: []int64{2, 1}}
+			if idxType == f32 {
+				idx.FloatData = []float32{0, 2}
+			} else {
+				idx.Int64Data = []int64{0, 2}
+			}
+			g.Initializer = []*onnxpb.TensorProto{idx}
+		} else {
+			g.Input = append(g.Input, tensorInfo("idx", idxType, 2, 1))
+		}
+		g.Node = []*onnxpb.NodeProto{{Name: proto.String("pick"), OpType: proto.String(op), Input: in, Output: []string{"y"}}}
+		g.Output = []*onnxpb.ValueInfoProto{{Name: proto.String("y")}}
+		data, err := proto.Marshal(&onnxpb.ModelProto{IrVersion: proto.Int64(8), OpsetImport: []*onnxpb.OperatorSetIdProto{{Version: proto.Int64(17)}}, Graph: g})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return data
+	}
+	for _, c := range []struct {
+		op   string
+		in   []string
+		want string
+	}{
+		{"Gather", []string{"data", "idx"}, `node "pick" (Gather), opset 17: indices are float32(2,1): ONNX allows int32 or int64 indices only`},
+		{"GatherElements", []string{"data", "idx"}, `node "pick" (GatherElements), opset 17: indices are float32(2,1): ONNX allows int32 or int64 indices only`},
+		{"ScatterND", []string{"data", "idx", "data"}, `node "pick" (ScatterND), opset 17: indices are float32(2,1): ONNX allows int32 or int64 indices only`},
+	} {
+		for _, initializer := range []bool{true, false} {
+			line, err := importAt(model(c.op, f32, initializer, c.in...))
+			if want := "nabla: onnx.Import: " + c.want + " at " + line; err == nil || err.Error() != want {
+				t.Errorf("%s (an initializer: %v): got %v, want %s", c.op, initializer, err, want)
+			}
+		}
+		if c.op == "ScatterND" { // its updates' shape would differ
+			continue
+		}
+		if _, err := onnx.Import(model(c.op, onnxpb.TensorProto_INT64, true, c.in...), onnx.Options{}); err != nil {
+			t.Errorf("%s with int64 indices: %v", c.op, err)
+		}
+	}
+	// NegativeLogLikelihoodLoss's target classes are Tind too.
+	g := &onnxpb.GraphProto{Name: proto.String("nll"), Input: []*onnxpb.ValueInfoProto{tensorInfo("x", f32, 2, 3), tensorInfo("t", f32, 2)}}
+	g.Node = []*onnxpb.NodeProto{{Name: proto.String("loss"), OpType: proto.String("NegativeLogLikelihoodLoss"), Input: []string{"x", "t"}, Output: []string{"y"}}}
+	g.Output = []*onnxpb.ValueInfoProto{{Name: proto.String("y")}}
+	data, err := proto.Marshal(&onnxpb.ModelProto{IrVersion: proto.Int64(8), OpsetImport: []*onnxpb.OperatorSetIdProto{{Version: proto.Int64(17)}}, Graph: g})
+	if err != nil {
+		t.Fatal(err)
+	}
+	line, err := importAt(data)
+	want := `nabla: onnx.Import: node "loss" (NegativeLogLikelihoodLoss), opset 17: target classes are float32(2): ONNX allows int32 or int64 target classes only at ` + line
+	if err == nil || err.Error() != want {
+		t.Errorf("NegativeLogLikelihoodLoss: got %v, want %s", err, want)
+	}
+}
+
+// importAt imports data and returns the file:line of the call, which
+// Import's error names, and the error.
+func importAt(data []byte) (string, error) {
+	_, err := onnx.Import(data, onnx.Options{})
+	_, file, line, _ := runtime.Caller(0)
+	return fmt.Sprintf("%s:%d", filepath.Base(file), line-1), err
 }

@@ -171,6 +171,17 @@ func importOneHot(c *nodeContext) (*graph.Node, error) {
 	}), nil
 }
 
+// checkIndices refuses indices (named what) that are not integers: ONNX
+// allows int32 and int64 alone (Gather's, GatherElements' and
+// ScatterND's indices, NegativeLogLikelihoodLoss's target), and a float
+// index would be truncated silently.
+func checkIndices(what string, idx *graph.Node) error {
+	if !graph.IsInteger(idx.DType()) {
+		return fmt.Errorf("%s are %v: ONNX allows int32 or int64 %s only", what, idx.Type(), what)
+	}
+	return nil
+}
+
 // importGatherElements picks data's elements along axis at indices, as a
 // sum of data times a one-hot mask, so that it differentiates.
 func importGatherElements(c *nodeContext) (*graph.Node, error) {
@@ -179,6 +190,9 @@ func importGatherElements(c *nodeContext) (*graph.Node, error) {
 		return nil, err
 	}
 	data, indices := in[0], in[1]
+	if err := checkIndices("indices", indices); err != nil {
+		return nil, err
+	}
 	rank := data.Type().Rank()
 	axis, err := graph.NormalizeAxis(c.attrInt("axis", 0), max(rank, 1))
 	if err != nil {
@@ -276,6 +290,9 @@ func importScatterND(c *nodeContext) (*graph.Node, error) {
 		return nil, err
 	}
 	data, indices, updates := in[0], in[1], in[2]
+	if err := checkIndices("indices", indices); err != nil {
+		return nil, err
+	}
 	ri := indices.Type().Rank()
 	if ri == 0 || indices.Shape()[ri-1] != 1 || data.Type().Rank() == 0 {
 		return nil, unsupported("indices %v: only rows of data (indices of shape (..., 1))", indices.Type())

@@ -36,6 +36,9 @@ func init() {
 // (the sum over the sum of the weights that count). The class is picked
 // with a one-hot mask, so that the loss differentiates with respect to x.
 func nllLoss(c *nodeContext, x, target *graph.Node) (*graph.Node, error) {
+	if err := checkIndices("target classes", target); err != nil {
+		return nil, err
+	}
 	r := x.Type().Rank()
 	if r < 2 || target.Type().Rank() != r-1 {
 		return nil, fmt.Errorf("input %v and target %v: want (N,C,d...) and (N,d...)", x.Type(), target.Type())

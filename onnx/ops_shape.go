@@ -365,6 +365,9 @@ func importGather(c *nodeContext) (*graph.Node, error) {
 		return nil, err
 	}
 	x, idx := in[0], in[1]
+	if err := checkIndices("indices", idx); err != nil {
+		return nil, err
+	}
 	axis, err := graph.NormalizeAxis(c.attrInt("axis", 0), max(x.Type().Rank(), 1))
 	if err != nil {
 		return nil, err
@@ -394,7 +397,7 @@ func importGather(c *nodeContext) (*graph.Node, error) {
 			return nil, err
 		}
 		idx = c.g().Const(t)
-	} else if graph.IsInteger(idx.DType()) { // negative indices count from the end
+	} else { // negative indices count from the end
 		f := ops.Cast(idx, graph.Float64)
 		idx = ops.Cast(ops.Where(ops.Less(f, scalar(f, 0)), ops.Add(f, scalar(f, float64(n))), f), idx.DType())
 	}
