@@ -32,7 +32,7 @@ func checked(name string, names []string, build func(in []*graph.Node) *graph.No
 		case gerr != nil:
 			err = fmt.Errorf("%s: %w", gerr.Op, gerr.Err)
 		}
-		return fail(inputs[0], name, "%w", err)
+		return failOn(graph.Innermost(inputs...), name, "%w", err)
 	}
 	return build(inputs)
 }
