@@ -8,6 +8,7 @@ import (
 
 	"github.com/nabla-go/nabla/graph"
 	"github.com/nabla-go/nabla/nn"
+	"github.com/nabla-go/nabla/ops"
 )
 
 // lineAt is the file:line of the caller's line plus delta, as errors name
@@ -112,4 +113,17 @@ func TestComposedErrorsNameTheFunction(t *testing.T) {
 	att, line = nn.ScaledDotProductAttention(q, k, q, nil, true), lineAt(0)
 	requireError(t, att, g, "nabla: nn.ScaledDotProductAttention: MatMul: dtypes differ: float64(1,2,4) and float32(1,2,4): "+
 		"convert one with ops.Cast at "+line)
+}
+
+// A composed function given nodes of a body and of the graph enclosing it
+// builds, as the ops do: the graphs are nested, not unrelated.
+func TestComposedFunctionsInBodies(t *testing.T) {
+	g := graph.New()
+	y := g.Input("y", graph.Float64, 3)
+	_, ys := ops.Scan(func(c, _ []*graph.Node) ([]*graph.Node, []*graph.Node) {
+		return c, []*graph.Node{nn.MSE(c[0], y), nn.MSE(y, c[0])}
+	}, []*graph.Node{g.Input("x", graph.Float64, 3)}, nil, ops.Steps(2))
+	if err := g.Err(); err != nil || ys[0].Err() != nil {
+		t.Fatalf("MSE of a body's node and an enclosing graph's: %v", err)
+	}
 }
