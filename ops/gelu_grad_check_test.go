@@ -18,11 +18,7 @@ import (
 func TestGELUDerivDerivatives(t *testing.T) {
 	rng := rand.New(rand.NewPCG(8, 8))
 	random := func(shape ...int) *tensor.Dense {
-		d := graph.NewDense(graph.Float64, shape...)
-		for i := range d.Float64s() {
-			d.Float64s()[i] = rng.Float64()*8 - 4
-		}
-		return d
+		return ops.UniformDense(rng, -4, 4, graph.Float64, shape...)
 	}
 	for _, shape := range [][]int{{7}, {2, 3}} {
 		in := []*tensor.Dense{random(shape...)}

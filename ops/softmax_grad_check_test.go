@@ -18,11 +18,7 @@ import (
 func TestSoftmaxGradDerivatives(t *testing.T) {
 	rng := rand.New(rand.NewPCG(6, 6))
 	random := func(shape ...int) *tensor.Dense {
-		d := graph.NewDense(graph.Float64, shape...)
-		for i := range d.Float64s() {
-			d.Float64s()[i] = rng.Float64()*2 - 1
-		}
-		return d
+		return ops.UniformDense(rng, -1, 1, graph.Float64, shape...)
 	}
 	for _, shape := range [][]int{{5}, {2, 3}, {2, 1, 4}} {
 		in := []*tensor.Dense{random(shape...), random(shape...)}
