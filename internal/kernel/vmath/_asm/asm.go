@@ -399,37 +399,59 @@ func ior(a VecVirtual, b Op) VecVirtual {
 // A lanes mask is a vector of all-ones or zero lanes (AVX2) or an opmask
 // register (wide).
 
+// precision holds the instructions of one element width: the PD forms
+// for float64 lanes, the PS forms for float32 lanes (VCMPPS's predicates
+// are VCMPPD's).
+type precision struct {
+	vcmp, vblendm, vand func(...Op)
+	vblendv             func(mask, t, f, r Op)
+	vmovz               func(v, mask, r Op)
+}
+
+var (
+	pd = precision{vcmp: VCMPPD, vblendm: VBLENDMPD, vand: VANDPD, vblendv: VBLENDVPD, vmovz: VMOVUPD_Z}
+	ps = precision{vcmp: VCMPPS, vblendm: VBLENDMPS, vand: VANDPS, vblendv: VBLENDVPS, vmovz: VMOVUPS_Z}
+)
+
+// cmp, blend and pick are the float64 lanes' helpers, and cmp32, blend32
+// and pick32 the float32 lanes' (precision's methods).
+var (
+	cmp, blend, pick       = pd.cmp, pd.blend, pd.pick
+	cmp32, blend32, pick32 = ps.cmp, ps.blend, ps.pick
+)
+
 // cmp returns the lanes mask of a pred b.
-func cmp(pred uint8, a VecVirtual, b Op) Register {
+func (p precision) cmp(pred uint8, a VecVirtual, b Op) Register {
 	if wide {
 		m := K()
-		VCMPPD(Imm(uint64(pred)), b, a, m)
+		p.vcmp(Imm(uint64(pred)), b, a, m)
 		return m
 	}
 	r := YMM()
-	VCMPPD(Imm(uint64(pred)), b, a, r)
+	p.vcmp(Imm(uint64(pred)), b, a, r)
 	return r
 }
 
 // blend returns mask ? t : f lane by lane.
-func blend(mask Register, t Op, f VecVirtual) VecVirtual {
+func (p precision) blend(mask Register, t Op, f VecVirtual) VecVirtual {
 	r := vec()
 	if wide {
-		VBLENDMPD(t, f, mask, r)
+		p.vblendm(t, f, mask, r)
 	} else {
-		VBLENDVPD(mask, t, f, r)
+		p.vblendv(mask, t, f, r)
 	}
 	return r
 }
 
 // pick returns mask ? v : 0 lane by lane.
-func pick(mask Register, v Op) VecVirtual {
+func (p precision) pick(mask Register, v Op) VecVirtual {
+	r := vec()
 	if wide {
-		r := vec()
-		VMOVUPD_Z(v, mask, r)
-		return r
+		p.vmovz(v, mask, r)
+	} else {
+		p.vand(v, mask.(VecVirtual), r)
 	}
-	return and(mask.(VecVirtual), v)
+	return r
 }
 
 // both returns the lanes mask of a and b.

@@ -79,42 +79,6 @@ func add32(a VecVirtual, b Op) VecVirtual { r := vec(); VADDPS(b, a, r); return 
 func sub32(a VecVirtual, b Op) VecVirtual { r := vec(); VSUBPS(b, a, r); return r }
 func mul32(a VecVirtual, b Op) VecVirtual { r := vec(); VMULPS(b, a, r); return r }
 
-// cmp32 returns the lanes mask of a pred b (VCMPPS's predicates are
-// VCMPPD's).
-func cmp32(pred uint8, a VecVirtual, b Op) Register {
-	if wide {
-		m := K()
-		VCMPPS(Imm(uint64(pred)), b, a, m)
-		return m
-	}
-	m := YMM()
-	VCMPPS(Imm(uint64(pred)), b, a, m)
-	return m
-}
-
-// blend32 returns mask ? t : f lane by lane.
-func blend32(mask Register, t Op, f VecVirtual) VecVirtual {
-	r := vec()
-	if wide {
-		VBLENDMPS(t, f, mask, r)
-	} else {
-		VBLENDVPS(mask, t, f, r)
-	}
-	return r
-}
-
-// pick32 returns mask ? v : 0 lane by lane.
-func pick32(mask Register, v Op) VecVirtual {
-	if wide {
-		r := vec()
-		VMOVUPS_Z(v, mask, r)
-		return r
-	}
-	r := vec()
-	VANDPS(v, mask.(VecVirtual), r)
-	return r
-}
-
 // horner32 returns c[0]·z^(n-1) + … + c[n-1].
 func horner32(z VecVirtual, c []float32) VecVirtual {
 	acc := k32reg(c[0])
