@@ -139,29 +139,7 @@ func vec() VecVirtual {
 func kernel64(fn string, body func(x VecVirtual) VecVirtual) {
 	kernel(fn+"64"+isa(), "func(dst, src []float64)",
 		fmt.Sprintf("sets dst[i] = %s(src[i]) for each i of dst, %d at a time.", fn, lanes()),
-		lanes(), 8, tailMaskReg,
-		func(src Mem, mask Register) VecVirtual {
-			x := vec()
-			switch {
-			case mask == nil:
-				VMOVUPD(src, x)
-			case wide:
-				VMOVUPD_Z(src, mask, x)
-			default:
-				VMASKMOVPD(src, mask, x)
-			}
-			return x
-		},
-		func(y VecVirtual, dst Mem, mask Register) {
-			switch {
-			case mask == nil:
-				VMOVUPD(y, dst)
-			case wide:
-				VMOVUPD(y, mask, dst)
-			default:
-				VMASKMOVPD(y, mask, dst)
-			}
-		}, body)
+		lanes(), 8, tailMaskReg, pd.load, pd.store, body)
 }
 
 // kernel32 emits func fn32<isa>(dst, src []float32): lanes() elements at
@@ -403,15 +381,44 @@ func ior(a VecVirtual, b Op) VecVirtual {
 // for float64 lanes, the PS forms for float32 lanes (VCMPPS's predicates
 // are VCMPPD's).
 type precision struct {
-	vcmp, vblendm, vand func(...Op)
-	vblendv             func(mask, t, f, r Op)
-	vmovz               func(v, mask, r Op)
+	vmov, vcmp, vblendm, vand func(...Op)
+	vblendv                   func(mask, t, f, r Op)
+	vmovz, vmaskmov           func(v, mask, r Op)
 }
 
 var (
-	pd = precision{vcmp: VCMPPD, vblendm: VBLENDMPD, vand: VANDPD, vblendv: VBLENDVPD, vmovz: VMOVUPD_Z}
-	ps = precision{vcmp: VCMPPS, vblendm: VBLENDMPS, vand: VANDPS, vblendv: VBLENDVPS, vmovz: VMOVUPS_Z}
+	pd = precision{vmov: VMOVUPD, vcmp: VCMPPD, vblendm: VBLENDMPD, vand: VANDPD,
+		vblendv: VBLENDVPD, vmovz: VMOVUPD_Z, vmaskmov: VMASKMOVPD}
+	ps = precision{vmov: VMOVUPS, vcmp: VCMPPS, vblendm: VBLENDMPS, vand: VANDPS,
+		vblendv: VBLENDVPS, vmovz: VMOVUPS_Z, vmaskmov: VMASKMOVPS}
 )
+
+// load returns the lanes at src, those of mask only where mask is not
+// nil (the others zero with wide), and store writes y's lanes to dst
+// likewise: kernel's load and store for lanes of the element width.
+func (p precision) load(src Mem, mask Register) VecVirtual {
+	x := vec()
+	switch {
+	case mask == nil:
+		p.vmov(src, x)
+	case wide:
+		p.vmovz(src, mask, x)
+	default:
+		p.vmaskmov(src, mask, x)
+	}
+	return x
+}
+
+func (p precision) store(y VecVirtual, dst Mem, mask Register) {
+	switch {
+	case mask == nil:
+		p.vmov(y, dst)
+	case wide:
+		p.vmov(y, mask, dst)
+	default:
+		p.vmaskmov(y, mask, dst)
+	}
+}
 
 // cmp, blend and pick are the float64 lanes' helpers, and cmp32, blend32
 // and pick32 the float32 lanes' (precision's methods).

@@ -48,29 +48,7 @@ func native32(fn string, body func(x VecVirtual) VecVirtual) {
 	n := 2 * lanes()
 	kernel(fn+"32"+isa(), "func(dst, src []float32)",
 		fmt.Sprintf("sets dst[i] = %s(src[i]) for each i of dst, %d at a time, in float32.", fn, n),
-		n, 4, tailMaskReg,
-		func(src Mem, mask Register) VecVirtual {
-			x := vec()
-			switch {
-			case mask == nil:
-				VMOVUPS(src, x)
-			case wide:
-				VMOVUPS_Z(src, mask, x)
-			default:
-				VMASKMOVPS(src, mask, x)
-			}
-			return x
-		},
-		func(y VecVirtual, dst Mem, mask Register) {
-			switch {
-			case mask == nil:
-				VMOVUPS(y, dst)
-			case wide:
-				VMOVUPS(y, mask, dst)
-			default:
-				VMASKMOVPS(y, mask, dst)
-			}
-		}, body)
+		n, 4, tailMaskReg, ps.load, ps.store, body)
 }
 
 // The float32 helpers: each returns a new register; b may be memory.
