@@ -328,15 +328,23 @@ func microKernel(v isa, d dtype, mr, nv int, strided, direct, transA bool) {
 	RET()
 }
 
+// vectorText begins the routine name of signature sig over n elements
+// of x and y, documented as "name doc", and loads n, x and y.
+func vectorText(name, sig, doc string) (n, x, y reg.Register) {
+	TEXT(name, NOSPLIT, sig)
+	Pragma("noescape")
+	Doc(name + " " + doc)
+	n = Load(Param("n"), GP64())
+	x = Load(Param("x"), GP64())
+	y = Load(Param("y"), GP64())
+	return n, x, y
+}
+
 // dot generates x·y over n elements with four vector accumulators.
 func dot(d dtype) {
 	name := fmt.Sprintf("dot%sAVX2", d.name)
-	TEXT(name, NOSPLIT, fmt.Sprintf("func(n int, x, y *%s) %s", d.gotyp, d.gotyp))
-	Pragma("noescape")
-	Doc(fmt.Sprintf("%s returns the dot product of x[:n] and y[:n].", name))
-	n := Load(Param("n"), GP64())
-	x := Load(Param("x"), GP64())
-	y := Load(Param("y"), GP64())
+	n, x, y := vectorText(name, fmt.Sprintf("func(n int, x, y *%s) %s", d.gotyp, d.gotyp),
+		"returns the dot product of x[:n] and y[:n].")
 	acc := []reg.VecVirtual{YMM(), YMM(), YMM(), YMM()}
 	for _, r := range acc {
 		d.xor(r, r, r)
@@ -372,12 +380,8 @@ func dot(d dtype) {
 // axpy generates y[:n] += alpha·x[:n].
 func axpy(d dtype) {
 	name := fmt.Sprintf("axpy%sAVX2", d.name)
-	TEXT(name, NOSPLIT, fmt.Sprintf("func(n int, alpha %s, x, y *%s)", d.gotyp, d.gotyp))
-	Pragma("noescape")
-	Doc(fmt.Sprintf("%s adds alpha·x[:n] to y[:n].", name))
-	n := Load(Param("n"), GP64())
-	x := Load(Param("x"), GP64())
-	y := Load(Param("y"), GP64())
+	n, x, y := vectorText(name, fmt.Sprintf("func(n int, alpha %s, x, y *%s)", d.gotyp, d.gotyp),
+		"adds alpha·x[:n] to y[:n].")
 	al := YMM()
 	d.bcast(Load(Param("alpha"), XMM()), al)
 	t := []reg.VecVirtual{YMM(), YMM(), YMM(), YMM()}
