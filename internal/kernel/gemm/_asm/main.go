@@ -329,7 +329,8 @@ func microKernel(v isa, d dtype, mr, nv int, strided, direct, transA bool) {
 }
 
 // vectorText begins the routine name of signature sig over n elements
-// of x and y, documented as "name doc", and loads n, x and y.
+// of x and y (and perhaps more), documented as "name doc", and loads n,
+// x and y.
 func vectorText(name, sig, doc string) (n, x, y reg.Register) {
 	TEXT(name, NOSPLIT, sig)
 	Pragma("noescape")
@@ -507,12 +508,8 @@ func hsum(d dtype, s, t reg.VecVirtual) {
 // vector width; the caller does the rest.
 func axpy4(d dtype) {
 	name := fmt.Sprintf("axpy4%sAVX2", d.name)
-	TEXT(name, NOSPLIT, fmt.Sprintf("func(n int, x, a *%s, lda int, y *%s)", d.gotyp, d.gotyp))
-	Pragma("noescape")
-	Doc(fmt.Sprintf("%s adds x[r]·(row r of a, lda elements apart) to y for r < 4, over n elements, a multiple of %d.", name, d.lanes))
-	n := Load(Param("n"), GP64())
-	xp := Load(Param("x"), GP64())
-	y := Load(Param("y"), GP64())
+	n, xp, y := vectorText(name, fmt.Sprintf("func(n int, x, a *%s, lda int, y *%s)", d.gotyp, d.gotyp),
+		fmt.Sprintf("adds x[r]·(row r of a, lda elements apart) to y for r < 4, over n elements, a multiple of %d.", d.lanes))
 	rows := rows4(d)
 	xs := make([]reg.VecVirtual, 4)
 	for r := range xs {
