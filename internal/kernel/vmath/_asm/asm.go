@@ -332,28 +332,6 @@ func sub(a VecVirtual, b Op) VecVirtual { r := vec(); VSUBPD(b, a, r); return r 
 func mul(a VecVirtual, b Op) VecVirtual { r := vec(); VMULPD(b, a, r); return r }
 func div(a VecVirtual, b Op) VecVirtual { r := vec(); VDIVPD(b, a, r); return r }
 
-// and and or are bitwise; with wide they are the integer forms, which
-// AVX512F has (VANDPD on ZMM needs AVX512DQ).
-func and(a VecVirtual, b Op) VecVirtual {
-	r := vec()
-	if wide {
-		VPANDQ(b, a, r)
-	} else {
-		VANDPD(b, a, r)
-	}
-	return r
-}
-
-func or(a VecVirtual, b Op) VecVirtual {
-	r := vec()
-	if wide {
-		VPORQ(b, a, r)
-	} else {
-		VORPD(b, a, r)
-	}
-	return r
-}
-
 // iand and ior are and and or in the integer domain (VPAND and VPOR
 // with AVX2), for integer operands.
 func iand(a VecVirtual, b Op) VecVirtual {
@@ -378,20 +356,50 @@ func ior(a VecVirtual, b Op) VecVirtual {
 // register (wide).
 
 // precision holds the instructions of one element width: the PD forms
-// for float64 lanes, the PS forms for float32 lanes (VCMPPS's predicates
-// are VCMPPD's).
+// (and quadword integer ones) for float64 lanes, the PS forms (and
+// doubleword ones) for float32 lanes (VCMPPS's predicates are VCMPPD's).
 type precision struct {
-	vmov, vcmp, vblendm, vand func(...Op)
-	vblendv                   func(mask, t, f, r Op)
-	vmovz, vmaskmov           func(v, mask, r Op)
+	vmov, vcmp, vblendm, vand, vpand, vor, vpor func(...Op)
+	vblendv                                     func(mask, t, f, r Op)
+	vmovz, vmaskmov                             func(v, mask, r Op)
 }
 
 var (
-	pd = precision{vmov: VMOVUPD, vcmp: VCMPPD, vblendm: VBLENDMPD, vand: VANDPD,
+	pd = precision{vmov: VMOVUPD, vcmp: VCMPPD, vblendm: VBLENDMPD,
+		vand: VANDPD, vpand: VPANDQ, vor: VORPD, vpor: VPORQ,
 		vblendv: VBLENDVPD, vmovz: VMOVUPD_Z, vmaskmov: VMASKMOVPD}
-	ps = precision{vmov: VMOVUPS, vcmp: VCMPPS, vblendm: VBLENDMPS, vand: VANDPS,
+	ps = precision{vmov: VMOVUPS, vcmp: VCMPPS, vblendm: VBLENDMPS,
+		vand: VANDPS, vpand: VPANDD, vor: VORPS, vpor: VPORD,
 		vblendv: VBLENDVPS, vmovz: VMOVUPS_Z, vmaskmov: VMASKMOVPS}
 )
+
+// and and or are bitwise; with wide they are the integer forms, which
+// AVX512F has (VANDPD and VANDPS on ZMM need AVX512DQ). and32 and or32
+// are those of float32 lanes.
+var (
+	and, or     = pd.and, pd.or
+	and32, or32 = ps.and, ps.or
+)
+
+func (p precision) and(a VecVirtual, b Op) VecVirtual {
+	r := vec()
+	if wide {
+		p.vpand(b, a, r)
+	} else {
+		p.vand(b, a, r)
+	}
+	return r
+}
+
+func (p precision) or(a VecVirtual, b Op) VecVirtual {
+	r := vec()
+	if wide {
+		p.vpor(b, a, r)
+	} else {
+		p.vor(b, a, r)
+	}
+	return r
+}
 
 // load returns the lanes at src, those of mask only where mask is not
 // nil (the others zero with wide), and store writes y's lanes to dst

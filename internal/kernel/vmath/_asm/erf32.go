@@ -129,28 +129,7 @@ func geluDeriv32Vec(x VecVirtual) VecVirtual {
 	return m
 }
 
-// abs32 is |x|, sign32 x's sign bit, or32 a|b; the integer forms with
-// wide (AVX512F lacks VANDPS on ZMM).
+// abs32 is |x|, sign32 x's sign bit (and32: the integer form with wide).
 func abs32(x VecVirtual) VecVirtual { return and32(x, broadcast(0x7fffffff, 4)) }
 
 func sign32(x VecVirtual) VecVirtual { return and32(x, broadcast(0x80000000, 4)) }
-
-func and32(a VecVirtual, b Op) VecVirtual {
-	r := vec()
-	if wide {
-		VPANDD(b, a, r)
-	} else {
-		VANDPS(b, a, r)
-	}
-	return r
-}
-
-func or32(a VecVirtual, b Op) VecVirtual {
-	r := vec()
-	if wide {
-		VPORD(b, a, r)
-	} else {
-		VORPS(b, a, r)
-	}
-	return r
-}
