@@ -37,12 +37,7 @@ func TestGradientProgramExports(t *testing.T) {
 	g := graph.New()
 	x, y := mlp(g, r, graph.Float64)
 	loss := ops.Mean(ops.Square(y))
-	var params []*graph.Node
-	for _, n := range g.Nodes() {
-		if n.Kind() == graph.KindParam {
-			params = append(params, n)
-		}
-	}
+	params := paramsOf(g)
 	grads, err := compile.Grad(loss, params...)
 	if err != nil {
 		t.Fatal(err)

@@ -65,6 +65,40 @@ func cnn(g *graph.Graph, r *rand.Rand, dt tensor.Dtype) (x, y *graph.Node) {
 	return x, y
 }
 
+// paramsOf is g's parameters, in the order of g.Nodes().
+func paramsOf(g *graph.Graph) []*graph.Node {
+	var params []*graph.Node
+	for _, n := range g.Nodes() {
+		if n.Kind() == graph.KindParam {
+			params = append(params, n)
+		}
+	}
+	return params
+}
+
+// sgdMachine is the machine of loss whose runs each take a step of
+// gradient descent of rate lr on params.
+func sgdMachine(t *testing.T, loss *graph.Node, params []*graph.Node, lr float64) *vm.Machine {
+	t.Helper()
+	grads, err := compile.Grad(loss, params...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	updates := map[*graph.Node]*graph.Node{}
+	for i, p := range params {
+		updates[p] = ops.Sub(p, ops.Scale(grads[i], lr))
+	}
+	prog, err := compile.Compile([]*graph.Node{loss}, compile.WithUpdates(updates))
+	if err != nil {
+		t.Fatal(err)
+	}
+	machine, err := vm.New(prog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return machine
+}
+
 // run compiles and runs outputs with feeds.
 func run(t *testing.T, feeds vm.Feeds, outputs ...*graph.Node) []*tensor.Dense {
 	t.Helper()
