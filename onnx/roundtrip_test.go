@@ -99,6 +99,41 @@ func sgdMachine(t *testing.T, loss *graph.Node, params []*graph.Node, lr float64
 	return machine
 }
 
+// reimport exports outs and imports them back; what prefixes a failure.
+func reimport(t *testing.T, what string, outs []*graph.Node) *onnx.Model {
+	t.Helper()
+	data, err := onnx.Export(outs, onnx.ExportOptions{})
+	if err != nil {
+		t.Fatalf("%s%v", what, err)
+	}
+	m, err := onnx.Import(data, onnx.Options{})
+	if err != nil {
+		t.Fatalf("%s%v", what, err)
+	}
+	return m
+}
+
+// checkReimport reimports outs and compares the imported model's outputs
+// with outs' values (compareOutputs), in fed to x and to the model's
+// input.
+func checkReimport(t *testing.T, what string, x *graph.Node, in *tensor.Dense, outs []*graph.Node, rtol, atol float64) {
+	t.Helper()
+	m := reimport(t, what, outs)
+	want := run(t, vm.Feeds{x: in}, outs...)
+	compareOutputs(t, what, m, run(t, vm.Feeds{m.Inputs[0]: in}, m.Outputs...), want, rtol, atol)
+}
+
+// compareOutputs checks that the imported model m's output values got
+// are want within rtol and atol (closeTo), naming each that is not.
+func compareOutputs(t *testing.T, what string, m *onnx.Model, got, want []*tensor.Dense, rtol, atol float64) {
+	t.Helper()
+	for i := range want {
+		if err := closeTo(got[i], want[i], rtol, atol); err != nil {
+			t.Errorf("%soutput %d (%s): %v", what, i, m.OutputNames[i], err)
+		}
+	}
+}
+
 // run compiles and runs outputs with feeds.
 func run(t *testing.T, feeds vm.Feeds, outputs ...*graph.Node) []*tensor.Dense {
 	t.Helper()
