@@ -25,21 +25,35 @@ const (
 	w1 = 0xBB67AE85
 )
 
-var consts = map[uint32]Mem{}
+// consts are the constants made so far, by bits and element size.
+var consts = map[[2]uint64]Mem{}
 
 // lanes holds 0, 1, …, 7, the lanes' block offsets.
 var lanes Mem
 
 // k returns 32 bytes holding bits eight times.
-func k(bits uint32) Mem {
-	if m, ok := consts[bits]; ok {
+func k(bits uint32) Mem { return splat(uint64(bits), 4) }
+
+// splat returns 32 bytes holding the size-byte element bits (4 or 8
+// bytes: symbols k<8 hex digits> and q<16 hex digits>), made once.
+func splat(bits uint64, size int) Mem {
+	key := [2]uint64{bits, uint64(size)}
+	if m, ok := consts[key]; ok {
 		return m
 	}
-	m := GLOBL(fmt.Sprintf("k%08x", bits), RODATA|NOPTR)
-	for off := 0; off < 32; off += 4 {
-		DATA(off, U32(bits))
+	name := fmt.Sprintf("q%016x", bits)
+	if size == 4 {
+		name = fmt.Sprintf("k%08x", bits)
 	}
-	consts[bits] = m
+	m := GLOBL(name, RODATA|NOPTR)
+	for off := 0; off < 32; off += size {
+		if size == 4 {
+			DATA(off, U32(uint32(bits)))
+		} else {
+			DATA(off, U64(bits))
+		}
+	}
+	consts[key] = m
 	return m
 }
 

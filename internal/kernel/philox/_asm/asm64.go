@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"math"
 
 	. "github.com/mmcloughlin/avo/build"
@@ -19,20 +18,8 @@ import (
 // parts), each an IEEE instruction (no fused multiply-adds), the branches
 // as masks.
 
-var consts64 = map[uint64]Mem{}
-
 // k64 returns 32 bytes holding bits four times.
-func k64(bits uint64) Mem {
-	if m, ok := consts64[bits]; ok {
-		return m
-	}
-	m := GLOBL(fmt.Sprintf("q%016x", bits), RODATA|NOPTR)
-	for off := 0; off < 32; off += 8 {
-		DATA(off, U64(bits))
-	}
-	consts64[bits] = m
-	return m
-}
+func k64(bits uint64) Mem { return splat(bits, 8) }
 
 // d returns 32 bytes holding x four times.
 func d(x float64) Mem { return k64(math.Float64bits(x)) }
