@@ -75,14 +75,7 @@ func TestNNModulesExport(t *testing.T) {
 			if err := g.Err(); err != nil {
 				t.Fatal(err)
 			}
-			data, err := onnx.Export([]*graph.Node{y}, onnx.ExportOptions{OutputNames: []string{"y"}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			m, err := onnx.Import(data, onnx.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
+			m := reimport(t, "", []*graph.Node{y}, onnx.ExportOptions{OutputNames: []string{"y"}})
 			in := moduleInput(r, x)
 			want := run(t, vm.Feeds{x: in}, y)[0]
 			got := run(t, vm.Feeds{m.Inputs[0]: in}, m.Outputs[0])[0]
@@ -158,7 +151,7 @@ func TestClassifierTrainingExports(t *testing.T) {
 		t.Fatal(err)
 	}
 	outs := append([]*graph.Node{loss}, grads...)
-	m := reimport(t, "", outs)
+	m := reimport(t, "", outs, onnx.ExportOptions{})
 	tok, _ := graph.FromInt64s(graph.Int64, []int64{0, 5, 2, 5}, 4)
 	lab, _ := graph.FromInt64s(graph.Int64, []int64{4, 0, 1, 1}, 4)
 	want := run(t, vm.Feeds{tokens: tok, labels: lab}, outs...)

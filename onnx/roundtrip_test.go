@@ -99,10 +99,11 @@ func sgdMachine(t *testing.T, loss *graph.Node, params []*graph.Node, lr float64
 	return machine
 }
 
-// reimport exports outs and imports them back; what prefixes a failure.
-func reimport(t *testing.T, what string, outs []*graph.Node) *onnx.Model {
+// reimport exports outs with opts and imports them back; what prefixes a
+// failure.
+func reimport(t *testing.T, what string, outs []*graph.Node, opts onnx.ExportOptions) *onnx.Model {
 	t.Helper()
-	data, err := onnx.Export(outs, onnx.ExportOptions{})
+	data, err := onnx.Export(outs, opts)
 	if err != nil {
 		t.Fatalf("%s%v", what, err)
 	}
@@ -118,7 +119,7 @@ func reimport(t *testing.T, what string, outs []*graph.Node) *onnx.Model {
 // input.
 func checkReimport(t *testing.T, what string, x *graph.Node, in *tensor.Dense, outs []*graph.Node, rtol, atol float64) {
 	t.Helper()
-	m := reimport(t, what, outs)
+	m := reimport(t, what, outs, onnx.ExportOptions{})
 	want := run(t, vm.Feeds{x: in}, outs...)
 	compareOutputs(t, what, m, run(t, vm.Feeds{m.Inputs[0]: in}, m.Outputs...), want, rtol, atol)
 }
@@ -176,13 +177,7 @@ func TestRoundTrip(t *testing.T) {
 			want := run(t, vm.Feeds{x: in}, y)[0]
 			var m *onnx.Model
 			for _, opset := range []int64{13, 17, 18, 21} { // reductions take their axes as inputs from 18
-				data, err := onnx.Export([]*graph.Node{y}, onnx.ExportOptions{Opset: opset, OutputNames: []string{"y"}})
-				if err != nil {
-					t.Fatal(err)
-				}
-				if m, err = onnx.Import(data, onnx.Options{}); err != nil {
-					t.Fatal(err)
-				}
+				m = reimport(t, "", []*graph.Node{y}, onnx.ExportOptions{Opset: opset, OutputNames: []string{"y"}})
 				if len(m.Inputs) != 1 || m.InputNames[0] != x.Name() || m.OutputNames[0] != "y" {
 					t.Fatalf("inputs %v, outputs %v", m.InputNames, m.OutputNames)
 				}
@@ -276,14 +271,7 @@ func TestRoundTripVmappedCond(t *testing.T) {
 	xv, _ := graph.FromFloat64s(graph.Float64, []float64{2, -1, 0, 0.5}, 4)
 	wv, _ := graph.FromFloat64s(graph.Float64, []float64{1.5})
 	want := run(t, vm.Feeds{x: xv, w: wv}, ys[0])[0]
-	data, err := onnx.Export(ys, onnx.ExportOptions{OutputNames: []string{"y"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := onnx.Import(data, onnx.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := reimport(t, "", ys, onnx.ExportOptions{OutputNames: []string{"y"}})
 	feeds := vm.Feeds{}
 	for i, name := range m.InputNames {
 		feeds[m.Inputs[i]] = map[string]*tensor.Dense{"x": xv, "w": wv}[name]

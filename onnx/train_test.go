@@ -101,14 +101,7 @@ func TestExportTrainedValues(t *testing.T) {
 	if err := machine.Run(vm.Feeds{x: in}); err != nil {
 		t.Fatal(err)
 	}
-	data, err := onnx.Export([]*graph.Node{y}, onnx.ExportOptions{Values: machine})
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := onnx.Import(data, onnx.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := reimport(t, "", []*graph.Node{y}, onnx.ExportOptions{Values: machine})
 	for _, p := range params {
 		trained, err := machine.Get(p)
 		if err != nil {
