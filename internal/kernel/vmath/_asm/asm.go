@@ -381,22 +381,17 @@ var (
 	and32, or32 = ps.and, ps.or
 )
 
-func (p precision) and(a VecVirtual, b Op) VecVirtual {
-	r := vec()
-	if wide {
-		p.vpand(b, a, r)
-	} else {
-		p.vand(b, a, r)
-	}
-	return r
-}
+func (p precision) and(a VecVirtual, b Op) VecVirtual { return bitwise(p.vpand, p.vand, a, b) }
+func (p precision) or(a VecVirtual, b Op) VecVirtual  { return bitwise(p.vpor, p.vor, a, b) }
 
-func (p precision) or(a VecVirtual, b Op) VecVirtual {
+// bitwise returns a new register holding a op b, op being the integer
+// form wideOp with wide.
+func bitwise(wideOp, op func(...Op), a VecVirtual, b Op) VecVirtual {
 	r := vec()
 	if wide {
-		p.vpor(b, a, r)
+		wideOp(b, a, r)
 	} else {
-		p.vor(b, a, r)
+		op(b, a, r)
 	}
 	return r
 }
