@@ -85,7 +85,13 @@ func instructions(t *testing.T, out *graph.Node) int {
 // runNodes compiles outs, runs them once on feeds and returns their values.
 func runNodes(t testing.TB, feeds vm.Feeds, outs ...*graph.Node) [][]float64 {
 	t.Helper()
-	p, err := compile.Compile(outs)
+	return runNodesWith(t, feeds, nil, outs...)
+}
+
+// runNodesWith is runNodes compiling with opts.
+func runNodesWith(t testing.TB, feeds vm.Feeds, opts []compile.Option, outs ...*graph.Node) [][]float64 {
+	t.Helper()
+	p, err := compile.Compile(outs, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,7 +104,11 @@ func runNodes(t testing.TB, feeds vm.Feeds, outs ...*graph.Node) [][]float64 {
 	}
 	vals := make([][]float64, len(outs))
 	for i, o := range outs {
-		vals[i] = graph.Float64s(must(m.Value(o)))
+		v, err := m.Value(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		vals[i] = graph.Float64s(v)
 	}
 	return vals
 }

@@ -81,20 +81,5 @@ func sameFloat(a, b float64) bool {
 // runOnce compiles y with opts, runs it on feeds and returns its value.
 func runOnce(t *testing.T, y *graph.Node, feeds vm.Feeds, opts ...compile.Option) []float64 {
 	t.Helper()
-	p, err := compile.Compile([]*graph.Node{y}, opts...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := vm.New(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := m.Run(feeds); err != nil {
-		t.Fatal(err)
-	}
-	v, err := m.Value(y)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return graph.Float64s(v)
+	return runNodesWith(t, feeds, opts, y)[0]
 }

@@ -103,14 +103,7 @@ func TestAdamM32OnDevice(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, dev := range devs {
-			cpu, err := vm.New(prog, vm.WithThreads(1))
-			if err != nil {
-				t.Fatal(err)
-			}
-			dm, err := vm.New(prog, vm.OnDevice(dev))
-			if err != nil {
-				t.Fatal(err)
-			}
+			cpu, dm := machines(t, prog, dev)
 			if err := cpu.Run(feeds); err != nil {
 				t.Fatal(err)
 			}
@@ -180,14 +173,7 @@ func TestAdamFloat32MomentsOnDevice(t *testing.T) {
 			t.Fatalf("%s: %d AdamM32 steps, want 6", c.name, steps)
 		}
 		for _, dev := range devs {
-			cpu, err := vm.New(prog, vm.WithThreads(1))
-			if err != nil {
-				t.Fatal(err)
-			}
-			dm, err := vm.New(prog, vm.OnDevice(dev))
-			if err != nil {
-				t.Fatal(err)
-			}
+			cpu, dm := machines(t, prog, dev)
 			if host := hostInstructions(prog, dm); len(host) > 0 {
 				t.Errorf("%s on %v: on the host: %v", c.name, dev, host)
 			}

@@ -41,18 +41,25 @@ func testDevices(t *testing.T) []*Device {
 	return devs
 }
 
-// compareRuns runs prog on the CPU and on dev with each of feeds in turn
-// and compares every output and parameter after each run (compareRun).
-func compareRuns(t *testing.T, dev *Device, prog *compile.Program, feeds []vm.Feeds) *vm.Machine {
+// machines returns a one-thread CPU machine and a machine on dev for prog.
+func machines(t *testing.T, prog *compile.Program, dev *Device) (cpu, onDev *vm.Machine) {
 	t.Helper()
 	cpu, err := vm.New(prog, vm.WithThreads(1))
 	if err != nil {
 		t.Fatal(err)
 	}
-	gpu, err := vm.New(prog, vm.OnDevice(dev))
+	onDev, err = vm.New(prog, vm.OnDevice(dev))
 	if err != nil {
 		t.Fatalf("%v: %v", dev, err)
 	}
+	return cpu, onDev
+}
+
+// compareRuns runs prog on the CPU and on dev with each of feeds in turn
+// and compares every output and parameter after each run (compareRun).
+func compareRuns(t *testing.T, dev *Device, prog *compile.Program, feeds []vm.Feeds) *vm.Machine {
+	t.Helper()
+	cpu, gpu := machines(t, prog, dev)
 	t.Cleanup(gpu.Close)
 	for r, f := range feeds {
 		if err := compareRun(cpu, gpu, f, append(append([]*graph.Node{}, prog.Outputs()...), prog.Params()...)); err != nil {

@@ -76,14 +76,7 @@ func TestRandomKernels(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		cpu, err := vm.New(prog, vm.WithThreads(1))
-		if err != nil {
-			t.Fatal(err)
-		}
-		m, err := vm.New(prog, vm.OnDevice(dev))
-		if err != nil {
-			t.Fatalf("%v: %v", dev, err)
-		}
+		cpu, m := machines(t, prog, dev)
 		defer m.Close()
 		feeds := vm.Feeds{x: graph.NewDense(graph.Float32, 3, 7)}
 		for run := range 2 {

@@ -51,14 +51,7 @@ func TestReadThroughOnDevice(t *testing.T) {
 				if !strings.Contains(strings.Join(names, " "), c.name) {
 					t.Fatalf("%s: no %s in %v", c.name, c.name, names)
 				}
-				cpu, err := vm.New(prog, vm.WithThreads(1))
-				if err != nil {
-					t.Fatal(err)
-				}
-				m, err := vm.New(prog, vm.OnDevice(dev))
-				if err != nil {
-					t.Fatal(err)
-				}
+				cpu, m := machines(t, prog, dev)
 				if err := compareRun(cpu, m, feeds, []*graph.Node{out}); err != nil {
 					t.Fatalf("%s %v on %v: %v", c.name, dtype, dev, err)
 				}

@@ -1,7 +1,6 @@
 package cuda
 
 import (
-	"fmt"
 	"math"
 	"slices"
 	"strings"
@@ -59,14 +58,7 @@ func TestVmapCondOnDevice(t *testing.T) {
 		wantBig := []int64{bigs[0], -7, -7, bigs[3], bigs[4]}
 		wantSmall := []int64{int64(smalls[0]), -9, -9, int64(smalls[3]), int64(smalls[4])}
 		for _, dev := range devs {
-			cpu, err := vm.New(prog, vm.WithThreads(1))
-			if err != nil {
-				t.Fatal(err)
-			}
-			m, err := vm.New(prog, vm.OnDevice(dev))
-			if err != nil {
-				t.Fatal(err)
-			}
+			cpu, m := machines(t, prog, dev)
 			if err := compareRun(cpu, m, feeds, []*graph.Node{ys[0], ys[3]}); err != nil {
 				t.Errorf("%v on %v: %v", dtype, dev, err)
 			}
@@ -81,13 +73,7 @@ func TestVmapCondOnDevice(t *testing.T) {
 					}
 				}
 			}
-			var host []string
-			for i, in := range prog.Instructions() {
-				if m.OnHost(i) {
-					host = append(host, fmt.Sprintf("%s (%v)", in.Name(), in.Node))
-				}
-			}
-			if len(host) > 0 {
+			if host := hostInstructions(prog, m); len(host) > 0 {
 				t.Errorf("%v on %v: on the host: %v", dtype, dev, host)
 			}
 			cpu.Close()
@@ -202,14 +188,7 @@ func TestVmapWhileOnDevice(t *testing.T) {
 		big:   tensor.New(tensor.WithShape(4), tensor.WithBacking([]int64{1<<62 + 1, 1<<53 + 1, math.MinInt64, math.MaxInt64})),
 		small: tensor.New(tensor.WithShape(4), tensor.WithBacking([]int32{math.MaxInt32, 5, -6, math.MinInt32}))}
 	for _, dev := range devs {
-		cpu, err := vm.New(prog, vm.WithThreads(1))
-		if err != nil {
-			t.Fatal(err)
-		}
-		m, err := vm.New(prog, vm.OnDevice(dev))
-		if err != nil {
-			t.Fatal(err)
-		}
+		cpu, m := machines(t, prog, dev)
 		if err := compareRun(cpu, m, feeds, []*graph.Node{ys[0], ys[1], ys[7]}); err != nil {
 			t.Errorf("%v: %v", dev, err)
 		}

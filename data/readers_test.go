@@ -47,11 +47,7 @@ func values(t *testing.T, d *tensor.Dense) []float64 {
 }
 
 func TestReadNPY(t *testing.T) {
-	for _, tc := range []struct {
-		file  string
-		dtype tensor.Dtype
-		shape []int
-	}{
+	checkReads(t, ReadNPY, []readCase{
 		{"f32.npy", tensor.Float32, []int{3, 4}},
 		{"f64.npy", tensor.Float64, []int{2, 3}},
 		{"i32.npy", tensor.Int32, []int{5}},
@@ -60,19 +56,7 @@ func TestReadNPY(t *testing.T) {
 		{"f64_v2.npy", tensor.Float64, []int{2, 3}},
 		{"f64_v3.npy", tensor.Float64, []int{2, 3}},
 		{"empty.npy", tensor.Float32, []int{0, 3}},
-	} {
-		d, err := ReadNPY(filepath.Join("testdata", tc.file))
-		if err != nil {
-			t.Errorf("case %v: %v", tc.file, err)
-			continue
-		}
-		if d.Dtype() != tc.dtype || !slices.Equal(d.Shape(), tc.shape) {
-			t.Errorf("case %v: got %v %v, want %v %v", tc.file, d.Dtype(), d.Shape(), tc.dtype, tc.shape)
-		}
-		if got, w := values(t, d), want(product(tc.shape), tc.dtype); !slices.Equal(got, w) {
-			t.Errorf("case %v: got %v, want %v", tc.file, got, w)
-		}
-	}
+	})
 	d, err := ReadNPY(filepath.Join("testdata", "scalar.npy"))
 	if err != nil || !d.IsScalar() || d.Data().(float64) != 2.5 {
 		t.Errorf("scalar: got %v, %v, want 2.5", d, err)
@@ -182,17 +166,27 @@ func TestReadNPZ(t *testing.T) {
 }
 
 func TestReadIDX(t *testing.T) {
-	for _, tc := range []struct {
-		file  string
-		dtype tensor.Dtype
-		shape []int
-	}{
+	checkReads(t, ReadIDX, []readCase{
 		{"images-idx3-ubyte", tensor.Uint8, []int{3, 2, 2}},
 		{"f32-idx2.gz", tensor.Float32, []int{2, 3}},
 		{"f64-idx1", tensor.Float64, []int{4}},
 		{"i32-idx2", tensor.Int32, []int{3, 2}},
-	} {
-		d, err := ReadIDX(filepath.Join("testdata", tc.file))
+	})
+}
+
+// readCase is a test file and the dtype and shape read must give it.
+type readCase struct {
+	file  string
+	dtype tensor.Dtype
+	shape []int
+}
+
+// checkReads reads each case's file under testdata with read and checks
+// its dtype, shape and values (want's).
+func checkReads(t *testing.T, read func(string) (*tensor.Dense, error), cases []readCase) {
+	t.Helper()
+	for _, tc := range cases {
+		d, err := read(filepath.Join("testdata", tc.file))
 		if err != nil {
 			t.Errorf("case %v: %v", tc.file, err)
 			continue

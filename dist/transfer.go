@@ -89,14 +89,10 @@ func (l *library) opOf(r Reduction) uintptr {
 // allReduce sets out to the reduction r of every rank's in.
 func (c *Comm) allReduce(out, in *tensor.Dense, r Reduction) error {
 	const what = "AllReduce"
-	if done, err := c.single(what, out, in); done {
+	src, dst, done, err := c.buffers(what, out, in)
+	if done {
 		return err
 	}
-	src, err := c.bufferOf(what, in)
-	if err != nil {
-		return err
-	}
-	dst, _ := c.bufferOf(what, out)
 	l := c.lib
 	send := uintptr(src.ptr)
 	if src.ptr == dst.ptr {
@@ -132,14 +128,10 @@ func (c *Comm) broadcast(out, in *tensor.Dense, root int) error {
 // on the other ranks.
 func (c *Comm) reduceTo(out, in *tensor.Dense, root int) error {
 	const what = "ReduceTo"
-	if done, err := c.single(what, out, in); done {
+	src, dst, done, err := c.buffers(what, out, in)
+	if done {
 		return err
 	}
-	src, err := c.bufferOf(what, in)
-	if err != nil {
-		return err
-	}
-	dst, _ := c.bufferOf(what, out)
 	l := c.lib
 	m := newCall(c, l.reduce, l.ireduce, src, dst, uintptr(src.ptr), uintptr(dst.ptr), src.count, src.dtype, l.sum, uintptr(root), l.world)
 	err = c.collective(what, &m)
@@ -153,14 +145,10 @@ func (c *Comm) reduceTo(out, in *tensor.Dense, root int) error {
 // rank order.
 func (c *Comm) allGather(out, in *tensor.Dense) error {
 	const what = "AllGather"
-	if done, err := c.single(what, out, in); done {
+	src, dst, done, err := c.buffers(what, out, in)
+	if done {
 		return err
 	}
-	src, err := c.bufferOf(what, in)
-	if err != nil {
-		return err
-	}
-	dst, _ := c.bufferOf(what, out)
 	l := c.lib
 	m := newCall(c, l.allgather, l.iallgather, src, dst, uintptr(src.ptr), src.count, src.dtype, uintptr(dst.ptr), src.count, dst.dtype, l.world)
 	return c.collective(what, &m)
@@ -170,14 +158,10 @@ func (c *Comm) allGather(out, in *tensor.Dense) error {
 // the reduction r of every rank's in.
 func (c *Comm) reduceScatter(out, in *tensor.Dense, r Reduction) error {
 	const what = "ReduceScatter"
-	if done, err := c.single(what, out, in); done {
+	src, dst, done, err := c.buffers(what, out, in)
+	if done {
 		return err
 	}
-	src, err := c.bufferOf(what, in)
-	if err != nil {
-		return err
-	}
-	dst, _ := c.bufferOf(what, out)
 	l := c.lib
 	m := newCall(c, l.reduceScatterBlock, l.ireduceScatterBlock, src, dst, uintptr(src.ptr), uintptr(dst.ptr), dst.count, src.dtype, l.opOf(r), l.world)
 	err = c.collective(what, &m)
@@ -185,6 +169,20 @@ func (c *Comm) reduceScatter(out, in *tensor.Dense, r Reduction) error {
 		scaleTensor(out, 1/float64(c.size))
 	}
 	return err
+}
+
+// buffers begins collective what from in to out: it reports done (with
+// single's error) where a single rank has copied in to out or in's
+// buffer is an error, and otherwise gives in's and out's buffers.
+func (c *Comm) buffers(what string, out, in *tensor.Dense) (src, dst buffer, done bool, err error) {
+	if done, err := c.single(what, out, in); done {
+		return buffer{}, buffer{}, true, err
+	}
+	if src, err = c.bufferOf(what, in); err != nil {
+		return buffer{}, buffer{}, true, err
+	}
+	dst, _ = c.bufferOf(what, out)
+	return src, dst, false, nil
 }
 
 // single does collective what of a single rank, which copies in to out,

@@ -1,6 +1,7 @@
 package onnx_test
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"os/exec"
 	"path/filepath"
@@ -10,7 +11,6 @@ import (
 	"github.com/nabla-go/nabla/graph"
 	"github.com/nabla-go/nabla/onnx"
 	"github.com/nabla-go/nabla/ops"
-	"github.com/nabla-go/nabla/vm"
 )
 
 // exportedModels writes the test nets, and the MLP's loss with its
@@ -37,12 +37,7 @@ func TestGradientProgramExports(t *testing.T) {
 	g := graph.New()
 	x, y := mlp(g, r, graph.Float64)
 	loss := ops.Mean(ops.Square(y))
-	var params []*graph.Node
-	for _, n := range g.Nodes() {
-		if n.Kind() == graph.KindParam {
-			params = append(params, n)
-		}
-	}
+	params := paramsOf(g)
 	grads, err := compile.Grad(loss, params...)
 	if err != nil {
 		t.Fatal(err)
@@ -53,22 +48,7 @@ func TestGradientProgramExports(t *testing.T) {
 		t.Fatal(err)
 	}
 	outs = append(outs, hessian)
-	data, err := onnx.Export(outs, onnx.ExportOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := onnx.Import(data, onnx.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	in := randDense(r, x.Shape()...)
-	want := run(t, vm.Feeds{x: in}, outs...)
-	got := run(t, vm.Feeds{m.Inputs[0]: in}, m.Outputs...)
-	for i := range want {
-		if err := closeTo(got[i], want[i], 0, 1e-12); err != nil {
-			t.Errorf("output %d (%s): %v", i, m.OutputNames[i], err)
-		}
-	}
+	checkReimport(t, "", x, randDense(r, x.Shape()...), outs, 0, 1e-12)
 }
 
 // TestExportPassesONNXChecker validates exported files with ONNX's own
@@ -107,22 +87,7 @@ func TestConvGradientsExport(t *testing.T) {
 			t.Fatal(err)
 		}
 		outs := append([]*graph.Node{loss}, grads...)
-		data, err := onnx.Export(outs, onnx.ExportOptions{})
-		if err != nil {
-			t.Fatalf("%+v: %v", o, err)
-		}
-		m, err := onnx.Import(data, onnx.Options{})
-		if err != nil {
-			t.Fatalf("%+v: %v", o, err)
-		}
-		in := randDense(r, x.Shape()...)
-		want := run(t, vm.Feeds{x: in}, outs...)
-		got := run(t, vm.Feeds{m.Inputs[0]: in}, m.Outputs...)
-		for i := range want {
-			if err := closeTo(got[i], want[i], 1e-12, 1e-12); err != nil {
-				t.Errorf("%+v: output %d (%s): %v", o, i, m.OutputNames[i], err)
-			}
-		}
+		checkReimport(t, fmt.Sprintf("%+v: ", o), x, randDense(r, x.Shape()...), outs, 1e-12, 1e-12)
 	}
 }
 
@@ -163,21 +128,6 @@ func TestMaxPoolGradientsExport(t *testing.T) {
 			t.Fatal(err)
 		}
 		outs := []*graph.Node{loss, grad[0], second[0]}
-		data, err := onnx.Export(outs, onnx.ExportOptions{})
-		if err != nil {
-			t.Fatalf("%+v: %v", o, err)
-		}
-		m, err := onnx.Import(data, onnx.Options{})
-		if err != nil {
-			t.Fatalf("%+v: %v", o, err)
-		}
-		in := randDense(r, x.Shape()...)
-		want := run(t, vm.Feeds{x: in}, outs...)
-		got := run(t, vm.Feeds{m.Inputs[0]: in}, m.Outputs...)
-		for i := range want {
-			if err := closeTo(got[i], want[i], 1e-12, 1e-12); err != nil {
-				t.Errorf("%+v: output %d: %v", o, i, err)
-			}
-		}
+		checkReimport(t, fmt.Sprintf("%+v: ", o), x, randDense(r, x.Shape()...), outs, 1e-12, 1e-12)
 	}
 }

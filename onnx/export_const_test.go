@@ -32,14 +32,7 @@ func TestExportPowConstOfFloat32KeepsTheExponent(t *testing.T) {
 			}
 		}
 		for _, opset := range []int64{13, 21} {
-			data, err := onnx.Export([]*graph.Node{y}, onnx.ExportOptions{Opset: opset})
-			if err != nil {
-				t.Fatal(err)
-			}
-			m, err := onnx.Import(data, onnx.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
+			m := reimport(t, "", []*graph.Node{y}, onnx.ExportOptions{Opset: opset})
 			got := run(t, vm.Feeds{m.Inputs[0]: in}, m.Outputs[0])[0]
 			if got.Dtype() != graph.Float32 {
 				t.Fatalf("exponent %g, opset %d: the model gives %v", c, opset, got.Dtype())
@@ -118,14 +111,7 @@ func TestExportCrossEntropyOneHotOfFloat32SumsInDouble(t *testing.T) {
 		}
 	}
 	for _, opset := range []int64{13, 21} {
-		data, err := onnx.Export([]*graph.Node{y}, onnx.ExportOptions{Opset: opset})
-		if err != nil {
-			t.Fatal(err)
-		}
-		m, err := onnx.Import(data, onnx.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
+		m := reimport(t, "", []*graph.Node{y}, onnx.ExportOptions{Opset: opset})
 		got := run(t, vm.Feeds{m.Inputs[0]: v}, m.Outputs[0])[0]
 		if got.Dtype() != graph.Float32 {
 			t.Fatalf("opset %d: the model gives %v", opset, got.Dtype())

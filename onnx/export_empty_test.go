@@ -1,6 +1,7 @@
 package onnx_test
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 
@@ -26,14 +27,7 @@ func TestExportReshapesToEmptyShapes(t *testing.T) {
 			ops.Reshape(ops.Neg(y), 2, 3, 0, 1),
 			ops.SumTo(y, 1, 0, 1),
 		}
-		data, err := onnx.Export(outs, onnx.ExportOptions{Opset: opset})
-		if err != nil {
-			t.Fatalf("opset %d: %v", opset, err)
-		}
-		m, err := onnx.Import(data, onnx.Options{})
-		if err != nil {
-			t.Fatalf("opset %d: %v", opset, err)
-		}
+		m := reimport(t, fmt.Sprintf("opset %d: ", opset), outs, onnx.ExportOptions{Opset: opset})
 		feeds := vm.Feeds{}
 		for i, n := range m.Inputs {
 			feeds[n] = graph.NewDenseOf(n.Type())

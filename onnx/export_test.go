@@ -54,14 +54,7 @@ func TestExportCustomOps(t *testing.T) {
 	g := graph.New()
 	x := g.Input("x", graph.Float64, 3)
 	y := ops.Add(graph.Apply(exportedCube{}, x), graph.ApplyComposite(softplus{}, x))
-	data, err := onnx.Export([]*graph.Node{y}, onnx.ExportOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := onnx.Import(data, onnx.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := reimport(t, "", []*graph.Node{y}, onnx.ExportOptions{})
 	in, _ := graph.FromFloat64s(graph.Float64, []float64{-1, 0.5, 2}, 3)
 	got := run(t, vm.Feeds{m.Inputs[0]: in}, m.Outputs[0])[0]
 	want, _ := graph.FromFloat64s(graph.Float64, []float64{-1 + 0.31326168751822286, 0.125 + 0.9740769841801067, 8 + 2.1269280110429727}, 3)
@@ -69,7 +62,7 @@ func TestExportCustomOps(t *testing.T) {
 		t.Errorf("exported custom ops: %v", err)
 	}
 
-	_, err = onnx.Export([]*graph.Node{graph.Apply(cube{}, x)}, onnx.ExportOptions{})
+	_, err := onnx.Export([]*graph.Node{graph.Apply(cube{}, x)}, onnx.ExportOptions{})
 	if err == nil || !strings.Contains(err.Error(), "nabla: onnx.Export: op Cube has no ONNX export: a custom op exports by implementing onnx.Exporter (built at export_test.go:") {
 		t.Errorf("a custom op without export: got %v", err)
 	}
@@ -163,14 +156,7 @@ func TestExportValuesFromAStore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	data, err := onnx.Export([]*graph.Node{y}, onnx.ExportOptions{Values: store{view.(*tensor.Dense)}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := onnx.Import(data, onnx.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := reimport(t, "", []*graph.Node{y}, onnx.ExportOptions{Values: store{view.(*tensor.Dense)}})
 	if got := m.Params["w"].Value().Float32s(); !slices.Equal(got, []float32{1, 2, 3, 5, 6, 7}) {
 		t.Errorf("a view's value: got %v, want [1 2 3 5 6 7]", got)
 	}

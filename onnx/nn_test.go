@@ -75,14 +75,7 @@ func TestNNModulesExport(t *testing.T) {
 			if err := g.Err(); err != nil {
 				t.Fatal(err)
 			}
-			data, err := onnx.Export([]*graph.Node{y}, onnx.ExportOptions{OutputNames: []string{"y"}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			m, err := onnx.Import(data, onnx.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
+			m := reimport(t, "", []*graph.Node{y}, onnx.ExportOptions{OutputNames: []string{"y"}})
 			in := moduleInput(r, x)
 			want := run(t, vm.Feeds{x: in}, y)[0]
 			got := run(t, vm.Feeds{m.Inputs[0]: in}, m.Outputs[0])[0]
@@ -134,22 +127,7 @@ func TestBatchNormTrainingExports(t *testing.T) {
 		t.Fatal(err)
 	}
 	outs := append([]*graph.Node{y}, grads...)
-	data, err := onnx.Export(outs, onnx.ExportOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := onnx.Import(data, onnx.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	in := randDense(r, x.Shape()...)
-	want := run(t, vm.Feeds{x: in}, outs...)
-	got := run(t, vm.Feeds{m.Inputs[0]: in}, m.Outputs...)
-	for i := range want {
-		if err := closeTo(got[i], want[i], 1e-12, 1e-12); err != nil {
-			t.Errorf("output %d (%s): %v", i, m.OutputNames[i], err)
-		}
-	}
+	checkReimport(t, "", x, randDense(r, x.Shape()...), outs, 1e-12, 1e-12)
 }
 
 // TestClassifierTrainingExports exports an embedding classifier's loss
@@ -173,23 +151,11 @@ func TestClassifierTrainingExports(t *testing.T) {
 		t.Fatal(err)
 	}
 	outs := append([]*graph.Node{loss}, grads...)
-	data, err := onnx.Export(outs, onnx.ExportOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := onnx.Import(data, onnx.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := reimport(t, "", outs, onnx.ExportOptions{})
 	tok, _ := graph.FromInt64s(graph.Int64, []int64{0, 5, 2, 5}, 4)
 	lab, _ := graph.FromInt64s(graph.Int64, []int64{4, 0, 1, 1}, 4)
 	want := run(t, vm.Feeds{tokens: tok, labels: lab}, outs...)
-	got := run(t, feedsOf(m, tok, lab), m.Outputs...)
-	for i := range want {
-		if err := closeTo(got[i], want[i], 1e-12, 1e-12); err != nil {
-			t.Errorf("output %d (%s): %v", i, m.OutputNames[i], err)
-		}
-	}
+	compareOutputs(t, "", m, run(t, feedsOf(m, tok, lab), m.Outputs...), want, 1e-12, 1e-12)
 	if _, err := onnx.Export(outs, onnx.ExportOptions{Opset: 15}); err == nil || !strings.Contains(err.Error(), "ScatterAdd needs opset 16") {
 		t.Errorf("ScatterAdd at opset 15: got %v", err)
 	}

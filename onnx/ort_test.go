@@ -183,12 +183,7 @@ func TestONNXRuntimeRunsTrainingPrograms(t *testing.T) {
 			r := rand.New(rand.NewPCG(91, 92))
 			g := graph.New()
 			x, y := build(g, r, graph.Float32)
-			var wrt []*graph.Node
-			for _, n := range g.Nodes() {
-				if n.Kind() == graph.KindParam {
-					wrt = append(wrt, n)
-				}
-			}
+			wrt := paramsOf(g)
 			if name == "cnn" { // a batch norm in training mode, before the rest
 				bn := nn.NewBatchNorm2d(g, "bn", 3, 1e-3, 0.1, nn.WithDType(graph.Float32))
 				wrt = append(wrt, bn.Weight, bn.Bias)

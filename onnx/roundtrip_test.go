@@ -65,6 +65,76 @@ func cnn(g *graph.Graph, r *rand.Rand, dt tensor.Dtype) (x, y *graph.Node) {
 	return x, y
 }
 
+// paramsOf is g's parameters, in the order of g.Nodes().
+func paramsOf(g *graph.Graph) []*graph.Node {
+	var params []*graph.Node
+	for _, n := range g.Nodes() {
+		if n.Kind() == graph.KindParam {
+			params = append(params, n)
+		}
+	}
+	return params
+}
+
+// sgdMachine is the machine of loss whose runs each take a step of
+// gradient descent of rate lr on params.
+func sgdMachine(t *testing.T, loss *graph.Node, params []*graph.Node, lr float64) *vm.Machine {
+	t.Helper()
+	grads, err := compile.Grad(loss, params...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	updates := map[*graph.Node]*graph.Node{}
+	for i, p := range params {
+		updates[p] = ops.Sub(p, ops.Scale(grads[i], lr))
+	}
+	prog, err := compile.Compile([]*graph.Node{loss}, compile.WithUpdates(updates))
+	if err != nil {
+		t.Fatal(err)
+	}
+	machine, err := vm.New(prog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return machine
+}
+
+// reimport exports outs with opts and imports them back; what prefixes a
+// failure.
+func reimport(t *testing.T, what string, outs []*graph.Node, opts onnx.ExportOptions) *onnx.Model {
+	t.Helper()
+	data, err := onnx.Export(outs, opts)
+	if err != nil {
+		t.Fatalf("%s%v", what, err)
+	}
+	m, err := onnx.Import(data, onnx.Options{})
+	if err != nil {
+		t.Fatalf("%s%v", what, err)
+	}
+	return m
+}
+
+// checkReimport reimports outs and compares the imported model's outputs
+// with outs' values (compareOutputs), in fed to x and to the model's
+// input.
+func checkReimport(t *testing.T, what string, x *graph.Node, in *tensor.Dense, outs []*graph.Node, rtol, atol float64) {
+	t.Helper()
+	m := reimport(t, what, outs, onnx.ExportOptions{})
+	want := run(t, vm.Feeds{x: in}, outs...)
+	compareOutputs(t, what, m, run(t, vm.Feeds{m.Inputs[0]: in}, m.Outputs...), want, rtol, atol)
+}
+
+// compareOutputs checks that the imported model m's output values got
+// are want within rtol and atol (closeTo), naming each that is not.
+func compareOutputs(t *testing.T, what string, m *onnx.Model, got, want []*tensor.Dense, rtol, atol float64) {
+	t.Helper()
+	for i := range want {
+		if err := closeTo(got[i], want[i], rtol, atol); err != nil {
+			t.Errorf("%soutput %d (%s): %v", what, i, m.OutputNames[i], err)
+		}
+	}
+}
+
 // run compiles and runs outputs with feeds.
 func run(t *testing.T, feeds vm.Feeds, outputs ...*graph.Node) []*tensor.Dense {
 	t.Helper()
@@ -107,13 +177,7 @@ func TestRoundTrip(t *testing.T) {
 			want := run(t, vm.Feeds{x: in}, y)[0]
 			var m *onnx.Model
 			for _, opset := range []int64{13, 17, 18, 21} { // reductions take their axes as inputs from 18
-				data, err := onnx.Export([]*graph.Node{y}, onnx.ExportOptions{Opset: opset, OutputNames: []string{"y"}})
-				if err != nil {
-					t.Fatal(err)
-				}
-				if m, err = onnx.Import(data, onnx.Options{}); err != nil {
-					t.Fatal(err)
-				}
+				m = reimport(t, "", []*graph.Node{y}, onnx.ExportOptions{Opset: opset, OutputNames: []string{"y"}})
 				if len(m.Inputs) != 1 || m.InputNames[0] != x.Name() || m.OutputNames[0] != "y" {
 					t.Fatalf("inputs %v, outputs %v", m.InputNames, m.OutputNames)
 				}
@@ -207,14 +271,7 @@ func TestRoundTripVmappedCond(t *testing.T) {
 	xv, _ := graph.FromFloat64s(graph.Float64, []float64{2, -1, 0, 0.5}, 4)
 	wv, _ := graph.FromFloat64s(graph.Float64, []float64{1.5})
 	want := run(t, vm.Feeds{x: xv, w: wv}, ys[0])[0]
-	data, err := onnx.Export(ys, onnx.ExportOptions{OutputNames: []string{"y"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := onnx.Import(data, onnx.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := reimport(t, "", ys, onnx.ExportOptions{OutputNames: []string{"y"}})
 	feeds := vm.Feeds{}
 	for i, name := range m.InputNames {
 		feeds[m.Inputs[i]] = map[string]*tensor.Dense{"x": xv, "w": wv}[name]

@@ -36,22 +36,7 @@ func TestTrainImportedModel(t *testing.T) {
 	for _, s := range state {
 		params = append(params, s.Node)
 	}
-	grads, err := compile.Grad(loss, params...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	updates := map[*graph.Node]*graph.Node{}
-	for i, p := range params {
-		updates[p] = ops.Sub(p, ops.Scale(grads[i], 0.5))
-	}
-	prog, err := compile.Compile([]*graph.Node{loss}, compile.WithUpdates(updates))
-	if err != nil {
-		t.Fatal(err)
-	}
-	machine, err := vm.New(prog)
-	if err != nil {
-		t.Fatal(err)
-	}
+	machine := sgdMachine(t, loss, params, 0.5)
 	in := randDense(r, m.Inputs[0].Shape()...)
 	var first, last float64
 	for step := range 30 {
@@ -110,40 +95,13 @@ func TestExportTrainedValues(t *testing.T) {
 	g := graph.New()
 	x, y := mlp(g, r, graph.Float64)
 	loss := ops.Sum(ops.Square(y))
-	var params []*graph.Node
-	for _, n := range g.Nodes() {
-		if n.Kind() == graph.KindParam {
-			params = append(params, n)
-		}
-	}
-	grads, err := compile.Grad(loss, params...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	updates := map[*graph.Node]*graph.Node{}
-	for i, p := range params {
-		updates[p] = ops.Sub(p, ops.Scale(grads[i], 0.1))
-	}
-	prog, err := compile.Compile([]*graph.Node{loss}, compile.WithUpdates(updates))
-	if err != nil {
-		t.Fatal(err)
-	}
-	machine, err := vm.New(prog)
-	if err != nil {
-		t.Fatal(err)
-	}
+	params := paramsOf(g)
+	machine := sgdMachine(t, loss, params, 0.1)
 	in := randDense(r, x.Shape()...)
 	if err := machine.Run(vm.Feeds{x: in}); err != nil {
 		t.Fatal(err)
 	}
-	data, err := onnx.Export([]*graph.Node{y}, onnx.ExportOptions{Values: machine})
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := onnx.Import(data, onnx.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := reimport(t, "", []*graph.Node{y}, onnx.ExportOptions{Values: machine})
 	for _, p := range params {
 		trained, err := machine.Get(p)
 		if err != nil {

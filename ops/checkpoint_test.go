@@ -155,8 +155,8 @@ func TestCheckpointedMLP(t *testing.T) {
 			}
 		}
 	}
-	want := runAll(t, append([]*graph.Node{plain.loss}, plain.grads...), plain.feeds)
-	got := runAll(t, append([]*graph.Node{checked.loss}, checked.grads...), checked.feeds)
+	want := run(t, append([]*graph.Node{plain.loss}, plain.grads...), plain.feeds)
+	got := run(t, append([]*graph.Node{checked.loss}, checked.grads...), checked.feeds)
 	for i := range want {
 		for j := range want[i] {
 			if got[i][j] != want[i][j] {
@@ -188,30 +188,6 @@ func runStep(t testing.TB, p *compile.Program, net *deepMLP) [][]float64 {
 			t.Fatal(err)
 		}
 		vals = append(vals, graph.Float64s(v))
-	}
-	return vals
-}
-
-func runAll(t testing.TB, outs []*graph.Node, feeds vm.Feeds) [][]float64 {
-	p, err := compile.Compile(outs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := vm.New(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
-	if err := m.Run(feeds); err != nil {
-		t.Fatal(err)
-	}
-	vals := make([][]float64, len(outs))
-	for i, o := range outs {
-		v, err := m.Value(o)
-		if err != nil {
-			t.Fatal(err)
-		}
-		vals[i] = graph.Float64s(v)
 	}
 	return vals
 }

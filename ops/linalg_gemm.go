@@ -14,23 +14,18 @@ import (
 
 // run computes the product with gemm.Mul on the operands as stored.
 func (p *product[T]) run(e *graph.Exec) {
-	lda, ldb := p.k, p.n
-	if p.transA {
-		lda = p.m
-	}
-	if p.transB {
-		ldb = p.k
-	}
-	gemm.Mul(e.Kernel(), gemm.Product{
-		TransA: p.transA, TransB: p.transB, Acc: p.acc,
-		M: p.m, N: p.n, K: p.k, Lda: lda, Ldb: ldb, Ldc: p.n,
-	}, p.a, p.b, p.c)
+	gemm.Mul(e.Kernel(), p.gemmProduct(), p.a, p.b, p.c)
 }
 
 // runBatch computes batch products like p, product i on p.a[i·strideA:],
 // p.b[i·strideB:] and p.c[i·m·n:], in one call of gemm.MulBatch: the
 // bits of calling run on each.
 func (p *product[T]) runBatch(e *graph.Exec, batch, strideA, strideB int) {
+	gemm.MulBatch(e.Kernel(), p.gemmProduct(), batch, strideA, strideB, p.m*p.n, p.a, p.b, p.c)
+}
+
+// gemmProduct describes p for gemm: its operands as stored, rows packed.
+func (p *product[T]) gemmProduct() gemm.Product {
 	lda, ldb := p.k, p.n
 	if p.transA {
 		lda = p.m
@@ -38,10 +33,10 @@ func (p *product[T]) runBatch(e *graph.Exec, batch, strideA, strideB int) {
 	if p.transB {
 		ldb = p.k
 	}
-	gemm.MulBatch(e.Kernel(), gemm.Product{
+	return gemm.Product{
 		TransA: p.transA, TransB: p.transB, Acc: p.acc,
 		M: p.m, N: p.n, K: p.k, Lda: lda, Ldb: ldb, Ldc: p.n,
-	}, batch, strideA, strideB, p.m*p.n, p.a, p.b, p.c)
+	}
 }
 
 // sharedProducts accumulates each of the first rows rows of a times b

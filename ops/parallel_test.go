@@ -67,10 +67,17 @@ func TestElementwiseForwardExecMatchesForward(t *testing.T) {
 	}
 }
 
+// randomDense is a tensor of the shape with elements uniform in [-2, 2).
 func randomDense(rng *rand.Rand, dtype tensor.Dtype, shape ...int) *tensor.Dense {
+	return uniformDense(rng, -2, 2, dtype, shape...)
+}
+
+// uniformDense is a tensor of the shape with elements uniform in [lo, hi),
+// drawn from rng in order (rounded to float32 for that dtype).
+func uniformDense(rng *rand.Rand, lo, hi float64, dtype tensor.Dtype, shape ...int) *tensor.Dense {
 	t := graph.NewDense(dtype, shape...)
 	for i := range graph.ShapeSize(shape) {
-		v := rng.Float64()*4 - 2
+		v := rng.Float64()*(hi-lo) + lo
 		if dtype == graph.Float32 {
 			t.Float32s()[i] = float32(v)
 		} else {

@@ -130,20 +130,29 @@ func (op randomOp) Key() string {
 	return fmt.Sprintf("%v/%d/%d/%v%s", op.kind, op.s.Seed, op.s.ID, op.dtype, graph.ShapeString(op.shape))
 }
 
+// stepInput checks that in holds arity inputs, the first of them the
+// step of a draw: a scalar.
+func stepInput(in []graph.Type, arity int) error {
+	if err := graph.CheckArity(in, arity); err != nil {
+		return err
+	}
+	if !in[0].IsScalar() {
+		return fmt.Errorf("step must be a scalar, got %v", in[0])
+	}
+	return nil
+}
+
 // Type checks that the step is a scalar and gives the output's type.
 func (op randomOp) Type(in []graph.Type) (graph.Type, error) {
 	arity := 1
 	if op.like {
 		arity = 2
 	}
-	if err := graph.CheckArity(in, arity); err != nil {
+	if err := stepInput(in, arity); err != nil {
 		return graph.Type{}, err
 	}
 	if op.like {
 		op.dtype, op.shape = in[1].DType, in[1].Shape
-	}
-	if !in[0].IsScalar() {
-		return graph.Type{}, fmt.Errorf("step must be a scalar, got %v", in[0])
 	}
 	if !graph.IsFloat(op.dtype) {
 		return graph.Type{}, fmt.Errorf("dtype %s is not supported (float32 or float64)", dtypeName(op.dtype))

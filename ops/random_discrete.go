@@ -44,17 +44,26 @@ func (op randomIntOp) Key() string {
 // exactly.
 var exactInts = map[tensor.Dtype]int64{graph.Float32: 1 << 24, graph.Float64: 1 << 53, graph.Int32: 1<<31 - 1, graph.Int64: 1<<63 - 1}
 
+// exactLimit checks the step input of an integer draw (stepInput) and
+// its dtype, and returns the dtype's exactInts.
+func exactLimit(in []graph.Type, dtype tensor.Dtype) (int64, error) {
+	if err := stepInput(in, 1); err != nil {
+		return 0, err
+	}
+	limit, ok := exactInts[dtype]
+	if !ok {
+		return 0, fmt.Errorf("dtype %s is not supported (int32, int64, float32 or float64)", dtypeName(dtype))
+	}
+	return limit, nil
+}
+
 // Type checks the step, the range and the dtype.
 func (op randomIntOp) Type(in []graph.Type) (graph.Type, error) {
-	if err := graph.CheckArity(in, 1); err != nil {
+	limit, err := exactLimit(in, op.dtype)
+	if err != nil {
 		return graph.Type{}, err
 	}
-	limit, ok := exactInts[op.dtype]
 	switch {
-	case !in[0].IsScalar():
-		return graph.Type{}, fmt.Errorf("step must be a scalar, got %v", in[0])
-	case !ok:
-		return graph.Type{}, fmt.Errorf("dtype %s is not supported (int32, int64, float32 or float64)", dtypeName(op.dtype))
 	case op.low >= op.high:
 		return graph.Type{}, fmt.Errorf("the range [%d, %d) is empty", op.low, op.high)
 	case op.low < -limit || op.high-1 > limit:
@@ -134,13 +143,11 @@ func (randomCategoricalOp) Name() string { return "RandomCategorical" }
 // Type checks the step and that the logits have a non-empty last axis,
 // and gives the batch shape.
 func (op randomCategoricalOp) Type(in []graph.Type) (graph.Type, error) {
-	if err := graph.CheckArity(in, 2); err != nil {
+	if err := stepInput(in, 2); err != nil {
 		return graph.Type{}, err
 	}
 	l := in[1]
 	switch {
-	case !in[0].IsScalar():
-		return graph.Type{}, fmt.Errorf("step must be a scalar, got %v", in[0])
 	case !graph.IsFloat(l.DType):
 		return graph.Type{}, fmt.Errorf("logits %v: want float32 or float64", l)
 	case len(l.Shape) == 0 || l.Shape[len(l.Shape)-1] == 0:
@@ -227,15 +234,11 @@ func (randomPermutationOp) DrawStep() int { return 0 }
 
 // Type checks the step, the length and the dtype.
 func (op randomPermutationOp) Type(in []graph.Type) (graph.Type, error) {
-	if err := graph.CheckArity(in, 1); err != nil {
+	limit, err := exactLimit(in, op.dtype)
+	if err != nil {
 		return graph.Type{}, err
 	}
-	limit, ok := exactInts[op.dtype]
 	switch {
-	case !in[0].IsScalar():
-		return graph.Type{}, fmt.Errorf("step must be a scalar, got %v", in[0])
-	case !ok:
-		return graph.Type{}, fmt.Errorf("dtype %s is not supported (int32, int64, float32 or float64)", dtypeName(op.dtype))
 	case op.n < 0:
 		return graph.Type{}, fmt.Errorf("length %d is negative", op.n)
 	case int64(op.n)-1 > limit:

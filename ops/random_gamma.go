@@ -51,12 +51,10 @@ func (randomGammaOp) DrawStep() int { return 0 }
 
 // Type checks the step and the concentrations, and gives their type.
 func (op randomGammaOp) Type(in []graph.Type) (graph.Type, error) {
-	if err := graph.CheckArity(in, 2); err != nil {
+	if err := stepInput(in, 2); err != nil {
 		return graph.Type{}, err
 	}
 	switch a := in[1]; {
-	case !in[0].IsScalar():
-		return graph.Type{}, fmt.Errorf("step must be a scalar, got %v", in[0])
 	case !graph.IsFloat(a.DType):
 		return graph.Type{}, fmt.Errorf("concentrations %v: want float32 or float64", a)
 	case uint64(a.Size()) > maxRandomBlocks/gammaBlocks:

@@ -23,7 +23,7 @@ func f64(t *testing.T, vals []float64, shape ...int) *tensor.Dense {
 }
 
 // run compiles outs, runs them once with feeds and returns their values.
-func run(t *testing.T, outs []*graph.Node, feeds vm.Feeds, opts ...vm.Option) [][]float64 {
+func run(t testing.TB, outs []*graph.Node, feeds vm.Feeds, opts ...vm.Option) [][]float64 {
 	t.Helper()
 	p, err := compile.Compile(outs)
 	if err != nil {
@@ -33,6 +33,7 @@ func run(t *testing.T, outs []*graph.Node, feeds vm.Feeds, opts ...vm.Option) []
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer m.Close()
 	if err := m.Run(feeds); err != nil {
 		t.Fatal(err)
 	}

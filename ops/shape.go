@@ -561,16 +561,26 @@ func canonicalAxis(x *graph.Node, axis int) int {
 	return axis
 }
 
+// axisInput checks that in is one input and axis one of its axes, which
+// it returns counted from the front.
+func axisInput(in []graph.Type, axis int) (graph.Type, int, error) {
+	x, err := singleInput(in)
+	if err != nil {
+		return graph.Type{}, 0, err
+	}
+	a, err := graph.NormalizeAxis(axis, x.Rank())
+	if err != nil {
+		return graph.Type{}, 0, fmt.Errorf("shape %s: %v", graph.ShapeString(x.Shape), err)
+	}
+	return x, a, nil
+}
+
 func (sliceOp) Name() string { return "Slice" }
 
 func (op sliceOp) Type(in []graph.Type) (graph.Type, error) {
-	x, err := singleInput(in)
+	x, axis, err := axisInput(in, op.axis)
 	if err != nil {
 		return graph.Type{}, err
-	}
-	axis, err := graph.NormalizeAxis(op.axis, x.Rank())
-	if err != nil {
-		return graph.Type{}, fmt.Errorf("shape %s: %v", graph.ShapeString(x.Shape), err)
 	}
 	if op.start < 0 || op.start > op.end || op.end > x.Shape[axis] {
 		return graph.Type{}, fmt.Errorf("slice [%d:%d] is out of range for axis %d of shape %s",
@@ -667,13 +677,9 @@ func Pad(x *graph.Node, axis, before, after int) *graph.Node {
 func (padOp) Name() string { return "Pad" }
 
 func (op padOp) Type(in []graph.Type) (graph.Type, error) {
-	x, err := singleInput(in)
+	x, axis, err := axisInput(in, op.axis)
 	if err != nil {
 		return graph.Type{}, err
-	}
-	axis, err := graph.NormalizeAxis(op.axis, x.Rank())
-	if err != nil {
-		return graph.Type{}, fmt.Errorf("shape %s: %v", graph.ShapeString(x.Shape), err)
 	}
 	if op.before < 0 || op.after < 0 {
 		return graph.Type{}, fmt.Errorf("negative padding (%d, %d) for shape %s", op.before, op.after, graph.ShapeString(x.Shape))

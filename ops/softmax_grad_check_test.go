@@ -17,30 +17,46 @@ import (
 // third order, and a forward rule that gives its Jacobian (CheckOp).
 func TestSoftmaxGradDerivatives(t *testing.T) {
 	rng := rand.New(rand.NewPCG(6, 6))
+	checkToThirdOrder(t, rng, -1, 1, [][]int{{5}, {2, 3}, {2, 1, 4}}, []string{"y", "g"},
+		func(x []*graph.Node) *graph.Node { return ops.SoftmaxGrad(x[0], x[1]) })
+}
+
+// checkToThirdOrder checks, for each shape, the op that build makes of
+// inputs of that shape (named names, float64, uniform in [lo, hi)): its
+// forward rule against its Jacobian (CheckOp), and its derivatives to
+// third order against finite differences, through the second derivatives
+// of ⟨c, ∇⟨w, f⟩⟩ for random w and c.
+func checkToThirdOrder(t *testing.T, rng *rand.Rand, lo, hi float64, shapes [][]int, names []string, build func([]*graph.Node) *graph.Node) {
+	t.Helper()
 	random := func(shape ...int) *tensor.Dense {
-		d := graph.NewDense(graph.Float64, shape...)
-		for i := range d.Float64s() {
-			d.Float64s()[i] = rng.Float64()*2 - 1
-		}
-		return d
+		return ops.UniformDense(rng, lo, hi, graph.Float64, shape...)
 	}
-	for _, shape := range [][]int{{5}, {2, 3}, {2, 1, 4}} {
-		in := []*tensor.Dense{random(shape...), random(shape...)}
+	for _, shape := range shapes {
+		in := make([]*tensor.Dense, len(names))
+		for i := range in {
+			in[i] = random(shape...)
+		}
 		g := graph.New()
-		y := ops.SoftmaxGrad(g.Input("y", graph.Float64, shape...), g.Input("g", graph.Float64, shape...))
-		if err := gradcheck.CheckOp(y.Op(), in, gradcheck.Options{}); err != nil {
+		x := make([]*graph.Node, len(names))
+		for i, name := range names {
+			x[i] = g.Input(name, graph.Float64, shape...)
+		}
+		if err := gradcheck.CheckOp(build(x).Op(), in, gradcheck.Options{}); err != nil {
 			t.Fatalf("%v: %v", shape, err)
 		}
-		// Third order: second derivatives of ⟨c, ∇⟨w, f⟩⟩.
 		w, c := random(shape...), random(shape...)
 		third := func(x []*graph.Node) *graph.Node {
-			f := ops.SoftmaxGrad(x[0], x[1])
+			f := build(x)
 			grads, err := compile.Grad(ops.Sum(ops.Mul(f, f.Graph().Const(w))), x...)
 			if err != nil {
 				return f.Graph().Fail(err)
 			}
 			cn := f.Graph().Const(c)
-			return ops.Add(ops.Sum(ops.Mul(grads[0], cn)), ops.Sum(ops.Mul(grads[1], cn)))
+			sum := ops.Sum(ops.Mul(grads[0], cn))
+			for _, gr := range grads[1:] {
+				sum = ops.Add(sum, ops.Sum(ops.Mul(gr, cn)))
+			}
+			return sum
 		}
 		if err := gradcheck.GradGradCheck(third, in, gradcheck.Options{}); err != nil {
 			t.Fatalf("%v: third order: %v", shape, err)

@@ -328,15 +328,24 @@ func microKernel(v isa, d dtype, mr, nv int, strided, direct, transA bool) {
 	RET()
 }
 
+// vectorText begins the routine name of signature sig over n elements
+// of x and y (and perhaps more), documented as "name doc", and loads n,
+// x and y.
+func vectorText(name, sig, doc string) (n, x, y reg.Register) {
+	TEXT(name, NOSPLIT, sig)
+	Pragma("noescape")
+	Doc(name + " " + doc)
+	n = Load(Param("n"), GP64())
+	x = Load(Param("x"), GP64())
+	y = Load(Param("y"), GP64())
+	return n, x, y
+}
+
 // dot generates x·y over n elements with four vector accumulators.
 func dot(d dtype) {
 	name := fmt.Sprintf("dot%sAVX2", d.name)
-	TEXT(name, NOSPLIT, fmt.Sprintf("func(n int, x, y *%s) %s", d.gotyp, d.gotyp))
-	Pragma("noescape")
-	Doc(fmt.Sprintf("%s returns the dot product of x[:n] and y[:n].", name))
-	n := Load(Param("n"), GP64())
-	x := Load(Param("x"), GP64())
-	y := Load(Param("y"), GP64())
+	n, x, y := vectorText(name, fmt.Sprintf("func(n int, x, y *%s) %s", d.gotyp, d.gotyp),
+		"returns the dot product of x[:n] and y[:n].")
 	acc := []reg.VecVirtual{YMM(), YMM(), YMM(), YMM()}
 	for _, r := range acc {
 		d.xor(r, r, r)
@@ -372,12 +381,8 @@ func dot(d dtype) {
 // axpy generates y[:n] += alpha·x[:n].
 func axpy(d dtype) {
 	name := fmt.Sprintf("axpy%sAVX2", d.name)
-	TEXT(name, NOSPLIT, fmt.Sprintf("func(n int, alpha %s, x, y *%s)", d.gotyp, d.gotyp))
-	Pragma("noescape")
-	Doc(fmt.Sprintf("%s adds alpha·x[:n] to y[:n].", name))
-	n := Load(Param("n"), GP64())
-	x := Load(Param("x"), GP64())
-	y := Load(Param("y"), GP64())
+	n, x, y := vectorText(name, fmt.Sprintf("func(n int, alpha %s, x, y *%s)", d.gotyp, d.gotyp),
+		"adds alpha·x[:n] to y[:n].")
 	al := YMM()
 	d.bcast(Load(Param("alpha"), XMM()), al)
 	t := []reg.VecVirtual{YMM(), YMM(), YMM(), YMM()}
@@ -436,29 +441,12 @@ func dots4(d dtype) {
 		d.xor(acc[i], acc[i], acc[i])
 	}
 	xv := []reg.VecVirtual{YMM(), YMM()}
-	off := GP64()
-	XORQ(off, off)
-	step := 2 * d.lanes
-	Label(name + "_loop2")
-	CMPQ(n, U32(step))
-	JL(LabelRef(name + "_loop1"))
-	for u := range 2 {
-		d.mov(Mem{Base: x, Index: off, Scale: 1, Disp: u * 32}, xv[u])
+	loop2(d, name, "_reduce", n, func(u int, at func(reg.Register) Mem) {
+		d.mov(at(x), xv[u])
 		for r := range 4 {
-			d.fma(Mem{Base: rows[r], Index: off, Scale: 1, Disp: u * 32}, xv[u], acc[2*r+u])
+			d.fma(at(rows[r]), xv[u], acc[2*r+u])
 		}
-	}
-	ADDQ(U32(step*d.size), off)
-	SUBQ(U32(step), n)
-	JMP(LabelRef(name + "_loop2"))
-	Label(name + "_loop1")
-	TESTQ(n, n)
-	JE(LabelRef(name + "_reduce"))
-	d.mov(Mem{Base: x, Index: off, Scale: 1}, xv[0])
-	for r := range 4 {
-		d.fma(Mem{Base: rows[r], Index: off, Scale: 1}, xv[0], acc[2*r])
-	}
-	Label(name + "_reduce")
+	})
 	y := Load(Param("y"), GP64())
 	ldy := Load(Param("ldy"), GP64())
 	SHLQ(Imm(uint64(log2(d.size))), ldy)
@@ -479,6 +467,31 @@ func dots4(d dtype) {
 	}
 	VZEROUPPER()
 	RET()
+}
+
+// loop2 emits name's loop over n elements (a multiple of the vector
+// width) at a byte offset off, a new register from 0: body(u, at) for
+// the vectors u = 0 and 1 of each step of two while two remain, then
+// body(0, at) for the last one; at(base) is the vector's address from
+// base. The label name+end follows.
+func loop2(d dtype, name, end string, n reg.Register, body func(u int, at func(reg.Register) Mem)) {
+	off := GP64()
+	XORQ(off, off)
+	step := 2 * d.lanes
+	Label(name + "_loop2")
+	CMPQ(n, U32(step))
+	JL(LabelRef(name + "_loop1"))
+	for u := range 2 {
+		body(u, func(base reg.Register) Mem { return Mem{Base: base, Index: off, Scale: 1, Disp: u * 32} })
+	}
+	ADDQ(U32(step*d.size), off)
+	SUBQ(U32(step), n)
+	JMP(LabelRef(name + "_loop2"))
+	Label(name + "_loop1")
+	TESTQ(n, n)
+	JE(LabelRef(name + end))
+	body(0, func(base reg.Register) Mem { return Mem{Base: base, Index: off, Scale: 1} })
+	Label(name + end)
 }
 
 // hsum leaves the sum of s's lanes in its lowest lane, using t.
@@ -503,12 +516,8 @@ func hsum(d dtype, s, t reg.VecVirtual) {
 // vector width; the caller does the rest.
 func axpy4(d dtype) {
 	name := fmt.Sprintf("axpy4%sAVX2", d.name)
-	TEXT(name, NOSPLIT, fmt.Sprintf("func(n int, x, a *%s, lda int, y *%s)", d.gotyp, d.gotyp))
-	Pragma("noescape")
-	Doc(fmt.Sprintf("%s adds x[r]·(row r of a, lda elements apart) to y for r < 4, over n elements, a multiple of %d.", name, d.lanes))
-	n := Load(Param("n"), GP64())
-	xp := Load(Param("x"), GP64())
-	y := Load(Param("y"), GP64())
+	n, xp, y := vectorText(name, fmt.Sprintf("func(n int, x, a *%s, lda int, y *%s)", d.gotyp, d.gotyp),
+		fmt.Sprintf("adds x[r]·(row r of a, lda elements apart) to y for r < 4, over n elements, a multiple of %d.", d.lanes))
 	rows := rows4(d)
 	xs := make([]reg.VecVirtual, 4)
 	for r := range xs {
@@ -516,31 +525,13 @@ func axpy4(d dtype) {
 		d.bcast(Mem{Base: xp, Disp: r * d.size}, xs[r])
 	}
 	t := []reg.VecVirtual{YMM(), YMM()}
-	off := GP64()
-	XORQ(off, off)
-	step := 2 * d.lanes
-	Label(name + "_loop2")
-	CMPQ(n, U32(step))
-	JL(LabelRef(name + "_loop1"))
-	for u := range 2 {
-		d.mov(Mem{Base: y, Index: off, Scale: 1, Disp: u * 32}, t[u])
+	loop2(d, name, "_done", n, func(u int, at func(reg.Register) Mem) {
+		d.mov(at(y), t[u])
 		for r := range 4 {
-			d.fma(Mem{Base: rows[r], Index: off, Scale: 1, Disp: u * 32}, xs[r], t[u])
+			d.fma(at(rows[r]), xs[r], t[u])
 		}
-		d.mov(t[u], Mem{Base: y, Index: off, Scale: 1, Disp: u * 32})
-	}
-	ADDQ(U32(step*d.size), off)
-	SUBQ(U32(step), n)
-	JMP(LabelRef(name + "_loop2"))
-	Label(name + "_loop1")
-	TESTQ(n, n)
-	JE(LabelRef(name + "_done"))
-	d.mov(Mem{Base: y, Index: off, Scale: 1}, t[0])
-	for r := range 4 {
-		d.fma(Mem{Base: rows[r], Index: off, Scale: 1}, xs[r], t[0])
-	}
-	d.mov(t[0], Mem{Base: y, Index: off, Scale: 1})
-	Label(name + "_done")
+		d.mov(t[u], at(y))
+	})
 	VZEROUPPER()
 	RET()
 }

@@ -25,21 +25,35 @@ const (
 	w1 = 0xBB67AE85
 )
 
-var consts = map[uint32]Mem{}
+// consts are the constants made so far, by bits and element size.
+var consts = map[[2]uint64]Mem{}
 
 // lanes holds 0, 1, …, 7, the lanes' block offsets.
 var lanes Mem
 
 // k returns 32 bytes holding bits eight times.
-func k(bits uint32) Mem {
-	if m, ok := consts[bits]; ok {
+func k(bits uint32) Mem { return splat(uint64(bits), 4) }
+
+// splat returns 32 bytes holding the size-byte element bits (4 or 8
+// bytes: symbols k<8 hex digits> and q<16 hex digits>), made once.
+func splat(bits uint64, size int) Mem {
+	key := [2]uint64{bits, uint64(size)}
+	if m, ok := consts[key]; ok {
 		return m
 	}
-	m := GLOBL(fmt.Sprintf("k%08x", bits), RODATA|NOPTR)
-	for off := 0; off < 32; off += 4 {
-		DATA(off, U32(bits))
+	name := fmt.Sprintf("q%016x", bits)
+	if size == 4 {
+		name = fmt.Sprintf("k%08x", bits)
 	}
-	consts[bits] = m
+	m := GLOBL(name, RODATA|NOPTR)
+	for off := 0; off < 32; off += size {
+		if size == 4 {
+			DATA(off, U32(uint32(bits)))
+		} else {
+			DATA(off, U64(bits))
+		}
+	}
+	consts[key] = m
 	return m
 }
 
@@ -53,55 +67,68 @@ func main() {
 		DATA(4*i, U32(uint32(i)))
 	}
 
-	TEXT("normals32AVX2", NOSPLIT, "func(out []float32, c *[6]uint32)")
-	Pragma("noescape")
-	Doc("normals32AVX2 sets out, whose length is a multiple of 32, to the normal",
+	normals32()
+	normals64()
+	Generate()
+}
+
+// normals32 generates normals32AVX2.
+func normals32() {
+	blockLoop("normals32AVX2", "func(out []float32, c *[6]uint32)", "", 5, []string{
+		"normals32AVX2 sets out, whose length is a multiple of 32, to the normal",
 		"values of the blocks c[0], c[0]+1, ... of the counter (·, c[1], c[2], c[3])",
-		"under the key (c[4], c[5]), as Normals32 does, 8 blocks at a time.")
+		"under the key (c[4], c[5]), as Normals32 does, 8 blocks at a time."},
+		func(p Register, x [4]VecVirtual) {
+			// two Box–Muller pairs a block, then each block's four values in turn
+			a, bb := pair(x[0], x[1])
+			c, d := pair(x[2], x[3])
+			t0, t1, t2, t3 := YMM(), YMM(), YMM(), YMM()
+			VUNPCKLPS(bb, a, t0)
+			VUNPCKHPS(bb, a, t1)
+			VUNPCKLPS(d, c, t2)
+			VUNPCKHPS(d, c, t3)
+			s0, s1, s2, s3 := YMM(), YMM(), YMM(), YMM()
+			VUNPCKLPD(t2, t0, s0)
+			VUNPCKHPD(t2, t0, s1)
+			VUNPCKLPD(t3, t1, s2)
+			VUNPCKHPD(t3, t1, s3)
+			o := YMM()
+			VPERM2F128(U8(0x20), s1, s0, o)
+			VMOVUPS(o, Mem{Base: p})
+			VPERM2F128(U8(0x20), s3, s2, o)
+			VMOVUPS(o, Mem{Base: p, Disp: 32})
+			VPERM2F128(U8(0x31), s1, s0, o)
+			VMOVUPS(o, Mem{Base: p, Disp: 64})
+			VPERM2F128(U8(0x31), s3, s2, o)
+			VMOVUPS(o, Mem{Base: p, Disp: 96})
+		})
+}
+
+// blockLoop generates the routine name of signature sig (out []T, c
+// *[6]uint32), documented by doc, that runs body on 8 blocks at a time
+// (blocks' words, starting at block c[0]) for each 128 bytes of out at p,
+// len(out)>>shift times; suffix makes its labels unique.
+func blockLoop(name, sig, suffix string, shift uint8, doc []string, body func(p Register, x [4]VecVirtual)) {
+	TEXT(name, NOSPLIT, sig)
+	Pragma("noescape")
+	Doc(doc...)
 	p := Load(Param("out").Base(), GP64())
 	n := Load(Param("out").Len(), GP64())
 	cp := Load(Param("c"), GP64())
 	b := GP32()
 	MOVL(Mem{Base: cp}, b)
-	SHRQ(U8(5), n)
-	JZ(LabelRef("done"))
+	SHRQ(U8(shift), n)
+	JZ(LabelRef("done" + suffix))
 
-	Label("loop")
-	x := blocks(cp, b)
-
-	// two Box–Muller pairs a block, then each block's four values in turn
-	a, bb := pair(x[0], x[1])
-	c, d := pair(x[2], x[3])
-	t0, t1, t2, t3 := YMM(), YMM(), YMM(), YMM()
-	VUNPCKLPS(bb, a, t0)
-	VUNPCKHPS(bb, a, t1)
-	VUNPCKLPS(d, c, t2)
-	VUNPCKHPS(d, c, t3)
-	s0, s1, s2, s3 := YMM(), YMM(), YMM(), YMM()
-	VUNPCKLPD(t2, t0, s0)
-	VUNPCKHPD(t2, t0, s1)
-	VUNPCKLPD(t3, t1, s2)
-	VUNPCKHPD(t3, t1, s3)
-	o := YMM()
-	VPERM2F128(U8(0x20), s1, s0, o)
-	VMOVUPS(o, Mem{Base: p})
-	VPERM2F128(U8(0x20), s3, s2, o)
-	VMOVUPS(o, Mem{Base: p, Disp: 32})
-	VPERM2F128(U8(0x31), s1, s0, o)
-	VMOVUPS(o, Mem{Base: p, Disp: 64})
-	VPERM2F128(U8(0x31), s3, s2, o)
-	VMOVUPS(o, Mem{Base: p, Disp: 96})
-
+	Label("loop" + suffix)
+	body(p, blocks(cp, b))
 	ADDQ(U8(128), p)
 	ADDL(U8(8), b)
 	DECQ(n)
-	JNZ(LabelRef("loop"))
-	Label("done")
+	JNZ(LabelRef("loop" + suffix))
+	Label("done" + suffix)
 	VZEROUPPER()
 	RET()
-
-	normals64()
-	Generate()
 }
 
 // blocks returns the Philox rounds' words 0 to 3 of blocks b, …, b+7 of

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"math"
 
 	. "github.com/mmcloughlin/avo/build"
@@ -19,20 +18,8 @@ import (
 // parts), each an IEEE instruction (no fused multiply-adds), the branches
 // as masks.
 
-var consts64 = map[uint64]Mem{}
-
 // k64 returns 32 bytes holding bits four times.
-func k64(bits uint64) Mem {
-	if m, ok := consts64[bits]; ok {
-		return m
-	}
-	m := GLOBL(fmt.Sprintf("q%016x", bits), RODATA|NOPTR)
-	for off := 0; off < 32; off += 8 {
-		DATA(off, U64(bits))
-	}
-	consts64[bits] = m
-	return m
-}
+func k64(bits uint64) Mem { return splat(bits, 8) }
 
 // d returns 32 bytes holding x four times.
 func d(x float64) Mem { return k64(math.Float64bits(x)) }
@@ -56,53 +43,38 @@ var cosC = []float64{
 	4.16666666666665929218e-2,   // 0x3fa555555555554b
 }
 
+// normals64 generates normals64AVX2.
 func normals64() {
-	TEXT("normals64AVX2", NOSPLIT, "func(out []float64, c *[6]uint32)")
-	Pragma("noescape")
-	Doc("normals64AVX2 sets out, whose length is a multiple of 16, to the float64",
+	blockLoop("normals64AVX2", "func(out []float64, c *[6]uint32)", "64", 4, []string{
+		"normals64AVX2 sets out, whose length is a multiple of 16, to the float64",
 		"normal values of the blocks c[0], c[0]+1, ... of the counter (·, c[1], c[2],",
-		"c[3]) under the key (c[4], c[5]), two a block, 8 blocks at a time.")
-	p := Load(Param("out").Base(), GP64())
-	n := Load(Param("out").Len(), GP64())
-	cp := Load(Param("c"), GP64())
-	b := GP32()
-	MOVL(Mem{Base: cp}, b)
-	SHRQ(U8(4), n)
-	JZ(LabelRef("done64"))
-
-	Label("loop64")
-	x := blocks(cp, b)
-	for half := range 2 {
-		var w [4]VecVirtual
-		for i := range w {
-			var h Register = XMM()
-			if half == 0 {
-				h = x[i].AsX()
-			} else {
-				VEXTRACTI128(U8(1), x[i], h)
+		"c[3]) under the key (c[4], c[5]), two a block, 8 blocks at a time."},
+		func(p Register, x [4]VecVirtual) {
+			for half := range 2 {
+				var w [4]VecVirtual
+				for i := range w {
+					var h Register = XMM()
+					if half == 0 {
+						h = x[i].AsX()
+					} else {
+						VEXTRACTI128(U8(1), x[i], h)
+					}
+					w[i] = YMM()
+					VPMOVZXDQ(h, w[i])
+				}
+				u := unit53(w[0], w[1])
+				v := unit53(w[2], w[3])
+				a, c := boxMuller64(u, v)
+				lo, hi := YMM(), YMM()
+				VUNPCKLPD(c, a, lo)
+				VUNPCKHPD(c, a, hi)
+				o := YMM()
+				VPERM2F128(U8(0x20), hi, lo, o)
+				VMOVUPD(o, Mem{Base: p, Disp: 64 * half})
+				VPERM2F128(U8(0x31), hi, lo, o)
+				VMOVUPD(o, Mem{Base: p, Disp: 64*half + 32})
 			}
-			w[i] = YMM()
-			VPMOVZXDQ(h, w[i])
-		}
-		u := unit53(w[0], w[1])
-		v := unit53(w[2], w[3])
-		a, c := boxMuller64(u, v)
-		lo, hi := YMM(), YMM()
-		VUNPCKLPD(c, a, lo)
-		VUNPCKHPD(c, a, hi)
-		o := YMM()
-		VPERM2F128(U8(0x20), hi, lo, o)
-		VMOVUPD(o, Mem{Base: p, Disp: 64 * half})
-		VPERM2F128(U8(0x31), hi, lo, o)
-		VMOVUPD(o, Mem{Base: p, Disp: 64*half + 32})
-	}
-	ADDQ(U8(128), p)
-	ADDL(U8(8), b)
-	DECQ(n)
-	JNZ(LabelRef("loop64"))
-	Label("done64")
-	VZEROUPPER()
-	RET()
+		})
 }
 
 // exact returns the float64 value of each lane's integer, under 2⁵².

@@ -139,29 +139,7 @@ func vec() VecVirtual {
 func kernel64(fn string, body func(x VecVirtual) VecVirtual) {
 	kernel(fn+"64"+isa(), "func(dst, src []float64)",
 		fmt.Sprintf("sets dst[i] = %s(src[i]) for each i of dst, %d at a time.", fn, lanes()),
-		lanes(), 8, tailMaskReg,
-		func(src Mem, mask Register) VecVirtual {
-			x := vec()
-			switch {
-			case mask == nil:
-				VMOVUPD(src, x)
-			case wide:
-				VMOVUPD_Z(src, mask, x)
-			default:
-				VMASKMOVPD(src, mask, x)
-			}
-			return x
-		},
-		func(y VecVirtual, dst Mem, mask Register) {
-			switch {
-			case mask == nil:
-				VMOVUPD(y, dst)
-			case wide:
-				VMOVUPD(y, mask, dst)
-			default:
-				VMASKMOVPD(y, mask, dst)
-			}
-		}, body)
+		lanes(), 8, tailMaskReg, pd.load, pd.store, body)
 }
 
 // kernel32 emits func fn32<isa>(dst, src []float32): lanes() elements at
@@ -354,28 +332,6 @@ func sub(a VecVirtual, b Op) VecVirtual { r := vec(); VSUBPD(b, a, r); return r 
 func mul(a VecVirtual, b Op) VecVirtual { r := vec(); VMULPD(b, a, r); return r }
 func div(a VecVirtual, b Op) VecVirtual { r := vec(); VDIVPD(b, a, r); return r }
 
-// and and or are bitwise; with wide they are the integer forms, which
-// AVX512F has (VANDPD on ZMM needs AVX512DQ).
-func and(a VecVirtual, b Op) VecVirtual {
-	r := vec()
-	if wide {
-		VPANDQ(b, a, r)
-	} else {
-		VANDPD(b, a, r)
-	}
-	return r
-}
-
-func or(a VecVirtual, b Op) VecVirtual {
-	r := vec()
-	if wide {
-		VPORQ(b, a, r)
-	} else {
-		VORPD(b, a, r)
-	}
-	return r
-}
-
 // iand and ior are and and or in the integer domain (VPAND and VPOR
 // with AVX2), for integer operands.
 func iand(a VecVirtual, b Op) VecVirtual {
@@ -399,37 +355,113 @@ func ior(a VecVirtual, b Op) VecVirtual {
 // A lanes mask is a vector of all-ones or zero lanes (AVX2) or an opmask
 // register (wide).
 
+// precision holds the instructions of one element width: the PD forms
+// (and quadword integer ones) for float64 lanes, the PS forms (and
+// doubleword ones) for float32 lanes (VCMPPS's predicates are VCMPPD's).
+type precision struct {
+	vmov, vcmp, vblendm, vand, vpand, vor, vpor func(...Op)
+	vblendv                                     func(mask, t, f, r Op)
+	vmovz, vmaskmov                             func(v, mask, r Op)
+}
+
+var (
+	pd = precision{vmov: VMOVUPD, vcmp: VCMPPD, vblendm: VBLENDMPD,
+		vand: VANDPD, vpand: VPANDQ, vor: VORPD, vpor: VPORQ,
+		vblendv: VBLENDVPD, vmovz: VMOVUPD_Z, vmaskmov: VMASKMOVPD}
+	ps = precision{vmov: VMOVUPS, vcmp: VCMPPS, vblendm: VBLENDMPS,
+		vand: VANDPS, vpand: VPANDD, vor: VORPS, vpor: VPORD,
+		vblendv: VBLENDVPS, vmovz: VMOVUPS_Z, vmaskmov: VMASKMOVPS}
+)
+
+// and and or are bitwise; with wide they are the integer forms, which
+// AVX512F has (VANDPD and VANDPS on ZMM need AVX512DQ). and32 and or32
+// are those of float32 lanes.
+var (
+	and, or     = pd.and, pd.or
+	and32, or32 = ps.and, ps.or
+)
+
+func (p precision) and(a VecVirtual, b Op) VecVirtual { return bitwise(p.vpand, p.vand, a, b) }
+func (p precision) or(a VecVirtual, b Op) VecVirtual  { return bitwise(p.vpor, p.vor, a, b) }
+
+// bitwise returns a new register holding a op b, op being the integer
+// form wideOp with wide.
+func bitwise(wideOp, op func(...Op), a VecVirtual, b Op) VecVirtual {
+	r := vec()
+	if wide {
+		wideOp(b, a, r)
+	} else {
+		op(b, a, r)
+	}
+	return r
+}
+
+// load returns the lanes at src, those of mask only where mask is not
+// nil (the others zero with wide), and store writes y's lanes to dst
+// likewise: kernel's load and store for lanes of the element width.
+func (p precision) load(src Mem, mask Register) VecVirtual {
+	x := vec()
+	switch {
+	case mask == nil:
+		p.vmov(src, x)
+	case wide:
+		p.vmovz(src, mask, x)
+	default:
+		p.vmaskmov(src, mask, x)
+	}
+	return x
+}
+
+func (p precision) store(y VecVirtual, dst Mem, mask Register) {
+	switch {
+	case mask == nil:
+		p.vmov(y, dst)
+	case wide:
+		p.vmov(y, mask, dst)
+	default:
+		p.vmaskmov(y, mask, dst)
+	}
+}
+
+// cmp, blend and pick are the float64 lanes' helpers, and cmp32, blend32
+// and pick32 the float32 lanes' (precision's methods).
+var (
+	cmp, blend, pick       = pd.cmp, pd.blend, pd.pick
+	cmp32, blend32, pick32 = ps.cmp, ps.blend, ps.pick
+)
+
 // cmp returns the lanes mask of a pred b.
-func cmp(pred uint8, a VecVirtual, b Op) Register {
+func (p precision) cmp(pred uint8, a VecVirtual, b Op) Register {
 	if wide {
 		m := K()
-		VCMPPD(Imm(uint64(pred)), b, a, m)
+		p.vcmp(Imm(uint64(pred)), b, a, m)
 		return m
 	}
 	r := YMM()
-	VCMPPD(Imm(uint64(pred)), b, a, r)
+	p.vcmp(Imm(uint64(pred)), b, a, r)
 	return r
 }
 
 // blend returns mask ? t : f lane by lane.
-func blend(mask Register, t Op, f VecVirtual) VecVirtual {
+func (p precision) blend(mask Register, t Op, f VecVirtual) VecVirtual {
 	r := vec()
 	if wide {
-		VBLENDMPD(t, f, mask, r)
+		p.vblendm(t, f, mask, r)
 	} else {
-		VBLENDVPD(mask, t, f, r)
+		p.vblendv(mask, t, f, r)
 	}
 	return r
 }
 
 // pick returns mask ? v : 0 lane by lane.
-func pick(mask Register, v Op) VecVirtual {
+func (p precision) pick(mask Register, v Op) VecVirtual {
+	r := vec()
 	if wide {
-		r := vec()
-		VMOVUPD_Z(v, mask, r)
-		return r
+		p.vmovz(v, mask, r)
+	} else {
+		p.vand(v, mask.(VecVirtual), r)
 	}
-	return and(mask.(VecVirtual), v)
+	return r
 }
 
 // both returns the lanes mask of a and b.

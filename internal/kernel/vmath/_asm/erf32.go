@@ -48,29 +48,7 @@ func native32(fn string, body func(x VecVirtual) VecVirtual) {
 	n := 2 * lanes()
 	kernel(fn+"32"+isa(), "func(dst, src []float32)",
 		fmt.Sprintf("sets dst[i] = %s(src[i]) for each i of dst, %d at a time, in float32.", fn, n),
-		n, 4, tailMaskReg,
-		func(src Mem, mask Register) VecVirtual {
-			x := vec()
-			switch {
-			case mask == nil:
-				VMOVUPS(src, x)
-			case wide:
-				VMOVUPS_Z(src, mask, x)
-			default:
-				VMASKMOVPS(src, mask, x)
-			}
-			return x
-		},
-		func(y VecVirtual, dst Mem, mask Register) {
-			switch {
-			case mask == nil:
-				VMOVUPS(y, dst)
-			case wide:
-				VMOVUPS(y, mask, dst)
-			default:
-				VMASKMOVPS(y, mask, dst)
-			}
-		}, body)
+		n, 4, tailMaskReg, ps.load, ps.store, body)
 }
 
 // The float32 helpers: each returns a new register; b may be memory.
@@ -78,42 +56,6 @@ func native32(fn string, body func(x VecVirtual) VecVirtual) {
 func add32(a VecVirtual, b Op) VecVirtual { r := vec(); VADDPS(b, a, r); return r }
 func sub32(a VecVirtual, b Op) VecVirtual { r := vec(); VSUBPS(b, a, r); return r }
 func mul32(a VecVirtual, b Op) VecVirtual { r := vec(); VMULPS(b, a, r); return r }
-
-// cmp32 returns the lanes mask of a pred b (VCMPPS's predicates are
-// VCMPPD's).
-func cmp32(pred uint8, a VecVirtual, b Op) Register {
-	if wide {
-		m := K()
-		VCMPPS(Imm(uint64(pred)), b, a, m)
-		return m
-	}
-	m := YMM()
-	VCMPPS(Imm(uint64(pred)), b, a, m)
-	return m
-}
-
-// blend32 returns mask ? t : f lane by lane.
-func blend32(mask Register, t Op, f VecVirtual) VecVirtual {
-	r := vec()
-	if wide {
-		VBLENDMPS(t, f, mask, r)
-	} else {
-		VBLENDVPS(mask, t, f, r)
-	}
-	return r
-}
-
-// pick32 returns mask ? v : 0 lane by lane.
-func pick32(mask Register, v Op) VecVirtual {
-	if wide {
-		r := vec()
-		VMOVUPS_Z(v, mask, r)
-		return r
-	}
-	r := vec()
-	VANDPS(v, mask.(VecVirtual), r)
-	return r
-}
 
 // horner32 returns c[0]·z^(n-1) + … + c[n-1].
 func horner32(z VecVirtual, c []float32) VecVirtual {
@@ -187,28 +129,7 @@ func geluDeriv32Vec(x VecVirtual) VecVirtual {
 	return m
 }
 
-// abs32 is |x|, sign32 x's sign bit, or32 a|b; the integer forms with
-// wide (AVX512F lacks VANDPS on ZMM).
+// abs32 is |x|, sign32 x's sign bit (and32: the integer form with wide).
 func abs32(x VecVirtual) VecVirtual { return and32(x, broadcast(0x7fffffff, 4)) }
 
 func sign32(x VecVirtual) VecVirtual { return and32(x, broadcast(0x80000000, 4)) }
-
-func and32(a VecVirtual, b Op) VecVirtual {
-	r := vec()
-	if wide {
-		VPANDD(b, a, r)
-	} else {
-		VANDPS(b, a, r)
-	}
-	return r
-}
-
-func or32(a VecVirtual, b Op) VecVirtual {
-	r := vec()
-	if wide {
-		VPORD(b, a, r)
-	} else {
-		VORPS(b, a, r)
-	}
-	return r
-}
