@@ -172,20 +172,23 @@ func column(runs [][]float64, i int) float64 {
 
 // TestAllReduceOverhead compares dist's all-reduce of 1 to 64 MB on two
 // ranks with testdata/allreduce.c, compiled with mpicc, making the call
-// dist makes (the target: dist within 5% of it): MPI_Allreduce below
-// pollFrom, MPI_Iallreduce polled without pause from it. Each side runs
-// benchRounds times for each size, the two alternating and taking turns
-// to go first, and the test reports the medians of each side's time per
-// call, the median of the rounds' ratios (dist over C) with their range,
-// and the context switches and page faults per call. Each round also
-// runs TestChildAllReduceTime's "ab", which alternates dist's calls with
-// the same MPI function called directly from Go in one process pair, so
-// that what dist's waiting adds is seen apart from what differs between
-// the processes; its column is the median of the rounds' medians (from
-// pollFrom on, where dist polls, it compares polling with the blocking
-// call). The machine must be quiet for the figures to mean anything.
-// NABLA_DIST_BENCH=1 turns it on; NABLA_DIST_TEST_WAIT=block or poll
-// makes every dist collective block or poll (the C side follows).
+// dist makes (the target: dist within 5% of it): MPI_Iallreduce polled
+// without pause, under the settings dist makes for Open MPI
+// (openMPISettings). A third side, testdata/cgoallreduce (where cgo and
+// mpicc build it), makes the C program's calls from a Go program through
+// cgo: dist over it is what purego's calls and dist's handling add within
+// a Go process, it over C what a Go process costs around calls into MPI.
+// Each side runs benchRounds times for each size, the sides alternating
+// and taking turns to go first, and the test reports the medians of each
+// side's time per call, the median of the rounds' ratios (dist over C,
+// with their range; dist over cgo), and the context switches and page
+// faults per call. Each round also runs TestChildAllReduceTime's "ab",
+// which alternates dist's calls with MPI's blocking function called
+// directly from Go in one process pair: its column, the median of the
+// rounds' medians, is what polling gains or loses against the blocking
+// call. The machine must be quiet for the figures to mean anything.
+// NABLA_DIST_BENCH=1 turns it on; NABLA_DIST_TEST_WAIT=block makes every
+// dist collective block on its caller thread (the C side follows).
 //
 //	NABLA_DIST_BENCH=1 go test ./dist -run TestAllReduceOverhead -v -count 1
 func TestAllReduceOverhead(t *testing.T) {
@@ -201,11 +204,25 @@ func TestAllReduceOverhead(t *testing.T) {
 	if out, err := exec.Command(mpicc, "-O2", "-o", bin, filepath.Join("testdata", "allreduce.c")).CombinedOutput(); err != nil {
 		t.Fatalf("mpicc: %v\n%s", err, out)
 	}
+	// cgoBin is the same calls from a Go program through cgo, or "" where
+	// it does not build.
+	cgoBin := filepath.Join(t.TempDir(), "cgoallreduce")
+	build := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-o", cgoBin, "./testdata/cgoallreduce")
+	build.Env = append(os.Environ(), "CGO_ENABLED=1", "CC="+mpicc)
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Logf("no cgo column: building testdata/cgoallreduce: %v\n%s", err, out)
+		cgoBin = ""
+	}
 	// run launches args on two ranks and returns the numbers of the line
 	// that starts with the bytes (and, for an "ab" run, "ab").
+	// The C and cgo sides run under the settings dist makes for Open MPI.
+	var settings []string
+	for _, kv := range openMPISettings(2, os.Getenv) {
+		settings = append(settings, kv[0]+"="+kv[1])
+	}
 	run := func(bytes int, ab bool, env string, args ...string) []float64 {
 		t.Helper()
-		out, err := l.Command(context.Background(), 2, []string{benchEnv + "=" + env}, args...).CombinedOutput()
+		out, err := l.Command(context.Background(), 2, append([]string{benchEnv + "=" + env}, settings...), args...).CombinedOutput()
 		for _, line := range strings.Split(string(out), "\n") {
 			f := strings.Fields(line)
 			if len(f) < 5 || f[0] != strconv.Itoa(bytes) || (f[1] == "ab") != ab {
@@ -226,35 +243,43 @@ func TestAllReduceOverhead(t *testing.T) {
 	}
 	logLoad(t, "at the start")
 	defer logLoad(t, "at the end")
-	t.Logf("%d rounds; medians, the ratio's range in brackets; in one process pair, dist over a direct call; switches (voluntary+involuntary) and faults per call", benchRounds)
-	t.Logf("%9s %8s %10s %10s %26s %12s %12s %12s", "bytes", "C call", "C", "dist", "dist/C", "in-process", "C sw, flt", "dist sw, flt")
+	t.Logf("%d rounds; medians, the ratio's range in brackets; cgo: the C calls made from Go through cgo, and dist over it; in one process pair, dist over a direct call; switches (voluntary+involuntary) and faults per call", benchRounds)
+	t.Logf("%9s %8s %10s %10s %10s %26s %9s %12s %12s %12s", "bytes", "C call", "C", "cgo", "dist", "dist/C", "dist/cgo", "in-process", "C sw, flt", "dist sw, flt")
 	for _, bytes := range benchSizes {
 		n, iters := strconv.Itoa(bytes), strconv.Itoa(max(5, (256<<20)/bytes))
-		var c, g, ab [][]float64 // C's and dist's: seconds, switches (voluntary, involuntary), faults; ab: direct, dist, ratio
+		var c, cg, g, ab [][]float64 // C's, cgo's and dist's: seconds, switches (voluntary, involuntary), faults; ab: direct, dist, ratio
 		mode, how := "blocking", &Comm{}
-		if setWaitMode(how); !how.blocks(bytes) {
+		if setWaitMode(how); !how.blocks() {
 			mode = "spin"
 		}
 		child := []string{os.Args[0], "-test.run", "^TestChildAllReduceTime$"}
 		for i := range benchRounds {
-			runC := func() { c = append(c, run(bytes, false, "", bin, n, iters, mode)) }
-			runGo := func() { g = append(g, run(bytes, false, n+" "+iters, child...)) }
-			if i%2 == 0 {
-				runC()
-				runGo()
-			} else {
-				runGo()
-				runC()
+			sides := []func(){
+				func() { c = append(c, run(bytes, false, "", bin, n, iters, mode)) },
+				func() { g = append(g, run(bytes, false, n+" "+iters, child...)) },
+			}
+			if cgoBin != "" {
+				sides = append(sides, func() { cg = append(cg, run(bytes, false, "", cgoBin, n, iters, mode)) })
+			}
+			for j := range sides { // each side goes first in turn
+				sides[(i+j)%len(sides)]()
 			}
 			ab = append(ab, run(bytes, true, n+" "+iters+" ab", child...))
 		}
-		ratios := make([]float64, benchRounds)
+		ratios, overCgo := make([]float64, benchRounds), make([]float64, len(cg))
 		for i := range ratios {
 			ratios[i] = g[i][0] / c[i][0]
 		}
-		t.Logf("%9d %8s %7.3f ms %7.3f ms %+7.1f%% [%+7.1f%%, %+7.1f%%] %+11.1f%% %6.2f, %4.2f %6.2f, %4.2f", bytes, mode,
-			1e3*column(c, 0), 1e3*column(g, 0), 100*(median(ratios)-1), 100*(slices.Min(ratios)-1), 100*(slices.Max(ratios)-1),
-			100*(column(ab, 2)-1), column(c, 1)+column(c, 2), column(c, 3), column(g, 1)+column(g, 2), column(g, 3))
+		for i := range overCgo {
+			overCgo[i] = g[i][0] / cg[i][0]
+		}
+		cgoTime, cgoRatio := "-", "-"
+		if len(cg) > 0 {
+			cgoTime, cgoRatio = fmt.Sprintf("%7.3f ms", 1e3*column(cg, 0)), fmt.Sprintf("%+8.1f%%", 100*(median(overCgo)-1))
+		}
+		t.Logf("%9d %8s %7.3f ms %10s %7.3f ms %+7.1f%% [%+7.1f%%, %+7.1f%%] %9s %+11.1f%% %6.2f, %4.2f %6.2f, %4.2f", bytes, mode,
+			1e3*column(c, 0), cgoTime, 1e3*column(g, 0), 100*(median(ratios)-1), 100*(slices.Min(ratios)-1), 100*(slices.Max(ratios)-1),
+			cgoRatio, 100*(column(ab, 2)-1), column(c, 1)+column(c, 2), column(c, 3), column(g, 1)+column(g, 2), column(g, 3))
 	}
 }
 

@@ -136,3 +136,23 @@ func TestSharesCores(t *testing.T) {
 		require.Equal(t, c.share, sharesCores(func(k string) string { return c.env[k] }, c.cpus), "%v on %d cpus", c.env, c.cpus)
 	}
 }
+
+// TestOpenMPISettings: Init picks Open MPI's ring for its nonblocking
+// all-reduce on 2 and 3 ranks, and leaves Open MPI's choice to it from 4
+// ranks on, for a single process, and where the environment sets one.
+func TestOpenMPISettings(t *testing.T) {
+	unset := func(string) string { return "" }
+	ring := [][2]string{{"OMPI_MCA_coll_libnbc_iallreduce_algorithm", "1"}}
+	require.Equal(t, ring, openMPISettings(2, unset))
+	require.Equal(t, ring, openMPISettings(3, unset))
+	for _, size := range []int{1, 4, 64} {
+		require.Empty(t, openMPISettings(size, unset), "%d ranks", size)
+	}
+	set := func(k string) string {
+		if k == "OMPI_MCA_coll_libnbc_iallreduce_algorithm" {
+			return "4"
+		}
+		return ""
+	}
+	require.Empty(t, openMPISettings(2, set), "the user's choice")
+}

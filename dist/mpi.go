@@ -28,7 +28,7 @@ var (
 // &ompi_mpi_comm_world), found with Dlsym; MPICH's are int constants of
 // mpi.h. Either fits a register, so every handle is passed as a uintptr.
 type abi struct {
-	name             string // "Open MPI" or "MPICH"
+	name             string // openMPIABIName or "MPICH"
 	world            uintptr
 	float32, float64 uintptr
 	sum, max         uintptr
@@ -45,6 +45,9 @@ var mpichABI = abi{
 	sum: 0x58000003, max: 0x58000001, errorsReturn: 0x54000001,
 	statusIgnore: 1, inPlace: ^uintptr(0),
 }
+
+// openMPIABIName is Open MPI's abi name.
+const openMPIABIName = "Open MPI"
 
 // openMPISymbols are the global objects whose addresses are Open MPI's
 // handles, in the order of the abi fields they fill.
@@ -137,7 +140,7 @@ func bindLibrary(h uintptr, path string) (*library, error) {
 		return nil, fmt.Errorf("lacks %s (an MPI older than 3.0?)", strings.Join(missing, ", "))
 	}
 	if addr, err := purego.Dlsym(h, openMPISymbols[0]); err == nil && addr != 0 {
-		l.abi = abi{name: "Open MPI", inPlace: 1}
+		l.abi = abi{name: openMPIABIName, inPlace: 1}
 		fields := []*uintptr{&l.world, &l.float32, &l.float64, &l.sum, &l.max, &l.errorsReturn}
 		for i, s := range openMPISymbols {
 			a, err := purego.Dlsym(h, s)

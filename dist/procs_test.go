@@ -21,6 +21,15 @@ func checkProcs(t *testing.T, c *Comm) {
 	require.GreaterOrEqual(t, runtime.GOMAXPROCS(0), minProcs, "%v, %d cpus", c, runtime.NumCPU())
 }
 
+// checkSettings: under Open MPI, 2 and 3 ranks run with the ring for the
+// nonblocking all-reduce, set by Init in the environment MPI reads.
+func checkSettings(t *testing.T, c *Comm) {
+	if c.lib == nil || c.lib.name != openMPIABIName || c.Size() < 2 || c.Size() >= 4 {
+		t.Skip("Init sets Open MPI's all-reduce algorithm for 2 and 3 ranks")
+	}
+	require.Equal(t, "1", os.Getenv(iallreduceEnv), "%v", c)
+}
+
 // TestProcsFor: Init raises GOMAXPROCS to minProcs for a rank of several
 // whose runtime chose less (a rank bound to one core), and keeps a value
 // the environment sets, a single rank's, and any of minProcs or more.

@@ -60,20 +60,11 @@ func (c *Comm) bufferOf(what string, t *tensor.Dense) (buffer, error) {
 	return b, nil
 }
 
-// bytes is the size of b's elements in bytes.
-func (b buffer) bytes(c *Comm) int {
-	if b.dtype == c.lib.float32 {
-		return 4 * int(b.count)
-	}
-	return 8 * int(b.count)
-}
-
 // newCall is the call of the blocking MPI function fn, whose
-// nonblocking twin is nb, with args, sending the bytes of src (which
-// choose how to wait) and writing dst (the same buffer, or nil, where it
-// is src).
-func newCall(c *Comm, fn, nb uintptr, src, dst buffer, args ...uintptr) mpiCall {
-	m := mpiCall{fn: fn, nonblocking: nb, n: len(args), bytes: src.bytes(c), keep: [2]unsafe.Pointer{src.ptr, dst.ptr}}
+// nonblocking twin is nb, with args, reading src and writing dst (the
+// same buffer, or nil, where it is src).
+func newCall(fn, nb uintptr, src, dst buffer, args ...uintptr) mpiCall {
+	m := mpiCall{fn: fn, nonblocking: nb, n: len(args), keep: [2]unsafe.Pointer{src.ptr, dst.ptr}}
 	copy(m.args[:], args)
 	return m
 }
@@ -98,7 +89,7 @@ func (c *Comm) allReduce(out, in *tensor.Dense, r Reduction) error {
 	if src.ptr == dst.ptr {
 		send = l.inPlace // the compiler gave out in's buffer (AllReduceOp.InPlace)
 	}
-	m := newCall(c, l.allreduce, l.iallreduce, src, dst, send, uintptr(dst.ptr), src.count, src.dtype, l.opOf(r), l.world)
+	m := newCall(l.allreduce, l.iallreduce, src, dst, send, uintptr(dst.ptr), src.count, src.dtype, l.opOf(r), l.world)
 	err = c.collective(what, &m)
 	if err == nil && r == Mean {
 		scaleTensor(out, 1/float64(c.size))
@@ -120,7 +111,7 @@ func (c *Comm) broadcast(out, in *tensor.Dense, root int) error {
 		return err
 	}
 	l := c.lib
-	m := newCall(c, l.bcast, l.ibcast, b, b, uintptr(b.ptr), b.count, b.dtype, uintptr(root), l.world)
+	m := newCall(l.bcast, l.ibcast, b, b, uintptr(b.ptr), b.count, b.dtype, uintptr(root), l.world)
 	return c.collective(what, &m)
 }
 
@@ -133,7 +124,7 @@ func (c *Comm) reduceTo(out, in *tensor.Dense, root int) error {
 		return err
 	}
 	l := c.lib
-	m := newCall(c, l.reduce, l.ireduce, src, dst, uintptr(src.ptr), uintptr(dst.ptr), src.count, src.dtype, l.sum, uintptr(root), l.world)
+	m := newCall(l.reduce, l.ireduce, src, dst, uintptr(src.ptr), uintptr(dst.ptr), src.count, src.dtype, l.sum, uintptr(root), l.world)
 	err = c.collective(what, &m)
 	if err == nil && c.rank != root {
 		scaleTensor(out, 0)
@@ -150,7 +141,7 @@ func (c *Comm) allGather(out, in *tensor.Dense) error {
 		return err
 	}
 	l := c.lib
-	m := newCall(c, l.allgather, l.iallgather, src, dst, uintptr(src.ptr), src.count, src.dtype, uintptr(dst.ptr), src.count, dst.dtype, l.world)
+	m := newCall(l.allgather, l.iallgather, src, dst, uintptr(src.ptr), src.count, src.dtype, uintptr(dst.ptr), src.count, dst.dtype, l.world)
 	return c.collective(what, &m)
 }
 
@@ -163,7 +154,7 @@ func (c *Comm) reduceScatter(out, in *tensor.Dense, r Reduction) error {
 		return err
 	}
 	l := c.lib
-	m := newCall(c, l.reduceScatterBlock, l.ireduceScatterBlock, src, dst, uintptr(src.ptr), uintptr(dst.ptr), dst.count, src.dtype, l.opOf(r), l.world)
+	m := newCall(l.reduceScatterBlock, l.ireduceScatterBlock, src, dst, uintptr(src.ptr), uintptr(dst.ptr), dst.count, src.dtype, l.opOf(r), l.world)
 	err = c.collective(what, &m)
 	if err == nil && r == Mean {
 		scaleTensor(out, 1/float64(c.size))

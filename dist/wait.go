@@ -11,50 +11,30 @@ import (
 // How a rank waits for a collective. MPI cannot cancel a collective, and
 // a rank that crashed or skipped one leaves the others' call waiting
 // forever, so that no goroutine may wait in MPI past the Comm's timeout
-// and still return. Two ways keep that bound:
+// and still return. A collective starts MPI's nonblocking twin
+// (MPI_Iallreduce, ...) on the caller's goroutine and polls it with
+// MPI_Test until done, at most the timeout, as wait describes. Each call
+// into MPI is then short: the Go runtime takes no P back during it and
+// wakes no thread around it.
 //
-//   - blocking: the blocking function (MPI_Allreduce, ...) called on a
-//     goroutine of the Comm's own, the caller thread, which takes one
-//     call at a time; the caller waits for its result, and for the
-//     Comm's timer. At the timeout the Comm fails and the caller thread
-//     is left in MPI, its buffers kept alive. purego's call is a cgo call,
-//     so the Go scheduler runs the program's other goroutines meanwhile;
-//     a direct call from the caller's goroutine would be as cheap but
-//     could not return at the timeout.
-//   - polling: the nonblocking twin (MPI_Iallreduce, ...) started on the
-//     caller's goroutine, then MPI_Test until done, as wait describes.
+// The other way that keeps the bound, MPI's blocking function (MPI_Allreduce,
+// ...) called on a goroutine of the Comm's own, the caller thread, while
+// the caller waits for its result and for the Comm's timer, is kept for
+// tests and benchmarks (waitBlock): it costs a Go process more than the
+// call. Each handoff readies a goroutine where a P is idle (GOMAXPROCS is
+// 2: see minProcs), which wakes a thread to spin on the rank's one core.
+// On two ranks of this 2-vCPU machine (TestAllReduceOverhead, quiet), the
+// blocking call handed off took 0.26 ms for 1 MB and 1.49 ms for 4 MB,
+// with 4.7 context switches a call at 1 MB, against 0.18 and 1.12 ms for
+// the same call made through cgo from a Go program without a handoff,
+// 0.17 and 1.10 ms from C; polled (Open MPI's ring: openMPISettings),
+// dist took 0.17 and 0.78 ms. W1's training step on two ranks ran at
+// 53,000–71,000 samples/s blocking, 88,000–96,000 polled. MPICH's
+// blocking and nonblocking all-reduces take the same time from C (1 MB:
+// 0.23 and 0.22 ms).
 //
-// Blocking is the faster on a quiet machine: Open MPI's blocking
-// all-reduce takes a ring or recursive doubling tuned per size (its
-// "tuned" component), its nonblocking one the generic schedules of
-// libnbc; a C program on this 2-core machine took 0.14 ms for MPI_Allreduce
-// of 1 MB against 0.24 ms for MPI_Iallreduce polled, 0.62 against 1.15
-// ms for 4 MB, 6.3 against 9.2 ms for 16 MB. The handoff to the caller
-// thread adds two channel operations and a timer's reset, 1 µs of
-// processor time a call (BenchmarkHandoff's abs), and what the Go
-// runtime's other threads do around it, which depends on GOMAXPROCS.
-// Where it is 1 (Go's choice where Open MPI's mpirun binds each rank to
-// one core), little within the call: any cgo call that lasts, direct or
-// handed off, has the runtime take its P back after 20–40 µs and wake a
-// thread to look for work (BenchmarkHandoff's memcmp, as long as a 1 MB
-// all-reduce, on one core: 0.3–0.6 context switches a call either way;
-// TestAllReduceOverhead's in-process column); but the runtime's monitor
-// then wakes every 20 µs through the computing that follows, which
-// costs more than the call (see minProcs: Init makes GOMAXPROCS 2).
-// Where it is 2 or more, each of the handoff's two wake-ups finds an
-// idle P and wakes a thread to spin for work: 1.7–2.1 context switches
-// and 20–30 µs of processor time a call, against 0.2–0.3 and none for a
-// direct call; polling, which has none, is slower still at these sizes.
-// From pollFrom bytes on, polling is the faster (64 MB: 36.6 ms polled,
-// 43.2 ms blocking), and it is taken.
-//
-// Polling is also taken where the machine runs more ranks than cpus
-// (Comm.share), where a waiting rank must give its core up to the rank
-// it waits for, which the polling does. A machine crowded by other work
-// does not change the choice: W1's step on two ranks, the load at 8–9 on
-// this 2-core machine, took 2.1–2.5 ms blocking against 2.5–4.0 ms
-// polling, which yields the core between polls there (runs interleaved).
-const pollFrom = 32 << 20
+// A waiting rank yields its core where the machine runs more ranks than
+// cpus (Comm.share), or more runnable threads (crowded): see wait.
 
 // How wait polls: without pause for spinFor (a collective whose ranks
 // arrive together finishes within it); then yielding the processor
@@ -76,26 +56,23 @@ const (
 	napFor   = 100 * time.Microsecond
 )
 
-// Waiting modes, for tests and benchmarks (waiter.mode): each collective
-// chooses (auto), or every one blocks, or every one polls; or, for
-// benchmarks alone, every one calls the blocking function on the
-// caller's goroutine, as a C program would, without the timeout's bound.
+// Waiting modes (waiter.mode): every collective polls; or, for tests and
+// benchmarks, every one blocks on the caller thread; or, for benchmarks
+// alone, every one calls the blocking function on the caller's goroutine,
+// as a C program would, without the timeout's bound.
 const (
-	waitAuto = iota
+	waitPoll = iota
 	waitBlock
-	waitPoll
 	waitDirect
 )
 
 // mpiCall is a collective's C call: the blocking function, its
 // nonblocking twin (the same arguments, then a request), the n
-// arguments, the bytes each rank sends (which choose the way to wait)
-// and the buffers, kept alive while MPI may write to them.
+// arguments and the buffers, kept alive while MPI may write to them.
 type mpiCall struct {
 	fn, nonblocking uintptr
 	args            [9]uintptr // room for the request
 	n               int
-	bytes           int
 	keep            [2]unsafe.Pointer
 }
 
@@ -104,7 +81,7 @@ type mpiCall struct {
 // not move; a goroutine's stack moves as it grows or shrinks, which
 // would leave MPI writing where the variables were.
 type waiter struct {
-	mode  int           // waitAuto, waitBlock, waitPoll or waitDirect
+	mode  int           // waitPoll, waitBlock or waitDirect
 	spent time.Duration // in MPI's collectives, waiting included, for benchmarks
 	// job is the call in progress, handed to the caller thread through
 	// work; its result comes back through result. The thread is started
@@ -146,7 +123,7 @@ func (c *Comm) collective(what string, m *mpiCall) error {
 		if r := call(c.job.fn, c.job.args[:c.job.n]...); r != 0 {
 			err = c.mpiError(what, r)
 		}
-	case c.blocks(m.bytes):
+	case c.blocks():
 		err = c.block(what)
 	default:
 		err = c.poll(what)
@@ -170,17 +147,9 @@ func (c *Comm) poll(what string) error {
 	return c.wait(what)
 }
 
-// blocks reports whether a collective sending the given bytes calls the
-// blocking function (see pollFrom).
-func (c *Comm) blocks(bytes int) bool {
-	switch c.mode {
-	case waitBlock:
-		return true
-	case waitPoll:
-		return false
-	}
-	return bytes < pollFrom && !c.share
-}
+// blocks reports whether collectives call the blocking function: in the
+// waitBlock mode alone, for tests and benchmarks.
+func (c *Comm) blocks() bool { return c.mode == waitBlock }
 
 // block hands c.job to the caller thread, starting it at the first call,
 // and waits for its result, at most c's timeout.

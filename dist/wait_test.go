@@ -13,8 +13,10 @@ import (
 	"github.com/nabla-go/nabla/ops"
 )
 
-// waitEnv makes a child's collectives all block ("block") or all poll
-// ("poll") rather than choose (waitMode).
+// waitEnv makes a child's collectives block on the caller thread
+// ("block") rather than poll, or, in benchmarks alone, call
+// MPI's blocking function on the caller's goroutine ("direct": no
+// timeout).
 const waitEnv = "NABLA_DIST_TEST_WAIT"
 
 // setWaitMode sets c's waiting mode from waitEnv.
@@ -22,31 +24,29 @@ func setWaitMode(c *Comm) {
 	switch os.Getenv(waitEnv) {
 	case "block":
 		c.mode = waitBlock
-	case "poll":
-		c.mode = waitPoll
+	case "direct":
+		c.mode = waitDirect
 	}
 }
 
-// TestBlocks: a collective calls MPI's blocking function below pollFrom
-// bytes, and the nonblocking one from pollFrom bytes on and where the
-// machine runs more ranks than cpus; the test modes force either.
+// TestBlocks: collectives poll MPI's nonblocking functions, whatever
+// their size and whether or not the machine runs more ranks than cpus;
+// the test mode waitBlock makes them call the blocking ones.
 func TestBlocks(t *testing.T) {
 	c := &Comm{cpus: 2}
 	for _, cs := range []struct {
-		mode, bytes int
-		share       bool
-		blocks      bool
+		mode   int
+		share  bool
+		blocks bool
 	}{
-		{waitAuto, 0, false, true},
-		{waitAuto, 1 << 20, false, true},
-		{waitAuto, pollFrom - 1, false, true},
-		{waitAuto, pollFrom, false, false},
-		{waitAuto, 1 << 20, true, false},
-		{waitBlock, 64 << 20, true, true},
-		{waitPoll, 0, false, false},
+		{waitPoll, false, false},
+		{waitPoll, true, false},
+		{waitBlock, false, true},
+		{waitBlock, true, true},
+		{waitDirect, false, false},
 	} {
 		c.mode, c.share = cs.mode, cs.share
-		require.Equal(t, cs.blocks, c.blocks(cs.bytes), "%+v", cs)
+		require.Equal(t, cs.blocks, c.blocks(), "%+v", cs)
 	}
 }
 
