@@ -190,9 +190,10 @@ func GaussianNLLLoss(input, target, variance *graph.Node, opts ...LossOption) *g
 	}
 	v, vs, xs := variance, variance.Shape(), input.Shape()
 	switch {
+	case slices.Equal(vs, xs): // scalars too
 	case len(xs) > 0 && len(vs) == len(xs)-1 && slices.Equal(vs, xs[:len(xs)-1]):
 		v = ops.Reshape(v, append(append([]int(nil), vs...), 1)...)
-	case len(vs) == len(xs) && slices.Equal(vs[:len(vs)-1], xs[:len(xs)-1]) && (vs[len(vs)-1] == 1 || vs[len(vs)-1] == xs[len(xs)-1]):
+	case len(xs) > 0 && len(vs) == len(xs) && slices.Equal(vs[:len(vs)-1], xs[:len(xs)-1]) && vs[len(vs)-1] == 1:
 	default:
 		return l.fail([]*graph.Node{input}, "the variance has shape %s: want the input's %s, or it with its last dimension 1 or dropped",
 			graph.ShapeString(vs), graph.ShapeString(xs))

@@ -258,3 +258,15 @@ func TestNLLLossIntegerLabels(t *testing.T) {
 	require.NoError(t, m.Run(vm.Feeds{lp: logp, y: labels}))
 	assertClose(t, "NLLLoss", value(t, m, loss), []float64{(2.4 + 0.7) / 2}, 1e-15)
 }
+
+// TestGaussianNLLLossOfScalars: scalar input, target and variance (it
+// panicked) give ½·(log v + (x−y)²/v), by hand: x = 1, y = 3, v = 2.
+func TestGaussianNLLLossOfScalars(t *testing.T) {
+	g := graph.New()
+	x, y, v := g.Const(dense(t, []float64{1})), g.Const(dense(t, []float64{3})), g.Const(dense(t, []float64{2}))
+	loss := GaussianNLLLoss(x, y, v)
+	require.NoError(t, loss.Err())
+	m := machine(t, []*graph.Node{loss}, nil)
+	require.NoError(t, m.Run(nil))
+	require.InDelta(t, 0.5*(math.Log(2)+4.0/2), value(t, m, loss)[0], 1e-15)
+}
