@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -164,12 +163,12 @@ var (
 // the same Comm (with the options of the first call); after Close it is
 // an error, as MPI cannot start twice in a process.
 //
-// In a group of several ranks, Init raises GOMAXPROCS to 2 where it is 1
-// and the environment does not set it (a launcher that binds each rank to
-// one core, as Open MPI's mpirun does, makes Go choose 1): see procsFor.
-// Set GOMAXPROCS to keep a value of your own. Under Open MPI with 2 or 3
-// ranks, Init sets OMPI_MCA_coll_libnbc_iallreduce_algorithm to 1 (the
-// ring) where the environment does not set it: see openMPISettings.
+// Under Open MPI with 2 or 3 ranks, Init sets
+// OMPI_MCA_coll_libnbc_iallreduce_algorithm to 1 (the ring) where the
+// environment does not set it: see openMPISettings. It leaves GOMAXPROCS
+// as Go chose it (1 on a rank that the launcher binds to one core): the
+// collectives' calls into MPI are short (see wait.go), so that the
+// runtime's monitor takes no P back from them.
 func Init(opts ...Option) (*Comm, error) {
 	worldMu.Lock()
 	defer worldMu.Unlock()
@@ -197,42 +196,9 @@ func Init(opts ...Option) (*Comm, error) {
 		if err := keepGoSignals(func() error { return c.start(l) }); err != nil {
 			return nil, err
 		}
-		if n := procsFor(runtime.GOMAXPROCS(0), os.Getenv("GOMAXPROCS"), c.size); n != runtime.GOMAXPROCS(0) {
-			runtime.GOMAXPROCS(n)
-		}
 	}
 	world = c
 	return c, nil
-}
-
-// minProcs is the least GOMAXPROCS of a rank that calls collectives.
-// With one P, a cgo call that lasts more than two ticks of the runtime's
-// monitor thread (sysmon), as a blocking collective does, has the P taken
-// back from it (no other P is idle to leave the call to), and each time
-// the monitor takes a P back it wakes every 20 µs again for 50 ticks or
-// more: the whole computing part of a training step, where it would
-// otherwise sleep 10 ms. On a rank bound to one core each wake-up stops
-// the computing thread, and on this 2-vCPU virtual machine one cost the
-// thread it stopped about 40 µs (a C thread sleeping 20 µs in a loop on
-// the core of one that computes slowed it by 60–90%): W1's step on two
-// ranks computed for 1.1–1.9 ms against 0.9–1.0 alone, its monitor
-// thread waking 6–8 times a step and stopping the computing thread as
-// often. With a second P, idle during the call, the monitor leaves the
-// P to it for 10 ms and slows down; the handoff to the caller thread
-// then wakes a thread for the idle P, around the call
-// (TestMonitorWakesAfterLongCall: 1–2 wake-ups per ms of computing from
-// 0.3 ms after a long call, against 3–10 with one P).
-const minProcs = 2
-
-// procsFor is the GOMAXPROCS of a rank of a group of size ranks whose
-// runtime chose n, env being the environment's GOMAXPROCS: minProcs where
-// n is less, there are several ranks and env is empty (a value the user
-// set is kept); n otherwise.
-func procsFor(n int, env string, size int) int {
-	if size > 1 && env == "" && n < minProcs {
-		return minProcs
-	}
-	return n
 }
 
 // iallreduceEnv sets the algorithm of Open MPI's nonblocking all-reduce
