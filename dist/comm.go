@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -163,12 +164,12 @@ var (
 // the same Comm (with the options of the first call); after Close it is
 // an error, as MPI cannot start twice in a process.
 //
-// Under Open MPI with 2 or 3 ranks, Init sets
-// OMPI_MCA_coll_libnbc_iallreduce_algorithm to 1 (the ring) where the
-// environment does not set it: see openMPISettings. It leaves GOMAXPROCS
-// as Go chose it (1 on a rank that the launcher binds to one core): the
-// collectives' calls into MPI are short (see wait.go), so that the
-// runtime's monitor takes no P back from them.
+// In a group of several ranks, Init raises GOMAXPROCS to 2 where it is 1
+// and the environment does not set it (a launcher that binds each rank to
+// one core, as Open MPI's mpirun does, makes Go choose 1): see procsFor.
+// Set GOMAXPROCS to keep a value of your own. Under Open MPI with 2 or 3
+// ranks, Init sets OMPI_MCA_coll_libnbc_iallreduce_algorithm to 1 (the
+// ring) where the environment does not set it: see openMPISettings.
 func Init(opts ...Option) (*Comm, error) {
 	worldMu.Lock()
 	defer worldMu.Unlock()
@@ -196,9 +197,42 @@ func Init(opts ...Option) (*Comm, error) {
 		if err := keepGoSignals(func() error { return c.start(l) }); err != nil {
 			return nil, err
 		}
+		if n := procsFor(runtime.GOMAXPROCS(0), os.Getenv("GOMAXPROCS"), c.size); n != runtime.GOMAXPROCS(0) {
+			runtime.GOMAXPROCS(n)
+		}
 	}
 	world = c
 	return c, nil
+}
+
+// minProcs is the least GOMAXPROCS of a rank that calls collectives.
+// With one P, the polling collectives (wait.go) are slower: a 1 MB
+// all-reduce on two ranks of this 2-vCPU machine took 0.195 ms with one
+// P against 0.169 ms with two, with 2.7 context switches a call against
+// 1.0 (medians of 8 alternating launches; C, 0.128 ms). And a cgo call
+// that lasts more than two ticks of the runtime's monitor thread (sysmon),
+// as the user's own may, has the P taken back from it (no other P is idle
+// to leave the call to); each time the monitor takes a P back it wakes
+// every 20 µs again for 50 ticks or more, through the computing that
+// follows, where it would otherwise sleep 10 ms. On a rank bound to one
+// core each wake-up stops the computing thread, and on this virtual
+// machine one cost the thread it stopped about 40 µs (a C thread sleeping
+// 20 µs in a loop on the core of one that computes slowed it by 60–90%).
+// With a second P, idle during the call, the monitor leaves the P to it
+// for 10 ms and slows down (TestMonitorWakesAfterLongCall: 1–2 wake-ups
+// per ms of computing from 0.3 ms after a long call, against 3–10 with
+// one P).
+const minProcs = 2
+
+// procsFor is the GOMAXPROCS of a rank of a group of size ranks whose
+// runtime chose n, env being the environment's GOMAXPROCS: minProcs where
+// n is less, there are several ranks and env is empty (a value the user
+// set is kept); n otherwise.
+func procsFor(n int, env string, size int) int {
+	if size > 1 && env == "" && n < minProcs {
+		return minProcs
+	}
+	return n
 }
 
 // iallreduceEnv sets the algorithm of Open MPI's nonblocking all-reduce

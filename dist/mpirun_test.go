@@ -46,8 +46,9 @@ const childTests = "^TestChild$"
 // collective's values and gradients, of data-parallel training (k ranks ×
 // batch 32 train as one process × batch 32·k; buckets of 600 bytes split
 // the model's gradients into several all-reduces, the default one takes
-// them all), of Save, of collectives on a device and of the settings
-// made for Open MPI (checkSettings), then finalises MPI.
+// them all), of Save, of collectives on a device, of GOMAXPROCS
+// (checkProcs) and of the settings made for Open MPI (checkSettings),
+// then finalises MPI.
 func TestChild(t *testing.T) {
 	c := child(t)
 	t.Run("Collectives", func(t *testing.T) { checkCollectives(t, c) })
@@ -60,6 +61,7 @@ func TestChild(t *testing.T) {
 	t.Run("OneRankCallsNoMPI", func(t *testing.T) { checkOneRank(t, c) })
 	t.Run("WaitWhileStacksMove", func(t *testing.T) { checkStackMoves(t, c) })
 	t.Run("BlockingAndPolling", func(t *testing.T) { checkWaiting(t, c) })
+	t.Run("Procs", func(t *testing.T) { checkProcs(t, c) })
 	t.Run("OpenMPISettings", func(t *testing.T) { checkSettings(t, c) })
 	require.NoError(t, c.Barrier())
 	require.NoError(t, c.Close())
