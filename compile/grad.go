@@ -127,7 +127,7 @@ func grad(caller string, ys, seeds, wrt []*graph.Node, opts []GradOption) (resul
 		}
 		grads, err := backward(n, gradOuts, inNeeds)
 		if err != nil {
-			return nil, fail("%v", err)
+			return nil, fail("%w", err)
 		}
 		for k, in := range n.Inputs() {
 			if grads[k] == nil || !inNeeds[k] {
@@ -278,7 +278,7 @@ func backward(n *graph.Node, gradOuts []*graph.Node, needs []bool) (grads []*gra
 		return nil, fmt.Errorf("op %s is not differentiable: it has no Backward", n.OpName())
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("Backward of %s: %v", n.BuilderName(), err)
+		return nil, fmt.Errorf("Backward of %s: %w", n.BuilderName(), err)
 	}
 	if len(grads) != len(n.Inputs()) {
 		return nil, fmt.Errorf("Backward of %s returned %d gradients for %d inputs: it must return one per input, nil for an input without one", n.BuilderName(), len(grads), len(n.Inputs()))

@@ -97,7 +97,7 @@ func TestNestedErrorsReadOnce(t *testing.T) {
 
 // Differentiating a body or branch holding an op without a Backward is
 // told once too, naming the function the user called (While, not the
-// Scan it builds).
+// Scan it builds, nor the Cond of its step).
 func TestNestedGradErrorsReadOnce(t *testing.T) {
 	same := func(o []*graph.Node) []*graph.Node { return o }
 	noGrad := func(x *graph.Node) *graph.Node { return graph.Apply(noBackwardOp{}, x) }
@@ -120,7 +120,20 @@ func TestNestedGradErrorsReadOnce(t *testing.T) {
 			final, _ := ops.While(func(c []*graph.Node) *graph.Node { return ops.Less(ops.Sum(c[0]), g.Scalar(3, graph.Float64)) },
 				func(c []*graph.Node) []*graph.Node { return []*graph.Node{noGrad(c[0])} }, []*graph.Node{x}, ops.MaxSteps(3))
 			return final[0]
+		}, "nabla: Grad: Backward of While: differentiating the body: " + tail},
+		{"Cond in a While's body", func(g *graph.Graph, x *graph.Node) *graph.Node {
+			final, _ := ops.While(func(c []*graph.Node) *graph.Node { return ops.Less(ops.Sum(c[0]), g.Scalar(3, graph.Float64)) },
+				func(c []*graph.Node) []*graph.Node {
+					return ops.Cond(g.Input("p", graph.Float64), func(o []*graph.Node) []*graph.Node { return []*graph.Node{noGrad(o[0])} }, same, c)
+				}, []*graph.Node{x}, ops.MaxSteps(3))
+			return final[0]
 		}, "nabla: Grad: Backward of While: differentiating the body: Gradients: Backward of Cond: differentiating the then branch: " + tail},
+		{"Scan with Until", func(g *graph.Graph, x *graph.Node) *graph.Node {
+			final, _ := ops.Scan(func(c, _ []*graph.Node) ([]*graph.Node, []*graph.Node) {
+				return []*graph.Node{noGrad(c[0])}, []*graph.Node{ops.Less(ops.Sum(c[0]), g.Scalar(3, graph.Float64))}
+			}, []*graph.Node{x}, nil, ops.Steps(3), ops.Until())
+			return final[0]
+		}, "nabla: Grad: Backward of Scan: differentiating the body: " + tail},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			g := graph.New()
