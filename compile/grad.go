@@ -127,7 +127,7 @@ func grad(caller string, ys, seeds, wrt []*graph.Node, opts []GradOption) (resul
 		}
 		grads, err := backward(n, gradOuts, inNeeds)
 		if err != nil {
-			return nil, fail("%v", err)
+			return nil, fail("%w", err)
 		}
 		for k, in := range n.Inputs() {
 			if grads[k] == nil || !inNeeds[k] {
@@ -224,7 +224,9 @@ func checkGradRequest(ys, seeds, wrt []*graph.Node, fail func(string, ...any) er
 // Differentiation calls it for every op; gradcheck calls it to check one.
 // A nil or leaf n, or gradOuts and needs that do not fit n (their counts,
 // an output gradient of another type or graph) are an error naming
-// Backward and the caller's line.
+// Backward and the caller's line. With no output gradient (every one nil)
+// no gradient flows back: every input's is nil, and nothing is built, as
+// differentiation does for an op no gradient reaches.
 func Backward(n *graph.Node, gradOuts []*graph.Node, needs []bool) (grads []*graph.Node, err error) {
 	fail := failer("Backward", graph.CallerSite())
 	switch {
@@ -239,6 +241,7 @@ func Backward(n *graph.Node, gradOuts []*graph.Node, needs []bool) (grads []*gra
 	case len(gradOuts) != len(n.Outputs()):
 		return nil, fail("%d output gradients for the %d outputs of %v", len(gradOuts), len(n.Outputs()), n)
 	}
+	reached := false
 	for k, gk := range gradOuts {
 		switch out := n.Outputs()[k]; {
 		case gk == nil: // no gradient for that output
@@ -249,6 +252,10 @@ func Backward(n *graph.Node, gradOuts []*graph.Node, needs []bool) (grads []*gra
 		case !gk.Type().Equal(out.Type()):
 			return nil, fail("output gradient %d has type %v, want output %d's %v", k, gk.Type(), k, out.Type())
 		}
+		reached = reached || gk != nil
+	}
+	if !reached {
+		return make([]*graph.Node, len(n.Inputs())), nil
 	}
 	return backward(n, gradOuts, needs)
 }
@@ -278,7 +285,7 @@ func backward(n *graph.Node, gradOuts []*graph.Node, needs []bool) (grads []*gra
 		return nil, fmt.Errorf("op %s is not differentiable: it has no Backward", n.OpName())
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("Backward of %s: %v", n.BuilderName(), err)
+		return nil, fmt.Errorf("Backward of %s: %w", n.BuilderName(), err)
 	}
 	if len(grads) != len(n.Inputs()) {
 		return nil, fmt.Errorf("Backward of %s returned %d gradients for %d inputs: it must return one per input, nil for an input without one", n.BuilderName(), len(grads), len(n.Inputs()))

@@ -1,6 +1,7 @@
 package compile_test
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -89,4 +90,35 @@ func TestSweepFindsAreErrors(t *testing.T) {
 	if colors, n := compile.ColorColumns(p); n != 1 || len(colors) != 2 || colors[0] != 0 || colors[1] != 0 {
 		t.Errorf("ColorColumns of the diagonal = %v, %d, want [0 0], 1", colors, n)
 	}
+}
+
+// Backward with no output gradient (each nil) gives no gradient and builds
+// nothing, as differentiation does for an op no gradient reaches (Sum's
+// Backward built a Reshape of the nil gradient, and its error named
+// Reshape); for a multi-output op too.
+func TestBackwardOfNoOutputGradient(t *testing.T) {
+	g := graph.New()
+	x := g.Input("x", graph.Float64, 3)
+	final, _ := ops.Scan(func(c, _ []*graph.Node) ([]*graph.Node, []*graph.Node) {
+		return []*graph.Node{ops.Sin(c[0]), c[1]}, nil
+	},
+		[]*graph.Node{x, ops.Sum(x)}, nil, ops.Steps(2))
+	for _, n := range []*graph.Node{ops.Sum(x), final[0]} {
+		before := g.Len()
+		grads, err := compile.Backward(n, make([]*graph.Node, len(n.Outputs())), trues(len(n.Inputs())))
+		if err != nil || len(grads) != len(n.Inputs()) || slices.ContainsFunc(grads, func(gr *graph.Node) bool { return gr != nil }) {
+			t.Fatalf("%v: got %v, %v; want %d nil gradients", n, grads, err, len(n.Inputs()))
+		}
+		if g.Len() != before || g.Err() != nil {
+			t.Fatalf("%v: built %d nodes, the graph's error is %v", n, g.Len()-before, g.Err())
+		}
+	}
+}
+
+func trues(n int) []bool {
+	b := make([]bool, n)
+	for i := range b {
+		b[i] = true
+	}
+	return b
 }

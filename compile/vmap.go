@@ -59,9 +59,10 @@ const NotBatched = math.MinInt
 // in another order than the batch's one matrix product.
 //
 // A mistake in the arguments (an axis out of range, inputs with different
-// numbers of examples, a wrong number of axes) is an error naming the
-// caller's file:line; so is a function that panics or returns nil or
-// poisoned nodes.
+// numbers of examples, a wrong number of axes, an output of rank
+// graph.MaxRank to stack over the batch) is an error naming the caller's
+// file:line; so is a function that panics or returns nil or poisoned
+// nodes.
 func Vmap(f func(xs []*graph.Node) []*graph.Node, xs []*graph.Node, inAxes, outAxes []int) ([]*graph.Node, error) {
 	return vmap(failer("Vmap", graph.CallerSite()), f, xs, inAxes, outAxes)
 }
@@ -377,6 +378,9 @@ func (v *vmapper) output(k int, o *graph.Node, axis int) (*graph.Node, error) {
 		return nil, v.fail("out axis %d of output %d is out of range for its example's shape %s", axis, k, graph.ShapeString(o.Shape()))
 	case axis < 0:
 		axis += r + 1
+	}
+	if r >= graph.MaxRank {
+		return nil, v.fail("output %d, %v, stacked over a batch of %d, would have rank %d, above the supported %d", k, o.Type(), v.size, r+1, graph.MaxRank)
 	}
 	if !batched {
 		y = ops.BroadcastTo(ops.Reshape(y, append([]int{1}, o.Shape()...)...), append([]int{v.size}, o.Shape()...)...)

@@ -212,7 +212,9 @@ func TestVmapErrors(t *testing.T) {
 	x := g.Input("x", graph.Float64, 3, 2)
 	y := g.Input("y", graph.Float64, 4, 2)
 	w := g.Input("w", graph.Float64, 2)
+	r8 := g.Input("r8", graph.Float64, 1, 1, 1, 1, 1, 1, 2, 2)
 	id := func(ex []*graph.Node) []*graph.Node { return ex[:1] }
+	second := func(ex []*graph.Node) []*graph.Node { return ex[1:] }
 	other := graph.New().Input("z", graph.Float64, 2)
 	cases := []struct {
 		name string
@@ -231,6 +233,10 @@ func TestVmapErrors(t *testing.T) {
 			"2 out axes for 1 outputs"},
 		{"out axis out of range", func() error { _, err := compile.Vmap(id, []*graph.Node{x}, nil, []int{2}); return err },
 			"out axis 2 of output 0 is out of range for its example's shape (2)"},
+		{"an output of rank 8 stacked", func() error {
+			_, err := compile.Vmap(second, []*graph.Node{x, r8}, []int{0, compile.NotBatched}, nil)
+			return err
+		}, "output 0, float64(1,1,1,1,1,1,2,2), stacked over a batch of 3, would have rank 9, above the supported 8"},
 		{"batched output marked NotBatched", func() error {
 			_, err := compile.Vmap(id, []*graph.Node{x}, nil, []int{compile.NotBatched})
 			return err
@@ -286,6 +292,10 @@ func TestVmapErrors(t *testing.T) {
 	}
 	if err := g.Err(); err != nil {
 		t.Errorf("the graph is poisoned: %v", err)
+	}
+	// Not stacked, an output of rank 8 is the value f returned.
+	if out, err := compile.Vmap(second, []*graph.Node{x, r8}, []int{0, compile.NotBatched}, []int{compile.NotBatched}); err != nil || out[0] != r8 {
+		t.Errorf("an output of rank 8 not batched: got %v, %v; want r8", out, err)
 	}
 }
 

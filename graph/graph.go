@@ -82,6 +82,32 @@ func (g *Graph) Fail(err error) *Node {
 	return &Node{g: g, err: g.err}
 }
 
+// Catch calls build, a function of the user's that a builder runs on g
+// (ops.Checkpoint's f, ops.Root's solve), and returns the first error
+// build's ops recorded on g, or on a graph enclosing it, that had none:
+// Catch takes that error off the graphs again, so that the builder
+// records its own in its place, naming the user's function ("nabla:
+// Checkpoint: f: Add at model.go:43: …"). The nodes build made keep the
+// error they carry. Catch returns nil when build recorded none, or when
+// the graphs had their error before.
+func (g *Graph) Catch(build func()) error {
+	var clean []*Graph // the graphs with no error before build
+	for h := g; h != nil; h = h.parent {
+		if h.err == nil {
+			clean = append(clean, h)
+		}
+	}
+	build()
+	var err error
+	for _, h := range clean {
+		if err == nil {
+			err = h.err
+		}
+		h.err = nil
+	}
+	return err
+}
+
 func (g *Graph) fail(op string, s site, format string, args ...any) *Node {
 	return g.Fail(newError(op, s, format, args...))
 }

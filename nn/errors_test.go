@@ -127,3 +127,23 @@ func TestComposedFunctionsInBodies(t *testing.T) {
 		t.Fatalf("MSE of a body's node and an enclosing graph's: %v", err)
 	}
 }
+
+// A classification loss of scores with no classes (C = 0) is its own
+// error: no label can name a class (it was OneHot's, which named neither
+// the loss nor the shapes given).
+func TestClassLossesRefuseNoClasses(t *testing.T) {
+	for _, c := range []struct {
+		name, what string
+		loss       func(x, y *graph.Node) (*graph.Node, string)
+	}{
+		{"NLLLoss", "log-probabilities", func(x, y *graph.Node) (*graph.Node, string) { return nn.NLLLoss(x, y), lineAt(0) }},
+		{"MultiMarginLoss", "scores", func(x, y *graph.Node) (*graph.Node, string) { return nn.MultiMarginLoss(x, y), lineAt(0) }},
+	} {
+		for _, shapes := range [][2][]int{{{0}, {}}, {{2, 0}, {2}}, {{0, 0}, {0}}} {
+			g := graph.New()
+			loss, line := c.loss(g.Input("x", graph.Float64, shapes[0]...), g.Input("y", graph.Int64, shapes[1]...))
+			requireError(t, loss, g, fmt.Sprintf("nabla: nn.%s: the %s have shape %s: no classes, so no label can name one (want C ≥ 1) at %s",
+				c.name, c.what, graph.ShapeString(shapes[0]), line))
+		}
+	}
+}

@@ -131,7 +131,8 @@ func NLLLoss(logProbs, labels *graph.Node, opts ...LossOption) *graph.Node {
 // labels, PyTorch's: (N, C) and (N), or (C) and a scalar, or, when spatial,
 // (N, C, d1, …, dK) and (N, d1, …, dK). It returns the scores as rows
 // (M, C), one per label, the labels as (M), and the labels' shape, that
-// of the per-label losses.
+// of the per-label losses. Scores with no class (C = 0) are refused: no
+// label could name one.
 func (l loss) classRows(x, labels *graph.Node, spatial bool) (rows, y *graph.Node, shape []int, bad *graph.Node) {
 	s, ls := x.Shape(), labels.Shape()
 	names := map[bool]string{false: "scores", true: "log-probabilities"}
@@ -152,6 +153,10 @@ func (l loss) classRows(x, labels *graph.Node, spatial bool) (rows, y *graph.Nod
 	if !slices.Equal(ls, shape) {
 		return nil, nil, nil, l.fail([]*graph.Node{x}, "the labels have shape %s: want %s for %s %s",
 			graph.ShapeString(ls), graph.ShapeString(shape), what, graph.ShapeString(s))
+	}
+	if C == 0 {
+		return nil, nil, nil, l.fail([]*graph.Node{x}, "the %s have shape %s: no classes, so no label can name one (want C ≥ 1)",
+			what, graph.ShapeString(s))
 	}
 	M := graph.ShapeSize(shape)
 	rows = x

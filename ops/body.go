@@ -72,6 +72,17 @@ func traceIn(sub *graph.Graph, what string, body ScanBody, carry, x []*graph.Nod
 	return newCarry, y, nil
 }
 
+// caught calls build, a user's function (named what) that builds on g,
+// and returns the error an op it built recorded (see graph.Graph.Catch),
+// taken off the graph, as the error of the op running it tells it ("f:
+// Add at model.go:43: …"); nil when it recorded none.
+func caught(g *graph.Graph, what string, build func()) error {
+	if err := g.Catch(build); err != nil {
+		return fmt.Errorf("%s: %w", what, traced(err))
+	}
+	return nil
+}
+
 // captureOutputs replaces each node a body (named what) returns with the
 // node of sub standing for it, refusing nil and poisoned nodes and nodes
 // of graphs that do not enclose sub.

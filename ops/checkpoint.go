@@ -42,9 +42,10 @@ type CheckpointFunc func(inputs []*graph.Node) []*graph.Node
 // their global norm), which keeps the products, and what they read, to
 // the end.
 //
-// Checkpoint returns f's outputs, as many. An f that panics, returns no
-// output, a nil or poisoned node, or makes parameters or inputs, is an
-// error recorded on the graph, naming the caller's file:line.
+// Checkpoint returns f's outputs, as many. An f that panics, builds an op
+// that fails, returns no output, a nil or poisoned node, or makes
+// parameters or inputs, is an error of Checkpoint's recorded on the graph,
+// naming f's failing op and the caller's file:line.
 func Checkpoint(f CheckpointFunc, inputs ...*graph.Node) []*graph.Node {
 	s := graph.CallerSite()
 	g := graph.Innermost(inputs...)
@@ -78,9 +79,15 @@ func Checkpoint(f CheckpointFunc, inputs ...*graph.Node) []*graph.Node {
 		ins[i] = g.Capture(n)
 	}
 	start := g.Len()
-	outs, _, err := traceBody(func(c, _ []*graph.Node) ([]*graph.Node, []*graph.Node) { return f(c), nil }, ins, nil)
+	var outs []*graph.Node
+	var err error
+	built := caught(g, "f", func() {
+		outs, _, err = traceBody(func(c, _ []*graph.Node) ([]*graph.Node, []*graph.Node) { return f(c), nil }, ins, nil)
+	})
 	outputs = max(outputs, len(outs))
 	switch {
+	case built != nil:
+		return fail("%w", built)
 	case err != nil:
 		return fail("f %v", err)
 	case g.Err() != nil:

@@ -48,6 +48,13 @@ type CondBranch func(operands []*graph.Node) []*graph.Node
 // or types differ from the other branch's is an error recorded on the
 // graph, naming the caller's file:line, as for any op.
 func Cond(pred *graph.Node, then, els CondBranch, operands []*graph.Node) []*graph.Node {
+	return buildCond(pred, then, els, operands, false)
+}
+
+// buildCond is Cond; gate marks the Cond of a loop's step that runs the
+// user's body in its then branch (gatedScan), whose derivatives' errors
+// are the body's (see branchGradError).
+func buildCond(pred *graph.Node, then, els CondBranch, operands []*graph.Node, gate bool) []*graph.Node {
 	s := graph.CallerSite()
 	all := append([]*graph.Node{pred}, operands...)
 	g := graph.Innermost(all...)
@@ -76,7 +83,7 @@ func Cond(pred *graph.Node, then, els CondBranch, operands []*graph.Node) []*gra
 	if then == nil || els == nil {
 		return fail("a branch is nil")
 	}
-	tr := &condTracer{graph: g, branches: [2]CondBranch{then, els}}
+	tr := &condTracer{graph: g, branches: [2]CondBranch{then, els}, gate: gate}
 	op, outer, returned, err := tr.trace(typesOf(operands))
 	outputs = max(outputs, returned)
 	if err != nil {
@@ -97,13 +104,14 @@ var branchNames = [2]string{"then", "else"}
 type condTracer struct {
 	graph    *graph.Graph
 	branches [2]CondBranch
+	gate     bool // a loop's step (see buildCond)
 }
 
 // trace builds each branch in a nested graph and returns the op, the
 // nodes of enclosing graphs the branches read (the then branch's first),
 // and the most outputs a branch returned.
 func (tr *condTracer) trace(operands []graph.Type) (op *condOp, outer []*graph.Node, returned int, err error) {
-	op = &condOp{operands: len(operands), tracer: tr}
+	op = &condOp{operands: len(operands), tracer: tr, gate: tr.gate}
 	for b, branch := range tr.branches {
 		name := branchNames[b] + " branch"
 		sub := tr.graph.NewSub()
@@ -146,6 +154,7 @@ type condOp struct {
 	captures [2]int
 	tracer   *condTracer   // traces the branches again for other types; nil for a derivative's Cond
 	outer    []*graph.Node // the values of enclosing graphs the traced branches read
+	gate     bool          // a loop's step (see buildCond), as are its derivatives' Conds
 }
 
 // agree checks that the branches' outputs have the same number and types.

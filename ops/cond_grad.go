@@ -34,7 +34,7 @@ func (op *condOp) Backward(ctx *graph.GradContext, gradOuts []*graph.Node) []*gr
 	if len(seeded) == 0 || len(wanted) == 0 {
 		return out
 	}
-	back := &condOp{operands: N + len(seeded)}
+	back := &condOp{operands: N + len(seeded), gate: op.gate}
 	var outer []*graph.Node
 	for b, br := range op.branches {
 		sub := br.Outputs[0].Graph()
@@ -59,7 +59,7 @@ func (op *condOp) Backward(ctx *graph.GradContext, gradOuts []*graph.Node) []*gr
 		if len(wrt) > 0 {
 			var err error
 			if grads, err = ctx.Differentiate(ys, seeds, wrt); err != nil {
-				ctx.Errorf("differentiating the %s branch: %w", branchNames[b], traced(err))
+				op.branchFailed(ctx, b, err)
 				return nil
 			}
 		}
@@ -76,7 +76,7 @@ func (op *condOp) Backward(ctx *graph.GradContext, gradOuts []*graph.Node) []*gr
 			return nil
 		}
 		if err := sub.Err(); err != nil {
-			ctx.Errorf("differentiating the %s branch: %w", branchNames[b], traced(err))
+			op.branchFailed(ctx, b, err)
 			return nil
 		}
 		o, captured := sub.Captures()
@@ -97,6 +97,26 @@ func (op *condOp) Backward(ctx *graph.GradContext, gradOuts []*graph.Node) []*gr
 		out[i] = res[n]
 	}
 	return out
+}
+
+// branchGradError is the error differentiating a Cond's branch: what it
+// says, and the branch's own error (cause), which a loop whose step is
+// the Cond (gate: a While's) reports as its body's (see scanOp.bodyCause).
+type branchGradError struct {
+	msg   string
+	cause error
+	gate  bool
+}
+
+func (e *branchGradError) Error() string { return e.msg }
+
+func (e *branchGradError) Unwrap() error { return e.cause }
+
+// branchFailed records on ctx that differentiating branch b failed with
+// err.
+func (op *condOp) branchFailed(ctx *graph.GradContext, b int, err error) {
+	msg := fmt.Sprintf("differentiating the %s branch: %v", branchNames[b], traced(err))
+	ctx.Errorf("%w", &branchGradError{msg: msg, cause: err, gate: op.gate})
 }
 
 // branchInput is the input of branch b that op input i feeds, or -1 when

@@ -81,6 +81,34 @@ func TestNestedErrorsReadOnce(t *testing.T) {
 			}, x, func(_ ops.RootFunc, x0 *graph.Node) *graph.Node { return x0 })
 			return root, "nabla: Root: F: Add at " + add + ": " + differ + call
 		}},
+		{"Root's solve", func(g *graph.Graph, x, y *graph.Node) (*graph.Node, string) {
+			call, add := lineAt(1), lineAt(2)
+			root := ops.Root(func(x *graph.Node) *graph.Node { return x }, x, func(_ ops.RootFunc, x0 *graph.Node) *graph.Node {
+				return ops.Add(x0, y)
+			})
+			return root, "nabla: Root: solve: Add at " + add + ": " + differ + call
+		}},
+		{"Root's solve on the caller's line", func(g *graph.Graph, x, y *graph.Node) (*graph.Node, string) {
+			call := lineAt(1)
+			root := ops.Root(func(x *graph.Node) *graph.Node { return x }, x, func(_ ops.RootFunc, x0 *graph.Node) *graph.Node { return ops.Add(x0, y) })
+			return root, "nabla: Root: solve: Add: " + differ + call
+		}},
+		{"Checkpoint's f", func(g *graph.Graph, x, y *graph.Node) (*graph.Node, string) {
+			call, sub := lineAt(1), lineAt(2)
+			outs := ops.Checkpoint(func(in []*graph.Node) []*graph.Node {
+				return []*graph.Node{ops.Sub(in[0], y)}
+			}, x)
+			return outs[0], "nabla: Checkpoint: f: Sub at " + sub + ": " + differ + call
+		}},
+		{"Checkpoint in a Scan's body", func(g *graph.Graph, x, y *graph.Node) (*graph.Node, string) {
+			call, inner, mul := lineAt(1), lineAt(2), lineAt(3)
+			final, _ := ops.Scan(func(c, _ []*graph.Node) ([]*graph.Node, []*graph.Node) {
+				return ops.Checkpoint(func(in []*graph.Node) []*graph.Node {
+					return []*graph.Node{ops.Mul(in[0], y)}
+				}, c...), nil
+			}, []*graph.Node{x}, nil, ops.Steps(2))
+			return final[0], "nabla: Scan: body: Checkpoint at " + inner + ": f: Mul at " + mul + ": " + differ + call
+		}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			g := graph.New()
@@ -97,7 +125,7 @@ func TestNestedErrorsReadOnce(t *testing.T) {
 
 // Differentiating a body or branch holding an op without a Backward is
 // told once too, naming the function the user called (While, not the
-// Scan it builds).
+// Scan it builds, nor the Cond of its step).
 func TestNestedGradErrorsReadOnce(t *testing.T) {
 	same := func(o []*graph.Node) []*graph.Node { return o }
 	noGrad := func(x *graph.Node) *graph.Node { return graph.Apply(noBackwardOp{}, x) }
@@ -120,7 +148,20 @@ func TestNestedGradErrorsReadOnce(t *testing.T) {
 			final, _ := ops.While(func(c []*graph.Node) *graph.Node { return ops.Less(ops.Sum(c[0]), g.Scalar(3, graph.Float64)) },
 				func(c []*graph.Node) []*graph.Node { return []*graph.Node{noGrad(c[0])} }, []*graph.Node{x}, ops.MaxSteps(3))
 			return final[0]
+		}, "nabla: Grad: Backward of While: differentiating the body: " + tail},
+		{"Cond in a While's body", func(g *graph.Graph, x *graph.Node) *graph.Node {
+			final, _ := ops.While(func(c []*graph.Node) *graph.Node { return ops.Less(ops.Sum(c[0]), g.Scalar(3, graph.Float64)) },
+				func(c []*graph.Node) []*graph.Node {
+					return ops.Cond(g.Input("p", graph.Float64), func(o []*graph.Node) []*graph.Node { return []*graph.Node{noGrad(o[0])} }, same, c)
+				}, []*graph.Node{x}, ops.MaxSteps(3))
+			return final[0]
 		}, "nabla: Grad: Backward of While: differentiating the body: Gradients: Backward of Cond: differentiating the then branch: " + tail},
+		{"Scan with Until", func(g *graph.Graph, x *graph.Node) *graph.Node {
+			final, _ := ops.Scan(func(c, _ []*graph.Node) ([]*graph.Node, []*graph.Node) {
+				return []*graph.Node{noGrad(c[0])}, []*graph.Node{ops.Less(ops.Sum(c[0]), g.Scalar(3, graph.Float64))}
+			}, []*graph.Node{x}, nil, ops.Steps(3), ops.Until())
+			return final[0]
+		}, "nabla: Grad: Backward of Scan: differentiating the body: " + tail},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			g := graph.New()

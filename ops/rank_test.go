@@ -111,3 +111,55 @@ func near(a, b []float64) bool {
 	}
 	return true
 }
+
+// A loop stacks over its steps the carry each step began with (its
+// gradient reads them) and the step outputs: a carry or step output of
+// rank 8, whose stack would have rank 9, is the loop's error, naming the
+// function called (it was the op's "the output's rank 9 is above the
+// supported 8", naming Scan for a While). Rank 7 runs: (1, -2) + 1 three
+// times is (4, 1).
+func TestLoopsRefuseWhatTheyCannotStack(t *testing.T) {
+	rank8 := func(g *graph.Graph) *graph.Node { return g.Input("x", graph.Float64, 2, 1, 1, 1, 1, 1, 1, 1) }
+	const x8 = "float64(2,1,1,1,1,1,1,1), stacked float64(3,2,1,1,1,1,1,1,1) of rank 9, above the supported 8 at "
+	addOne := func(c []*graph.Node) []*graph.Node {
+		return []*graph.Node{ops.Add(c[0], c[0].Graph().Scalar(1, graph.Float64))}
+	}
+	for _, c := range []struct {
+		name  string
+		build func(g *graph.Graph) (*graph.Node, string)
+		want  string
+	}{
+		{"Scan's carry", func(g *graph.Graph) (*graph.Node, string) {
+			final, _ := ops.Scan(func(c, _ []*graph.Node) ([]*graph.Node, []*graph.Node) { return c, nil },
+				[]*graph.Node{g.Scalar(0, graph.Float64), rank8(g)}, nil, ops.Steps(3))
+			return final[1], lineAt(-2)
+		}, "nabla: Scan: the loop keeps the carry each step began with, stacked over the steps: init 1 is " + x8},
+		{"Scan's step output", func(g *graph.Graph) (*graph.Node, string) {
+			_, ys := ops.Scan(func(c, _ []*graph.Node) ([]*graph.Node, []*graph.Node) { return c, []*graph.Node{rank8(g)} },
+				[]*graph.Node{g.Scalar(0, graph.Float64)}, nil, ops.Steps(3))
+			return ys[0], lineAt(-2)
+		}, "nabla: Scan: the loop returns the step outputs, stacked over the steps: the body's step output 0 is " + x8},
+		{"While's carry", func(g *graph.Graph) (*graph.Node, string) {
+			final, _ := ops.While(func(c []*graph.Node) *graph.Node { return ops.Less(ops.Sum(c[0]), ops.Sum(c[1])) },
+				func(c []*graph.Node) []*graph.Node { return c }, []*graph.Node{g.Scalar(0, graph.Float64), rank8(g)}, ops.MaxSteps(3))
+			return final[1], lineAt(-2)
+		}, "nabla: While: the loop keeps the carry each step began with, stacked over the steps: init 1 is " + x8},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			g := graph.New()
+			out, line := c.build(g)
+			if out.Err() == nil || out.Err().Error() != c.want+line {
+				t.Fatalf("got  %v\nwant %s", out.Err(), c.want+line)
+			}
+		})
+	}
+
+	g := graph.New()
+	x := g.Input("x", graph.Float64, 2, 1, 1, 1, 1, 1, 1)
+	final, _ := ops.Scan(func(c, _ []*graph.Node) ([]*graph.Node, []*graph.Node) { return addOne(c), nil }, []*graph.Node{x}, nil, ops.Steps(3))
+	xv, _ := graph.FromFloat64s(graph.Float64, []float64{1, -2}, x.Shape()...)
+	got, err := vm.Eval(vm.Feeds{x: xv}, final[0])
+	if err != nil || !near(graph.Float64s(got[0]), []float64{4, 1}) {
+		t.Fatalf("a carry of rank 7: got %v (%v), want [4 1]", got, err)
+	}
+}

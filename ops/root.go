@@ -56,8 +56,9 @@ type RootSolve func(F RootFunc, x0 *graph.Node) *graph.Node
 //
 // A nil F, x0 or solve, an x0 that is not float32 or float64, an F that
 // panics, returns a node of another type than x0's or makes parameters or
-// inputs, and a solve that panics or returns a node of another type than
-// x0's are errors recorded on the graph, naming the caller's file:line.
+// inputs, and a solve that panics, builds an op that fails or returns a
+// node of another type than x0's are errors of Root's recorded on the
+// graph, naming the failing op and the caller's file:line.
 func Root(F RootFunc, x0 *graph.Node, solve RootSolve, opts ...RootOption) *graph.Node {
 	return root("Root", graph.CallerSite(), "F", F, F, x0, solve, opts)
 }
@@ -145,7 +146,11 @@ func root(name, s, fn string, user, F RootFunc, x0 *graph.Node, solve RootSolve,
 	if err := checkRootFunc(g, fn, user, x0.Type()); err != nil {
 		return fail("%v", err)
 	}
-	xs, err := traceSolve(solve, F, x0)
+	var xs *graph.Node
+	var err error
+	if built := caught(g, "solve", func() { xs, err = traceSolve(solve, F, x0) }); built != nil {
+		return fail("%w", built)
+	}
 	if err == nil {
 		err = g.Err()
 	}
@@ -163,7 +168,10 @@ func root(name, s, fn string, user, F RootFunc, x0 *graph.Node, solve RootSolve,
 	// stands for x there.
 	xp := StopGradient(xs)
 	start := g.Len()
-	fx, err := traceRootFunc(F, xp)
+	var fx *graph.Node
+	if built := caught(g, fn, func() { fx, err = traceRootFunc(F, xp) }); built != nil {
+		return fail("%w", built)
+	}
 	if err == nil {
 		err = g.Err()
 	}

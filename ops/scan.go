@@ -87,7 +87,9 @@ func SeparateRuns() ScanOption { return func(c *scanConfig) { c.runs = true } }
 //
 // With zero steps the final carry is init and the outputs are empty. A
 // body that panics, fails to build, or returns a carry of another type is
-// an error recorded on the graph, as for any op.
+// an error recorded on the graph, as for any op; so is a carry or a step
+// output of rank graph.MaxRank, whose stack over the steps would be above
+// it.
 func Scan(body ScanBody, init, xs []*graph.Node, opts ...ScanOption) (final, ys []*graph.Node) {
 	var cfg scanConfig
 	for _, o := range opts {
@@ -98,8 +100,12 @@ func Scan(body ScanBody, init, xs []*graph.Node, opts ...ScanOption) (final, ys 
 	s := graph.CallerSite()
 	all := append(append([]*graph.Node(nil), init...), xs...)
 	g := graph.Innermost(all...)
+	name := "Scan"
+	if cfg.builder != "" {
+		name = cfg.builder // the loop of a While
+	}
 	fail := func(format string, args ...any) ([]*graph.Node, []*graph.Node) {
-		err := &graph.Error{Op: "Scan", Err: fmt.Errorf(format, args...), Site: s}
+		err := &graph.Error{Op: name, Err: fmt.Errorf(format, args...), Site: s}
 		p := g.Fail(err)
 		return repeat(p, len(init)), []*graph.Node{p}
 	}
@@ -165,6 +171,11 @@ func (tr *scanTracer) trace(init, xs []graph.Type) (*scanOp, []*graph.Node, erro
 	if err != nil {
 		return nil, nil, err
 	}
+	for i, c := range init {
+		if err := stacks("the loop keeps the carry each step began with", c, T, "init %d", i); err != nil {
+			return nil, nil, err
+		}
+	}
 	sub := tr.graph.NewSub()
 	carries := make([]*graph.Node, len(init))
 	for i, c := range init {
@@ -189,6 +200,11 @@ func (tr *scanTracer) trace(init, xs []graph.Type) (*scanOp, []*graph.Node, erro
 	for i, c := range init {
 		if !outs[i].Type().Equal(c) {
 			return nil, nil, fmt.Errorf("body returns carry %d of type %v, want init's %v", i, outs[i].Type(), c)
+		}
+	}
+	for j, o := range y {
+		if err := stacks("the loop returns the step outputs", o.Type(), T, "the body's step output %d", j); err != nil {
+			return nil, nil, err
 		}
 	}
 	outer, captured := sub.Captures()
@@ -454,6 +470,17 @@ func (op *scanOp) Types(in []graph.Type) ([]graph.Type, error) {
 		}
 	}
 	return out, nil
+}
+
+// stacks says why values of type t, which the loop stacks over its T
+// steps on a new leading axis (why), cannot be: the stack's rank would be
+// above graph.MaxRank. what (with args) names the value.
+func stacks(why string, t graph.Type, T int, what string, args ...any) error {
+	if t.Rank() < graph.MaxRank {
+		return nil
+	}
+	return fmt.Errorf("%s, stacked over the steps: %s is %v, stacked %v of rank %d, above the supported %d",
+		why, fmt.Sprintf(what, args...), t, stepped(t, T), t.Rank()+1, graph.MaxRank)
 }
 
 // stepped is t with a leading axis of T steps.

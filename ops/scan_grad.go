@@ -1,6 +1,7 @@
 package ops
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/nabla-go/nabla/graph"
@@ -98,7 +99,7 @@ func (op *scanOp) Backward(ctx *graph.GradContext, gradOuts []*graph.Node) []*gr
 	}
 	grads, err := ctx.Differentiate(ys, seeds, wrt)
 	if err != nil {
-		ctx.Errorf("differentiating the body: %w", traced(err))
+		ctx.Errorf("differentiating the body: %w", traced(bodyCause(err)))
 		return nil
 	}
 	gCarry := grads[:len(floatCarries)]
@@ -176,4 +177,18 @@ func (op *scanOp) identityFlag(sub *graph.Graph, inputs, outputs []*graph.Node) 
 		return nil, nil
 	}
 	return sub.Input("identity_flag", t.DType, t.Shape...), seq
+}
+
+// bodyCause is err, an error differentiating a loop's body, or, for a
+// loop whose step is a Cond running the user's body in a branch (a
+// While's: see gatedScan), the error differentiating that branch: the
+// Cond is no function the user called. The first Cond error on err's
+// chain is the step's, whose Backward the body's differentiation calls
+// first.
+func bodyCause(err error) error {
+	var b *branchGradError
+	if errors.As(err, &b) && b.gate {
+		return b.cause
+	}
+	return err
 }

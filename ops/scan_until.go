@@ -21,7 +21,7 @@ func gatedScan(gate func(carry []*graph.Node) *graph.Node, run, stay CondBranch,
 	cfg.until, cfg.stop = true, false
 	final, out := Scan(func(c, x []*graph.Node) ([]*graph.Node, []*graph.Node) {
 		pred := gate(c)
-		res := Cond(pred, run, stay, slices.Concat(c, x))
+		res := buildCond(pred, run, stay, slices.Concat(c, x), true)
 		if len(res) < C {
 			return res, nil // a failed Cond: its error is the body's
 		}

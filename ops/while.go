@@ -54,7 +54,8 @@ func MaxSteps(n int) WhileOption { return func(c *whileConfig) { c.maxSteps, c.g
 // of the slowest example's steps for every example.
 //
 // A loop without MaxSteps or with MaxSteps(n ≤ 0), a body returning a
-// carry of another type, or a cond whose result holds more than one
+// carry of another type, a carry of rank graph.MaxRank (the loop stacks
+// the carries over the steps), or a cond whose result holds more than one
 // value is an error recorded on the graph, naming the caller's file:line.
 func While(cond WhileCond, body WhileBody, init []*graph.Node, opts ...WhileOption) (final []*graph.Node, steps *graph.Node) {
 	var cfg whileConfig
