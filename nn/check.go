@@ -3,28 +3,24 @@ package nn
 import (
 	"errors"
 	"fmt"
-	"strconv"
 
 	"github.com/nabla-go/nabla/graph"
 )
 
 // checked is build(inputs) for the function called name, which composes
 // ops: the ops' mistakes are its own. A nil input or inputs of different
-// graphs are name's error; so is what an op of the build refuses, tried
-// first on a scratch graph of inputs of the same types, so that the
-// error names name, the op and the caller's line, rather than the op
-// alone ("nabla: nn.MSE: Sub: dtypes differ: … at model.go:42"). names
-// name the inputs in messages.
+// graphs are name's error; so is what an op of the build refuses, taken
+// back off the graph (graph.Graph.Catch) and recorded in name's name, so
+// that the error names name, the op and the caller's line, rather than
+// the op alone ("nabla: nn.MSE: Sub: dtypes differ: … at model.go:42").
+// names name the inputs in messages.
 func checked(name string, names []string, build func(in []*graph.Node) *graph.Node, inputs ...*graph.Node) *graph.Node {
 	if bad := checkInputs(name, names, inputs); bad != nil {
 		return bad
 	}
-	scratch := graph.New()
-	trial := make([]*graph.Node, len(inputs))
-	for i, n := range inputs {
-		trial[i] = scratch.Input(strconv.Itoa(i), n.DType(), n.Shape()...)
-	}
-	if err := build(trial).Err(); err != nil {
+	g := graph.Innermost(inputs...)
+	var out *graph.Node
+	if err := g.Catch(func() { out = build(inputs) }); err != nil {
 		var gerr *graph.Error
 		switch {
 		case errors.As(err, &gerr) && gerr.Op == "nn."+name: // its own, already
@@ -32,9 +28,9 @@ func checked(name string, names []string, build func(in []*graph.Node) *graph.No
 		case gerr != nil:
 			err = fmt.Errorf("%s: %w", gerr.Op, gerr.Err)
 		}
-		return failOn(graph.Innermost(inputs...), name, "%w", err)
+		return failOn(g, name, "%w", err)
 	}
-	return build(inputs)
+	return out
 }
 
 // checkInputs returns the first of inputs that is poisoned, or name's
