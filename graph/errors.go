@@ -89,17 +89,23 @@ func (s site) String() string {
 	frames := runtime.CallersFrames(s.pcs)
 	for {
 		f, more := frames.Next()
-		// reflect's frames are not the user's either: a builder called
-		// through reflect.Value.Call names the line that called it.
-		runtimeFrame := strings.HasPrefix(f.Function, "runtime.") || strings.HasPrefix(f.Function, "testing.") ||
-			strings.HasPrefix(f.Function, "reflect.")
-		if f.File != "" && !runtimeFrame && !isLibraryFile(f.File) && !isHelper(f.Function) {
+		if userFrame(f) {
 			return filepath.Base(f.File) + ":" + strconv.Itoa(f.Line)
 		}
 		if !more {
 			return ""
 		}
 	}
+}
+
+// userFrame reports whether f is the user's: outside nabla's packages,
+// the functions marked by Helper, and the runtime's, testing's and
+// reflect's (a builder called through reflect.Value.Call names the line
+// that called it).
+func userFrame(f runtime.Frame) bool {
+	runtimeFrame := strings.HasPrefix(f.Function, "runtime.") || strings.HasPrefix(f.Function, "testing.") ||
+		strings.HasPrefix(f.Function, "reflect.")
+	return f.File != "" && !runtimeFrame && !isLibraryFile(f.File) && !isHelper(f.Function)
 }
 
 // calledFunction is the name of the function the user called, for an
@@ -118,9 +124,7 @@ func calledFunction() (name, site string) {
 		if first == "" {
 			first = f.Function
 		}
-		runtimeFrame := strings.HasPrefix(f.Function, "runtime.") || strings.HasPrefix(f.Function, "testing.") ||
-			strings.HasPrefix(f.Function, "reflect.")
-		if f.File != "" && !runtimeFrame && !isLibraryFile(f.File) && !isHelper(f.Function) {
+		if userFrame(f) {
 			site = filepath.Base(f.File) + ":" + strconv.Itoa(f.Line)
 			break
 		}
