@@ -187,8 +187,7 @@ func column(runs [][]float64, i int) float64 {
 // directly from Go in one process pair: its column, the median of the
 // rounds' medians, is what polling gains or loses against the blocking
 // call. The machine must be quiet for the figures to mean anything.
-// NABLA_DIST_BENCH=1 turns it on; NABLA_DIST_TEST_WAIT=block makes every
-// dist collective block on its caller thread (the C side follows).
+// NABLA_DIST_BENCH=1 turns it on.
 //
 //	NABLA_DIST_BENCH=1 go test ./dist -run TestAllReduceOverhead -v -count 1
 func TestAllReduceOverhead(t *testing.T) {
@@ -248,10 +247,7 @@ func TestAllReduceOverhead(t *testing.T) {
 	for _, bytes := range benchSizes {
 		n, iters := strconv.Itoa(bytes), strconv.Itoa(max(5, (256<<20)/bytes))
 		var c, cg, g, ab [][]float64 // C's, cgo's and dist's: seconds, switches (voluntary, involuntary), faults; ab: direct, dist, ratio
-		mode, how := "blocking", &Comm{}
-		if setWaitMode(how); !how.blocks() {
-			mode = "spin"
-		}
+		mode := "spin"               // as dist polls
 		child := []string{os.Args[0], "-test.run", "^TestChildAllReduceTime$"}
 		for i := range benchRounds {
 			sides := []func(){

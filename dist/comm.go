@@ -49,8 +49,8 @@ type Option func(*Comm)
 // before returning an error (DefaultTimeout without it; 0 or less waits
 // forever). A rank that crashed, exited or skipped a collective would
 // otherwise leave the others waiting: MPI cannot cancel a collective, so
-// after a timeout the Comm is broken (the goroutine that made a blocking
-// call stays inside MPI), every later call returns the same error, and
+// after a timeout the Comm is broken (the collective's request is left
+// unfinished inside MPI), every later call returns the same error, and
 // the process should exit.
 func WithTimeout(d time.Duration) Option { return func(c *Comm) { c.timeout = d } }
 
@@ -372,9 +372,6 @@ func (c *Comm) Close() error {
 	c.closed = true
 	if c.failed != nil {
 		return c.failed
-	}
-	if c.work != nil {
-		close(c.work) // the caller thread returns
 	}
 	if c.lib == nil {
 		return nil

@@ -60,7 +60,7 @@ func TestChild(t *testing.T) {
 	t.Run("NilDereferencePanics", checkNilPanics)
 	t.Run("OneRankCallsNoMPI", func(t *testing.T) { checkOneRank(t, c) })
 	t.Run("WaitWhileStacksMove", func(t *testing.T) { checkStackMoves(t, c) })
-	t.Run("BlockingAndPolling", func(t *testing.T) { checkWaiting(t, c) })
+	t.Run("Polling", func(t *testing.T) { checkWaiting(t, c) })
 	t.Run("Procs", func(t *testing.T) { checkProcs(t, c) })
 	t.Run("OpenMPISettings", func(t *testing.T) { checkSettings(t, c) })
 	require.NoError(t, c.Barrier())
@@ -155,15 +155,6 @@ func TestRankFailure(t *testing.T) {
 }
 
 func rankFailure(t *testing.T, l mpitest.Launcher) {
-	for _, wait := range []string{"block", "poll"} {
-		t.Setenv(waitEnv, wait)
-		rankFailureWaiting(t, l, wait)
-	}
-}
-
-// rankFailureWaiting checks the failures of rankFailure with every
-// collective blocking, or every one polling, as wait says.
-func rankFailureWaiting(t *testing.T, l mpitest.Launcher, wait string) {
 	const limit = 30 * time.Second
 	for _, mode := range []string{"exit", "skip"} {
 		t.Setenv(failEnv, mode)
@@ -182,7 +173,7 @@ func rankFailureWaiting(t *testing.T, l mpitest.Launcher, wait string) {
 				t.Fatalf("skip: the surviving rank did not report %q:\n%s", want, out)
 			}
 		}
-		t.Logf("%s, %s, %s: ended after %v: %v", l.Name, wait, mode, took.Round(time.Millisecond), err)
+		t.Logf("%s, %s: ended after %v: %v", l.Name, mode, took.Round(time.Millisecond), err)
 	}
 }
 

@@ -52,14 +52,13 @@ func TestProcsFor(t *testing.T) {
 	}
 }
 
-// TestMonitorWakesAfterLongCall measures what minProcs is for: with one
-// P, a blocking call longer than the runtime's monitor tick (a C memcmp
-// of 16 MB, 0.4–0.6 ms, as long as W1's all-reduces with the wait for
-// the other rank) has the monitor take the
-// P back and then wake every 20 µs while the program computes after it,
-// each wake-up stopping the computing thread on a rank bound to one core;
-// with minProcs a millisecond of computing from 0.3 ms after the call (the
-// handoff's own wake-ups are over by then) sees less than half as many
+// TestMonitorWakesAfterLongCall measures one of minProcs' reasons: with
+// one P, a cgo call longer than the runtime's monitor tick (a C memcmp of
+// 16 MB, 0.4–0.6 ms, as long as W1's all-reduces with the wait for the
+// other rank) has the monitor take the P back and then wake every 20 µs
+// while the program computes after it, each wake-up stopping the
+// computing thread on a rank bound to one core; with minProcs a
+// millisecond of computing from 0.3 ms after the call sees less than half as many
 // wake-ups (the process's voluntary context switches: the computing
 // goroutine itself never sleeps). Five rounds of each alternate; the
 // medians are compared.
@@ -73,7 +72,7 @@ func TestMonitorWakesAfterLongCall(t *testing.T) {
 		a[i], z[i] = 1, 1
 	}
 	long := &mpiCall{fn: memcmp, n: 3, args: [9]uintptr{uintptr(unsafe.Pointer(&a[0])), uintptr(unsafe.Pointer(&z[0])), uintptr(len(a))}}
-	c := standIn(time.Minute, libc(t))
+	c := standIn(t, time.Minute, waitDirect) // the long call made on this goroutine
 	usleep := libcFunc(t, "usleep")
 	// wakes runs steps of the call and 1.3 ms of computing under procs
 	// Ps and returns the switches in the computing's last millisecond, per
@@ -88,7 +87,7 @@ func TestMonitorWakesAfterLongCall(t *testing.T) {
 		const steps = 50
 		for i := range steps {
 			require.NoError(t, c.collective("AllReduce", long))
-			compute(300 * time.Microsecond) // the handoff's own wake-ups settle
+			compute(300 * time.Microsecond) // the call's own wake-ups settle
 			before := switches(t)
 			compute(time.Millisecond)
 			if i >= 10 {

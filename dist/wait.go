@@ -3,7 +3,6 @@ package dist
 import (
 	"fmt"
 	"os"
-	"runtime"
 	"time"
 	"unsafe"
 )
@@ -17,24 +16,20 @@ import (
 // into MPI is then short: the Go runtime takes no P back during it and
 // wakes no thread around it.
 //
-// The other way that keeps the bound, MPI's blocking function (MPI_Allreduce,
-// ...) called on a goroutine of the Comm's own, the caller thread, while
-// the caller waits for its result and for the Comm's timer, is kept for
-// tests and benchmarks (waitBlock): it costs a Go process more than the
-// call. With a P idle (GOMAXPROCS 2, as below), each handoff readies a
-// goroutine and wakes a thread to spin on the rank's one core; with one
-// P, the runtime's monitor takes the P back from each call that lasts
-// more than 20 µs and then wakes every 20 µs through the computing that
-// follows. On two ranks of this 2-vCPU machine (TestAllReduceOverhead,
-// quiet, GOMAXPROCS 2), the
-// blocking call handed off took 0.26 ms for 1 MB and 1.49 ms for 4 MB,
-// with 4.7 context switches a call at 1 MB, against 0.18 and 1.12 ms for
-// the same call made through cgo from a Go program without a handoff,
-// 0.17 and 1.10 ms from C; polled (Open MPI's ring: openMPISettings),
-// dist took 0.17 and 0.78 ms. W1's training step on two ranks ran at
-// 53,000–71,000 samples/s blocking, 88,000–96,000 polled. MPICH's
-// blocking and nonblocking all-reduces take the same time from C (1 MB:
-// 0.23 and 0.22 ms).
+// The blocking function (MPI_Allreduce, ...) handed to a goroutine of
+// the Comm's own, while the caller waited for its result and for a timer,
+// kept the bound too, and dist took that way below 32 MB until polling
+// was measured against it: it costs a Go process more than the call.
+// With a P idle (GOMAXPROCS 2), each handoff readied a goroutine and woke
+// a thread to spin on the rank's one core. On two ranks of this 2-vCPU
+// machine (TestAllReduceOverhead, quiet), the blocking call handed off
+// took 0.26 ms for 1 MB and 1.49 ms for 4 MB, with 4.7 context switches a
+// call at 1 MB, against 0.18 and 1.12 ms for the same call made through
+// cgo from a Go program without a handoff, 0.17 and 1.10 ms from C;
+// polled (Open MPI's ring: openMPISettings), dist took 0.17 and 0.78 ms.
+// W1's training step on two ranks ran at 53,000–71,000 samples/s blocking,
+// 88,000–96,000 polled. MPICH's blocking and nonblocking all-reduces take
+// the same time from C (1 MB: 0.23 and 0.22 ms).
 //
 // A waiting rank yields its core where the machine runs more ranks than
 // cpus (Comm.share), or more runnable threads (crowded): see wait.
@@ -63,13 +58,11 @@ const (
 	napFor     = 100 * time.Microsecond
 )
 
-// Waiting modes (waiter.mode): every collective polls; or, for tests and
-// benchmarks, every one blocks on the caller thread; or, for benchmarks
+// Waiting modes (waiter.mode): every collective polls; or, for benchmarks
 // alone, every one calls the blocking function on the caller's goroutine,
 // as a C program would, without the timeout's bound.
 const (
 	waitPoll = iota
-	waitBlock
 	waitDirect
 )
 
@@ -88,15 +81,9 @@ type mpiCall struct {
 // not move; a goroutine's stack moves as it grows or shrinks, which
 // would leave MPI writing where the variables were.
 type waiter struct {
-	mode  int           // waitPoll, waitBlock or waitDirect
+	mode  int           // waitPoll or waitDirect
 	spent time.Duration // in MPI's collectives, waiting included, for benchmarks
-	// job is the call in progress, handed to the caller thread through
-	// work; its result comes back through result. The thread is started
-	// at the first blocking call; timer is the watchdog of its calls.
-	job    mpiCall
-	work   chan struct{}
-	result chan int32
-	timer  *time.Timer
+	job   mpiCall       // the call in progress
 	// req, done and testArgs are the request of a nonblocking call in
 	// progress, MPI_Test's flag and its arguments.
 	req      uintptr
@@ -130,8 +117,6 @@ func (c *Comm) collective(what string, m *mpiCall) error {
 		if r := call(c.job.fn, c.job.args[:c.job.n]...); r != 0 {
 			err = c.mpiError(what, r)
 		}
-	case c.blocks():
-		err = c.block(what)
 	default:
 		err = c.poll(what)
 	}
@@ -152,57 +137,6 @@ func (c *Comm) poll(what string) error {
 		return c.mpiError(what, r)
 	}
 	return c.wait(what)
-}
-
-// blocks reports whether collectives call the blocking function: in the
-// waitBlock mode alone, for tests and benchmarks.
-func (c *Comm) blocks() bool { return c.mode == waitBlock }
-
-// block hands c.job to the caller thread, starting it at the first call,
-// and waits for its result, at most c's timeout.
-func (c *Comm) block(what string) error {
-	if c.work == nil {
-		c.work, c.result = make(chan struct{}), make(chan int32, 1)
-		c.timer = time.NewTimer(time.Hour)
-		c.timer.Stop()
-		go c.serve(c.work, c.result)
-	}
-	c.work <- struct{}{}
-	var r int32
-	if c.timeout <= 0 {
-		r = <-c.result
-	} else {
-		c.timer.Reset(c.timeout)
-		select {
-		case r = <-c.result:
-			c.timer.Stop()
-		case <-c.timer.C:
-			// The caller thread stays in MPI, holding c.job's buffers;
-			// nothing calls MPI again (the Comm has failed).
-			return c.timedOut(what)
-		}
-	}
-	if r != 0 {
-		return c.mpiError(what, r)
-	}
-	return nil
-}
-
-// serve is the caller thread: it calls c.job's blocking function for
-// each signal on work and sends its result. A goroutine, not locked to an
-// OS thread (runtime.LockOSThread): the handoff then runs it on the
-// caller's thread at once, where a locked thread must be woken by the
-// operating system (BenchmarkHandoff: 0.7 µs a call unlocked, 13–58 µs
-// locked, the machine's load at 9); MPI_THREAD_SERIALIZED lets any
-// thread call.
-func (c *Comm) serve(work <-chan struct{}, result chan<- int32) {
-	for range work {
-		job := &c.job
-		keep := job.keep // held until the call returns, even after a timeout
-		r := call(job.fn, job.args[:job.n]...)
-		runtime.KeepAlive(keep)
-		result <- r
-	}
 }
 
 // timedOut marks c failed by a collective that did not finish within its

@@ -13,40 +13,15 @@ import (
 	"github.com/nabla-go/nabla/ops"
 )
 
-// waitEnv makes a child's collectives block on the caller thread
-// ("block") rather than poll, or, in benchmarks alone, call
-// MPI's blocking function on the caller's goroutine ("direct": no
-// timeout).
+// waitEnv makes a child's collectives, in benchmarks alone, call MPI's
+// blocking function on the caller's goroutine ("direct": no timeout)
+// rather than poll.
 const waitEnv = "NABLA_DIST_TEST_WAIT"
 
 // setWaitMode sets c's waiting mode from waitEnv.
 func setWaitMode(c *Comm) {
-	switch os.Getenv(waitEnv) {
-	case "block":
-		c.mode = waitBlock
-	case "direct":
+	if os.Getenv(waitEnv) == "direct" {
 		c.mode = waitDirect
-	}
-}
-
-// TestBlocks: collectives poll MPI's nonblocking functions, whatever
-// their size and whether or not the machine runs more ranks than cpus;
-// the test mode waitBlock makes them call the blocking ones.
-func TestBlocks(t *testing.T) {
-	c := &Comm{cpus: 2}
-	for _, cs := range []struct {
-		mode   int
-		share  bool
-		blocks bool
-	}{
-		{waitPoll, false, false},
-		{waitPoll, true, false},
-		{waitBlock, false, true},
-		{waitBlock, true, true},
-		{waitDirect, false, false},
-	} {
-		c.mode, c.share = cs.mode, cs.share
-		require.Equal(t, cs.blocks, c.blocks(), "%+v", cs)
 	}
 }
 
@@ -62,19 +37,16 @@ func TestCrowdedAllocatesNothing(t *testing.T) {
 	}
 }
 
-// checkWaiting: every collective gives its values with all of them
-// blocking (MPI's nonblocking functions taken away: a call would panic)
-// and with all of them polling (the blocking ones taken away), and
-// allocates nothing per call either way.
+// checkWaiting: every collective gives its values polling, with MPI's
+// blocking functions taken away (a call would panic), and allocates
+// nothing per call.
 func checkWaiting(t *testing.T, c *Comm) {
 	if c.Size() == 1 {
 		t.Skip("one rank calls no MPI")
 	}
 	saved, mode := c.lib, c.mode
 	defer func() { c.lib, c.mode = saved, mode }()
-	blocking, polling := *saved, *saved
-	blocking.ibarrier, blocking.iallreduce, blocking.ibcast, blocking.iallgather = 0, 0, 0, 0
-	blocking.ireduceScatterBlock, blocking.ireduce, blocking.test = 0, 0, 0
+	polling := *saved
 	polling.barrier, polling.allreduce, polling.bcast, polling.allgather = 0, 0, 0, 0
 	polling.reduceScatterBlock, polling.reduce = 0, 0
 	n := 1 << 16
@@ -85,7 +57,7 @@ func checkWaiting(t *testing.T, c *Comm) {
 		name string
 		lib  *library
 		mode int
-	}{{"block", &blocking, waitBlock}, {"poll", &polling, waitPoll}} {
+	}{{"poll", &polling, waitPoll}} {
 		c.lib, c.mode = m.lib, m.mode
 		checkCollectives(t, c)
 		for i := range in.Float32s() {
