@@ -19,7 +19,7 @@ import (
 // The blocking function (MPI_Allreduce, ...) handed to a goroutine of
 // the Comm's own, while the caller waited for its result and for a timer,
 // kept the bound too, and dist took that way below 32 MB until polling
-// was measured against it: it costs a Go process more than the call.
+// was measured against it: it cost a Go process more than the call.
 // With a P idle (GOMAXPROCS 2), each handoff readied a goroutine and woke
 // a thread to spin on the rank's one core. On two ranks of this 2-vCPU
 // machine (TestAllReduceOverhead, quiet), the blocking call handed off
