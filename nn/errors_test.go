@@ -2,21 +2,16 @@ package nn_test
 
 import (
 	"fmt"
-	"path/filepath"
-	"runtime"
 	"testing"
 
 	"github.com/nabla-go/nabla/graph"
+	"github.com/nabla-go/nabla/internal/testkit/site"
 	"github.com/nabla-go/nabla/nn"
 	"github.com/nabla-go/nabla/ops"
 )
 
-// lineAt is the file:line of the caller's line plus delta, as errors name
-// it.
-func lineAt(delta int) string {
-	_, file, line, _ := runtime.Caller(1)
-	return fmt.Sprintf("%s:%d", filepath.Base(file), line+delta)
-}
+// lineAt is the file:line delta lines below the line calling it.
+var lineAt = site.At
 
 // requireError fails t unless n carries exactly want, and its graph too.
 func requireError(t *testing.T, n *graph.Node, g *graph.Graph, want string) {

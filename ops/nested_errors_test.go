@@ -1,24 +1,18 @@
 package ops_test
 
 import (
-	"fmt"
-	"path/filepath"
-	"runtime"
 	"testing"
 
 	"gorgonia.org/tensor"
 
 	"github.com/nabla-go/nabla/compile"
 	"github.com/nabla-go/nabla/graph"
+	"github.com/nabla-go/nabla/internal/testkit/site"
 	"github.com/nabla-go/nabla/ops"
 )
 
-// lineAt is the file:line delta lines below the caller's, as errors name
-// it.
-func lineAt(delta int) string {
-	_, file, line, _ := runtime.Caller(1)
-	return fmt.Sprintf("%s:%d", filepath.Base(file), line+delta)
-}
+// lineAt is the file:line delta lines below the line calling it.
+var lineAt = site.At
 
 // noBackwardOp is an identity without a Backward.
 type noBackwardOp struct{}

@@ -3,6 +3,7 @@
 // the whole stack (fuzztest), the sweep of exported builders with hostile
 // arguments (sweep), finite differences (fdtest), DOT checks
 // (dottest), a reference network (testnet), the OpenBLAS peer
-// (blaspeer), MPI launches (mpitest) and a thread's CPU time (cputime).
+// (blaspeer), MPI launches (mpitest), a thread's CPU time (cputime) and
+// the file:line of a test's own code (site).
 // Only test files import them; a test here keeps it so.
 package testkit
