@@ -21,7 +21,8 @@ BENCHTIME=${BENCHTIME:-2s}
 COUNT=${COUNT:-3}
 # PARTS picks what runs (all by default); GPUBENCH narrows BenchmarkGPU
 # (e.g. 'BenchmarkGPU/(W1/f32/sgd|LSTM)').
-PARTS=${PARTS:-device tests mlp cnn bench parts matmul torch}
+# RUN and SKIP filter package cuda's tests (-test.run, -test.skip).
+PARTS=${PARTS:-device tests customop mlp cnn bench parts matmul torch}
 GPUBENCH=${GPUBENCH:-^BenchmarkGPU\$}
 want() { [[ " $PARTS " == *" $1 "* ]]; }
 log() { echo; echo "== $*"; }
@@ -45,7 +46,10 @@ log "cuda tests on the GPU"
 # also on the host stand-in (CI runs those).
 # The package takes over 190 s on an H200; SKIP=TestConformance leaves
 # out the longest test (60–75 s there).
-want tests && (cd cuda && timeout 320 env PATH=/nonexistent ../.gpu/cuda.test -test.v -test.count=1 -test.timeout 310s -test.skip "${SKIP:-^$}" 2>&1 | grep -v '^    --- PASS\|^=== RUN' | tee "$OUT/cuda-tests.log" | tail -60)
+want tests && (cd cuda && timeout 320 env PATH=/nonexistent ../.gpu/cuda.test -test.v -test.count=1 -test.timeout 310s -test.run "${RUN:-.}" -test.skip "${SKIP:-^$}" 2>&1 | grep -v '^    --- PASS\|^=== RUN' | tee "$OUT/cuda-tests.log" | tail -60)
+
+log "custom-op example: a user's op with its own CUDA C kernel"
+want customop && (cd examples/customop && timeout 60 env PATH=/nonexistent ../../.gpu/customop.test -test.run OnDevice -test.v 2>&1 | tail -5)
 
 log "MLP example: test, then the command on the CPU and on the GPU"
 want mlp && (cd examples/mlp && timeout 60 ../../.gpu/mlp.test -test.run OnDevice -test.v 2>&1 | tail -5)
@@ -58,6 +62,7 @@ want cnn && (cd examples/cnn && time timeout 60 ../../.gpu/cnn 2>&1 | tail -1)
 want cnn && (cd examples/cnn && time timeout 60 ../../.gpu/cnn -gpu 2>&1 | tail -1)
 
 log "GPU benchmarks"
+want bench && (cd bench && timeout 60 env PATH=/nonexistent ../.gpu/bench.test -test.run 'OnDevice' -test.v 2>&1 | grep -v '^=== RUN' | tail -5)
 want bench && (cd bench && timeout 120 ../.gpu/bench.test -test.run '^$' -test.bench "$GPUBENCH" -test.benchtime "$BENCHTIME" -test.count "$COUNT" 2>&1 | tee "$OUT/bench-gpu.log" | grep -v '^goos\|^goarch\|^pkg\|^cpu')
 want parts && (cd cuda && timeout 30 ../.gpu/cuda.test -test.run '^$' -test.bench '^BenchmarkStepParts$' -test.v -test.benchtime "$BENCHTIME" 2>&1 | grep -v '^goos\|^goarch\|^pkg\|^=== RUN' | tee "$OUT/parts.log")
 want matmul && (cd cuda && timeout 90 ../.gpu/cuda.test -test.run '^$' -test.bench '^BenchmarkMatMul$' -test.benchtime "$BENCHTIME" -test.count "$COUNT" 2>&1 | tee "$OUT/matmul.log" | grep -v '^goos\|^goarch\|^pkg\|^cpu')
