@@ -31,6 +31,9 @@ type executable struct {
 	gemms  []gemmCall    // per step: a product's call, its pointers set
 	libs   []libraryArgs // per step: a library call's addresses
 	replay func() error
+	// captureErr is why the runs after the first do not replay a CUDA
+	// graph, though they would (see gpuBackend.record).
+	captureErr error
 	// parent is the executable whose parameters this one shares, and
 	// sharers how many share this one's: its buffers outlive its release
 	// until they are all released.
@@ -279,6 +282,9 @@ func (e *executable) Run(opts vm.RunOptions) error {
 			return err
 		}
 		e.replay = replay
+		if b, ok := e.dev.be.(*gpuBackend); ok {
+			e.captureErr = b.captureErr
+		}
 	}
 	e.ran = true
 	return nil

@@ -1,6 +1,7 @@
 package cuda
 
 import (
+	"errors"
 	"fmt"
 	"runtime"
 	"slices"
@@ -125,4 +126,27 @@ func Describe(m *vm.Machine) (string, error) {
 		return "", fmt.Errorf("cuda: Describe: the machine does not run on a cuda.Device (it runs on %v)", m.Device())
 	}
 	return e.plan.describe(e.prog), nil
+}
+
+// Replaying says whether a machine on a GPU replays a CUDA graph of its
+// steps, recorded by its first run, on its later runs: nil where it does,
+// else why not (no run yet, an instruction on the host, a run checked or
+// timed, the capture's failure, or a device other than a GPU).
+func Replaying(m *vm.Machine) error {
+	if m == nil {
+		return fmt.Errorf("cuda: Replaying: the machine is nil")
+	}
+	e, ok := m.Executable().(*executable)
+	switch {
+	case !ok:
+		return fmt.Errorf("cuda: Replaying: the machine does not run on a cuda.Device (it runs on %v)", m.Device())
+	case e.replay == nil:
+		return errors.New("cuda: no CUDA graph: the machine has not run yet, or has an instruction on the host")
+	case e.captureErr != nil:
+		return e.captureErr
+	}
+	if _, gpu := e.dev.be.(*gpuBackend); !gpu {
+		return fmt.Errorf("cuda: no CUDA graph on %v", e.dev)
+	}
+	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"unsafe"
@@ -127,6 +128,7 @@ func openNCCL(paths []string) (*nccl, error) {
 				missing = append(missing, name)
 			}
 		}
+		slices.Sort(missing)
 		if len(missing) > 0 {
 			tried = append(tried, fmt.Sprintf("%s (lacks %s: an NCCL older than 2.23?)", p, strings.Join(missing, ", ")))
 			continue

@@ -43,14 +43,16 @@ func (c *Comm) ncclFor(what string, dev graph.LibraryDevice) (*ncclComm, error) 
 	if made {
 		return n, nil
 	}
+	named := ncclNamed() != ""
+	if dev.HostStandIn && !named {
+		return nil, nil // the stand-in's buffers are host memory: only a named NCCL takes them
+	}
 	lib, err := loadNCCL()
 	switch {
-	case err != nil && (dev.HostStandIn || ncclNamed() == ""):
+	case err != nil && !named:
 		return nil, nil // no NCCL: the collectives run on the host
 	case err != nil:
 		return nil, err // the library named does not load
-	case dev.HostStandIn && ncclNamed() == "":
-		return nil, nil
 	}
 	var id [ncclIDBytes / 8]float64 // an ncclUniqueId, broadcast as 16 doubles: MPI copies their bytes
 	if c.rank == 0 {
@@ -139,6 +141,17 @@ func (c *Comm) libraryCall(dev graph.LibraryDevice, what, label string, fn func(
 	}}, nil
 }
 
+// noAvg reports whether c's collectives would call an NCCL without
+// ncclAvg (older than 2.10): a Mean then runs on the host, rather than as
+// a sum and a scaling kernel.
+func noAvg(c *Comm) bool {
+	if c.alone() && !forceNCCL {
+		return false // a copy
+	}
+	lib, err := loadNCCL()
+	return err == nil && lib.version < ncclAvgVersion
+}
+
 // Library is one ncclAllReduce (graph.LibraryOp); Mean is ncclAvg, and
 // runs on the host with an NCCL older than 2.10.
 func (op AllReduceOp) Library(dev graph.LibraryDevice, in, _ []graph.Type) (*graph.LibraryCall, error) {
@@ -148,7 +161,7 @@ func (op AllReduceOp) Library(dev graph.LibraryDevice, in, _ []graph.Type) (*gra
 		red = ncclMax
 	case Mean:
 		red = ncclAvg
-		if lib, err := loadNCCL(); err == nil && lib.version < ncclAvgVersion && !op.Comm.alone() {
+		if noAvg(op.Comm) {
 			return nil, nil
 		}
 	}
@@ -193,7 +206,7 @@ func (op ReduceScatterOp) Library(dev graph.LibraryDevice, _, out []graph.Type) 
 	red := uintptr(ncclSum)
 	if op.Reduction == Mean {
 		red = ncclAvg
-		if lib, err := loadNCCL(); err == nil && lib.version < ncclAvgVersion && !op.Comm.alone() {
+		if noAvg(op.Comm) {
 			return nil, nil
 		}
 	}

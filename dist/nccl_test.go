@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -100,6 +101,7 @@ func TestChildNCCL(t *testing.T) {
 	t.Run("AgainstCPU", func(t *testing.T) { checkNCCL(t, c, dev) })
 	t.Run("HandValues", func(t *testing.T) { checkCollectives(t, c, vm.OnDevice(dev)) })
 	t.Run("Plan", func(t *testing.T) { checkNCCLPlan(t, c, dev) })
+	t.Run("Runs", func(t *testing.T) { checkNCCLReplay(t, c, dev, false) })
 	t.Run("DataParallel", func(t *testing.T) { checkDataParallelOn(t, c, []vm.Option{vm.OnDevice(dev)}, BucketBytes(600)) })
 	t.Run("Error", func(t *testing.T) { checkNCCLError(t, c, dev) })
 	require.NoError(t, c.Close())
@@ -186,6 +188,37 @@ func checkNCCLError(t *testing.T, c *Comm, dev *cuda.Device) {
 	require.Error(t, err)
 	t.Logf("%v: %v", c, err)
 	for _, want := range []string{"AllReduce", "ncclAllReduce", "NCCL error 4: invalid argument", "fake NCCL: 13 elements refused"} {
+		require.ErrorContains(t, err, want)
+	}
+}
+
+// TestNCCLSearch: NCCL is looked for by the dynamic linker, then in the
+// multiarch folder and the nvidia-nccl wheels; $NABLA_NCCL alone wins.
+func TestNCCLSearch(t *testing.T) {
+	root := t.TempDir()
+	arch := map[string]string{"amd64": "x86_64-linux-gnu", "arm64": "aarch64-linux-gnu"}[runtime.GOARCH]
+	touch := func(path string) string {
+		path = filepath.Join(root, path)
+		require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
+		require.NoError(t, os.WriteFile(path, nil, 0o644))
+		return path
+	}
+	system := touch(filepath.Join("usr/lib", arch, "libnccl.so.2"))
+	wheel := touch("venv/lib/python3.12/site-packages/nvidia/nccl/lib/libnccl.so.2")
+	env := map[string]string{"VIRTUAL_ENV": filepath.Join(root, "venv")}
+	getenv := func(k string) string { return env[k] }
+	require.Equal(t, []string{"libnccl.so.2", system, wheel}, ncclCandidates(root, getenv))
+	env[ncclEnv] = "/opt/nccl/libnccl.so.2"
+	require.Equal(t, []string{"/opt/nccl/libnccl.so.2"}, ncclCandidates(root, getenv))
+}
+
+// TestNCCLLoadErrors: a file that does not load, or is not NCCL, is an
+// error naming each file tried, why, and the variable to set.
+func TestNCCLLoadErrors(t *testing.T) {
+	notNCCL := "libc.so.6" // loads, and lacks NCCL's functions
+	_, err := openNCCL([]string{"/nonexistent/libnccl.so.2", notNCCL})
+	require.Error(t, err)
+	for _, want := range []string{"dist: no NCCL loads: tried /nonexistent/libnccl.so.2 (", "libc.so.6 (lacks ncclAllGather, ", "set NABLA_NCCL to its path"} {
 		require.ErrorContains(t, err, want)
 	}
 }
