@@ -266,6 +266,9 @@ func (e *executable) Run(opts vm.RunOptions) error {
 	if err := e.checkFault(); err != nil { // of a run before, seen now
 		return err
 	}
+	if err := e.checkLibraries(); err != nil {
+		return err
+	}
 	fast := !opts.CheckFinite && opts.Times == nil
 	if fast && e.replay != nil {
 		return e.replay()

@@ -58,6 +58,21 @@ func (l *lowering) library(o graph.LibraryOp) (bool, error) {
 	return true, nil
 }
 
+// checkLibraries calls every library call's Check before a run, and
+// returns the first error, named after its instruction.
+func (e *executable) checkLibraries() error {
+	for _, s := range e.plan.steps {
+		if s.kind != stepLibrary || e.plan.calls[s.lib].Check == nil {
+			continue
+		}
+		if err := e.plan.calls[s.lib].Check(); err != nil {
+			in := e.prog.Instructions()[s.instr]
+			return fmt.Errorf("%s (node %v): %v", in.Name(), in.Node, err)
+		}
+	}
+	return nil
+}
+
 // libraryArgs are a library step's input and output addresses, filled at
 // load so that a run allocates nothing.
 type libraryArgs struct{ in, out []uintptr }

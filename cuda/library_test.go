@@ -43,7 +43,11 @@ func (o libOp) Library(dev graph.LibraryDevice, in, _ []graph.Type) (*graph.Libr
 	case o.mode == "identity":
 		return &graph.LibraryCall{Label: "copy", Identity: true}, nil
 	}
-	return &graph.LibraryCall{Label: "lib twice", ZeroOutputs: o.mode == "zero", Call: func(in, out []uintptr, stream uintptr) error {
+	var check func() error
+	if o.mode == "check fails" {
+		check = func() error { return errors.New("the communicator is closed") }
+	}
+	return &graph.LibraryCall{Label: "lib twice", ZeroOutputs: o.mode == "zero", Check: check, Call: func(in, out []uintptr, stream uintptr) error {
 		if o.mode == "call fails" {
 			return errors.New("the library refused")
 		}
@@ -81,8 +85,8 @@ func (o libOp) floats(p uintptr, n int) ([]float64, error) {
 // TestLibraryStep: an op implementing graph.LibraryOp is a library step of
 // the plan on the host stand-in (its output zeroed first where it asks, a
 // copy where it is the identity), on the host where it declines; an error
-// preparing the call fails the load, an error of the call the run, named
-// after the op.
+// preparing the call fails the load, an error of the call or of its
+// Check the run, named after the op.
 func TestLibraryStep(t *testing.T) {
 	dev, err := OpenHost()
 	if err != nil {
@@ -96,6 +100,7 @@ func TestLibraryStep(t *testing.T) {
 		{"decline", "0 Twice: host", "[2 -4 1]", ""},
 		{"prepare fails", "", "", "no communicator"},
 		{"call fails", "", "", "Twice (node Twice #1 float64(3)): the library refused"},
+		{"check fails", "", "", "Twice (node Twice #1 float64(3)): the communicator is closed"},
 	} {
 		g := graph.New()
 		x := g.Input("x", graph.Float64, 3)

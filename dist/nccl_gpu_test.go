@@ -39,7 +39,8 @@ func TestNCCLOnGPU(t *testing.T) {
 // TestChildNCCLGPU checks, on GPU 0 through the NCCL found as the
 // package finds it ($NABLA_NCCL, else libnccl.so.2), every collective and
 // reduction, float32 and float64, and their gradients, against the CPU,
-// none on the host; the plan's library steps; and a CUDA graph's replay.
+// none on the host; the plan's library steps; a CUDA graph's replay; and
+// a run after Close, which fails rather than replay NCCL's calls.
 func TestChildNCCLGPU(t *testing.T) {
 	c := child(t)
 	setForceNCCL(t)
@@ -54,7 +55,7 @@ func TestChildNCCLGPU(t *testing.T) {
 	t.Run("AgainstCPU", func(t *testing.T) { checkNCCL(t, c, dev) })
 	t.Run("Plan", func(t *testing.T) { checkNCCLPlan(t, c, dev) })
 	t.Run("Replay", func(t *testing.T) { checkNCCLReplay(t, c, dev, true) })
-	require.NoError(t, c.Close())
+	checkNCCLClose(t, c, dev)
 }
 
 // checkNCCLReplay runs a program of every collective, float32 and

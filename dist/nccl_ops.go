@@ -127,11 +127,13 @@ func (c *Comm) libraryCall(dev graph.LibraryDevice, what, label string, fn func(
 	if n == nil || err != nil {
 		return nil, err
 	}
-	return &graph.LibraryCall{Label: "NCCL " + label, Call: func(in, out []uintptr, stream uintptr) error {
+	usable := func() error {
 		c.mu.Lock()
-		err := c.usableLocked(what)
-		c.mu.Unlock()
-		if err != nil {
+		defer c.mu.Unlock()
+		return c.usableLocked(what)
+	}
+	return &graph.LibraryCall{Label: "NCCL " + label, Check: usable, Call: func(in, out []uintptr, stream uintptr) error {
+		if err := usable(); err != nil {
 			return err
 		}
 		if name, r := fn(n, in[0], out[0], stream); r != 0 {

@@ -104,8 +104,28 @@ func TestChildNCCL(t *testing.T) {
 	t.Run("Runs", func(t *testing.T) { checkNCCLReplay(t, c, dev, false) })
 	t.Run("DataParallel", func(t *testing.T) { checkDataParallelOn(t, c, []vm.Option{vm.OnDevice(dev)}, BucketBytes(600)) })
 	t.Run("Error", func(t *testing.T) { checkNCCLError(t, c, dev) })
+	checkNCCLClose(t, c, dev)
+}
+
+// checkNCCLClose closes c, which destroys its NCCL communicators: a
+// machine loaded before, run once (on a GPU, its later runs replay a CUDA
+// graph, NCCL's calls in it), then fails its runs with an error saying
+// so, rather than calling a destroyed communicator.
+func checkNCCLClose(t *testing.T, c *Comm, dev *cuda.Device) {
+	g := graph.New()
+	x := g.Input("x", graph.Float32, 4)
+	y := AllReduce(c, x, Sum)
+	p, err := compile.Compile([]*graph.Node{y})
+	require.NoError(t, err)
+	m, err := vm.New(p, vm.OnDevice(dev))
+	require.NoError(t, err)
+	defer m.Close()
+	feeds := vm.Feeds{x: fdtest.TensorOf(t, x.Type(), 1, 2, 3, 4)}
+	require.NoError(t, m.Run(feeds))
 	require.NoError(t, c.Close())
 	require.NoError(t, c.Close(), "a second Close")
+	err = m.Run(feeds)
+	require.ErrorContains(t, err, fmt.Sprintf("AllReduce (node AllReduce #1 float32(4)): dist: AllReduce on %v after Close", c))
 }
 
 // collectiveCases are every collective and reduction, as functions of a

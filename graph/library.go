@@ -52,4 +52,9 @@ type LibraryCall struct {
 	// InPlacer). Its error fails the run, named after the op's
 	// instruction.
 	Call func(in, out []uintptr, stream uintptr) error
+	// Check, where set, is called before every run, those that replay
+	// a recorded CUDA graph (which do not call Call) included: its error
+	// fails the run before anything is queued (what Call needs is gone:
+	// a communicator closed).
+	Check func() error
 }
