@@ -30,12 +30,8 @@ const (
 	ncclFloat64 = 8
 	ncclSum     = 0
 	ncclMax     = 2
-	ncclAvg     = 4 // NCCL 2.10 and later
+	ncclAvg     = 4 // NCCL 2.10 and later: every NCCL the binding loads
 )
-
-// ncclAvgVersion is the first NCCL with ncclAvg: 2.10.0, as
-// ncclGetVersion writes it (major·10000 + minor·100 + patch).
-const ncclAvgVersion = 21000
 
 // ncclIDBytes is the size of an ncclUniqueId.
 const ncclIDBytes = 128
@@ -50,7 +46,7 @@ const ncclIDBytes = 128
 // the caller's stack frame, 16 words, more than purego passes there (9).
 type nccl struct {
 	path    string
-	version int // ncclGetVersion's: 22803 for 2.28.3
+	version int // ncclGetVersion's (major·10000 + minor·100 + patch): 22803 for 2.28.3
 
 	getVersion, getUniqueID, commInitRankScalable, commDestroy uintptr
 	allReduce, broadcast, reduce, allGather, reduceScatter     uintptr

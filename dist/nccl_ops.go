@@ -15,9 +15,9 @@ import (
 // the first program holding a collective loads on that device: by every
 // rank together, as the collectives themselves are. A collective declines,
 // and runs on the host as before, where NCCL does not load (see
-// ncclCandidates), on the host stand-in for a GPU unless $NABLA_NCCL names
-// a library, and for Mean with an NCCL older than 2.10 (no ncclAvg). A
-// Comm of one rank needs no NCCL: its collectives are device copies.
+// ncclCandidates; an NCCL older than 2.23 does not), and on the host
+// stand-in for a GPU unless $NABLA_NCCL names a library. A Comm of one
+// rank needs no NCCL: its collectives are device copies.
 
 // forceNCCL makes a Comm of one rank use NCCL rather than copies, so that
 // a machine with one GPU runs the real library: set by the tests alone.
@@ -143,19 +143,8 @@ func (c *Comm) libraryCall(dev graph.LibraryDevice, what, label string, fn func(
 	}}, nil
 }
 
-// noAvg reports whether c's collectives would call an NCCL without
-// ncclAvg (older than 2.10): a Mean then runs on the host, rather than as
-// a sum and a scaling kernel.
-func noAvg(c *Comm) bool {
-	if c.alone() && !forceNCCL {
-		return false // a copy
-	}
-	lib, err := loadNCCL()
-	return err == nil && lib.version < ncclAvgVersion
-}
-
-// Library is one ncclAllReduce (graph.LibraryOp); Mean is ncclAvg, and
-// runs on the host with an NCCL older than 2.10.
+// Library is one ncclAllReduce (graph.LibraryOp); Mean is ncclAvg (NCCL
+// 2.10 and later; the binding needs 2.23).
 func (op AllReduceOp) Library(dev graph.LibraryDevice, in, _ []graph.Type) (*graph.LibraryCall, error) {
 	red := uintptr(ncclSum)
 	switch op.Reduction {
@@ -163,9 +152,6 @@ func (op AllReduceOp) Library(dev graph.LibraryDevice, in, _ []graph.Type) (*gra
 		red = ncclMax
 	case Mean:
 		red = ncclAvg
-		if noAvg(op.Comm) {
-			return nil, nil
-		}
 	}
 	count, dtype := uintptr(in[0].Size()), ncclType(in[0])
 	return op.Comm.libraryCall(dev, "AllReduce", op.DotLabel(), func(n *ncclComm, send, recv, stream uintptr) (string, int32) {
@@ -202,15 +188,11 @@ func (op AllGatherOp) Library(dev graph.LibraryDevice, in, _ []graph.Type) (*gra
 	})
 }
 
-// Library is one ncclReduceScatter (graph.LibraryOp); Mean is ncclAvg,
-// and runs on the host with an NCCL older than 2.10.
+// Library is one ncclReduceScatter (graph.LibraryOp); Mean is ncclAvg.
 func (op ReduceScatterOp) Library(dev graph.LibraryDevice, _, out []graph.Type) (*graph.LibraryCall, error) {
 	red := uintptr(ncclSum)
 	if op.Reduction == Mean {
 		red = ncclAvg
-		if noAvg(op.Comm) {
-			return nil, nil
-		}
 	}
 	count, dtype := uintptr(out[0].Size()), ncclType(out[0])
 	return op.Comm.libraryCall(dev, "ReduceScatter", op.DotLabel(), func(n *ncclComm, send, recv, stream uintptr) (string, int32) {
