@@ -1,6 +1,10 @@
 package cuda
 
-import "unsafe"
+import (
+	"unsafe"
+
+	"github.com/nabla-go/nabla/graph"
+)
 
 // ptr is an address in a backend's memory: a device pointer on the GPU.
 type ptr uint64
@@ -46,6 +50,12 @@ type backend interface {
 	// and what it queues then may be captured rather than done (a CUDA
 	// graph); replay does it. The host backend returns run itself.
 	record(run func() error) (replay func() error, err error)
+	// libraries describes the device to the ops that run as library
+	// calls (graph.LibraryOp).
+	libraries() *libraries
+	// callLibrary queues a library call on the buffers a gives (see
+	// graph.LibraryCall).
+	callLibrary(c *graph.LibraryCall, a libraryArgs) error
 	close() error
 }
 

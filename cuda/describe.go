@@ -57,6 +57,8 @@ func (pl *plan) describeStep(s step) string {
 		return fmt.Sprintf("kernel %s(%s) × %d%s", pl.kernels[s.kernel].name, strings.Join(refs, ", "), s.n, work)
 	case stepCopy:
 		return fmt.Sprintf("copy %d bytes %s ← %s", s.n, refs[0], refs[1])
+	case stepLibrary:
+		return pl.describeLibrary(s, refs)
 	case stepGemm:
 		g := s.gemm
 		prec := "d"

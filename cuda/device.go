@@ -17,8 +17,10 @@ import (
 // The machine keeps its usual contract (see vm.Device); the device holds
 // its parameters and values, runs its elementwise groups, reductions and
 // other ops as CUDA kernels compiled once by NVRTC, its matrix products
-// through cuBLAS, and ops without a GPU kernel on the host, with copies
-// (vm.Machine.OnHost tells which). After the first run, a run with no
+// through cuBLAS, the ops that are library calls (graph.LibraryOp: package
+// dist's collectives, through NCCL) on its stream, and ops without a GPU
+// kernel on the host, with copies (vm.Machine.OnHost tells which;
+// Describe lists the steps). After the first run, a run with no
 // host instruction is one replay of a CUDA graph. Machines on one device
 // may be used from different goroutines: the device serialises their
 // calls.

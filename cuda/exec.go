@@ -27,9 +27,13 @@ type executable struct {
 	bufs   []ptr  // per plan buffer
 	owned  []bool // per plan buffer: allocated here (not shared)
 	funcs  []function
-	args   [][]uint64 // per step: a launch's arguments
-	gemms  []gemmCall // per step: a product's call, its pointers set
+	args   [][]uint64    // per step: a launch's arguments
+	gemms  []gemmCall    // per step: a product's call, its pointers set
+	libs   []libraryArgs // per step: a library call's addresses
 	replay func() error
+	// captureErr is why the runs after the first do not replay a CUDA
+	// graph, though they would (see gpuBackend.record).
+	captureErr error
 	// parent is the executable whose parameters this one shares, and
 	// sharers how many share this one's: its buffers outlive its release
 	// until they are all released.
@@ -44,7 +48,7 @@ type executable struct {
 }
 
 func (d *Device) load(p *compile.Program, cfg vm.LoadConfig) (*executable, error) {
-	pl, err := newPlan(p)
+	pl, err := newPlanOn(p, d.be.libraries())
 	if err != nil {
 		return nil, err
 	}
@@ -138,7 +142,11 @@ func (e *executable) compile() error {
 func (e *executable) bind() {
 	e.args = make([][]uint64, len(e.plan.steps))
 	e.gemms = make([]gemmCall, len(e.plan.steps))
+	e.libs = make([]libraryArgs, len(e.plan.steps))
 	for i, s := range e.plan.steps {
+		if s.kind == stepLibrary {
+			e.libs[i] = e.bindLibrary(s)
+		}
 		if s.kind == stepGemm {
 			g := s.gemm
 			g.a, g.b, g.c = e.addr(s.args[0]), e.addr(s.args[1]), e.addr(s.args[2])
@@ -258,6 +266,9 @@ func (e *executable) Run(opts vm.RunOptions) error {
 	if err := e.checkFault(); err != nil { // of a run before, seen now
 		return err
 	}
+	if err := e.checkLibraries(); err != nil {
+		return err
+	}
 	fast := !opts.CheckFinite && opts.Times == nil
 	if fast && e.replay != nil {
 		return e.replay()
@@ -274,6 +285,9 @@ func (e *executable) Run(opts vm.RunOptions) error {
 			return err
 		}
 		e.replay = replay
+		if b, ok := e.dev.be.(*gpuBackend); ok {
+			e.captureErr = b.captureErr
+		}
 	}
 	e.ran = true
 	return nil
@@ -339,6 +353,8 @@ func (e *executable) queue(from, to int) error {
 			err = be.copy(e.addr(s.args[0]), e.addr(s.args[1]), s.n)
 		case stepGemm:
 			err = be.gemm(&e.gemms[i])
+		case stepLibrary:
+			err = be.callLibrary(&e.plan.calls[s.lib], e.libs[i])
 		case stepHost:
 			err = errors.New("an instruction for the host among the device's steps")
 		}

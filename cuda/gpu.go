@@ -30,14 +30,15 @@ type gpuBackend struct {
 	blas  *cublas
 	label string
 
-	dev    int32
-	ctx    uintptr // the device's primary context, retained
-	stream uintptr
-	handle uintptr // cuBLAS's
-	sms    int     // streaming multiprocessors
-	cc     int     // compute capability, 90 for 9.0
-	arch   string  // what NVRTC compiles for: sm_90 (CUBIN) or compute_XY (PTX)
-	cubin  bool
+	dev     int32
+	ordinal int     // the index Open was given
+	ctx     uintptr // the device's primary context, retained
+	stream  uintptr
+	handle  uintptr // cuBLAS's
+	sms     int     // streaming multiprocessors
+	cc      int     // compute capability, 90 for 9.0
+	arch    string  // what NVRTC compiles for: sm_90 (CUBIN) or compute_XY (PTX)
+	cubin   bool
 
 	workspace ptr // cuBLAS's workspace
 
@@ -147,6 +148,7 @@ func (b *gpuBackend) open(ordinal int) error {
 	if err := d.check("cuDeviceGet", fmt.Sprint(ordinal), d.cuDeviceGet(&b.dev, int32(ordinal))); err != nil {
 		return err
 	}
+	b.ordinal = ordinal
 	var attrs [3]int32
 	for i, a := range []int32{cuDeviceAttributeComputeCapabilityMajor, cuDeviceAttributeComputeCapabilityMinor, cuDeviceAttributeMultiprocessorCount} {
 		if err := d.check("cuDeviceGetAttribute", fmt.Sprint(a), d.cuDeviceGetAttribute(&attrs[i], a, b.dev)); err != nil {

@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"github.com/ebitengine/purego"
+
+	"github.com/nabla-go/nabla/internal/libpath"
 )
 
 // libraryDirEnv names a folder searched first for NVRTC and cuBLAS (the
@@ -85,36 +87,9 @@ func libraryDirs(root string, getenv func(string) string) []string {
 }
 
 // sitePackages are the Python package folders that may hold NVIDIA's
-// wheels, most specific first.
+// wheels, most specific first (libpath.SitePackages).
 func sitePackages(root string, getenv func(string) string) []string {
-	var patterns []string
-	for _, v := range []string{"VIRTUAL_ENV", "CONDA_PREFIX"} {
-		if p := getenv(v); p != "" {
-			patterns = append(patterns, filepath.Join(p, "lib", "python3*", "site-packages"))
-		}
-	}
-	if h := getenv("HOME"); h != "" {
-		patterns = append(patterns, filepath.Join(h, ".local", "lib", "python3*", "site-packages"))
-	}
-	for _, p := range []string{
-		"/usr/local/lib/python3*/dist-packages", "/usr/local/lib/python3*/site-packages",
-		"/usr/lib/python3/dist-packages", "/usr/lib/python3*/dist-packages", "/usr/lib/python3*/site-packages",
-		"/opt/conda/lib/python3*/site-packages",
-	} {
-		patterns = append(patterns, filepath.Join(root, p))
-	}
-	var sites []string
-	for _, p := range patterns {
-		m, _ := filepath.Glob(p)
-		// The newest Python first: python3.12 before python3.10.
-		slices.SortFunc(m, func(a, b string) int { return strings.Compare(b, a) })
-		for _, s := range m {
-			if !slices.Contains(sites, s) {
-				sites = append(sites, s)
-			}
-		}
-	}
-	return sites
+	return libpath.SitePackages(root, getenv)
 }
 
 // libraryCandidates are the files to try to load, in order: each of the

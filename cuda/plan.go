@@ -23,20 +23,23 @@ type plan struct {
 	f32     []bool                // per kernel: its module's T is float32
 	known   map[string]int        // kernels by their source, for reuse
 	steps   []step
-	instrs  [][2]int // per instruction: its steps, [first, end)
-	onHost  []bool   // per instruction: it runs on the host
-	updates [2]int   // the updates' steps
-	scratch int      // the buffer of the kernels' scratch (graph.CUDASource's), 0 for none yet
+	instrs  [][2]int            // per instruction: its steps, [first, end)
+	onHost  []bool              // per instruction: it runs on the host
+	updates [2]int              // the updates' steps
+	scratch int                 // the buffer of the kernels' scratch (graph.CUDASource's), 0 for none yet
+	libs    *libraries          // for graph.LibraryOp's calls; nil plans none
+	calls   []graph.LibraryCall // the library steps' calls
 }
 
 // stepKind is what a step does.
 type stepKind int
 
 const (
-	stepKernel stepKind = iota // launch kernel on args
-	stepGemm                   // a matrix product
-	stepCopy                   // copy bytes from args[1] to args[0]
-	stepHost                   // run the instruction on the host
+	stepKernel  stepKind = iota // launch kernel on args
+	stepGemm                    // a matrix product
+	stepCopy                    // copy bytes from args[1] to args[0]
+	stepHost                    // run the instruction on the host
+	stepLibrary                 // a library call (graph.LibraryOp) on args: n inputs, then the outputs
 )
 
 // ref is a place in device memory: a buffer and a byte offset in it.
@@ -50,8 +53,9 @@ type step struct {
 	instr  int // the instruction it belongs to; -1 for the updates
 	kind   stepKind
 	kernel int   // stepKernel: index in plan.kernels
-	args   []ref // stepKernel: pointer arguments; stepCopy: dst, src; stepGemm: a, b, c
-	n      int64 // stepKernel: items; stepCopy: bytes
+	lib    int   // stepLibrary: index in plan.calls
+	args   []ref // stepKernel: pointer arguments; stepCopy: dst, src; stepGemm: a, b, c; stepLibrary: inputs, outputs
+	n      int64 // stepKernel: items; stepCopy: bytes; stepLibrary: inputs
 	work   int64 // stepKernel: the most loop iterations of one item (graph.CUDASource's Work)
 	gemm   gemmCall
 }
@@ -72,9 +76,14 @@ type lowering struct {
 // convolutions (ops.ConvProducts, with kernels unfolding or folding the
 // images), to copies for reshapes, to its decomposition's steps
 // (graph.Decomposer), a Scan whose steps are all taken to its loop
-// unrolled (scan), or else to the host.
-func newPlan(p *compile.Program) (*plan, error) {
-	pl := &plan{consts: map[int]*tensor.Dense{}, known: map[string]int{}}
+// unrolled (scan), or else to the host. It plans no library call
+// (graph.LibraryOp): see newPlanOn.
+func newPlan(p *compile.Program) (*plan, error) { return newPlanOn(p, nil) }
+
+// newPlanOn is newPlan with the ops that run as library calls
+// (graph.LibraryOp) asked for them, on libs's device.
+func newPlanOn(p *compile.Program, libs *libraries) (*plan, error) {
+	pl := &plan{consts: map[int]*tensor.Dense{}, known: map[string]int{}, libs: libs}
 	for i, s := range p.Slots() {
 		pl.buffers = append(pl.buffers, s.Type)
 		if s.Kind == graph.KindConst {
@@ -140,6 +149,11 @@ func (l *lowering) lower(op graph.Op, multi graph.MultiOp) (bool, error) {
 	if c, ok := ops.ConvAsProducts(op, l.inT); ok {
 		l.convProducts(c)
 		return true, nil
+	}
+	if o, ok := generic.(graph.LibraryOp); ok {
+		if ok, err := l.library(o); ok || err != nil {
+			return ok, err
+		}
 	}
 	if k, ok := generic.(graph.CUDAKernel); ok {
 		srcs, err := k.CUDA(l.inT, l.outT)

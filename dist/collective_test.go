@@ -31,8 +31,9 @@ func scaled(xs []float64, s float64) []float64 {
 }
 
 // checkCollectives runs every collective on rank r's (r+1)·v in one
-// program and compares each with its value computed by hand for k ranks.
-func checkCollectives(t *testing.T, c *Comm) {
+// program, on a machine made with opts (on a device, say), and compares
+// each with its value computed by hand for k ranks.
+func checkCollectives(t *testing.T, c *Comm, opts ...vm.Option) {
 	k, r := float64(c.Size()), float64(c.Rank())
 	tri := k * (k + 1) / 2 // Σ (q+1) over the ranks
 	maxOf := make([]float64, len(v))
@@ -77,12 +78,31 @@ func checkCollectives(t *testing.T, c *Comm) {
 		for i, cs := range cases {
 			outs[i] = cs.out
 		}
-		got := fdtest.Evaluate(t, outs, x, scaled(v, r+1))
+		got := evaluate(t, outs, x, scaled(v, r+1), opts...)
 		tol := map[tensor.Dtype]float64{graph.Float64: 1e-12, graph.Float32: 1e-6}[dtype]
 		for i, cs := range cases {
 			fdtest.RequireClose(t, cs.want, got[i], tol, fmt.Sprintf("%v, %v, %s", c, dtype, cs.name))
 		}
 	}
+}
+
+// evaluate runs outputs once, on a machine made with opts, with the
+// input x fed x0, and returns their values.
+func evaluate(t *testing.T, outputs []*graph.Node, x *graph.Node, x0 []float64, opts ...vm.Option) [][]float64 {
+	t.Helper()
+	p, err := compile.Compile(outputs, compile.WithChecks(), compile.WithFixedDraws())
+	require.NoError(t, err)
+	m, err := vm.New(p, opts...)
+	require.NoError(t, err)
+	defer m.Close()
+	require.NoError(t, m.Run(vm.Feeds{x: fdtest.TensorOf(t, x.Type(), x0...)}))
+	vals := make([][]float64, len(outputs))
+	for i, o := range outputs {
+		v, err := m.Value(o)
+		require.NoError(t, err)
+		vals[i] = graph.Float64s(v)
+	}
+	return vals
 }
 
 // checkGradients checks each collective's gradient, and its forward-mode

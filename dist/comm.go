@@ -11,6 +11,8 @@ import (
 	"sync"
 	"time"
 	"unsafe"
+
+	"github.com/nabla-go/nabla/graph"
 )
 
 // DefaultTimeout bounds how long a collective waits for the other ranks
@@ -39,6 +41,9 @@ type Comm struct {
 	// launcher does not say how many it runs.
 	share bool
 	cpus  int // the machine's cpus online
+	// nccls are the NCCL communicators made for the collectives on
+	// devices (nccl_ops.go), destroyed by Close.
+	nccls map[graph.LibraryDevice]*ncclComm
 	waiter
 }
 
@@ -357,7 +362,8 @@ func (c *Comm) Barrier() error {
 	return c.collective("Barrier", &mpiCall{fn: c.lib.barrier, nonblocking: c.lib.ibarrier, args: [9]uintptr{c.lib.world}, n: 1})
 }
 
-// Close finalises MPI once every rank calls it. A Comm whose collective
+// Close destroys the Comm's NCCL communicators (made for collectives on
+// GPUs) and finalises MPI once every rank calls it. A Comm whose collective
 // timed out is not finalised (MPI_Finalize would wait for the lost rank):
 // Close returns that error. Closing twice is not an error.
 func (c *Comm) Close() error {
@@ -373,13 +379,14 @@ func (c *Comm) Close() error {
 	if c.failed != nil {
 		return c.failed
 	}
+	err := c.closeNCCL()
 	if c.lib == nil {
-		return nil
+		return err
 	}
 	if r := call(c.lib.finalize); r != 0 {
 		return c.mpiError("Close", r)
 	}
-	return nil
+	return err
 }
 
 func (c *Comm) isClosed() bool {

@@ -68,8 +68,9 @@ type trainer struct {
 }
 
 // newTrainer builds an MLP initialised from seed, trained by Adam on
-// batches of batch rows, with the training options opts.
-func newTrainer(t *testing.T, d *data.Tensors, seed uint64, batch int, opts ...nn.TrainingOption) *trainer {
+// batches of batch rows, with the training options opts, on a machine
+// made with mopts.
+func newTrainer(t *testing.T, d *data.Tensors, seed uint64, batch int, mopts []vm.Option, opts ...nn.TrainingOption) *trainer {
 	g := graph.New()
 	rng := rand.New(rand.NewPCG(seed, 0))
 	model := nn.NewSequential("mlp",
@@ -82,7 +83,7 @@ func newTrainer(t *testing.T, d *data.Tensors, seed uint64, batch int, opts ...n
 	require.NoError(t, err)
 	p, err := compile.Compile([]*graph.Node{loss}, compile.WithUpdates(updates))
 	require.NoError(t, err)
-	m, err := vm.New(p)
+	m, err := vm.New(p, mopts...)
 	require.NoError(t, err)
 	l, err := data.NewLoader(d, batch)
 	require.NoError(t, err)
@@ -119,13 +120,32 @@ func (tr *trainer) params(t *testing.T) []float64 {
 // is a mean of k means of 32. Every rank must hold the same parameters,
 // bit for bit (an all-reduce gives every rank the same result).
 func checkDataParallel(t *testing.T, c *Comm, opts ...ParallelOption) {
+	checkDataParallelOn(t, c, nil, opts...)
+}
+
+// checkDataParallelOn is checkDataParallel with the ranks' machines made
+// with mopts (on a device, say); the one process's is on the CPU.
+func checkDataParallelOn(t *testing.T, c *Comm, mopts []vm.Option, opts ...ParallelOption) {
 	k := c.Size()
 	d := ddpData(t, k)
-	ddp := newTrainer(t, d, 1+uint64(c.Rank()), ddpBatch, DataParallel(c, opts...))
+	ddp := newTrainer(t, d, 1+uint64(c.Rank()), ddpBatch, mopts, DataParallel(c, opts...))
+	defer ddp.m.Close()
+	if mopts != nil {
+		reduces := 0
+		for i, in := range ddp.m.Program().Instructions() {
+			if in.Name() == "AllReduce" {
+				reduces++
+				require.False(t, ddp.m.OnHost(i), "%v: an all-reduce of the gradients runs on the host", c)
+			}
+		}
+		if c.Size() > 1 { // one rank's DataParallel has nothing to reduce
+			require.Positive(t, reduces, "%v: no all-reduce", c)
+		}
+	}
 	require.NoError(t, ddp.loader.Shard(c.Rank(), k))
 	require.NoError(t, c.BroadcastState(ddp.m, nn.StateOf(ddp.model), 0))
 	got := ddp.train(t)
-	want := newTrainer(t, d, 1, ddpBatch*k).train(t)
+	want := newTrainer(t, d, 1, ddpBatch*k, nil).train(t)
 	worst := 0.0
 	for i := range want {
 		worst = math.Max(worst, math.Abs(got[i]-want[i])/math.Max(1, math.Abs(want[i])))
@@ -148,7 +168,7 @@ func TestDataParallelSingleProcess(t *testing.T) { checkDataParallel(t, single()
 func checkSave(t *testing.T, c *Comm) {
 	dir := os.Getenv(dirEnv)
 	require.NotEmpty(t, dir)
-	tr := newTrainer(t, ddpData(t, c.Size()), 1, ddpBatch)
+	tr := newTrainer(t, ddpData(t, c.Size()), 1, ddpBatch, nil)
 	state := nn.StateOf(tr.model)
 	path := filepath.Join(dir, fmt.Sprintf("rank%d.safetensors", c.Rank()))
 	require.NoError(t, c.Save(path, tr.m, state))
@@ -205,7 +225,7 @@ func TestParallelErrors(t *testing.T) {
 	require.EqualError(t, none.Barrier(), "dist: Barrier on a nil Comm: get one from dist.Init")
 	require.EqualError(t, none.Close(), "dist: Close on a nil Comm: get one from dist.Init")
 	require.EqualError(t, none.Save("x", nil, nil), "dist: Save on a nil Comm: get one from dist.Init")
-	tr := newTrainer(t, d, 1, ddpBatch)
+	tr := newTrainer(t, d, 1, ddpBatch, nil)
 	require.EqualError(t, none.BroadcastState(tr.m, nil, 0), "dist: BroadcastState on a nil Comm: get one from dist.Init")
 	require.EqualError(t, single().BroadcastState(tr.m, nil, 1), "dist: BroadcastState: root 1 is not a rank of 1")
 	require.EqualError(t, single().BroadcastState(nil, nil, 0), "dist: BroadcastState: the store is nil")

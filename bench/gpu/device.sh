@@ -9,7 +9,8 @@
 # It prints the device, driver and libraries found, then runs: the cuda
 # package's tests (the conformance test over the op table, the training
 # step, the Hessian, the machine's contract, no allocation per step) on the
-# GPU; the MLP example's test (GPU against CPU) and the example itself on
+# GPU; package dist's collectives through NCCL on the GPU (one rank
+# under Open MPI's mpirun, NCCL forced: TestNCCLOnGPU); the MLP example's test (GPU against CPU) and the example itself on
 # the CPU and on the GPU; the GPU benchmarks (W1, W3, products against
 # cuBLAS called directly); and PyTorch's figures on the same GPU
 # (bench/torch/gpu.py) where python3 has torch.
@@ -22,7 +23,7 @@ COUNT=${COUNT:-3}
 # PARTS picks what runs (all by default); GPUBENCH narrows BenchmarkGPU
 # (e.g. 'BenchmarkGPU/(W1/f32/sgd|LSTM)').
 # RUN and SKIP filter package cuda's tests (-test.run, -test.skip).
-PARTS=${PARTS:-device tests customop mlp cnn bench parts matmul torch}
+PARTS=${PARTS:-device tests dist customop mlp cnn bench parts matmul torch}
 GPUBENCH=${GPUBENCH:-^BenchmarkGPU\$}
 want() { [[ " $PARTS " == *" $1 "* ]]; }
 log() { echo; echo "== $*"; }
@@ -36,7 +37,7 @@ done
 
 log device
 want device && nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv 2>&1 | head -3
-want device && ldconfig -p 2>/dev/null | grep -E 'libcuda\.so|libnvrtc|libcublas' | head
+want device && ldconfig -p 2>/dev/null | grep -E 'libcuda\.so|libnvrtc|libcublas|libnccl' | head
 want device && find / -xdev \( -name 'libnvrtc.so*' -o -name 'libcublas.so*' \) 2>/dev/null | head -8
 want device && grep -m1 'model name' /proc/cpuinfo
 want device && nvcc --version 2>/dev/null | tail -2
@@ -50,6 +51,12 @@ want tests && (cd cuda && timeout 320 env PATH=/nonexistent ../.gpu/cuda.test -t
 
 log "custom-op example: a user's op with its own CUDA C kernel"
 want customop && (cd examples/customop && timeout 60 env PATH=/nonexistent ../../.gpu/customop.test -test.run OnDevice -test.v 2>&1 | tail -5)
+
+log "dist: collectives through NCCL on the GPU"
+# The test binary starts itself again under mpirun (Open MPI's, as root):
+# one rank, NCCL forced for it, every collective f32/f64 against the CPU,
+# the plan's library steps, a CUDA graph's replay.
+want dist && (cd dist && timeout 60 ../.gpu/dist.test -test.run '^TestNCCLOnGPU$' -test.v -test.count=1 -test.timeout 58s 2>&1 | tee "$OUT/dist-nccl.log" | tail -40)
 
 log "MLP example: test, then the command on the CPU and on the GPU"
 want mlp && (cd examples/mlp && timeout 60 ../../.gpu/mlp.test -test.run OnDevice -test.v 2>&1 | tail -5)

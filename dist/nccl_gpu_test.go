@@ -1,0 +1,102 @@
+package dist
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"gorgonia.org/tensor"
+
+	"github.com/nabla-go/nabla/compile"
+	"github.com/nabla-go/nabla/cuda"
+	"github.com/nabla-go/nabla/graph"
+	"github.com/nabla-go/nabla/internal/testkit/fdtest"
+	"github.com/nabla-go/nabla/internal/testkit/mpitest"
+	"github.com/nabla-go/nabla/vm"
+)
+
+// TestNCCLOnGPU runs TestChildNCCLGPU on one rank under Open MPI, NCCL
+// forced: the real NCCL on a real GPU. It skips without a GPU; it needs
+// neither Go nor a C compiler (bench/gpu/device.sh runs it from a
+// cross-compiled test binary).
+func TestNCCLOnGPU(t *testing.T) {
+	if mpitest.IsChild() {
+		t.Skip("a child run")
+	}
+	if n, err := cuda.Devices(); err != nil || n == 0 {
+		t.Skipf("no GPU: %d devices, %v", n, err)
+	}
+	l := mpitest.OpenMPI(t)
+	out, err, took := l.Run(1, "^TestChildNCCLGPU$", 50*time.Second, dirEnv+"="+t.TempDir(), forceNCCLEnv+"=1")
+	if err != nil || strings.Contains(out, "--- FAIL") || !strings.Contains(out, "--- PASS: TestChildNCCLGPU ") {
+		t.Fatalf("%s, 1 rank: %v after %v\n%s", l.Name, err, took.Round(time.Millisecond), out)
+	}
+	t.Logf("%s, 1 rank: passed in %v\n%s", l.Name, took.Round(time.Millisecond), out)
+}
+
+// TestChildNCCLGPU checks, on GPU 0 through the NCCL found as the
+// package finds it ($NABLA_NCCL, else libnccl.so.2), every collective and
+// reduction, float32 and float64, and their gradients, against the CPU,
+// none on the host; the plan's library steps; a CUDA graph's replay; and
+// a run after Close, which fails rather than replay NCCL's calls.
+func TestChildNCCLGPU(t *testing.T) {
+	c := child(t)
+	setForceNCCL(t)
+	dev, err := cuda.Open(0)
+	if err != nil {
+		t.Skipf("no GPU: %v", err)
+	}
+	defer dev.Close()
+	lib, err := loadNCCL()
+	require.NoError(t, err)
+	t.Logf("%v: %v on %v", c, lib, dev)
+	t.Run("AgainstCPU", func(t *testing.T) { checkNCCL(t, c, dev) })
+	t.Run("Plan", func(t *testing.T) { checkNCCLPlan(t, c, dev) })
+	t.Run("Replay", func(t *testing.T) { checkNCCLReplay(t, c, dev, true) })
+	checkNCCLClose(t, c, dev)
+}
+
+// checkNCCLReplay runs a program of every collective, float32 and
+// float64, on dev three times with other inputs each time, and compares
+// each run with the CPU's: on a GPU (gpu), the runs after the first
+// replay a CUDA graph (cuda.Replaying), the NCCL calls captured in it.
+func checkNCCLReplay(t *testing.T, c *Comm, dev *cuda.Device, gpu bool) {
+	g := graph.New()
+	var outs, ins []*graph.Node
+	for _, dtype := range []tensor.Dtype{graph.Float64, graph.Float32} {
+		x := g.Input("x"+dtype.String(), dtype, 2*c.Size(), 2)
+		ins = append(ins, x)
+		for _, cs := range collectiveCases(c) {
+			outs = append(outs, cs.f([]*graph.Node{x}))
+		}
+	}
+	p, err := compile.Compile(outs)
+	require.NoError(t, err)
+	cpu, err := vm.New(p, vm.WithThreads(1))
+	require.NoError(t, err)
+	defer cpu.Close()
+	m, err := vm.New(p, vm.OnDevice(dev))
+	require.NoError(t, err)
+	defer m.Close()
+	for run := range 3 {
+		feeds := vm.Feeds{}
+		for i, x := range ins {
+			feeds[x] = fdtest.TensorOf(t, x.Type(), fdtest.RandomValues(uint64(10*run+i+1), x.Type().Size())...)
+		}
+		require.NoError(t, cpu.Run(feeds))
+		require.NoError(t, m.Run(feeds), "run %d", run)
+		for _, o := range outs {
+			want, err := cpu.Value(o)
+			require.NoError(t, err)
+			got, err := m.Value(o)
+			require.NoError(t, err)
+			tol := map[tensor.Dtype]float64{graph.Float64: 1e-12, graph.Float32: 1e-6}[o.DType()]
+			fdtest.RequireClose(t, graph.Float64s(want), graph.Float64s(got), tol, fmt.Sprintf("%v: run %d, %v", c, run, o))
+		}
+		if run > 0 && gpu {
+			require.NoError(t, cuda.Replaying(m), "run %d", run)
+		}
+	}
+}
