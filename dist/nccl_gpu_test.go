@@ -36,6 +36,33 @@ func TestNCCLOnGPU(t *testing.T) {
 	t.Logf("%s, 1 rank: passed in %v\n%s", l.Name, took.Round(time.Millisecond), out)
 }
 
+// TestNCCLTwoRanksOnOneGPU runs TestChildNCCLGPU on two ranks sharing
+// the one GPU, NCCL not forced: whatever NCCL makes of two ranks on one
+// device, the ranks either agree with the CPU or fail with NCCL's own
+// error, in time, never hang. (NCCL refuses two ranks on one device; the
+// error is the user's to read.)
+func TestNCCLTwoRanksOnOneGPU(t *testing.T) {
+	if mpitest.IsChild() {
+		t.Skip("a child run")
+	}
+	if n, err := cuda.Devices(); err != nil || n != 1 {
+		t.Skipf("wants exactly one GPU: %d devices, %v", n, err)
+	}
+	l := mpitest.OpenMPI(t)
+	out, err, took := l.Run(2, "^TestChildNCCLGPU$", 50*time.Second, dirEnv+"="+t.TempDir())
+	if took >= 50*time.Second {
+		t.Fatalf("%s, 2 ranks on one GPU: no answer in %v\n%s", l.Name, took.Round(time.Millisecond), out)
+	}
+	if err == nil && strings.Count(out, "--- PASS: TestChildNCCLGPU ") == 2 {
+		t.Logf("%s, 2 ranks on one GPU: passed in %v", l.Name, took.Round(time.Millisecond))
+		return
+	}
+	if !strings.Contains(out, "NCCL error") {
+		t.Fatalf("%s, 2 ranks on one GPU: failed without NCCL's error (%v, %v)\n%s", l.Name, err, took.Round(time.Millisecond), out)
+	}
+	t.Logf("%s, 2 ranks on one GPU: NCCL's error in %v\n%s", l.Name, took.Round(time.Millisecond), out)
+}
+
 // TestChildNCCLGPU checks, on GPU 0 through the NCCL found as the
 // package finds it ($NABLA_NCCL, else libnccl.so.2), every collective and
 // reduction, float32 and float64, and their gradients, against the CPU,

@@ -56,7 +56,7 @@ log "dist: collectives through NCCL on the GPU"
 # The test binary starts itself again under mpirun (Open MPI's, as root):
 # one rank, NCCL forced for it, every collective f32/f64 against the CPU,
 # the plan's library steps, a CUDA graph's replay.
-want dist && (cd dist && timeout 60 ../.gpu/dist.test -test.run '^TestNCCLOnGPU$' -test.v -test.count=1 -test.timeout 58s 2>&1 | tee "$OUT/dist-nccl.log" | tail -40)
+want dist && (cd dist && timeout 110 ../.gpu/dist.test -test.run '^(TestNCCLOnGPU|TestNCCLTwoRanksOnOneGPU|TestOnDeviceSingleProcess)$' -test.v -test.count=1 -test.timeout 108s 2>&1 | tee "$OUT/dist-nccl.log" | tail -40)
 
 log "MLP example: test, then the command on the CPU and on the GPU"
 want mlp && (cd examples/mlp && timeout 60 ../../.gpu/mlp.test -test.run OnDevice -test.v 2>&1 | tail -5)
