@@ -29,13 +29,16 @@ const DefaultTimeout = 10 * time.Minute
 // collectives, and run the machines whose programs hold them, from one
 // goroutine.
 type Comm struct {
-	mu      sync.Mutex
-	lib     *library // nil for a process not launched by an MPI launcher
-	rank    int
-	size    int
-	timeout time.Duration
-	failed  error // sticky: set by a timeout, returned by every later call
-	closed  bool
+	mu   sync.Mutex
+	lib  *library // nil for a process not launched by an MPI launcher
+	rank int
+	size int
+	// localRank and localSize place the process among the group's on its
+	// machine (local.go).
+	localRank, localSize int
+	timeout              time.Duration
+	failed               error // sticky: set by a timeout, returned by every later call
+	closed               bool
 	// share is whether a waiting rank yields its core between polls:
 	// where this machine runs more ranks than it has cores, or the
 	// launcher does not say how many it runs.
@@ -184,7 +187,7 @@ func Init(opts ...Option) (*Comm, error) {
 		}
 		return world, nil
 	}
-	c := &Comm{size: 1, timeout: DefaultTimeout}
+	c := &Comm{size: 1, localSize: 1, timeout: DefaultTimeout}
 	for _, o := range opts {
 		if o != nil {
 			o(c)
@@ -303,6 +306,9 @@ func (c *Comm) start(l launcher) error {
 			lib.version(), lib.path, rank, size, l.from, libraryEnv)
 	}
 	c.rank, c.size = int(rank), int(size)
+	if err := c.findLocal(); err != nil {
+		return err
+	}
 	c.cpus = onlineCPUs()
 	c.share = sharesCores(getenvOS, c.cpus)
 	return nil

@@ -43,7 +43,8 @@ func TestDetect(t *testing.T) {
 }
 
 // TestInitSingleProcess: a process no launcher started is rank 0 of 1,
-// loads no library, and Init gives it the same Comm again.
+// local rank 0 of 1, loads no library, and Init gives it the same Comm
+// again; a nil or zero Comm has no local ranks.
 func TestInitSingleProcess(t *testing.T) {
 	if _, ok, _ := detect(getenvOS); ok {
 		t.Skip("this test process was started by an MPI launcher")
@@ -51,6 +52,9 @@ func TestInitSingleProcess(t *testing.T) {
 	c, err := Init()
 	require.NoError(t, err)
 	require.Equal(t, []int{0, 1}, []int{c.Rank(), c.Size()})
+	require.Equal(t, []int{0, 1}, []int{c.LocalRank(), c.LocalSize()})
+	var nilComm *Comm
+	require.Equal(t, []int{0, 0, 0}, []int{nilComm.LocalRank(), nilComm.LocalSize(), (&Comm{}).LocalSize()})
 	require.Nil(t, c.lib)
 	require.Contains(t, c.Library(), "a single process")
 	require.NoError(t, c.Barrier())

@@ -35,6 +35,8 @@ type abi struct {
 	errorsReturn     uintptr
 	statusIgnore     uintptr // MPI_STATUS_IGNORE: 0 in Open MPI, 1 in MPICH
 	inPlace          uintptr // MPI_IN_PLACE: 1 in Open MPI, -1 in MPICH
+	commTypeShared   uintptr // MPI_COMM_TYPE_SHARED: 0 in Open MPI, 1 in MPICH
+	infoNull         uintptr // MPI_INFO_NULL: &ompi_mpi_info_null in Open MPI
 }
 
 // mpichABI is MPICH's, from its mpi.h (the MPICH ABI initiative's values,
@@ -44,6 +46,7 @@ var mpichABI = abi{
 	world: 0x44000000, float32: 0x4c00040a, float64: 0x4c00080b,
 	sum: 0x58000003, max: 0x58000001, errorsReturn: 0x54000001,
 	statusIgnore: 1, inPlace: ^uintptr(0),
+	commTypeShared: 1, infoNull: 0x1c000000,
 }
 
 // openMPIABIName is Open MPI's abi name.
@@ -54,6 +57,7 @@ const openMPIABIName = "Open MPI"
 var openMPISymbols = []string{
 	"ompi_mpi_comm_world", "ompi_mpi_float", "ompi_mpi_double",
 	"ompi_mpi_op_sum", "ompi_mpi_op_max", "ompi_mpi_errors_return",
+	"ompi_mpi_info_null",
 }
 
 // mpiThreadSerialized is MPI_THREAD_SERIALIZED, the same in both mpi.h:
@@ -77,6 +81,7 @@ type library struct {
 	iallreduce, ibcast, iallgather        uintptr
 	ireduceScatterBlock, ireduce          uintptr
 	test, abort                           uintptr
+	commSplitType, commFree               uintptr
 }
 
 // functions are the C functions library needs, each with its field.
@@ -92,6 +97,7 @@ func (l *library) functions() map[string]*uintptr {
 		"MPI_Iallreduce": &l.iallreduce, "MPI_Ibcast": &l.ibcast, "MPI_Iallgather": &l.iallgather,
 		"MPI_Ireduce_scatter_block": &l.ireduceScatterBlock, "MPI_Ireduce": &l.ireduce,
 		"MPI_Test": &l.test, "MPI_Abort": &l.abort,
+		"MPI_Comm_split_type": &l.commSplitType, "MPI_Comm_free": &l.commFree,
 	}
 }
 
@@ -141,7 +147,7 @@ func bindLibrary(h uintptr, path string) (*library, error) {
 	}
 	if addr, err := purego.Dlsym(h, openMPISymbols[0]); err == nil && addr != 0 {
 		l.abi = abi{name: openMPIABIName, inPlace: 1}
-		fields := []*uintptr{&l.world, &l.float32, &l.float64, &l.sum, &l.max, &l.errorsReturn}
+		fields := []*uintptr{&l.world, &l.float32, &l.float64, &l.sum, &l.max, &l.errorsReturn, &l.infoNull}
 		for i, s := range openMPISymbols {
 			a, err := purego.Dlsym(h, s)
 			if err != nil || a == 0 {

@@ -63,6 +63,7 @@ func TestChild(t *testing.T) {
 	t.Run("Polling", func(t *testing.T) { checkWaiting(t, c) })
 	t.Run("Procs", func(t *testing.T) { checkProcs(t, c) })
 	t.Run("OpenMPISettings", func(t *testing.T) { checkSettings(t, c) })
+	t.Run("Local", func(t *testing.T) { checkLocal(t, c) })
 	require.NoError(t, c.Barrier())
 	require.NoError(t, c.Close())
 	require.NoError(t, c.Close(), "a second Close")
