@@ -6,5 +6,5 @@ import (
 	"github.com/nabla-go/nabla/cuda"
 )
 
-// openGPU opens the first NVIDIA GPU.
-func openGPU() (gpuDevice, error) { return cuda.Open(0) }
+// openGPU opens NVIDIA GPU i (CUDA's ordinal).
+func openGPU(i int) (gpuDevice, error) { return cuda.Open(i) }

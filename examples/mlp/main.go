@@ -8,6 +8,7 @@
 //	go run ./examples/mlp -profile   # time each instruction of the training step
 //	go run -tags gpu ./examples/mlp -gpu   # train on the first NVIDIA GPU
 //	go build -tags mpi ./examples/mlp && mpirun -np 2 ./mlp -dist   # on two processes
+//	go build -tags "gpu mpi" ./examples/mlp && mpirun -np 8 ./mlp -dist -gpu   # eight ranks, one GPU each
 package main
 
 import (
@@ -30,15 +31,6 @@ func main() {
 		fmt.Fprintln(os.Stderr, "mlp:", err)
 		os.Exit(2)
 	}
-	if *useGPU {
-		dev, err := openGPU()
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "mlp: -gpu:", err)
-			os.Exit(1)
-		}
-		defer dev.Close()
-		cfg.Device = dev
-	}
 	var c cluster
 	if *useDist {
 		if c, err = openCluster(); err != nil {
@@ -46,6 +38,19 @@ func main() {
 			os.Exit(1)
 		}
 		cfg.Cluster = c
+	}
+	if *useGPU {
+		gpu := 0 // with -dist, each rank on a machine its own GPU
+		if c != nil {
+			gpu = c.LocalRank()
+		}
+		dev, err := openGPU(gpu)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "mlp: -gpu:", err)
+			os.Exit(1)
+		}
+		defer dev.Close()
+		cfg.Device = dev
 	}
 	if _, err := Train(cfg, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -59,10 +64,12 @@ func main() {
 	}
 }
 
-// cluster is a Cluster the command can close (a *dist.Comm).
+// cluster is a Cluster the command can close (a *dist.Comm), which
+// numbers the ranks on this machine.
 type cluster interface {
 	Cluster
 	Close() error
+	LocalRank() int
 }
 
 // gpuDevice is a device the command can close (a *cuda.Device).
@@ -93,7 +100,7 @@ func parseFlags(args []string, errOut io.Writer) (Config, error) {
 	fs.StringVar(&cfg.Plot, "plot", "", "plot the training and test loss per epoch to this PNG file (needs a build with -tags plot)")
 	fs.StringVar(&cfg.Dot, "dot", "", "write the training step's graph to this Graphviz DOT file")
 	fs.BoolVar(&cfg.Profile, "profile", false, "time each instruction of the training step and print the 10 slowest")
-	fs.BoolVar(useGPU, "gpu", false, "train on the first NVIDIA GPU (needs a build with -tags gpu)")
+	fs.BoolVar(useGPU, "gpu", false, "train on the first NVIDIA GPU; with -dist, each rank on its machine's GPU numbered by its local rank (needs a build with -tags gpu)")
 	fs.BoolVar(useDist, "dist", false, "train data-parallel on the processes of an MPI launch, -batch rows a step across them (needs a build with -tags mpi)")
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
