@@ -13,6 +13,14 @@ import (
 // tested on machines without a GPU.
 func newFakeGPU(t *testing.T) (*gpuBackend, func() (launches, syncs, queued int64)) {
 	t.Helper()
+	b, _, counts := openFakeGPU(t)
+	return b, counts
+}
+
+// openFakeGPU is newFakeGPU, with the fake's library handle for more of
+// its hooks.
+func openFakeGPU(t *testing.T) (*gpuBackend, uintptr, func() (launches, syncs, queued int64)) {
+	t.Helper()
 	lib, d, nv, blas := loadFake(t)
 	b, err := openGPU(d, nv, blas, &imageCache{mem: map[string][]byte{}}, 0)
 	if err != nil {
@@ -31,7 +39,7 @@ func newFakeGPU(t *testing.T) (*gpuBackend, func() (launches, syncs, queued int6
 	if missing := bind(h, []symbol{{"fake_counts", &get}}); len(missing) > 0 {
 		t.Fatal(missing)
 	}
-	return b, func() (int64, int64, int64) {
+	return b, h, func() (int64, int64, int64) {
 		var c [3]int64
 		get(&c[0])
 		return c[0], c[1], c[2]
