@@ -4,6 +4,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 	"unsafe"
 )
 
@@ -19,7 +20,7 @@ func newFakeGPU(t *testing.T) (*gpuBackend, func() (launches, syncs, queued int6
 
 // openFakeGPU is newFakeGPU, with the fake's library handle for more of
 // its hooks.
-func openFakeGPU(t *testing.T) (*gpuBackend, uintptr, func() (launches, syncs, queued int64)) {
+func openFakeGPU(t testing.TB) (*gpuBackend, uintptr, func() (launches, syncs, queued int64)) {
 	t.Helper()
 	lib, d, nv, blas := loadFake(t)
 	b, err := openGPU(d, nv, blas, &imageCache{mem: map[string][]byte{}}, 0)
@@ -48,7 +49,7 @@ func openFakeGPU(t *testing.T) (*gpuBackend, uintptr, func() (launches, syncs, q
 
 // loadFake compiles testdata/fakecuda.c and loads it as the three
 // libraries.
-func loadFake(t *testing.T) (string, *driver, *nvrtc, *cublas) {
+func loadFake(t testing.TB) (string, *driver, *nvrtc, *cublas) {
 	t.Helper()
 	src, err := os.ReadFile("testdata/fakecuda.c")
 	if err != nil {
@@ -170,6 +171,7 @@ func TestFakeCallsDoNotAllocate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	w := &watch{fn: func(time.Duration) error { return nil }}
 	for _, c := range []struct {
 		name string
 		call func() error
@@ -180,6 +182,7 @@ func TestFakeCallsDoNotAllocate(t *testing.T) {
 		{"upload", func() error { return b.upload(r.a, src, int64(len(host))) }},
 		{"download", func() error { return b.download(src, r.a, int64(len(host))) }},
 		{"sync", b.sync},
+		{"watched sync", func() error { b.watch(w); return b.sync() }},
 		{"replay", replay},
 	} {
 		if err := c.call(); err != nil {

@@ -20,14 +20,16 @@ import (
 // fails the executable's later runs. Waits for work without a watched
 // call block in cuStreamSynchronize, as before.
 //
-// A wait polls without pause for watchSpin (a step's collective that its
-// peers join at once finishes within it), then sleeps between polls, from
-// watchNapMin doubling to watchNapMax, so that a long wait (a peer
-// writing a checkpoint) does not hold a core: a wait that the spin does
-// not cover returns at most one nap, less than the time already waited,
-// after its work is done, plus the Go scheduler's timer latency.
+// A wait polls without pause for watchSpin, as CUDA's own synchronisation
+// spins by default (a step whose collective its peers join at once is
+// done within it, and returns at once); then it naps between polls
+// (nanosleep: nap) for a sixteenth of the time waited so far, from
+// watchNapMin to watchNapMax, so that a long wait (a peer writing a
+// checkpoint) does not hold a core. A wait past watchSpin so returns at
+// most 1/16 of its length (and a millisecond at most), plus the kernel's
+// timer slack, after its work is done.
 const (
-	watchSpin   = 100 * time.Microsecond
+	watchSpin   = 500 * time.Microsecond
 	watchNapMin = 20 * time.Microsecond
 	watchNapMax = time.Millisecond
 )
@@ -80,7 +82,6 @@ func (ws *watcher) waitWatched(s streamQuery) (*watch, error) {
 		ws.watching = ws.watching[:0]
 	}()
 	start := time.Now()
-	nap := watchNapMin
 	for {
 		done, err := s.queryStream()
 		if err != nil {
@@ -101,8 +102,7 @@ func (ws *watcher) waitWatched(s streamQuery) (*watch, error) {
 			return nil, nil
 		}
 		if waited >= watchSpin {
-			time.Sleep(nap)
-			nap = min(2*nap, watchNapMax)
+			nap(min(max(waited/16, watchNapMin), watchNapMax))
 		}
 	}
 }

@@ -3,6 +3,8 @@ package cuda
 import (
 	"errors"
 	"fmt"
+	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -224,4 +226,63 @@ func (o watchOnHost) Library(dev graph.LibraryDevice, in, out []graph.Type) (*gr
 		}
 	}
 	return c, err
+}
+
+// BenchmarkFakeWait times a wait on the fake GPU for work already done,
+// blocking (cuStreamSynchronize) and watched (cuStreamQuery and a watch),
+// and a watched wait for work that its library holds for 2 ms: what it
+// takes past 2 ms (late-µs, the median) is the latency the polling adds
+// to a step that long.
+func BenchmarkFakeWait(bm *testing.B) {
+	b, h, _ := openFakeGPU(bm)
+	f := &fakeLib{}
+	if missing := bind(h, []symbol{{"fake_library", &f.call}, {"fake_hang", &f.hang}, {"fake_abort", &f.abort}, {"fake_queries", &f.queries}}); len(missing) > 0 {
+		bm.Fatal(missing)
+	}
+	buf, err := b.alloc(64)
+	if err != nil {
+		bm.Fatal(err)
+	}
+	queue := func() {
+		if err := b.enter(); err != nil {
+			bm.Fatal(err)
+		}
+		defer runtime.UnlockOSThread()
+		if r := f.call(uint64(buf), uint64(buf), 8); r != 0 {
+			bm.Fatal(r)
+		}
+	}
+	done := &watch{fn: func(time.Duration) error { return nil }}
+	held := &watch{fn: func(waited time.Duration) error {
+		if waited >= 2*time.Millisecond {
+			f.abort()
+		}
+		return nil
+	}}
+	for _, c := range []struct {
+		name  string
+		hang  int32
+		watch *watch
+	}{{"blocking", 0, nil}, {"watched", 0, done}, {"watched 2ms", 1, held}} {
+		bm.Run(c.name, func(bm *testing.B) {
+			f.hang(c.hang)
+			defer f.hang(0)
+			var late []time.Duration
+			for bm.Loop() {
+				queue()
+				if c.watch != nil {
+					b.watch(c.watch)
+				}
+				start := time.Now()
+				if err := b.sync(); err != nil {
+					bm.Fatal(err)
+				}
+				late = append(late, time.Since(start)-2*time.Millisecond)
+			}
+			if c.hang != 0 {
+				slices.Sort(late)
+				bm.ReportMetric(float64(late[len(late)/2].Microseconds()), "late-µs")
+			}
+		})
+	}
 }
