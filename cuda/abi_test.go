@@ -12,7 +12,7 @@ import (
 // buildSharedLibrary compiles the C source into a shared library with
 // the host's C compiler and returns its path; it skips the test where
 // there is no compiler or the system is not Linux.
-func buildSharedLibrary(t *testing.T, source string) string {
+func buildSharedLibrary(t testing.TB, source string) string {
 	t.Helper()
 	if runtime.GOOS != "linux" {
 		t.Skip("the backend runs on Linux")

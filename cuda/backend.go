@@ -16,7 +16,8 @@ type ptr uint64
 // backend is tested on machines without a GPU.
 //
 // Work is queued in order: launch, gemm and copy return before the work
-// is done; download and sync wait for everything queued before them.
+// is done; download and sync wait for everything queued before them
+// (watched, where it holds a watched library call: see watch.go).
 type backend interface {
 	String() string
 	// alloc returns bytes of device memory, aligned to 256 bytes.
@@ -56,6 +57,9 @@ type backend interface {
 	// callLibrary queues a library call on the buffers a gives (see
 	// graph.LibraryCall).
 	callLibrary(c *graph.LibraryCall, a libraryArgs) error
+	// watch makes the waits for the work queued so far watch a library
+	// call's work (watch.go), until one is done.
+	watch(w *watch)
 	close() error
 }
 

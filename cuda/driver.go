@@ -38,6 +38,9 @@ type driver struct {
 	cuStreamDestroy func(stream uintptr) int32
 	// The calls a run makes are addresses, called through a cCall.
 	cuStreamSynchronize uintptr // (stream)
+	// cuStreamQuery polls the stream where a wait is watched (watch.go):
+	// 0 where its work is done, cuErrorNotReady where not.
+	cuStreamQuery uintptr // (stream)
 
 	cuMemAlloc        func(p *uint64, bytes uint64) int32
 	cuMemFree         func(p uint64) int32
@@ -78,6 +81,7 @@ const (
 	cuStreamNonBlocking                     = 0x1
 	cuStreamCaptureModeRelaxed              = 2
 	cuErrorInvalidValue                     = 1
+	cuErrorNotReady                         = 600
 )
 
 var (
@@ -180,6 +184,7 @@ func (d *driver) symbols() (needed, backend []symbol) {
 		{"cuStreamCreate", &d.cuStreamCreate},
 		{"cuStreamDestroy_v2", &d.cuStreamDestroy},
 		{"cuStreamSynchronize", &d.cuStreamSynchronize},
+		{"cuStreamQuery", &d.cuStreamQuery},
 		{"cuMemAlloc_v2", &d.cuMemAlloc},
 		{"cuMemFree_v2", &d.cuMemFree},
 		{"cuMemAllocHost_v2", &d.cuMemAllocHost},

@@ -20,16 +20,23 @@ import (
 // argument words of every launch, filled at load so that a run allocates
 // nothing.
 type executable struct {
-	dev    *Device
-	prog   *compile.Program
-	plan   *plan
-	cfg    vm.LoadConfig
-	bufs   []ptr  // per plan buffer
-	owned  []bool // per plan buffer: allocated here (not shared)
-	funcs  []function
-	args   [][]uint64    // per step: a launch's arguments
-	gemms  []gemmCall    // per step: a product's call, its pointers set
-	libs   []libraryArgs // per step: a library call's addresses
+	dev   *Device
+	prog  *compile.Program
+	plan  *plan
+	cfg   vm.LoadConfig
+	bufs  []ptr  // per plan buffer
+	owned []bool // per plan buffer: allocated here (not shared)
+	funcs []function
+	args  [][]uint64    // per step: a launch's arguments
+	gemms []gemmCall    // per step: a product's call, its pointers set
+	libs  []libraryArgs // per step: a library call's addresses
+	// watches are the watched library steps' (nil for the others), and
+	// watched the same, listed (watch.go).
+	watches []*watch
+	watched []*watch
+	// broken is a watched library call's failure (its library ended its
+	// work): every later run, read and write fails with it.
+	broken error
 	replay func() error
 	// captureErr is why the runs after the first do not replay a CUDA
 	// graph, though they would (see gpuBackend.record).
@@ -143,6 +150,7 @@ func (e *executable) bind() {
 	e.args = make([][]uint64, len(e.plan.steps))
 	e.gemms = make([]gemmCall, len(e.plan.steps))
 	e.libs = make([]libraryArgs, len(e.plan.steps))
+	e.bindWatches()
 	for i, s := range e.plan.steps {
 		if s.kind == stepLibrary {
 			e.libs[i] = e.bindLibrary(s)
@@ -241,7 +249,7 @@ func dataOf(t *tensor.Dense) unsafe.Pointer {
 var errUnloaded = errors.New("the program was unloaded (the machine is closed)")
 
 // usable says why the executable cannot be used, the device's lock held:
-// it, or its device, is closed.
+// it, or its device, is closed, or a watched library call failed.
 func (e *executable) usable() error {
 	switch {
 	case e.closed:
@@ -249,7 +257,7 @@ func (e *executable) usable() error {
 	case e.dev.closed:
 		return errDeviceClosed
 	}
-	return nil
+	return e.broken
 }
 
 // OnHost reports whether instruction i runs on the host.
@@ -271,6 +279,9 @@ func (e *executable) Run(opts vm.RunOptions) error {
 	}
 	fast := !opts.CheckFinite && opts.Times == nil
 	if fast && e.replay != nil {
+		for _, w := range e.watched {
+			e.dev.be.watch(w)
+		}
 		return e.replay()
 	}
 	if err := e.runSteps(opts); err != nil {
@@ -355,6 +366,9 @@ func (e *executable) queue(from, to int) error {
 			err = be.gemm(&e.gemms[i])
 		case stepLibrary:
 			err = be.callLibrary(&e.plan.calls[s.lib], e.libs[i])
+			if w := e.watches[i]; w != nil && err == nil {
+				be.watch(w)
+			}
 		case stepHost:
 			err = errors.New("an instruction for the host among the device's steps")
 		}

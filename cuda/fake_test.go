@@ -4,6 +4,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 	"unsafe"
 )
 
@@ -12,6 +13,14 @@ import (
 // there), with a cache of its own, so that the backend's control flow is
 // tested on machines without a GPU.
 func newFakeGPU(t *testing.T) (*gpuBackend, func() (launches, syncs, queued int64)) {
+	t.Helper()
+	b, _, counts := openFakeGPU(t)
+	return b, counts
+}
+
+// openFakeGPU is newFakeGPU, with the fake's library handle for more of
+// its hooks.
+func openFakeGPU(t testing.TB) (*gpuBackend, uintptr, func() (launches, syncs, queued int64)) {
 	t.Helper()
 	lib, d, nv, blas := loadFake(t)
 	b, err := openGPU(d, nv, blas, &imageCache{mem: map[string][]byte{}}, 0)
@@ -31,7 +40,7 @@ func newFakeGPU(t *testing.T) (*gpuBackend, func() (launches, syncs, queued int6
 	if missing := bind(h, []symbol{{"fake_counts", &get}}); len(missing) > 0 {
 		t.Fatal(missing)
 	}
-	return b, func() (int64, int64, int64) {
+	return b, h, func() (int64, int64, int64) {
 		var c [3]int64
 		get(&c[0])
 		return c[0], c[1], c[2]
@@ -40,7 +49,7 @@ func newFakeGPU(t *testing.T) (*gpuBackend, func() (launches, syncs, queued int6
 
 // loadFake compiles testdata/fakecuda.c and loads it as the three
 // libraries.
-func loadFake(t *testing.T) (string, *driver, *nvrtc, *cublas) {
+func loadFake(t testing.TB) (string, *driver, *nvrtc, *cublas) {
 	t.Helper()
 	src, err := os.ReadFile("testdata/fakecuda.c")
 	if err != nil {
@@ -162,6 +171,7 @@ func TestFakeCallsDoNotAllocate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	w := &watch{fn: func(time.Duration) error { return nil }}
 	for _, c := range []struct {
 		name string
 		call func() error
@@ -172,6 +182,7 @@ func TestFakeCallsDoNotAllocate(t *testing.T) {
 		{"upload", func() error { return b.upload(r.a, src, int64(len(host))) }},
 		{"download", func() error { return b.download(src, r.a, int64(len(host))) }},
 		{"sync", b.sync},
+		{"watched sync", func() error { b.watch(w); return b.sync() }},
 		{"replay", replay},
 	} {
 		if err := c.call(); err != nil {

@@ -70,6 +70,7 @@ type gpuBackend struct {
 	// replay runs run again), or nil.
 	captureErr error
 	closed     bool
+	watcher    // the watched library calls queued (watch.go)
 }
 
 const (
@@ -298,13 +299,54 @@ func (b *gpuBackend) free(p ptr) error {
 	return b.d.check("cuMemFree_v2", fmt.Sprintf("%#x", uint64(p)), b.d.cuMemFree(uint64(p)))
 }
 
-// syncStream waits for the stream; the staging buffer is then free.
+// syncStream waits for the stream, watched where its work holds watched
+// library calls (watch.go); the staging buffer is then free.
 func (b *gpuBackend) syncStream() error {
+	if len(b.watching) > 0 {
+		return b.syncWatched()
+	}
 	if err := b.d.check("cuStreamSynchronize", "", b.calls.call(b.d.cuStreamSynchronize, b.stream)); err != nil {
 		return err
 	}
 	b.stageOff = 0
 	return nil
+}
+
+// syncWatched is syncStream's watched wait: where a watch fails, its
+// library has ended its work, and the stream drains.
+func (b *gpuBackend) syncWatched() error {
+	failed, err := b.waitWatched(b)
+	if failed != nil {
+		err = failed.fail(err)
+		if r := b.calls.call(b.d.cuStreamSynchronize, b.stream); r != 0 {
+			return fmt.Errorf("%w; then %v", err, b.d.check("cuStreamSynchronize", "", r))
+		}
+	}
+	if err != nil {
+		return err
+	}
+	b.stageOff = 0
+	return nil
+}
+
+// queryStream polls the stream (streamQuery).
+func (b *gpuBackend) queryStream() (bool, error) {
+	switch r := b.calls.call(b.d.cuStreamQuery, b.stream); r {
+	case 0:
+		return true, nil
+	case cuErrorNotReady:
+		return false, nil
+	default:
+		return false, b.d.check("cuStreamQuery", "", r)
+	}
+}
+
+// watch adds w to the calls the next wait watches, unless the work is
+// captured rather than queued.
+func (b *gpuBackend) watch(w *watch) {
+	if !b.capturing {
+		b.watcher.watch(w)
+	}
 }
 
 func (b *gpuBackend) sync() error {
@@ -359,7 +401,7 @@ func (b *gpuBackend) release() error {
 		keep(d.setCurrent(b.ctx))
 	}
 	if b.stream != 0 {
-		keep(d.check("cuStreamSynchronize", "closing", b.calls.call(d.cuStreamSynchronize, b.stream)))
+		keep(b.syncStream())
 	}
 	for _, g := range b.graphs {
 		keep(d.check("cuGraphExecDestroy", "", d.cuGraphExecDestroy(g)))

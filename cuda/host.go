@@ -33,6 +33,7 @@ type hostBackend struct {
 	regions []region  // mapped memory, by address
 	argv    []uintptr // a launch's one argument, kept: launches allocate nothing
 	reverse bool      // run each kernel's items from the last to the first
+	watcher           // the watched library calls queued (watch.go)
 }
 
 // region is one allocation of host "device" memory.
@@ -126,6 +127,9 @@ func (h *hostBackend) upload(dst ptr, src unsafe.Pointer, bytes int64) error {
 }
 
 func (h *hostBackend) download(dst unsafe.Pointer, src ptr, bytes int64) error {
+	if err := h.sync(); err != nil {
+		return err
+	}
 	s, err := h.bytesAt(src, bytes)
 	if err == nil && bytes > 0 {
 		copy(unsafe.Slice((*byte)(dst), bytes), s)
@@ -313,7 +317,21 @@ func (h *hostBackend) mapped(bytes int64) (ptr, unsafe.Pointer, error) {
 	return p, unsafe.Pointer(unsafe.SliceData(b)), nil
 }
 
-func (h *hostBackend) sync() error { return nil }
+// sync waits for the library calls still in progress (watch.go): the
+// rest of the host's work is done when queued.
+func (h *hostBackend) sync() error {
+	if len(h.watching) == 0 {
+		return nil
+	}
+	if failed, err := h.waitWatched(h); failed != nil {
+		return failed.fail(err)
+	}
+	return nil
+}
+
+// queryStream says that the host's work is done: it is done when queued
+// (streamQuery).
+func (h *hostBackend) queryStream() (bool, error) { return true, nil }
 
 // record returns run itself: the host has nothing faster to replay.
 func (h *hostBackend) record(run func() error) (func() error, error) { return run, nil }

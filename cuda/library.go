@@ -66,11 +66,16 @@ func (e *executable) checkLibraries() error {
 			continue
 		}
 		if err := e.plan.calls[s.lib].Check(); err != nil {
-			in := e.prog.Instructions()[s.instr]
-			return fmt.Errorf("%s (node %v): %v", in.Name(), in.Node, err)
+			return e.stepError(s, err)
 		}
 	}
 	return nil
+}
+
+// stepError is err of step s, named after its instruction.
+func (e *executable) stepError(s step, err error) error {
+	in := e.prog.Instructions()[s.instr]
+	return fmt.Errorf("%s (node %v): %v", in.Name(), in.Node, err)
 }
 
 // libraryArgs are a library step's input and output addresses, filled at

@@ -31,6 +31,8 @@ const (
 	ncclSum     = 0
 	ncclMax     = 2
 	ncclAvg     = 4 // NCCL 2.10 and later: every NCCL the binding loads
+
+	ncclInProgress = 7 // ncclResult_t: an operation not done yet
 )
 
 // ncclIDBytes is the size of an ncclUniqueId.
@@ -51,6 +53,7 @@ type nccl struct {
 	getVersion, getUniqueID, commInitRankScalable, commDestroy uintptr
 	allReduce, broadcast, reduce, allGather, reduceScatter     uintptr
 	getErrorString, getLastError                               uintptr
+	commGetAsyncError, commAbort                               uintptr
 
 	errorText func(r int32) string      // ncclGetErrorString
 	lastError func(comm uintptr) string // ncclGetLastError: "" for none
@@ -64,6 +67,7 @@ func (l *nccl) functions() map[string]*uintptr {
 		"ncclAllReduce": &l.allReduce, "ncclBroadcast": &l.broadcast, "ncclReduce": &l.reduce,
 		"ncclAllGather": &l.allGather, "ncclReduceScatter": &l.reduceScatter,
 		"ncclGetErrorString": &l.getErrorString, "ncclGetLastError": &l.getLastError,
+		"ncclCommGetAsyncError": &l.commGetAsyncError, "ncclCommAbort": &l.commAbort,
 	}
 }
 

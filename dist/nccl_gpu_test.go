@@ -67,7 +67,8 @@ func TestNCCLTwoRanksOnOneGPU(t *testing.T) {
 // package finds it ($NABLA_NCCL, else libnccl.so.2), every collective and
 // reduction, float32 and float64, and their gradients, against the CPU,
 // none on the host; the plan's library steps; a CUDA graph's replay; and
-// a run after Close, which fails rather than replay NCCL's calls.
+// the waits for NCCL's work, watched (polled, not aborted); and a run
+// after Close, which fails rather than replay NCCL's calls.
 func TestChildNCCLGPU(t *testing.T) {
 	c := child(t)
 	setForceNCCL(t)
@@ -82,6 +83,7 @@ func TestChildNCCLGPU(t *testing.T) {
 	t.Run("AgainstCPU", func(t *testing.T) { checkNCCL(t, c, dev) })
 	t.Run("Plan", func(t *testing.T) { checkNCCLPlan(t, c, dev) })
 	t.Run("Replay", func(t *testing.T) { checkNCCLReplay(t, c, dev, true) })
+	t.Run("Watched", func(t *testing.T) { checkNCCLWatched(t, c, dev, graph.LibraryDevice{Ordinal: 0}) })
 	checkNCCLClose(t, c, dev)
 }
 
@@ -126,4 +128,58 @@ func checkNCCLReplay(t *testing.T, c *Comm, dev *cuda.Device, gpu bool) {
 			require.NoError(t, cuda.Replaying(m), "run %d", run)
 		}
 	}
+}
+
+// checkNCCLWatched runs an all-reduce of 8 Mi float32s on a GPU (32 MiB:
+// its stream is still busy at the first poll; 1 Ki on the host stand-in)
+// and a small one on dev three
+// times, and compares them with the CPU's: the reads wait for NCCL's work
+// watched (its communicator on key polled by the Watch), and the
+// communicator is not aborted, the Comm still usable.
+func checkNCCLWatched(t *testing.T, c *Comm, dev *cuda.Device, key graph.LibraryDevice) {
+	g := graph.New()
+	size := 8 << 20
+	if key.HostStandIn {
+		size = 1 << 10
+	}
+	big := g.Input("big", graph.Float32, size)
+	small := g.Input("small", graph.Float64, 3)
+	outs := []*graph.Node{AllReduce(c, big, Sum), AllReduce(c, small, Max)}
+	p, err := compile.Compile(outs)
+	require.NoError(t, err)
+	cpu, err := vm.New(p, vm.WithThreads(1))
+	require.NoError(t, err)
+	defer cpu.Close()
+	m, err := vm.New(p, vm.OnDevice(dev))
+	require.NoError(t, err)
+	defer m.Close()
+	c.mu.Lock()
+	n := c.nccls[key]
+	c.mu.Unlock()
+	require.NotNil(t, n, "%v: no NCCL communicator on %v", c, key)
+	before := n.polls
+	for run := range 3 {
+		feeds := vm.Feeds{}
+		for i, x := range []*graph.Node{big, small} {
+			feeds[x] = fdtest.TensorOf(t, x.Type(), fdtest.RandomValues(uint64(100*run+10*c.Rank()+i), x.Type().Size())...)
+		}
+		require.NoError(t, cpu.Run(feeds))
+		require.NoError(t, m.Run(feeds), "%v: run %d", c, run)
+		for _, o := range outs {
+			want, err := cpu.Value(o)
+			require.NoError(t, err)
+			got, err := m.Value(o)
+			require.NoError(t, err, "%v: run %d", c, run)
+			tol := map[tensor.Dtype]float64{graph.Float64: 1e-12, graph.Float32: 1e-6}[o.DType()]
+			fdtest.RequireClose(t, graph.Float64s(want), graph.Float64s(got), tol, fmt.Sprintf("%v: run %d, %v", c, run, o))
+		}
+	}
+	c.mu.Lock()
+	polls, failed, kept := n.polls-before, c.failed, c.nccls[key] == n
+	c.mu.Unlock()
+	t.Logf("%v: 3 runs, %d calls of the watch", c, polls)
+	require.NotZero(t, polls, "%v: the reads' waits were not watched", c)
+	require.NoError(t, failed, "%v: the Comm failed", c)
+	require.True(t, kept, "%v: the communicator was aborted", c)
+	require.NoError(t, c.Barrier(), "%v", c)
 }

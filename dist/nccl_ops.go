@@ -2,6 +2,7 @@ package dist
 
 import (
 	"fmt"
+	"time"
 	"unsafe"
 
 	"github.com/nabla-go/nabla/graph"
@@ -27,6 +28,7 @@ var forceNCCL bool
 type ncclComm struct {
 	lib    *nccl
 	handle uintptr // ncclComm_t
+	polls  int64   // calls of its collectives' Watch, for the tests
 }
 
 // ncclFor returns c's communicator on dev, making it (with every other
@@ -132,7 +134,8 @@ func (c *Comm) libraryCall(dev graph.LibraryDevice, what, label string, fn func(
 		defer c.mu.Unlock()
 		return c.usableLocked(what)
 	}
-	return &graph.LibraryCall{Label: "NCCL " + label, Check: usable, Call: func(in, out []uintptr, stream uintptr) error {
+	watch := func(waited time.Duration) error { return c.watchNCCL(what, n, waited) }
+	return &graph.LibraryCall{Label: "NCCL " + label, Check: usable, Watch: watch, Call: func(in, out []uintptr, stream uintptr) error {
 		if err := usable(); err != nil {
 			return err
 		}

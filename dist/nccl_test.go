@@ -89,7 +89,7 @@ func TestNCCLUnderMPICH(t *testing.T) {
 // stand-in for a GPU through the NCCL $NABLA_NCCL names (the fake):
 // their values against the CPU's and against hand values, their
 // gradients, the plan (library steps, no host instruction), data-parallel
-// training, and an NCCL error's text.
+// training, an NCCL error's text, and the watched waits.
 func TestChildNCCL(t *testing.T) {
 	c := child(t)
 	setForceNCCL(t)
@@ -104,6 +104,7 @@ func TestChildNCCL(t *testing.T) {
 	t.Run("Runs", func(t *testing.T) { checkNCCLReplay(t, c, dev, false) })
 	t.Run("DataParallel", func(t *testing.T) { checkDataParallelOn(t, c, []vm.Option{vm.OnDevice(dev)}, BucketBytes(600)) })
 	t.Run("Error", func(t *testing.T) { checkNCCLError(t, c, dev) })
+	t.Run("Watched", func(t *testing.T) { checkNCCLWatched(t, c, dev, graph.LibraryDevice{HostStandIn: true}) })
 	checkNCCLClose(t, c, dev)
 }
 

@@ -1,5 +1,10 @@
 package graph
 
+import (
+	"errors"
+	"time"
+)
+
 // LibraryOp is the optional interface of an op that a device runs as a
 // call of a library on the device's own buffers and stream (NCCL's
 // collectives, in package dist), beside CUDAKernel's elementwise C: a
@@ -57,4 +62,25 @@ type LibraryCall struct {
 	// fails the run before anything is queued (what Call needs is gone:
 	// a communicator closed).
 	Check func() error
+	// Watch, where set, watches the call's work while the device waits
+	// for it: a wait for queued work that holds the call (a download, a
+	// sync) polls the device's stream rather than blocking, and calls
+	// Watch between polls with the time waited so far, and once more when
+	// the stream is done. It returns nil while nothing is wrong;
+	// ErrInProgress where it knows that the call's work is not done yet
+	// (the wait goes on); any other error where the library has given up
+	// the call and ended its work, so that the stream drains (NCCL's
+	// communicator aborted, on a remote rank's failure or past a
+	// timeout). The device then waits for the stream, fails the wait with
+	// the error, named after the op's instruction, and fails the
+	// machine's later runs with it. Without Watch, waits block until the
+	// work is done, however long that is.
+	Watch func(waited time.Duration) error
 }
+
+// ErrInProgress is what a LibraryCall's Watch returns where it knows that
+// the call's work is not done yet: on the cuda package's host stand-in,
+// whose stream is the calling thread and so always done, a library can
+// thus hold a wait as a GPU's stream would (the tests' fake NCCL does,
+// through ncclCommGetAsyncError's ncclInProgress).
+var ErrInProgress = errors.New("the library call is in progress")

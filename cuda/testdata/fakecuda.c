@@ -13,7 +13,7 @@
 #include <stdint.h>
 
 typedef unsigned long long u64;
-enum { OP_COPY = 1, OP_KERNEL, OP_DGEMM, OP_SGEMM };
+enum { OP_COPY = 1, OP_KERNEL, OP_DGEMM, OP_SGEMM, OP_LIB };
 typedef struct {
 	int kind;
 	u64 dst, src, n;          /* OP_COPY */
@@ -27,7 +27,8 @@ static int ctx_token = 0x5ca1ab1e;
 static __thread void *current;
 static list_t queue, capture;
 static int capturing, invalidated;
-static long long launches, syncs;
+static long long launches, syncs, queries;
+static int hang;
 
 static int bad_ctx(void) { return current != (void *)&ctx_token; }
 #define CHECK_CTX do { if (bad_ctx()) return 201; } while (0)
@@ -40,7 +41,10 @@ static void push(list_t *l, op_t o) {
 	}
 	l->ops[l->n++] = o;
 }
-static void enqueue(op_t o) { push(capturing ? &capture : &queue, o); }
+static void enqueue(op_t o) {
+	if (o.kind == OP_LIB && !capturing) o.arg[2] = hang; /* a replay's too */
+	push(capturing ? &capture : &queue, o);
+}
 
 static double at(int f32, u64 base, long long i) { return f32 ? ((float *)base)[i] : ((double *)base)[i]; }
 static void gemm(op_t *o) {
@@ -63,6 +67,11 @@ static void gemm(op_t *o) {
 static void run(op_t *o) {
 	switch (o->kind) {
 	case OP_COPY: memmove((void *)o->dst, (void *)o->src, o->n); break;
+	case OP_LIB: {
+		double *in = (double *)o->src, *out = (double *)o->dst;
+		for (u64 i = 0; i < o->n; i++) out[i] = 2 * in[i];
+		break;
+	}
 	case OP_KERNEL: {
 		double *a = (double *)o->arg[0], *b = (double *)o->arg[1];
 		for (long long i = 0; i < o->arg[2]; i++) b[i] = 2 * a[i] + 1;
@@ -99,10 +108,28 @@ int cuDevicePrimaryCtxRelease_v2(int dev) { return 0; }
 int cuCtxSetCurrent(void *ctx) { current = ctx; return 0; }
 int cuStreamCreate(void **s, unsigned flags) { CHECK_CTX; *s = (void *)0x57; return flags == 1 ? 0 : 1; }
 int cuStreamDestroy_v2(void *s) { CHECK_CTX; return 0; }
+/* hung says whether the queue holds library work that never ends. */
+static int hung(void) {
+	for (int i = 0; i < queue.n; i++)
+		if (queue.ops[i].kind == OP_LIB && queue.ops[i].arg[2]) return 1;
+	return 0;
+}
+static void drain(void) {
+	for (int i = 0; i < queue.n; i++) run(&queue.ops[i]);
+	queue.n = 0;
+}
+/* A wait for hung work would never return: it fails (999) instead. */
 int cuStreamSynchronize(void *s) {
 	CHECK_CTX; NO_CAPTURE;
-	for (int i = 0; i < queue.n; i++) run(&queue.ops[i]);
-	queue.n = 0; syncs++;
+	if (hung()) return 999;
+	drain(); syncs++;
+	return 0;
+}
+int cuStreamQuery(void *s) {
+	CHECK_CTX; NO_CAPTURE;
+	queries++;
+	if (hung()) return 600; /* CUDA_ERROR_NOT_READY */
+	drain();
 	return 0;
 }
 int cuMemAlloc_v2(u64 *p, size_t n) { CHECK_CTX; NO_CAPTURE; if (n == 0) return 1; *p = (u64)aligned_alloc(256, (n + 255) / 256 * 256); return 0; }
@@ -209,6 +236,19 @@ GEMM(cublasDgemm_v2, double, OP_DGEMM)
 GEMM(cublasSgemm_v2, float, OP_SGEMM)
 GEMM_BATCHED(cublasDgemmStridedBatched, double, OP_DGEMM)
 GEMM_BATCHED(cublasSgemmStridedBatched, float, OP_SGEMM)
+
+/* A library's call (the tests' op): out = 2·in on n doubles, queued on
+ * the stream; while fake_hang(1) holds, the calls queued never end (their
+ * library waits for a peer), until fake_abort ends them (the library gives
+ * them up). */
+int fake_library(u64 out, u64 in, long long n) {
+	if (bad_ctx()) return 201;
+	op_t o = {OP_LIB, out, in, (u64)n};
+	enqueue(o); return 0;
+}
+void fake_hang(int on) { hang = on; }
+void fake_abort(void) { for (int i = 0; i < queue.n; i++) queue.ops[i].arg[2] = 0; }
+long long fake_queries(void) { return queries; }
 
 /* What the fake has seen: launches, syncs, work queued and not run. */
 void fake_counts(long long *out) { out[0] = launches; out[1] = syncs; out[2] = queue.n; }

@@ -12,6 +12,15 @@
  * the stream is 0. A collective of 13 elements fails (ncclInvalidArgument,
  * with a last error of its own), so that the tests see NCCL's error texts
  * reach the user.
+ *
+ * ncclCommGetAsyncError reports what the tests inject through the
+ * environment: with FAKE_NCCL_ASYNC_ERROR=r, rank r's communicator reports
+ * ncclRemoteError once it has made a collective (as NCCL does when a peer
+ * dies); with FAKE_NCCL_PENDING=1, the collectives do nothing and stay in
+ * progress for ever (as a GPU's kernels waiting for a peer that skipped
+ * the call): ncclCommGetAsyncError reports ncclInProgress, the stand-in's
+ * way to hold its waits. ncclCommAbort ends that; a communicator used
+ * after it, or destroyed, is an error (ncclInvalidUsage).
  */
 #include <mpi.h>
 #include <stdio.h>
@@ -26,7 +35,7 @@ typedef enum {
 } ncclResult_t;
 typedef enum { ncclFloat32 = 7, ncclFloat64 = 8 } ncclDataType_t;
 typedef enum { ncclSum = 0, ncclProd = 1, ncclMax = 2, ncclMin = 3, ncclAvg = 4 } ncclRedOp_t;
-struct fakeComm { int nranks, rank; MPI_Comm mpi; };
+struct fakeComm { int nranks, rank; MPI_Comm mpi; int pending, asyncError, aborted; };
 typedef struct fakeComm *ncclComm_t;
 typedef void *cudaStream_t;
 typedef struct ncclConfig ncclConfig_t;
@@ -46,6 +55,8 @@ const char *ncclGetErrorString(ncclResult_t r) {
 	case ncclInvalidArgument: return "invalid argument (run with NCCL_DEBUG=WARN for details)";
 	case ncclInvalidUsage: return "invalid usage (run with NCCL_DEBUG=WARN for details)";
 	case ncclSystemError: return "unhandled system error (run with NCCL_DEBUG=INFO for details)";
+	case ncclRemoteError: return "remote process exited or there was a network error";
+	case ncclInProgress: return "NCCL operation in progress";
 	default: return "internal error - please report this issue to the NCCL developers";
 	}
 }
@@ -96,15 +107,45 @@ ncclResult_t ncclCommInitRankScalable(ncclComm_t *comm, int nranks, int rank, in
 }
 
 ncclResult_t ncclCommDestroy(ncclComm_t comm) {
+	if (comm->aborted) return fail(ncclInvalidUsage, "ncclCommDestroy after ncclCommAbort");
 	if (comm->mpi != MPI_COMM_NULL) MPI_Comm_free(&comm->mpi);
 	free(comm);
 	return ncclSuccess;
 }
 
+/* The communicator is kept, marked, so that a use after the abort is an
+ * error rather than a use of freed memory; its MPI communicator too (a
+ * rank that failed may not join MPI_Comm_free). */
+ncclResult_t ncclCommAbort(ncclComm_t comm) {
+	if (comm->aborted) return fail(ncclInvalidUsage, "ncclCommAbort twice");
+	comm->aborted = 1, comm->pending = 0;
+	return ncclSuccess;
+}
+
+ncclResult_t ncclCommGetAsyncError(ncclComm_t comm, ncclResult_t *asyncError) {
+	if (comm->aborted) return fail(ncclInvalidUsage, "ncclCommGetAsyncError after ncclCommAbort");
+	*asyncError = comm->asyncError ? comm->asyncError : comm->pending ? ncclInProgress : ncclSuccess;
+	return ncclSuccess;
+}
+
+/* injected says whether the collective is left pending, and marks the
+ * asynchronous error to report, as the environment asks (see above). */
+static int injected(ncclComm_t comm) {
+	const char *e = getenv("FAKE_NCCL_ASYNC_ERROR");
+	if (e && *e && atoi(e) == comm->rank) {
+		comm->asyncError = ncclRemoteError;
+		fail(ncclRemoteError, "rank lost its peer (the tests' injected asynchronous error)");
+	}
+	e = getenv("FAKE_NCCL_PENDING");
+	if (e && strcmp(e, "1") == 0) comm->pending = 1;
+	return comm->pending;
+}
+
 static size_t sizeOf(ncclDataType_t t) { return t == ncclFloat32 ? 4 : 8; }
 
 /* check refuses what the real library would (or what the tests inject). */
-static ncclResult_t check(size_t count, ncclDataType_t t, cudaStream_t stream) {
+static ncclResult_t check(ncclComm_t comm, size_t count, ncclDataType_t t, cudaStream_t stream) {
+	if (comm->aborted) return fail(ncclInvalidUsage, "a collective after ncclCommAbort");
 	if (t != ncclFloat32 && t != ncclFloat64) return fail(ncclInvalidArgument, "a datatype other than float32 and float64");
 	if (stream != 0) return fail(ncclInvalidArgument, "a stream other than 0 on host memory");
 	if (count == 13) return fail(ncclInvalidArgument, "13 elements refused (the tests' injected error)");
@@ -127,8 +168,9 @@ static void copyIn(const void *send, void *recv, size_t bytes) {
 }
 
 ncclResult_t ncclAllReduce(const void *send, void *recv, size_t count, ncclDataType_t t, ncclRedOp_t op, ncclComm_t comm, cudaStream_t stream) {
-	ncclResult_t r = check(count, t, stream);
+	ncclResult_t r = check(comm, count, t, stream);
 	if (r != ncclSuccess) return r;
+	if (injected(comm)) return ncclSuccess;
 	if (op != ncclSum && op != ncclMax && op != ncclAvg) return fail(ncclInvalidArgument, "a reduction other than sum, max and avg");
 	if (comm->nranks == 1) copyIn(send, recv, count * sizeOf(t));
 	else MPI_Allreduce(send == recv ? MPI_IN_PLACE : send, recv, (int)count, mpiType(t), mpiOp(op), comm->mpi);
@@ -137,16 +179,18 @@ ncclResult_t ncclAllReduce(const void *send, void *recv, size_t count, ncclDataT
 }
 
 ncclResult_t ncclBroadcast(const void *send, void *recv, size_t count, ncclDataType_t t, int root, ncclComm_t comm, cudaStream_t stream) {
-	ncclResult_t r = check(count, t, stream);
+	ncclResult_t r = check(comm, count, t, stream);
 	if (r != ncclSuccess) return r;
+	if (injected(comm)) return ncclSuccess;
 	if (comm->rank == root) copyIn(send, recv, count * sizeOf(t));
 	if (comm->nranks > 1) MPI_Bcast(recv, (int)count, mpiType(t), root, comm->mpi);
 	return ncclSuccess;
 }
 
 ncclResult_t ncclReduce(const void *send, void *recv, size_t count, ncclDataType_t t, ncclRedOp_t op, int root, ncclComm_t comm, cudaStream_t stream) {
-	ncclResult_t r = check(count, t, stream);
+	ncclResult_t r = check(comm, count, t, stream);
 	if (r != ncclSuccess) return r;
+	if (injected(comm)) return ncclSuccess;
 	if (comm->nranks == 1) copyIn(send, recv, count * sizeOf(t));
 	else {
 		/* NCCL leaves recv unwritten on the ranks but root: so does MPI. */
@@ -158,16 +202,18 @@ ncclResult_t ncclReduce(const void *send, void *recv, size_t count, ncclDataType
 }
 
 ncclResult_t ncclAllGather(const void *send, void *recv, size_t sendcount, ncclDataType_t t, ncclComm_t comm, cudaStream_t stream) {
-	ncclResult_t r = check(sendcount, t, stream);
+	ncclResult_t r = check(comm, sendcount, t, stream);
 	if (r != ncclSuccess) return r;
+	if (injected(comm)) return ncclSuccess;
 	if (comm->nranks == 1) copyIn(send, recv, sendcount * sizeOf(t));
 	else MPI_Allgather(send, (int)sendcount, mpiType(t), recv, (int)sendcount, mpiType(t), comm->mpi);
 	return ncclSuccess;
 }
 
 ncclResult_t ncclReduceScatter(const void *send, void *recv, size_t recvcount, ncclDataType_t t, ncclRedOp_t op, ncclComm_t comm, cudaStream_t stream) {
-	ncclResult_t r = check(recvcount, t, stream);
+	ncclResult_t r = check(comm, recvcount, t, stream);
 	if (r != ncclSuccess) return r;
+	if (injected(comm)) return ncclSuccess;
 	if (comm->nranks == 1) copyIn(send, recv, recvcount * sizeOf(t));
 	else MPI_Reduce_scatter_block(send, recv, (int)recvcount, mpiType(t), mpiOp(op), comm->mpi);
 	if (op == ncclAvg) scale(recv, recvcount, t, 1.0 / comm->nranks);
