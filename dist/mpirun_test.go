@@ -75,12 +75,19 @@ func TestChild(t *testing.T) {
 func underMPI(t *testing.T, l mpitest.Launcher) {
 	for _, np := range []int{1, 2, 3} {
 		out, err, took := launch(t, l, np, childTests, 2*time.Minute)
-		if err != nil || strings.Contains(out, "--- FAIL") || !strings.Contains(out, "--- PASS: TestChild ") {
-			t.Fatalf("%s, %d ranks: %v after %v\n%s", l.Name, np, err, took.Round(time.Millisecond), out)
-		}
+		requirePassed(t, fmt.Sprintf("%s, %d ranks", l.Name, np), "TestChild", out, err, took)
 		if testing.Verbose() {
 			t.Logf("%s, %d ranks: passed in %v", l.Name, np, took.Round(time.Millisecond))
 		}
+	}
+}
+
+// requirePassed fails t, with the launch's output, unless the launch of
+// what ran test without an error or a failure and test passed.
+func requirePassed(t *testing.T, what, test, out string, err error, took time.Duration) {
+	t.Helper()
+	if err != nil || strings.Contains(out, "--- FAIL") || !strings.Contains(out, "--- PASS: "+test+" ") {
+		t.Fatalf("%s: %v after %v\n%s", what, err, took.Round(time.Millisecond), out)
 	}
 }
 

@@ -30,9 +30,7 @@ func TestNCCLOnGPU(t *testing.T) {
 	}
 	l := mpitest.OpenMPI(t)
 	out, err, took := l.Run(1, "^TestChildNCCLGPU$", 50*time.Second, dirEnv+"="+t.TempDir(), forceNCCLEnv+"=1")
-	if err != nil || strings.Contains(out, "--- FAIL") || !strings.Contains(out, "--- PASS: TestChildNCCLGPU ") {
-		t.Fatalf("%s, 1 rank: %v after %v\n%s", l.Name, err, took.Round(time.Millisecond), out)
-	}
+	requirePassed(t, l.Name+", 1 rank", "TestChildNCCLGPU", out, err, took)
 	t.Logf("%s, 1 rank: passed in %v\n%s", l.Name, took.Round(time.Millisecond), out)
 }
 
@@ -103,12 +101,7 @@ func checkNCCLReplay(t *testing.T, c *Comm, dev *cuda.Device, gpu bool) {
 	}
 	p, err := compile.Compile(outs)
 	require.NoError(t, err)
-	cpu, err := vm.New(p, vm.WithThreads(1))
-	require.NoError(t, err)
-	defer cpu.Close()
-	m, err := vm.New(p, vm.OnDevice(dev))
-	require.NoError(t, err)
-	defer m.Close()
+	cpu, m := machines(t, p, dev)
 	for run := range 3 {
 		feeds := vm.Feeds{}
 		for i, x := range ins {
@@ -147,12 +140,7 @@ func checkNCCLWatched(t *testing.T, c *Comm, dev *cuda.Device, key graph.Library
 	outs := []*graph.Node{AllReduce(c, big, Sum), AllReduce(c, small, Max)}
 	p, err := compile.Compile(outs)
 	require.NoError(t, err)
-	cpu, err := vm.New(p, vm.WithThreads(1))
-	require.NoError(t, err)
-	defer cpu.Close()
-	m, err := vm.New(p, vm.OnDevice(dev))
-	require.NoError(t, err)
-	defer m.Close()
+	cpu, m := machines(t, p, dev)
 	c.mu.Lock()
 	n := c.nccls[key]
 	c.mu.Unlock()

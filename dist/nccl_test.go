@@ -61,9 +61,7 @@ func ncclUnderMPI(t *testing.T, l mpitest.Launcher) {
 	lib := fakeNCCL(t, l)
 	for _, np := range []int{1, 2, 3} {
 		out, err, took := l.Run(np, "^TestChildNCCL$", 2*time.Minute, dirEnv+"="+t.TempDir(), ncclEnv+"="+lib, forceNCCLEnv+"=1")
-		if err != nil || strings.Contains(out, "--- FAIL") || !strings.Contains(out, "--- PASS: TestChildNCCL ") {
-			t.Fatalf("%s, %d ranks: %v after %v\n%s", l.Name, np, err, took.Round(time.Millisecond), out)
-		}
+		requirePassed(t, fmt.Sprintf("%s, %d ranks", l.Name, np), "TestChildNCCL", out, err, took)
 		t.Logf("%s, %d ranks: passed in %v", l.Name, np, took.Round(time.Millisecond))
 	}
 }
@@ -113,20 +111,40 @@ func TestChildNCCL(t *testing.T) {
 // graph, NCCL's calls in it), then fails its runs with an error saying
 // so, rather than calling a destroyed communicator.
 func checkNCCLClose(t *testing.T, c *Comm, dev *cuda.Device) {
-	g := graph.New()
-	x := g.Input("x", graph.Float32, 4)
-	y := AllReduce(c, x, Sum)
-	p, err := compile.Compile([]*graph.Node{y})
-	require.NoError(t, err)
-	m, err := vm.New(p, vm.OnDevice(dev))
-	require.NoError(t, err)
-	defer m.Close()
+	x, _, m := allReduceOnDevice(t, c, dev, graph.Float32, 4)
 	feeds := vm.Feeds{x: fdtest.TensorOf(t, x.Type(), 1, 2, 3, 4)}
 	require.NoError(t, m.Run(feeds))
 	require.NoError(t, c.Close())
 	require.NoError(t, c.Close(), "a second Close")
-	err = m.Run(feeds)
+	err := m.Run(feeds)
 	require.ErrorContains(t, err, fmt.Sprintf("AllReduce (node AllReduce #1 float32(4)): dist: AllReduce on %v after Close", c))
+}
+
+// allReduceOnDevice loads on dev a program all-reducing (summing) an
+// input x of n elements of dtype into y; the machine m closes with the
+// test.
+func allReduceOnDevice(t *testing.T, c *Comm, dev *cuda.Device, dtype tensor.Dtype, n int) (x, y *graph.Node, m *vm.Machine) {
+	t.Helper()
+	g := graph.New()
+	x = g.Input("x", dtype, n)
+	y = AllReduce(c, x, Sum)
+	p, err := compile.Compile([]*graph.Node{y})
+	require.NoError(t, err)
+	_, m = machines(t, p, dev)
+	return x, y, m
+}
+
+// machines loads p on the CPU (one thread) and on dev; both close with
+// the test.
+func machines(t *testing.T, p *compile.Program, dev *cuda.Device) (cpu, m *vm.Machine) {
+	t.Helper()
+	cpu, err := vm.New(p, vm.WithThreads(1))
+	require.NoError(t, err)
+	t.Cleanup(func() { cpu.Close() })
+	m, err = vm.New(p, vm.OnDevice(dev))
+	require.NoError(t, err)
+	t.Cleanup(func() { m.Close() })
+	return cpu, m
 }
 
 // collectiveCases are every collective and reduction, as functions of a
@@ -197,15 +215,8 @@ func checkNCCLPlan(t *testing.T, c *Comm, dev *cuda.Device) {
 // the run's error with the op's name, the NCCL function's, NCCL's text
 // for the result and its last error.
 func checkNCCLError(t *testing.T, c *Comm, dev *cuda.Device) {
-	g := graph.New()
-	x := g.Input("x", graph.Float64, 13)
-	y := AllReduce(c, x, Sum)
-	p, err := compile.Compile([]*graph.Node{y})
-	require.NoError(t, err)
-	m, err := vm.New(p, vm.OnDevice(dev))
-	require.NoError(t, err)
-	defer m.Close()
-	err = m.Run(vm.Feeds{x: fdtest.TensorOf(t, x.Type(), make([]float64, 13)...)})
+	x, _, m := allReduceOnDevice(t, c, dev, graph.Float64, 13)
+	err := m.Run(vm.Feeds{x: fdtest.TensorOf(t, x.Type(), make([]float64, 13)...)})
 	require.Error(t, err)
 	t.Logf("%v: %v", c, err)
 	for _, want := range []string{"AllReduce", "ncclAllReduce", "NCCL error 4: invalid argument", "fake NCCL: 13 elements refused"} {

@@ -9,7 +9,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/nabla-go/nabla/compile"
 	"github.com/nabla-go/nabla/cuda"
 	"github.com/nabla-go/nabla/graph"
 	"github.com/nabla-go/nabla/internal/testkit/fdtest"
@@ -75,14 +74,7 @@ func TestChildNCCLWatch(t *testing.T) {
 		c.timeout = watchTimeout
 		c.mu.Unlock()
 	}
-	g := graph.New()
-	x := g.Input("x", graph.Float32, 4)
-	y := AllReduce(c, x, Sum)
-	p, err := compile.Compile([]*graph.Node{y})
-	require.NoError(t, err)
-	m, err := vm.New(p, vm.OnDevice(dev))
-	require.NoError(t, err)
-	defer m.Close()
+	x, y, m := allReduceOnDevice(t, c, dev, graph.Float32, 4)
 	r := float64(c.Rank() + 1)
 	feeds := vm.Feeds{x: fdtest.TensorOf(t, x.Type(), r, 2*r, 3*r, 4*r)}
 	require.NoError(t, m.Run(feeds), "%v: the run queues the call", c)
