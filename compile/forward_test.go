@@ -11,6 +11,7 @@ import (
 
 	"github.com/nabla-go/nabla/compile"
 	"github.com/nabla-go/nabla/graph"
+	"github.com/nabla-go/nabla/internal/testkit/fdtest"
 	"github.com/nabla-go/nabla/ops"
 	"github.com/nabla-go/nabla/vm"
 )
@@ -102,15 +103,7 @@ func runNodesWith(t testing.TB, feeds vm.Feeds, opts []compile.Option, outs ...*
 	if err := m.Run(feeds); err != nil {
 		t.Fatal(err)
 	}
-	vals := make([][]float64, len(outs))
-	for i, o := range outs {
-		v, err := m.Value(o)
-		if err != nil {
-			t.Fatal(err)
-		}
-		vals[i] = graph.Float64s(v)
-	}
-	return vals
+	return fdtest.Values(t, m, outs)
 }
 
 // cubeOp is a custom op, x³, with a Backward; with rule set it also has a

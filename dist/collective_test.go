@@ -96,13 +96,7 @@ func evaluate(t *testing.T, outputs []*graph.Node, x *graph.Node, x0 []float64, 
 	require.NoError(t, err)
 	defer m.Close()
 	require.NoError(t, m.Run(vm.Feeds{x: fdtest.TensorOf(t, x.Type(), x0...)}))
-	vals := make([][]float64, len(outputs))
-	for i, o := range outputs {
-		v, err := m.Value(o)
-		require.NoError(t, err)
-		vals[i] = graph.Float64s(v)
-	}
-	return vals
+	return fdtest.Values(t, m, outputs)
 }
 
 // checkGradients checks each collective's gradient, and its forward-mode

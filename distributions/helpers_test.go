@@ -7,6 +7,7 @@ import (
 
 	"github.com/nabla-go/nabla/compile"
 	"github.com/nabla-go/nabla/graph"
+	"github.com/nabla-go/nabla/internal/testkit/fdtest"
 	"github.com/nabla-go/nabla/vm"
 )
 
@@ -25,15 +26,7 @@ func run(t testing.TB, updates map[*graph.Node]*graph.Node, outputs ...*graph.No
 	if err := m.Run(nil); err != nil {
 		t.Fatal(err)
 	}
-	vals := make([][]float64, len(outputs))
-	for i, o := range outputs {
-		v, err := m.Value(o)
-		if err != nil {
-			t.Fatal(err)
-		}
-		vals[i] = graph.Float64s(v)
-	}
-	return vals
+	return fdtest.Values(t, m, outputs)
 }
 
 // constant adds a constant of the given values and shape.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/nabla-go/nabla/compile"
 	"github.com/nabla-go/nabla/graph"
+	"github.com/nabla-go/nabla/internal/testkit/fdtest"
 	"github.com/nabla-go/nabla/ops"
 	"github.com/nabla-go/nabla/vm"
 )
@@ -37,15 +38,7 @@ func run(t testing.TB, outs []*graph.Node, feeds vm.Feeds, opts ...vm.Option) []
 	if err := m.Run(feeds); err != nil {
 		t.Fatal(err)
 	}
-	vals := make([][]float64, len(outs))
-	for i, o := range outs {
-		v, err := m.Value(o)
-		if err != nil {
-			t.Fatal(err)
-		}
-		vals[i] = graph.Float64s(v)
-	}
-	return vals
+	return fdtest.Values(t, m, outs)
 }
 
 // cumsum is a running sum with a running product beside it, by hand.

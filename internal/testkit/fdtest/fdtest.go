@@ -54,6 +54,12 @@ func Evaluate(t testing.TB, outputs []*graph.Node, x *graph.Node, x0 []float64) 
 		feeds[x] = TensorOf(t, x.Type(), x0...)
 	}
 	require.NoError(t, m.Run(feeds))
+	return Values(t, m, outputs)
+}
+
+// Values reads the values of outputs from m, after a run, as float64s.
+func Values(t testing.TB, m *vm.Machine, outputs []*graph.Node) [][]float64 {
+	t.Helper()
 	vals := make([][]float64, len(outputs))
 	for i, o := range outputs {
 		v, err := m.Value(o)
