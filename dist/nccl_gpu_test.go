@@ -64,9 +64,10 @@ func TestNCCLTwoRanksOnOneGPU(t *testing.T) {
 // TestChildNCCLGPU checks, on GPU 0 through the NCCL found as the
 // package finds it ($NABLA_NCCL, else libnccl.so.2), every collective and
 // reduction, float32 and float64, and their gradients, against the CPU,
-// none on the host; the plan's library steps; a CUDA graph's replay; and
-// the waits for NCCL's work, watched (polled, not aborted); and a run
-// after Close, which fails rather than replay NCCL's calls.
+// none on the host, and against hand values; the plan's library steps; a
+// CUDA graph's replay; data-parallel training against one process on the
+// CPU; the waits for NCCL's work, watched (polled, not aborted); and a
+// run after Close, which fails rather than replay NCCL's calls.
 func TestChildNCCLGPU(t *testing.T) {
 	c := child(t)
 	setForceNCCL(t)
@@ -79,8 +80,10 @@ func TestChildNCCLGPU(t *testing.T) {
 	require.NoError(t, err)
 	t.Logf("%v: %v on %v", c, lib, dev)
 	t.Run("AgainstCPU", func(t *testing.T) { checkNCCL(t, c, dev) })
+	t.Run("HandValues", func(t *testing.T) { checkCollectives(t, c, vm.OnDevice(dev)) })
 	t.Run("Plan", func(t *testing.T) { checkNCCLPlan(t, c, dev) })
 	t.Run("Replay", func(t *testing.T) { checkNCCLReplay(t, c, dev, true) })
+	t.Run("DataParallel", func(t *testing.T) { checkDataParallelOn(t, c, []vm.Option{vm.OnDevice(dev)}, BucketBytes(600)) })
 	t.Run("Watched", func(t *testing.T) { checkNCCLWatched(t, c, dev, graph.LibraryDevice{Ordinal: 0}) })
 	checkNCCLClose(t, c, dev)
 }
