@@ -57,6 +57,8 @@ log "dist: collectives through NCCL on the GPU"
 # one rank, NCCL forced for it, every collective f32/f64 against the CPU,
 # the plan's library steps, a CUDA graph's replay.
 want dist && (cd dist && timeout 110 ../.gpu/dist.test -test.run '^(TestNCCLOnGPU|TestNCCLTwoRanksOnOneGPU|TestOnDeviceSingleProcess)$' -test.v -test.count=1 -test.timeout 108s 2>&1 | tee "$OUT/dist-nccl.log" | tail -40)
+# The MLP example launched as one rank of an MPI job on the GPU.
+want dist && (cd examples/mlp && timeout 60 mpirun --allow-run-as-root -np 1 ../../.gpu/mlpdist -dist -gpu -epochs 5 2>&1 | tail -3)
 
 log "MLP example: test, then the command on the CPU and on the GPU"
 want mlp && (cd examples/mlp && timeout 60 ../../.gpu/mlp.test -test.run OnDevice -test.v 2>&1 | tail -5)
