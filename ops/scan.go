@@ -359,8 +359,19 @@ func (op *scanOp) Name() string {
 	return "Scan"
 }
 
-// Builder is "While" for a While's loop (graph.Builder), "" for a Scan.
+// Builder is "While" for a While's loop (graph.Builder), "" for a Scan;
+// the loops of a loop's derivatives name the loop the user built.
 func (op *scanOp) Builder() string { return op.builder }
+
+// userLoop is the name of the loop the user built, which the loops
+// computing its derivatives are built from: their messages name it (a
+// While's, not the Scan of its gradient).
+func (op *scanOp) userLoop() string {
+	if op.builder != "" {
+		return op.builder
+	}
+	return op.Name()
+}
 
 // Subgraphs is the body, less the outputs pruned.
 func (op *scanOp) Subgraphs() []*graph.Subgraph {
