@@ -67,7 +67,7 @@ func (n *BatchNorm) Forward(x *graph.Node) *graph.Node {
 	if n == nil {
 		return fail(x, "BatchNorm", "the module is nil")
 	}
-	return inScope(x, n.name, func() *graph.Node {
+	return inScope(x, "BatchNorm", n.name, func() *graph.Node {
 		shape := x.Shape()
 		r := len(shape)
 		if (n.rank == 0 && r != 2 && r != 3) || (n.rank != 0 && r != n.rank) || shape[1] != n.channels {

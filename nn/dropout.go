@@ -57,7 +57,7 @@ func (d *Dropout) Forward(x *graph.Node) *graph.Node {
 	if d == nil {
 		return fail(x, "Dropout", "the module is nil")
 	}
-	return inScope(x, d.name, func() *graph.Node {
+	return inScope(x, "Dropout", d.name, func() *graph.Node {
 		if !d.training || d.p == 0 {
 			return x
 		}

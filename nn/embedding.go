@@ -41,7 +41,7 @@ func (e *Embedding) Forward(indices *graph.Node) *graph.Node {
 	if e == nil {
 		return fail(indices, "Embedding", "the module is nil")
 	}
-	return inScope(indices, e.name, func() *graph.Node { return ops.Gather(e.Weight, indices) })
+	return inScope(indices, "Embedding", e.name, func() *graph.Node { return ops.Gather(e.Weight, indices) })
 }
 
 // Describe gives the embedding's sizes, as PyTorch prints them.

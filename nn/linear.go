@@ -43,7 +43,7 @@ func (l *Linear) Forward(x *graph.Node) *graph.Node {
 	if l == nil {
 		return fail(x, "Linear", "the module is nil")
 	}
-	return inScope(x, l.name, func() *graph.Node {
+	return inScope(x, "Linear", l.name, func() *graph.Node {
 		return LinearFunc(x, l.Weight, l.Bias)
 	})
 }

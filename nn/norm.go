@@ -39,7 +39,7 @@ func (l *LayerNorm) Forward(x *graph.Node) *graph.Node {
 	if l == nil {
 		return fail(x, "LayerNorm", "the module is nil")
 	}
-	return inScope(x, l.name, func() *graph.Node {
+	return inScope(x, "LayerNorm", l.name, func() *graph.Node {
 		shape := x.Shape()
 		if len(shape) == 0 || shape[len(shape)-1] != l.features {
 			return fail(x, "LayerNorm", "%q: input %v does not end in %d features", l.name, x.Type(), l.features)

@@ -71,6 +71,9 @@ func newRecurrent(g *graph.Graph, typeName, name string, kind cellKind, in, hidd
 	}
 	for l := range r.cfg.Layers {
 		if g != nil && g.Err() != nil {
+			if len(r.Layers) == 0 { // the graph failed before: run reads the first layer
+				r.Layers = []RecurrentWeights{{WeightIH: g.Fail(g.Err())}}
+			}
 			break // a layer failed: the rest would fail with it
 		}
 		width := in
@@ -130,7 +133,7 @@ func (r *recurrent) run(x *graph.Node, init []*graph.Node) (out *graph.Node, fin
 		return p, repeat(p, states)
 	}
 	if x == nil {
-		p := nilInput(r.Layers[0], r.typeName, r.name)
+		p := nilInput(r.Layers[0].WeightIH.Graph(), r.typeName, r.name)
 		return p, repeat(p, states)
 	}
 	defer x.Graph().Scope(r.name)()

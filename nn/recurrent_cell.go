@@ -176,7 +176,7 @@ func (c *cell) run(w RecurrentWeights, x *graph.Node, state []*graph.Node) []*gr
 		return repeat(p, len(state))
 	}
 	if x == nil {
-		return repeat(nilInput(w, c.typeName, c.name), len(state))
+		return repeat(nilInput(w.WeightIH.Graph(), c.typeName, c.name), len(state))
 	}
 	defer x.Graph().Scope(c.name)()
 	rank := x.Type().Rank()
@@ -348,10 +348,3 @@ func (c *GRUCell) Forward(x *graph.Node) *graph.Node { return c.Step(x, nil) }
 
 // String prints the module as PyTorch does (see Format).
 func (c *GRUCell) String() string { return Format(c) }
-
-// nilInput is the error of the recurrent module called name, of type
-// typeName and weights w, given a nil input, recorded on the weights'
-// graph.
-func nilInput(w RecurrentWeights, typeName, name string) *graph.Node {
-	return failOn(w.WeightIH.Graph(), typeName, "%q: the input is nil", name)
-}

@@ -56,7 +56,7 @@ func (t *TransformerBlock) Forward(x *graph.Node) *graph.Node {
 	if t == nil {
 		return fail(x, "TransformerBlock", "the module is nil")
 	}
-	return inScope(x, t.name, func() *graph.Node {
+	return inScope(x, "TransformerBlock", t.name, func() *graph.Node {
 		if x.Type().Rank() != 3 {
 			return fail(x, "TransformerBlock", "%q: input %v is not (N, L, E)", t.name, x.Type())
 		}
