@@ -108,8 +108,8 @@ func (a *MultiheadAttention) Forward(x *graph.Node) *graph.Node {
 // where a query may attend to a key (see ScaledDotProductAttention); nil
 // keeps all. causal keeps keys j ≤ i only.
 func (a *MultiheadAttention) Attend(q, k, v, keep *graph.Node, causal bool) *graph.Node {
-	if a == nil {
-		return fail(q, "MultiheadAttention", "the module is nil")
+	if a == nil || a.InProjWeight == nil {
+		return unmade(q, "MultiheadAttention", "NewMultiheadAttention")
 	}
 	if bad := checkInputs("MultiheadAttention", []string{"q", "k", "v"}, []*graph.Node{q, k, v}); bad != nil {
 		return bad

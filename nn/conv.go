@@ -34,8 +34,8 @@ func NewConv2d(g *graph.Graph, name string, in, out int, kernel []int, bias bool
 
 // Forward convolves x (N, in, H, W) into (N, out, H', W').
 func (c *Conv2d) Forward(x *graph.Node) *graph.Node {
-	if c == nil {
-		return fail(x, "Conv2d", "the module is nil")
+	if c == nil || c.Weight == nil {
+		return unmade(x, "Conv2d", "NewConv2d")
 	}
 	return convForward(x, "Conv2d", c.name, c.Bias, func(x *graph.Node) *graph.Node { return ops.Conv2D(x, c.Weight, c.conv) })
 }
@@ -113,8 +113,8 @@ func NewConvTranspose2d(g *graph.Graph, name string, in, out int, kernel []int, 
 
 // Forward transposes the convolution of x (N, in, H, W) into (N, out, H', W').
 func (c *ConvTranspose2d) Forward(x *graph.Node) *graph.Node {
-	if c == nil {
-		return fail(x, "ConvTranspose2d", "the module is nil")
+	if c == nil || c.Weight == nil {
+		return unmade(x, "ConvTranspose2d", "NewConvTranspose2d")
 	}
 	return convForward(x, "ConvTranspose2d", c.name, c.Bias, func(x *graph.Node) *graph.Node { return ops.ConvTranspose2D(x, c.Weight, c.conv) })
 }

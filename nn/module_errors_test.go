@@ -2,6 +2,7 @@ package nn_test
 
 import (
 	"errors"
+	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -202,6 +203,69 @@ func TestRecurrentOnAFailedGraph(t *testing.T) {
 					t.Fatalf("Forward(%v): got %v, want the graph's error", in, out.Err())
 				}
 			}
+		})
+	}
+}
+
+// zeroModules is a zero value of every module type of package nn (by
+// the types moduleMethodsInPackage finds), and the constructor its error
+// names; "" where a zero value is a module that works (an activation, a
+// Dropout in evaluation, a Sequential of no layers, a pooling whose
+// options the op checks).
+var zeroModules = map[string]struct {
+	zero        nn.Module
+	constructor string
+}{
+	"Linear":             {&nn.Linear{}, "NewLinear"},
+	"Conv2d":             {&nn.Conv2d{}, "NewConv2d"},
+	"ConvTranspose2d":    {&nn.ConvTranspose2d{}, "NewConvTranspose2d"},
+	"Embedding":          {&nn.Embedding{}, "NewEmbedding"},
+	"LayerNorm":          {&nn.LayerNorm{}, "NewLayerNorm"},
+	"BatchNorm":          {&nn.BatchNorm{}, "NewBatchNorm1d or nn.NewBatchNorm2d"},
+	"MultiheadAttention": {&nn.MultiheadAttention{}, "NewMultiheadAttention"},
+	"TransformerBlock":   {&nn.TransformerBlock{}, "NewTransformerBlock"},
+	"RNN":                {&nn.RNN{}, "NewRNN"},
+	"LSTM":               {&nn.LSTM{}, "NewLSTM"},
+	"GRU":                {&nn.GRU{}, "NewGRU"},
+	"RNNCell":            {&nn.RNNCell{}, "NewRNNCell"},
+	"LSTMCell":           {&nn.LSTMCell{}, "NewLSTMCell"},
+	"GRUCell":            {&nn.GRUCell{}, "NewGRUCell"},
+	"Dropout":            {&nn.Dropout{}, ""},
+	"Sequential":         {&nn.Sequential{}, ""},
+	"Tanh":               {nn.Tanh{}, ""},
+	"ReLU":               {nn.ReLU{}, ""},
+	"Sigmoid":            {nn.Sigmoid{}, ""},
+	"SiLU":               {nn.SiLU{}, ""},
+	"GELU":               {nn.GELU{}, ""},
+	"Flatten":            {nn.Flatten{}, ""},
+	"MaxPool2d":          {nn.MaxPool2d{}, ""},
+	"AvgPool2d":          {nn.AvgPool2d{}, ""},
+}
+
+// A zero module (a struct literal, nn.LSTM{}) is an error naming its
+// constructor, from Forward, printed and listed without a panic (a zero
+// RNN, LSTM or GRU panicked; a zero Linear named LinearFunction's nil
+// input, a zero RNNCell "nn.: \"\": input … is not (N, 0)").
+func TestZeroModulesAreErrors(t *testing.T) {
+	for _, m := range moduleMethodsInPackage(t) {
+		if typ, _, _ := strings.Cut(m, "."); zeroModules[typ].zero == nil {
+			t.Errorf("module %s is not in zeroModules: add it", typ)
+		}
+	}
+	for name, c := range zeroModules {
+		if c.constructor == "" {
+			continue
+		}
+		t.Run(name, func(t *testing.T) {
+			g := graph.New()
+			x := g.Input("x", graph.Float64, 2, 3, 4)
+			out, line := c.zero.(interface{ Forward(*graph.Node) *graph.Node }).Forward(x), lineAt(0)
+			want := "nabla: nn." + name + ": the module is nil or zero: make it with nn." + c.constructor + " at " + line
+			if out.Err() == nil || out.Err().Error() != want {
+				t.Fatalf("got  %v\nwant %s", out.Err(), want)
+			}
+			_ = fmt.Sprint(c.zero)
+			nn.NamedParameters(c.zero)
 		})
 	}
 }

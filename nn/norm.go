@@ -36,8 +36,8 @@ func NewLayerNorm(g *graph.Graph, name string, features int, eps float64, opts .
 
 // Forward normalises x, of shape (..., features).
 func (l *LayerNorm) Forward(x *graph.Node) *graph.Node {
-	if l == nil {
-		return fail(x, "LayerNorm", "the module is nil")
+	if l == nil || l.Weight == nil {
+		return unmade(x, "LayerNorm", "NewLayerNorm")
 	}
 	return inScope(x, "LayerNorm", l.name, func() *graph.Node {
 		shape := x.Shape()

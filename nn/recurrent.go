@@ -298,8 +298,8 @@ func NewRNN(g *graph.Graph, name string, in, hidden int, cfg RecurrentConfig, op
 // PyTorch, x may be unbatched, (T, in), whatever BatchFirst says: then the
 // states and outputs have no batch axis either.
 func (r *RNN) Run(x, h0 *graph.Node) (out, hn *graph.Node) {
-	if r == nil {
-		p := fail(x, "RNN", "the module is nil")
+	if r == nil || len(r.Layers) == 0 {
+		p := unmade(x, "RNN", "NewRNN")
 		return p, p
 	}
 	out, final := r.run(x, []*graph.Node{h0})
@@ -334,8 +334,8 @@ func NewLSTM(g *graph.Graph, name string, in, hidden int, cfg RecurrentConfig, o
 // every layer's last hidden and cell states, as PyTorch's (output, (h_n,
 // c_n)); shapes as for RNN's Run.
 func (r *LSTM) Run(x, h0, c0 *graph.Node) (out, hn, cn *graph.Node) {
-	if r == nil {
-		p := fail(x, "LSTM", "the module is nil")
+	if r == nil || len(r.Layers) == 0 {
+		p := unmade(x, "LSTM", "NewLSTM")
 		return p, p, p
 	}
 	out, final := r.run(x, []*graph.Node{h0, c0})
@@ -369,8 +369,8 @@ func NewGRU(g *graph.Graph, name string, in, hidden int, cfg RecurrentConfig, op
 // from the hidden state h0 (layers, N, hidden), zeros when nil, and returns
 // PyTorch's (output, h_n), as RNN's Run.
 func (r *GRU) Run(x, h0 *graph.Node) (out, hn *graph.Node) {
-	if r == nil {
-		p := fail(x, "GRU", "the module is nil")
+	if r == nil || len(r.Layers) == 0 {
+		p := unmade(x, "GRU", "NewGRU")
 		return p, p
 	}
 	out, final := r.run(x, []*graph.Node{h0})

@@ -30,7 +30,7 @@ func NewSequential(name string, layers ...Module) *Sequential {
 // an error saying which.
 func (s *Sequential) Forward(x *graph.Node) *graph.Node {
 	if s == nil {
-		return fail(x, "Sequential", "the module is nil")
+		return unmade(x, "Sequential", "NewSequential")
 	}
 	return inScope(x, "Sequential", s.name, func() *graph.Node {
 		for i, l := range s.Layers {
