@@ -133,11 +133,17 @@ func FixedPoint(T RootFunc, x0 *graph.Node, tol float64, maxSteps int, opts ...R
 // loops of FixedPoint and of Root's matrix-free derivatives carry x so,
 // since a loop stacks its carries over its steps, which a carry of rank
 // graph.MaxRank could not be.
+//
+// The sizes are given as -1 where they may follow a batch (the flat
+// size, x's leading axis), so that a vm.Runner replays them at another.
 func flatLoop(f RootFunc, x0 *graph.Node) (flat *graph.Node, fv RootFunc, unflat func(*graph.Node) *graph.Node) {
-	shape, n := x0.Shape(), x0.Type().Size()
+	shape := slices.Clone(x0.Shape())
+	if len(shape) > 0 && x0.Type().Size() > 0 {
+		shape[0] = -1
+	}
 	unflat = func(v *graph.Node) *graph.Node { return Reshape(v, shape...) }
-	fv = func(v *graph.Node) *graph.Node { return Reshape(f(unflat(v)), n) }
-	return Reshape(x0, n), fv, unflat
+	fv = func(v *graph.Node) *graph.Node { return Reshape(f(unflat(v)), -1) }
+	return Reshape(x0, -1), fv, unflat
 }
 
 // ownLoopError is err, recorded by the loop a builder makes itself

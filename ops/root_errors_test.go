@@ -2,7 +2,6 @@ package ops_test
 
 import (
 	"fmt"
-	"math"
 	"testing"
 
 	"github.com/nabla-go/nabla/compile"
@@ -83,44 +82,6 @@ func TestRootGradErrorsNameF(t *testing.T) {
 					t.Fatalf("the graph keeps an error: %v", err)
 				}
 			})
-		}
-	}
-}
-
-// FixedPoint, and Root's matrix-free derivatives, of an x of rank 8:
-// their loops carry x flat (a carry of rank 8 cannot be stacked over the
-// steps; FixedPoint refused it, naming its While, and Root's gradient
-// failed in Root's "solve"). x* = 2c for x = x/2 + c, so dΣx*/dc = 2;
-// u* = c/2 for 2u − c = 0, so dΣu*/dc = ½.
-func TestRootsOfRankEight(t *testing.T) {
-	shape := []int{2, 2, 2, 2, 2, 2, 2, 1} // 128 elements: matrix-free by default
-	n := 128
-	cv := make([]float64, n)
-	for i := range cv {
-		cv[i] = float64(i%7) - 3
-	}
-	g := graph.New()
-	c := g.Param("c", f64(t, cv, shape...))
-	fixed := ops.FixedPoint(func(x *graph.Node) *graph.Node { return ops.Add(ops.Scale(x, 0.5), c) }, g.Const(graph.NewDenseOf(c.Type())), 1e-14, 200)
-	root := ops.Root(func(u *graph.Node) *graph.Node { return ops.Sub(ops.Scale(u, 2), c) }, g.Const(graph.NewDenseOf(c.Type())),
-		func(F ops.RootFunc, u0 *graph.Node) *graph.Node { return ops.Scale(c, 0.5) })
-	d, err := compile.Grad(ops.Add(ops.Sum(fixed), ops.Sum(root)), c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dRoot, err := compile.Grad(ops.Sum(root), c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := run(t, []*graph.Node{fixed, root, d[0], dRoot[0]}, nil)
-	for i, ci := range cv {
-		for _, v := range []struct {
-			what      string
-			got, want float64
-		}{{"x*", got[0][i], 2 * ci}, {"u*", got[1][i], ci / 2}, {"d(Σx* + Σu*)/dc", got[2][i], 2.5}, {"dΣu*/dc", got[3][i], 0.5}} {
-			if math.Abs(v.got-v.want) > 1e-9 {
-				t.Fatalf("element %d: %s = %v, want %v", i, v.what, v.got, v.want)
-			}
 		}
 	}
 }

@@ -64,6 +64,12 @@ func (op *rootOp) Backward(ctx *graph.GradContext, gOut *graph.Node) []*graph.No
 		return out
 	}
 	x := ctx.Output()
+	if x.Type().Size() == 0 { // no element depends on anything
+		for _, i := range wanted {
+			out[i] = ctx.Graph().Const(graph.NewDenseOf(in[i].Type()))
+		}
+		return out
+	}
 	fx, params, err := linearise(x, in)
 	if err != nil {
 		ctx.Errorf("%v", err)
