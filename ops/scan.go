@@ -237,7 +237,11 @@ func (op *scanOp) Retype(in []graph.Type, replayed []bool) (any, error) {
 	}
 	for k := C + S; k < len(in); k++ {
 		if replayed[k] {
-			return nil, fmt.Errorf("the body reads %v, which is computed from the replayed inputs: give it to Scan as a carry or a sequence", op.body.Inputs[k])
+			give := "give it to Scan as a carry or a sequence"
+			if op.builder == "While" {
+				give = "give it to While as a carry"
+			}
+			return nil, fmt.Errorf("the body reads %v, which is computed from the replayed inputs: %s", op.body.Inputs[k], give)
 		}
 	}
 	again, outer, err := op.tracer.trace(in[:C], in[C:C+S])
