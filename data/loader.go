@@ -95,6 +95,9 @@ func batchTensor(dt tensor.Dtype, rows int, row []int) *tensor.Dense {
 
 // Len is the number of batches in an epoch.
 func (l *Loader) Len() int {
+	if l == nil {
+		return 0
+	}
 	if l.ranks != 0 {
 		return l.d.Len() / (l.size * l.ranks)
 	}
@@ -111,6 +114,8 @@ func (l *Loader) Len() int {
 // fails where the data set holds no full global batch.
 func (l *Loader) Shard(rank, ranks int) error {
 	switch {
+	case l == nil || l.d == nil:
+		return errNilLoader("Shard")
 	case ranks < 1 || rank < 0 || rank >= ranks:
 		return fmt.Errorf("data: Loader.Shard: rank %d is not in [0, %d)", rank, ranks)
 	case !fitsRows(l.d.Len(), l.size, ranks):
@@ -128,12 +133,26 @@ func fitsRows(rows, size, ranks int) bool {
 }
 
 // Size is the number of rows of every batch but a shorter last one.
-func (l *Loader) Size() int { return l.size }
+func (l *Loader) Size() int {
+	if l == nil {
+		return 0
+	}
+	return l.size
+}
+
+// errNilLoader is the error of method what on a nil or zero Loader (of
+// which Len and Size are 0).
+func errNilLoader(what string) error {
+	return fmt.Errorf("data: Loader.%s on a nil or zero Loader: make one with data.NewLoader (was its error ignored?)", what)
+}
 
 // Batch fills and returns batch i, one tensor per column. The tensors are
 // the Loader's, overwritten by the next call; the last batch comes in
 // smaller ones when the size does not divide the data set.
 func (l *Loader) Batch(i int) ([]*tensor.Dense, error) {
+	if l == nil || l.d == nil {
+		return nil, errNilLoader("Batch")
+	}
 	if l.ranks != 0 {
 		if i < 0 || i >= l.Len() {
 			return nil, fmt.Errorf("data: batch %d of a Loader sharded %d ways: it has %d batches", i, l.ranks, l.Len())

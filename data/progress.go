@@ -30,8 +30,11 @@ type Progress struct {
 const describeEvery = 200 * time.Millisecond
 
 // NewProgress starts reporting a task of total rows to w, labelled with
-// description (for example "epoch 3/10").
+// description (for example "epoch 3/10"); a nil w reports nothing.
 func NewProgress(w io.Writer, total int, description string) *Progress {
+	if w == nil {
+		w = io.Discard
+	}
 	f, ok := w.(*os.File)
 	return newProgress(w, total, description, ok && term.IsTerminal(int(f.Fd())), time.Now, 50*time.Millisecond)
 }

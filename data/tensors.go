@@ -69,11 +69,28 @@ func NewTensors(cols ...Column) (*Tensors, error) {
 	return d, nil
 }
 
+// A nil *Tensors (a reader's result whose error was ignored) is a data
+// set of no rows and no columns: its methods that give something give
+// nothing, and those that could fail fail, saying so (errNilTensors).
+
+// errNilTensors is the error of method what on a nil *Tensors.
+func errNilTensors(what string) error {
+	return fmt.Errorf("data: %s on a nil *Tensors: make one with data.NewTensors or a reader (was its error ignored?)", what)
+}
+
 // Len is the number of rows.
-func (d *Tensors) Len() int { return d.rows }
+func (d *Tensors) Len() int {
+	if d == nil {
+		return 0
+	}
+	return d.rows
+}
 
 // Names returns the columns' names, in order.
 func (d *Tensors) Names() []string {
+	if d == nil {
+		return nil
+	}
 	names := make([]string, len(d.cols))
 	for i, c := range d.cols {
 		names[i] = c.name
@@ -83,6 +100,9 @@ func (d *Tensors) Names() []string {
 
 // Column returns the named column's tensor (not a copy), or nil.
 func (d *Tensors) Column(name string) *tensor.Dense {
+	if d == nil {
+		return nil
+	}
 	for _, c := range d.cols {
 		if c.name == name {
 			return c.t
@@ -95,6 +115,9 @@ func (d *Tensors) Column(name string) *tensor.Dense {
 // elements in order: Reshape("x", 784) flattens 28×28 images for a
 // linear layer. The number of elements per row must stay the same.
 func (d *Tensors) Reshape(name string, row ...int) error {
+	if d == nil {
+		return errNilTensors("Reshape")
+	}
 	for _, c := range d.cols {
 		if c.name != name {
 			continue
@@ -120,6 +143,9 @@ func (d *Tensors) Reshape(name string, row ...int) error {
 // (0 puts every row in train, 1 every row in test); anything else, NaN
 // included, is an error.
 func (d *Tensors) Split(testFraction float64, seed uint64) (train, test *Tensors, err error) {
+	if d == nil {
+		return nil, nil, errNilTensors("Split")
+	}
 	if !(testFraction >= 0 && testFraction <= 1) {
 		return nil, nil, fmt.Errorf("data: Split: test fraction %v is not in [0, 1]", testFraction)
 	}
@@ -149,6 +175,9 @@ func (d *Tensors) rowsOf(idx []int) *Tensors {
 // the old row rand.New(rand.NewPCG(seed, seed)).Perm(Len())[i], the
 // permutation Split takes. It allocates nothing.
 func (d *Tensors) Shuffle(seed uint64) {
+	if d == nil {
+		return
+	}
 	for _, c := range d.cols {
 		shuffleRows(c.backing, c.width, d.rows, newRand(seed))
 	}
@@ -157,7 +186,7 @@ func (d *Tensors) Shuffle(seed uint64) {
 // Batches is the number of batches of size rows that cover every row once:
 // Len()/size rounded up (0 if size is not positive).
 func (d *Tensors) Batches(size int) int {
-	if size <= 0 {
+	if d == nil || size <= 0 {
 		return 0
 	}
 	n := d.rows / size
@@ -173,7 +202,7 @@ func (d *Tensors) BatchLen(i, size int) int {
 	if i < 0 || size <= 0 || i >= d.Batches(size) {
 		return 0
 	}
-	return min(size, d.rows-i*size)
+	return min(size, d.Len()-i*size)
 }
 
 // Batch copies batch i, rows i·size up to min((i+1)·size, Len()), into
@@ -187,6 +216,8 @@ func (d *Tensors) BatchLen(i, size int) int {
 func (d *Tensors) Batch(i, size int, dst ...*tensor.Dense) error {
 	n := d.BatchLen(i, size)
 	switch {
+	case d == nil:
+		return errNilTensors("Batch")
 	case size <= 0:
 		return fmt.Errorf("data: batch %d of size %d: the batch size is not positive", i, size)
 	case n == 0:

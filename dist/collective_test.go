@@ -134,12 +134,13 @@ func checkGradients(t *testing.T, c *Comm) {
 		require.NoError(t, err, cs.name)
 		m := fdtest.Machine(t, loss, grad[0], jvp[0])
 		local := 0.0 // L_r at the last run
+		agreed := newAgreement()
 		run := func(xs []float64) float64 {
 			require.NoError(t, m.Run(vm.Feeds{x: fdtest.TensorOf(t, x.Type(), xs...)}), cs.name)
 			l, err := m.Value(loss)
 			require.NoError(t, err)
 			local = graph.Float(l, 0)
-			require.NoError(t, c.allReduce(total, l, Sum), cs.name)
+			require.NoError(t, c.allReduce(total, l, Sum, agreed), cs.name)
 			return graph.Float(total, 0)
 		}
 		run(x0)

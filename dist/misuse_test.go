@@ -1,6 +1,7 @@
 package dist
 
 import (
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -86,4 +87,74 @@ func TestCollectivesAfterClose(t *testing.T) {
 		require.ErrorContains(t, err, "dist: "+cs.name+" on rank 0 of 1 after Close", cs.name)
 		require.True(t, strings.HasPrefix(err.Error(), "nabla: "+cs.name+" (node "), "%v", err)
 	}
+}
+
+// checkMismatchedShapes (a child check, on every rank): a collective whose
+// tensor has 3 + rank elements, another size on each rank, is an error on
+// every rank naming both sizes; MPI took each rank's count as given, and
+// rank 1 of an AllReduce, a Broadcast or an AllGather got a silently wrong
+// tail (a Broadcast gave rank 0 no error). A float32 on one rank and a
+// float64 on the others is one too. The Comm stays usable: the same
+// collective of one size after it gives its values.
+func checkMismatchedShapes(t *testing.T, c *Comm) {
+	if c.Size() == 1 {
+		t.Skip("one rank: no other to differ from")
+	}
+	n := 3 + c.Rank()
+	other := 3 + c.Size() - 1 // the largest, told to every rank but the last
+	if c.Rank() == c.Size()-1 {
+		other = 3
+	}
+	feed := func(x *graph.Node, base float64) vm.Feeds {
+		v := graph.NewDenseOf(x.Type())
+		for i := range x.Type().Size() {
+			graph.SetFloat(v, i, base+float64(i))
+		}
+		return vm.Feeds{x: v}
+	}
+	run := func(y, x *graph.Node, base float64) ([]float64, error) {
+		p, err := compile.Compile([]*graph.Node{y})
+		require.NoError(t, err)
+		m, err := vm.New(p)
+		require.NoError(t, err)
+		if err := m.Run(feed(x, base)); err != nil {
+			return nil, err
+		}
+		v, err := m.Value(y)
+		require.NoError(t, err)
+		return graph.Float64s(v), nil
+	}
+	for i, cs := range collectives {
+		g := graph.New()
+		x := g.Input("x", graph.Float64, c.Size()*n) // ReduceScatter splits it in Size() blocks
+		if cs.name != "ReduceScatter" {
+			x = g.Input("x", graph.Float64, n)
+		}
+		y := cs.build(c, x)
+		_, err := run(y, x, 1)
+		size := x.Type().Size()
+		want := fmt.Sprintf("nabla: %s (node %v): dist: %s on %v: this rank's tensor has %d elements (%v), another rank's %d: "+
+			"every rank must give a collective a tensor of the same shape (built at misuse_test.go:%d)",
+			cs.name, y, cs.name, c, size, x.Type(), size/n*other, 21+i)
+		require.EqualError(t, err, want, cs.name)
+	}
+	dtype := graph.Float64
+	if c.Rank() == 0 {
+		dtype = graph.Float32
+	}
+	g := graph.New()
+	x := g.Input("x", dtype, 3)
+	y := AllReduce(c, x, Sum)
+	_, err := run(y, x, 1)
+	want := "another rank's holds 32-bit elements: every rank must give a collective the same dtype"
+	if c.Rank() == 0 {
+		want = "another rank's holds 64-bit elements: every rank must give a collective the same dtype"
+	}
+	require.ErrorContains(t, err, fmt.Sprintf("dist: AllReduce on %v: this rank's tensor is %v, %s", c, x.Type(), want))
+	g = graph.New()
+	x = g.Input("x", graph.Float64, 3)
+	got, err := run(AllReduce(c, x, Sum), x, float64(c.Rank()))
+	require.NoError(t, err, "the collective after the mismatches")
+	k := float64(c.Size())
+	require.Equal(t, []float64{k * (k - 1) / 2, k*(k-1)/2 + k, k*(k-1)/2 + 2*k}, got)
 }

@@ -56,6 +56,7 @@ func TestChild(t *testing.T) {
 	t.Run("DataParallel", func(t *testing.T) { checkDataParallel(t, c) })
 	t.Run("DataParallelSmallBuckets", func(t *testing.T) { checkDataParallel(t, c, BucketBytes(600)) })
 	t.Run("Save", func(t *testing.T) { checkSave(t, c) })
+	t.Run("MismatchedShapes", func(t *testing.T) { checkMismatchedShapes(t, c) })
 	t.Run("OnDevice", func(t *testing.T) { checkOnDevice(t, c) })
 	t.Run("NilDereferencePanics", checkNilPanics)
 	t.Run("OneRankCallsNoMPI", func(t *testing.T) { checkOneRank(t, c) })

@@ -20,6 +20,14 @@ import (
 //
 // A collective on a program's constants runs once, while compiling (the
 // constant folder runs its kernel), on every rank alike.
+//
+// A collective node's first run, and a run at another size than its last
+// (a vm.Runner's batch sizes), first checks that every rank gives it a
+// tensor of the same size and dtype, by an all-reduce of four numbers: a
+// difference is an error on every rank naming both sizes ("dist:
+// AllReduce on rank 1 of 2: this rank's tensor has 4 elements
+// (float64(4)), another rank's 3: …"), where MPI would read each rank's
+// count as given and leave some ranks a silently wrong result.
 
 // floatType checks a collective's Comm and its one input: a float32 or
 // float64 tensor.
@@ -44,6 +52,7 @@ func floatType(c *Comm, in []graph.Type) (graph.Type, error) {
 type AllReduceOp struct {
 	Comm      *Comm
 	Reduction Reduction
+	agreed    *agreement // the ranks' sizes, checked (see agree)
 }
 
 // AllReduce returns, on every rank, the reduction r (Sum, Mean or Max) of
@@ -53,7 +62,7 @@ type AllReduceOp struct {
 // equally among the ranks that hold it).
 func AllReduce(c *Comm, x *graph.Node, r Reduction) *graph.Node {
 	graph.Helper()
-	return graph.Apply(AllReduceOp{Comm: c, Reduction: r}, x)
+	return graph.Apply(AllReduceOp{Comm: c, Reduction: r, agreed: newAgreement()}, x)
 }
 
 // Name is "AllReduce".
@@ -78,7 +87,7 @@ func (AllReduceOp) InPlace() int { return 0 }
 
 // Forward all-reduces in[0] into out.
 func (op AllReduceOp) Forward(out *tensor.Dense, in []*tensor.Dense) error {
-	return op.Comm.allReduce(out, in[0], op.Reduction)
+	return op.Comm.allReduce(out, in[0], op.Reduction, op.agreed)
 }
 
 // Backward: Sum and Mean are linear and their own transposes (the loss is
@@ -106,8 +115,9 @@ func (op AllReduceOp) JVP(ctx *graph.JVPContext) *graph.Node {
 
 // BroadcastOp is the op of Broadcast.
 type BroadcastOp struct {
-	Comm *Comm
-	Root int
+	Comm   *Comm
+	Root   int
+	agreed *agreement // the ranks' sizes, checked (see agree)
 }
 
 // Broadcast returns root's value of x on every rank (MPI_Bcast). Its
@@ -115,7 +125,7 @@ type BroadcastOp struct {
 // others.
 func Broadcast(c *Comm, x *graph.Node, root int) *graph.Node {
 	graph.Helper()
-	return graph.Apply(BroadcastOp{Comm: c, Root: root}, x)
+	return graph.Apply(BroadcastOp{Comm: c, Root: root, agreed: newAgreement()}, x)
 }
 
 // Name is "Broadcast".
@@ -144,7 +154,7 @@ func (BroadcastOp) InPlace() int { return 0 }
 
 // Forward broadcasts root's in[0] into out.
 func (op BroadcastOp) Forward(out *tensor.Dense, in []*tensor.Dense) error {
-	return op.Comm.broadcast(out, in[0], op.Root)
+	return op.Comm.broadcast(out, in[0], op.Root, op.agreed)
 }
 
 // Backward sums the cotangents on root.
@@ -159,8 +169,9 @@ func (op BroadcastOp) JVP(ctx *graph.JVPContext) *graph.Node {
 
 // ReduceToOp is the op of ReduceTo.
 type ReduceToOp struct {
-	Comm *Comm
-	Root int
+	Comm   *Comm
+	Root   int
+	agreed *agreement // the ranks' sizes, checked (see agree)
 }
 
 // ReduceTo returns on root the sum of the ranks' values of x, and zeros on
@@ -168,7 +179,7 @@ type ReduceToOp struct {
 // cotangent.
 func ReduceTo(c *Comm, x *graph.Node, root int) *graph.Node {
 	graph.Helper()
-	return graph.Apply(ReduceToOp{Comm: c, Root: root}, x)
+	return graph.Apply(ReduceToOp{Comm: c, Root: root, agreed: newAgreement()}, x)
 }
 
 // Name is "ReduceTo".
@@ -184,7 +195,7 @@ func (op ReduceToOp) Type(in []graph.Type) (graph.Type, error) {
 
 // Forward sums in[0] on root into out.
 func (op ReduceToOp) Forward(out *tensor.Dense, in []*tensor.Dense) error {
-	return op.Comm.reduceTo(out, in[0], op.Root)
+	return op.Comm.reduceTo(out, in[0], op.Root, op.agreed)
 }
 
 // Backward broadcasts root's cotangent.
@@ -198,7 +209,10 @@ func (op ReduceToOp) JVP(ctx *graph.JVPContext) *graph.Node {
 }
 
 // AllGatherOp is the op of AllGather.
-type AllGatherOp struct{ Comm *Comm }
+type AllGatherOp struct {
+	Comm   *Comm
+	agreed *agreement // the ranks' sizes, checked (see agree)
+}
 
 // AllGather returns, on every rank, the ranks' values of x concatenated
 // in rank order along the first axis: x of shape (n, ...) gives
@@ -206,7 +220,7 @@ type AllGatherOp struct{ Comm *Comm }
 // the cotangent.
 func AllGather(c *Comm, x *graph.Node) *graph.Node {
 	graph.Helper()
-	return graph.Apply(AllGatherOp{Comm: c}, x)
+	return graph.Apply(AllGatherOp{Comm: c, agreed: newAgreement()}, x)
 }
 
 // Name is "AllGather".
@@ -228,7 +242,7 @@ func (op AllGatherOp) Type(in []graph.Type) (graph.Type, error) {
 
 // Forward gathers in[0] from every rank into out.
 func (op AllGatherOp) Forward(out *tensor.Dense, in []*tensor.Dense) error {
-	return op.Comm.allGather(out, in[0])
+	return op.Comm.allGather(out, in[0], op.agreed)
 }
 
 // Backward: each rank's block of every rank's cotangent, summed.
@@ -250,6 +264,7 @@ func (op AllGatherOp) JVP(ctx *graph.JVPContext) *graph.Node {
 type ReduceScatterOp struct {
 	Comm      *Comm
 	Reduction Reduction
+	agreed    *agreement // the ranks' sizes, checked (see agree)
 }
 
 // ReduceScatter reduces the ranks' values of x (Sum or Mean) and gives
@@ -258,7 +273,7 @@ type ReduceScatterOp struct {
 // Its gradient is AllGather of the cotangent (divided by Size() for Mean).
 func ReduceScatter(c *Comm, x *graph.Node, r Reduction) *graph.Node {
 	graph.Helper()
-	return graph.Apply(ReduceScatterOp{Comm: c, Reduction: r}, x)
+	return graph.Apply(ReduceScatterOp{Comm: c, Reduction: r, agreed: newAgreement()}, x)
 }
 
 // Name is "ReduceScatter".
@@ -287,7 +302,7 @@ func (op ReduceScatterOp) Type(in []graph.Type) (graph.Type, error) {
 
 // Forward reduces in[0] and scatters its blocks into out.
 func (op ReduceScatterOp) Forward(out *tensor.Dense, in []*tensor.Dense) error {
-	return op.Comm.reduceScatter(out, in[0], op.Reduction)
+	return op.Comm.reduceScatter(out, in[0], op.Reduction, op.agreed)
 }
 
 // Backward gathers the cotangents: each rank's block's gradient is that
@@ -309,3 +324,22 @@ func (op ReduceScatterOp) JVP(ctx *graph.JVPContext) *graph.Node {
 	}
 	return ReduceScatter(op.Comm, ctx.Tangent(0), op.Reduction)
 }
+
+// The collectives' keys (graph.Keyer) leave out their agreements, so
+// that the compiler's common-subexpression pass still merges two of one
+// value: the agreement is a node's record of its runs, not a parameter.
+
+// Key is the Comm and the reduction.
+func (op AllReduceOp) Key() string { return fmt.Sprintf("%p %d", op.Comm, op.Reduction) }
+
+// Key is the Comm and the root.
+func (op BroadcastOp) Key() string { return fmt.Sprintf("%p %d", op.Comm, op.Root) }
+
+// Key is the Comm and the root.
+func (op ReduceToOp) Key() string { return fmt.Sprintf("%p %d", op.Comm, op.Root) }
+
+// Key is the Comm.
+func (op AllGatherOp) Key() string { return fmt.Sprintf("%p", op.Comm) }
+
+// Key is the Comm and the reduction.
+func (op ReduceScatterOp) Key() string { return fmt.Sprintf("%p %d", op.Comm, op.Reduction) }

@@ -162,7 +162,7 @@ func (c *Comm) BroadcastState(store nn.ParamStore, state []nn.Named, root int) e
 		if err != nil {
 			return fmt.Errorf("dist: BroadcastState: %q: %w", s.Name, err)
 		}
-		if err := c.broadcast(v, v, root); err != nil {
+		if err := c.broadcast(v, v, root, nil); err != nil {
 			return fmt.Errorf("dist: BroadcastState: %q: %w", s.Name, err)
 		}
 		if err := store.Set(s.Node, v); err != nil {
@@ -191,7 +191,7 @@ func (c *Comm) Save(path string, store nn.ParamStore, state []nn.Named) error {
 	if saveErr != nil {
 		status.Float64s()[0] = 1
 	}
-	if err := c.broadcast(status, status, 0); err != nil {
+	if err := c.broadcast(status, status, 0, nil); err != nil {
 		return fmt.Errorf("dist: Save %s: %w", path, err)
 	}
 	switch {

@@ -154,7 +154,7 @@ func checkDataParallelOn(t *testing.T, c *Comm, mopts []vm.Option, opts ...Paral
 	require.Less(t, worst, 1e-12, "%v: parameters differ from one process's", c)
 
 	rank0 := tensor.New(tensor.WithShape(len(got)), tensor.WithBacking(append([]float64(nil), got...)))
-	require.NoError(t, c.broadcast(rank0, rank0, 0))
+	require.NoError(t, c.broadcast(rank0, rank0, 0, nil))
 	require.Equal(t, rank0.Float64s(), got, "%v holds other parameters than rank 0", c)
 }
 

@@ -78,9 +78,9 @@ func (l *library) opOf(r Reduction) uintptr {
 }
 
 // allReduce sets out to the reduction r of every rank's in.
-func (c *Comm) allReduce(out, in *tensor.Dense, r Reduction) error {
+func (c *Comm) allReduce(out, in *tensor.Dense, r Reduction, a *agreement) error {
 	const what = "AllReduce"
-	src, dst, done, err := c.buffers(what, out, in)
+	src, dst, done, err := c.buffers(what, out, in, a)
 	if done {
 		return err
 	}
@@ -98,9 +98,12 @@ func (c *Comm) allReduce(out, in *tensor.Dense, r Reduction) error {
 }
 
 // broadcast sets out to root's in on every rank.
-func (c *Comm) broadcast(out, in *tensor.Dense, root int) error {
+func (c *Comm) broadcast(out, in *tensor.Dense, root int, a *agreement) error {
 	const what = "Broadcast"
 	if done, err := c.single(what, out, in); done {
+		return err
+	}
+	if err := c.agree(what, a, in); err != nil {
 		return err
 	}
 	if c.rank == root {
@@ -117,9 +120,9 @@ func (c *Comm) broadcast(out, in *tensor.Dense, root int) error {
 
 // reduceTo sets out to the sum of every rank's in on root, and to zeros
 // on the other ranks.
-func (c *Comm) reduceTo(out, in *tensor.Dense, root int) error {
+func (c *Comm) reduceTo(out, in *tensor.Dense, root int, a *agreement) error {
 	const what = "ReduceTo"
-	src, dst, done, err := c.buffers(what, out, in)
+	src, dst, done, err := c.buffers(what, out, in, a)
 	if done {
 		return err
 	}
@@ -134,9 +137,9 @@ func (c *Comm) reduceTo(out, in *tensor.Dense, root int) error {
 
 // allGather sets out, Size() times in's elements, to every rank's in in
 // rank order.
-func (c *Comm) allGather(out, in *tensor.Dense) error {
+func (c *Comm) allGather(out, in *tensor.Dense, a *agreement) error {
 	const what = "AllGather"
-	src, dst, done, err := c.buffers(what, out, in)
+	src, dst, done, err := c.buffers(what, out, in, a)
 	if done {
 		return err
 	}
@@ -147,9 +150,9 @@ func (c *Comm) allGather(out, in *tensor.Dense) error {
 
 // reduceScatter sets out to this rank's block (of Size() equal blocks) of
 // the reduction r of every rank's in.
-func (c *Comm) reduceScatter(out, in *tensor.Dense, r Reduction) error {
+func (c *Comm) reduceScatter(out, in *tensor.Dense, r Reduction, a *agreement) error {
 	const what = "ReduceScatter"
-	src, dst, done, err := c.buffers(what, out, in)
+	src, dst, done, err := c.buffers(what, out, in, a)
 	if done {
 		return err
 	}
@@ -164,9 +167,13 @@ func (c *Comm) reduceScatter(out, in *tensor.Dense, r Reduction) error {
 
 // buffers begins collective what from in to out: it reports done (with
 // single's error) where a single rank has copied in to out or in's
-// buffer is an error, and otherwise gives in's and out's buffers.
-func (c *Comm) buffers(what string, out, in *tensor.Dense) (src, dst buffer, done bool, err error) {
+// buffer is an error, or the ranks' ins differ (see agree), and otherwise
+// gives in's and out's buffers.
+func (c *Comm) buffers(what string, out, in *tensor.Dense, a *agreement) (src, dst buffer, done bool, err error) {
 	if done, err := c.single(what, out, in); done {
+		return buffer{}, buffer{}, true, err
+	}
+	if err := c.agree(what, a, in); err != nil {
 		return buffer{}, buffer{}, true, err
 	}
 	if src, err = c.bufferOf(what, in); err != nil {

@@ -63,13 +63,14 @@ func checkWaiting(t *testing.T, c *Comm) {
 		for i := range in.Float32s() {
 			in.Float32s()[i] = float32(c.Rank() + 1)
 		}
+		a := [5]*agreement{newAgreement(), newAgreement(), newAgreement(), newAgreement(), newAgreement()}
 		calls := map[string]func() error{
 			"Barrier":       c.Barrier,
-			"AllReduce":     func() error { return c.allReduce(out, in, Sum) },
-			"Broadcast":     func() error { return c.broadcast(out, in, 0) },
-			"ReduceTo":      func() error { return c.reduceTo(out, in, 0) },
-			"AllGather":     func() error { return c.allGather(wide, in) },
-			"ReduceScatter": func() error { return c.reduceScatter(out, wide, Mean) },
+			"AllReduce":     func() error { return c.allReduce(out, in, Sum, a[0]) },
+			"Broadcast":     func() error { return c.broadcast(out, in, 0, a[1]) },
+			"ReduceTo":      func() error { return c.reduceTo(out, in, 0, a[2]) },
+			"AllGather":     func() error { return c.allGather(wide, in, a[3]) },
+			"ReduceScatter": func() error { return c.reduceScatter(out, wide, Mean, a[4]) },
 		}
 		// The same order on every rank.
 		for _, name := range []string{"Barrier", "AllReduce", "Broadcast", "ReduceTo", "AllGather", "ReduceScatter"} {
@@ -107,7 +108,7 @@ func checkInPlace(t *testing.T, c *Comm, mode string) {
 	for i := range x.Float32s() {
 		x.Float32s()[i] = float32(c.Rank()+1) * float32(i%5)
 	}
-	require.NoError(t, c.allReduce(x, x, Sum), mode)
+	require.NoError(t, c.allReduce(x, x, Sum, nil), mode)
 	for i, e := range x.Float32s() {
 		if want := tri * float32(i%5); e != want {
 			t.Fatalf("%s: element %d of the sum in place is %v, want %v", mode, i, e, want)

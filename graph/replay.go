@@ -116,21 +116,21 @@ func Replay(subst map[*Node]*Node, roots ...*Node) (map[*Node]*Node, error) {
 		}
 		op, multi, retyped, err := retype(n, in, fresh)
 		if err != nil {
-			return nil, fmt.Errorf("nabla: Replay: %v at %v: %v", n, n.site, err)
+			return nil, fmt.Errorf("nabla: Replay: %s at %v: %v", built(n), n.site, err)
 		}
 		if retyped {
 			ops[n] = opPair{op, multi}
 		}
 		out, err := inferTypes(op, multi, in)
 		if err != nil {
-			return nil, fmt.Errorf("nabla: Replay: %v at %v: %s", n, n.site, describeTypeError(err, in))
+			return nil, fmt.Errorf("nabla: Replay: %s at %v: %s", built(n), n.site, describeTypeError(err, in))
 		}
 		group := n.group
 		if group == nil {
 			group = []*Node{n}
 		}
 		if len(out) != len(group) { // a body traced again returned more or fewer outputs
-			return nil, fmt.Errorf("nabla: Replay: %v at %v: for inputs %s, it has %d outputs, not %d as built", n, n.site, TypesString(in), len(out), len(group))
+			return nil, fmt.Errorf("nabla: Replay: %s at %v: for inputs %s, it has %d outputs, not %d as built", built(n), n.site, TypesString(in), len(out), len(group))
 		}
 		for i, m := range group {
 			types[m] = out[i]
@@ -231,4 +231,13 @@ func retype(n *Node, in []Type, fresh []bool) (op Op, multi MultiOp, retyped boo
 		}
 	}
 	return nil, nil, false, fmt.Errorf("Retype returned %T, not an op of the kind of %s", again, n.OpName())
+}
+
+// built is n as Replay's errors name it: the node, after the function
+// the user called where another built it ("While (Scan #8 float64(12))").
+func built(n *Node) string {
+	if b := n.BuilderName(); b != n.OpName() {
+		return fmt.Sprintf("%s (%v)", b, n)
+	}
+	return n.String()
 }

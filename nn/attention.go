@@ -96,20 +96,25 @@ func NewMultiheadAttention(g *graph.Graph, name string, embed, heads int, bias b
 }
 
 // Forward is self-attention: Attend(x, x, x, nil, causal).
-func (a *MultiheadAttention) Forward(x *graph.Node) *graph.Node { return a.Attend(x, x, x, nil, false) }
+func (a *MultiheadAttention) Forward(x *graph.Node) *graph.Node {
+	if a != nil && x == nil {
+		return nilInput(nil, "MultiheadAttention", a.name)
+	}
+	return a.Attend(x, x, x, nil, false)
+}
 
 // Attend attends queries q (N, L, E) over keys k and values v (N, S, E)
 // and returns (N, L, E). keep is a mask broadcasting to (N, L, S), 1
 // where a query may attend to a key (see ScaledDotProductAttention); nil
 // keeps all. causal keeps keys j ≤ i only.
 func (a *MultiheadAttention) Attend(q, k, v, keep *graph.Node, causal bool) *graph.Node {
-	if a == nil {
-		return fail(q, "MultiheadAttention", "the module is nil")
+	if a == nil || a.InProjWeight == nil {
+		return unmade(q, "MultiheadAttention", "NewMultiheadAttention")
 	}
 	if bad := checkInputs("MultiheadAttention", []string{"q", "k", "v"}, []*graph.Node{q, k, v}); bad != nil {
 		return bad
 	}
-	return inScope(q, a.name, func() *graph.Node {
+	return inScope(q, "MultiheadAttention", a.name, func() *graph.Node {
 		e, h := a.embed, a.heads
 		for _, x := range []*graph.Node{q, k, v} {
 			if x.Type().Rank() != 3 || x.Shape()[2] != e {

@@ -64,10 +64,10 @@ func (n *BatchNorm) SetTraining(training bool) { n.training = training }
 // Forward normalises x. In training mode it also builds the updates of
 // the running statistics (StateUpdates), from the last training Forward.
 func (n *BatchNorm) Forward(x *graph.Node) *graph.Node {
-	if n == nil {
-		return fail(x, "BatchNorm", "the module is nil")
+	if n == nil || n.Weight == nil {
+		return unmade(x, "BatchNorm", "NewBatchNorm1d or nn.NewBatchNorm2d")
 	}
-	return inScope(x, n.name, func() *graph.Node {
+	return inScope(x, "BatchNorm", n.name, func() *graph.Node {
 		shape := x.Shape()
 		r := len(shape)
 		if (n.rank == 0 && r != 2 && r != 3) || (n.rank != 0 && r != n.rank) || shape[1] != n.channels {

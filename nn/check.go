@@ -52,6 +52,15 @@ func checkInputs(name string, names []string, inputs []*graph.Node) *graph.Node 
 	return nil
 }
 
+// unmade is the error of a method of a module of type module called on a
+// nil one, or a zero one (a struct literal: nn.LSTM{} panicked, nn.Linear{}
+// named LinearFunction's nil input), which constructor makes: "nabla:
+// nn.Linear: the module is nil or zero: make it with nn.NewLinear at
+// model.go:42".
+func unmade(x *graph.Node, module, constructor string) *graph.Node {
+	return failOn(x.Graph(), module, "the module is nil or zero: make it with nn.%s", constructor)
+}
+
 // fail records a module's error on x's graph, naming the user's code.
 func fail(x *graph.Node, module, format string, args ...any) *graph.Node {
 	return failOn(x.Graph(), module, format, args...)

@@ -34,10 +34,10 @@ func NewConv2d(g *graph.Graph, name string, in, out int, kernel []int, bias bool
 
 // Forward convolves x (N, in, H, W) into (N, out, H', W').
 func (c *Conv2d) Forward(x *graph.Node) *graph.Node {
-	if c == nil {
-		return fail(x, "Conv2d", "the module is nil")
+	if c == nil || c.Weight == nil {
+		return unmade(x, "Conv2d", "NewConv2d")
 	}
-	return convForward(x, c.name, c.Bias, func(x *graph.Node) *graph.Node { return ops.Conv2D(x, c.Weight, c.conv) })
+	return convForward(x, "Conv2d", c.name, c.Bias, func(x *graph.Node) *graph.Node { return ops.Conv2D(x, c.Weight, c.conv) })
 }
 
 // Describe gives the layer's settings, as PyTorch prints them: defaults
@@ -113,10 +113,10 @@ func NewConvTranspose2d(g *graph.Graph, name string, in, out int, kernel []int, 
 
 // Forward transposes the convolution of x (N, in, H, W) into (N, out, H', W').
 func (c *ConvTranspose2d) Forward(x *graph.Node) *graph.Node {
-	if c == nil {
-		return fail(x, "ConvTranspose2d", "the module is nil")
+	if c == nil || c.Weight == nil {
+		return unmade(x, "ConvTranspose2d", "NewConvTranspose2d")
 	}
-	return convForward(x, c.name, c.Bias, func(x *graph.Node) *graph.Node { return ops.ConvTranspose2D(x, c.Weight, c.conv) })
+	return convForward(x, "ConvTranspose2d", c.name, c.Bias, func(x *graph.Node) *graph.Node { return ops.ConvTranspose2D(x, c.Weight, c.conv) })
 }
 
 // Describe gives the layer's settings as PyTorch prints them: Conv2d's,
@@ -188,8 +188,8 @@ func convParams(g *graph.Graph, kind, name string, in, out int, kernel []int, bi
 
 // convForward builds a layer's convolution of x, plus its bias added to
 // each channel (ChannelAffine), in the layer's scope.
-func convForward(x *graph.Node, scope string, bias *graph.Node, convolve func(*graph.Node) *graph.Node) *graph.Node {
-	return inScope(x, scope, func() *graph.Node {
+func convForward(x *graph.Node, module, scope string, bias *graph.Node, convolve func(*graph.Node) *graph.Node) *graph.Node {
+	return inScope(x, module, scope, func() *graph.Node {
 		y := convolve(x)
 		if bias == nil {
 			return y

@@ -38,10 +38,10 @@ func NewEmbedding(g *graph.Graph, name string, num, dim int, opts ...Option) *Em
 // The lookup is ops.Gather, whose gradient (ops.ScatterAdd) adds into the
 // looked-up rows alone: a step costs the batch's rows, not the table's.
 func (e *Embedding) Forward(indices *graph.Node) *graph.Node {
-	if e == nil {
-		return fail(indices, "Embedding", "the module is nil")
+	if e == nil || e.Weight == nil {
+		return unmade(indices, "Embedding", "NewEmbedding")
 	}
-	return inScope(indices, e.name, func() *graph.Node { return ops.Gather(e.Weight, indices) })
+	return inScope(indices, "Embedding", e.name, func() *graph.Node { return ops.Gather(e.Weight, indices) })
 }
 
 // Describe gives the embedding's sizes, as PyTorch prints them.

@@ -40,10 +40,10 @@ func NewLinear(g *graph.Graph, name string, in, out int, bias bool, opts ...Opti
 
 // Forward returns x·Wᵀ + b for x of shape (N, in).
 func (l *Linear) Forward(x *graph.Node) *graph.Node {
-	if l == nil {
-		return fail(x, "Linear", "the module is nil")
+	if l == nil || l.Weight == nil {
+		return unmade(x, "Linear", "NewLinear")
 	}
-	return inScope(x, l.name, func() *graph.Node {
+	return inScope(x, "Linear", l.name, func() *graph.Node {
 		return LinearFunc(x, l.Weight, l.Bias)
 	})
 }

@@ -36,10 +36,10 @@ func NewLayerNorm(g *graph.Graph, name string, features int, eps float64, opts .
 
 // Forward normalises x, of shape (..., features).
 func (l *LayerNorm) Forward(x *graph.Node) *graph.Node {
-	if l == nil {
-		return fail(x, "LayerNorm", "the module is nil")
+	if l == nil || l.Weight == nil {
+		return unmade(x, "LayerNorm", "NewLayerNorm")
 	}
-	return inScope(x, l.name, func() *graph.Node {
+	return inScope(x, "LayerNorm", l.name, func() *graph.Node {
 		shape := x.Shape()
 		if len(shape) == 0 || shape[len(shape)-1] != l.features {
 			return fail(x, "LayerNorm", "%q: input %v does not end in %d features", l.name, x.Type(), l.features)

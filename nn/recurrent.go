@@ -71,6 +71,9 @@ func newRecurrent(g *graph.Graph, typeName, name string, kind cellKind, in, hidd
 	}
 	for l := range r.cfg.Layers {
 		if g != nil && g.Err() != nil {
+			if len(r.Layers) == 0 { // the graph failed before: run reads the first layer
+				r.Layers = []RecurrentWeights{{WeightIH: g.Fail(g.Err())}}
+			}
 			break // a layer failed: the rest would fail with it
 		}
 		width := in
@@ -130,7 +133,7 @@ func (r *recurrent) run(x *graph.Node, init []*graph.Node) (out *graph.Node, fin
 		return p, repeat(p, states)
 	}
 	if x == nil {
-		p := nilInput(r.Layers[0], r.typeName, r.name)
+		p := nilInput(r.Layers[0].WeightIH.Graph(), r.typeName, r.name)
 		return p, repeat(p, states)
 	}
 	defer x.Graph().Scope(r.name)()
@@ -295,8 +298,8 @@ func NewRNN(g *graph.Graph, name string, in, hidden int, cfg RecurrentConfig, op
 // PyTorch, x may be unbatched, (T, in), whatever BatchFirst says: then the
 // states and outputs have no batch axis either.
 func (r *RNN) Run(x, h0 *graph.Node) (out, hn *graph.Node) {
-	if r == nil {
-		p := fail(x, "RNN", "the module is nil")
+	if r == nil || len(r.Layers) == 0 {
+		p := unmade(x, "RNN", "NewRNN")
 		return p, p
 	}
 	out, final := r.run(x, []*graph.Node{h0})
@@ -331,8 +334,8 @@ func NewLSTM(g *graph.Graph, name string, in, hidden int, cfg RecurrentConfig, o
 // every layer's last hidden and cell states, as PyTorch's (output, (h_n,
 // c_n)); shapes as for RNN's Run.
 func (r *LSTM) Run(x, h0, c0 *graph.Node) (out, hn, cn *graph.Node) {
-	if r == nil {
-		p := fail(x, "LSTM", "the module is nil")
+	if r == nil || len(r.Layers) == 0 {
+		p := unmade(x, "LSTM", "NewLSTM")
 		return p, p, p
 	}
 	out, final := r.run(x, []*graph.Node{h0, c0})
@@ -366,8 +369,8 @@ func NewGRU(g *graph.Graph, name string, in, hidden int, cfg RecurrentConfig, op
 // from the hidden state h0 (layers, N, hidden), zeros when nil, and returns
 // PyTorch's (output, h_n), as RNN's Run.
 func (r *GRU) Run(x, h0 *graph.Node) (out, hn *graph.Node) {
-	if r == nil {
-		p := fail(x, "GRU", "the module is nil")
+	if r == nil || len(r.Layers) == 0 {
+		p := unmade(x, "GRU", "NewGRU")
 		return p, p
 	}
 	out, final := r.run(x, []*graph.Node{h0})

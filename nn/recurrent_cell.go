@@ -176,7 +176,7 @@ func (c *cell) run(w RecurrentWeights, x *graph.Node, state []*graph.Node) []*gr
 		return repeat(p, len(state))
 	}
 	if x == nil {
-		return repeat(nilInput(w, c.typeName, c.name), len(state))
+		return repeat(nilInput(w.WeightIH.Graph(), c.typeName, c.name), len(state))
 	}
 	defer x.Graph().Scope(c.name)()
 	rank := x.Type().Rank()
@@ -271,8 +271,8 @@ func NewRNNCell(g *graph.Graph, name string, in, hidden int, bias bool, nonlin s
 // hidden), or zeros when h is nil. As in PyTorch, x may be unbatched, (in),
 // with h and the result (hidden).
 func (c *RNNCell) Step(x, h *graph.Node) *graph.Node {
-	if c == nil {
-		return fail(x, "RNNCell", "the module is nil")
+	if c == nil || c.WeightIH == nil {
+		return unmade(x, "RNNCell", "NewRNNCell")
 	}
 	return c.run(c.RecurrentWeights, x, []*graph.Node{h})[0]
 }
@@ -301,8 +301,8 @@ func NewLSTMCell(g *graph.Graph, name string, in, hidden int, bias bool, opts ..
 // Step returns the new hidden and cell states (N, hidden) from x (N, in)
 // and the states h and c, each zeros when nil; or unbatched, as RNNCell's.
 func (c *LSTMCell) Step(x, h, cs *graph.Node) (hNext, cNext *graph.Node) {
-	if c == nil {
-		p := fail(x, "LSTMCell", "the module is nil")
+	if c == nil || c.WeightIH == nil {
+		p := unmade(x, "LSTMCell", "NewLSTMCell")
 		return p, p
 	}
 	s := c.run(c.RecurrentWeights, x, []*graph.Node{h, cs})
@@ -337,8 +337,8 @@ func NewGRUCell(g *graph.Graph, name string, in, hidden int, bias bool, opts ...
 // Step returns the new hidden state (N, hidden) from x (N, in) and h (N,
 // hidden), or zeros when h is nil; or unbatched, as RNNCell's.
 func (c *GRUCell) Step(x, h *graph.Node) *graph.Node {
-	if c == nil {
-		return fail(x, "GRUCell", "the module is nil")
+	if c == nil || c.WeightIH == nil {
+		return unmade(x, "GRUCell", "NewGRUCell")
 	}
 	return c.run(c.RecurrentWeights, x, []*graph.Node{h})[0]
 }
@@ -348,10 +348,3 @@ func (c *GRUCell) Forward(x *graph.Node) *graph.Node { return c.Step(x, nil) }
 
 // String prints the module as PyTorch does (see Format).
 func (c *GRUCell) String() string { return Format(c) }
-
-// nilInput is the error of the recurrent module called name, of type
-// typeName and weights w, given a nil input, recorded on the weights'
-// graph.
-func nilInput(w RecurrentWeights, typeName, name string) *graph.Node {
-	return failOn(w.WeightIH.Graph(), typeName, "%q: the input is nil", name)
-}

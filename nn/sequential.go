@@ -30,9 +30,9 @@ func NewSequential(name string, layers ...Module) *Sequential {
 // an error saying which.
 func (s *Sequential) Forward(x *graph.Node) *graph.Node {
 	if s == nil {
-		return fail(x, "Sequential", "the module is nil")
+		return unmade(x, "Sequential", "NewSequential")
 	}
-	return inScope(x, s.name, func() *graph.Node {
+	return inScope(x, "Sequential", s.name, func() *graph.Node {
 		for i, l := range s.Layers {
 			if l == nil {
 				return fail(x, "Sequential", "%q: layer %d is nil", s.name, i)
@@ -99,5 +99,5 @@ type Sigmoid struct{}
 func (Sigmoid) Forward(x *graph.Node) *graph.Node { return activation(x, "Sigmoid", ops.Sigmoid) }
 
 func activation(x *graph.Node, name string, f func(*graph.Node) *graph.Node) *graph.Node {
-	return inScope(x, name, func() *graph.Node { return f(x) })
+	return inScope(x, name, "", func() *graph.Node { return f(x) })
 }

@@ -1,6 +1,7 @@
 package nn
 
 import (
+	"cmp"
 	"maps"
 
 	"github.com/nabla-go/nabla/graph"
@@ -44,12 +45,28 @@ func StateUpdates(m Module) map[*graph.Node]*graph.Node {
 	return out
 }
 
-// inScope builds a module's nodes inside a scope of x's graph named name
-// (for DOT clusters); a poisoned x is returned as it is.
-func inScope(x *graph.Node, name string, build func() *graph.Node) *graph.Node {
-	if p := graph.Poisoned(x); p != nil {
-		return p
+// inScope builds the nodes of a module, of type module and named name
+// ("" for a module of no name: an activation's), inside a scope of x's
+// graph (for DOT clusters) named name, else module; a poisoned x is
+// returned as it is, and a nil x is the module's error (see nilInput).
+func inScope(x *graph.Node, module, name string, build func() *graph.Node) *graph.Node {
+	if x == nil {
+		return nilInput(nil, module, name)
 	}
-	defer x.Graph().Scope(name)()
+	if x.Err() != nil {
+		return x
+	}
+	defer x.Graph().Scope(cmp.Or(name, module))()
 	return build()
+}
+
+// nilInput is the error of a module of type module, named name, given a
+// nil input, recorded on g (the graph of its weights, where it has
+// some): `nabla: nn.Linear: "fc": the input is nil at model.go:42`, as
+// every module's is.
+func nilInput(g *graph.Graph, module, name string) *graph.Node {
+	if name == "" {
+		return failOn(g, module, "the input is nil")
+	}
+	return failOn(g, module, "%q: the input is nil", name)
 }

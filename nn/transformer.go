@@ -53,10 +53,10 @@ func NewTransformerBlock(g *graph.Graph, name string, embed, heads, ff int, p fl
 
 // Forward transforms x (N, L, E).
 func (t *TransformerBlock) Forward(x *graph.Node) *graph.Node {
-	if t == nil {
-		return fail(x, "TransformerBlock", "the module is nil")
+	if t == nil || t.SelfAttn == nil {
+		return unmade(x, "TransformerBlock", "NewTransformerBlock")
 	}
-	return inScope(x, t.name, func() *graph.Node {
+	return inScope(x, "TransformerBlock", t.name, func() *graph.Node {
 		if x.Type().Rank() != 3 {
 			return fail(x, "TransformerBlock", "%q: input %v is not (N, L, E)", t.name, x.Type())
 		}

@@ -169,3 +169,53 @@ func TestNestedGradErrorsReadOnce(t *testing.T) {
 		})
 	}
 }
+
+// onceOp is an identity differentiable once: its gradient holds an op
+// without a Backward.
+type onceOp struct{ noBackwardOp }
+
+func (onceOp) Name() string { return "Once" }
+
+func (onceOp) Backward(_ *graph.GradContext, gOut *graph.Node) []*graph.Node {
+	return []*graph.Node{graph.Apply(noBackwardOp{}, gOut)}
+}
+
+// A second derivative failing in a loop's gradient names the loop the
+// user wrote: the gradient of a While is a Scan, which was named.
+func TestSecondDerivativeErrorsNameTheLoop(t *testing.T) {
+	body := func(c []*graph.Node) []*graph.Node { return []*graph.Node{ops.Mul(graph.Apply(onceOp{}, c[0]), c[0])} }
+	scanBody := func(c, _ []*graph.Node) ([]*graph.Node, []*graph.Node) { return body(c), nil }
+	for _, c := range []struct {
+		name  string
+		build func(g *graph.Graph, x *graph.Node) *graph.Node
+		want  string
+	}{
+		{"While", func(g *graph.Graph, x *graph.Node) *graph.Node {
+			final, _ := ops.While(func(c []*graph.Node) *graph.Node { return ops.Less(ops.Sum(c[0]), g.Scalar(3, graph.Float64)) },
+				body, []*graph.Node{x}, ops.MaxSteps(3))
+			return final[0]
+		}, "While"},
+		{"Scan", func(g *graph.Graph, x *graph.Node) *graph.Node {
+			final, _ := ops.Scan(scanBody, []*graph.Node{x}, nil, ops.Steps(2))
+			return final[0]
+		}, "Scan"},
+		{"reversed Scan", func(g *graph.Graph, x *graph.Node) *graph.Node {
+			final, _ := ops.Scan(scanBody, []*graph.Node{x}, nil, ops.Steps(2), ops.Reverse())
+			return final[0]
+		}, "Scan(reverse)"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			g := graph.New()
+			x := g.Input("x", graph.Float64, 3)
+			loss := ops.Sum(c.build(g, x))
+			if _, err := compile.Grad(loss, x); err != nil {
+				t.Fatalf("the first derivative: %v", err)
+			}
+			_, err := compile.Hessian(loss, x)
+			want := "nabla: Hessian: Backward of " + c.want + ": differentiating the body: Gradients: op NoBackward is not differentiable: it has no Backward at " + lineAt(-1)
+			if err == nil || err.Error() != want {
+				t.Fatalf("got  %v\nwant %s", err, want)
+			}
+		})
+	}
+}

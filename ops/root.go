@@ -1,8 +1,10 @@
 package ops
 
 import (
+	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/nabla-go/nabla/graph"
 )
@@ -60,7 +62,7 @@ type RootSolve func(F RootFunc, x0 *graph.Node) *graph.Node
 // node of another type than x0's are errors of Root's recorded on the
 // graph, naming the failing op and the caller's file:line.
 func Root(F RootFunc, x0 *graph.Node, solve RootSolve, opts ...RootOption) *graph.Node {
-	return root("Root", graph.CallerSite(), "F", F, F, x0, solve, opts)
+	return root(rootCall{name: "Root", site: graph.CallerSite(), fn: "F", solve: "solve"}, F, F, x0, solve, opts)
 }
 
 // RootOption configures Root and FixedPoint.
@@ -83,7 +85,9 @@ func DenseUpTo(n int) RootOption { return func(c *rootConfig) { c.denseUpTo = n 
 // as Root is: by the implicit function theorem, with I − ∂T/∂x in place of
 // ∂F/∂x, not through the iterations. T must be a contraction near x* for
 // the iteration to converge. Errors are Root's, naming T for F, a
-// maxSteps that is not positive and a tol that is negative or NaN.
+// maxSteps that is not positive and a tol that is negative or NaN; the
+// loop is FixedPoint's own, and its errors are FixedPoint's, naming no
+// While.
 func FixedPoint(T RootFunc, x0 *graph.Node, tol float64, maxSteps int, opts ...RootOption) *graph.Node {
 	s := graph.CallerSite()
 	switch {
@@ -98,21 +102,68 @@ func FixedPoint(T RootFunc, x0 *graph.Node, tol float64, maxSteps int, opts ...R
 	var iterate RootSolve
 	if T != nil && x0 != nil && x0.Err() == nil && graph.IsFloat(x0.DType()) {
 		F = func(x *graph.Node) *graph.Node { return Sub(T(x), x) }
-		bound := x0.Graph().Scalar(tol, x0.DType())
+		g := x0.Graph()
+		bound := g.Scalar(tol, x0.DType())
 		iterate = func(_ RootFunc, x0 *graph.Node) *graph.Node {
-			// The carry is (x, T(x)), so each step computes T once.
-			final, _ := While(func(c []*graph.Node) *graph.Node {
-				if c[0].Type().Size() == 0 { // no element to move: a fixed point
-					return Greater(bound, bound)
-				}
-				return Greater(Max(Abs(Sub(c[1], c[0]))), bound)
-			}, func(c []*graph.Node) []*graph.Node {
-				return []*graph.Node{c[1], T(c[1])}
-			}, []*graph.Node{x0, T(x0)}, MaxSteps(maxSteps))
-			return final[1]
+			// The carry is (x, T(x)), so each step computes T once; flat
+			// (see flatLoop).
+			flat, Tv, unflat := flatLoop(T, x0)
+			var final []*graph.Node
+			err := g.Catch(func() {
+				final, _ = While(func(c []*graph.Node) *graph.Node {
+					if c[0].Type().Size() == 0 { // no element to move: a fixed point
+						return Greater(bound, bound)
+					}
+					return Greater(Max(Abs(Sub(c[1], c[0]))), bound)
+				}, func(c []*graph.Node) []*graph.Node {
+					return []*graph.Node{c[1], Tv(c[1])}
+				}, []*graph.Node{flat, Tv(flat)}, MaxSteps(maxSteps))
+			})
+			if err != nil {
+				return rootFail(g, "FixedPoint", s, "iterating x ← T(x): %v", ownLoopError(err, "T"))
+			}
+			return unflat(final[1])
 		}
 	}
-	return root("FixedPoint", s, "T", T, F, x0, iterate, opts)
+	return root(rootCall{name: "FixedPoint", site: s, fn: "T", solve: "iterating x ← T(x)", own: true}, T, F, x0, iterate, opts)
+}
+
+// flatLoop is x0 flattened to a vector, the function f on such vectors
+// (f taking and returning x0's shape), and the way back to x0's shape: the
+// loops of FixedPoint and of Root's matrix-free derivatives carry x so,
+// since a loop stacks its carries over its steps, which a carry of rank
+// graph.MaxRank could not be.
+//
+// The sizes are given as -1 where they may follow a batch (the flat
+// size, x's leading axis), so that a vm.Runner replays them at another.
+func flatLoop(f RootFunc, x0 *graph.Node) (flat *graph.Node, fv RootFunc, unflat func(*graph.Node) *graph.Node) {
+	shape := slices.Clone(x0.Shape())
+	if len(shape) > 0 && x0.Type().Size() > 0 {
+		shape[0] = -1
+	}
+	unflat = func(v *graph.Node) *graph.Node { return Reshape(v, shape...) }
+	fv = func(v *graph.Node) *graph.Node { return Reshape(f(unflat(v)), -1) }
+	return Reshape(x0, -1), fv, unflat
+}
+
+// ownLoopError is err, recorded by the loop a builder makes itself
+// (FixedPoint's While, whose body steps the user's function fn), as that
+// builder tells it: the loop's own error without its name and the
+// caller's line, which the builder's error gives, and its body named fn
+// ("T panicked: …", "T: Mul at model.go:43: …"); another op's error as a
+// nested graph's (see traced).
+func ownLoopError(err error, fn string) error {
+	gerr, ok := err.(*graph.Error)
+	if !ok || gerr.Op != "While" || gerr.Err == nil {
+		return traced(err)
+	}
+	msg := gerr.Err.Error()
+	if rest, ok := strings.CutPrefix(msg, "body: panicked"); ok {
+		msg = fn + " panicked" + rest
+	} else if rest, ok := strings.CutPrefix(msg, "body: "); ok {
+		msg = fn + ": " + rest
+	}
+	return errors.New(msg)
 }
 
 // rootFail records on g the error of the builder name called at site s.
@@ -120,9 +171,18 @@ func rootFail(g *graph.Graph, name, s, format string, args ...any) *graph.Node {
 	return g.Fail(&graph.Error{Op: name, Err: fmt.Errorf(format, args...), Site: s})
 }
 
-// root is Root called as name, from site s; fn names the user's function
-// user (F, or FixedPoint's T), and F is the function whose root is found.
-func root(name, s, fn string, user, F RootFunc, x0 *graph.Node, solve RootSolve, opts []RootOption) *graph.Node {
+// rootCall names a call of root in its errors.
+type rootCall struct {
+	name, site string // the builder called (Root, FixedPoint) and where
+	fn         string // the user's function (F, FixedPoint's T)
+	solve      string // the solve ("solve", the user's)
+	own        bool   // the solve is the builder's: its errors are the builder's
+}
+
+// root is Root called as c says; user is the user's function, and F the
+// function whose root is found.
+func root(c rootCall, user, F RootFunc, x0 *graph.Node, solve RootSolve, opts []RootOption) *graph.Node {
+	name, s, fn := c.name, c.site, c.fn
 	g := x0.Graph()
 	fail := func(format string, args ...any) *graph.Node { return rootFail(g, name, s, format, args...) }
 	cfg := rootConfig{denseUpTo: defaultDenseUpTo}
@@ -148,21 +208,25 @@ func root(name, s, fn string, user, F RootFunc, x0 *graph.Node, solve RootSolve,
 	}
 	var xs *graph.Node
 	var err error
-	if built := caught(g, "solve", func() { xs, err = traceSolve(solve, F, x0) }); built != nil {
+	if c.own {
+		if built := g.Catch(func() { xs, err = traceSolve(solve, F, x0) }); built != nil {
+			return g.Fail(built) // the builder's own error
+		}
+	} else if built := caught(g, c.solve, func() { xs, err = traceSolve(solve, F, x0) }); built != nil {
 		return fail("%w", built)
 	}
 	if err == nil {
 		err = g.Err()
 	}
 	if err != nil {
-		return fail("solve %v", err)
+		return fail("%s %v", c.solve, err)
 	}
 	sol := []*graph.Node{xs}
-	if err := captureOutputs(g, "solve", sol); err != nil {
+	if err := captureOutputs(g, c.solve, sol); err != nil {
 		return fail("%v", err)
 	}
 	if xs = sol[0]; !xs.Type().Equal(x0.Type()) {
-		return fail("solve returns a node of type %v, want x0's %v", xs.Type(), x0.Type())
+		return fail("%s returns a node of type %v, want x0's %v", c.solve, xs.Type(), x0.Type())
 	}
 	// F at the solution, whose nodes the derivatives replay at x*: xp
 	// stands for x there.
@@ -182,7 +246,7 @@ func root(name, s, fn string, user, F RootFunc, x0 *graph.Node, solve RootSolve,
 	if err != nil {
 		return fail("%v", err)
 	}
-	op := &rootOp{name: name, F: F, matrixFree: x0.Type().Size() > cfg.denseUpTo}
+	op := &rootOp{name: name, fn: fn, F: F, matrixFree: x0.Type().Size() > cfg.denseUpTo}
 	return graph.Apply(op, slices.Concat([]*graph.Node{xs, xp, fx}, read)...)
 }
 

@@ -16,7 +16,7 @@ import (
 // gets a gradient. F builds F's graph again where the matrix-free solve
 // needs it (in its loop's body).
 type rootOp struct {
-	name       string
+	name, fn   string // the builder (Root, FixedPoint) and F's name in it (F, T)
 	F          RootFunc
 	matrixFree bool
 }
@@ -64,6 +64,12 @@ func (op *rootOp) Backward(ctx *graph.GradContext, gOut *graph.Node) []*graph.No
 		return out
 	}
 	x := ctx.Output()
+	if x.Type().Size() == 0 { // no element depends on anything
+		for _, i := range wanted {
+			out[i] = ctx.Graph().Const(graph.NewDenseOf(in[i].Type()))
+		}
+		return out
+	}
 	fx, params, err := linearise(x, in)
 	if err != nil {
 		ctx.Errorf("%v", err)
@@ -73,10 +79,10 @@ func (op *rootOp) Backward(ctx *graph.GradContext, gOut *graph.Node) []*graph.No
 	if op.matrixFree {
 		lambda, err = op.transposedSolve(ctx, x, gOut)
 	} else {
-		lambda, err = denseTransposedSolve(ctx, fx, x, gOut)
+		lambda, err = op.denseTransposedSolve(ctx, fx, x, gOut)
 	}
 	if err != nil {
-		ctx.Errorf("solving with the Jacobian of %s: %v", op.name, err)
+		ctx.Errorf("%w", err)
 		return nil
 	}
 	wrt := make([]*graph.Node, len(wanted))
@@ -85,7 +91,7 @@ func (op *rootOp) Backward(ctx *graph.GradContext, gOut *graph.Node) []*graph.No
 	}
 	grads, err := ctx.Differentiate([]*graph.Node{fx}, []*graph.Node{Neg(lambda)}, wrt)
 	if err != nil {
-		ctx.Errorf("differentiating F: %v", err)
+		ctx.Errorf("%w", op.differentiating(err))
 		return nil
 	}
 	for k, i := range wanted {
@@ -168,9 +174,16 @@ func linearise(x *graph.Node, in []*graph.Node) (fx *graph.Node, params []*graph
 	return fx, params, nil
 }
 
+// differentiating is err, an error differentiating F, as the op's
+// Backward tells it ("differentiating T: Gradients: op … is not
+// differentiable …").
+func (op *rootOp) differentiating(err error) error {
+	return fmt.Errorf("differentiating %s: %w", op.fn, traced(err))
+}
+
 // denseTransposedSolve solves (∂F/∂x)ᵀλ = gOut, ∂F/∂x formed from its
 // rows, the gradients of fx's elements with respect to x.
-func denseTransposedSolve(ctx *graph.GradContext, fx, x, gOut *graph.Node) (*graph.Node, error) {
+func (op *rootOp) denseTransposedSolve(ctx *graph.GradContext, fx, x, gOut *graph.Node) (*graph.Node, error) {
 	jac, err := rootJacobian(x, func(e *graph.Node) (*graph.Node, error) {
 		r, err := ctx.Differentiate([]*graph.Node{fx}, []*graph.Node{e}, []*graph.Node{x})
 		if err != nil {
@@ -179,7 +192,7 @@ func denseTransposedSolve(ctx *graph.GradContext, fx, x, gOut *graph.Node) (*gra
 		return r[0], nil
 	})
 	if err != nil {
-		return nil, err
+		return nil, op.differentiating(err)
 	}
 	n := x.Type().Size()
 	return Reshape(graph.Apply(SolveOp(true, false), jac, Reshape(gOut, n, 1)), x.Shape()...), nil
@@ -208,20 +221,34 @@ func rootJacobian(x *graph.Node, product func(e *graph.Node) (*graph.Node, error
 // transposedSolve solves (∂F/∂x)ᵀλ = gOut matrix-free: λ is the root of
 // u ↦ (∂F/∂x)ᵀu − gOut, found by normalCG, and differentiated as a Root
 // in its turn. (∂F/∂x)ᵀu is a vector–Jacobian product of F built again
-// in u's graph, at x.
+// in u's graph, at x. What fails is the op's error, left off the graph
+// (the gradient's caller records it); one differentiating F names F.
 func (op *rootOp) transposedSolve(ctx *graph.GradContext, x, gOut *graph.Node) (*graph.Node, error) {
+	var diffErr error // the first error differentiating F
 	residual := func(u *graph.Node) *graph.Node {
 		g := u.Graph()
 		at := g.Capture(x)
 		vjp, err := ctx.Differentiate([]*graph.Node{op.F(at)}, []*graph.Node{u}, []*graph.Node{at})
 		if err != nil {
+			if diffErr == nil {
+				diffErr = err
+			}
 			return g.Fail(err)
 		}
 		return Sub(vjp[0], gOut)
 	}
-	zero := x.Graph().Const(graph.NewDenseOf(x.Type()))
-	lambda := root(op.name, "", "the transposed system", residual, residual, zero, normalCG(ctx), []RootOption{DenseUpTo(0)})
-	return lambda, lambda.Err()
+	g := x.Graph()
+	zero := g.Const(graph.NewDenseOf(x.Type()))
+	var lambda *graph.Node
+	call := rootCall{name: op.name, fn: "the transposed system", solve: "conjugate gradients", own: true}
+	err := g.Catch(func() { lambda = root(call, residual, residual, zero, normalCG(ctx), []RootOption{DenseUpTo(0)}) })
+	switch {
+	case diffErr != nil:
+		return nil, op.differentiating(diffErr)
+	case err != nil:
+		return nil, fmt.Errorf("solving with the transposed Jacobian of %s: %w", op.fn, traced(err))
+	}
+	return lambda, nil
 }
 
 // normalCG solves the linear system F(u) = A·u − b = 0 by conjugate
@@ -243,6 +270,10 @@ func normalCG(ctx *graph.GradContext) RootSolve {
 			}
 			return d[0]
 		}
+		// The loop carries u flat (flatLoop): u of rank graph.MaxRank could
+		// not be stacked over its steps.
+		shape := u0.Shape()
+		u0, F, _ = flatLoop(F, u0)
 		f0 := F(g.Const(graph.NewDenseOf(u0.Type()))) // −b
 		bound := Scale(Sum(Square(f0)), tol*tol)
 		r0 := Neg(F(u0))
@@ -259,6 +290,6 @@ func normalCG(ctx *graph.GradContext) RootSolve {
 			p = Add(zNext, Mul(Div(Sum(Square(zNext)), zz), p))
 			return []*graph.Node{u, r, zNext, p}
 		}, []*graph.Node{u0, r0, z0, z0}, MaxSteps(2*u0.Type().Size()+10))
-		return final[0]
+		return Reshape(final[0], shape...)
 	}
 }

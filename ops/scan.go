@@ -237,7 +237,11 @@ func (op *scanOp) Retype(in []graph.Type, replayed []bool) (any, error) {
 	}
 	for k := C + S; k < len(in); k++ {
 		if replayed[k] {
-			return nil, fmt.Errorf("the body reads %v, which is computed from the replayed inputs: give it to Scan as a carry or a sequence", op.body.Inputs[k])
+			give := "give it to Scan as a carry or a sequence"
+			if op.builder == "While" {
+				give = "give it to While as a carry"
+			}
+			return nil, fmt.Errorf("the body reads %v, which is computed from the replayed inputs: %s", op.body.Inputs[k], give)
 		}
 	}
 	again, outer, err := op.tracer.trace(in[:C], in[C:C+S])
@@ -359,8 +363,19 @@ func (op *scanOp) Name() string {
 	return "Scan"
 }
 
-// Builder is "While" for a While's loop (graph.Builder), "" for a Scan.
+// Builder is "While" for a While's loop (graph.Builder), "" for a Scan;
+// the loops of a loop's derivatives name the loop the user built.
 func (op *scanOp) Builder() string { return op.builder }
+
+// userLoop is the name of the loop the user built, which the loops
+// computing its derivatives are built from: their messages name it (a
+// While's, not the Scan of its gradient).
+func (op *scanOp) userLoop() string {
+	if op.builder != "" {
+		return op.builder
+	}
+	return op.Name()
+}
 
 // Subgraphs is the body, less the outputs pruned.
 func (op *scanOp) Subgraphs() []*graph.Subgraph {

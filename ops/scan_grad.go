@@ -138,6 +138,7 @@ func (op *scanOp) Backward(ctx *graph.GradContext, gradOuts []*graph.Node) []*gr
 	}
 	outer, captured := sub.Captures()
 	back := newScanOp(carrySeeds, bSteps, captured, gCarry, gCap, gSeq, op.steps, !op.reverse)
+	back.builder = op.userLoop()
 	if flagIn != nil {
 		back.skipBy = len(bSteps)
 	}

@@ -120,6 +120,7 @@ func (op *scanOp) JVP(ctx *graph.JVPContext) []*graph.Node {
 	outer, captured := sub.Captures()
 	both := newScanOp(carries, stepNodes, captured, newCarry, terms, stepYs, op.steps, op.reverse)
 	both.until, both.skipBy = op.until, op.skipBy // the same step output and sequence
+	both.builder = op.userLoop()
 	in := append(append([]*graph.Node(nil), inputs[:C]...), carryInits...)
 	in = append(append(in, inputs[C:C+A]...), sumInits...)
 	in = append(append(in, inputs[C+A:C+A+S]...), seqs...)

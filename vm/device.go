@@ -157,12 +157,17 @@ func (m *Machine) load() error {
 }
 
 // runOnHost runs instruction i on the host tensors: the device's fallback
-// for an op it has no kernel for. A kernel's error comes back as a
-// hostKernelError, which deviceError words as the CPU machine does.
-func (m *Machine) runOnHost(i int) error {
+// for an op it has no kernel for. A kernel's error, or its panic, comes
+// back as a hostKernelError, which deviceError words as the CPU machine
+// does ("kernel panicked: …").
+func (m *Machine) runOnHost(i int) (err error) {
 	instrs := m.prog.Instructions()
 	in := &instrs[i]
-	var err error
+	defer func() {
+		if r := recover(); r != nil {
+			err = &hostKernelError{instr: i, err: fmt.Errorf("kernel panicked: %v", r)}
+		}
+	}()
 	switch {
 	case m.kernels[i] != nil:
 		err = m.kernels[i](m.execFor(i), m.outs[i][0], m.ins[i])

@@ -1,6 +1,7 @@
 package vm_test
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/nabla-go/nabla/compile"
 	"github.com/nabla-go/nabla/graph"
+	"github.com/nabla-go/nabla/internal/testkit/site"
 	"github.com/nabla-go/nabla/ops"
 	"github.com/nabla-go/nabla/vm"
 )
@@ -105,4 +107,23 @@ func TestRunnerRefusesScanReadingTheBatch(t *testing.T) {
 	err = r.Run(vm.Feeds{x: sequences(rng, 2)})
 	require.Error(t, err)
 	require.True(t, strings.Contains(err.Error(), "computed from the replayed inputs: give it to Scan as a carry or a sequence"), err.Error())
+}
+
+// A While's body reading a value computed from the batch is refused as a
+// Scan's is, in the While's name: the user wrote a While (whose loop is a
+// Scan, which the error named, asking for a sequence While has not).
+func TestRunnerRefusesWhileReadingTheBatch(t *testing.T) {
+	g := graph.New()
+	x := g.Input("x", graph.Float64, 4, 3)
+	mean := ops.Mean(x)
+	final, _ := ops.While(func(c []*graph.Node) *graph.Node { return ops.Less(ops.Sum(c[0]), g.Scalar(100, graph.Float64)) },
+		func(c []*graph.Node) []*graph.Node { return []*graph.Node{ops.Add(c[0], mean)} }, []*graph.Node{x}, ops.MaxSteps(5))
+	line := site.At(-2) // the While's first line
+	r, err := vm.NewRunner([]*graph.Node{final[0]}, nil, nil)
+	require.NoError(t, err)
+	require.NoError(t, r.Run(vm.Feeds{x: graph.NewDenseOf(graph.TypeOf(graph.Float64, 4, 3))}))
+	err = r.Run(vm.Feeds{x: graph.NewDenseOf(graph.TypeOf(graph.Float64, 2, 3))})
+	want := fmt.Sprintf(`nabla: Replay: While (%v) at %s: the body reads input "Mean#1" #4 float64(), which is computed from the replayed inputs: `+
+		"give it to While as a carry (batch size 2; the graph was built for 4)", final[0], line)
+	require.EqualError(t, err, want)
 }
