@@ -38,7 +38,14 @@ func newAgreement() *agreement { return new(agreement) }
 // at the same calls. A difference is an error on every rank, naming this
 // rank's size and another's; the Comm stays usable.
 func (c *Comm) agree(what string, a *agreement, t *tensor.Dense) error {
-	n, dt := t.Size(), t.Dtype()
+	return c.agreeOn(what, a, graph.TypeOf(t.Dtype(), t.Shape()...))
+}
+
+// agreeOn is agree for a tensor of type t: on a device, a collective's
+// call checks its input's type once, as the program loads (the sizes of a
+// device's program are fixed).
+func (c *Comm) agreeOn(what string, a *agreement, t graph.Type) error {
+	n, dt := t.Size(), t.DType
 	if a != nil {
 		a.mu.Lock()
 		defer a.mu.Unlock()
@@ -67,14 +74,14 @@ func (c *Comm) agree(what string, a *agreement, t *tensor.Dense) error {
 			other = least
 		}
 		return fmt.Errorf("dist: %s on %v: this rank's tensor has %d elements (%v), another rank's %d: every rank must give a collective a tensor of the same shape",
-			what, c, n, graph.TypeOf(dt, t.Shape()...), int(other))
+			what, c, n, t, int(other))
 	case wide != narrow:
 		other := wide
 		if bits == wide {
 			other = narrow
 		}
 		return fmt.Errorf("dist: %s on %v: this rank's tensor is %v, another rank's holds %d-bit elements: every rank must give a collective the same dtype",
-			what, c, graph.TypeOf(dt, t.Shape()...), int(other))
+			what, c, t, int(other))
 	}
 	if a != nil {
 		a.agreed, a.count, a.dtype = true, n, dt

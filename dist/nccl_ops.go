@@ -118,16 +118,23 @@ func ncclType(t graph.Type) uintptr {
 	return ncclFloat64
 }
 
-// libraryCall prepares collective what (label in plans) on dev: a copy
-// for a Comm of one rank, nil where NCCL is declined, else the call that
-// fn makes with the communicator.
-func (c *Comm) libraryCall(dev graph.LibraryDevice, what, label string, fn func(n *ncclComm, in, out, stream uintptr) (string, int32)) (*graph.LibraryCall, error) {
+// libraryCall prepares collective what (label in plans) of an input of
+// type in on dev: a copy for a Comm of one rank, nil where NCCL is
+// declined, else the call that fn makes with the communicator, once every
+// rank has given the collective an input of in's size and dtype (see
+// agree: NCCL, as MPI, takes each rank's count as given).
+func (c *Comm) libraryCall(dev graph.LibraryDevice, in graph.Type, what, label string, fn func(n *ncclComm, in, out, stream uintptr) (string, int32)) (*graph.LibraryCall, error) {
 	if c.alone() && !forceNCCL {
 		return &graph.LibraryCall{Label: "copy (" + label + " of one rank)", Identity: true}, nil
 	}
 	n, err := c.ncclFor(what, dev)
 	if n == nil || err != nil {
 		return nil, err
+	}
+	if !c.alone() {
+		if err := c.agreeOn(what, nil, in); err != nil {
+			return nil, err
+		}
 	}
 	usable := func() error {
 		c.mu.Lock()
@@ -157,7 +164,7 @@ func (op AllReduceOp) Library(dev graph.LibraryDevice, in, _ []graph.Type) (*gra
 		red = ncclAvg
 	}
 	count, dtype := uintptr(in[0].Size()), ncclType(in[0])
-	return op.Comm.libraryCall(dev, "AllReduce", op.DotLabel(), func(n *ncclComm, send, recv, stream uintptr) (string, int32) {
+	return op.Comm.libraryCall(dev, in[0], "AllReduce", op.DotLabel(), func(n *ncclComm, send, recv, stream uintptr) (string, int32) {
 		return "ncclAllReduce", call(n.lib.allReduce, send, recv, count, dtype, red, n.handle, stream)
 	})
 }
@@ -165,7 +172,7 @@ func (op AllReduceOp) Library(dev graph.LibraryDevice, in, _ []graph.Type) (*gra
 // Library is one ncclBroadcast (graph.LibraryOp).
 func (op BroadcastOp) Library(dev graph.LibraryDevice, in, _ []graph.Type) (*graph.LibraryCall, error) {
 	count, dtype, root := uintptr(in[0].Size()), ncclType(in[0]), uintptr(op.Root)
-	return op.Comm.libraryCall(dev, "Broadcast", op.DotLabel(), func(n *ncclComm, send, recv, stream uintptr) (string, int32) {
+	return op.Comm.libraryCall(dev, in[0], "Broadcast", op.DotLabel(), func(n *ncclComm, send, recv, stream uintptr) (string, int32) {
 		return "ncclBroadcast", call(n.lib.broadcast, send, recv, count, dtype, root, n.handle, stream)
 	})
 }
@@ -174,7 +181,7 @@ func (op BroadcastOp) Library(dev graph.LibraryDevice, in, _ []graph.Type) (*gra
 // the ranks but the root (where NCCL leaves it unwritten).
 func (op ReduceToOp) Library(dev graph.LibraryDevice, in, _ []graph.Type) (*graph.LibraryCall, error) {
 	count, dtype, root := uintptr(in[0].Size()), ncclType(in[0]), uintptr(op.Root)
-	lc, err := op.Comm.libraryCall(dev, "ReduceTo", op.DotLabel(), func(n *ncclComm, send, recv, stream uintptr) (string, int32) {
+	lc, err := op.Comm.libraryCall(dev, in[0], "ReduceTo", op.DotLabel(), func(n *ncclComm, send, recv, stream uintptr) (string, int32) {
 		return "ncclReduce", call(n.lib.reduce, send, recv, count, dtype, ncclSum, root, n.handle, stream)
 	})
 	if lc != nil && !lc.Identity {
@@ -186,19 +193,19 @@ func (op ReduceToOp) Library(dev graph.LibraryDevice, in, _ []graph.Type) (*grap
 // Library is one ncclAllGather (graph.LibraryOp).
 func (op AllGatherOp) Library(dev graph.LibraryDevice, in, _ []graph.Type) (*graph.LibraryCall, error) {
 	count, dtype := uintptr(in[0].Size()), ncclType(in[0])
-	return op.Comm.libraryCall(dev, "AllGather", op.Name(), func(n *ncclComm, send, recv, stream uintptr) (string, int32) {
+	return op.Comm.libraryCall(dev, in[0], "AllGather", op.Name(), func(n *ncclComm, send, recv, stream uintptr) (string, int32) {
 		return "ncclAllGather", call(n.lib.allGather, send, recv, count, dtype, n.handle, stream)
 	})
 }
 
 // Library is one ncclReduceScatter (graph.LibraryOp); Mean is ncclAvg.
-func (op ReduceScatterOp) Library(dev graph.LibraryDevice, _, out []graph.Type) (*graph.LibraryCall, error) {
+func (op ReduceScatterOp) Library(dev graph.LibraryDevice, in, out []graph.Type) (*graph.LibraryCall, error) {
 	red := uintptr(ncclSum)
 	if op.Reduction == Mean {
 		red = ncclAvg
 	}
 	count, dtype := uintptr(out[0].Size()), ncclType(out[0])
-	return op.Comm.libraryCall(dev, "ReduceScatter", op.DotLabel(), func(n *ncclComm, send, recv, stream uintptr) (string, int32) {
+	return op.Comm.libraryCall(dev, in[0], "ReduceScatter", op.DotLabel(), func(n *ncclComm, send, recv, stream uintptr) (string, int32) {
 		return "ncclReduceScatter", call(n.lib.reduceScatter, send, recv, count, dtype, red, n.handle, stream)
 	})
 }

@@ -101,6 +101,7 @@ func TestChildNCCL(t *testing.T) {
 	t.Run("Plan", func(t *testing.T) { checkNCCLPlan(t, c, dev) })
 	t.Run("Runs", func(t *testing.T) { checkNCCLReplay(t, c, dev, false) })
 	t.Run("DataParallel", func(t *testing.T) { checkDataParallelOn(t, c, []vm.Option{vm.OnDevice(dev)}, BucketBytes(600)) })
+	t.Run("Mismatch", func(t *testing.T) { checkNCCLMismatch(t, c, dev) })
 	t.Run("Error", func(t *testing.T) { checkNCCLError(t, c, dev) })
 	t.Run("Watched", func(t *testing.T) { checkNCCLWatched(t, c, dev, graph.LibraryDevice{HostStandIn: true}) })
 	checkNCCLClose(t, c, dev)
@@ -209,6 +210,25 @@ func checkNCCLPlan(t *testing.T, c *Comm, dev *cuda.Device) {
 		require.Contains(t, plan, "library NCCL "+label+"(", "%v", c)
 	}
 	require.Equal(t, c.Rank() != 0, strings.Contains(plan, "kernel "), "%v: ReduceTo's output zeroed (by a kernel) on the ranks but the root", c)
+}
+
+// checkNCCLMismatch: ranks loading one collective of inputs of other
+// sizes on a device fail as the program loads, every rank, with the
+// error the host's collectives give, before NCCL is called (it takes
+// each rank's count as given, as MPI does).
+func checkNCCLMismatch(t *testing.T, c *Comm, dev *cuda.Device) {
+	if c.Size() == 1 {
+		t.Skip("one rank: no other to differ from")
+	}
+	g := graph.New()
+	x := g.Input("x", graph.Float64, 3+c.Rank())
+	p, err := compile.Compile([]*graph.Node{AllReduce(c, x, Sum)})
+	require.NoError(t, err)
+	m, err := vm.New(p, vm.OnDevice(dev))
+	if err == nil {
+		m.Close()
+	}
+	require.ErrorContains(t, err, fmt.Sprintf("dist: AllReduce on %v: this rank's tensor has %d elements (float64(%d)), another rank's ", c, 3+c.Rank(), 3+c.Rank()))
 }
 
 // checkNCCLError: NCCL's error (the fake refuses 13 elements) reaches
