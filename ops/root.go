@@ -246,7 +246,7 @@ func root(c rootCall, user, F RootFunc, x0 *graph.Node, solve RootSolve, opts []
 	if err != nil {
 		return fail("%v", err)
 	}
-	op := &rootOp{name: name, fn: fn, F: F, matrixFree: x0.Type().Size() > cfg.denseUpTo}
+	op := &rootOp{name: name, fn: fn, F: newRootTemplate(xp, fx, read, start), matrixFree: x0.Type().Size() > cfg.denseUpTo}
 	return graph.Apply(op, slices.Concat([]*graph.Node{xs, xp, fx}, read)...)
 }
 

@@ -2,7 +2,6 @@ package ops
 
 import (
 	"fmt"
-	"slices"
 
 	"gorgonia.org/tensor"
 
@@ -13,11 +12,13 @@ import (
 // implicit function theorem. Its inputs are the solve's result xs, the
 // node xp standing for it in F's graph at the solution, that graph's
 // output F(xp), and the nodes that graph reads besides xp (θ); only θ
-// gets a gradient. F builds F's graph again where the matrix-free solve
-// needs it (in its loop's body).
+// gets a gradient. The derivatives build F's graph again from F, the
+// template of that graph, at the op's output and from its θ inputs as
+// they are where the op is (Vmap may have applied it again, in a loop
+// over the examples), in the matrix-free solve's loop body too.
 type rootOp struct {
 	name, fn   string // the builder (Root, FixedPoint) and F's name in it (F, T)
-	F          RootFunc
+	F          rootTemplate
 	matrixFree bool
 }
 
@@ -38,16 +39,10 @@ func (*rootOp) Forward(out *tensor.Dense, in []*tensor.Dense) error {
 }
 
 // Retype keeps the op for new inputs (graph.Replay: a vm.Runner at
-// another batch size, a Checkpoint computing it again). The matrix-free
-// solve builds F again from its Go function, which reads the parameters
-// it was first built with: it refuses to have them replayed.
-func (op *rootOp) Retype(_ []graph.Type, fresh []bool) (any, error) {
-	if op.matrixFree && len(fresh) > rootParams && slices.Contains(fresh[rootParams:], true) {
-		return nil, fmt.Errorf("%s with ∂F/∂x matrix-free builds F again as it was built, reading the parameters it was built with, "+
-			"and some are computed again here: solve densely (DenseUpTo) or give F parameters that are not", op.name)
-	}
-	return op, nil
-}
+// another batch size, a Checkpoint computing it again): its derivatives
+// build F from its template with the parameters it is given, whichever
+// way they solve.
+func (op *rootOp) Retype([]graph.Type, []bool) (any, error) { return op, nil }
 
 // Backward solves (∂F/∂x)ᵀλ = gOut at x* and returns −(∂F/∂θ)ᵀλ for
 // each parameter θ.
@@ -70,14 +65,14 @@ func (op *rootOp) Backward(ctx *graph.GradContext, gOut *graph.Node) []*graph.No
 		}
 		return out
 	}
-	fx, params, err := linearise(x, in)
+	fx, params, err := op.linearise(x, in)
 	if err != nil {
 		ctx.Errorf("%v", err)
 		return nil
 	}
 	var lambda *graph.Node
 	if op.matrixFree {
-		lambda, err = op.transposedSolve(ctx, x, gOut)
+		lambda, err = op.transposedSolve(ctx, x, gOut, in[rootParams:])
 	} else {
 		lambda, err = op.denseTransposedSolve(ctx, fx, x, gOut)
 	}
@@ -119,7 +114,7 @@ func (op *rootOp) JVP(ctx *graph.JVPContext) *graph.Node {
 		return nil
 	}
 	x := ctx.Output()
-	fx, params, err := linearise(x, in)
+	fx, params, err := op.linearise(x, in)
 	if err != nil {
 		ctx.Decline()
 		return nil
@@ -150,26 +145,22 @@ func (op *rootOp) JVP(ctx *graph.JVPContext) *graph.Node {
 	return Neg(Reshape(graph.Apply(SolveOp(true, false), cols, Reshape(rhs, n, 1)), x.Shape()...))
 }
 
-// linearise rebuilds F at the solution x (the op's output) from the op's
-// inputs in: F's graph replayed with x for its stand-in, and with a node
-// of its own for each parameter, so that each is differentiated apart
-// from the others (a parameter may be computed from another) and from x
-// (which depends on them all through the op).
-func linearise(x *graph.Node, in []*graph.Node) (fx *graph.Node, params []*graph.Node, err error) {
-	subst := map[*graph.Node]*graph.Node{in[1]: x}
+// linearise builds F again at the solution x (the op's output) from the
+// op's inputs in: F's graph (op.F) with x for its stand-in, and with a
+// node of its own for each parameter, so that each is differentiated
+// apart from the others (a parameter may be computed from another) and
+// from x (which depends on them all through the op).
+func (op *rootOp) linearise(x *graph.Node, in []*graph.Node) (fx *graph.Node, params []*graph.Node, err error) {
+	own := map[*graph.Node]*graph.Node{}
 	params = make([]*graph.Node, len(in)-rootParams)
 	for k, p := range in[rootParams:] {
-		if params[k] = subst[p]; params[k] == nil {
+		if params[k] = own[p]; params[k] == nil {
 			params[k] = Identity(p)
-			subst[p] = params[k]
+			own[p] = params[k]
 		}
 	}
-	again, err := graph.Replay(subst, in[2])
-	if err != nil {
-		return nil, nil, fmt.Errorf("F at the solution: %v", err)
-	}
-	if fx = again[in[2]]; fx == nil {
-		fx = in[2] // F reads neither x nor parameters
+	if fx, err = op.F.at(x.Graph(), x, params); err != nil {
+		return nil, nil, err
 	}
 	return fx, params, nil
 }
@@ -223,12 +214,16 @@ func rootJacobian(x *graph.Node, product func(e *graph.Node) (*graph.Node, error
 // in its turn. (∂F/∂x)ᵀu is a vector–Jacobian product of F built again
 // in u's graph, at x. What fails is the op's error, left off the graph
 // (the gradient's caller records it); one differentiating F names F.
-func (op *rootOp) transposedSolve(ctx *graph.GradContext, x, gOut *graph.Node) (*graph.Node, error) {
+func (op *rootOp) transposedSolve(ctx *graph.GradContext, x, gOut *graph.Node, params []*graph.Node) (*graph.Node, error) {
 	var diffErr error // the first error differentiating F
 	residual := func(u *graph.Node) *graph.Node {
 		g := u.Graph()
 		at := g.Capture(x)
-		vjp, err := ctx.Differentiate([]*graph.Node{op.F(at)}, []*graph.Node{u}, []*graph.Node{at})
+		fat, err := op.F.at(g, at, params)
+		var vjp []*graph.Node
+		if err == nil {
+			vjp, err = ctx.Differentiate([]*graph.Node{fat}, []*graph.Node{u}, []*graph.Node{at})
+		}
 		if err != nil {
 			if diffErr == nil {
 				diffErr = err
