@@ -44,7 +44,7 @@ func forwardSweep(caller string, ys, xs, tangents []*graph.Node, batch int) (res
 			result, err = nil, f.fail("forward-mode differentiation panicked: %v", r)
 		}
 	}()
-	nodes, feeds := ancestry(g, ys)
+	nodes, feeds := ancestry(g, ys, tangentFree)
 	last := len(nodes) - 1
 	depends := g.Descendants(xs, last)
 	given := map[*graph.Node]*graph.Node{}
@@ -116,7 +116,9 @@ func (f *tangentSweep) node(n *graph.Node) error {
 	ts := make([]*graph.Node, len(ins))
 	some := false
 	for i, in := range ins {
-		ts[i] = f.tan[in]
+		if !tangentFree(n, i) {
+			ts[i] = f.tan[in]
+		}
 		some = some || ts[i] != nil
 	}
 	if !some {
@@ -143,6 +145,9 @@ func (f *tangentSweep) node(n *graph.Node) error {
 			}
 		}
 	}
+	if err := ctx.Err(); err != nil {
+		return f.fail("JVP of %s: %v", n.BuilderName(), err)
+	}
 	if results == nil && ctx.Declined() && onDecline != nil {
 		onDecline(n)
 	}
@@ -160,6 +165,14 @@ func (f *tangentSweep) node(n *graph.Node) error {
 		f.tan[o] = t
 	}
 	return nil
+}
+
+// tangentFree reports whether n's op ignores input i's tangent
+// (graph.TangentFree): forward mode then gives that input none on n's
+// account.
+func tangentFree(n *graph.Node, i int) bool {
+	op, ok := n.Op().(graph.TangentFree)
+	return ok && op.TangentFree(i)
 }
 
 // fit checks a rule's tangent for output o against the shape it must

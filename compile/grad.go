@@ -87,7 +87,7 @@ func grad(caller string, ys, seeds, wrt []*graph.Node, opts []GradOption) (resul
 		}
 	}()
 
-	nodes, feeds := ancestry(g, ys)
+	nodes, feeds := ancestry(g, ys, nil)
 	// A node needs a gradient when it depends on some wrt node and some
 	// output depends on it.
 	needs := g.Descendants(wrt, len(nodes)-1)
@@ -165,8 +165,10 @@ func grad(caller string, ys, seeds, wrt []*graph.Node, opts []GradOption) (resul
 }
 
 // ancestry returns g's nodes up to the last of ys, in creation order, and
-// marks, by ID, those some node of ys depends on (ys included).
-func ancestry(g *graph.Graph, ys []*graph.Node) (nodes []*graph.Node, feeds []bool) {
+// marks, by ID, those some node of ys depends on (ys included), through
+// the inputs that cut, when given, does not cut off (cut(n, i): input i
+// of n).
+func ancestry(g *graph.Graph, ys []*graph.Node, cut func(n *graph.Node, i int) bool) (nodes []*graph.Node, feeds []bool) {
 	last := 0
 	for _, y := range ys {
 		last = max(last, y.ID())
@@ -178,8 +180,8 @@ func ancestry(g *graph.Graph, ys []*graph.Node) (nodes []*graph.Node, feeds []bo
 	}
 	for i := len(nodes) - 1; i >= 0; i-- {
 		if feeds[i] {
-			for _, in := range nodes[i].Inputs() {
-				feeds[in.ID()] = true
+			for k, in := range nodes[i].Inputs() {
+				feeds[in.ID()] = feeds[in.ID()] || cut == nil || !cut(nodes[i], k)
 			}
 		}
 	}

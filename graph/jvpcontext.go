@@ -22,6 +22,18 @@ type MultiForwardDifferentiable interface {
 	JVP(ctx *JVPContext) []*Node
 }
 
+// TangentFree is implemented by ops whose outputs' tangents do not depend
+// on the tangents of some of their inputs: inputs read for their values
+// alone, as Root reads the solution its solve found. Forward mode gives
+// such an input no tangent on the op's account, so that what computes it
+// (a loop that is never differentiated) need not be differentiable, nor
+// is it differentiated in vain.
+type TangentFree interface {
+	// TangentFree reports whether the tangents of the op's outputs
+	// ignore input i's.
+	TangentFree(i int) bool
+}
+
 // ForwardSweeper pushes tangents forward through any graph: the tangents
 // of ys given those of xs (nil for zero), batched as the context's are.
 // The forward-mode driver lends one to ops whose rule differentiates a
@@ -36,6 +48,7 @@ type JVPContext struct {
 	batch    int
 	declined bool
 	sweep    ForwardSweeper
+	err      error
 }
 
 // WithSweeper lends s to the op's rule (see Sweep) and returns c. The
@@ -137,3 +150,20 @@ func (c *JVPContext) Decline() {
 // Declined reports whether the rule called Decline (true for a nil
 // context, which has no tangent to build).
 func (c *JVPContext) Declined() bool { return c == nil || c.declined }
+
+// Errorf records that the tangent cannot be built (what the op
+// differentiates has no derivative, say); the driver reports it as its
+// error, naming the op, and ignores the rule's return value.
+func (c *JVPContext) Errorf(format string, args ...any) {
+	if c != nil && c.err == nil {
+		c.err = fmt.Errorf(format, args...)
+	}
+}
+
+// Err returns the error recorded by Errorf, if any.
+func (c *JVPContext) Err() error {
+	if c == nil {
+		return nil
+	}
+	return c.err
+}

@@ -95,9 +95,17 @@ func (op *rootOp) Backward(ctx *graph.GradContext, gOut *graph.Node) []*graph.No
 	return out
 }
 
+// TangentFree says that the tangent of the op's output ignores those of
+// the solve's result, of its stand-in and of F there: forward mode does
+// not differentiate the solve (which need not be differentiable) or F
+// at the stand-in, only F built again at the output (see JVP).
+func (*rootOp) TangentFree(i int) bool { return i < rootParams }
+
 // JVP solves ∂F/∂x·t = −∂F/∂θ·dθ at x*, with ∂F/∂x formed from its
-// columns. Batched tangents and the matrix-free solve are declined: the
-// driver derives them from Backward.
+// columns. Batched tangents, an x of no elements and the matrix-free
+// solve are declined, the driver deriving them from Backward, once F's
+// tangents are known to build. F without a derivative is the op's error
+// ("differentiating F: …").
 func (op *rootOp) JVP(ctx *graph.JVPContext) *graph.Node {
 	in := ctx.Inputs()
 	var moved []int // the parameters with a tangent
@@ -109,40 +117,56 @@ func (op *rootOp) JVP(ctx *graph.JVPContext) *graph.Node {
 	if len(moved) == 0 {
 		return nil
 	}
-	if ctx.Batch() > 0 || op.matrixFree {
-		ctx.Decline()
-		return nil
-	}
 	x := ctx.Output()
 	fx, params, err := op.linearise(x, in)
 	if err != nil {
-		ctx.Decline()
+		ctx.Errorf("%v", err)
 		return nil
 	}
 	sweep := func(from, dir []*graph.Node) (*graph.Node, error) {
 		r, err := ctx.Sweep([]*graph.Node{fx}, from, dir)
 		if err != nil {
-			return nil, err
+			return nil, op.differentiating(untold(err))
 		}
 		return r[0], nil
-	}
-	// Column j of ∂F/∂x is F's tangent along unit vector j.
-	cols, err := rootJacobian(x, func(e *graph.Node) (*graph.Node, error) { return sweep([]*graph.Node{x}, []*graph.Node{e}) })
-	if err != nil {
-		ctx.Decline()
-		return nil
 	}
 	xs, ts := make([]*graph.Node, len(moved)), make([]*graph.Node, len(moved))
 	for k, i := range moved {
 		xs[k], ts[k] = params[i-rootParams], ctx.Tangent(i)
 	}
-	rhs, err := sweep(xs, ts)
-	if err != nil {
+	n := x.Type().Size()
+	if ctx.Batch() > 0 || op.matrixFree || n == 0 {
+		// F's tangent along x too, unused: its error is F's.
+		zero := ctx.Graph().Const(graph.NewDenseOf(graph.TypeOf(x.DType(), ctx.Shape(x.Shape())...)))
+		if _, err := sweep(append([]*graph.Node{x}, xs...), append([]*graph.Node{zero}, ts...)); err != nil {
+			ctx.Errorf("%w", err)
+			return nil
+		}
 		ctx.Decline()
 		return nil
 	}
-	n := x.Type().Size()
+	rhs, err := sweep(xs, ts)
+	if err != nil {
+		ctx.Errorf("%w", err)
+		return nil
+	}
+	// Column j of ∂F/∂x is F's tangent along unit vector j.
+	cols, err := rootJacobian(x, func(e *graph.Node) (*graph.Node, error) { return sweep([]*graph.Node{x}, []*graph.Node{e}) })
+	if err != nil {
+		ctx.Errorf("%w", err)
+		return nil
+	}
 	return Neg(Reshape(graph.Apply(SolveOp(true, false), cols, Reshape(rhs, n, 1)), x.Shape()...))
+}
+
+// untold is err, the forward-mode driver's error for a nested sweep, less
+// the driver's name and the caller's line, which the driver's own error
+// for the op gives.
+func untold(err error) error {
+	if gerr, ok := err.(*graph.Error); ok && gerr.Err != nil {
+		return gerr.Err
+	}
+	return err
 }
 
 // linearise builds F again at the solution x (the op's output) from the
