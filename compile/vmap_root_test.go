@@ -1,6 +1,7 @@
 package compile_test
 
 import (
+	"slices"
 	"testing"
 
 	"gorgonia.org/tensor"
@@ -41,10 +42,11 @@ func vmapRoot(fixed bool, opts ...ops.RootOption) func(ex []*graph.Node) []*grap
 	}
 }
 
-// Vmap of a function holding a Root or a FixedPoint, then Grad of the
-// result: the values and the gradients equal B separate runs of the
-// function (bit for bit, the shared w's gradient, summed over the
-// examples, to 1e-12) and central differences. The matrix-free gradient
+// Vmap of a function holding a Root or a FixedPoint, then Grad (and
+// JVP) of the result: the values, the gradients and the tangents equal B
+// separate runs of the function (bit for bit; the shared w's gradient,
+// summed over the examples, and the tangents to 1e-12), and the
+// gradients central differences. The matrix-free gradient
 // failed ("input w … belongs to another graph": it built F again from
 // the Go function, reading the nodes of Vmap's traced graph), and the
 // dense one was zeros (the loop over the examples cut F's graph off the
@@ -52,6 +54,7 @@ func vmapRoot(fixed bool, opts ...ops.RootOption) func(ex []*graph.Node) []*grap
 func TestVmapRootGrad(t *testing.T) {
 	cv := optable.TensorOf([]int{vmapBatch, 2}, 1, 2, 3, 4, 5, 6)
 	wv := optable.TensorOf([]int{2}, 0.5, 1.5)
+	dx, dw := optable.TensorOf([]int{vmapBatch, 2}, 0.3, -0.2, 0.5, 0.1, -0.4, 0.7), optable.TensorOf([]int{2}, -0.1, 0.2)
 	for _, c := range vmapRoots {
 		t.Run(c.name, func(t *testing.T) {
 			g := graph.New()
@@ -64,23 +67,30 @@ func TestVmapRootGrad(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got := runVmapped(t, append(ys, d...), vm.Feeds{x: cv, w: wv})
-			var dw *tensor.Dense
+			tan, err := compile.JVP(ys, []*graph.Node{x, w}, []*graph.Node{g.Const(dx), g.Const(dw)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := runVmapped(t, slices.Concat(ys, d, tan), vm.Feeds{x: cv, w: wv})
+			var gw *tensor.Dense
 			for b := range vmapBatch {
-				want := separateRootRun(t, c.f, rowOf(t, cv, b), wv)
+				want := separateRootRun(t, c.f, rowOf(t, cv, b), wv, rowOf(t, dx, b), dw)
 				for k, what := range []string{"value", "gradient"} {
 					if row := rowOf(t, got[k], b); !sameBitsDense(row, want[k]) {
 						t.Errorf("example %d: %s %v, separately %v", b, what, graph.Float64s(row), graph.Float64s(want[k]))
 					}
 				}
-				if dw == nil {
-					dw = want[2]
+				if row := rowOf(t, got[3], b); !closeDense(row, want[3], 1e-12) {
+					t.Errorf("example %d: tangent %v, separately %v", b, graph.Float64s(row), graph.Float64s(want[3]))
+				}
+				if gw == nil {
+					gw = want[2]
 				} else {
-					dw = sumDense(t, dw, want[2])
+					gw = sumDense(t, gw, want[2])
 				}
 			}
-			if !closeDense(got[2], dw, 1e-12) {
-				t.Errorf("the shared input's gradient is %v, the separate runs' sum %v", graph.Float64s(got[2]), graph.Float64s(dw))
+			if !closeDense(got[2], gw, 1e-12) {
+				t.Errorf("the shared input's gradient is %v, the separate runs' sum %v", graph.Float64s(got[2]), graph.Float64s(gw))
 			}
 			fn := func(in []*graph.Node) *graph.Node { return vmapped(c.f, in, []int{0, compile.NotBatched}) }
 			if err := gradcheck.Check(fn, []*tensor.Dense{cv, wv}, gradcheck.Options{}); err != nil {
@@ -90,9 +100,9 @@ func TestVmapRootGrad(t *testing.T) {
 	}
 }
 
-// separateRootRun is f's value and gradients with respect to x and w at
-// one example, computed without Vmap.
-func separateRootRun(t *testing.T, f func([]*graph.Node) []*graph.Node, xv, wv *tensor.Dense) []*tensor.Dense {
+// separateRootRun is f's value, its gradients with respect to x and w and
+// its tangent along (dx, dw) at one example, computed without Vmap.
+func separateRootRun(t *testing.T, f func([]*graph.Node) []*graph.Node, xv, wv, dx, dw *tensor.Dense) []*tensor.Dense {
 	t.Helper()
 	g := graph.New()
 	x, w := g.Input("x", graph.Float64, 2), g.Input("w", graph.Float64, 2)
@@ -101,7 +111,11 @@ func separateRootRun(t *testing.T, f func([]*graph.Node) []*graph.Node, xv, wv *
 	if err != nil {
 		t.Fatal(err)
 	}
-	return runVmapped(t, append([]*graph.Node{y}, d...), vm.Feeds{x: xv, w: wv})
+	tan, err := compile.JVP([]*graph.Node{y}, []*graph.Node{x, w}, []*graph.Node{g.Const(dx), g.Const(dw)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return runVmapped(t, slices.Concat([]*graph.Node{y}, d, tan), vm.Feeds{x: xv, w: wv})
 }
 
 // sumDense is a + b, elementwise.

@@ -31,7 +31,8 @@ type RootSolve func(F RootFunc, x0 *graph.Node) *graph.Node
 //	λ = (∂F/∂x)⁻ᵀ ∂L/∂x*,   ∂L/∂θ = −(∂F/∂θ)ᵀ λ
 //
 // and the forward rule dx* = −(∂F/∂x)⁻¹ ∂F/∂θ·dθ, both at x*. x0 and the
-// solve get no gradient: the root does not depend on them.
+// solve get no gradient, nor a tangent in forward mode: the root does not
+// depend on them, and the solve need not be differentiable.
 //
 // The linear solves are built from graph ops at the solution node
 // itself, so the derivatives of every order are those of the exact root,
