@@ -38,7 +38,21 @@ func newAgreement() *agreement { return new(agreement) }
 // at the same calls. A difference is an error on every rank, naming this
 // rank's size and another's; the Comm stays usable.
 func (c *Comm) agree(what string, a *agreement, t *tensor.Dense) error {
+	if a.holds(t.Size(), t.Dtype()) {
+		return nil // allocating nothing: a run's path
+	}
 	return c.agreeOn(what, a, graph.TypeOf(t.Dtype(), t.Shape()...))
+}
+
+// holds reports whether the ranks have agreed on n elements of dt (false
+// for a nil agreement).
+func (a *agreement) holds(n int, dt tensor.Dtype) bool {
+	if a == nil {
+		return false
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.agreed && a.count == n && a.dtype == dt
 }
 
 // agreeOn is agree for a tensor of type t: on a device, a collective's
