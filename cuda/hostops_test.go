@@ -65,18 +65,7 @@ func TestHostOpsFailAsOnTheCPU(t *testing.T) {
 			m.Close()
 		}
 	}
-	g := graph.New()
-	in := g.Input("x", graph.Float64, 3)
-	y := ops.Exp(in)
-	p, err := compile.Compile([]*graph.Node{y})
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := vm.New(p, vm.OnDevice(dev))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
+	m, in, y := deviceMachineOf(t, dev, ops.Exp)
 	if err := m.Run(vm.Feeds{in: x}); err != nil {
 		t.Fatal(err)
 	}

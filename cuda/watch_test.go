@@ -79,15 +79,21 @@ func (o watchedOp) Library(dev graph.LibraryDevice, in, _ []graph.Type) (*graph.
 // watchedMachine is a machine on dev running op on an input of 3.
 func watchedMachine(t *testing.T, dev *Device, op graph.Op) (*vm.Machine, *graph.Node, *graph.Node) {
 	t.Helper()
+	return deviceMachineOf(t, dev, func(x *graph.Node) *graph.Node { return graph.Apply(op, x) })
+}
+
+// deviceMachineOf loads on dev the program computing y = f(x) of a
+// float64 input x of 3 elements; the machine closes with the test.
+func deviceMachineOf(t *testing.T, dev *Device, f func(x *graph.Node) *graph.Node) (m *vm.Machine, x, y *graph.Node) {
+	t.Helper()
 	g := graph.New()
-	x := g.Input("x", graph.Float64, 3)
-	y := graph.Apply(op, x)
+	x = g.Input("x", graph.Float64, 3)
+	y = f(x)
 	p, err := compile.Compile([]*graph.Node{y})
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := vm.New(p, vm.OnDevice(dev))
-	if err != nil {
+	if m, err = vm.New(p, vm.OnDevice(dev)); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { m.Close() })
