@@ -69,6 +69,11 @@ type launcher struct {
 	from       string // the variables read, for errors
 }
 
+// maxCPU bounds the cpu numbers of a cpu list (Linux's NR_CPUS is at
+// most 8192): a number past it is no cpu list's, and cannot overflow the
+// count.
+const maxCPU = 1 << 20
+
 // cpuListSize is the number of cpus in a Linux cpu list ("0-15,32-47\n"
 // is 32), or 0 where s is not one.
 func cpuListSize(s string) int {
@@ -80,7 +85,7 @@ func cpuListSize(s string) int {
 		}
 		a, err1 := strconv.Atoi(lo)
 		z, err2 := strconv.Atoi(hi)
-		if err1 != nil || err2 != nil || a < 0 || z < a {
+		if err1 != nil || err2 != nil || a < 0 || z < a || z > maxCPU {
 			return 0
 		}
 		n += z - a + 1
