@@ -34,6 +34,7 @@ type executable struct {
 	// watched the same, listed (watch.go).
 	watches []*watch
 	watched []*watch
+	checked []int // the library steps whose call has a Check
 	// broken is a watched library call's failure (its library ended its
 	// work): every later run, read and write fails with it.
 	broken error
@@ -154,6 +155,9 @@ func (e *executable) bind() {
 	for i, s := range e.plan.steps {
 		if s.kind == stepLibrary {
 			e.libs[i] = e.bindLibrary(s)
+			if e.plan.calls[s.lib].Check != nil {
+				e.checked = append(e.checked, i)
+			}
 		}
 		if s.kind == stepGemm {
 			g := s.gemm

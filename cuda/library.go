@@ -58,13 +58,13 @@ func (l *lowering) library(o graph.LibraryOp) (bool, error) {
 	return true, nil
 }
 
-// checkLibraries calls every library call's Check before a run, and
-// returns the first error, named after its instruction.
+// checkLibraries calls every library call's Check before a run (those
+// of the steps bind listed in e.checked, so that a plan without library
+// calls costs a run nothing), and returns the first error, named after
+// its instruction.
 func (e *executable) checkLibraries() error {
-	for _, s := range e.plan.steps {
-		if s.kind != stepLibrary || e.plan.calls[s.lib].Check == nil {
-			continue
-		}
+	for _, i := range e.checked {
+		s := e.plan.steps[i]
 		if err := e.plan.calls[s.lib].Check(); err != nil {
 			return e.stepError(s, err)
 		}
