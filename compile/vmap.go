@@ -281,7 +281,7 @@ func (v *vmapper) op(n *graph.Node) error {
 	if some {
 		res = v.rule(n, ins, batched)
 	} else {
-		res = reapply(g, n, ins)
+		res = graph.Reapply(g, n, ins...)
 	}
 	if res == nil {
 		if onLoop != nil {
@@ -350,18 +350,9 @@ func (v *vmapper) loop(n *graph.Node, ins []*graph.Node, batched []bool) []*grap
 				args[i], k = rows[k], k+1
 			}
 		}
-		return nil, reapply(rows[0].Graph(), n, args)
+		return nil, graph.Reapply(rows[0].Graph(), n, args...)
 	}, nil, seqs, ops.SeparateRuns())
 	return ys
-}
-
-// reapply applies n's op again, in g, to ins.
-func reapply(g *graph.Graph, n *graph.Node, ins []*graph.Node) []*graph.Node {
-	if op := n.Op(); op != nil {
-		return []*graph.Node{g.Apply(op, ins...)}
-	}
-	multi, _ := n.MultiOp()
-	return graph.ApplyMulti(multi, ins...)
 }
 
 // output returns output k's counterpart, o's, with its examples along

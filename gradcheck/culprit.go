@@ -51,7 +51,7 @@ func (in *instance) culprit(opts Options) *Culprit {
 				vals[i] = values[x]
 			}
 			local.Inputs = idx
-			build := func(xs []*graph.Node) ([]*graph.Node, *Error) { return applyLike(n, xs), nil }
+			build := func(xs []*graph.Node) ([]*graph.Node, *Error) { return graph.Reapply(nil, n, xs...), nil }
 			e := checkDerivatives(build, vals, local, FirstDerivative, true)
 			if e != nil && e.Problem == FirstDerivative {
 				e.Func, e.Op = "local check", n.OpName()
@@ -95,15 +95,6 @@ func (in *instance) nodeValues() (map[*graph.Node]*tensor.Dense, error) {
 	return values, nil
 }
 
-// applyLike applies n's op (single- or multi-output) to xs.
-func applyLike(n *graph.Node, xs []*graph.Node) []*graph.Node {
-	if op := n.Op(); op != nil {
-		return []*graph.Node{graph.Apply(op, xs...)}
-	}
-	multi, _ := n.MultiOp()
-	return graph.ApplyMulti(multi, xs...)
-}
-
 // declaredGradients reports, per input of n, whether n's op's Backward
 // returns a gradient for it when every input needs one. It calls Backward
 // on a copy of the op in a scratch graph; if that fails, every input
@@ -118,7 +109,7 @@ func declaredGradients(n *graph.Node) []bool {
 	for i, x := range n.Inputs() {
 		xs[i] = g.Input("x", x.DType(), x.Shape()...)
 	}
-	outs := applyLike(n, xs)
+	outs := graph.Reapply(nil, n, xs...)
 	if g.Err() != nil {
 		return declared
 	}

@@ -265,6 +265,18 @@ func ApplyMulti(op MultiOp, inputs ...*Node) []*Node {
 	return apply(nil, nil, op, inputs, callers())
 }
 
+// Reapply applies n's op again, single- or multi-output, to inputs, in g
+// (nil: the inputs' graph, as Apply), and returns its outputs: what n's
+// application computes, from other inputs (a transformation rebuilding a
+// function's nodes elsewhere).
+func Reapply(g *Graph, n *Node, inputs ...*Node) []*Node {
+	if op := n.Op(); op != nil {
+		return apply(g, op, nil, inputs, callers())[:1]
+	}
+	multi, _ := n.MultiOp()
+	return apply(g, nil, multi, inputs, callers())
+}
+
 func apply(g *Graph, op Op, multi MultiOp, inputs []*Node, s site) []*Node {
 	name, nameErr := opName(op, multi)
 	if g == nil {

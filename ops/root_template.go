@@ -72,13 +72,7 @@ func (t *rootTemplate) at(g *graph.Graph, x *graph.Node, params []*graph.Node) (
 				return nil, fmt.Errorf("F at the solution: %v reads %v, which is neither F's nor given", n, in)
 			}
 		}
-		var outs []*graph.Node
-		if op := n.Op(); op != nil {
-			outs = []*graph.Node{g.Apply(op, ins...)}
-		} else {
-			multi, _ := n.MultiOp()
-			outs = graph.ApplyMulti(multi, ins...)
-		}
+		outs := graph.Reapply(g, n, ins...)
 		for k, o := range n.Outputs() {
 			to[o] = outs[min(k, len(outs)-1)]
 		}
