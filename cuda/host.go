@@ -323,10 +323,11 @@ func (h *hostBackend) sync() error {
 	if len(h.watching) == 0 {
 		return nil
 	}
-	if failed, err := h.waitWatched(h); failed != nil {
+	failed, err := h.waitWatched(h)
+	if failed != nil {
 		return failed.fail(err)
 	}
-	return nil
+	return err
 }
 
 // queryStream says that the host's work is done: it is done when queued
